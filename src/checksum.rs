@@ -1,0 +1,56 @@
+//! xxh3 checksums of what a game is: its memory, its full state, its picture.
+
+use crate::emulator::{Emulator, VideoFrame};
+use std::fmt;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+/// A 64-bit xxh3 checksum, shown as 16 hex digits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Checksum(pub u64);
+
+impl Checksum {
+    pub fn of(bytes: &[u8]) -> Checksum {
+        Checksum(xxh3_64(bytes))
+    }
+
+    /// The checksum of the visible pixels (row padding is left out: cores may
+    /// leave garbage there).
+    pub fn of_video(frame: &VideoFrame<'_>) -> Checksum {
+        let mut hasher = Xxh3::new();
+        hasher.update(&frame.width.to_le_bytes());
+        hasher.update(&frame.height.to_le_bytes());
+        for row in frame.rows() {
+            hasher.update(row);
+        }
+        Checksum(hasher.digest())
+    }
+}
+
+impl fmt::Display for Checksum {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// The three checksums netcade reports for a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checksums {
+    pub memory: Checksum,
+    pub state: Checksum,
+    pub video: Checksum,
+}
+
+impl Checksums {
+    /// Checksums of `game` as it is now; `state` is the game's serialized
+    /// state (already saved by the caller, who usually needs it anyway).
+    pub fn of_game(game: &dyn Emulator, state: &[u8]) -> Checksums {
+        Checksums {
+            memory: Checksum::of(game.game_memory()),
+            state: Checksum::of(state),
+            video: game
+                .video_frame()
+                .map(|frame| Checksum::of_video(&frame))
+                .unwrap_or_default(),
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The one face every game has for the rest of netcade: advance a frame with
+//! each player's buttons, save and load state, show memory, video and audio.
+//!
+//! The libretro host (`crate::libretro::Core`) implements it for real cores;
+//! tests implement it with small pure-Rust games. Frame loops (`run`,
+//! `synctest`, `debug`, netplay) are written against this trait only.
+
+use crate::input::Buttons;
+
+/// Pixel layouts libretro cores hand to `video_refresh`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PixelFormat {
+    /// 0RGB1555, libretro's default.
+    Rgb1555,
+    Xrgb8888,
+    Rgb565,
+}
+
+impl PixelFormat {
+    pub const fn bytes_per_pixel(self) -> usize {
+        match self {
+            PixelFormat::Xrgb8888 => 4,
+            PixelFormat::Rgb1555 | PixelFormat::Rgb565 => 2,
+        }
+    }
+}
+
+/// The last frame a game drew. `pixels` holds `height` rows of `pitch` bytes,
+/// of which the first `width * bytes_per_pixel` of each row are the picture.
+#[derive(Clone, Copy, Debug)]
+pub struct VideoFrame<'a> {
+    pub width: u32,
+    pub height: u32,
+    pub pitch: usize,
+    pub format: PixelFormat,
+    pub pixels: &'a [u8],
+}
+
+impl VideoFrame<'_> {
+    /// The visible bytes of each row, without the padding up to `pitch`.
+    pub fn rows(&self) -> impl Iterator<Item = &[u8]> {
+        let visible = self.width as usize * self.format.bytes_per_pixel();
+        self.pixels
+            .chunks(self.pitch.max(1))
+            .take(self.height as usize)
+            .map(move |row| &row[..visible.min(row.len())])
+    }
+}
+
+/// What went wrong inside a game while netcade drove it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmulatorError {
+    #[error("the core could not save its state ({reason})")]
+    SaveFailed { reason: String },
+    #[error("the core refused to load a saved state ({reason})")]
+    LoadFailed { reason: String },
+}
+
+/// A game netcade can drive frame by frame and roll back.
+pub trait Emulator {
+    /// Advances one frame with `inputs[port]` held on each port (missing
+    /// ports hold nothing). With `render == false` the game may skip drawing
+    /// (re-simulated frames are never shown); the last drawn frame stays.
+    fn run_frame(&mut self, inputs: &[Buttons], render: bool);
+
+    /// Writes the whole state into `into` (resized as needed, reused across
+    /// calls so steady-state saving does not allocate).
+    fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError>;
+
+    /// Restores a state written by `save_state`.
+    fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError>;
+
+    /// The game's own memory (system RAM, or the regions of its memory map),
+    /// the default basis for determinism checksums. Empty if the game exposes
+    /// none.
+    fn game_memory(&self) -> &[u8];
+
+    /// The last frame drawn, if any.
+    fn video_frame(&self) -> Option<VideoFrame<'_>>;
+
+    /// Interleaved stereo samples produced by the last `run_frame`.
+    fn audio_samples(&self) -> &[i16];
+
+    /// Frames per second the game runs at.
+    fn frames_per_second(&self) -> f64;
+
+    /// Audio samples per second (per channel).
+    fn sample_rate(&self) -> f64;
+}

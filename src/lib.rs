@@ -1,0 +1,6 @@
+//! netcade: a libretro netplay frontend with GGPO-style rollback.
+
+pub mod checksum;
+pub mod emulator;
+pub mod input;
+pub mod rollback;
