@@ -246,10 +246,10 @@ impl Arena {
             round_seconds: 0,
             rounds_to_win: 2,
             gravity: 6,
-            sky: 0x20_30_48,
-            ground: 0x5a_46_32,
-            fighter1: 0xd0_40_40,
-            fighter2: 0x40_70_e0,
+            sky: 0x0020_3048,
+            ground: 0x005a_4632,
+            fighter1: 0x00d0_4040,
+            fighter2: 0x0040_70e0,
         };
 
         for (line, raw) in lines {

@@ -11,6 +11,9 @@ pub const PAD_UP: u16 = 1 << 4;
 pub const PAD_LEFT: u16 = 1 << 6;
 pub const PAD_RIGHT: u16 = 1 << 7;
 pub const PAD_A: u16 = 1 << 8;
+/// The only buttons the game reads; others are dropped on entry to [`step`]
+/// so they leave no trace in the state.
+pub const USED_BUTTONS: u16 = PAD_B | PAD_START | PAD_UP | PAD_LEFT | PAD_RIGHT | PAD_A;
 
 /// Speeds in 1/16 px per frame.
 pub const WALK_SPEED: i32 = 2 * SUBPIXELS;
@@ -95,6 +98,7 @@ pub fn hitbox(f: &Fighter) -> Option<Box2> {
 
 /// Advances the game one frame with `inputs[n]` held on port n.
 pub fn step(state: &mut State, inputs: [u16; 2]) {
+    let inputs = inputs.map(|held| held & USED_BUTTONS);
     state.frame = state.frame.wrapping_add(1);
     match state.phase {
         Phase::Fighting => fight(state, inputs),
@@ -144,8 +148,8 @@ fn fight(state: &mut State, inputs: [u16; 2]) {
         lands(&state.fighters[0], &state.fighters[1]),
         lands(&state.fighters[1], &state.fighters[0]),
     ];
-    for attacker in 0..2 {
-        if hits[attacker] {
+    for (attacker, hit) in hits.into_iter().enumerate() {
+        if hit {
             let facing = state.fighters[attacker].facing;
             state.fighters[attacker].attack_landed = true;
             take_hit(&mut state.fighters[1 - attacker], facing);
