@@ -14,3 +14,6 @@ pub mod instance;
 
 pub use frontend::OPTION_INJECT_NONDETERMINISM;
 pub use game::NONDETERMINISM_PERIOD;
+
+#[cfg(test)]
+mod tests;
