@@ -103,7 +103,11 @@ pub fn step(state: &mut State, inputs: [u16; 2]) {
     match state.phase {
         Phase::Fighting => fight(state, inputs),
         Phase::RoundOver => {
-            for f in &mut state.fighters {
+            // Nobody controls a fighter now, but attacks and stuns run out
+            // and jumps come down.
+            let xs = [state.fighters[0].x, state.fighters[1].x];
+            for (me, f) in state.fighters.iter_mut().enumerate() {
+                control(f, 0, false, false, xs[1 - me]);
                 move_body(f, &state.rules);
             }
             separate_and_clamp(state);
@@ -551,6 +555,17 @@ mod tests {
         assert_eq!(s.round, round);
         assert_eq!(s.round_end, RoundEnd::KnockOut);
         assert_eq!(s.fighters[1].action, Action::KnockedOut);
+        run(s, ATTACK_TOTAL as usize, [PAD_A, PAD_A]);
+        assert_eq!(
+            s.fighters[0].action,
+            Action::Idle,
+            "the winner's attack runs out"
+        );
+        assert_eq!(
+            s.fighters[1].action,
+            Action::KnockedOut,
+            "the loser stays down"
+        );
         let pause = (0..=ROUND_OVER_FRAMES)
             .position(|_| {
                 step(s, [0, 0]);
