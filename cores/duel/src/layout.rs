@@ -44,8 +44,8 @@
 //! |  23 |   1 | `round_wins`    | rounds won this match                                    |
 //! |  24 |   2 | `prev_buttons`  | u16 last frame's RetroPad bits (for press edges)         |
 //!
-//! The nondeterminism option (see [`crate::libretro::game`]) perturbs `fighter1.x`
-//! (offset 39, lowest bit) and nothing else.
+//! The non-determinism option (see [`crate::libretro::game`]) perturbs
+//! `fighter1.x` (offset 39, lowest bit) and nothing else.
 //!
 //! [`RAM_FIELDS`] lists every field by name; [`RAM_REGIONS`] groups them.
 

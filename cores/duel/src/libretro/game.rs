@@ -5,12 +5,16 @@
 //!
 //! With the core option `duel_inject_nondeterminism` set to `enabled`, a
 //! hidden counter of `retro_run` calls — deliberately *not* part of the
-//! savestate, and counting re-simulated frames too — flips the lowest bit of
-//! `fighter1.x` (system RAM offset 39, see [`crate::layout`]) on every
-//! [`NONDETERMINISM_PERIOD`]th call, after the frame is simulated. Replaying
-//! frames after `retro_unserialize` then gives different RAM, which a
-//! sync-test must catch. With the option disabled (the default) the core is
-//! fully deterministic.
+//! savestate, and counting re-simulated frames too — decides on about one
+//! call in [`NONDETERMINISM_ODDS`] to flip the lowest bit of `fighter1.x`
+//! (system RAM offset 39, see [`crate::layout`]) after the frame is
+//! simulated. Which calls strike is a hash of the counter, not a fixed
+//! period: a period could line up with a sync-test's check distance (e.g.
+//! every 5th call with distance 5) so that every re-simulated frame is
+//! struck exactly like its first pass and nothing shows. Replaying frames
+//! after `retro_unserialize` thus gives different RAM, which a sync-test
+//! must catch. With the option disabled (the default) the core is fully
+//! deterministic. The counter starts at 0 on `retro_load_game`.
 
 use super::frontend::LogLevel;
 use super::instance::{publish_system_ram, set_system_ram_live, system_ram_address, Instance};
@@ -21,8 +25,19 @@ use crate::render::{new_framebuffer, render, Framebuffer};
 use crate::sim::{step, USED_BUTTONS};
 use crate::state::State;
 
-/// Every this-many `retro_run` calls the injected non-determinism strikes.
-pub const NONDETERMINISM_PERIOD: u64 = 5;
+/// About one `retro_run` call in this many is struck by the injected
+/// non-determinism.
+pub const NONDETERMINISM_ODDS: u64 = 5;
+
+/// Whether call number `call` (from 1) is struck: a fixed integer hash of
+/// the counter (SplitMix64's finaliser), so strikes are aperiodic.
+pub fn nondeterminism_strikes(call: u64) -> bool {
+    let mut z = call.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    z % NONDETERMINISM_ODDS == 0
+}
 
 /// A game loaded from an arena file.
 pub struct LoadedGame {
@@ -139,7 +154,7 @@ impl Instance {
 
         step(&mut game.state, inputs);
         game.run_calls = game.run_calls.wrapping_add(1);
-        if game.inject_nondeterminism && game.run_calls % NONDETERMINISM_PERIOD == 0 {
+        if game.inject_nondeterminism && nondeterminism_strikes(game.run_calls) {
             game.state.fighters[0].x ^= 1;
         }
 

@@ -13,7 +13,7 @@ pub mod game;
 pub mod instance;
 
 pub use frontend::OPTION_INJECT_NONDETERMINISM;
-pub use game::NONDETERMINISM_PERIOD;
+pub use game::{nondeterminism_strikes, NONDETERMINISM_ODDS};
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 
 use super::entry::*;
 use super::frontend::OPTION_INJECT_NONDETERMINISM;
+use super::game::nondeterminism_strikes;
 use crate::layout::{F1_X, FRAME, RAM_FIELDS, STATE_SIZE, VERSION};
 use crate::render::{HEIGHT, PITCH, WIDTH};
 use crate::sim::{PAD_A, PAD_LEFT, PAD_RIGHT, PAD_UP};
@@ -457,36 +458,99 @@ fn with_the_option_disabled_a_replay_matches_exactly() {
 
 #[test]
 fn injected_nondeterminism_makes_a_replay_differ_in_fighter1_x_only() {
+    // Calls n+1 (first pass) and n+2 (replay of the same frame): exactly
+    // one of them is struck.
+    let n = (0..100u64)
+        .find(|&n| nondeterminism_strikes(n + 1) != nondeterminism_strikes(n + 2))
+        .unwrap();
     let _turn = start(Some("enabled"));
     assert!(load(DOJO));
-    run(3, [0, 0]);
+    run(n as usize, [0, 0]);
     let saved = save();
     run(1, [0, 0]);
     let first = ram();
     assert!(restore(&saved));
     run(1, [0, 0]);
-    let second = ram();
-    // Four calls in the first pass, five in the second: only one of the two
-    // frames was struck.
-    assert_eq!(differing_fields(&first, &second), [F1_X.name]);
+    assert_eq!(differing_fields(&first, &ram()), [F1_X.name]);
 }
 
 #[test]
 fn the_option_can_be_switched_on_while_running() {
+    // The hidden counter also counts calls made while the option is off: a
+    // first pass of m calls (1..=m, off) is replayed as calls m+1..=2m (on),
+    // struck an odd number of times so the flips do not cancel out.
+    let m = (1..100u64)
+        .find(|&m| {
+            (m + 1..=2 * m)
+                .filter(|&c| nondeterminism_strikes(c))
+                .count()
+                % 2
+                == 1
+        })
+        .unwrap() as usize;
     let _turn = start(Some("disabled"));
     assert!(load(DOJO));
     let saved = save();
-    run(7, [0, 0]);
+    run(m, [0, 0]);
     let first = ram();
     assert!(restore(&saved));
     stub(|s| {
         s.option_value = Some(CString::new("enabled").unwrap());
         s.option_changed = true;
     });
-    // The hidden counter counts the 7 calls above too: calls 8 to 14 are
-    // struck once, on call 10.
-    run(7, [0, 0]);
+    run(m, [0, 0]);
     assert_eq!(differing_fields(&first, &ram()), [F1_X.name]);
+}
+
+/// GGPO's sync-test in miniature: after each frame, reload the state from
+/// `distance` frames back, re-simulate and compare RAM with the first pass.
+/// Returns the first frame whose re-simulation differed.
+fn sync_test(distance: usize, frames: usize) -> Option<usize> {
+    let pads = |f: usize| {
+        [
+            if f % 40 < 20 { PAD_RIGHT } else { PAD_LEFT },
+            PAD_UP * (f % 3 == 0) as u16,
+        ]
+    };
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for f in 0..frames {
+        before.push(save());
+        run(1, pads(f));
+        after.push(ram());
+        if f + 1 >= distance {
+            let from = f + 1 - distance;
+            assert!(restore(&before[from]));
+            for (g, expected) in after.iter().enumerate().skip(from) {
+                run(1, pads(g));
+                if ram() != *expected {
+                    return Some(g);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn a_sync_test_catches_the_injected_nondeterminism_at_any_check_distance() {
+    for distance in 1..=10 {
+        let _turn = start(Some("enabled"));
+        assert!(load(DOJO));
+        assert!(
+            sync_test(distance, 60).is_some(),
+            "distance {distance} missed the injected non-determinism"
+        );
+    }
+}
+
+#[test]
+fn a_sync_test_passes_with_the_option_disabled() {
+    for distance in [1, 4, 7] {
+        let _turn = start(Some("disabled"));
+        assert!(load(DOJO));
+        assert_eq!(sync_test(distance, 60), None, "distance {distance}");
+    }
 }
 
 #[test]
