@@ -3,4 +3,5 @@
 pub mod checksum;
 pub mod emulator;
 pub mod input;
+pub mod libretro;
 pub mod rollback;
