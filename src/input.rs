@@ -107,7 +107,9 @@ impl FromStr for Buttons {
         if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
             return u16::from_str_radix(hex, 16)
                 .map(Buttons)
-                .map_err(|_| UnknownButton { name: text.to_string() });
+                .map_err(|_| UnknownButton {
+                    name: text.to_string(),
+                });
         }
         if let Ok(bits) = text.parse::<u16>() {
             return Ok(Buttons(bits));
@@ -118,7 +120,9 @@ impl FromStr for Buttons {
             let id = BUTTON_NAMES
                 .iter()
                 .position(|name| name.eq_ignore_ascii_case(part))
-                .ok_or_else(|| UnknownButton { name: part.to_string() })?;
+                .ok_or_else(|| UnknownButton {
+                    name: part.to_string(),
+                })?;
             bits |= 1 << id;
         }
         Ok(Buttons(bits))
