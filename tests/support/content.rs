@@ -49,6 +49,12 @@ pub struct CoreCopy {
     _dir: tempfile::TempDir,
 }
 
+impl CoreCopy {
+    pub fn new(path: PathBuf, dir: tempfile::TempDir) -> Self {
+        CoreCopy { path, _dir: dir }
+    }
+}
+
 pub fn real_core_copy(name: &str) -> Option<CoreCopy> {
     let original = real_core(name)?;
     let dir = tempfile::tempdir().expect("cannot create a temporary directory");

@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod content;
+pub mod duel;
 
 #[allow(unused_imports)]
 pub use content::{real_core, real_core_copy, real_rom, test_content_dir, CoreCopy};
+#[allow(unused_imports)]
+pub use duel::{duel_arena, duel_core, duel_core_copy};
