@@ -118,6 +118,11 @@ impl InputDelayController {
         &self.config
     }
 
+    /// Sets the delay, within the configured bounds.
+    pub fn set_delay(&mut self, frames: u32) {
+        self.delay = frames.clamp(self.config.min_frames, self.config.max_frames);
+    }
+
     /// The measured cost of re-simulating one frame (reported by the frontend).
     pub fn set_resimulation_cost(&mut self, cost: Duration) {
         self.resimulation_cost = Some(cost);

@@ -352,6 +352,18 @@ impl<P: Predictor> Session<P> {
         self.events.pop_front()
     }
 
+    /// Sets the local input delay now (clamped to the configured bounds);
+    /// with dynamic delay on, later adjustments start from it. Raises
+    /// `InputDelayChanged` if it changed.
+    pub fn set_input_delay(&mut self, frames: u32) {
+        let from = self.delay.delay();
+        self.delay.set_delay(frames);
+        let to = self.delay.delay();
+        if to != from {
+            self.events.push_back(Event::InputDelayChanged { from, to });
+        }
+    }
+
     /// The measured cost of re-simulating one frame (a frame run after a
     /// load, without rendering): raises the input delay when the expected
     /// rollback would not fit in a frame.
@@ -477,6 +489,13 @@ impl<P: Predictor> Session<P> {
     pub fn frame_lag_report(&self, player: PlayerId) -> Result<i32, SessionError> {
         self.check_remote(player)?;
         Ok(self.frame_lag(player).unwrap_or(0))
+    }
+
+    /// One past the last input of `player` known without gaps: where a
+    /// disconnect of that player would start if decided now.
+    pub fn received_inputs_end(&self, player: PlayerId) -> Frame {
+        let queue = &self.queues[player.index().min(MAX_PLAYERS - 1)];
+        queue.confirmed_through().map_or(Frame::ZERO, Frame::next)
     }
 
     /// The next checkpoint checksum to send to every peer, oldest first.
