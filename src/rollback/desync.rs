@@ -84,7 +84,12 @@ impl DesyncDetector {
                     reports[index] = None;
                     self.compared += 1;
                     if remote != checksum {
-                        found(Mismatch { frame, player: PlayerId::new(player as u8), local: checksum, remote });
+                        found(Mismatch {
+                            frame,
+                            player: PlayerId::new(player as u8),
+                            local: checksum,
+                            remote,
+                        });
                     }
                 }
             }
@@ -94,7 +99,12 @@ impl DesyncDetector {
     /// Takes a peer's checksum of checkpoint `frame`: compared now if the
     /// local one is known, kept until it is otherwise. Reports for frames
     /// that are not checkpoints, or too old to check, are ignored (returns false).
-    pub fn add_remote(&mut self, player: PlayerId, frame: Frame, checksum: Checksum) -> Result<(), Mismatch> {
+    pub fn add_remote(
+        &mut self,
+        player: PlayerId,
+        frame: Frame,
+        checksum: Checksum,
+    ) -> Result<(), Mismatch> {
         if !self.is_checkpoint(frame) || player.index() >= MAX_PLAYERS {
             return Ok(());
         }
@@ -105,7 +115,12 @@ impl DesyncDetector {
                 return if local == checksum {
                     Ok(())
                 } else {
-                    Err(Mismatch { frame, player, local, remote: checksum })
+                    Err(Mismatch {
+                        frame,
+                        player,
+                        local,
+                        remote: checksum,
+                    })
                 };
             }
         }
@@ -174,12 +189,30 @@ mod tests {
         let mut detector = DesyncDetector::new(10);
         detector.add_local(f(30), Checksum(5), |_| panic!("nothing to compare yet"));
         let mismatch = detector.add_remote(PEER, f(30), Checksum(6)).unwrap_err();
-        assert_eq!(mismatch, Mismatch { frame: f(30), player: PEER, local: Checksum(5), remote: Checksum(6) });
+        assert_eq!(
+            mismatch,
+            Mismatch {
+                frame: f(30),
+                player: PEER,
+                local: Checksum(5),
+                remote: Checksum(6)
+            }
+        );
 
-        detector.add_remote(PlayerId::new(2), f(40), Checksum(9)).unwrap();
+        detector
+            .add_remote(PlayerId::new(2), f(40), Checksum(9))
+            .unwrap();
         let mut found = Vec::new();
         detector.add_local(f(40), Checksum(8), |m| found.push(m));
-        assert_eq!(found, vec![Mismatch { frame: f(40), player: PlayerId::new(2), local: Checksum(8), remote: Checksum(9) }]);
+        assert_eq!(
+            found,
+            vec![Mismatch {
+                frame: f(40),
+                player: PlayerId::new(2),
+                local: Checksum(8),
+                remote: Checksum(9)
+            }]
+        );
     }
 
     #[test]

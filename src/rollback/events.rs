@@ -19,7 +19,12 @@ pub enum Request {
     /// session's count get `NONE`). `predicted` says whose buttons are a
     /// guess. A `resimulation` replays a frame already shown: do not render
     /// it or play its audio as new (the audio ring splices it instead).
-    Advance { frame: Frame, inputs: [Buttons; MAX_PLAYERS], predicted: PlayerSet, resimulation: bool },
+    Advance {
+        frame: Frame,
+        inputs: [Buttons; MAX_PLAYERS],
+        predicted: PlayerSet,
+        resimulation: bool,
+    },
 }
 
 /// What one call to `advance_frame` did.
@@ -80,13 +85,25 @@ pub enum Event {
     /// Inputs arrived and frames run again after waiting `ticks` calls.
     StoppedWaiting { ticks: u32 },
     /// Time sync's advice changed.
-    TimeSync { advice: TimeSyncAdvice, frames_ahead: f32 },
+    TimeSync {
+        advice: TimeSyncAdvice,
+        frames_ahead: f32,
+    },
     /// Local input delay changed (frames).
     InputDelayChanged { from: u32, to: u32 },
     /// The checksums of a confirmed frame differ between here and `player`.
-    Desync { frame: Frame, player: PlayerId, local: Checksum, remote: Checksum },
+    Desync {
+        frame: Frame,
+        player: PlayerId,
+        local: Checksum,
+        remote: Checksum,
+    },
     /// `player` left; from `at_frame` on their input is fixed to none.
-    Disconnected { player: PlayerId, at_frame: Frame, reason: DisconnectReason },
+    Disconnected {
+        player: PlayerId,
+        at_frame: Frame,
+        reason: DisconnectReason,
+    },
     /// Too few players are left to go on.
     MatchEnded { at_frame: Frame },
 }

@@ -24,7 +24,12 @@ pub struct InputDelayConfig {
 
 impl Default for InputDelayConfig {
     fn default() -> Self {
-        InputDelayConfig { min_frames: 0, max_frames: 4, dynamic: true, resimulation_budget: 0.75 }
+        InputDelayConfig {
+            min_frames: 0,
+            max_frames: 4,
+            dynamic: true,
+            resimulation_budget: 0.75,
+        }
     }
 }
 
@@ -67,9 +72,19 @@ pub fn next_input_delay(current: u32, worst_peer_lag: f32, min: u32, max: u32) -
 }
 
 /// The delay to start a match with, from the worst measured round trip.
-pub fn initial_input_delay(worst_round_trip: Duration, frame_period: Duration, config: &InputDelayConfig) -> u32 {
-    let one_way_frames = worst_round_trip.as_secs_f32() / frame_period.as_secs_f32().max(1e-6) / 2.0;
-    next_input_delay(config.min_frames, one_way_frames, config.min_frames, config.max_frames)
+pub fn initial_input_delay(
+    worst_round_trip: Duration,
+    frame_period: Duration,
+    config: &InputDelayConfig,
+) -> u32 {
+    let one_way_frames =
+        worst_round_trip.as_secs_f32() / frame_period.as_secs_f32().max(1e-6) / 2.0;
+    next_input_delay(
+        config.min_frames,
+        one_way_frames,
+        config.min_frames,
+        config.max_frames,
+    )
 }
 
 /// The smallest delay at which re-simulating the expected rollback fits in a
@@ -107,7 +122,12 @@ pub struct InputDelayController {
 impl InputDelayController {
     pub fn new(config: InputDelayConfig, frame_period: Duration, initial: u32) -> Self {
         let delay = initial.clamp(config.min_frames, config.max_frames);
-        InputDelayController { config, frame_period, delay, resimulation_cost: None }
+        InputDelayController {
+            config,
+            frame_period,
+            delay,
+            resimulation_cost: None,
+        }
     }
 
     pub fn delay(&self) -> u32 {
@@ -134,10 +154,15 @@ impl InputDelayController {
         if !self.config.dynamic {
             return None;
         }
-        let InputDelayConfig { min_frames, max_frames, .. } = self.config;
+        let InputDelayConfig {
+            min_frames,
+            max_frames,
+            ..
+        } = self.config;
         let mut delay = next_input_delay(self.delay, worst_peer_lag, min_frames, max_frames);
         if let Some(cost) = self.resimulation_cost {
-            let floor = delay_for_resimulation_cost(worst_peer_lag, cost, self.frame_period, &self.config);
+            let floor =
+                delay_for_resimulation_cost(worst_peer_lag, cost, self.frame_period, &self.config);
             delay = delay.max(floor);
         }
         (delay != self.delay).then(|| {
@@ -185,11 +210,23 @@ mod tests {
     #[test]
     fn the_initial_delay_comes_from_half_the_worst_round_trip() {
         let config = InputDelayConfig::default();
-        assert_eq!(initial_input_delay(Duration::from_millis(20), FRAME, &config), 0);
+        assert_eq!(
+            initial_input_delay(Duration::from_millis(20), FRAME, &config),
+            0
+        );
         // 110 ms round trip: 3.3 frames one way.
-        assert_eq!(initial_input_delay(Duration::from_millis(110), FRAME, &config), 2);
-        assert_eq!(initial_input_delay(Duration::from_millis(80), FRAME, &config), 1);
-        assert_eq!(initial_input_delay(Duration::from_millis(400), FRAME, &config), 4);
+        assert_eq!(
+            initial_input_delay(Duration::from_millis(110), FRAME, &config),
+            2
+        );
+        assert_eq!(
+            initial_input_delay(Duration::from_millis(80), FRAME, &config),
+            1
+        );
+        assert_eq!(
+            initial_input_delay(Duration::from_millis(400), FRAME, &config),
+            4
+        );
     }
 
     #[test]
@@ -198,8 +235,14 @@ mod tests {
         // 3 frames of lag, 4 ms per re-simulated frame, 12.5 ms budget:
         // delay 0 → 4 frames = 16 ms (too much), delay 1 → 12 ms fits.
         let lag = 3.0;
-        assert_eq!(delay_for_resimulation_cost(lag, Duration::from_millis(4), FRAME, &config), 1);
-        assert_eq!(delay_for_resimulation_cost(lag, Duration::from_micros(300), FRAME, &config), 0);
+        assert_eq!(
+            delay_for_resimulation_cost(lag, Duration::from_millis(4), FRAME, &config),
+            1
+        );
+        assert_eq!(
+            delay_for_resimulation_cost(lag, Duration::from_micros(300), FRAME, &config),
+            0
+        );
         let mut controller = InputDelayController::new(config, FRAME, 0);
         assert_eq!(controller.update(1.0), None);
         controller.set_resimulation_cost(Duration::from_millis(4));

@@ -16,7 +16,12 @@ use crate::input::Buttons;
 pub trait Predictor {
     /// The guess for `player` at `frame`, knowing the player's last confirmed
     /// input (`None` before any input arrived).
-    fn predict(&self, player: PlayerId, frame: Frame, last_confirmed: Option<(Frame, Buttons)>) -> Buttons;
+    fn predict(
+        &self,
+        player: PlayerId,
+        frame: Frame,
+        last_confirmed: Option<(Frame, Buttons)>,
+    ) -> Buttons;
 }
 
 /// Repeats the last confirmed input (GGPO's and INVERSUS's prediction): held
@@ -47,9 +52,17 @@ pub enum Confirmation {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     #[error("input for frame {frame} is outside the window around frame {current} (±{half_window} frames)")]
-    OutOfWindow { frame: Frame, current: Frame, half_window: u32 },
+    OutOfWindow {
+        frame: Frame,
+        current: Frame,
+        half_window: u32,
+    },
     #[error("input for frame {frame} was already confirmed as {had}, now received as {got}")]
-    Conflicting { frame: Frame, had: Buttons, got: Buttons },
+    Conflicting {
+        frame: Frame,
+        had: Buttons,
+        got: Buttons,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +72,11 @@ struct Slot {
     confirmed: bool,
 }
 
-const EMPTY_SLOT: Slot = Slot { frame: None, buttons: Buttons::NONE, confirmed: false };
+const EMPTY_SLOT: Slot = Slot {
+    frame: None,
+    buttons: Buttons::NONE,
+    confirmed: false,
+};
 
 /// One player's input window. See the module docs.
 #[derive(Clone, Debug)]
@@ -142,7 +159,11 @@ impl InputQueue {
     /// The last input before `frame` that is confirmed, if still held.
     fn last_confirmed_before(&self, frame: Frame) -> Option<(Frame, Buttons)> {
         let through = self.confirmed_through?;
-        let at = if through < frame { through } else { frame.previous()? };
+        let at = if through < frame {
+            through
+        } else {
+            frame.previous()?
+        };
         self.confirmed(at).map(|buttons| (at, buttons))
     }
 
@@ -163,17 +184,29 @@ impl InputQueue {
     /// Adds the real input of `frame`. `current` is the next frame the
     /// session will simulate: frames before it were simulated, so a stored
     /// prediction that differs marks them for rollback.
-    pub fn confirm(&mut self, frame: Frame, buttons: Buttons, current: Frame) -> Result<Confirmation, InputError> {
+    pub fn confirm(
+        &mut self,
+        frame: Frame,
+        buttons: Buttons,
+        current: Frame,
+    ) -> Result<Confirmation, InputError> {
         if self.fixed_from.is_some_and(|fixed| frame >= fixed) {
             return Ok(Confirmation::AfterDisconnect);
         }
         let half = self.half_window();
         if frame.frames_since(current).unsigned_abs() >= u64::from(half) {
-            if self.confirmed_through.is_some_and(|through| frame <= through) {
+            if self
+                .confirmed_through
+                .is_some_and(|through| frame <= through)
+            {
                 // Too old to check, but confirmed long ago: a late resend.
                 return Ok(Confirmation::Duplicate);
             }
-            return Err(InputError::OutOfWindow { frame, current, half_window: half });
+            return Err(InputError::OutOfWindow {
+                frame,
+                current,
+                half_window: half,
+            });
         }
         let slot = *self.slot(frame);
         let outcome = if slot.frame == Some(frame) {
@@ -181,7 +214,11 @@ impl InputQueue {
                 return if slot.buttons == buttons {
                     Ok(Confirmation::Duplicate)
                 } else {
-                    Err(InputError::Conflicting { frame, had: slot.buttons, got: buttons })
+                    Err(InputError::Conflicting {
+                        frame,
+                        had: slot.buttons,
+                        got: buttons,
+                    })
                 };
             }
             if slot.buttons != buttons && frame < current {
@@ -190,12 +227,19 @@ impl InputQueue {
             } else {
                 Confirmation::Stored
             }
-        } else if self.confirmed_through.is_some_and(|through| frame <= through) {
+        } else if self
+            .confirmed_through
+            .is_some_and(|through| frame <= through)
+        {
             return Ok(Confirmation::Duplicate);
         } else {
             Confirmation::Stored
         };
-        *self.slot_mut(frame) = Slot { frame: Some(frame), buttons, confirmed: true };
+        *self.slot_mut(frame) = Slot {
+            frame: Some(frame),
+            buttons,
+            confirmed: true,
+        };
         self.advance_confirmed_through();
         Ok(outcome)
     }
@@ -218,12 +262,21 @@ impl InputQueue {
     /// The input the simulation uses for `frame`: the confirmed one, or a
     /// prediction that is remembered so the real input can be checked
     /// against it. Returns the buttons and whether they were predicted.
-    pub fn input_for_simulation<P: Predictor + ?Sized>(&mut self, player: PlayerId, frame: Frame, predictor: &P) -> (Buttons, bool) {
+    pub fn input_for_simulation<P: Predictor + ?Sized>(
+        &mut self,
+        player: PlayerId,
+        frame: Frame,
+        predictor: &P,
+    ) -> (Buttons, bool) {
         if let Some(buttons) = self.confirmed(frame) {
             return (buttons, false);
         }
         let guess = predictor.predict(player, frame, self.last_confirmed_before(frame));
-        *self.slot_mut(frame) = Slot { frame: Some(frame), buttons: guess, confirmed: false };
+        *self.slot_mut(frame) = Slot {
+            frame: Some(frame),
+            buttons: guess,
+            confirmed: false,
+        };
         (guess, true)
     }
 
@@ -252,7 +305,10 @@ impl InputQueue {
             frame = frame.next();
         }
         self.fixed_from = Some(from);
-        if self.confirmed_through.is_some_and(|through| through >= from) {
+        if self
+            .confirmed_through
+            .is_some_and(|through| through >= from)
+        {
             self.confirmed_through = from.previous();
         }
         self.advance_confirmed_through();
@@ -273,9 +329,18 @@ mod tests {
     fn the_default_prediction_repeats_the_last_confirmed_input() {
         let mut queue = InputQueue::new(32);
         queue.confirm(f(0), Buttons::A, f(0)).unwrap();
-        assert_eq!(queue.input_for_simulation(P, f(0), &RepeatLastConfirmed), (Buttons::A, false));
-        assert_eq!(queue.input_for_simulation(P, f(1), &RepeatLastConfirmed), (Buttons::A, true));
-        assert_eq!(queue.input_for_simulation(P, f(2), &RepeatLastConfirmed), (Buttons::A, true));
+        assert_eq!(
+            queue.input_for_simulation(P, f(0), &RepeatLastConfirmed),
+            (Buttons::A, false)
+        );
+        assert_eq!(
+            queue.input_for_simulation(P, f(1), &RepeatLastConfirmed),
+            (Buttons::A, true)
+        );
+        assert_eq!(
+            queue.input_for_simulation(P, f(2), &RepeatLastConfirmed),
+            (Buttons::A, true)
+        );
     }
 
     #[test]
@@ -284,9 +349,18 @@ mod tests {
         for n in 0..4 {
             queue.input_for_simulation(P, f(n), &RepeatLastConfirmed);
         }
-        assert_eq!(queue.confirm(f(0), Buttons::NONE, f(4)), Ok(Confirmation::Stored));
-        assert_eq!(queue.confirm(f(2), Buttons::B, f(4)), Ok(Confirmation::Mispredicted));
-        assert_eq!(queue.confirm(f(1), Buttons::UP, f(4)), Ok(Confirmation::Mispredicted));
+        assert_eq!(
+            queue.confirm(f(0), Buttons::NONE, f(4)),
+            Ok(Confirmation::Stored)
+        );
+        assert_eq!(
+            queue.confirm(f(2), Buttons::B, f(4)),
+            Ok(Confirmation::Mispredicted)
+        );
+        assert_eq!(
+            queue.confirm(f(1), Buttons::UP, f(4)),
+            Ok(Confirmation::Mispredicted)
+        );
         assert_eq!(queue.first_incorrect(), Some(f(1)));
         assert_eq!(queue.confirmed_through(), Some(f(2)));
         assert_eq!(queue.take_first_incorrect(), Some(f(1)));
@@ -297,8 +371,14 @@ mod tests {
     fn resent_inputs_are_harmless_and_contradicting_ones_are_refused() {
         let mut queue = InputQueue::new(32);
         queue.confirm(f(0), Buttons::A, f(0)).unwrap();
-        assert_eq!(queue.confirm(f(0), Buttons::A, f(0)), Ok(Confirmation::Duplicate));
-        assert!(matches!(queue.confirm(f(0), Buttons::B, f(0)), Err(InputError::Conflicting { .. })));
+        assert_eq!(
+            queue.confirm(f(0), Buttons::A, f(0)),
+            Ok(Confirmation::Duplicate)
+        );
+        assert!(matches!(
+            queue.confirm(f(0), Buttons::B, f(0)),
+            Err(InputError::Conflicting { .. })
+        ));
         assert_eq!(queue.confirmed(f(0)), Some(Buttons::A));
     }
 
@@ -317,7 +397,13 @@ mod tests {
     fn inputs_far_outside_the_window_are_refused_without_touching_the_ring() {
         let mut queue = InputQueue::new(32);
         let err = queue.confirm(f(100), Buttons::A, f(10)).unwrap_err();
-        assert!(matches!(err, InputError::OutOfWindow { half_window: 16, .. }));
+        assert!(matches!(
+            err,
+            InputError::OutOfWindow {
+                half_window: 16,
+                ..
+            }
+        ));
         assert_eq!(queue.confirmed(f(100)), None);
     }
 
@@ -337,7 +423,10 @@ mod tests {
         assert!(queue.is_confirmed_forever());
         assert_eq!(queue.confirmed(f(2)), Some(Buttons::NONE));
         assert_eq!(queue.confirmed(f(50)), Some(Buttons::NONE));
-        assert_eq!(queue.confirm(f(7), Buttons::B, f(6)), Ok(Confirmation::AfterDisconnect));
+        assert_eq!(
+            queue.confirm(f(7), Buttons::B, f(6)),
+            Ok(Confirmation::AfterDisconnect)
+        );
     }
 
     #[test]

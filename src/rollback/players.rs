@@ -78,7 +78,9 @@ impl PlayerSet {
 
     /// The players in the set, lowest id first.
     pub fn iter(self) -> impl Iterator<Item = PlayerId> {
-        (0..8u8).filter(move |i| self.0 & (1 << i) != 0).map(PlayerId)
+        (0..8u8)
+            .filter(move |i| self.0 & (1 << i) != 0)
+            .map(PlayerId)
     }
 }
 
@@ -95,7 +97,9 @@ impl FromIterator<PlayerId> for PlayerSet {
 /// `{P1, P3}`
 impl fmt::Debug for PlayerSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.iter().map(|p| p.to_string())).finish()
+        f.debug_set()
+            .entries(self.iter().map(|p| p.to_string()))
+            .finish()
     }
 }
 
@@ -123,7 +127,10 @@ mod tests {
         set.insert(PlayerId::new(0));
         set.insert(PlayerId::new(2));
         assert_eq!(set.len(), 2);
-        assert_eq!(set.iter().collect::<Vec<_>>(), vec![PlayerId::new(0), PlayerId::new(2)]);
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            vec![PlayerId::new(0), PlayerId::new(2)]
+        );
         assert_eq!(set.to_string(), "P1, P3");
         set.remove(PlayerId::new(0));
         assert!(!set.contains(PlayerId::new(0)));

@@ -34,11 +34,18 @@ pub enum SessionError {
     #[error("no input was added for local player {player} at frame {frame}: call add_local_input before advance_frame")]
     MissingLocalInput { player: PlayerId, frame: Frame },
     #[error("input from {player} refused: {source}")]
-    RemoteInput { player: PlayerId, source: InputError },
+    RemoteInput {
+        player: PlayerId,
+        source: InputError,
+    },
     #[error("the state of frame {frame} is not saved any more, so it cannot be restored")]
     StateNotSaved { frame: Frame },
     #[error("{player} cannot be disconnected at frame {frame}: states are kept back to frame {oldest} only")]
-    DisconnectTooFarBack { player: PlayerId, frame: Frame, oldest: Frame },
+    DisconnectTooFarBack {
+        player: PlayerId,
+        frame: Frame,
+        oldest: Frame,
+    },
     #[error("inputs from frame {from} are no longer kept (the oldest kept is frame {oldest})")]
     HistoryLost { from: Frame, oldest: Frame },
 }
@@ -160,19 +167,31 @@ impl SessionConfig {
             return Err(SessionError::InvalidConfig("a session has 2 to 4 players"));
         }
         if !self.kinds[..self.players].contains(&PlayerKind::Local) {
-            return Err(SessionError::InvalidConfig("at least one player must be local"));
+            return Err(SessionError::InvalidConfig(
+                "at least one player must be local",
+            ));
         }
         if !(1..=120).contains(&self.max_prediction) {
-            return Err(SessionError::InvalidConfig("the prediction window must be 1 to 120 frames"));
+            return Err(SessionError::InvalidConfig(
+                "the prediction window must be 1 to 120 frames",
+            ));
         }
         if self.frame_period.is_zero() {
-            return Err(SessionError::InvalidConfig("the frame rate must be a positive number"));
+            return Err(SessionError::InvalidConfig(
+                "the frame rate must be a positive number",
+            ));
         }
-        if self.input_delay.min_frames > self.input_delay.max_frames || self.input_delay.max_frames > 30 {
-            return Err(SessionError::InvalidConfig("input delay bounds must satisfy min <= max <= 30"));
+        if self.input_delay.min_frames > self.input_delay.max_frames
+            || self.input_delay.max_frames > 30
+        {
+            return Err(SessionError::InvalidConfig(
+                "input delay bounds must satisfy min <= max <= 30",
+            ));
         }
         if self.checksum_interval == 0 {
-            return Err(SessionError::InvalidConfig("the checksum interval must be at least one frame"));
+            return Err(SessionError::InvalidConfig(
+                "the checksum interval must be at least one frame",
+            ));
         }
         Ok(())
     }
@@ -183,7 +202,10 @@ impl SessionConfig {
     }
 
     /// Builds the session with a custom predictor.
-    pub fn build_with_predictor<P: Predictor>(self, predictor: P) -> Result<Session<P>, SessionError> {
+    pub fn build_with_predictor<P: Predictor>(
+        self,
+        predictor: P,
+    ) -> Result<Session<P>, SessionError> {
         self.validate()?;
         Ok(Session::new(self, predictor))
     }
@@ -232,10 +254,22 @@ impl<P: Predictor> Session<P> {
             }
         }
         let connected = PlayerSet::from_bits(local.bits() | remote.bits());
-        let state = if remote.is_empty() { SessionState::Running } else { SessionState::Synchronizing };
+        let state = if remote.is_empty() {
+            SessionState::Running
+        } else {
+            SessionState::Synchronizing
+        };
         let mut events = VecDeque::with_capacity(64);
-        events.push_back(if state == SessionState::Running { Event::Running } else { Event::Synchronizing });
-        let delay = InputDelayController::new(config.input_delay, config.frame_period, config.initial_input_delay);
+        events.push_back(if state == SessionState::Running {
+            Event::Running
+        } else {
+            Event::Synchronizing
+        });
+        let delay = InputDelayController::new(
+            config.input_delay,
+            config.frame_period,
+            config.initial_input_delay,
+        );
         let mut stats = [PeerStats::default(); MAX_PLAYERS];
         for stat in &mut stats {
             stat.local_input_delay = delay.delay();
@@ -270,7 +304,11 @@ impl<P: Predictor> Session<P> {
     /// `current + input delay`; the frame they landed on is returned, or
     /// `None` when the delay just shrank and that frame already has an input
     /// (the overlapping inputs are dropped, the ones already sent stand).
-    pub fn add_local_input(&mut self, player: PlayerId, buttons: Buttons) -> Result<Option<Frame>, SessionError> {
+    pub fn add_local_input(
+        &mut self,
+        player: PlayerId,
+        buttons: Buttons,
+    ) -> Result<Option<Frame>, SessionError> {
         self.check_player(player)?;
         if !self.local.contains(player) {
             return Err(SessionError::NotLocal(player));
@@ -285,20 +323,29 @@ impl<P: Predictor> Session<P> {
             return Ok(None);
         }
         // The delay grew (or the match starts): repeat the last input over the gap.
-        let repeated = last.and_then(|last| queue.confirmed(last)).unwrap_or(Buttons::NONE);
+        let repeated = last
+            .and_then(|last| queue.confirmed(last))
+            .unwrap_or(Buttons::NONE);
         let mut frame = last.map_or(Frame::ZERO, Frame::next);
         while frame < target {
-            queue.confirm(frame, repeated, self.current).map_err(|source| SessionError::RemoteInput { player, source })?;
+            queue
+                .confirm(frame, repeated, self.current)
+                .map_err(|source| SessionError::RemoteInput { player, source })?;
             frame = frame.next();
         }
-        queue.confirm(target, buttons, self.current).map_err(|source| SessionError::RemoteInput { player, source })?;
+        queue
+            .confirm(target, buttons, self.current)
+            .map_err(|source| SessionError::RemoteInput { player, source })?;
         Ok(Some(target))
     }
 
     /// Decides what the frontend does this tick, writing the requests into
     /// `requests` (cleared first; reuse one list). Carry out every request in
     /// order, whatever the outcome.
-    pub fn advance_frame(&mut self, requests: &mut Vec<Request>) -> Result<FrameOutcome, SessionError> {
+    pub fn advance_frame(
+        &mut self,
+        requests: &mut Vec<Request>,
+    ) -> Result<FrameOutcome, SessionError> {
         requests.clear();
         match self.state {
             SessionState::Ended => return Ok(FrameOutcome::Ended),
@@ -306,8 +353,14 @@ impl<P: Predictor> Session<P> {
             SessionState::Running => {}
         }
         for player in self.connected_locals() {
-            if self.queues[player.index()].next_awaited().is_some_and(|next| next <= self.current) {
-                return Err(SessionError::MissingLocalInput { player, frame: self.current });
+            if self.queues[player.index()]
+                .next_awaited()
+                .is_some_and(|next| next <= self.current)
+            {
+                return Err(SessionError::MissingLocalInput {
+                    player,
+                    frame: self.current,
+                });
             }
         }
         self.record_final_checkpoints();
@@ -319,12 +372,20 @@ impl<P: Predictor> Session<P> {
             self.waiting_ticks += 1;
             let interval = self.config.waiting_report_interval;
             if self.waiting_ticks == 1 || self.waiting_ticks % interval == 0 {
-                self.events.push_back(Event::WaitingForPeer { players: starving, ticks: self.waiting_ticks });
+                self.events.push_back(Event::WaitingForPeer {
+                    players: starving,
+                    ticks: self.waiting_ticks,
+                });
             }
-            return Ok(FrameOutcome::Waiting { players: starving, ticks: self.waiting_ticks });
+            return Ok(FrameOutcome::Waiting {
+                players: starving,
+                ticks: self.waiting_ticks,
+            });
         }
         if self.waiting_ticks > 0 {
-            self.events.push_back(Event::StoppedWaiting { ticks: self.waiting_ticks });
+            self.events.push_back(Event::StoppedWaiting {
+                ticks: self.waiting_ticks,
+            });
             self.waiting_ticks = 0;
         }
         if self.stalls.tick() {
@@ -384,7 +445,12 @@ impl<P: Predictor> Session<P> {
 
     /// The confirmed input of a remote player for `frame`. Resent duplicates
     /// and inputs arriving out of order are fine.
-    pub fn add_remote_input(&mut self, player: PlayerId, frame: Frame, buttons: Buttons) -> Result<(), SessionError> {
+    pub fn add_remote_input(
+        &mut self,
+        player: PlayerId,
+        frame: Frame,
+        buttons: Buttons,
+    ) -> Result<(), SessionError> {
         self.check_remote(player)?;
         self.queues[player.index()]
             .confirm(frame, buttons, self.current)
@@ -393,7 +459,12 @@ impl<P: Predictor> Session<P> {
     }
 
     /// Consecutive inputs of a remote player, the first at frame `first`.
-    pub fn add_remote_inputs(&mut self, player: PlayerId, first: Frame, inputs: &[Buttons]) -> Result<(), SessionError> {
+    pub fn add_remote_inputs(
+        &mut self,
+        player: PlayerId,
+        first: Frame,
+        inputs: &[Buttons],
+    ) -> Result<(), SessionError> {
         let mut frame = first;
         for &buttons in inputs {
             self.add_remote_input(player, frame, buttons)?;
@@ -403,7 +474,11 @@ impl<P: Predictor> Session<P> {
     }
 
     /// The frame lag the peer reported (the figure from `frame_lag_report`).
-    pub fn set_remote_frame_lag(&mut self, player: PlayerId, frame_lag: i32) -> Result<(), SessionError> {
+    pub fn set_remote_frame_lag(
+        &mut self,
+        player: PlayerId,
+        frame_lag: i32,
+    ) -> Result<(), SessionError> {
         self.check_remote(player)?;
         self.stats[player.index()].remote_frame_lag = Some(frame_lag);
         Ok(())
@@ -412,13 +487,19 @@ impl<P: Predictor> Session<P> {
     /// The round trip to this peer as the endpoint measured it.
     pub fn set_ping(&mut self, player: PlayerId, round_trip: Duration) -> Result<(), SessionError> {
         self.check_remote(player)?;
-        self.stats[player.index()].ping_ms = Some(round_trip.as_millis().min(u128::from(u32::MAX)) as u32);
+        self.stats[player.index()].ping_ms =
+            Some(round_trip.as_millis().min(u128::from(u32::MAX)) as u32);
         Ok(())
     }
 
     /// A peer's checksum for checkpoint `frame` (sent by its
     /// `next_checksum_report`). A mismatch raises `Event::Desync`.
-    pub fn add_remote_checksum(&mut self, player: PlayerId, frame: Frame, checksum: Checksum) -> Result<(), SessionError> {
+    pub fn add_remote_checksum(
+        &mut self,
+        player: PlayerId,
+        frame: Frame,
+        checksum: Checksum,
+    ) -> Result<(), SessionError> {
         self.check_remote(player)?;
         if let Err(mismatch) = self.desync.add_remote(player, frame, checksum) {
             self.events.push_back(Event::Desync {
@@ -436,21 +517,36 @@ impl<P: Predictor> Session<P> {
     /// ends. Every peer must use the same `at_frame` (normally one past the
     /// last input anyone received from the leaver). Inputs of the leaver
     /// before `at_frame` that are still missing are still awaited.
-    pub fn disconnect_player(&mut self, player: PlayerId, at_frame: Frame, reason: DisconnectReason) -> Result<(), SessionError> {
+    pub fn disconnect_player(
+        &mut self,
+        player: PlayerId,
+        at_frame: Frame,
+        reason: DisconnectReason,
+    ) -> Result<(), SessionError> {
         self.check_player(player)?;
         if !self.connected.contains(player) {
             return Ok(());
         }
         if at_frame < self.current && self.states.get(at_frame).is_none() {
             let oldest = self.current.saturating_back(self.states.len() as u32 - 2);
-            return Err(SessionError::DisconnectTooFarBack { player, frame: at_frame, oldest });
+            return Err(SessionError::DisconnectTooFarBack {
+                player,
+                frame: at_frame,
+                oldest,
+            });
         }
         self.queues[player.index()].disconnect(at_frame, self.current);
         self.connected.remove(player);
-        self.events.push_back(Event::Disconnected { player, at_frame, reason });
+        self.events.push_back(Event::Disconnected {
+            player,
+            at_frame,
+            reason,
+        });
         if self.connected.len() < 2 {
             self.state = SessionState::Ended;
-            self.events.push_back(Event::MatchEnded { at_frame: self.current });
+            self.events.push_back(Event::MatchEnded {
+                at_frame: self.current,
+            });
         } else {
             self.start_if_synchronized();
         }
@@ -461,17 +557,25 @@ impl<P: Predictor> Session<P> {
 
     /// The confirmed inputs of `player` from frame `from` on (for a local
     /// player: what to send to peers, from one past their ack).
-    pub fn player_inputs(&self, player: PlayerId, from: Frame) -> Result<impl Iterator<Item = (Frame, Buttons)> + '_, SessionError> {
+    pub fn player_inputs(
+        &self,
+        player: PlayerId,
+        from: Frame,
+    ) -> Result<impl Iterator<Item = (Frame, Buttons)> + '_, SessionError> {
         self.check_player(player)?;
         self.check_history(from)?;
         let queue = &self.queues[player.index()];
         let end = queue.confirmed_through().map_or(Frame::ZERO, Frame::next);
-        Ok(FrameRange::new(from, end).map_while(move |frame| queue.confirmed(frame).map(|buttons| (frame, buttons))))
+        Ok(FrameRange::new(from, end)
+            .map_while(move |frame| queue.confirmed(frame).map(|buttons| (frame, buttons))))
     }
 
     /// Every player's inputs for each confirmed frame from `from` on, for
     /// spectators (and replays).
-    pub fn confirmed_inputs(&self, from: Frame) -> Result<impl Iterator<Item = (Frame, [Buttons; MAX_PLAYERS])> + '_, SessionError> {
+    pub fn confirmed_inputs(
+        &self,
+        from: Frame,
+    ) -> Result<impl Iterator<Item = (Frame, [Buttons; MAX_PLAYERS])> + '_, SessionError> {
         self.check_history(from)?;
         let end = self.confirmed_frame().map_or(Frame::ZERO, Frame::next);
         let players = self.config.players;
@@ -556,7 +660,10 @@ impl<P: Predictor> Session<P> {
         if player.index() < self.config.players {
             Ok(())
         } else {
-            Err(SessionError::UnknownPlayer { player, players: self.config.players })
+            Err(SessionError::UnknownPlayer {
+                player,
+                players: self.config.players,
+            })
         }
     }
 
@@ -593,7 +700,10 @@ impl<P: Predictor> Session<P> {
 
     /// The earliest frame some player's input is still awaited for.
     fn first_unconfirmed_frame(&self) -> Option<Frame> {
-        self.queues[..self.config.players].iter().filter_map(InputQueue::next_awaited).min()
+        self.queues[..self.config.players]
+            .iter()
+            .filter_map(InputQueue::next_awaited)
+            .min()
     }
 
     fn frame_lag(&self, player: PlayerId) -> Option<i32> {
@@ -629,7 +739,12 @@ impl<P: Predictor> Session<P> {
                 predicted.insert(player);
             }
         }
-        requests.push(Request::Advance { frame, inputs, predicted, resimulation });
+        requests.push(Request::Advance {
+            frame,
+            inputs,
+            predicted,
+            resimulation,
+        });
     }
 
     /// Loads the first frame found wrong and re-simulates up to the present.
@@ -637,7 +752,10 @@ impl<P: Predictor> Session<P> {
         let current = self.current;
         let mut first: Option<Frame> = None;
         for (index, queue) in self.queues[..self.config.players].iter_mut().enumerate() {
-            if let Some(wrong) = queue.take_first_incorrect().filter(|&wrong| wrong < current) {
+            if let Some(wrong) = queue
+                .take_first_incorrect()
+                .filter(|&wrong| wrong < current)
+            {
                 let depth = current - wrong;
                 let stats = &mut self.stats[index];
                 stats.last_rollback = depth;
@@ -669,7 +787,10 @@ impl<P: Predictor> Session<P> {
     /// then go to the desync detector (and out to the peers).
     fn record_final_checkpoints(&mut self) {
         let first_unconfirmed = self.first_unconfirmed_frame();
-        let pending_fix = self.queues[..self.config.players].iter().filter_map(InputQueue::first_incorrect).min();
+        let pending_fix = self.queues[..self.config.players]
+            .iter()
+            .filter_map(InputQueue::first_incorrect)
+            .min();
         loop {
             let checkpoint = self.next_checkpoint;
             let inputs_known = first_unconfirmed.is_none_or(|next| checkpoint <= next);
@@ -680,7 +801,12 @@ impl<P: Predictor> Session<P> {
             if let Some(checksum) = self.states.get(checkpoint).and_then(StateSlot::checksum) {
                 let events = &mut self.events;
                 self.desync.add_local(checkpoint, checksum, |m| {
-                    events.push_back(Event::Desync { frame: m.frame, player: m.player, local: m.local, remote: m.remote })
+                    events.push_back(Event::Desync {
+                        frame: m.frame,
+                        player: m.player,
+                        local: m.local,
+                        remote: m.remote,
+                    })
                 });
             }
             self.next_checkpoint = checkpoint + self.desync.interval();
@@ -697,11 +823,14 @@ impl<P: Predictor> Session<P> {
             if !self.connected.contains(player) {
                 continue;
             }
-            let Some(lag) = self.frame_lag(player) else { continue };
+            let Some(lag) = self.frame_lag(player) else {
+                continue;
+            };
             let stats = &mut self.stats[player.index()];
             stats.local_frame_lag = lag;
             stats.local_input_delay = delay;
-            self.time_sync.sample(player.index(), lag, stats.remote_frame_lag);
+            self.time_sync
+                .sample(player.index(), lag, stats.remote_frame_lag);
             if let Some(ping) = stats.ping_ms {
                 let one_way = ping as f32 / 1000.0 / frame_secs / 2.0;
                 worst_lag = Some(worst_lag.map_or(one_way, |w| w.max(one_way)));
@@ -712,7 +841,9 @@ impl<P: Predictor> Session<P> {
             self.lag_samples += 1;
         }
         let previous = self.time_sync.advice();
-        let Some(advice) = self.time_sync.end_frame() else { return };
+        let Some(advice) = self.time_sync.end_frame() else {
+            return;
+        };
         for player in self.remote.iter() {
             self.stats[player.index()].frames_ahead = self.time_sync.frames_ahead(player.index());
         }
@@ -724,15 +855,23 @@ impl<P: Predictor> Session<P> {
             (a, b) => a != b,
         };
         if changed {
-            let frames_ahead = self.remote.iter().filter_map(|p| self.time_sync.frames_ahead(p.index())).fold(f32::NEG_INFINITY, f32::max);
-            self.events.push_back(Event::TimeSync { advice, frames_ahead });
+            let frames_ahead = self
+                .remote
+                .iter()
+                .filter_map(|p| self.time_sync.frames_ahead(p.index()))
+                .fold(f32::NEG_INFINITY, f32::max);
+            self.events.push_back(Event::TimeSync {
+                advice,
+                frames_ahead,
+            });
         }
         if self.lag_samples > 0 {
             let average = self.lag_sum / self.lag_samples as f32;
             self.lag_sum = 0.0;
             self.lag_samples = 0;
             if let Some(to) = self.delay.update(average) {
-                self.events.push_back(Event::InputDelayChanged { from: delay, to });
+                self.events
+                    .push_back(Event::InputDelayChanged { from: delay, to });
             }
         }
     }

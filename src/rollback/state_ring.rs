@@ -52,7 +52,9 @@ pub struct StateRing {
 impl StateRing {
     /// Room for `frames` consecutive saved frames.
     pub fn new(frames: usize) -> Self {
-        StateRing { slots: vec![StateSlot::default(); frames.max(1)].into_boxed_slice() }
+        StateRing {
+            slots: vec![StateSlot::default(); frames.max(1)].into_boxed_slice(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -113,8 +115,12 @@ mod tests {
     #[test]
     fn claiming_a_slot_again_forgets_the_old_checksum_but_keeps_the_buffer() {
         let mut ring = StateRing::new(2);
-        ring.claim(Frame::new(1)).buffer_mut().extend_from_slice(&[0; 100]);
-        ring.get_mut(Frame::new(1)).unwrap().set_checksum(Checksum(7));
+        ring.claim(Frame::new(1))
+            .buffer_mut()
+            .extend_from_slice(&[0; 100]);
+        ring.get_mut(Frame::new(1))
+            .unwrap()
+            .set_checksum(Checksum(7));
         let slot = ring.claim(Frame::new(3));
         assert_eq!(slot.checksum(), None);
         assert!(slot.buffer_mut().capacity() >= 100);

@@ -20,7 +20,11 @@ use crate::input::Buttons;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SyncTestError {
     #[error("frame {frame} is not deterministic: checksum {first} on the first run, {resimulated} after loading an earlier state and re-simulating")]
-    Mismatch { frame: Frame, first: Checksum, resimulated: Checksum },
+    Mismatch {
+        frame: Frame,
+        first: Checksum,
+        resimulated: Checksum,
+    },
     #[error("no input was added for {player} at frame {frame}")]
     MissingInput { player: PlayerId, frame: Frame },
     #[error("{player} is not in this sync test (it has {players} players)")]
@@ -52,7 +56,10 @@ impl SyncTestSession {
     /// frames back every frame (GGPO's default is 7… any 1–60).
     pub fn new(players: usize, check_distance: u32) -> Result<Self, SyncTestError> {
         if !(1..=MAX_PLAYERS).contains(&players) || !(1..=60).contains(&check_distance) {
-            return Err(SyncTestError::InvalidSettings { players, check_distance });
+            return Err(SyncTestError::InvalidSettings {
+                players,
+                check_distance,
+            });
         }
         let kept = check_distance as usize + 2;
         Ok(SyncTestSession {
@@ -84,9 +91,16 @@ impl SyncTestSession {
     }
 
     /// Buttons of `player` for the current frame.
-    pub fn add_local_input(&mut self, player: PlayerId, buttons: Buttons) -> Result<(), SyncTestError> {
+    pub fn add_local_input(
+        &mut self,
+        player: PlayerId,
+        buttons: Buttons,
+    ) -> Result<(), SyncTestError> {
         if player.index() >= self.players {
-            return Err(SyncTestError::UnknownPlayer { player, players: self.players });
+            return Err(SyncTestError::UnknownPlayer {
+                player,
+                players: self.players,
+            });
         }
         self.pending[player.index()] = buttons;
         self.pending_set.insert(player);
@@ -113,9 +127,14 @@ impl SyncTestSession {
         requests.clear();
         self.check_previous_saves()?;
         if self.pending_set.len() < self.players {
-            let missing = (0..self.players as u8).map(PlayerId::new).find(|p| !self.pending_set.contains(*p));
+            let missing = (0..self.players as u8)
+                .map(PlayerId::new)
+                .find(|p| !self.pending_set.contains(*p));
             let player = missing.unwrap_or(PlayerId::new(0));
-            return Err(SyncTestError::MissingInput { player, frame: self.current });
+            return Err(SyncTestError::MissingInput {
+                player,
+                frame: self.current,
+            });
         }
         let current = self.current;
         let index = self.index(current);
@@ -148,7 +167,12 @@ impl SyncTestSession {
 
     fn push_advance(&self, requests: &mut Vec<Request>, frame: Frame, resimulation: bool) {
         let inputs = self.inputs[self.index(frame)];
-        requests.push(Request::Advance { frame, inputs, predicted: PlayerSet::EMPTY, resimulation });
+        requests.push(Request::Advance {
+            frame,
+            inputs,
+            predicted: PlayerSet::EMPTY,
+            resimulation,
+        });
     }
 
     fn check_previous_saves(&mut self) -> Result<(), SyncTestError> {
@@ -157,18 +181,30 @@ impl SyncTestSession {
             while frame <= last {
                 let resimulated = self.states.get(frame).and_then(StateSlot::checksum);
                 let index = self.index(frame);
-                if let (Some(resimulated), Some((recorded, first))) = (resimulated, self.first_checksums[index]) {
+                if let (Some(resimulated), Some((recorded, first))) =
+                    (resimulated, self.first_checksums[index])
+                {
                     if recorded == frame {
                         self.compared += 1;
                         if resimulated != first {
-                            return Err(SyncTestError::Mismatch { frame, first, resimulated });
+                            return Err(SyncTestError::Mismatch {
+                                frame,
+                                first,
+                                resimulated,
+                            });
                         }
                     }
                 }
                 frame = frame.next();
             }
         }
-        for frame in [self.first_saved.take(), (self.current == Frame::new(1)).then_some(Frame::ZERO)].into_iter().flatten() {
+        for frame in [
+            self.first_saved.take(),
+            (self.current == Frame::new(1)).then_some(Frame::ZERO),
+        ]
+        .into_iter()
+        .flatten()
+        {
             if let Some(checksum) = self.states.get(frame).and_then(StateSlot::checksum) {
                 let index = self.index(frame);
                 self.first_checksums[index] = Some((frame, checksum));
@@ -213,7 +249,8 @@ mod tests {
                     Request::Load { frame } => {
                         let data = session.saved_state(frame).expect("state kept").data();
                         for i in 0..MAX_PLAYERS {
-                            self.sums[i] = u32::from_le_bytes(data[i * 4..i * 4 + 4].try_into().unwrap());
+                            self.sums[i] =
+                                u32::from_le_bytes(data[i * 4..i * 4 + 4].try_into().unwrap());
                         }
                         self.frame = u32::from_le_bytes(data[16..20].try_into().unwrap());
                         if self.broken_after.is_some_and(|after| self.frame > after) {
@@ -231,7 +268,11 @@ mod tests {
         }
     }
 
-    fn drive(game: &mut Counter, distance: u32, frames: u32) -> Result<SyncTestSession, SyncTestError> {
+    fn drive(
+        game: &mut Counter,
+        distance: u32,
+        frames: u32,
+    ) -> Result<SyncTestSession, SyncTestError> {
         let mut session = SyncTestSession::new(2, distance)?;
         let mut requests = Vec::new();
         for n in 0..frames {
@@ -245,25 +286,45 @@ mod tests {
 
     #[test]
     fn a_deterministic_game_passes_and_every_resimulated_state_is_compared() {
-        let mut game = Counter { sums: [0; MAX_PLAYERS], frame: 0, broken_after: None };
+        let mut game = Counter {
+            sums: [0; MAX_PLAYERS],
+            frame: 0,
+            broken_after: None,
+        };
         let session = drive(&mut game, 7, 100).unwrap();
         assert_eq!(game.frame, 100);
-        assert!(session.comparisons() >= 90 * 7, "only {} comparisons", session.comparisons());
+        assert!(
+            session.comparisons() >= 90 * 7,
+            "only {} comparisons",
+            session.comparisons()
+        );
     }
 
     #[test]
     fn a_distance_of_one_still_checks_each_frame_after_a_load() {
-        let mut game = Counter { sums: [0; MAX_PLAYERS], frame: 0, broken_after: None };
+        let mut game = Counter {
+            sums: [0; MAX_PLAYERS],
+            frame: 0,
+            broken_after: None,
+        };
         let session = drive(&mut game, 1, 50).unwrap();
         assert!(session.comparisons() >= 48);
     }
 
     #[test]
     fn a_state_that_loads_wrongly_is_reported_with_its_frame() {
-        let mut game = Counter { sums: [0; MAX_PLAYERS], frame: 0, broken_after: Some(40) };
+        let mut game = Counter {
+            sums: [0; MAX_PLAYERS],
+            frame: 0,
+            broken_after: Some(40),
+        };
         let err = drive(&mut game, 7, 100).err().expect("mismatch found");
         match err {
-            SyncTestError::Mismatch { frame, first, resimulated } => {
+            SyncTestError::Mismatch {
+                frame,
+                first,
+                resimulated,
+            } => {
                 assert!(frame.number() > 40 && frame.number() <= 49, "frame {frame}");
                 assert_ne!(first, resimulated);
             }
@@ -274,18 +335,34 @@ mod tests {
     #[test]
     fn forgetting_an_input_names_the_player() {
         let mut session = SyncTestSession::new(2, 3).unwrap();
-        session.add_local_input(PlayerId::new(0), Buttons::A).unwrap();
+        session
+            .add_local_input(PlayerId::new(0), Buttons::A)
+            .unwrap();
         let err = session.advance_frame(&mut Vec::new()).unwrap_err();
-        assert_eq!(err, SyncTestError::MissingInput { player: PlayerId::new(1), frame: Frame::ZERO });
+        assert_eq!(
+            err,
+            SyncTestError::MissingInput {
+                player: PlayerId::new(1),
+                frame: Frame::ZERO
+            }
+        );
     }
 
     #[test]
     fn the_requests_of_a_frame_load_resimulate_and_save() {
-        let mut game = Counter { sums: [0; MAX_PLAYERS], frame: 0, broken_after: None };
+        let mut game = Counter {
+            sums: [0; MAX_PLAYERS],
+            frame: 0,
+            broken_after: None,
+        };
         let mut session = drive(&mut game, 2, 5).unwrap();
         let mut requests = Vec::new();
-        session.add_local_input(PlayerId::new(0), Buttons::A).unwrap();
-        session.add_local_input(PlayerId::new(1), Buttons::B).unwrap();
+        session
+            .add_local_input(PlayerId::new(0), Buttons::A)
+            .unwrap();
+        session
+            .add_local_input(PlayerId::new(1), Buttons::B)
+            .unwrap();
         session.advance_frame(&mut requests).unwrap();
         let f = Frame::new;
         let kinds: Vec<String> = requests
@@ -293,10 +370,17 @@ mod tests {
             .map(|r| match r {
                 Request::Save { frame } => format!("save {frame}"),
                 Request::Load { frame } => format!("load {frame}"),
-                Request::Advance { frame, resimulation, .. } => format!("{} {frame}", if *resimulation { "resim" } else { "run" }),
+                Request::Advance {
+                    frame,
+                    resimulation,
+                    ..
+                } => format!("{} {frame}", if *resimulation { "resim" } else { "run" }),
             })
             .collect();
-        assert_eq!(kinds, ["load 3", "resim 3", "save 4", "resim 4", "save 5", "run 5", "save 6"]);
+        assert_eq!(
+            kinds,
+            ["load 3", "resim 3", "save 4", "resim 4", "save 5", "run 5", "save 6"]
+        );
         assert_eq!(session.current_frame(), f(6));
     }
 }

@@ -203,17 +203,24 @@ impl TimeSync {
         let config = self.config;
         if ahead >= config.stall_threshold_frames {
             self.integral = 0.0;
-            return TimeSyncAdvice::StallFrames { frames: (ahead + 0.5) as u32 };
+            return TimeSyncAdvice::StallFrames {
+                frames: (ahead + 0.5) as u32,
+            };
         }
         let window = config.window_frames.max(1) as f32;
         let max = config.max_speed_adjustment;
         // Each peer corrects half: the peer behind does the other half.
         const PROPORTIONAL: f32 = 0.5;
         const INTEGRAL: f32 = 0.25;
-        self.integral = (self.integral + ahead).clamp(-max * window / INTEGRAL, max * window / INTEGRAL);
+        self.integral =
+            (self.integral + ahead).clamp(-max * window / INTEGRAL, max * window / INTEGRAL);
         let correction = (PROPORTIONAL * ahead + INTEGRAL * self.integral) / window;
         let lowest = 1.0 - max;
-        let highest = if config.allow_speed_up { 1.0 + max } else { 1.0 };
+        let highest = if config.allow_speed_up {
+            1.0 + max
+        } else {
+            1.0
+        };
         TimeSyncAdvice::Speed((1.0 - correction).clamp(lowest, highest))
     }
 }
@@ -225,7 +232,11 @@ impl TimeSync {
 /// member `i` after half its round trip; each waits for the farthest one.
 pub fn start_delays(round_trip_from_host: &[Duration]) -> [Duration; MAX_PLAYERS] {
     let mut delays = [Duration::ZERO; MAX_PLAYERS];
-    let farthest = round_trip_from_host.iter().map(|rtt| *rtt / 2).max().unwrap_or_default();
+    let farthest = round_trip_from_host
+        .iter()
+        .map(|rtt| *rtt / 2)
+        .max()
+        .unwrap_or_default();
     for (delay, rtt) in delays.iter_mut().zip(round_trip_from_host) {
         *delay = farthest - *rtt / 2;
     }
@@ -258,7 +269,7 @@ mod tests {
         let advice = window(&mut sync, 5, 3);
         assert_eq!(sync.frames_ahead(1), Some(1.0));
         let speed = advice.speed();
-        assert!(speed < 1.0 && speed >= 0.98, "{speed}");
+        assert!((0.98..1.0).contains(&speed), "{speed}");
         for _ in 0..50 {
             assert!(window(&mut sync, 5, 3).speed() >= 0.98);
         }
@@ -268,14 +279,20 @@ mod tests {
     fn a_peer_behind_may_speed_up_unless_told_not_to() {
         let mut sync = TimeSync::new(TimeSyncConfig::default());
         assert!(window(&mut sync, 1, 3).speed() > 1.0);
-        let mut only_slow = TimeSync::new(TimeSyncConfig { allow_speed_up: false, ..TimeSyncConfig::default() });
+        let mut only_slow = TimeSync::new(TimeSyncConfig {
+            allow_speed_up: false,
+            ..TimeSyncConfig::default()
+        });
         assert_eq!(window(&mut only_slow, 1, 3).speed(), 1.0);
     }
 
     #[test]
     fn a_peer_far_ahead_stalls_whole_frames() {
         let mut sync = TimeSync::new(TimeSyncConfig::default());
-        assert_eq!(window(&mut sync, 12, 2), TimeSyncAdvice::StallFrames { frames: 5 });
+        assert_eq!(
+            window(&mut sync, 12, 2),
+            TimeSyncAdvice::StallFrames { frames: 5 }
+        );
     }
 
     #[test]
@@ -286,7 +303,10 @@ mod tests {
         assert_eq!(ticks_until_stall, 10);
         schedule.set(12);
         let stalls: u32 = (0..12).map(|_| u32::from(schedule.tick())).sum();
-        assert!(stalls >= 2, "12 queued stalls should come quickly, got {stalls} in 12 ticks");
+        assert!(
+            stalls >= 2,
+            "12 queued stalls should come quickly, got {stalls} in 12 ticks"
+        );
         let mut total = stalls;
         for _ in 0..200 {
             total += u32::from(schedule.tick());
