@@ -2,7 +2,26 @@
 //! transport-agnostic. The glue feeds it what the protocol endpoints report
 //! (remote inputs, frame lags, pings, checksums, disconnects) and sends what
 //! it hands out (local inputs, its frame lag, checkpoint checksums).
-
+//!
+//! Each tick the frontend:
+//! 1. hands over what arrived: `add_remote_input(s)`, `set_remote_frame_lag`,
+//!    `set_ping`, `add_remote_checksum`, `disconnect_player`;
+//! 2. adds each local player's buttons (`add_local_input`), then calls
+//!    `advance_frame(&mut requests)` and carries out every request in order,
+//!    whatever the outcome: `Save` → write the state into
+//!    `state_slot_mut(frame)` and set its checksum there; `Load` → restore
+//!    `saved_state(frame)`; `Advance` → run one frame (do not present it if
+//!    `resimulation`);
+//! 3. sends to each peer the local inputs from one past that peer's ack
+//!    (`player_inputs(local, ack + 1)`), its `frame_lag_report(peer)` with
+//!    the quality report, and every `next_checksum_report()`; spectators get
+//!    `confirmed_inputs(from)`;
+//! 4. drains `next_event()` and applies `time_sync_advice().speed()` to its
+//!    frame clock (stall frames are applied by the session itself: the
+//!    outcome is `Stalled`).
+//!
+//! Nothing here allocates per frame once every state slot has held a state.
+//!
 use std::collections::VecDeque;
 use std::time::Duration;
 
