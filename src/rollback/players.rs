@@ -52,20 +52,28 @@ impl PlayerSet {
         self.0
     }
 
+    /// The bit for `player`; ids past the eighth have none (never in a set).
+    const fn bit(player: PlayerId) -> u8 {
+        match 1u8.checked_shl(player.0 as u32) {
+            Some(bit) => bit,
+            None => 0,
+        }
+    }
+
     pub fn with(self, player: PlayerId) -> PlayerSet {
-        PlayerSet(self.0 | 1 << player.0)
+        PlayerSet(self.0 | Self::bit(player))
     }
 
     pub fn insert(&mut self, player: PlayerId) {
-        self.0 |= 1 << player.0;
+        self.0 |= Self::bit(player);
     }
 
     pub fn remove(&mut self, player: PlayerId) {
-        self.0 &= !(1 << player.0);
+        self.0 &= !Self::bit(player);
     }
 
     pub const fn contains(self, player: PlayerId) -> bool {
-        self.0 & (1 << player.0) != 0
+        self.0 & Self::bit(player) != 0
     }
 
     pub const fn is_empty(self) -> bool {
@@ -132,6 +140,8 @@ mod tests {
             vec![PlayerId::new(0), PlayerId::new(2)]
         );
         assert_eq!(set.to_string(), "P1, P3");
+        set.insert(PlayerId::new(200));
+        assert_eq!(set.len(), 2, "ids past the eighth are never members");
         set.remove(PlayerId::new(0));
         assert!(!set.contains(PlayerId::new(0)));
         assert!(set.contains(PlayerId::new(2)));
