@@ -1,0 +1,921 @@
+//! The rollback session: inputs in, requests out (save, load, advance),
+//! transport-agnostic. The glue feeds it what the protocol endpoints report
+//! (remote inputs, frame lags, pings, checksums, disconnects) and sends what
+//! it hands out (local inputs, its frame lag, checkpoint checksums).
+//!
+//! Each tick the frontend:
+//! 1. hands over what arrived: `add_remote_input(s)`, `set_remote_frame_lag`,
+//!    `set_ping`, `add_remote_checksum`, `disconnect_player`;
+//! 2. adds each local player's buttons (`add_local_input`), then calls
+//!    `advance_frame(&mut requests)` and carries out every request in order,
+//!    whatever the outcome: `Save` → write the state into
+//!    `state_slot_mut(frame)` and set its checksum there; `Load` → restore
+//!    `saved_state(frame)`; `Advance` → run one frame (do not present it if
+//!    `resimulation`);
+//! 3. sends to each peer the local inputs from one past that peer's ack
+//!    (`player_inputs(local, ack + 1)`), its `frame_lag_report(peer)` with
+//!    the quality report, and every `next_checksum_report()`; spectators get
+//!    `confirmed_inputs(from)`;
+//! 4. drains `next_event()` and applies `time_sync_advice().speed()` to its
+//!    frame clock (stall frames are applied by the session itself: the
+//!    outcome is `Stalled`).
+//!
+//! Nothing here allocates per frame once every state slot has held a state.
+//!
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::desync::DesyncDetector;
+use super::events::{DisconnectReason, Event, FrameOutcome, Request};
+use super::frame::Frame;
+use super::input_delay::{InputDelayConfig, InputDelayController};
+use super::input_queue::{InputError, InputQueue, Predictor, RepeatLastConfirmed};
+use super::players::{PlayerId, PlayerKind, PlayerSet, MAX_PLAYERS};
+use super::state_ring::{StateRing, StateSlot};
+use super::stats::PeerStats;
+use super::time_sync::{StallSchedule, TimeSync, TimeSyncAdvice, TimeSyncConfig};
+use crate::checksum::Checksum;
+use crate::input::Buttons;
+
+/// What went wrong in a call to the session.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("invalid session settings: {0}")]
+    InvalidConfig(&'static str),
+    #[error("{player} is not in this session (it has {players} players)")]
+    UnknownPlayer { player: PlayerId, players: usize },
+    #[error("{0} is not a local player: its input comes from the network")]
+    NotLocal(PlayerId),
+    #[error("{0} is not a remote player: its input is added locally")]
+    NotRemote(PlayerId),
+    #[error("{0} has left the match")]
+    PlayerDisconnected(PlayerId),
+    #[error("no input was added for local player {player} at frame {frame}: call add_local_input before advance_frame")]
+    MissingLocalInput { player: PlayerId, frame: Frame },
+    #[error("input from {player} refused: {source}")]
+    RemoteInput {
+        player: PlayerId,
+        source: InputError,
+    },
+    #[error("the state of frame {frame} is not saved any more, so it cannot be restored")]
+    StateNotSaved { frame: Frame },
+    #[error("{player} cannot be disconnected at frame {frame}: states are kept back to frame {oldest} only")]
+    DisconnectTooFarBack {
+        player: PlayerId,
+        frame: Frame,
+        oldest: Frame,
+    },
+    #[error("inputs from frame {from} are no longer kept (the oldest kept is frame {oldest})")]
+    HistoryLost { from: Frame, oldest: Frame },
+}
+
+/// The session's phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionState {
+    Synchronizing,
+    Running,
+    Ended,
+}
+
+/// Settings of a session, built step by step (`SessionConfig::new().local()…`).
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    kinds: [PlayerKind; MAX_PLAYERS],
+    players: usize,
+    max_prediction: u32,
+    frame_period: Duration,
+    initial_input_delay: u32,
+    input_delay: InputDelayConfig,
+    time_sync: TimeSyncConfig,
+    checksum_interval: u32,
+    input_history: u32,
+    waiting_report_interval: u32,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SessionConfig {
+    /// No players yet; 60 frames per second, 8 frames of prediction, dynamic
+    /// input delay 0–4 starting at 0, checksums every 60 frames.
+    pub fn new() -> Self {
+        SessionConfig {
+            kinds: [PlayerKind::Local; MAX_PLAYERS],
+            players: 0,
+            max_prediction: 8,
+            frame_period: Duration::from_nanos(16_666_667),
+            initial_input_delay: 0,
+            input_delay: InputDelayConfig::default(),
+            time_sync: TimeSyncConfig::default(),
+            checksum_interval: 60,
+            input_history: 64,
+            waiting_report_interval: 60,
+        }
+    }
+
+    /// Adds the next player (P1 first). Up to four.
+    pub fn player(mut self, kind: PlayerKind) -> Self {
+        if self.players < MAX_PLAYERS {
+            self.kinds[self.players] = kind;
+        }
+        self.players += 1;
+        self
+    }
+
+    /// Frames that may run ahead of a peer's newest input (default 8).
+    pub fn max_prediction(mut self, frames: u32) -> Self {
+        self.max_prediction = frames;
+        self
+    }
+
+    /// The game's frame rate (default 60).
+    pub fn frame_rate(mut self, frames_per_second: f64) -> Self {
+        if frames_per_second.is_finite() && frames_per_second > 0.0 {
+            self.frame_period = Duration::from_secs_f64(1.0 / frames_per_second);
+        } else {
+            self.frame_period = Duration::ZERO;
+        }
+        self
+    }
+
+    /// The local input delay to start with (see `input_delay::initial_input_delay`).
+    pub fn initial_input_delay(mut self, frames: u32) -> Self {
+        self.initial_input_delay = frames;
+        self
+    }
+
+    /// Bounds, adaptiveness and re-simulation budget of the input delay.
+    pub fn input_delay(mut self, config: InputDelayConfig) -> Self {
+        self.input_delay = config;
+        self
+    }
+
+    pub fn time_sync(mut self, config: TimeSyncConfig) -> Self {
+        self.time_sync = config;
+        self
+    }
+
+    /// Exchange checksums every `frames` confirmed frames (default 60; 1 to hunt a desync).
+    pub fn checksum_interval(mut self, frames: u32) -> Self {
+        self.checksum_interval = frames;
+        self
+    }
+
+    /// At least how many past frames of inputs stay available for resending
+    /// and for spectators (default 64).
+    pub fn input_history(mut self, frames: u32) -> Self {
+        self.input_history = frames;
+        self
+    }
+
+    /// While starving, raise `WaitingForPeer` again every this many calls (default 60).
+    pub fn waiting_report_interval(mut self, ticks: u32) -> Self {
+        self.waiting_report_interval = ticks.max(1);
+        self
+    }
+
+    pub fn frame_period(&self) -> Duration {
+        self.frame_period
+    }
+
+    fn validate(&self) -> Result<(), SessionError> {
+        if !(2..=MAX_PLAYERS).contains(&self.players) {
+            return Err(SessionError::InvalidConfig("a session has 2 to 4 players"));
+        }
+        if !self.kinds[..self.players].contains(&PlayerKind::Local) {
+            return Err(SessionError::InvalidConfig(
+                "at least one player must be local",
+            ));
+        }
+        if !(1..=120).contains(&self.max_prediction) {
+            return Err(SessionError::InvalidConfig(
+                "the prediction window must be 1 to 120 frames",
+            ));
+        }
+        if self.frame_period.is_zero() {
+            return Err(SessionError::InvalidConfig(
+                "the frame rate must be a positive number",
+            ));
+        }
+        if self.input_delay.min_frames > self.input_delay.max_frames
+            || self.input_delay.max_frames > 30
+        {
+            return Err(SessionError::InvalidConfig(
+                "input delay bounds must satisfy min <= max <= 30",
+            ));
+        }
+        if self.checksum_interval == 0 {
+            return Err(SessionError::InvalidConfig(
+                "the checksum interval must be at least one frame",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds the session with the default prediction (repeat last input).
+    pub fn build(self) -> Result<Session, SessionError> {
+        self.build_with_predictor(RepeatLastConfirmed)
+    }
+
+    /// Builds the session with a custom predictor.
+    pub fn build_with_predictor<P: Predictor>(
+        self,
+        predictor: P,
+    ) -> Result<Session<P>, SessionError> {
+        self.validate()?;
+        Ok(Session::new(self, predictor))
+    }
+}
+
+/// A rollback session for 2–4 players. See the module docs and the README
+/// section in the report for the frontend's and the glue's duties.
+pub struct Session<P: Predictor = RepeatLastConfirmed> {
+    config: SessionConfig,
+    predictor: P,
+    queues: [InputQueue; MAX_PLAYERS],
+    local: PlayerSet,
+    remote: PlayerSet,
+    connected: PlayerSet,
+    synchronized: PlayerSet,
+    state: SessionState,
+    current: Frame,
+    states: StateRing,
+    delay: InputDelayController,
+    time_sync: TimeSync,
+    stalls: StallSchedule,
+    desync: DesyncDetector,
+    next_checkpoint: Frame,
+    events: VecDeque<Event>,
+    waiting_ticks: u32,
+    stats: [PeerStats; MAX_PLAYERS],
+    /// Sum of the worst peer's one-way lag (frames) over the time-sync window.
+    lag_sum: f32,
+    lag_samples: u32,
+}
+
+impl<P: Predictor> Session<P> {
+    fn new(config: SessionConfig, predictor: P) -> Self {
+        let max_delay = config.input_delay.max_frames;
+        // Half the ring behind the current frame, half ahead: room for
+        // unacknowledged inputs (at most twice prediction + delay), early
+        // remote inputs and the history asked for.
+        let needed = (2 * (config.max_prediction + 2 * max_delay) + 8).max(config.input_history);
+        let capacity = (2 * needed as usize).next_power_of_two();
+        let mut local = PlayerSet::EMPTY;
+        let mut remote = PlayerSet::EMPTY;
+        for (index, kind) in config.kinds[..config.players].iter().enumerate() {
+            match kind {
+                PlayerKind::Local => local.insert(PlayerId::new(index as u8)),
+                PlayerKind::Remote => remote.insert(PlayerId::new(index as u8)),
+            }
+        }
+        let connected = PlayerSet::from_bits(local.bits() | remote.bits());
+        let state = if remote.is_empty() {
+            SessionState::Running
+        } else {
+            SessionState::Synchronizing
+        };
+        let mut events = VecDeque::with_capacity(64);
+        events.push_back(if state == SessionState::Running {
+            Event::Running
+        } else {
+            Event::Synchronizing
+        });
+        let delay = InputDelayController::new(
+            config.input_delay,
+            config.frame_period,
+            config.initial_input_delay,
+        );
+        let mut stats = [PeerStats::default(); MAX_PLAYERS];
+        for stat in &mut stats {
+            stat.local_input_delay = delay.delay();
+        }
+        Session {
+            queues: std::array::from_fn(|_| InputQueue::new(capacity)),
+            states: StateRing::new(config.max_prediction as usize + 2),
+            time_sync: TimeSync::new(config.time_sync),
+            desync: DesyncDetector::new(config.checksum_interval),
+            delay,
+            predictor,
+            local,
+            remote,
+            connected,
+            synchronized: PlayerSet::EMPTY,
+            state,
+            current: Frame::ZERO,
+            stalls: StallSchedule::default(),
+            next_checkpoint: Frame::ZERO,
+            events,
+            waiting_ticks: 0,
+            stats,
+            lag_sum: 0.0,
+            lag_samples: 0,
+            config,
+        }
+    }
+
+    // ----- what the frontend calls every frame -----
+
+    /// Adds a local player's buttons for the current frame. They are used at
+    /// `current + input delay`; the frame they landed on is returned, or
+    /// `None` when the delay just shrank and that frame already has an input
+    /// (the overlapping inputs are dropped, the ones already sent stand).
+    pub fn add_local_input(
+        &mut self,
+        player: PlayerId,
+        buttons: Buttons,
+    ) -> Result<Option<Frame>, SessionError> {
+        self.check_player(player)?;
+        if !self.local.contains(player) {
+            return Err(SessionError::NotLocal(player));
+        }
+        if !self.connected.contains(player) {
+            return Err(SessionError::PlayerDisconnected(player));
+        }
+        let target = self.current + self.delay.delay();
+        let queue = &mut self.queues[player.index()];
+        let last = queue.confirmed_through();
+        if last.is_some_and(|last| last >= target) {
+            return Ok(None);
+        }
+        // The delay grew (or the match starts): repeat the last input over the gap.
+        let repeated = last
+            .and_then(|last| queue.confirmed(last))
+            .unwrap_or(Buttons::NONE);
+        let mut frame = last.map_or(Frame::ZERO, Frame::next);
+        while frame < target {
+            queue
+                .confirm(frame, repeated, self.current)
+                .map_err(|source| SessionError::RemoteInput { player, source })?;
+            frame = frame.next();
+        }
+        queue
+            .confirm(target, buttons, self.current)
+            .map_err(|source| SessionError::RemoteInput { player, source })?;
+        Ok(Some(target))
+    }
+
+    /// Decides what the frontend does this tick, writing the requests into
+    /// `requests` (cleared first; reuse one list). Carry out every request in
+    /// order, whatever the outcome.
+    pub fn advance_frame(
+        &mut self,
+        requests: &mut Vec<Request>,
+    ) -> Result<FrameOutcome, SessionError> {
+        requests.clear();
+        match self.state {
+            SessionState::Ended => return Ok(FrameOutcome::Ended),
+            SessionState::Synchronizing => return Ok(FrameOutcome::Synchronizing),
+            SessionState::Running => {}
+        }
+        for player in self.connected_locals() {
+            if self.queues[player.index()]
+                .next_awaited()
+                .is_some_and(|next| next <= self.current)
+            {
+                return Err(SessionError::MissingLocalInput {
+                    player,
+                    frame: self.current,
+                });
+            }
+        }
+        self.record_final_checkpoints();
+        let rolled_back = self.roll_back_if_needed(requests)?;
+        self.update_time_sync();
+
+        let starving = self.starving_players();
+        if !starving.is_empty() {
+            self.waiting_ticks += 1;
+            let interval = self.config.waiting_report_interval;
+            if self.waiting_ticks == 1 || self.waiting_ticks % interval == 0 {
+                self.events.push_back(Event::WaitingForPeer {
+                    players: starving,
+                    ticks: self.waiting_ticks,
+                });
+            }
+            return Ok(FrameOutcome::Waiting {
+                players: starving,
+                ticks: self.waiting_ticks,
+            });
+        }
+        if self.waiting_ticks > 0 {
+            self.events.push_back(Event::StoppedWaiting {
+                ticks: self.waiting_ticks,
+            });
+            self.waiting_ticks = 0;
+        }
+        if self.stalls.tick() {
+            return Ok(FrameOutcome::Stalled);
+        }
+        let frame = self.current;
+        self.save(requests, frame);
+        self.simulate(requests, frame, false);
+        self.current = frame.next();
+        Ok(FrameOutcome::Advanced { rolled_back })
+    }
+
+    /// The slot to save the state of `frame` into after a `Save` request.
+    pub fn state_slot_mut(&mut self, frame: Frame) -> Option<&mut StateSlot> {
+        self.states.get_mut(frame)
+    }
+
+    /// The state saved for `frame`, for a `Load` request.
+    pub fn saved_state(&self, frame: Frame) -> Option<&StateSlot> {
+        self.states.get(frame)
+    }
+
+    /// The next event to show or log, oldest first.
+    pub fn next_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Sets the local input delay now (clamped to the configured bounds);
+    /// with dynamic delay on, later adjustments start from it. Raises
+    /// `InputDelayChanged` if it changed.
+    pub fn set_input_delay(&mut self, frames: u32) {
+        let from = self.delay.delay();
+        self.delay.set_delay(frames);
+        let to = self.delay.delay();
+        if to != from {
+            self.events.push_back(Event::InputDelayChanged { from, to });
+        }
+    }
+
+    /// The measured cost of re-simulating one frame (a frame run after a
+    /// load, without rendering): raises the input delay when the expected
+    /// rollback would not fit in a frame.
+    pub fn set_resimulation_cost(&mut self, cost: Duration) {
+        self.delay.set_resimulation_cost(cost);
+    }
+
+    // ----- what the glue feeds in from the protocol endpoints -----
+
+    /// The handshake with this remote player is done. When all are, the
+    /// session runs (`Event::Running`).
+    pub fn peer_synchronized(&mut self, player: PlayerId) -> Result<(), SessionError> {
+        self.check_remote(player)?;
+        self.synchronized.insert(player);
+        self.start_if_synchronized();
+        Ok(())
+    }
+
+    /// The confirmed input of a remote player for `frame`. Resent duplicates
+    /// and inputs arriving out of order are fine.
+    pub fn add_remote_input(
+        &mut self,
+        player: PlayerId,
+        frame: Frame,
+        buttons: Buttons,
+    ) -> Result<(), SessionError> {
+        self.check_remote(player)?;
+        self.queues[player.index()]
+            .confirm(frame, buttons, self.current)
+            .map(|_| ())
+            .map_err(|source| SessionError::RemoteInput { player, source })
+    }
+
+    /// Consecutive inputs of a remote player, the first at frame `first`.
+    pub fn add_remote_inputs(
+        &mut self,
+        player: PlayerId,
+        first: Frame,
+        inputs: &[Buttons],
+    ) -> Result<(), SessionError> {
+        let mut frame = first;
+        for &buttons in inputs {
+            self.add_remote_input(player, frame, buttons)?;
+            frame = frame.next();
+        }
+        Ok(())
+    }
+
+    /// The frame lag the peer reported (the figure from `frame_lag_report`).
+    pub fn set_remote_frame_lag(
+        &mut self,
+        player: PlayerId,
+        frame_lag: i32,
+    ) -> Result<(), SessionError> {
+        self.check_remote(player)?;
+        self.stats[player.index()].remote_frame_lag = Some(frame_lag);
+        Ok(())
+    }
+
+    /// The round trip to this peer as the endpoint measured it.
+    pub fn set_ping(&mut self, player: PlayerId, round_trip: Duration) -> Result<(), SessionError> {
+        self.check_remote(player)?;
+        self.stats[player.index()].ping_ms =
+            Some(round_trip.as_millis().min(u128::from(u32::MAX)) as u32);
+        Ok(())
+    }
+
+    /// A peer's checksum for checkpoint `frame` (sent by its
+    /// `next_checksum_report`). A mismatch raises `Event::Desync`.
+    pub fn add_remote_checksum(
+        &mut self,
+        player: PlayerId,
+        frame: Frame,
+        checksum: Checksum,
+    ) -> Result<(), SessionError> {
+        self.check_remote(player)?;
+        if let Err(mismatch) = self.desync.add_remote(player, frame, checksum) {
+            self.events.push_back(Event::Desync {
+                frame: mismatch.frame,
+                player: mismatch.player,
+                local: mismatch.local,
+                remote: mismatch.remote,
+            });
+        }
+        Ok(())
+    }
+
+    /// `player` leaves: from `at_frame` on their input is `NONE`, confirmed,
+    /// and the others go on; with fewer than two players left the match
+    /// ends. Every peer must use the same `at_frame` (normally one past the
+    /// last input anyone received from the leaver). Inputs of the leaver
+    /// before `at_frame` that are still missing are still awaited.
+    pub fn disconnect_player(
+        &mut self,
+        player: PlayerId,
+        at_frame: Frame,
+        reason: DisconnectReason,
+    ) -> Result<(), SessionError> {
+        self.check_player(player)?;
+        if !self.connected.contains(player) {
+            return Ok(());
+        }
+        if at_frame < self.current && self.states.get(at_frame).is_none() {
+            let oldest = self.current.saturating_back(self.states.len() as u32 - 2);
+            return Err(SessionError::DisconnectTooFarBack {
+                player,
+                frame: at_frame,
+                oldest,
+            });
+        }
+        self.queues[player.index()].disconnect(at_frame, self.current);
+        self.connected.remove(player);
+        self.events.push_back(Event::Disconnected {
+            player,
+            at_frame,
+            reason,
+        });
+        if self.connected.len() < 2 {
+            self.state = SessionState::Ended;
+            self.events.push_back(Event::MatchEnded {
+                at_frame: self.current,
+            });
+        } else {
+            self.start_if_synchronized();
+        }
+        Ok(())
+    }
+
+    // ----- what the glue sends out -----
+
+    /// The confirmed inputs of `player` from frame `from` on (for a local
+    /// player: what to send to peers, from one past their ack).
+    pub fn player_inputs(
+        &self,
+        player: PlayerId,
+        from: Frame,
+    ) -> Result<impl Iterator<Item = (Frame, Buttons)> + '_, SessionError> {
+        self.check_player(player)?;
+        self.check_history(from)?;
+        let queue = &self.queues[player.index()];
+        let end = queue.confirmed_through().map_or(Frame::ZERO, Frame::next);
+        Ok(FrameRange::new(from, end)
+            .map_while(move |frame| queue.confirmed(frame).map(|buttons| (frame, buttons))))
+    }
+
+    /// Every player's inputs for each confirmed frame from `from` on, for
+    /// spectators (and replays).
+    pub fn confirmed_inputs(
+        &self,
+        from: Frame,
+    ) -> Result<impl Iterator<Item = (Frame, [Buttons; MAX_PLAYERS])> + '_, SessionError> {
+        self.check_history(from)?;
+        let end = self.confirmed_frame().map_or(Frame::ZERO, Frame::next);
+        let players = self.config.players;
+        Ok(FrameRange::new(from, end).map_while(move |frame| {
+            let mut inputs = [Buttons::NONE; MAX_PLAYERS];
+            for (index, input) in inputs.iter_mut().enumerate().take(players) {
+                *input = self.queues[index].confirmed(frame)?;
+            }
+            Some((frame, inputs))
+        }))
+    }
+
+    /// The frame lag to report to `player` (quality report). Frames we
+    /// simulate past that peer's newest input, less our input delay.
+    pub fn frame_lag_report(&self, player: PlayerId) -> Result<i32, SessionError> {
+        self.check_remote(player)?;
+        Ok(self.frame_lag(player).unwrap_or(0))
+    }
+
+    /// One past the last input of `player` known without gaps: where a
+    /// disconnect of that player would start if decided now.
+    pub fn received_inputs_end(&self, player: PlayerId) -> Frame {
+        let queue = &self.queues[player.index().min(MAX_PLAYERS - 1)];
+        queue.confirmed_through().map_or(Frame::ZERO, Frame::next)
+    }
+
+    /// The next checkpoint checksum to send to every peer, oldest first.
+    pub fn next_checksum_report(&mut self) -> Option<(Frame, Checksum)> {
+        self.desync.pop_outgoing()
+    }
+
+    // ----- what anyone may read -----
+
+    /// The next frame to simulate.
+    pub fn current_frame(&self) -> Frame {
+        self.current
+    }
+
+    /// The last frame for which every player's input is known.
+    pub fn confirmed_frame(&self) -> Option<Frame> {
+        match self.first_unconfirmed_frame() {
+            Some(frame) => frame.previous(),
+            None => self.current.previous(),
+        }
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.state
+    }
+
+    pub fn players(&self) -> usize {
+        self.config.players
+    }
+
+    pub fn kind(&self, player: PlayerId) -> Option<PlayerKind> {
+        (player.index() < self.config.players).then(|| self.config.kinds[player.index()])
+    }
+
+    pub fn connected_players(&self) -> PlayerSet {
+        self.connected
+    }
+
+    pub fn input_delay(&self) -> u32 {
+        self.delay.delay()
+    }
+
+    pub fn time_sync_advice(&self) -> TimeSyncAdvice {
+        self.time_sync.advice()
+    }
+
+    pub fn peer_stats(&self, player: PlayerId) -> Option<PeerStats> {
+        (player.index() < self.config.players).then(|| self.stats[player.index()])
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    // ----- internals -----
+
+    fn check_player(&self, player: PlayerId) -> Result<(), SessionError> {
+        if player.index() < self.config.players {
+            Ok(())
+        } else {
+            Err(SessionError::UnknownPlayer {
+                player,
+                players: self.config.players,
+            })
+        }
+    }
+
+    fn check_remote(&self, player: PlayerId) -> Result<(), SessionError> {
+        self.check_player(player)?;
+        if self.remote.contains(player) {
+            Ok(())
+        } else {
+            Err(SessionError::NotRemote(player))
+        }
+    }
+
+    fn check_history(&self, from: Frame) -> Result<(), SessionError> {
+        let kept = self.queues[0].half_window() - 1;
+        let oldest = self.current.saturating_back(kept);
+        if from < oldest {
+            Err(SessionError::HistoryLost { from, oldest })
+        } else {
+            Ok(())
+        }
+    }
+
+    fn connected_locals(&self) -> impl Iterator<Item = PlayerId> {
+        PlayerSet::from_bits(self.local.bits() & self.connected.bits()).iter()
+    }
+
+    fn start_if_synchronized(&mut self) {
+        let waiting_for = self.remote.bits() & self.connected.bits() & !self.synchronized.bits();
+        if self.state == SessionState::Synchronizing && waiting_for == 0 {
+            self.state = SessionState::Running;
+            self.events.push_back(Event::Running);
+        }
+    }
+
+    /// The earliest frame some player's input is still awaited for.
+    fn first_unconfirmed_frame(&self) -> Option<Frame> {
+        self.queues[..self.config.players]
+            .iter()
+            .filter_map(InputQueue::next_awaited)
+            .min()
+    }
+
+    fn frame_lag(&self, player: PlayerId) -> Option<i32> {
+        let next = self.queues[player.index()].next_awaited()?;
+        Some((self.current.frames_since(next) - i64::from(self.delay.delay())) as i32)
+    }
+
+    fn starving_players(&self) -> PlayerSet {
+        let mut starving = PlayerSet::EMPTY;
+        for player in self.remote.iter() {
+            if let Some(next) = self.queues[player.index()].next_awaited() {
+                if self.current.frames_since(next) >= i64::from(self.config.max_prediction) {
+                    starving.insert(player);
+                }
+            }
+        }
+        starving
+    }
+
+    fn save(&mut self, requests: &mut Vec<Request>, frame: Frame) {
+        self.states.claim(frame);
+        requests.push(Request::Save { frame });
+    }
+
+    fn simulate(&mut self, requests: &mut Vec<Request>, frame: Frame, resimulation: bool) {
+        let mut inputs = [Buttons::NONE; MAX_PLAYERS];
+        let mut predicted = PlayerSet::EMPTY;
+        for (index, queue) in self.queues[..self.config.players].iter_mut().enumerate() {
+            let player = PlayerId::new(index as u8);
+            let (buttons, guessed) = queue.input_for_simulation(player, frame, &self.predictor);
+            inputs[index] = buttons;
+            if guessed {
+                predicted.insert(player);
+            }
+        }
+        requests.push(Request::Advance {
+            frame,
+            inputs,
+            predicted,
+            resimulation,
+        });
+    }
+
+    /// Loads the first frame found wrong and re-simulates up to the present.
+    fn roll_back_if_needed(&mut self, requests: &mut Vec<Request>) -> Result<u32, SessionError> {
+        let current = self.current;
+        let mut first: Option<Frame> = None;
+        for (index, queue) in self.queues[..self.config.players].iter_mut().enumerate() {
+            if let Some(wrong) = queue
+                .take_first_incorrect()
+                .filter(|&wrong| wrong < current)
+            {
+                let depth = current - wrong;
+                let stats = &mut self.stats[index];
+                stats.last_rollback = depth;
+                stats.max_rollback = stats.max_rollback.max(depth);
+                stats.rollbacks += 1;
+                first = Some(first.map_or(wrong, |f| f.min(wrong)));
+            }
+        }
+        let Some(first) = first else {
+            return Ok(0);
+        };
+        if self.states.get(first).is_none() {
+            return Err(SessionError::StateNotSaved { frame: first });
+        }
+        requests.push(Request::Load { frame: first });
+        let mut frame = first;
+        while frame < current {
+            if frame != first {
+                self.save(requests, frame);
+            }
+            self.simulate(requests, frame, true);
+            frame = frame.next();
+        }
+        Ok(current - first)
+    }
+
+    /// Checkpoint states become final once every input before them is
+    /// confirmed and no rollback before them is pending: their checksums
+    /// then go to the desync detector (and out to the peers).
+    fn record_final_checkpoints(&mut self) {
+        let first_unconfirmed = self.first_unconfirmed_frame();
+        let pending_fix = self.queues[..self.config.players]
+            .iter()
+            .filter_map(InputQueue::first_incorrect)
+            .min();
+        loop {
+            let checkpoint = self.next_checkpoint;
+            let inputs_known = first_unconfirmed.is_none_or(|next| checkpoint <= next);
+            let unaffected = pending_fix.is_none_or(|wrong| wrong >= checkpoint);
+            if checkpoint >= self.current || !inputs_known || !unaffected {
+                return;
+            }
+            if let Some(checksum) = self.states.get(checkpoint).and_then(StateSlot::checksum) {
+                let events = &mut self.events;
+                self.desync.add_local(checkpoint, checksum, |m| {
+                    events.push_back(Event::Desync {
+                        frame: m.frame,
+                        player: m.player,
+                        local: m.local,
+                        remote: m.remote,
+                    })
+                });
+            }
+            self.next_checkpoint = checkpoint + self.desync.interval();
+        }
+    }
+
+    /// One time-sync sample per tick; at the end of a window, new advice and
+    /// a new input delay.
+    fn update_time_sync(&mut self) {
+        let frame_secs = self.config.frame_period.as_secs_f32();
+        let mut worst_lag: Option<f32> = None;
+        let delay = self.delay.delay();
+        for player in self.remote.iter() {
+            if !self.connected.contains(player) {
+                continue;
+            }
+            let Some(lag) = self.frame_lag(player) else {
+                continue;
+            };
+            let stats = &mut self.stats[player.index()];
+            stats.local_frame_lag = lag;
+            stats.local_input_delay = delay;
+            self.time_sync
+                .sample(player.index(), lag, stats.remote_frame_lag);
+            if let Some(ping) = stats.ping_ms {
+                let one_way = ping as f32 / 1000.0 / frame_secs / 2.0;
+                worst_lag = Some(worst_lag.map_or(one_way, |w| w.max(one_way)));
+            }
+        }
+        if let Some(lag) = worst_lag {
+            self.lag_sum += lag;
+            self.lag_samples += 1;
+        }
+        let previous = self.time_sync.advice();
+        let Some(advice) = self.time_sync.end_frame() else {
+            return;
+        };
+        for player in self.remote.iter() {
+            self.stats[player.index()].frames_ahead = self.time_sync.frames_ahead(player.index());
+        }
+        if let TimeSyncAdvice::StallFrames { frames } = advice {
+            self.stalls.set(frames);
+        }
+        let changed = match (previous, advice) {
+            (TimeSyncAdvice::Speed(a), TimeSyncAdvice::Speed(b)) => (a - b).abs() > 0.0005,
+            (a, b) => a != b,
+        };
+        if changed {
+            let frames_ahead = self
+                .remote
+                .iter()
+                .filter_map(|p| self.time_sync.frames_ahead(p.index()))
+                .fold(f32::NEG_INFINITY, f32::max);
+            self.events.push_back(Event::TimeSync {
+                advice,
+                frames_ahead,
+            });
+        }
+        if self.lag_samples > 0 {
+            let average = self.lag_sum / self.lag_samples as f32;
+            self.lag_sum = 0.0;
+            self.lag_samples = 0;
+            if let Some(to) = self.delay.update(average) {
+                self.events
+                    .push_back(Event::InputDelayChanged { from: delay, to });
+            }
+        }
+    }
+}
+
+/// Frames `from..end`, as an iterator.
+#[derive(Clone, Copy, Debug)]
+struct FrameRange {
+    next: Frame,
+    end: Frame,
+}
+
+impl FrameRange {
+    fn new(next: Frame, end: Frame) -> Self {
+        FrameRange { next, end }
+    }
+}
+
+impl Iterator for FrameRange {
+    type Item = Frame;
+    fn next(&mut self) -> Option<Frame> {
+        (self.next < self.end).then(|| {
+            let frame = self.next;
+            self.next = frame.next();
+            frame
+        })
+    }
+}
