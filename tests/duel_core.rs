@@ -160,7 +160,10 @@ fn a_file_that_is_not_an_arena_is_refused_naming_core_and_file() {
     std::fs::write(&bogus, "this is not an arena\n").unwrap();
     let mut core = Core::load(&copy.path, config_in(&dirs, &[])).unwrap();
     let err = core.load_content(Some(&bogus)).unwrap_err();
-    assert!(matches!(err, LibretroError::ContentRejected { .. }), "{err:?}");
+    assert!(
+        matches!(err, LibretroError::ContentRejected { .. }),
+        "{err:?}"
+    );
     let message = err.to_string();
     assert!(message.contains("Duel"), "{message}");
     assert!(message.contains("not-an-arena.arena"), "{message}");

@@ -2,46 +2,11 @@
 //! sessions exchange inputs three frames late (so every frame predicts and
 //! many roll back) under a global allocator that counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use netcade::checksum::Checksum;
 use netcade::input::Buttons;
 use netcade::rollback::{Frame, PlayerId, PlayerKind, Request, Session, SessionConfig};
-
-struct CountingAllocator;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call unchanged to the system allocator; it only
-// counts allocations while the measured section runs.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 struct Peer {
     session: Session,
@@ -145,9 +110,7 @@ fn a_warmed_up_session_allocates_nothing_per_frame() {
         }
     };
     run(&mut peers, 0..300);
-    COUNTING.store(true, Ordering::Relaxed);
-    run(&mut peers, 300..1300);
-    COUNTING.store(false, Ordering::Relaxed);
+    let allocations = allocation_counter::measure(|| run(&mut peers, 300..1300)).count_total;
     assert!(
         peers[0].session.current_frame() >= Frame::new(1290),
         "the sessions kept running"
@@ -161,9 +124,5 @@ fn a_warmed_up_session_allocates_nothing_per_frame() {
             > 100,
         "rollbacks happened"
     );
-    assert_eq!(
-        ALLOCATIONS.load(Ordering::Relaxed),
-        0,
-        "allocations during 1000 steady frames"
-    );
+    assert_eq!(allocations, 0, "allocations during 1000 steady frames");
 }
