@@ -4,4 +4,5 @@ pub mod app;
 pub mod checksum;
 pub mod emulator;
 pub mod input;
+pub mod libretro;
 pub mod rollback;

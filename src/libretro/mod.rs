@@ -1,0 +1,20 @@
+//! The libretro host: loads a core from a shared library and drives it
+//! through [`Core`], which implements [`crate::emulator::Emulator`].
+//!
+//! This is the only module of netcade with `unsafe` code. The FFI types are in
+//! `ffi`, the callbacks and the per-core context they reach in `context`, the
+//! environment commands in `environment`; everything else sees the safe
+//! facade re-exported here.
+
+mod context;
+mod core;
+mod environment;
+mod error;
+mod ffi;
+mod options;
+
+pub use self::core::{
+    AvInfo, Core, CoreConfig, CoreInfo, InputDescriptor, MemoryDescriptor, SerializationQuirks,
+};
+pub use self::error::LibretroError;
+pub use self::options::{parse_option_override, CoreOption};

@@ -1,0 +1,82 @@
+//! Where the real cores and ROMs fetched by `scripts/fetch-test-content` are.
+//!
+//! Tests that need them call [`real_core`] / [`real_rom`] and return early on
+//! `None`: the helper has already printed a visible `SKIPPED` line. With
+//! `NETCADE_REQUIRE_CONTENT=1` (set by CI) missing content fails the test.
+
+use std::path::{Path, PathBuf};
+
+/// The content directory, by the same rule as the script:
+/// `$NETCADE_TEST_CONTENT`, else `${XDG_CACHE_HOME:-$HOME/.cache}/netcade/test-content`.
+/// `None` when it cannot be named or does not exist.
+pub fn test_content_dir() -> Option<PathBuf> {
+    let dir = if let Some(dir) = non_empty_env("NETCADE_TEST_CONTENT") {
+        PathBuf::from(dir)
+    } else {
+        let cache = non_empty_env("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| non_empty_env("HOME").map(|home| Path::new(&home).join(".cache")))?;
+        cache.join("netcade").join("test-content")
+    };
+    dir.is_dir().then_some(dir)
+}
+
+fn non_empty_env(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name).filter(|value| !value.is_empty())
+}
+
+/// A real core by name (`"stella"` or `"stella_libretro.so"`), or `None`
+/// after printing why the calling test is skipped.
+pub fn real_core(name: &str) -> Option<PathBuf> {
+    let file = if name.ends_with(".so") {
+        name.to_string()
+    } else {
+        format!("{name}_libretro.so")
+    };
+    content_file(&Path::new("cores").join(file))
+}
+
+/// A real ROM by file name (`"boxing.bin"`, `"airstriker.md"`), or `None`
+/// after printing why the calling test is skipped.
+pub fn real_rom(name: &str) -> Option<PathBuf> {
+    content_file(&Path::new("roms").join(name))
+}
+
+/// A private copy of a real core, so tests running at the same time each get
+/// their own instance (one file's globals host only one core per process).
+pub struct CoreCopy {
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub fn real_core_copy(name: &str) -> Option<CoreCopy> {
+    let original = real_core(name)?;
+    let dir = tempfile::tempdir().expect("cannot create a temporary directory");
+    let path = dir
+        .path()
+        .join(original.file_name().expect("a core file has a name"));
+    std::fs::copy(&original, &path).expect("cannot copy the core into a temporary directory");
+    Some(CoreCopy { path, _dir: dir })
+}
+
+fn content_file(relative: &Path) -> Option<PathBuf> {
+    let found = test_content_dir()
+        .map(|dir| dir.join(relative))
+        .filter(|path| path.is_file());
+    if found.is_none() {
+        let thread = std::thread::current();
+        let test = thread.name().unwrap_or("test");
+        let message = format!(
+            "test content missing ({}), run scripts/fetch-test-content",
+            relative.display()
+        );
+        if std::env::var("NETCADE_REQUIRE_CONTENT").as_deref() == Ok("1") {
+            panic!("{test}: {message} (NETCADE_REQUIRE_CONTENT=1)");
+        }
+        // Written to the stderr handle rather than with eprintln!, which the
+        // test harness captures: a skip must show in a normal `cargo test`.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "\nSKIPPED {test}: {message}");
+    }
+    found
+}
