@@ -130,7 +130,9 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     )?;
 
     // A fresh game for the sync-test, so it starts from the title like a
-    // player would.
+    // player would (one core file is loaded once per process at a time).
+    let title = game.title();
+    drop(game);
     let mut fresh = open_game(&game_args)?;
     let mut test_inputs = InputSource::open(&InputSpec::Random { seed: args.seed })?;
     let bar = progress_bar(u64::from(SYNC_TEST_FRAMES), args.json);
@@ -148,7 +150,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     if args.json {
         let json = serde_json::json!({
             "command": "demo",
-            "game": game.title(),
+            "game": title,
             "frames": report.frames,
             "fps": report.frames_per_second(),
             "overhead_share": report.overhead_share(),

@@ -11,6 +11,7 @@
 
 use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
+use crate::libretro::LibretroError;
 use std::path::PathBuf;
 
 pub const EXIT_SUCCESS: u8 = 0;
@@ -38,12 +39,8 @@ impl Outcome {
 /// Everything that can stop a netcade command.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
-    #[error("core file not found: {}", path.display())]
-    CoreNotFound { path: PathBuf },
-    #[error("content file not found: {}", path.display())]
-    ContentNotFound { path: PathBuf },
-    #[error("cannot open the game")]
-    CannotOpenGame(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    #[error(transparent)]
+    Libretro(#[from] LibretroError),
     #[error("the Duel core library was not found (looked for {}); build it with `cargo build --release -p duel` or point NETCADE_DUEL_CORE at libduel.so", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     DuelCoreNotFound { searched: Vec<PathBuf> },
     #[error("bad option {text:?}: expected KEY=VALUE")]
@@ -75,9 +72,7 @@ impl AppError {
     /// The process exit code for this error (see the module docs).
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::CoreNotFound { .. }
-            | AppError::ContentNotFound { .. }
-            | AppError::CannotOpenGame(_)
+            AppError::Libretro(_)
             | AppError::DuelCoreNotFound { .. }
             | AppError::BadCoreOption { .. }
             | AppError::BadArgument { .. }

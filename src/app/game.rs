@@ -2,6 +2,7 @@
 
 use crate::app::AppError;
 use crate::emulator::Emulator;
+use crate::libretro::{Core, CoreConfig};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -45,20 +46,34 @@ pub fn parse_core_option(text: &str) -> Result<(String, String), AppError> {
 }
 
 /// Loads the core and its content as `args` say.
+///
+/// SRAM is not read from or written to the save directory: headless runs
+/// must start from the same memory every time to be comparable.
 pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
-    if !args.core.is_file() {
-        return Err(AppError::CoreNotFound {
-            path: args.core.clone(),
-        });
+    let config = CoreConfig {
+        option_overrides: args.options.clone(),
+        persist_save_ram: false,
+        ..CoreConfig::default()
+    };
+    let mut core = Core::load(&args.core, config)?;
+    core.load_content(args.rom.as_deref())?;
+    tracing::info!(
+        core = %args.core.display(),
+        "loaded {} {}",
+        core.info().name,
+        core.info().version
+    );
+    Ok(Box::new(core))
+}
+
+impl Game for Core {
+    fn time_in_core(&self) -> Option<Duration> {
+        Some(Core::time_in_core(self))
     }
-    if let Some(rom) = &args.rom {
-        if !rom.is_file() {
-            return Err(AppError::ContentNotFound { path: rom.clone() });
-        }
+
+    fn title(&self) -> String {
+        format!("{} {}", self.info().name, self.info().version)
     }
-    Err(AppError::CannotOpenGame(
-        "this build has no libretro host yet".into(),
-    ))
 }
 
 #[cfg(test)]
