@@ -13,6 +13,56 @@ use std::path::{Path, PathBuf};
 use support::{real_core_copy, real_rom, CoreCopy};
 use tempfile::TempDir;
 
+/// Counts heap allocations made on threads that asked to be counted, so a
+/// test can check the steady-state frame loop allocates nothing.
+mod allocation_counter {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    pub struct Counting;
+
+    thread_local! {
+        static COUNTING: Cell<bool> = const { Cell::new(false) };
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn note() {
+        if COUNTING.try_with(Cell::get).unwrap_or(false) {
+            let _ = COUNT.try_with(|count| count.set(count.get() + 1));
+        }
+    }
+
+    // SAFETY: forwards to the system allocator unchanged; only counts.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            note();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: same contract as the caller's.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            note();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// Allocations made on this thread while `body` runs.
+    pub fn count_allocations(body: impl FnOnce()) -> usize {
+        COUNT.with(|count| count.set(0));
+        COUNTING.with(|counting| counting.set(true));
+        body();
+        COUNTING.with(|counting| counting.set(false));
+        COUNT.with(Cell::get)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: allocation_counter::Counting = allocation_counter::Counting;
+
 /// A config whose directories are inside `dir`, with SRAM kept out of the
 /// user's save directory.
 fn config_in(dir: &TempDir) -> CoreConfig {
@@ -550,4 +600,38 @@ fn the_time_spent_inside_the_core_is_measured() {
     assert!(inside <= wall);
     core.reset_time_in_core();
     assert_eq!(core.time_in_core(), std::time::Duration::ZERO);
+}
+
+fn steady_state_frames_saves_and_loads_do_not_allocate(core_name: &str, rom_name: &str) {
+    let Some(mut loaded) = load_real(core_name, rom_name) else {
+        return;
+    };
+    let core = &mut loaded.core;
+    let mut state = Vec::new();
+    // Warm up: buffers reach their working size.
+    for frame in 0..120 {
+        core.run_frame(&scripted_inputs(frame), frame % 2 == 0);
+        core.save_state(&mut state).unwrap();
+    }
+    let allocations = allocation_counter::count_allocations(|| {
+        for frame in 120..240 {
+            core.run_frame(&scripted_inputs(frame), frame % 2 == 0);
+            core.save_state(&mut state).unwrap();
+            let _ = Checksum::of(core.game_memory());
+            if frame % 10 == 0 {
+                core.load_state(&state).unwrap();
+            }
+        }
+    });
+    assert_eq!(allocations, 0, "the host allocated in steady state");
+}
+
+#[test]
+fn steady_state_stella_frames_saves_and_loads_do_not_allocate() {
+    steady_state_frames_saves_and_loads_do_not_allocate("stella", "boxing.bin");
+}
+
+#[test]
+fn steady_state_genesis_plus_gx_frames_saves_and_loads_do_not_allocate() {
+    steady_state_frames_saves_and_loads_do_not_allocate("genesis_plus_gx", "airstriker.md");
 }

@@ -713,27 +713,43 @@ impl Core {
             return;
         }
         let mut buffer = std::mem::take(&mut self.mapped_memory);
-        buffer.clear();
-        let mut seen: Vec<(usize, usize)> = Vec::new();
-        for descriptor in &self.context().memory_descriptors {
-            if !descriptor.is_readable() || descriptor.is_constant() {
-                continue;
-            }
-            let region = (descriptor.address + descriptor.offset, descriptor.len);
-            // Mirrors map one region several times; count it once.
-            if seen.contains(&region) {
-                continue;
-            }
-            seen.push(region);
-            if buffer.len() + region.1 > MAX_MAPPED_MEMORY_BYTES {
-                break;
-            }
-            // SAFETY: the core declared `len` bytes at `ptr + offset`, valid
-            // while the game is loaded.
-            let bytes = unsafe { std::slice::from_raw_parts(region.0 as *const u8, region.1) };
-            buffer.extend_from_slice(bytes);
-        }
+        // SAFETY: the descriptors were declared by this core, whose game is
+        // loaded, so their regions are live.
+        unsafe { gather_mapped_memory(&self.context().memory_descriptors, &mut buffer) };
         self.mapped_memory = buffer;
+    }
+}
+
+/// Copies the writable regions of a memory map into `into` (cleared first,
+/// allocation reused), each region once even when it is mirrored.
+///
+/// # Safety
+/// Every readable descriptor has `len` readable bytes at `address + offset`.
+unsafe fn gather_mapped_memory(descriptors: &[MemoryDescriptor], into: &mut Vec<u8>) {
+    into.clear();
+    let region =
+        |descriptor: &MemoryDescriptor| (descriptor.address + descriptor.offset, descriptor.len);
+    let counted =
+        |descriptor: &MemoryDescriptor| descriptor.is_readable() && !descriptor.is_constant();
+    for (index, descriptor) in descriptors.iter().enumerate() {
+        if !counted(descriptor) {
+            continue;
+        }
+        // Maps are short, so a scan of the earlier ones finds mirrors
+        // without allocating every frame.
+        let (address, len) = region(descriptor);
+        if descriptors[..index]
+            .iter()
+            .any(|earlier| counted(earlier) && region(earlier) == (address, len))
+        {
+            continue;
+        }
+        if into.len() + len > MAX_MAPPED_MEMORY_BYTES {
+            break;
+        }
+        // SAFETY: per the function's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, len) };
+        into.extend_from_slice(bytes);
     }
 }
 
@@ -874,6 +890,40 @@ fn file_stem(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn descriptor(bytes: &[u8], offset: usize, len: usize, flags: u64) -> MemoryDescriptor {
+        MemoryDescriptor {
+            flags,
+            address: bytes.as_ptr() as usize,
+            offset,
+            start: 0,
+            select: 0,
+            disconnect: 0,
+            len,
+            addrspace: String::new(),
+        }
+    }
+
+    #[test]
+    fn mapped_memory_is_the_writable_regions_each_counted_once() {
+        let work_ram = [1u8, 2, 3, 4];
+        let rom = [9u8; 8];
+        let save_ram = [5u8, 6, 7, 8];
+        let descriptors = vec![
+            descriptor(&rom, 0, rom.len(), ffi::RETRO_MEMDESC_CONST),
+            descriptor(&work_ram, 0, 4, 0),
+            descriptor(&work_ram, 0, 4, 0), // a mirror
+            descriptor(&save_ram, 2, 2, 0),
+            MemoryDescriptor {
+                address: 0,
+                ..descriptor(&rom, 0, 4, 0)
+            },
+        ];
+        let mut gathered = vec![0xff; 64];
+        // SAFETY: every readable descriptor points into a live local array.
+        unsafe { gather_mapped_memory(&descriptors, &mut gathered) };
+        assert_eq!(gathered, vec![1, 2, 3, 4, 7, 8]);
+    }
 
     #[test]
     fn quirks_print_their_names() {

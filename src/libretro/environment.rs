@@ -388,3 +388,264 @@ unsafe fn set_memory_maps(context: &mut CoreContext, map: *const ffi::RetroMemor
         .collect();
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::libretro::context::HostStrings;
+    use crate::libretro::options::OptionStore;
+    use std::ffi::{CStr, CString};
+    use std::ptr::null;
+
+    fn context_with(overrides: Vec<(String, String)>) -> CoreContext {
+        let strings = HostStrings {
+            system_dir: CString::new("/sys-dir").unwrap(),
+            save_dir: CString::new("/save-dir").unwrap(),
+            core_assets_dir: CString::default(),
+            libretro_path: CString::default(),
+            username: CString::new("player").unwrap(),
+        };
+        CoreContext::new(OptionStore::new(overrides), strings)
+    }
+
+    /// Sends `command` with `data` as the core would.
+    fn send<T>(context: &mut CoreContext, command: c_uint, data: &mut T) -> bool {
+        // SAFETY: every call site passes the type libretro.h defines for `command`.
+        unsafe { handle(context, command, (data as *mut T).cast()) }
+    }
+
+    fn get_variable(context: &mut CoreContext, key: &CStr) -> Option<String> {
+        let mut variable = ffi::RetroVariable {
+            key: key.as_ptr(),
+            value: null(),
+        };
+        let found = send(context, env::GET_VARIABLE, &mut variable);
+        // SAFETY: the host answers NULL or one of its NUL-terminated strings.
+        let value = unsafe { c_str(variable.value) }.map(|v| v.to_string_lossy().into_owned());
+        assert_eq!(found, value.is_some());
+        value
+    }
+
+    #[test]
+    fn legacy_variables_are_answered_with_their_first_value() {
+        let mut context = context_with(vec![]);
+        let key = CString::new("stella_filter").unwrap();
+        let declaration = CString::new("Filter; disabled|composite|svideo").unwrap();
+        let mut variables = [
+            ffi::RetroVariable {
+                key: key.as_ptr(),
+                value: declaration.as_ptr(),
+            },
+            ffi::RetroVariable {
+                key: null(),
+                value: null(),
+            },
+        ];
+        assert!(send(&mut context, env::SET_VARIABLES, &mut variables[0]));
+        assert_eq!(
+            get_variable(&mut context, &key).as_deref(),
+            Some("disabled")
+        );
+        let unknown = CString::new("not_declared").unwrap();
+        assert_eq!(get_variable(&mut context, &unknown), None);
+    }
+
+    fn no_values() -> [ffi::RetroCoreOptionValue; ffi::RETRO_NUM_CORE_OPTION_VALUES_MAX] {
+        std::array::from_fn(|_| ffi::RetroCoreOptionValue {
+            value: null(),
+            label: null(),
+        })
+    }
+
+    #[test]
+    fn v2_options_are_answered_with_their_default_or_the_users_override() {
+        let mut context = context_with(vec![("gx_region".into(), "pal".into())]);
+        let strings: Vec<CString> = [
+            "gx_region",
+            "Region",
+            "auto",
+            "ntsc",
+            "pal",
+            "gx_blur",
+            "Blur",
+            "off",
+            "on",
+        ]
+        .iter()
+        .map(|text| CString::new(*text).unwrap())
+        .collect();
+        let mut region_values = no_values();
+        for (slot, text) in region_values.iter_mut().zip(&strings[2..5]) {
+            slot.value = text.as_ptr();
+        }
+        let mut blur_values = no_values();
+        for (slot, text) in blur_values.iter_mut().zip(&strings[7..9]) {
+            slot.value = text.as_ptr();
+        }
+        let definition = |key: *const c_char, desc: *const c_char, values, default| {
+            ffi::RetroCoreOptionV2Definition {
+                key,
+                desc,
+                desc_categorized: null(),
+                info: null(),
+                info_categorized: null(),
+                category_key: null(),
+                values,
+                default_value: default,
+            }
+        };
+        let definitions = [
+            definition(
+                strings[0].as_ptr(),
+                strings[1].as_ptr(),
+                region_values,
+                strings[2].as_ptr(),
+            ),
+            definition(
+                strings[5].as_ptr(),
+                strings[6].as_ptr(),
+                blur_values,
+                strings[8].as_ptr(),
+            ),
+            definition(null(), null(), no_values(), null()),
+        ];
+        let mut options = ffi::RetroCoreOptionsV2 {
+            categories: null(),
+            definitions: definitions.as_ptr(),
+        };
+        let mut us = ffi::RetroCoreOptionsV2Intl {
+            us: &mut options,
+            local: null(),
+        };
+        let mut version: c_uint = 0;
+        assert!(send(
+            &mut context,
+            env::GET_CORE_OPTIONS_VERSION,
+            &mut version
+        ));
+        assert_eq!(version, 2);
+        assert!(send(&mut context, env::SET_CORE_OPTIONS_V2_INTL, &mut us));
+        assert_eq!(
+            get_variable(&mut context, &strings[0]).as_deref(),
+            Some("pal")
+        );
+        assert_eq!(
+            get_variable(&mut context, &strings[5]).as_deref(),
+            Some("on")
+        );
+        let mut updated = false;
+        assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
+        assert!(updated);
+        assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
+        assert!(!updated);
+        assert_eq!(
+            context.options.options()[0].values,
+            vec!["auto", "ntsc", "pal"]
+        );
+        assert!(context.options.validate_overrides().is_ok());
+    }
+
+    #[test]
+    fn the_experimental_flag_is_ignored_when_matching_commands() {
+        let mut context = context_with(vec![]);
+        let mut bitmasks = false;
+        assert!(send(
+            &mut context,
+            env::GET_INPUT_BITMASKS | ffi::RETRO_ENVIRONMENT_EXPERIMENTAL,
+            &mut bitmasks
+        ));
+        assert!(bitmasks);
+    }
+
+    #[test]
+    fn audio_and_video_are_enabled_but_video_only_for_rendered_frames() {
+        let mut context = context_with(vec![]);
+        let mut enabled: i32 = 0;
+        assert!(send(
+            &mut context,
+            env::GET_AUDIO_VIDEO_ENABLE,
+            &mut enabled
+        ));
+        assert_eq!(enabled, 0b11);
+        context.render_video = false;
+        assert!(send(
+            &mut context,
+            env::GET_AUDIO_VIDEO_ENABLE,
+            &mut enabled
+        ));
+        assert_eq!(enabled, 0b10);
+    }
+
+    #[test]
+    fn the_three_libretro_pixel_formats_are_accepted_and_others_refused() {
+        let mut context = context_with(vec![]);
+        let mut format = ffi::RETRO_PIXEL_FORMAT_XRGB8888;
+        assert!(send(&mut context, env::SET_PIXEL_FORMAT, &mut format));
+        assert_eq!(context.pixel_format, PixelFormat::Xrgb8888);
+        let mut unknown: i32 = 7;
+        assert!(!send(&mut context, env::SET_PIXEL_FORMAT, &mut unknown));
+        assert_eq!(context.pixel_format, PixelFormat::Xrgb8888);
+    }
+
+    #[test]
+    fn directories_and_the_username_are_answered_from_the_config() {
+        let mut context = context_with(vec![]);
+        let mut answer: *const c_char = null();
+        assert!(send(&mut context, env::GET_SAVE_DIRECTORY, &mut answer));
+        // SAFETY: the host answered one of its own NUL-terminated strings.
+        assert_eq!(unsafe { CStr::from_ptr(answer) }.to_str(), Ok("/save-dir"));
+        assert!(send(&mut context, env::GET_SYSTEM_DIRECTORY, &mut answer));
+        // SAFETY: as above.
+        assert_eq!(unsafe { CStr::from_ptr(answer) }.to_str(), Ok("/sys-dir"));
+        assert!(send(&mut context, env::GET_USERNAME, &mut answer));
+        // SAFETY: as above.
+        assert_eq!(unsafe { CStr::from_ptr(answer) }.to_str(), Ok("player"));
+    }
+
+    #[test]
+    fn memory_maps_and_quirks_are_recorded() {
+        let mut context = context_with(vec![]);
+        let ram = [0u8; 16];
+        let name = CString::new("WRAM").unwrap();
+        let descriptors = [ffi::RetroMemoryDescriptor {
+            flags: 0,
+            ptr: ram.as_ptr() as *mut c_void,
+            offset: 4,
+            start: 0xff0000,
+            select: 0,
+            disconnect: 0,
+            len: 12,
+            addrspace: name.as_ptr(),
+        }];
+        let mut map = ffi::RetroMemoryMap {
+            descriptors: descriptors.as_ptr(),
+            num_descriptors: 1,
+        };
+        assert!(send(&mut context, env::SET_MEMORY_MAPS, &mut map));
+        let recorded = &context.memory_descriptors[0];
+        assert_eq!(
+            (recorded.start, recorded.len, recorded.offset),
+            (0xff0000, 12, 4)
+        );
+        assert_eq!(recorded.addrspace, "WRAM");
+        let mut quirks: u64 = 1 << 6;
+        assert!(send(
+            &mut context,
+            env::SET_SERIALIZATION_QUIRKS,
+            &mut quirks
+        ));
+        assert_eq!(context.serialization_quirks, 1 << 6);
+    }
+
+    #[test]
+    fn an_unknown_command_is_refused_and_remembered_once() {
+        let mut context = context_with(vec![]);
+        let mut anything = 0u64;
+        assert!(!send(&mut context, 9999, &mut anything));
+        assert!(!send(&mut context, 9999, &mut anything));
+        assert_eq!(context.unknown_commands.len(), 1);
+        // A NULL pointer where an answer is expected is refused, not written.
+        // SAFETY: NULL is handled before any access.
+        assert!(!unsafe { handle(&mut context, env::GET_CAN_DUPE, std::ptr::null_mut()) });
+    }
+}
