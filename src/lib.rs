@@ -1,5 +1,6 @@
 //! netcade: a libretro netplay frontend with GGPO-style rollback.
 
+pub mod app;
 pub mod checksum;
 pub mod emulator;
 pub mod input;

@@ -1,1 +1,59 @@
-fn main() {}
+//! The `netcade` command line: parses arguments and hands over to `netcade::app`.
+
+use clap::{Parser, Subcommand};
+use netcade::app::debugger::{debug_command, DebugArgs};
+use netcade::app::demo::{demo_command, DemoArgs};
+use netcade::app::error::error_chain;
+use netcade::app::run::{run_command, RunArgs};
+use netcade::app::synctest::{synctest_command, SyncTestArgs};
+use netcade::app::{init_logging, AppError, Outcome};
+use std::process::ExitCode;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (a sync-test passed)
+  1  a sync-test found a desync
+  2  a user mistake: bad arguments, a missing or unusable core, content or input file
+  3  a failure while running: the core could not save or load a state, an output could not be written";
+
+/// netcade: a libretro frontend with GGPO-style rollback netplay.
+#[derive(Debug, Parser)]
+#[command(version, about, after_help = EXIT_CODES)]
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a game unthrottled; print frames, speed, overhead and checksums.
+    Run(RunArgs),
+    /// GGPO's sync test: after every frame go back D frames, re-simulate, compare.
+    Synctest(SyncTestArgs),
+    /// Frame-step debugger reading commands from stdin (type `help`).
+    Debug(DebugArgs),
+    /// A local run of the bundled Duel core that shows netcade working.
+    Demo(DemoArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let mut stdout = std::io::stdout().lock();
+    let result: Result<Outcome, AppError> = match &cli.command {
+        Command::Run(args) => run_command(args, &mut stdout),
+        Command::Synctest(args) => synctest_command(args, &mut stdout),
+        Command::Debug(args) => debug_command(args),
+        Command::Demo(args) => demo_command(args, &mut stdout),
+    };
+    match result {
+        Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Err(error) => {
+            eprintln!("error: {}", error_chain(&error));
+            ExitCode::from(error.exit_code())
+        }
+    }
+}

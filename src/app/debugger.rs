@@ -1,0 +1,650 @@
+//! `netcade debug`: a frame-step debugger driven by text commands.
+//!
+//! Commands, one per line:
+//!
+//! | command | does |
+//! | --- | --- |
+//! | `step [N]` | runs N frames (default 1) with the held buttons |
+//! | `back [N]` | goes back N frames (default 1) through the saved history |
+//! | `goto FRAME` | steps forward to FRAME, or goes back to it through the history |
+//! | `input PLAYER BUTTONS` | player 1–4 holds BUTTONS from now on (`input 1 RIGHT+B`, `input 2 NONE`) |
+//! | `hash` | prints the checksums |
+//! | `dump PATH` | writes the state to `PATH.state` and game memory to `PATH.memory` |
+//! | `mark` | remembers this frame |
+//! | `diff` | compares the marked frame with this one: differing byte ranges of memory and state |
+//! | `help` | lists the commands |
+//! | `quit` | ends (so does the end of input) |
+//!
+//! After every command one status line follows:
+//! `frame=N memory=XXXXXXXXXXXXXXXX state=… video=…`. Lines before it give
+//! details (diff, dump, help). A bad command prints one `error: …` line
+//! instead and the session goes on. Empty lines and `#` comments are ignored.
+
+use crate::app::diff::{ByteDiff, DEFAULT_RANGE_CAP};
+use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::app::synctest::ChecksumKinds;
+use crate::app::{checksums_of, open_game, AppError, GameArgs, Outcome};
+use crate::checksum::{Checksum, Checksums};
+use crate::emulator::Emulator;
+use crate::input::Buttons;
+use std::ffi::OsString;
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
+
+/// Frames of history kept by default (10 s at 60 fps).
+pub const DEFAULT_HISTORY: u32 = 600;
+/// The most history one may ask for (10 minutes at 60 fps).
+pub const MAX_HISTORY: u32 = 36_000;
+/// The most frames one `step` runs (a typo should not hang the session).
+pub const MAX_STEP: u32 = 1_000_000;
+/// The longest command line read; longer lines are an error.
+pub const MAX_LINE: usize = 4096;
+
+/// Arguments of `netcade debug`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DebugArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// How many frames `back` and `goto` can go back.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_HISTORY)]
+    pub history: u32,
+}
+
+/// One debugger command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Step(u32),
+    Back(u32),
+    Goto(u32),
+    Input { player: usize, buttons: Buttons },
+    Hash,
+    Dump(PathBuf),
+    Mark,
+    Diff,
+    Help,
+    Quit,
+}
+
+pub const HELP: &str = "\
+commands:
+  step [N]               run N frames (default 1)
+  back [N]               go back N frames (default 1)
+  goto FRAME             go to FRAME (forward by stepping, back through the history)
+  input PLAYER BUTTONS   player 1-4 holds BUTTONS from now on (e.g. input 1 RIGHT+B)
+  hash                   print the checksums
+  dump PATH              write PATH.state and PATH.memory
+  mark                   remember this frame
+  diff                   compare the marked frame with this one
+  help                   this list
+  quit                   end the session";
+
+/// Parses one line: `Ok(None)` for blank and comment lines.
+pub fn parse_command(line: &str) -> Result<Option<Command>, String> {
+    let content = line.split('#').next().unwrap_or("").trim();
+    let mut words = content.split_whitespace();
+    let Some(name) = words.next() else {
+        return Ok(None);
+    };
+    let rest: Vec<&str> = words.collect();
+    let count = |what: &str, default: Option<u32>| -> Result<u32, String> {
+        match (rest.as_slice(), default) {
+            ([], Some(default)) => Ok(default),
+            ([text], _) => text
+                .parse::<u32>()
+                .map_err(|_| format!("{name}: {what} must be a whole number, not {text:?}")),
+            _ => Err(format!("{name} takes one {what}")),
+        }
+    };
+    let command = match name.to_ascii_lowercase().as_str() {
+        "step" | "s" => {
+            let frames = count("frame count", Some(1))?;
+            if frames > MAX_STEP {
+                return Err(format!("step: at most {MAX_STEP} frames at a time"));
+            }
+            Command::Step(frames)
+        }
+        "back" | "b" => Command::Back(count("frame count", Some(1))?),
+        "goto" | "g" => Command::Goto(count("frame number", None)?),
+        "input" | "i" => {
+            let [player, buttons] = rest.as_slice() else {
+                return Err("input takes a player (1-4) and buttons, e.g. input 1 RIGHT+B".into());
+            };
+            let player = player
+                .parse::<usize>()
+                .ok()
+                .filter(|p| (1..=MAX_PLAYERS).contains(p))
+                .ok_or_else(|| {
+                    format!("input: player must be 1 to {MAX_PLAYERS}, not {player:?}")
+                })?;
+            let buttons = buttons
+                .parse::<Buttons>()
+                .map_err(|err| format!("input: {err}"))?;
+            Command::Input { player, buttons }
+        }
+        "dump" => match rest.as_slice() {
+            [path] => Command::Dump(PathBuf::from(path)),
+            _ => return Err("dump takes one PATH".into()),
+        },
+        "hash" | "h" | "mark" | "diff" | "help" | "?" | "quit" | "q" | "exit" => {
+            if !rest.is_empty() {
+                return Err(format!("{name} takes no arguments"));
+            }
+            match name.to_ascii_lowercase().as_str() {
+                "hash" | "h" => Command::Hash,
+                "mark" => Command::Mark,
+                "diff" => Command::Diff,
+                "help" | "?" => Command::Help,
+                _ => Command::Quit,
+            }
+        }
+        _ => return Err(format!("unknown command {name:?} (try help)")),
+    };
+    Ok(Some(command))
+}
+
+/// One kept frame: the state, and the inputs of the frame that starts there.
+#[derive(Default)]
+struct Kept {
+    state: Vec<u8>,
+    checksums: Checksums,
+    inputs: FrameInputs,
+}
+
+/// A marked frame, for `diff`.
+struct Mark {
+    frame: u32,
+    state: Vec<u8>,
+    memory: Vec<u8>,
+    checksums: Checksums,
+}
+
+/// The debugger's hold on a game: where it is, what it remembers.
+pub struct Debugger<'g, G: Emulator + ?Sized> {
+    game: &'g mut G,
+    frame: u32,
+    oldest_kept: u32,
+    history: u32,
+    /// `history + 1` slots; frame `f` lives in slot `f % slots`, allocated
+    /// as they are first used and reused after.
+    kept: Vec<Kept>,
+    held: FrameInputs,
+    checksums: Checksums,
+    mark: Option<Mark>,
+}
+
+impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
+    /// Starts at frame 0 with `game` as it is now.
+    pub fn new(game: &'g mut G, history: u32) -> Result<Self, AppError> {
+        if history > MAX_HISTORY {
+            return Err(AppError::BadArgument {
+                message: format!("--history is at most {MAX_HISTORY} frames (got {history})"),
+            });
+        }
+        let mut debugger = Debugger {
+            game,
+            frame: 0,
+            oldest_kept: 0,
+            history,
+            kept: Vec::new(),
+            held: NO_INPUTS,
+            checksums: Checksums::default(),
+            mark: None,
+        };
+        debugger.keep_current()?;
+        Ok(debugger)
+    }
+
+    pub fn frame(&self) -> u32 {
+        self.frame
+    }
+
+    pub fn checksums(&self) -> Checksums {
+        self.checksums
+    }
+
+    fn slot(&self, frame: u32) -> usize {
+        frame as usize % (self.history as usize + 1)
+    }
+
+    /// Saves the current frame into its slot and takes its checksums.
+    fn keep_current(&mut self) -> Result<(), AppError> {
+        let slot = self.slot(self.frame);
+        if self.kept.len() <= slot {
+            self.kept.resize_with(slot + 1, Kept::default);
+        }
+        let kept = &mut self.kept[slot];
+        self.game
+            .save_state(&mut kept.state)
+            .map_err(AppError::at_frame(self.frame))?;
+        kept.checksums = checksums_of(&*self.game, &kept.state);
+        kept.inputs = NO_INPUTS;
+        self.checksums = kept.checksums;
+        self.oldest_kept = self
+            .oldest_kept
+            .max(self.frame.saturating_sub(self.history));
+        Ok(())
+    }
+
+    /// Runs `frames` frames with the held buttons.
+    pub fn step(&mut self, frames: u32) -> Result<(), AppError> {
+        for _ in 0..frames {
+            let slot = self.slot(self.frame);
+            self.kept[slot].inputs = self.held;
+            self.game.run_frame(&self.held, true);
+            self.frame += 1;
+            self.keep_current()?;
+        }
+        Ok(())
+    }
+
+    /// Goes back to `target`, which must still be kept. Frames after it are
+    /// forgotten (stepping again may take other inputs).
+    pub fn go_back_to(&mut self, target: u32) -> Result<(), String> {
+        if target > self.frame {
+            return Err(format!("frame {target} is ahead; use step or goto"));
+        }
+        if target < self.oldest_kept {
+            return Err(format!(
+                "frame {target} is beyond the history (oldest kept: frame {}, --history {})",
+                self.oldest_kept, self.history
+            ));
+        }
+        // Re-run the frame before the target when it is kept, so the game
+        // has really drawn the target frame's picture; otherwise (the oldest
+        // kept frame) load it and trust the checksums taken when it was run.
+        let result = if target > self.oldest_kept {
+            let before = &self.kept[self.slot(target - 1)];
+            let inputs = before.inputs;
+            self.game
+                .load_state(&before.state)
+                .map(|()| self.game.run_frame(&inputs, true))
+        } else {
+            self.game.load_state(&self.kept[self.slot(target)].state)
+        };
+        result.map_err(|err| format!("cannot go back to frame {target}: {err}"))?;
+        self.frame = target;
+        let kept = &self.kept[self.slot(target)];
+        if target > self.oldest_kept {
+            let mut fresh_state = Vec::new();
+            self.game
+                .save_state(&mut fresh_state)
+                .map_err(|err| format!("cannot save frame {target}: {err}"))?;
+            let fresh = checksums_of(&*self.game, &fresh_state);
+            if fresh != kept.checksums {
+                tracing::warn!(
+                    "frame {target} re-simulated differently from its first run ({} differ)",
+                    ChecksumKinds::differing(&kept.checksums, &fresh)
+                );
+            }
+            self.checksums = fresh;
+        } else {
+            // The picture on hand is a later frame's: keep the video
+            // checksum taken when this frame was first reached.
+            self.checksums = Checksums {
+                memory: Checksum::of(self.game.game_memory()),
+                state: Checksum::of(&kept.state),
+                video: kept.checksums.video,
+            };
+        }
+        Ok(())
+    }
+
+    fn current_state(&self) -> &[u8] {
+        &self.kept[self.slot(self.frame)].state
+    }
+
+    /// Carries out one command, writing its detail lines (not the status
+    /// line) to `out`. `Err` is a user-facing message.
+    pub fn execute(&mut self, command: &Command, out: &mut dyn Write) -> Result<(), CommandError> {
+        match command {
+            Command::Step(frames) => self.step(*frames)?,
+            Command::Back(frames) => {
+                let target = self.frame.checked_sub(*frames).ok_or_else(|| {
+                    format!("cannot go back {frames} frames from frame {}", self.frame)
+                })?;
+                self.go_back_to(target)?;
+            }
+            Command::Goto(target) if *target >= self.frame => {
+                let frames = target - self.frame;
+                if frames > MAX_STEP {
+                    return Err(format!("goto: at most {MAX_STEP} frames ahead at a time").into());
+                }
+                self.step(frames)?;
+            }
+            Command::Goto(target) => self.go_back_to(*target)?,
+            Command::Input { player, buttons } => {
+                self.held[player - 1] = *buttons;
+                writeln!(out, "player {player} holds {buttons}")?;
+            }
+            Command::Hash | Command::Quit => {}
+            Command::Dump(path) => {
+                let with_suffix = |suffix: &str| {
+                    let mut name = OsString::from(path.as_os_str());
+                    name.push(suffix);
+                    PathBuf::from(name)
+                };
+                let state_path = with_suffix(".state");
+                let memory_path = with_suffix(".memory");
+                for (file, bytes) in [
+                    (&state_path, self.current_state()),
+                    (&memory_path, self.game.game_memory()),
+                ] {
+                    std::fs::write(file, bytes)
+                        .map_err(|err| format!("cannot write {}: {err}", file.display()))?;
+                }
+                writeln!(
+                    out,
+                    "dumped frame {} to {} and {}",
+                    self.frame,
+                    state_path.display(),
+                    memory_path.display()
+                )?;
+            }
+            Command::Mark => {
+                self.mark = Some(Mark {
+                    frame: self.frame,
+                    state: self.current_state().to_vec(),
+                    memory: self.game.game_memory().to_vec(),
+                    checksums: self.checksums,
+                });
+                writeln!(out, "marked frame {}", self.frame)?;
+            }
+            Command::Diff => {
+                let mark = self
+                    .mark
+                    .as_ref()
+                    .ok_or_else(|| "no frame marked yet (use mark first)".to_string())?;
+                let differing = ChecksumKinds::differing(&mark.checksums, &self.checksums);
+                writeln!(
+                    out,
+                    "diff frame {} -> frame {}: {} differ",
+                    mark.frame, self.frame, differing
+                )?;
+                let memory =
+                    ByteDiff::between(&mark.memory, self.game.game_memory(), DEFAULT_RANGE_CAP);
+                let state = ByteDiff::between(&mark.state, self.current_state(), DEFAULT_RANGE_CAP);
+                writeln!(out, "memory: {memory}")?;
+                writeln!(out, "state: {state}")?;
+            }
+            Command::Help => writeln!(out, "{HELP}")?,
+        }
+        Ok(())
+    }
+
+    /// `frame=N memory=… state=… video=…`
+    pub fn status_line(&self) -> String {
+        format!(
+            "frame={} memory={} state={} video={}",
+            self.frame, self.checksums.memory, self.checksums.state, self.checksums.video
+        )
+    }
+}
+
+/// Why one command failed: a message for the user (the session goes on) or
+/// a failure that ends the session.
+#[derive(Debug)]
+pub enum CommandError {
+    User(String),
+    Fatal(AppError),
+}
+
+impl From<String> for CommandError {
+    fn from(message: String) -> Self {
+        CommandError::User(message)
+    }
+}
+
+impl From<AppError> for CommandError {
+    fn from(error: AppError) -> Self {
+        CommandError::Fatal(error)
+    }
+}
+
+impl From<std::io::Error> for CommandError {
+    fn from(error: std::io::Error) -> Self {
+        CommandError::Fatal(AppError::Output(error))
+    }
+}
+
+/// Reads commands from `input` until `quit` or the end, answering on `out`.
+pub fn debug_session<G: Emulator + ?Sized>(
+    game: &mut G,
+    history: u32,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<(), AppError> {
+    let mut debugger = Debugger::new(game, history)?;
+    writeln!(out, "{}", debugger.status_line())?;
+    let mut line = Vec::new();
+    loop {
+        out.flush()?;
+        line.clear();
+        let read = (&mut *input)
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.len() >= MAX_LINE && !line.ends_with(b"\n") {
+            skip_rest_of_line(input)?;
+            writeln!(out, "error: command line longer than {MAX_LINE} bytes")?;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let command = match parse_command(&text) {
+            Ok(Some(command)) => command,
+            Ok(None) => continue,
+            Err(message) => {
+                writeln!(out, "error: {message}")?;
+                continue;
+            }
+        };
+        match debugger.execute(&command, out) {
+            Ok(()) => writeln!(out, "{}", debugger.status_line())?,
+            Err(CommandError::User(message)) => writeln!(out, "error: {message}")?,
+            Err(CommandError::Fatal(error)) => return Err(error),
+        }
+        if command == Command::Quit {
+            out.flush()?;
+            return Ok(());
+        }
+    }
+}
+
+fn skip_rest_of_line(input: &mut dyn BufRead) -> std::io::Result<()> {
+    loop {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                input.consume(end + 1);
+                return Ok(());
+            }
+            None => {
+                let length = buffer.len();
+                input.consume(length);
+            }
+        }
+    }
+}
+
+/// `netcade debug`: a session on stdin and stdout.
+pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
+    let mut game = open_game(&args.game)?;
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    debug_session(
+        game.as_mut(),
+        args.history,
+        &mut stdin.lock(),
+        &mut stdout.lock(),
+    )?;
+    Ok(Outcome::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::StubGame;
+
+    fn session(script: &str, history: u32) -> Vec<String> {
+        let mut game = StubGame::deterministic();
+        let mut out = Vec::new();
+        debug_session(&mut game, history, &mut script.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn status_lines(lines: &[String]) -> Vec<&String> {
+        lines.iter().filter(|l| l.starts_with("frame=")).collect()
+    }
+
+    #[test]
+    fn commands_parse_with_defaults_and_reject_bad_arguments() {
+        assert_eq!(parse_command("step").unwrap(), Some(Command::Step(1)));
+        assert_eq!(
+            parse_command("  step 30 ").unwrap(),
+            Some(Command::Step(30))
+        );
+        assert_eq!(parse_command("back").unwrap(), Some(Command::Back(1)));
+        assert_eq!(parse_command("goto 120").unwrap(), Some(Command::Goto(120)));
+        assert_eq!(
+            parse_command("input 2 right+b").unwrap(),
+            Some(Command::Input {
+                player: 2,
+                buttons: Buttons::RIGHT | Buttons::B
+            })
+        );
+        assert_eq!(
+            parse_command("dump /tmp/x").unwrap(),
+            Some(Command::Dump("/tmp/x".into()))
+        );
+        assert_eq!(parse_command("QUIT").unwrap(), Some(Command::Quit));
+        assert_eq!(parse_command("# comment").unwrap(), None);
+        assert_eq!(parse_command("").unwrap(), None);
+        assert!(parse_command("goto").is_err());
+        assert!(parse_command("step -1").is_err());
+        assert!(parse_command("step 99999999999").is_err());
+        assert!(parse_command("input 5 A").unwrap_err().contains("1 to 4"));
+        assert!(parse_command("input 1 TURBO")
+            .unwrap_err()
+            .contains("TURBO"));
+        assert!(parse_command("hash now").is_err());
+        assert!(parse_command("fly").unwrap_err().contains("fly"));
+    }
+
+    #[test]
+    fn every_command_answers_with_a_status_line_and_eof_ends_the_session() {
+        let lines = session("step 3\nhash\ninput 1 RIGHT\nstep\n", 600);
+        let statuses = status_lines(&lines);
+        assert_eq!(statuses.len(), 5, "{lines:#?}");
+        assert!(statuses[0].starts_with("frame=0 memory="));
+        assert!(statuses[1].starts_with("frame=3 "));
+        assert_eq!(statuses[1], statuses[2], "hash does not move");
+        assert!(statuses[4].starts_with("frame=4 "));
+        assert!(lines.contains(&"player 1 holds RIGHT".to_string()));
+        let fields: Vec<&str> = statuses[4].split(' ').collect();
+        assert_eq!(fields.len(), 4);
+        assert!(fields[1].strip_prefix("memory=").unwrap().len() == 16);
+    }
+
+    #[test]
+    fn going_back_and_forth_shows_the_same_checksums_for_the_same_frame() {
+        let lines = session(
+            "input 1 RIGHT+B\ninput 2 DOWN\nstep 10\nhash\nback 4\nstep 4\nback 10\ngoto 10\ngoto 6\n",
+            600,
+        );
+        let statuses = status_lines(&lines);
+        let at_10: Vec<_> = statuses
+            .iter()
+            .filter(|l| l.starts_with("frame=10 "))
+            .collect();
+        assert_eq!(at_10.len(), 4, "{lines:#?}");
+        assert!(at_10.iter().all(|l| l == &at_10[0]));
+        let at_6: Vec<_> = statuses
+            .iter()
+            .filter(|l| l.starts_with("frame=6 "))
+            .collect();
+        assert_eq!(at_6.len(), 2, "{lines:#?}");
+        assert_eq!(at_6[0], at_6[1]);
+        // Frame 0 at the start, after each `input`, and after `back 10`.
+        let at_0: Vec<_> = statuses
+            .iter()
+            .filter(|l| l.starts_with("frame=0 "))
+            .collect();
+        assert_eq!(at_0.len(), 4, "{lines:#?}");
+        assert!(at_0.iter().all(|l| l == &at_0[0]));
+    }
+
+    #[test]
+    fn going_back_beyond_the_history_is_an_error_and_the_session_goes_on() {
+        let lines = session("step 20\nback 6\nback 1\ngoto 9\nhash\n", 5);
+        assert!(lines[1].starts_with("frame=20 "), "{lines:#?}");
+        assert!(
+            lines[2].starts_with("error: frame 14 is beyond the history (oldest kept: frame 15"),
+            "{lines:#?}"
+        );
+        assert!(lines[3].starts_with("frame=19 "), "{lines:#?}");
+        assert!(
+            lines[4].starts_with("error: frame 9 is beyond"),
+            "{lines:#?}"
+        );
+        assert!(lines[5].starts_with("frame=19 "), "{lines:#?}");
+    }
+
+    #[test]
+    fn bad_commands_print_an_error_and_are_skipped() {
+        let lines = session("jump\nstep\nback 5\ndiff\nquit\nstep\n", 600);
+        assert_eq!(lines[1], "error: unknown command \"jump\" (try help)");
+        assert!(lines[2].starts_with("frame=1 "));
+        assert!(lines[3].starts_with("error: cannot go back 5 frames"));
+        assert!(lines[4].starts_with("error: no frame marked"));
+        assert!(lines[5].starts_with("frame=1 "), "quit prints the status");
+        assert_eq!(lines.len(), 6, "nothing runs after quit: {lines:#?}");
+    }
+
+    #[test]
+    fn mark_and_diff_name_the_memory_bytes_that_changed() {
+        let lines = session("mark\ninput 1 RIGHT\nstep 2\ndiff\n", 600);
+        assert!(lines.contains(&"marked frame 0".to_string()), "{lines:#?}");
+        let diff_at = lines
+            .iter()
+            .position(|l| l.starts_with("diff frame 0 -> frame 2"))
+            .unwrap();
+        let memory = &lines[diff_at + 1];
+        // Player 1's x is byte 0; the input mix (0x08..0x0c) and the frame
+        // counter (0x0c) follow.
+        assert!(
+            memory.starts_with("memory: 0x0000..0x0001, 0x0008..0x000d"),
+            "{memory}"
+        );
+        assert!(lines[diff_at + 2].starts_with("state: 0x"), "{lines:#?}");
+    }
+
+    #[test]
+    fn dump_writes_state_and_memory_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("at-frame-5");
+        let lines = session(&format!("step 5\ndump {}\n", base.display()), 600);
+        assert!(lines[2].starts_with("dumped frame 5 to "), "{lines:#?}");
+        let mut game = StubGame::deterministic();
+        let state = std::fs::read(dir.path().join("at-frame-5.state")).unwrap();
+        game.load_state(&state).unwrap();
+        assert_eq!(game.frames_run(), 5);
+        let memory = std::fs::read(dir.path().join("at-frame-5.memory")).unwrap();
+        assert_eq!(memory, game.game_memory());
+    }
+
+    #[test]
+    fn an_overlong_line_is_an_error_not_a_buffer() {
+        let script = format!("step {}\nstep\n", "9".repeat(MAX_LINE * 3));
+        let lines = session(&script, 600);
+        assert!(lines[1].contains("longer than"), "{lines:#?}");
+        assert!(lines[2].starts_with("frame=1 "), "{lines:#?}");
+    }
+}

@@ -1,0 +1,106 @@
+//! The one error type of the app layer, and what each outcome means as an
+//! exit code.
+//!
+//! Exit codes (documented in `netcade --help` too):
+//! - 0: the command did what was asked (a sync-test passed).
+//! - 1: a sync-test found a desync ([`Outcome::SyncTestFailed`]).
+//! - 2: a user mistake: bad arguments, a missing or unusable file (core,
+//!   content, input script), a core that refuses the content.
+//! - 3: something failed while running: the core failed to save or load a
+//!   state, or an output file could not be written.
+
+use crate::app::inputs::InputError;
+use crate::emulator::EmulatorError;
+use crate::libretro::LibretroError;
+use std::path::PathBuf;
+
+pub const EXIT_SUCCESS: u8 = 0;
+pub const EXIT_SYNC_TEST_FAILED: u8 = 1;
+pub const EXIT_USER_MISTAKE: u8 = 2;
+pub const EXIT_RUNTIME_FAILURE: u8 = 3;
+
+/// How a command that did not fail with an error ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    /// The sync-test ran and found frames that do not re-simulate the same.
+    SyncTestFailed,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Success => EXIT_SUCCESS,
+            Outcome::SyncTestFailed => EXIT_SYNC_TEST_FAILED,
+        }
+    }
+}
+
+/// Everything that can stop a netcade command.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Libretro(#[from] LibretroError),
+    #[error("the Duel core library was not found (looked for {}); build it with `cargo build --release -p duel` or point NETCADE_DUEL_CORE at libduel.so", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    DuelCoreNotFound { searched: Vec<PathBuf> },
+    #[error("bad option {text:?}: expected KEY=VALUE")]
+    BadCoreOption { text: String },
+    #[error("{message}")]
+    BadArgument { message: String },
+    #[error(transparent)]
+    Inputs(#[from] InputError),
+    #[error("the game failed at frame {frame}")]
+    Emulator {
+        frame: u32,
+        #[source]
+        source: EmulatorError,
+    },
+    #[error("cannot write {what} {}", path.display())]
+    WriteFile {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the game has not drawn a frame, so there is no picture to save")]
+    NoVideoFrame,
+    #[error("cannot write the output")]
+    Output(#[from] std::io::Error),
+}
+
+impl AppError {
+    /// The process exit code for this error (see the module docs).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AppError::Libretro(_)
+            | AppError::DuelCoreNotFound { .. }
+            | AppError::BadCoreOption { .. }
+            | AppError::BadArgument { .. }
+            | AppError::Inputs(_) => EXIT_USER_MISTAKE,
+            AppError::Emulator { .. }
+            | AppError::WriteFile { .. }
+            | AppError::NoVideoFrame
+            | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
+        }
+    }
+
+    pub fn at_frame(frame: u32) -> impl FnOnce(EmulatorError) -> AppError {
+        move |source| AppError::Emulator { frame, source }
+    }
+}
+
+/// `message: cause: deeper cause`, the whole chain on one line.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        // `#[error(transparent)]` layers repeat their inner message.
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,545 @@
+//! Where the buttons of a headless run come from: nobody, a seeded random
+//! player, or an input script file.
+//!
+//! # Input script format
+//!
+//! A text file, one line per frame, one button set per player separated by
+//! spaces (player 1 first, at most 4 players; players left out hold nothing):
+//!
+//! ```text
+//! # Walk right for two seconds while player 2 waits, then both press START.
+//! 120x RIGHT NONE
+//! START START      # a single frame
+//! 10x NONE         # release everything for 10 frames
+//! RIGHT+B LEFT+A   # buttons joined with '+'
+//! ```
+//!
+//! - Button sets are written as `input::Buttons` parses them: names from
+//!   `BUTTON_NAMES` joined with `+` (any case), `NONE` or `-` for nothing, or
+//!   a number (`0x0081`).
+//! - `Nx` in front repeats the line N times (1 ≤ N ≤ [`MAX_SCRIPT_FRAMES`]).
+//! - `#` starts a comment; blank and comment-only lines are not frames.
+//! - After the last line every player holds nothing.
+//!
+//! Files are limited to [`MAX_SCRIPT_BYTES`] and [`MAX_SCRIPT_FRAMES`] frames
+//! in total; repeats are stored as runs, never expanded.
+
+use crate::input::Buttons;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The most players a frame carries inputs for (RetroPad ports 0–3).
+pub const MAX_PLAYERS: usize = 4;
+
+/// The buttons every player holds during one frame (player 1 first).
+pub type FrameInputs = [Buttons; MAX_PLAYERS];
+
+/// Nobody holds anything.
+pub const NO_INPUTS: FrameInputs = [Buttons::NONE; MAX_PLAYERS];
+
+/// The biggest input script read (bigger files are refused, not truncated).
+pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most frames one script may describe, repeats included (about 193 days
+/// at 60 fps; frame numbers are `u32`).
+pub const MAX_SCRIPT_FRAMES: u64 = 1_000_000_000;
+
+/// How many players the random player presses buttons for.
+pub const RANDOM_PLAYERS: usize = 2;
+
+/// What a user asked for with `--inputs`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputSpec {
+    /// `none`: nobody presses anything.
+    Idle,
+    /// `random:SEED`: seeded random play.
+    Random { seed: u64 },
+    /// Any other text: an input script file.
+    File(PathBuf),
+}
+
+impl Default for InputSpec {
+    /// Random play from seed 0: most games do nothing interesting without
+    /// input (and some never leave their title screen).
+    fn default() -> Self {
+        InputSpec::Random { seed: 0 }
+    }
+}
+
+impl fmt::Display for InputSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputSpec::Idle => f.write_str("none"),
+            InputSpec::Random { seed } => write!(f, "random:{seed}"),
+            InputSpec::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+impl FromStr for InputSpec {
+    type Err = InputError;
+
+    fn from_str(text: &str) -> Result<Self, InputError> {
+        if text.eq_ignore_ascii_case("none") {
+            return Ok(InputSpec::Idle);
+        }
+        if let Some(seed) = text.strip_prefix("random:") {
+            return seed
+                .trim()
+                .parse::<u64>()
+                .map(|seed| InputSpec::Random { seed })
+                .map_err(|_| InputError::BadSeed {
+                    text: seed.to_string(),
+                });
+        }
+        if text.is_empty() {
+            return Err(InputError::EmptySpec);
+        }
+        Ok(InputSpec::File(PathBuf::from(text)))
+    }
+}
+
+/// Why inputs could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("bad random seed {text:?} (expected random:SEED with SEED a number up to 2^64-1)")]
+    BadSeed { text: String },
+    #[error("--inputs needs none, random:SEED or the path of an input script")]
+    EmptySpec,
+    #[error("cannot read input script {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("input script {} is larger than {} bytes", path.display(), MAX_SCRIPT_BYTES)]
+    TooLarge { path: PathBuf },
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// A parsed input script: runs of identical frames, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputScript {
+    runs: Vec<(u64, FrameInputs)>,
+    total_frames: u64,
+}
+
+impl InputScript {
+    /// Reads and parses the script at `path`.
+    pub fn load(path: &Path) -> Result<InputScript, InputError> {
+        let read_error = |source| InputError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(read_error)?;
+        let mut bytes = Vec::new();
+        file.take(MAX_SCRIPT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(read_error)?;
+        if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+            return Err(InputError::TooLarge {
+                path: path.to_path_buf(),
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|err| InputError::Parse {
+            path: path.to_path_buf(),
+            line: 1 + err.as_bytes()[..err.utf8_error().valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count(),
+            message: "not UTF-8 text".to_string(),
+        })?;
+        InputScript::parse(&text).map_err(|(line, message)| InputError::Parse {
+            path: path.to_path_buf(),
+            line,
+            message,
+        })
+    }
+
+    /// Parses script text; an error is the 1-based line number and what is
+    /// wrong there.
+    pub fn parse(text: &str) -> Result<InputScript, (usize, String)> {
+        let mut script = InputScript::default();
+        for (index, line) in text.lines().enumerate() {
+            let line_number = index + 1;
+            let content = line.split('#').next().unwrap_or("");
+            let mut tokens = content.split_whitespace().peekable();
+            let Some(&first) = tokens.peek() else {
+                continue;
+            };
+            let repeat = match parse_repeat(first) {
+                Some(count) => {
+                    tokens.next();
+                    count.map_err(|message| (line_number, message))?
+                }
+                None => 1,
+            };
+            let mut inputs = NO_INPUTS;
+            let mut players = 0;
+            for token in tokens {
+                if players == MAX_PLAYERS {
+                    return Err((
+                        line_number,
+                        format!("more than {MAX_PLAYERS} players on one line"),
+                    ));
+                }
+                inputs[players] = token
+                    .parse::<Buttons>()
+                    .map_err(|err| (line_number, err.to_string()))?;
+                players += 1;
+            }
+            if players == 0 {
+                return Err((
+                    line_number,
+                    "a repeat needs buttons after it (e.g. `60x RIGHT NONE`)".to_string(),
+                ));
+            }
+            script.total_frames += repeat;
+            if script.total_frames > MAX_SCRIPT_FRAMES {
+                return Err((
+                    line_number,
+                    format!("the script describes more than {MAX_SCRIPT_FRAMES} frames"),
+                ));
+            }
+            match script.runs.last_mut() {
+                Some((count, last)) if *last == inputs => *count += repeat,
+                _ => script.runs.push((repeat, inputs)),
+            }
+        }
+        Ok(script)
+    }
+
+    /// Frames the script describes (after them everybody holds nothing).
+    pub fn total_frames(&self) -> u64 {
+        self.total_frames
+    }
+}
+
+/// `Some` if `token` is a repeat prefix (`120x`), with its count or why the
+/// count is wrong; `None` if it is not a repeat at all.
+fn parse_repeat(token: &str) -> Option<Result<u64, String>> {
+    let digits = token
+        .strip_suffix('x')
+        .or_else(|| token.strip_suffix('X'))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(match digits.parse::<u64>() {
+        Ok(0) => Err("a repeat count must be at least 1".to_string()),
+        Ok(count) if count <= MAX_SCRIPT_FRAMES => Ok(count),
+        _ => Err(format!(
+            "repeat count {digits} is larger than the limit of {MAX_SCRIPT_FRAMES} frames"
+        )),
+    })
+}
+
+/// Plays an [`InputScript`] frame after frame.
+#[derive(Clone, Debug)]
+pub struct ScriptPlayer {
+    script: InputScript,
+    run: usize,
+    used_in_run: u64,
+}
+
+impl ScriptPlayer {
+    pub fn new(script: InputScript) -> Self {
+        ScriptPlayer {
+            script,
+            run: 0,
+            used_in_run: 0,
+        }
+    }
+
+    pub fn next_frame(&mut self) -> FrameInputs {
+        while let Some(&(count, inputs)) = self.script.runs.get(self.run) {
+            if self.used_in_run < count {
+                self.used_in_run += 1;
+                return inputs;
+            }
+            self.run += 1;
+            self.used_in_run = 0;
+        }
+        NO_INPUTS
+    }
+}
+
+/// splitmix64: a tiny, well-mixed generator; the same seed gives the same
+/// numbers on every machine.
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64 { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (`bound` > 0); the tiny modulo bias does not
+    /// matter for play.
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next_u64() % bound
+    }
+
+    /// True with probability `numerator / denominator`.
+    pub fn chance(&mut self, numerator: u64, denominator: u64) -> bool {
+        self.below(denominator) < numerator
+    }
+}
+
+/// Seeded random play that looks like a person: each player holds a
+/// direction and some buttons for a random stretch of frames, then changes;
+/// now and then presses START briefly (title screens need it).
+#[derive(Clone, Debug)]
+pub struct RandomPlayer {
+    rng: SplitMix64,
+    held: [Buttons; RANDOM_PLAYERS],
+    frames_left: [u32; RANDOM_PLAYERS],
+}
+
+const DIRECTIONS: [Buttons; 9] = [
+    Buttons::NONE,
+    Buttons::LEFT,
+    Buttons::RIGHT,
+    Buttons::UP,
+    Buttons::DOWN,
+    Buttons::from_bits(Buttons::LEFT.bits() | Buttons::UP.bits()),
+    Buttons::from_bits(Buttons::RIGHT.bits() | Buttons::UP.bits()),
+    Buttons::from_bits(Buttons::LEFT.bits() | Buttons::DOWN.bits()),
+    Buttons::from_bits(Buttons::RIGHT.bits() | Buttons::DOWN.bits()),
+];
+const ACTIONS: [Buttons; 4] = [Buttons::B, Buttons::A, Buttons::Y, Buttons::X];
+
+impl RandomPlayer {
+    pub fn new(seed: u64) -> Self {
+        RandomPlayer {
+            rng: SplitMix64::new(seed),
+            held: [Buttons::NONE; RANDOM_PLAYERS],
+            frames_left: [0; RANDOM_PLAYERS],
+        }
+    }
+
+    pub fn next_frame(&mut self) -> FrameInputs {
+        let mut inputs = NO_INPUTS;
+        for (player, input) in inputs.iter_mut().take(RANDOM_PLAYERS).enumerate() {
+            if self.frames_left[player] == 0 {
+                let (held, stretch) = self.choose();
+                self.held[player] = held;
+                self.frames_left[player] = stretch;
+            }
+            self.frames_left[player] -= 1;
+            *input = self.held[player];
+        }
+        inputs
+    }
+
+    /// A new set of held buttons and how many frames to hold it.
+    fn choose(&mut self) -> (Buttons, u32) {
+        // A short START tap, then (next choice) something else: a press
+        // followed by a release is what menus react to.
+        if self.rng.chance(1, 12) {
+            return (Buttons::START, 2 + self.rng.below(5) as u32);
+        }
+        let mut held = DIRECTIONS[self.rng.below(DIRECTIONS.len() as u64) as usize];
+        for action in ACTIONS {
+            if self.rng.chance(1, 4) {
+                held = held | action;
+            }
+        }
+        (held, 3 + self.rng.below(38) as u32)
+    }
+}
+
+/// The inputs of a headless run, frame after frame.
+#[derive(Clone, Debug)]
+pub enum InputSource {
+    Idle,
+    Random(RandomPlayer),
+    Script(ScriptPlayer),
+}
+
+impl InputSource {
+    /// Sets up what `spec` asks for (reading the script file, if any).
+    pub fn open(spec: &InputSpec) -> Result<InputSource, InputError> {
+        Ok(match spec {
+            InputSpec::Idle => InputSource::Idle,
+            InputSpec::Random { seed } => InputSource::Random(RandomPlayer::new(*seed)),
+            InputSpec::File(path) => {
+                InputSource::Script(ScriptPlayer::new(InputScript::load(path)?))
+            }
+        })
+    }
+
+    pub fn next_frame(&mut self) -> FrameInputs {
+        match self {
+            InputSource::Idle => NO_INPUTS,
+            InputSource::Random(player) => player.next_frame(),
+            InputSource::Script(player) => player.next_frame(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames_of(script: &InputScript, count: usize) -> Vec<FrameInputs> {
+        let mut player = ScriptPlayer::new(script.clone());
+        (0..count).map(|_| player.next_frame()).collect()
+    }
+
+    #[test]
+    fn a_script_line_gives_each_player_their_buttons_for_one_frame() {
+        let script = InputScript::parse("RIGHT+B NONE\nstart left").unwrap();
+        let frames = frames_of(&script, 3);
+        assert_eq!(frames[0][0], Buttons::RIGHT | Buttons::B);
+        assert_eq!(frames[0][1], Buttons::NONE);
+        assert_eq!(frames[1][0], Buttons::START);
+        assert_eq!(frames[1][1], Buttons::LEFT);
+        assert_eq!(
+            frames[2], NO_INPUTS,
+            "after the script nobody holds anything"
+        );
+        assert_eq!(script.total_frames(), 2);
+    }
+
+    #[test]
+    fn a_repeat_prefix_holds_the_line_for_that_many_frames() {
+        let script = InputScript::parse("3x RIGHT\n2X - A\n").unwrap();
+        let frames = frames_of(&script, 6);
+        assert!(frames[..3].iter().all(|f| f[0] == Buttons::RIGHT));
+        assert!(frames[3..5]
+            .iter()
+            .all(|f| f[0] == Buttons::NONE && f[1] == Buttons::A));
+        assert_eq!(frames[5], NO_INPUTS);
+        assert_eq!(script.total_frames(), 5);
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_not_frames() {
+        let script =
+            InputScript::parse("# title screen\n\n   \nSTART # press start\n# end\n").unwrap();
+        assert_eq!(script.total_frames(), 1);
+        assert_eq!(frames_of(&script, 1)[0][0], Buttons::START);
+    }
+
+    #[test]
+    fn the_button_x_is_not_mistaken_for_a_repeat() {
+        let script = InputScript::parse("X x").unwrap();
+        assert_eq!(frames_of(&script, 1)[0][..2], [Buttons::X, Buttons::X]);
+    }
+
+    #[test]
+    fn an_unknown_button_is_an_error_on_its_line() {
+        let (line, message) = InputScript::parse("RIGHT\n\nRIGHT+TURBO NONE").unwrap_err();
+        assert_eq!(line, 3);
+        assert!(message.contains("TURBO"), "{message}");
+    }
+
+    #[test]
+    fn a_huge_repeat_is_an_error_not_an_allocation() {
+        let (line, message) = InputScript::parse("1000000000000x RIGHT").unwrap_err();
+        assert_eq!(line, 1);
+        assert!(message.contains("limit"), "{message}");
+        let (_, message) = InputScript::parse("99999999999999999999999x RIGHT").unwrap_err();
+        assert!(message.contains("limit"), "{message}");
+    }
+
+    #[test]
+    fn repeats_adding_up_past_the_limit_are_an_error() {
+        let text = "600000000x RIGHT\n600000000x LEFT\n";
+        let (line, _) = InputScript::parse(text).unwrap_err();
+        assert_eq!(line, 2);
+    }
+
+    #[test]
+    fn a_zero_repeat_a_bare_repeat_and_five_players_are_errors() {
+        assert_eq!(InputScript::parse("0x RIGHT").unwrap_err().0, 1);
+        assert_eq!(InputScript::parse("NONE\n12x  # nothing").unwrap_err().0, 2);
+        assert!(InputScript::parse("A B X Y START")
+            .unwrap_err()
+            .1
+            .contains("players"));
+    }
+
+    #[test]
+    fn a_parse_error_from_a_file_names_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("match.inputs");
+        std::fs::write(&path, "RIGHT\nJUMP\n").unwrap();
+        let err = InputScript::load(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("match.inputs:2:"), "{text}");
+        assert!(text.contains("JUMP"), "{text}");
+    }
+
+    #[test]
+    fn a_missing_script_file_is_an_error_naming_it() {
+        let err = InputScript::load(Path::new("/nonexistent/play.txt")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/play.txt"));
+    }
+
+    #[test]
+    fn input_specs_parse_none_random_and_paths() {
+        assert_eq!("none".parse::<InputSpec>().unwrap(), InputSpec::Idle);
+        assert_eq!(
+            "random:42".parse::<InputSpec>().unwrap(),
+            InputSpec::Random { seed: 42 }
+        );
+        assert!(matches!(
+            "random:x".parse::<InputSpec>(),
+            Err(InputError::BadSeed { .. })
+        ));
+        assert_eq!(
+            "play.txt".parse::<InputSpec>().unwrap(),
+            InputSpec::File("play.txt".into())
+        );
+    }
+
+    #[test]
+    fn random_play_is_the_same_for_the_same_seed_and_differs_between_seeds() {
+        let run = |seed| {
+            let mut player = RandomPlayer::new(seed);
+            (0..600).map(|_| player.next_frame()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(7), run(7));
+        assert_ne!(run(7), run(8));
+    }
+
+    #[test]
+    fn random_play_holds_buttons_for_stretches_and_taps_start() {
+        let mut player = RandomPlayer::new(1);
+        let frames: Vec<_> = (0..3600).map(|_| player.next_frame()).collect();
+        let changes = frames.windows(2).filter(|w| w[0][0] != w[1][0]).count();
+        assert!(changes > 30, "player 1 changed only {changes} times");
+        assert!(
+            changes < 1800,
+            "player 1 changed {changes} times: no stretches"
+        );
+        let start_presses = frames
+            .windows(2)
+            .filter(|w| !w[0][0].contains(Buttons::START) && w[1][0].contains(Buttons::START))
+            .count();
+        assert!(start_presses >= 2, "START pressed {start_presses} times");
+        assert!(
+            frames.iter().any(|f| !f[1].is_empty()),
+            "player 2 plays too"
+        );
+        assert!(frames.iter().all(|f| f[2].is_empty() && f[3].is_empty()));
+    }
+}

@@ -1,0 +1,67 @@
+//! The frame loops behind netcade's commands: `run`, `synctest`, `debug`,
+//! `demo`. `src/main.rs` only turns the command line into calls to these.
+//!
+//! Everything here is written against [`Game`] (an [`Emulator`] that may also
+//! know how long it spent inside the core), so the loops are tested with small
+//! pure-Rust games (see `testing`) and run unchanged on libretro cores.
+
+pub mod debugger;
+pub mod demo;
+pub mod diff;
+pub mod error;
+pub mod game;
+pub mod inputs;
+pub mod png;
+pub mod run;
+pub mod synctest;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use error::{AppError, Outcome};
+pub use game::{open_game, Game, GameArgs};
+
+use crate::checksum::{Checksum, Checksums};
+use crate::emulator::Emulator;
+
+/// Checksums of `game` as it is now, `state` being its serialized state.
+///
+/// Same as [`Checksums::of_game`], for games the loops hold generically
+/// (which may be unsized trait objects).
+pub fn checksums_of<G: Emulator + ?Sized>(game: &G, state: &[u8]) -> Checksums {
+    Checksums {
+        memory: Checksum::of(game.game_memory()),
+        state: Checksum::of(state),
+        video: game
+            .video_frame()
+            .map(|frame| Checksum::of_video(&frame))
+            .unwrap_or_default(),
+    }
+}
+
+/// The JSON form of checksums: `{"memory": "…", "state": "…", "video": "…"}`.
+pub fn checksums_json(checksums: &Checksums) -> serde_json::Value {
+    serde_json::json!({
+        "memory": checksums.memory.to_string(),
+        "state": checksums.state.to_string(),
+        "video": checksums.video.to_string(),
+    })
+}
+
+/// Logs to stderr: `RUST_LOG` if set, else warnings, and more with each `-v`
+/// (`-v` info, `-vv` debug, `-vvv` trace).
+pub fn init_logging(verbosity: u8) {
+    use tracing_subscriber::EnvFilter;
+    let level = match verbosity {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    // A second initialisation (tests) is harmless: keep the first.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}

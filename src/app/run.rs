@@ -1,0 +1,232 @@
+//! `netcade run`: run a game unthrottled and report speed and checksums.
+
+use crate::app::inputs::{InputSource, InputSpec};
+use crate::app::{checksums_json, checksums_of, open_game, AppError, Game, GameArgs, Outcome};
+use crate::checksum::Checksums;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Arguments of `netcade run`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// How many frames to run.
+    #[arg(long, value_name = "N")]
+    pub frames: u32,
+    /// Where the buttons come from: none, random:SEED, or an input script file.
+    #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
+    pub inputs: InputSpec,
+    /// Ends the output with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub frames: u32,
+    pub elapsed: Duration,
+    /// Time spent in the core's own calls during the run, if measured.
+    pub time_in_core: Option<Duration>,
+    pub checksums: Checksums,
+}
+
+impl RunReport {
+    pub fn frames_per_second(&self) -> f64 {
+        let seconds = self.elapsed.as_secs_f64();
+        if seconds > 0.0 {
+            f64::from(self.frames) / seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// The share (0–1) of the run's time spent outside the core's own calls:
+    /// netcade's own per-frame overhead.
+    pub fn overhead_share(&self) -> Option<f64> {
+        let in_core = self.time_in_core?.as_secs_f64();
+        let total = self.elapsed.as_secs_f64();
+        (total > 0.0).then(|| ((total - in_core) / total).clamp(0.0, 1.0))
+    }
+}
+
+/// Runs `frames` frames as fast as the game goes, drawing each.
+pub fn run_frames<G: Game + ?Sized>(
+    game: &mut G,
+    frames: u32,
+    inputs: &mut InputSource,
+) -> Result<RunReport, AppError> {
+    let core_before = game.time_in_core();
+    let started = Instant::now();
+    for _ in 0..frames {
+        let frame_inputs = inputs.next_frame();
+        game.run_frame(&frame_inputs, true);
+    }
+    let elapsed = started.elapsed();
+    let time_in_core = match (core_before, game.time_in_core()) {
+        (Some(before), Some(after)) => Some(after.saturating_sub(before)),
+        _ => None,
+    };
+    let mut state = Vec::new();
+    game.save_state(&mut state)
+        .map_err(AppError::at_frame(frames))?;
+    Ok(RunReport {
+        frames,
+        elapsed,
+        time_in_core,
+        checksums: checksums_of(game, &state),
+    })
+}
+
+/// Human lines describing `report`.
+pub fn describe(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
+    write!(
+        out,
+        "ran {} frames in {:.3} s: {:.1} fps",
+        report.frames,
+        report.elapsed.as_secs_f64(),
+        report.frames_per_second()
+    )?;
+    match report.overhead_share() {
+        Some(share) => writeln!(out, ", {:.2}% of the time outside the core", share * 100.0)?,
+        None => writeln!(out)?,
+    }
+    writeln!(
+        out,
+        "checksums: memory {} state {} video {}",
+        report.checksums.memory, report.checksums.state, report.checksums.video
+    )
+}
+
+/// The JSON fields of `report`.
+pub fn report_json(report: &RunReport) -> serde_json::Value {
+    serde_json::json!({
+        "frames": report.frames,
+        "seconds": report.elapsed.as_secs_f64(),
+        "fps": report.frames_per_second(),
+        "overhead_share": report.overhead_share(),
+        "checksums": checksums_json(&report.checksums),
+    })
+}
+
+/// `netcade run`.
+pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    if args.frames == 0 {
+        return Err(AppError::BadArgument {
+            message: "--frames must be at least 1".to_string(),
+        });
+    }
+    let mut inputs = InputSource::open(&args.inputs)?;
+    let mut game = open_game(&args.game)?;
+    let report = run_frames(game.as_mut(), args.frames, &mut inputs)?;
+    writeln!(out, "{}", game.title())?;
+    describe(&report, out)?;
+    if args.json {
+        let mut json = report_json(&report);
+        json["command"] = "run".into();
+        json["game"] = game.title().into();
+        json["inputs"] = args.inputs.to_string().into();
+        writeln!(out, "{json}")?;
+    }
+    Ok(Outcome::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::StubGame;
+    use crate::emulator::Emulator;
+
+    /// A stub that claims a fixed time in its core per frame.
+    struct TimedStub {
+        game: StubGame,
+        per_frame: Duration,
+        frames: u32,
+    }
+
+    impl Emulator for TimedStub {
+        fn run_frame(&mut self, inputs: &[crate::input::Buttons], render: bool) {
+            self.frames += 1;
+            std::thread::sleep(self.per_frame);
+            self.game.run_frame(inputs, render)
+        }
+        fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), crate::emulator::EmulatorError> {
+            self.game.save_state(into)
+        }
+        fn load_state(&mut self, from: &[u8]) -> Result<(), crate::emulator::EmulatorError> {
+            self.game.load_state(from)
+        }
+        fn game_memory(&self) -> &[u8] {
+            self.game.game_memory()
+        }
+        fn video_frame(&self) -> Option<crate::emulator::VideoFrame<'_>> {
+            self.game.video_frame()
+        }
+        fn audio_samples(&self) -> &[i16] {
+            self.game.audio_samples()
+        }
+        fn frames_per_second(&self) -> f64 {
+            60.0
+        }
+        fn sample_rate(&self) -> f64 {
+            48_000.0
+        }
+    }
+
+    impl Game for TimedStub {
+        fn time_in_core(&self) -> Option<Duration> {
+            Some(self.per_frame * self.frames)
+        }
+        fn title(&self) -> String {
+            "timed stub".into()
+        }
+    }
+
+    #[test]
+    fn a_run_reports_its_frames_and_the_checksums_of_where_it_ended() {
+        let mut game = StubGame::deterministic();
+        let mut inputs = InputSource::open(&InputSpec::Random { seed: 9 }).unwrap();
+        let report = run_frames(&mut game, 120, &mut inputs).unwrap();
+        assert_eq!(report.frames, 120);
+        assert_eq!(game.frames_run(), 120);
+
+        let mut again = StubGame::deterministic();
+        let mut inputs = InputSource::open(&InputSpec::Random { seed: 9 }).unwrap();
+        assert_eq!(
+            run_frames(&mut again, 120, &mut inputs).unwrap().checksums,
+            report.checksums
+        );
+        assert!(
+            report.overhead_share().is_none(),
+            "the stub measures no core time"
+        );
+    }
+
+    #[test]
+    fn the_overhead_share_is_the_time_not_spent_in_the_core() {
+        let mut game = TimedStub {
+            game: StubGame::deterministic(),
+            per_frame: Duration::from_millis(2),
+            frames: 0,
+        };
+        let report = run_frames(&mut game, 20, &mut InputSource::Idle).unwrap();
+        let share = report.overhead_share().unwrap();
+        assert!((0.0..0.5).contains(&share), "overhead share {share}");
+    }
+
+    #[test]
+    fn the_json_report_has_frames_fps_overhead_and_hex_checksums() {
+        let mut game = StubGame::deterministic();
+        let report = run_frames(&mut game, 10, &mut InputSource::Idle).unwrap();
+        let json = report_json(&report);
+        assert_eq!(json["frames"], 10);
+        assert!(json["fps"].is_number());
+        assert!(json["overhead_share"].is_null());
+        for kind in ["memory", "state", "video"] {
+            let text = json["checksums"][kind].as_str().unwrap();
+            assert_eq!(text.len(), 16, "{kind}: {text}");
+            assert!(text.chars().all(|c| c.is_ascii_hexdigit()));
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The real `netcade` binary driving the Duel core: run, synctest, debug and
+//! demo, as users and scripts call them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// Duel's library: `$NETCADE_DUEL_CORE`, else built next to the netcade
+/// binary under test (`cargo build -p duel` in the same profile).
+fn duel_core() -> PathBuf {
+    static CORE: OnceLock<PathBuf> = OnceLock::new();
+    CORE.get_or_init(|| {
+        if let Some(path) = std::env::var_os("NETCADE_DUEL_CORE") {
+            return PathBuf::from(path);
+        }
+        let profile_dir = Path::new(env!("CARGO_BIN_EXE_netcade"))
+            .parent()
+            .expect("the binary lives in a directory")
+            .to_path_buf();
+        let name = format!(
+            "{}duel{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        );
+        let candidates = [
+            profile_dir.join(&name),
+            profile_dir.join("deps").join(&name),
+        ];
+        if let Some(found) = candidates.iter().find(|path| path.is_file()) {
+            return found.clone();
+        }
+        let mut build = Command::new(env!("CARGO"));
+        build
+            .args(["build", "-p", "duel"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if profile_dir.ends_with("release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "cargo build -p duel failed");
+        candidates
+            .iter()
+            .find(|path| path.is_file())
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {}", profile_dir.display()))
+    })
+    .clone()
+}
+
+fn arena() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("cores/duel/arenas/dojo.arena")
+}
+
+fn netcade(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .args(args)
+        .env("NETCADE_DUEL_CORE", duel_core())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the netcade binary runs");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn on_duel<'a>(command: &'a str, core: &'a str, arena: &'a str) -> Vec<&'a str> {
+    vec![command, "--core", core, "--rom", arena]
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn last_json(output: &Output) -> serde_json::Value {
+    let text = stdout(output);
+    let last = text.lines().last().expect("some output");
+    serde_json::from_str(last).unwrap_or_else(|err| panic!("{err}: {last:?}"))
+}
+
+fn assert_hex_checksums(json: &serde_json::Value) {
+    for kind in ["memory", "state", "video"] {
+        let value = json["checksums"][kind].as_str().unwrap_or_default();
+        assert_eq!(value.len(), 16, "{kind}: {json}");
+        assert!(value.chars().all(|c| c.is_ascii_hexdigit()), "{json}");
+    }
+}
+
+#[test]
+fn run_reports_the_same_checksums_for_the_same_seed_in_two_processes() {
+    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (core.to_str().unwrap(), arena.to_str().unwrap());
+    let run = |seed: &str| {
+        let mut args = on_duel("run", core, arena);
+        args.extend(["--frames", "600", "--inputs", seed, "--json"]);
+        let output = netcade(&args, None);
+        assert!(output.status.success(), "{output:?}");
+        last_json(&output)
+    };
+    let first = run("random:5");
+    assert_eq!(first["frames"], 600);
+    assert!(first["fps"].as_f64().unwrap() > 0.0);
+    let share = first["overhead_share"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&share), "{first}");
+    assert_hex_checksums(&first);
+    assert_eq!(run("random:5")["checksums"], first["checksums"]);
+    assert_ne!(run("random:6")["checksums"], first["checksums"]);
+}
+
+#[test]
+fn run_plays_an_input_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("walk.inputs");
+    std::fs::write(
+        &script,
+        "# walk towards each other\n90x RIGHT LEFT\n30x B A\n",
+    )
+    .unwrap();
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("run", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend([
+        "--frames",
+        "120",
+        "--json",
+        "--inputs",
+        script.to_str().unwrap(),
+    ]);
+    let scripted = last_json(&netcade(&args, None));
+    args.pop();
+    args.push("none");
+    let idle = last_json(&netcade(&args, None));
+    assert_eq!(scripted["frames"], 120);
+    assert_ne!(scripted["checksums"]["memory"], idle["checksums"]["memory"]);
+}
+
+#[test]
+fn synctest_passes_on_duel_with_a_verdict_line() {
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend([
+        "--frames",
+        "600",
+        "--check-distance",
+        "7",
+        "--compare",
+        "all",
+        "--json",
+    ]);
+    let output = netcade(&args, None);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(stdout(&output)
+        .contains("sync-test passed: 600 frames, distance 7, compared memory+state+video"));
+    let json = last_json(&output);
+    assert_eq!(json["passed"], true);
+    assert_eq!(json["frames"], 600);
+    assert_hex_checksums(&json);
+}
+
+#[test]
+fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versions() {
+    let dumps = tempfile::tempdir().unwrap();
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend([
+        "--frames",
+        "600",
+        "--check-distance",
+        "4",
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+        "--dump-dir",
+        dumps.path().to_str().unwrap(),
+        "--json",
+    ]);
+    let output = netcade(&args, None);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    // fighter1.x is RAM offset 39 = 0x27: the byte the core flips.
+    assert!(text.contains("sync-test FAILED at frame "), "{text}");
+    assert!(text.contains("memory differs at 0x0027..0x0028"), "{text}");
+    let json = last_json(&output);
+    assert_eq!(json["passed"], false);
+    assert_eq!(json["desync"]["memory"]["ranges"][0], "0x0027..0x0028");
+    let dump_dir = PathBuf::from(json["desync"]["dump_dir"].as_str().unwrap());
+    assert!(dump_dir.starts_with(dumps.path()));
+    for file in [
+        "first-pass.state",
+        "first-pass.memory",
+        "resimulated.state",
+        "resimulated.memory",
+    ] {
+        assert!(dump_dir.join(file).is_file(), "{file} missing");
+    }
+    assert_ne!(
+        std::fs::read(dump_dir.join("first-pass.memory")).unwrap(),
+        std::fs::read(dump_dir.join("resimulated.memory")).unwrap()
+    );
+}
+
+#[test]
+fn debug_steps_back_and_forth_and_diffs_through_stdin() {
+    let (core, arena) = (duel_core(), arena());
+    let args = on_duel("debug", core.to_str().unwrap(), arena.to_str().unwrap());
+    let script = "step 60\nmark\ninput 1 RIGHT\nstep 30\nback 30\ngoto 90\nbogus\ndiff\ngoto 60\n";
+    let output = netcade(&args, Some(script));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = stdout(&output);
+    let statuses: Vec<&str> = text.lines().filter(|l| l.starts_with("frame=")).collect();
+    let at = |frame: &str| -> Vec<&str> {
+        statuses
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with(&format!("frame={frame} ")))
+            .collect()
+    };
+    let at_60 = at("60");
+    assert!(
+        at_60.len() >= 3 && at_60.iter().all(|l| *l == at_60[0]),
+        "{text}"
+    );
+    let at_90 = at("90");
+    assert!(
+        at_90.len() == 3 && at_90.iter().all(|l| *l == at_90[0]),
+        "{text}"
+    );
+    assert!(text.contains("error: unknown command \"bogus\""), "{text}");
+    assert!(text.contains("diff frame 60 -> frame 90"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("memory: 0x")), "{text}");
+}
+
+#[test]
+fn demo_plays_a_match_saves_a_png_and_passes_its_sync_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("last.png");
+    let output = netcade(
+        &[
+            "demo",
+            "--frames",
+            "300",
+            "--png",
+            png.to_str().unwrap(),
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let json = last_json(&output);
+    assert_eq!(json["frames"], 300);
+    assert_eq!(json["synctest"]["passed"], true);
+    assert!(stdout(&output).contains(png.to_str().unwrap()));
+}
+
+#[test]
+fn demo_without_the_duel_library_says_how_to_build_it() {
+    let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .args(["demo"])
+        .env("NETCADE_DUEL_CORE", "/nonexistent/libduel.so")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("/nonexistent/libduel.so"), "{text}");
+    assert!(text.contains("cargo build --release -p duel"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}

@@ -1,0 +1,126 @@
+//! The real `netcade` binary on bad arguments: a clear message, a non-zero
+//! exit code, never a panic.
+
+use std::process::{Command, Output};
+
+fn netcade(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .args(args)
+        .output()
+        .expect("the netcade binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_user_mistake(output: &Output, must_mention: &str) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {text}");
+    assert!(
+        text.contains(must_mention),
+        "stderr lacks {must_mention:?}: {text}"
+    );
+    assert!(!text.contains("panicked"), "stderr: {text}");
+}
+
+#[test]
+fn a_missing_core_file_is_named_and_exits_2() {
+    for command in ["run", "synctest", "debug"] {
+        let mut args = vec![command, "--core", "/nonexistent/missing_core.so"];
+        if command != "debug" {
+            args.extend(["--frames", "10"]);
+        }
+        let output = netcade(&args);
+        assert_user_mistake(&output, "/nonexistent/missing_core.so");
+        assert!(
+            stderr(&output).starts_with("error: "),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_missing_input_script_is_named_and_exits_2() {
+    let core = tempfile::NamedTempFile::new().unwrap();
+    let output = netcade(&[
+        "run",
+        "--core",
+        core.path().to_str().unwrap(),
+        "--frames",
+        "10",
+        "--inputs",
+        "/nonexistent/play.inputs",
+    ]);
+    assert_user_mistake(&output, "/nonexistent/play.inputs");
+}
+
+#[test]
+fn a_bad_input_script_line_is_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bad.inputs");
+    std::fs::write(&script, "RIGHT NONE\n10x RIGHT+JUMP\n").unwrap();
+    let core = dir.path().join("core.so");
+    std::fs::write(&core, b"not a core").unwrap();
+    let output = netcade(&[
+        "synctest",
+        "--core",
+        core.to_str().unwrap(),
+        "--frames",
+        "10",
+        "--inputs",
+        script.to_str().unwrap(),
+    ]);
+    assert_user_mistake(&output, "bad.inputs:2:");
+    assert!(stderr(&output).contains("JUMP"));
+}
+
+#[test]
+fn missing_and_malformed_arguments_are_usage_errors() {
+    assert_user_mistake(&netcade(&["run", "--core", "x.so"]), "--frames");
+    assert_user_mistake(
+        &netcade(&["run", "--core", "x.so", "--frames", "ten"]),
+        "ten",
+    );
+    assert_user_mistake(
+        &netcade(&[
+            "run", "--core", "x.so", "--frames", "1", "--option", "novalue",
+        ]),
+        "KEY=VALUE",
+    );
+    assert_user_mistake(
+        &netcade(&[
+            "synctest",
+            "--core",
+            "x.so",
+            "--frames",
+            "1",
+            "--compare",
+            "audio",
+        ]),
+        "audio",
+    );
+    assert_user_mistake(
+        &netcade(&[
+            "run",
+            "--core",
+            "x.so",
+            "--frames",
+            "1",
+            "--inputs",
+            "random:abc",
+        ]),
+        "seed",
+    );
+}
+
+#[test]
+fn help_lists_the_commands_and_exit_codes() {
+    let output = netcade(&["--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    for word in ["run", "synctest", "debug", "demo", "Exit codes"] {
+        assert!(text.contains(word), "help lacks {word}: {text}");
+    }
+}
