@@ -3,4 +3,6 @@
 pub mod checksum;
 pub mod emulator;
 pub mod input;
+pub mod net;
+pub mod protocol;
 pub mod rollback;
