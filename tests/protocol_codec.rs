@@ -59,7 +59,12 @@ fn every_message() -> Vec<Message> {
         },
         Message::Input(input_message(
             123_456,
-            vec![Buttons::NONE, Buttons::A, Buttons::A | Buttons::LEFT, Buttons::R3],
+            vec![
+                Buttons::NONE,
+                Buttons::A,
+                Buttons::A | Buttons::LEFT,
+                Buttons::R3,
+            ],
             PlayerSlots(0b101),
         )),
         Message::Input(input_message(0, Vec::new(), PlayerSlots::NONE)),
@@ -152,7 +157,10 @@ fn foreign_datagrams_are_refused_with_a_reason() {
     ));
     let mut unknown_kind = out.clone();
     unknown_kind[3] = 99;
-    assert_eq!(codec::decode(&unknown_kind), Err(DecodeError::UnknownKind(99)));
+    assert_eq!(
+        codec::decode(&unknown_kind),
+        Err(DecodeError::UnknownKind(99))
+    );
     let mut trailing = out.clone();
     trailing.push(0);
     assert_eq!(codec::decode(&trailing), Err(DecodeError::TrailingBytes(1)));
@@ -202,7 +210,9 @@ fn a_malformed_handshake_setting_is_refused_by_name() {
     codec::encode(&header(), &Message::Hello(hs), &mut out).unwrap();
     assert_eq!(
         codec::decode(&out),
-        Err(DecodeError::BadSettings("input delay minimum above maximum"))
+        Err(DecodeError::BadSettings(
+            "input delay minimum above maximum"
+        ))
     );
 }
 
@@ -230,7 +240,10 @@ fn unchanged_input_at_six_frames_in_flight_costs_at_most_16_bytes_of_payload() {
             let (datagram, written) = input_datagram(start, &inputs, PlayerSlots::single(0));
             assert_eq!(written as usize, in_flight);
             let payload = input_payload_len(datagram.len());
-            assert!(payload <= 16, "{in_flight} frames of {held}: {payload} bytes");
+            assert!(
+                payload <= 16,
+                "{in_flight} frames of {held}: {payload} bytes"
+            );
         }
     }
 }
@@ -335,5 +348,27 @@ proptest! {
         prop_assert_eq!(&decoded.inputs[..], &inputs[..written as usize * slots.count()]);
         prop_assert_eq!(decoded.start_frame, Frame::new(start));
         prop_assert_eq!(decoded.next_expected, Frame::new(start + 1));
+    }
+}
+
+#[test]
+fn a_full_input_datagram_uses_the_whole_datagram_whatever_the_count_width() {
+    // Few frames, many toggles each (count fits one varint byte) and many frames,
+    // few toggles (count needs two bytes): both fill the datagram to the brim.
+    // Slack left: less than one more frame (8 pads × at most 81 bits, or 1 bit).
+    let cases = [
+        (random_pads(1, 800), PlayerSlots(0xFF), 81),
+        (vec![Buttons::NONE; 20_000], PlayerSlots(1), 1),
+    ];
+    for (pads, slots, slack) in cases {
+        let (datagram, written) = input_datagram(5, &pads, slots);
+        assert!(written > 0);
+        assert!(datagram.len() <= MAX_DATAGRAM_SIZE);
+        assert!(
+            datagram.len() >= MAX_DATAGRAM_SIZE - slack,
+            "{} bytes",
+            datagram.len()
+        );
+        assert!(codec::decode(&datagram).is_ok());
     }
 }

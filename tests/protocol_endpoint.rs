@@ -132,7 +132,11 @@ impl Match {
 
     /// The remote inputs `address` received, in the order the events came.
     fn received_inputs(&self, address: u8) -> Vec<(u8, Frame, Buttons)> {
-        let peer = if address == HOST { &self.host } else { &self.joiner };
+        let peer = if address == HOST {
+            &self.host
+        } else {
+            &self.joiner
+        };
         peer.events
             .iter()
             .filter_map(|event| match *event {
@@ -187,8 +191,14 @@ fn a_joiner_synchronizes_with_the_hosts_token_and_settings() {
     game.run_until(200);
     let host_view = synchronized(&game.host.events).expect("host synchronized");
     let joiner_view = synchronized(&game.joiner.events).expect("joiner synchronized");
-    assert_eq!(host_view, (TOKEN, SessionSettings::default(), PlayerSlots::single(1)));
-    assert_eq!(joiner_view, (TOKEN, SessionSettings::default(), PlayerSlots::single(0)));
+    assert_eq!(
+        host_view,
+        (TOKEN, SessionSettings::default(), PlayerSlots::single(1))
+    );
+    assert_eq!(
+        joiner_view,
+        (TOKEN, SessionSettings::default(), PlayerSlots::single(0))
+    );
     assert_eq!(game.joiner.endpoint.session(), TOKEN);
 }
 
@@ -217,8 +227,14 @@ fn a_joiner_speaking_another_protocol_version_is_rejected_naming_both_versions()
     assert_eq!(refused.reason, RejectReason::ProtocolVersion);
     assert!(!refused.by_us);
     let text = refused.to_string();
-    assert!(text.contains(&format!("protocol {}", PROTOCOL_VERSION)), "{text}");
-    assert!(text.contains(&format!("protocol {}", PROTOCOL_VERSION + 1)), "{text}");
+    assert!(
+        text.contains(&format!("protocol {}", PROTOCOL_VERSION)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("protocol {}", PROTOCOL_VERSION + 1)),
+        "{text}"
+    );
     assert!(game.joiner.events.contains(&Event::Disconnected {
         cause: DisconnectCause::Rejected(RejectReason::ProtocolVersion)
     }));
@@ -232,21 +248,42 @@ fn a_joiner_speaking_another_protocol_version_is_rejected_naming_both_versions()
 fn a_joiner_with_other_content_is_rejected_naming_both_hashes() {
     let mut other_rom = identity(1);
     other_rom.content_hash = 0xBAD_F00D;
-    let mut game = Match::with(3, LinkConditions::latency(20), identity(0), other_rom, |_| {});
+    let mut game = Match::with(
+        3,
+        LinkConditions::latency(20),
+        identity(0),
+        other_rom,
+        |_| {},
+    );
     game.run_until(500);
     let refused = rejection(&game.joiner.events).expect("joiner told why");
     assert_eq!(refused.reason, RejectReason::Content);
     let text = refused.to_string();
     assert!(text.contains("different content"), "{text}");
-    assert!(text.contains("0000000000c0ffee") && text.contains("000000000badf00d"), "{text}");
-    assert_eq!(rejection(&game.host.events).unwrap().reason, RejectReason::Content);
+    assert!(
+        text.contains("0000000000c0ffee") && text.contains("000000000badf00d"),
+        "{text}"
+    );
+    assert_eq!(
+        rejection(&game.host.events).unwrap().reason,
+        RejectReason::Content
+    );
 }
 
 #[test]
 fn a_joiner_claiming_the_hosts_slot_is_rejected() {
-    let mut game = Match::with(4, LinkConditions::latency(5), identity(0), identity(0), |_| {});
+    let mut game = Match::with(
+        4,
+        LinkConditions::latency(5),
+        identity(0),
+        identity(0),
+        |_| {},
+    );
     game.run_until(300);
-    assert_eq!(rejection(&game.joiner.events).unwrap().reason, RejectReason::SlotTaken);
+    assert_eq!(
+        rejection(&game.joiner.events).unwrap().reason,
+        RejectReason::SlotTaken
+    );
 }
 
 #[test]
@@ -348,16 +385,24 @@ fn checksums_frame_advantage_and_ping_reach_the_peer() {
 
 #[test]
 fn a_megabyte_blob_arrives_intact_under_5_percent_loss() {
-    let mut game = Match::new(14, LinkConditions::latency(40).with_jitter(10).with_loss(0.05));
+    let mut game = Match::new(
+        14,
+        LinkConditions::latency(40).with_jitter(10).with_loss(0.05),
+    );
     game.run_until(300);
-    let blob: Vec<u8> = (0..1_000_000u32).map(|i| (i * 31 + i / 977) as u8).collect();
+    let blob: Vec<u8> = (0..1_000_000u32)
+        .map(|i| (i * 31 + i / 977) as u8)
+        .collect();
     let id = game.host.endpoint.send_blob(blob.clone()).unwrap();
     game.run_until(game.now + 10_000);
     let received = game.joiner.events.iter().find_map(|event| match event {
         Event::BlobReceived { id: got, bytes } if *got == id => Some(bytes.clone()),
         _ => None,
     });
-    assert!(received.as_ref() == Some(&blob), "blob missing or corrupted");
+    assert!(
+        received.as_ref() == Some(&blob),
+        "blob missing or corrupted"
+    );
     assert!(game.host.events.contains(&Event::BlobDelivered { id }));
     // Inputs kept flowing meanwhile.
     game.assert_every_input_arrived_once_in_order(8);
@@ -365,9 +410,13 @@ fn a_megabyte_blob_arrives_intact_under_5_percent_loss() {
 
 #[test]
 fn a_blob_over_the_receivers_cap_is_refused() {
-    let mut game = Match::with(15, LinkConditions::latency(5), identity(0), identity(1), |c| {
-        c.max_blob_size = 10_000
-    });
+    let mut game = Match::with(
+        15,
+        LinkConditions::latency(5),
+        identity(0),
+        identity(1),
+        |c| c.max_blob_size = 10_000,
+    );
     game.run_until(200);
     game.host.endpoint.send_blob(vec![1; 20_000]).unwrap();
     game.run_until(1_000);
@@ -390,7 +439,10 @@ fn silence_warns_after_750ms_and_disconnects_after_5000ms() {
     game.net.partition(HOST, JOINER);
     let cut_at = game.now;
     game.run_until(cut_at + 700);
-    assert!(!first_time(&game.host.events, |e| matches!(e, Event::NetworkInterrupted { .. })));
+    assert!(!first_time(&game.host.events, |e| matches!(
+        e,
+        Event::NetworkInterrupted { .. }
+    )));
     game.run_until(cut_at + 800);
     assert!(first_time(&game.host.events, |e| matches!(
         e,
@@ -448,7 +500,10 @@ fn sending_slows_to_four_datagrams_a_second_after_a_second_of_silence() {
             .filter(|&&(who, at)| who == HOST && at >= from && at < to)
             .count()
     };
-    assert!(host_sends_between(cut_at, cut_at + 900) >= 54, "60 Hz before throttling");
+    assert!(
+        host_sends_between(cut_at, cut_at + 900) >= 54,
+        "60 Hz before throttling"
+    );
     let throttled = host_sends_between(cut_at + 1_100, cut_at + 3_100);
     assert!((7..=9).contains(&throttled), "{throttled} datagrams in 2 s");
     // What does get through still carries the newest inputs.
@@ -472,7 +527,9 @@ fn datagrams_with_another_sessions_token_are_dropped_and_counted() {
     codec::encode(&header, &message, &mut forged).unwrap();
     let now = game.now;
     game.host.endpoint.handle_datagram(now, &forged);
-    game.host.endpoint.handle_datagram(now, b"not netcade at all");
+    game.host
+        .endpoint
+        .handle_datagram(now, b"not netcade at all");
     let stats = game.host.endpoint.stats();
     assert_eq!(stats.dropped_wrong_token, 1);
     assert_eq!(stats.dropped_malformed, 1);
@@ -508,8 +565,9 @@ fn a_peer_table_routes_by_address_and_counts_strangers() {
     assert_eq!(table.dropped_unknown(), 1);
     let mut replies = Vec::new();
     table.poll(2, &mut |to, datagram| replies.push((to, datagram.to_vec())));
-    assert!(replies.iter().any(|(to, d)| *to == JOINER
-        && matches!(codec::decode(d), Ok((_, Message::Welcome(_))))));
+    assert!(replies
+        .iter()
+        .any(|(to, d)| *to == JOINER && matches!(codec::decode(d), Ok((_, Message::Welcome(_))))));
     assert!(table
         .drain_events()
         .iter()
@@ -519,7 +577,9 @@ fn a_peer_table_routes_by_address_and_counts_strangers() {
 #[test]
 fn local_input_must_come_frame_after_frame() {
     let mut endpoint = PeerEndpoint::new(EndpointConfig::host(TOKEN, identity(0)), 0).unwrap();
-    endpoint.add_local_input(Frame::ZERO, &[Buttons::A]).unwrap();
+    endpoint
+        .add_local_input(Frame::ZERO, &[Buttons::A])
+        .unwrap();
     assert_eq!(
         endpoint.add_local_input(Frame::new(2), &[Buttons::A]),
         Err(EndpointError::NotNextFrame {
@@ -529,6 +589,9 @@ fn local_input_must_come_frame_after_frame() {
     );
     assert_eq!(
         endpoint.add_local_input(Frame::new(1), &[Buttons::A, Buttons::B]),
-        Err(EndpointError::WrongSlotCount { expected: 1, got: 2 })
+        Err(EndpointError::WrongSlotCount {
+            expected: 1,
+            got: 2
+        })
     );
 }

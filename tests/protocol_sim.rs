@@ -93,7 +93,10 @@ fn loss_duplication_and_reordering_happen_at_about_their_rates() {
     assert!((rate(stats.reordered) - 0.02).abs() < 0.01, "{stats:?}");
     let deliveries = net.deliver_due(count + 1000);
     let order = sequence_numbers(&deliveries);
-    assert!(order.windows(2).any(|pair| pair[0] > pair[1]), "nothing reordered");
+    assert!(
+        order.windows(2).any(|pair| pair[0] > pair[1]),
+        "nothing reordered"
+    );
     let mut unique = order.clone();
     unique.sort();
     unique.dedup();

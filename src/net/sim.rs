@@ -299,7 +299,10 @@ impl<A: Copy + Ord> SimNet<A> {
             if self.rng.chance(conditions.reorder) {
                 // Held back long enough for a few later datagrams to overtake it.
                 self.stats.reordered += 1;
-                arrival_us += 1000 + self.rng.up_to(conditions.latency_ms * 1000 + 2 * jitter_us + 20_000);
+                arrival_us += 1000
+                    + self
+                        .rng
+                        .up_to(conditions.latency_ms * 1000 + 2 * jitter_us + 20_000);
             } else {
                 arrival_us = arrival_us.max(link.last_in_order_us);
                 link.last_in_order_us = arrival_us;

@@ -169,6 +169,33 @@ fn put_toggles(bits: &mut BitWriter<'_>, previous: Buttons, current: Buttons) {
     bits.write_bit(false);
 }
 
+/// How many frames of `inputs` (`slot_count` per frame) fit in `budget_bits`.
+fn frames_fitting(
+    inputs: &[Buttons],
+    slot_count: usize,
+    frame_limit: usize,
+    budget_bits: usize,
+) -> usize {
+    let mut frames = 0usize;
+    let mut used_bits = 0usize;
+    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    while frames < frame_limit {
+        let row = &inputs[frames * slot_count..(frames + 1) * slot_count];
+        let cost: usize = row
+            .iter()
+            .zip(&previous)
+            .map(|(&now, &before)| toggle_cost(before, now))
+            .sum();
+        if used_bits + cost > budget_bits {
+            break;
+        }
+        used_bits += cost;
+        previous[..slot_count].copy_from_slice(row);
+        frames += 1;
+    }
+    frames
+}
+
 /// The fields of an input datagram besides the inputs themselves.
 #[derive(Clone, Copy, Debug)]
 pub struct InputPrefix<'a> {
@@ -207,25 +234,14 @@ pub fn encode_input_fitting(
 
     let slot_count = prefix.slots.count();
     let available_frames = inputs.len().checked_div(slot_count).unwrap_or(0);
-    // Frames that fit: at most 2 bytes of count (9600 bits can never need more).
-    let budget_bits = MAX_DATAGRAM_SIZE.saturating_sub(out.len() + 2) * 8;
-    let frame_limit = (u32::MAX - prefix.start_frame.number()) as usize;
-    let mut frames = 0usize;
-    let mut used_bits = 0usize;
-    let mut previous = [Buttons::NONE; MAX_PLAYERS];
-    while frames < available_frames.min(frame_limit) {
-        let row = &inputs[frames * slot_count..(frames + 1) * slot_count];
-        let cost: usize = row
-            .iter()
-            .zip(&previous)
-            .map(|(&now, &before)| toggle_cost(before, now))
-            .sum();
-        if used_bits + cost > budget_bits {
-            break;
-        }
-        used_bits += cost;
-        previous[..slot_count].copy_from_slice(row);
-        frames += 1;
+    let frame_limit = available_frames.min((u32::MAX - prefix.start_frame.number()) as usize);
+    // A count below 128 takes one varint byte, any count that fits takes two
+    // (9600 bits cannot hold 16384 frames).
+    let one_byte_budget = MAX_DATAGRAM_SIZE.saturating_sub(out.len() + 1) * 8;
+    let mut frames = frames_fitting(inputs, slot_count, frame_limit, one_byte_budget);
+    if frames >= 128 {
+        let two_byte_budget = MAX_DATAGRAM_SIZE.saturating_sub(out.len() + 2) * 8;
+        frames = frames_fitting(inputs, slot_count, frame_limit, two_byte_budget);
     }
     put_varint(out, frames as u64);
     let mut bits = BitWriter::new(out);
@@ -563,7 +579,9 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         return Err(DecodeError::BadSettings("player count must be 1 to 8"));
     }
     if local_slots.0 >> settings.player_count != 0 {
-        return Err(DecodeError::BadSettings("a local slot beyond the player count"));
+        return Err(DecodeError::BadSettings(
+            "a local slot beyond the player count",
+        ));
     }
     if settings.frame_rate_millihertz == 0 {
         return Err(DecodeError::BadSettings("frame rate of zero"));
@@ -572,7 +590,9 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         return Err(DecodeError::BadSettings("checksum interval of zero"));
     }
     if settings.input_delay_min > settings.input_delay_max {
-        return Err(DecodeError::BadSettings("input delay minimum above maximum"));
+        return Err(DecodeError::BadSettings(
+            "input delay minimum above maximum",
+        ));
     }
     Ok(Handshake {
         core_name,

@@ -386,7 +386,10 @@ impl PeerEndpoint {
     /// handshake could not be sent (names over 255 bytes, slots beyond the players).
     pub fn new(config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
         let local = &config.local;
-        for (field, text) in [("core name", &local.core_name), ("core version", &local.core_version)] {
+        for (field, text) in [
+            ("core name", &local.core_name),
+            ("core version", &local.core_version),
+        ] {
             if text.len() > 255 {
                 return Err(EndpointError::InvalidConfig(format!(
                     "the {field} is {} bytes long; at most 255 fit in a handshake",
@@ -514,7 +517,11 @@ impl PeerEndpoint {
 
     /// Queues our players' inputs for `frame` (one per local slot, ascending
     /// slot order). Frames must come one after another from the first frame.
-    pub fn add_local_input(&mut self, frame: Frame, inputs: &[Buttons]) -> Result<(), EndpointError> {
+    pub fn add_local_input(
+        &mut self,
+        frame: Frame,
+        inputs: &[Buttons],
+    ) -> Result<(), EndpointError> {
         if self.state == ConnectionState::Disconnected {
             return Err(EndpointError::Disconnected);
         }
@@ -554,7 +561,8 @@ impl PeerEndpoint {
         if self.recent_checksums.len() == MAX_CHECKSUMS_PER_REPORT {
             self.recent_checksums.pop_front();
         }
-        self.recent_checksums.push_back(ChecksumEntry { frame, checksum });
+        self.recent_checksums
+            .push_back(ChecksumEntry { frame, checksum });
         self.checksum_sends_left = CHECKSUM_REPEATS;
         self.checksum_due = true;
     }
@@ -663,7 +671,10 @@ impl PeerEndpoint {
             } => self.on_quality_reply(now, echoed_timestamp_ms),
             Message::ChecksumReport { entries } => {
                 for entry in entries {
-                    if self.last_remote_checksum.is_none_or(|last| entry.frame > last) {
+                    if self
+                        .last_remote_checksum
+                        .is_none_or(|last| entry.frame > last)
+                    {
                         self.last_remote_checksum = Some(entry.frame);
                         self.events.push_back(Event::RemoteChecksum {
                             frame: entry.frame,
@@ -1019,9 +1030,9 @@ impl PeerEndpoint {
             ConnectionState::Disconnected => {}
         }
         let idle = self.stats.datagrams_sent == sent_before
-            && self.last_sent_at.is_none_or(|at| {
-                now.saturating_sub(at) >= self.config.keep_alive_interval_ms
-            });
+            && self
+                .last_sent_at
+                .is_none_or(|at| now.saturating_sub(at) >= self.config.keep_alive_interval_ms);
         if idle && self.state == ConnectionState::Running {
             self.emit(now, &Message::KeepAlive, send);
         }
@@ -1055,9 +1066,9 @@ impl PeerEndpoint {
         let input_due = self.new_local_input
             || self.ack_due
             || (!self.unacked.is_empty()
-                && self.last_input_sent_at.is_none_or(|at| {
-                    now.saturating_sub(at) >= self.config.input_resend_ms
-                }));
+                && self
+                    .last_input_sent_at
+                    .is_none_or(|at| now.saturating_sub(at) >= self.config.input_resend_ms));
         if input_due && take(budget) {
             self.send_inputs(now, send);
         }
@@ -1069,12 +1080,18 @@ impl PeerEndpoint {
         if let Some(echoed_timestamp_ms) = self.reply_due {
             if take(budget) {
                 self.reply_due = None;
-                self.emit(now, &Message::QualityReply { echoed_timestamp_ms }, send);
+                self.emit(
+                    now,
+                    &Message::QualityReply {
+                        echoed_timestamp_ms,
+                    },
+                    send,
+                );
             }
         }
-        let quality_due = self.last_quality_at.is_none_or(|at| {
-            now.saturating_sub(at) >= self.config.quality_report_interval_ms
-        });
+        let quality_due = self
+            .last_quality_at
+            .is_none_or(|at| now.saturating_sub(at) >= self.config.quality_report_interval_ms);
         if quality_due && take(budget) {
             self.last_quality_at = Some(now);
             if self.checksum_sends_left > 0 {
@@ -1236,4 +1253,24 @@ fn take(budget: &mut usize) -> bool {
         *budget -= 1;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receive_window_drops_repeats_across_sequence_wrap_around() {
+        let mut window = ReceiveWindow::default();
+        assert_eq!(window.accept(Sequence(65_534)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(1)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(65_535)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_535)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(1)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(0)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_534)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(100)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(30)), Arrival::TooOld);
+        assert_eq!(window.accept(Sequence(40)), Arrival::Late);
+    }
 }

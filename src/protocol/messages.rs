@@ -370,17 +370,25 @@ pub enum Message {
     },
     Input(InputMessage),
     /// "I have all your inputs before `next_expected`", from a peer with none of its own to send.
-    InputAck { next_expected: Frame },
+    InputAck {
+        next_expected: Frame,
+    },
     /// Sent every ~200 ms: a timestamp to echo (for ping) and the sender's frame advantage.
     QualityReport {
         timestamp_ms: u32,
         frame_advantage: i16,
     },
-    QualityReply { echoed_timestamp_ms: u32 },
+    QualityReply {
+        echoed_timestamp_ms: u32,
+    },
     /// The sender's most recent confirmed-frame checksums, oldest first.
-    ChecksumReport { entries: Vec<ChecksumEntry> },
+    ChecksumReport {
+        entries: Vec<ChecksumEntry>,
+    },
     KeepAlive,
-    Disconnect { reason: DisconnectReason },
+    Disconnect {
+        reason: DisconnectReason,
+    },
     BlobChunk(BlobChunk),
     BlobAck(BlobAck),
 }
