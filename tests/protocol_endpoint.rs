@@ -35,6 +35,8 @@ struct Peer {
     events: Vec<Event>,
     next_frame: u32,
     sends_inputs: bool,
+    /// The players whose inputs this peer adds each frame.
+    players: Vec<u8>,
 }
 
 /// A host and a joiner over a simulated network, driven millisecond by
@@ -67,7 +69,8 @@ impl Match {
         let mut joiner_config = EndpointConfig::joiner(joiner);
         adjust(&mut host_config);
         adjust(&mut joiner_config);
-        let peer = |config| Peer {
+        let peer = |config: EndpointConfig| Peer {
+            players: config.local.local_slots.iter().collect(),
             endpoint: PeerEndpoint::new(config, 0).unwrap(),
             events: Vec::new(),
             next_frame: 0,
@@ -108,11 +111,11 @@ impl Match {
                     continue;
                 }
                 let peer = self.peer(address);
-                if peer.endpoint.is_running() && peer.sends_inputs {
+                if peer.endpoint.is_running() && peer.sends_inputs && !peer.players.is_empty() {
                     let frame = peer.next_frame;
-                    let player = address - 1;
+                    let pads: Vec<Buttons> = peer.players.iter().map(|&p| pad(p, frame)).collect();
                     peer.endpoint
-                        .add_local_input(Frame::new(frame), &[pad(player, frame)])
+                        .add_local_input(Frame::new(frame), &pads)
                         .unwrap();
                     peer.next_frame += 1;
                 }
@@ -155,13 +158,18 @@ impl Match {
     fn assert_every_input_arrived_once_in_order(&self, allowed_in_flight: u32) {
         for (receiver, sender) in [(HOST, &self.joiner), (JOINER, &self.host)] {
             let received = self.received_inputs(receiver);
-            let player = 2 - receiver; // the other side's slot
+            let players = sender.players.len().max(1);
             for (index, &(p, frame, buttons)) in received.iter().enumerate() {
-                assert_eq!(p, player);
-                assert_eq!(frame, Frame::new(index as u32), "out of order or repeated");
-                assert_eq!(buttons, pad(player, index as u32));
+                let expected_frame = (index / players) as u32;
+                assert_eq!(p, sender.players[index % players]);
+                assert_eq!(
+                    frame,
+                    Frame::new(expected_frame),
+                    "out of order or repeated"
+                );
+                assert_eq!(buttons, pad(p, expected_frame));
             }
-            let missing = sender.next_frame - received.len() as u32;
+            let missing = sender.next_frame - (received.len() / players) as u32;
             assert!(
                 missing <= allowed_in_flight,
                 "{missing} of {} frames still missing",
@@ -594,4 +602,29 @@ fn local_input_must_come_frame_after_frame() {
             got: 2
         })
     );
+}
+
+#[test]
+fn a_spectator_receives_every_players_inputs_and_acks_them() {
+    let mut host = identity(0);
+    host.local_slots = PlayerSlots(0b11); // the host relays both players
+    let mut spectator = identity(0);
+    spectator.local_slots = PlayerSlots::NONE;
+    let conditions = LinkConditions::latency(40).with_loss(0.05);
+    let mut game = Match::with(22, conditions, host, spectator, |_| {});
+    game.run_until(5_000);
+    assert!(synchronized(&game.joiner.events).is_some());
+    game.assert_every_input_arrived_once_in_order(8);
+    assert!(game.received_inputs(JOINER).len() > 500);
+    // Its acks keep the host's resend queue short.
+    assert!(game.host.endpoint.stats().unacked_frames <= 8);
+}
+
+#[test]
+fn a_spectator_joining_mid_match_takes_inputs_from_the_frame_it_is_told() {
+    let mut config = EndpointConfig::joiner(identity(1));
+    config.local.local_slots = PlayerSlots::NONE;
+    let mut spectator = PeerEndpoint::new(config, 0).unwrap();
+    assert!(spectator.expect_remote_inputs_from(Frame::new(600)));
+    assert_eq!(spectator.next_remote_frame(), Frame::new(600));
 }

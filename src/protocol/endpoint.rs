@@ -551,6 +551,18 @@ impl PeerEndpoint {
         }
     }
 
+    /// Starts accepting the peer's inputs at `frame` instead of the configured
+    /// first frame — for a spectator that learns the frame from the savestate
+    /// it was sent. Only possible before any of the peer's inputs arrived.
+    pub fn expect_remote_inputs_from(&mut self, frame: Frame) -> bool {
+        if self.next_remote_frame != self.config.first_frame {
+            return false;
+        }
+        self.next_remote_frame = frame;
+        self.config.first_frame = frame;
+        true
+    }
+
     /// Our frame advantage, sent with the next quality reports.
     pub fn set_local_frame_advantage(&mut self, frames: i16) {
         self.local_frame_advantage = frames;
@@ -725,7 +737,6 @@ impl PeerEndpoint {
         } else if hello.content_hash != ours.content_hash {
             Some(RejectReason::Content)
         } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
-            || hello.local_slots.is_empty()
             || hello.local_slots.0 >> ours.settings.player_count != 0
         {
             Some(RejectReason::Settings)
