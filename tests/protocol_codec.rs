@@ -372,3 +372,14 @@ fn a_full_input_datagram_uses_the_whole_datagram_whatever_the_count_width() {
         assert!(codec::decode(&datagram).is_ok());
     }
 }
+
+#[test]
+fn a_handshake_for_eight_players_decodes() {
+    // Found by the fuzzer: checking slot bits against a count of 8 overflowed.
+    let mut hs = handshake();
+    hs.settings.player_count = 8;
+    hs.local_slots = PlayerSlots::single(7);
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Welcome(hs.clone()), &mut out).unwrap();
+    assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(hs));
+}

@@ -578,7 +578,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
     if settings.player_count == 0 || settings.player_count as usize > MAX_PLAYERS {
         return Err(DecodeError::BadSettings("player count must be 1 to 8"));
     }
-    if local_slots.0 >> settings.player_count != 0 {
+    if !local_slots.fit_in(settings.player_count) {
         return Err(DecodeError::BadSettings(
             "a local slot beyond the player count",
         ));

@@ -398,7 +398,7 @@ impl PeerEndpoint {
             }
         }
         let players = local.settings.player_count;
-        if players == 0 || players as usize > MAX_PLAYERS || local.local_slots.0 >> players != 0 {
+        if players == 0 || players as usize > MAX_PLAYERS || !local.local_slots.fit_in(players) {
             return Err(EndpointError::InvalidConfig(format!(
                 "local slots {:#04x} do not fit {players} players (1 to {MAX_PLAYERS})",
                 local.local_slots.0
@@ -737,7 +737,7 @@ impl PeerEndpoint {
         } else if hello.content_hash != ours.content_hash {
             Some(RejectReason::Content)
         } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
-            || hello.local_slots.0 >> ours.settings.player_count != 0
+            || !hello.local_slots.fit_in(ours.settings.player_count)
         {
             Some(RejectReason::Settings)
         } else if hello.local_slots.overlaps(ours.local_slots) {

@@ -102,6 +102,11 @@ impl PlayerSlots {
         self.0 == 0
     }
 
+    /// Whether every slot is below `player_count` (slots are numbered from 0).
+    pub const fn fit_in(self, player_count: u8) -> bool {
+        (self.0 as u16) >> player_count == 0
+    }
+
     pub const fn overlaps(self, other: PlayerSlots) -> bool {
         self.0 & other.0 != 0
     }
