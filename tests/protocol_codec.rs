@@ -383,3 +383,15 @@ fn a_handshake_for_eight_players_decodes() {
     codec::encode(&header(), &Message::Welcome(hs.clone()), &mut out).unwrap();
     assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(hs));
 }
+
+#[test]
+fn an_ack_far_outside_the_frame_range_is_refused() {
+    // Found by the fuzzer: a 64-bit ack offset overflowed when added to the start.
+    let mut datagram = Vec::new();
+    codec::encode(&header(), &Message::KeepAlive, &mut datagram).unwrap();
+    datagram[3] = 4; // kind: input
+    datagram.extend_from_slice(&[0x05, 0]); // start 5, no slots
+    datagram.extend_from_slice(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]);
+    datagram.extend_from_slice(&[0, 0]); // nobody disconnected, no frames
+    assert_eq!(codec::decode(&datagram), Err(DecodeError::FrameRange));
+}

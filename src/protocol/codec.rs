@@ -606,8 +606,10 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
 fn read_input(reader: &mut Reader<'_>) -> Result<InputMessage, DecodeError> {
     let start = reader.varint_u32()?;
     let slots = PlayerSlots(reader.u8()?);
-    let next_expected = start as i64 + unzigzag(reader.varint()?);
-    let next_expected = u32::try_from(next_expected).map_err(|_| DecodeError::FrameRange)?;
+    let next_expected = (start as i64)
+        .checked_add(unzigzag(reader.varint()?))
+        .and_then(|frame| u32::try_from(frame).ok())
+        .ok_or(DecodeError::FrameRange)?;
     let mut status = ConnectionStatus::default();
     let disconnected_mask = reader.u8()?;
     for (player, slot) in status.disconnected_at.iter_mut().enumerate() {
