@@ -5,4 +5,6 @@ pub mod checksum;
 pub mod emulator;
 pub mod input;
 pub mod libretro;
+pub mod net;
+pub mod protocol;
 pub mod rollback;

@@ -1,0 +1,340 @@
+//! A simulated network, pure and seeded: datagrams sent at a time are delivered
+//! later according to per-link conditions — latency, jitter, loss, duplication,
+//! reordering, a bandwidth cap — and partitions that can be held and released
+//! (the knobs of Unreal's PktLag / PktLagVariance / PktLoss / PktDup / PktOrder).
+//!
+//! Time is passed in (milliseconds since any origin); randomness comes from a
+//! small PRNG seeded by the caller, so the same seed and the same calls give the
+//! same deliveries, byte for byte.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+/// Milliseconds since an origin the caller chooses.
+pub type Millis = u64;
+
+/// How one direction of a link treats datagrams.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkConditions {
+    /// One-way delay (PktLag).
+    pub latency_ms: u64,
+    /// Each datagram's delay varies uniformly by up to ± this (PktLagVariance).
+    /// Alone it does not reorder: a datagram never overtakes an earlier one unless `reorder` says so.
+    pub jitter_ms: u64,
+    /// Probability that a datagram is lost (PktLoss), 0.0 to 1.0.
+    pub loss: f64,
+    /// Probability that a datagram arrives twice (PktDup).
+    pub duplicate: f64,
+    /// Probability that a datagram is held back so later ones overtake it (PktOrder).
+    pub reorder: f64,
+    /// Bytes per second the link carries; datagrams queue behind each other.
+    pub bandwidth_bytes_per_s: Option<u64>,
+    /// Datagrams that would wait longer than this in the bandwidth queue are dropped.
+    pub max_queue_ms: u64,
+}
+
+impl LinkConditions {
+    /// Instant, lossless delivery.
+    pub const PERFECT: LinkConditions = LinkConditions {
+        latency_ms: 0,
+        jitter_ms: 0,
+        loss: 0.0,
+        duplicate: 0.0,
+        reorder: 0.0,
+        bandwidth_bytes_per_s: None,
+        max_queue_ms: 1000,
+    };
+
+    /// A lossless link with a fixed one-way delay.
+    pub const fn latency(ms: u64) -> LinkConditions {
+        LinkConditions {
+            latency_ms: ms,
+            ..LinkConditions::PERFECT
+        }
+    }
+
+    pub const fn with_jitter(self, ms: u64) -> LinkConditions {
+        LinkConditions {
+            jitter_ms: ms,
+            ..self
+        }
+    }
+
+    pub const fn with_loss(self, probability: f64) -> LinkConditions {
+        LinkConditions {
+            loss: probability,
+            ..self
+        }
+    }
+
+    pub const fn with_duplication(self, probability: f64) -> LinkConditions {
+        LinkConditions {
+            duplicate: probability,
+            ..self
+        }
+    }
+
+    pub const fn with_reordering(self, probability: f64) -> LinkConditions {
+        LinkConditions {
+            reorder: probability,
+            ..self
+        }
+    }
+
+    pub const fn with_bandwidth(self, bytes_per_s: u64) -> LinkConditions {
+        LinkConditions {
+            bandwidth_bytes_per_s: Some(bytes_per_s),
+            ..self
+        }
+    }
+}
+
+impl Default for LinkConditions {
+    fn default() -> Self {
+        LinkConditions::PERFECT
+    }
+}
+
+/// A datagram handed to its receiver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery<A> {
+    pub from: A,
+    pub to: A,
+    pub bytes: Vec<u8>,
+    pub sent_at: Millis,
+    /// When it arrived (microsecond precision, as time inside the simulation).
+    pub delivered_at_us: u64,
+}
+
+/// What happened to the datagrams sent so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimStats {
+    pub sent: u64,
+    pub delivered: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    pub dropped_by_partition: u64,
+    pub dropped_by_queue: u64,
+}
+
+/// SplitMix64: tiny, fast, and plenty random for picking which datagrams suffer.
+#[derive(Clone, Debug)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// True with probability `p`.
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+
+    /// Uniform in `0..=max`.
+    fn up_to(&mut self, max: u64) -> u64 {
+        if max == 0 {
+            0
+        } else {
+            self.next_u64() % (max + 1)
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct InFlight<A> {
+    deliver_at_us: u64,
+    serial: u64,
+    delivery: Delivery<A>,
+}
+
+impl<A> PartialEq for InFlight<A> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.deliver_at_us, self.serial) == (other.deliver_at_us, other.serial)
+    }
+}
+impl<A> Eq for InFlight<A> {}
+impl<A> PartialOrd for InFlight<A> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+/// Reversed so the max-heap pops the earliest delivery (ties: first sent first).
+impl<A> Ord for InFlight<A> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.deliver_at_us, other.serial).cmp(&(self.deliver_at_us, self.serial))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct LinkState {
+    conditions: Option<LinkConditions>,
+    /// When the bandwidth-limited link finishes sending what is queued.
+    busy_until_us: u64,
+    /// Latest arrival of a datagram not chosen for reordering.
+    last_in_order_us: u64,
+}
+
+/// The simulated network between nodes addressed by `A` (a `SocketAddr`, a small id…).
+pub struct SimNet<A> {
+    rng: SplitMix64,
+    default_conditions: LinkConditions,
+    links: BTreeMap<(A, A), LinkState>,
+    partitions: BTreeSet<(A, A)>,
+    in_flight: BinaryHeap<InFlight<A>>,
+    next_serial: u64,
+    stats: SimStats,
+}
+
+impl<A: Copy + Ord> SimNet<A> {
+    /// A network where every link is perfect until told otherwise.
+    pub fn new(seed: u64) -> Self {
+        SimNet {
+            rng: SplitMix64(seed),
+            default_conditions: LinkConditions::PERFECT,
+            links: BTreeMap::new(),
+            partitions: BTreeSet::new(),
+            in_flight: BinaryHeap::new(),
+            next_serial: 0,
+            stats: SimStats::default(),
+        }
+    }
+
+    /// Conditions for every link not set one by one.
+    pub fn set_default_conditions(&mut self, conditions: LinkConditions) {
+        self.default_conditions = conditions;
+    }
+
+    /// Conditions from `from` to `to` (one direction).
+    pub fn set_link(&mut self, from: A, to: A, conditions: LinkConditions) {
+        self.links.entry((from, to)).or_default().conditions = Some(conditions);
+    }
+
+    /// The same conditions both ways between `a` and `b`.
+    pub fn set_link_both_ways(&mut self, a: A, b: A, conditions: LinkConditions) {
+        self.set_link(a, b, conditions);
+        self.set_link(b, a, conditions);
+    }
+
+    /// Cuts `a` and `b` apart (both directions) until [`SimNet::heal`]; datagrams
+    /// sent meanwhile are lost, those already on the way still arrive.
+    pub fn partition(&mut self, a: A, b: A) {
+        self.partitions.insert((a, b));
+        self.partitions.insert((b, a));
+    }
+
+    /// Cuts only the direction `from` → `to`.
+    pub fn partition_one_way(&mut self, from: A, to: A) {
+        self.partitions.insert((from, to));
+    }
+
+    /// Releases a partition between `a` and `b` (both directions).
+    pub fn heal(&mut self, a: A, b: A) {
+        self.partitions.remove(&(a, b));
+        self.partitions.remove(&(b, a));
+    }
+
+    pub fn is_partitioned(&self, from: A, to: A) -> bool {
+        self.partitions.contains(&(from, to))
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.stats
+    }
+
+    /// Datagrams on their way.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// When the next datagram arrives (rounded up to a millisecond), if any is on its way.
+    pub fn next_delivery_at(&self) -> Option<Millis> {
+        self.in_flight
+            .peek()
+            .map(|next| next.deliver_at_us.div_ceil(1000))
+    }
+
+    /// Puts a datagram on the wire at `now`.
+    pub fn send(&mut self, now: Millis, from: A, to: A, bytes: &[u8]) {
+        self.stats.sent += 1;
+        if self.partitions.contains(&(from, to)) {
+            self.stats.dropped_by_partition += 1;
+            return;
+        }
+        let default_conditions = self.default_conditions;
+        let link = self.links.entry((from, to)).or_default();
+        let conditions = link.conditions.unwrap_or(default_conditions);
+        if self.rng.chance(conditions.loss) {
+            self.stats.lost += 1;
+            return;
+        }
+        let copies = if self.rng.chance(conditions.duplicate) {
+            self.stats.duplicated += 1;
+            2
+        } else {
+            1
+        };
+        let now_us = now * 1000;
+        for _ in 0..copies {
+            let mut departure_us = now_us;
+            if let Some(bandwidth) = conditions.bandwidth_bytes_per_s.filter(|&b| b > 0) {
+                let start_us = link.busy_until_us.max(now_us);
+                if start_us - now_us > conditions.max_queue_ms * 1000 {
+                    self.stats.dropped_by_queue += 1;
+                    continue;
+                }
+                let transmit_us = (bytes.len() as u64 * 1_000_000).div_ceil(bandwidth);
+                link.busy_until_us = start_us + transmit_us;
+                departure_us = link.busy_until_us;
+            }
+            let jitter_us = conditions.jitter_ms * 1000;
+            let delay_us = (conditions.latency_ms * 1000 + self.rng.up_to(2 * jitter_us))
+                .saturating_sub(jitter_us);
+            let mut arrival_us = departure_us + delay_us;
+            if self.rng.chance(conditions.reorder) {
+                // Held back long enough for a few later datagrams to overtake it.
+                self.stats.reordered += 1;
+                arrival_us += 1000
+                    + self
+                        .rng
+                        .up_to(conditions.latency_ms * 1000 + 2 * jitter_us + 20_000);
+            } else {
+                arrival_us = arrival_us.max(link.last_in_order_us);
+                link.last_in_order_us = arrival_us;
+            }
+            self.in_flight.push(InFlight {
+                deliver_at_us: arrival_us,
+                serial: self.next_serial,
+                delivery: Delivery {
+                    from,
+                    to,
+                    bytes: bytes.to_vec(),
+                    sent_at: now,
+                    delivered_at_us: arrival_us,
+                },
+            });
+            self.next_serial += 1;
+        }
+    }
+
+    /// Every datagram that has arrived by `now`, in arrival order.
+    pub fn deliver_due(&mut self, now: Millis) -> Vec<Delivery<A>> {
+        let mut due = Vec::new();
+        let now_us = now * 1000;
+        while self
+            .in_flight
+            .peek()
+            .is_some_and(|next| next.deliver_at_us <= now_us)
+        {
+            let next = self.in_flight.pop().expect("peeked");
+            self.stats.delivered += 1;
+            due.push(next.delivery);
+        }
+        due
+    }
+}

@@ -1,0 +1,733 @@
+//! The wire format: hand-written, little-endian, every datagram ≤ 1200 bytes.
+//!
+//! Header (10 bytes): magic `"nc"`, protocol version (u8), message kind (u8),
+//! session token (u32), sequence number (u16). Bodies use LEB128 varints for frame
+//! numbers and counts (small numbers are common) and a bit stream for inputs.
+//!
+//! # Input compression
+//!
+//! Each input is XORed with the previous frame's input of the same player and the
+//! difference bit-packed with GGPO's toggle code: `1` + 4-bit button index per
+//! changed button, `0` ends the frame. An unchanged frame costs 1 bit, a frame
+//! where one button goes down or up costs 6. Seed 000's changed-flag scheme
+//! (`0` unchanged, `1` + the full 16-bit value) also costs 1 bit when idle but 17
+//! bits per change; people rarely change more than two buttons in one frame
+//! (3 toggles = 16 bits), so toggles are smaller for real play. Random input
+//! (8 changes per frame on average) costs ~41 bits a frame and still fits dozens
+//! of frames per datagram.
+//!
+//! The first frame in a datagram is XORed against NONE rather than against the
+//! input before it, so every datagram decodes on its own whatever arrived before
+//! (loss and reordering need no special case); holding buttons costs 5 bits per
+//! held button once per datagram.
+//!
+//! Decoding never panics and never allocates more than the datagram's own size
+//! justifies: counts are checked against the bytes left before anything is reserved.
+
+use super::bits::{BitReader, BitWriter};
+use super::messages::*;
+use crate::checksum::Checksum;
+use crate::input::Buttons;
+use crate::rollback::Frame;
+
+/// The first two bytes of every netcade datagram.
+pub const MAGIC: [u8; 2] = *b"nc";
+
+/// Bytes before each message body.
+pub const HEADER_SIZE: usize = 10;
+
+/// What is wrong with a datagram that cannot be decoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("datagram ends in the middle of a field")]
+    Truncated,
+    #[error("datagram of {0} bytes is over the {MAX_DATAGRAM_SIZE}-byte limit")]
+    TooLarge(usize),
+    #[error("not a netcade datagram (starts with {0:02x?})")]
+    BadMagic([u8; 2]),
+    #[error("unknown message kind {0}")]
+    UnknownKind(u8),
+    #[error("malformed variable-length number")]
+    BadVarint,
+    #[error("a text field is not valid UTF-8")]
+    BadText,
+    #[error("invalid session settings: {0}")]
+    BadSettings(&'static str),
+    #[error("unknown reject reason code {0}")]
+    UnknownRejectReason(u8),
+    #[error("{claimed} entries cannot fit in the {bytes_left} bytes left in the datagram")]
+    CountBeyondDatagram { claimed: u64, bytes_left: usize },
+    #[error("frame numbers out of range")]
+    FrameRange,
+    #[error("an input frame toggles more buttons than a pad has")]
+    BadInputBits,
+    #[error("inputs without player slots")]
+    InputsWithoutSlots,
+    #[error("blob of {0} bytes is over the {MAX_BLOB_SIZE}-byte cap")]
+    BlobTooLarge(u32),
+    #[error("blob chunk {index} of {count} is inconsistent with the blob size or its own length")]
+    BadBlobChunk { index: u32, count: u32 },
+    #[error("{0} unexpected bytes after the message")]
+    TrailingBytes(usize),
+}
+
+/// A message that cannot be put in one datagram.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    #[error("message needs {0} bytes, over the {MAX_DATAGRAM_SIZE}-byte datagram limit")]
+    TooLarge(usize),
+    #[error("{field} is {len} bytes long, at most 255 fit")]
+    TextTooLong { field: &'static str, len: usize },
+    #[error("an input message holds {actual} inputs where its frames and slots need {expected}")]
+    InputCountMismatch { expected: usize, actual: usize },
+    #[error("a checksum report holds {0} entries, at most {MAX_CHECKSUMS_PER_REPORT} fit")]
+    TooManyChecksums(usize),
+    #[error("blob chunk {index} is inconsistent with the blob size or its own length")]
+    BadBlobChunk { index: u32 },
+}
+
+// ---------------------------------------------------------------- writing
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    loop {
+        let byte = (value & 0x7F) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+#[cfg(test)]
+const fn varint_len(value: u64) -> usize {
+    let mut len = 1;
+    let mut rest = value >> 7;
+    while rest != 0 {
+        len += 1;
+        rest >>= 7;
+    }
+    len
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    (value >> 1) as i64 ^ -((value & 1) as i64)
+}
+
+fn put_text(out: &mut Vec<u8>, field: &'static str, text: &str) -> Result<(), EncodeError> {
+    let len = u8::try_from(text.len()).map_err(|_| EncodeError::TextTooLong {
+        field,
+        len: text.len(),
+    })?;
+    out.push(len);
+    out.extend_from_slice(text.as_bytes());
+    Ok(())
+}
+
+fn put_header(out: &mut Vec<u8>, header: &Header, kind: u8) {
+    out.clear();
+    out.extend_from_slice(&MAGIC);
+    out.push(header.version);
+    out.push(kind);
+    out.extend_from_slice(&header.session.0.to_le_bytes());
+    out.extend_from_slice(&header.sequence.0.to_le_bytes());
+}
+
+fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
+    put_text(out, "core name", &hs.core_name)?;
+    put_text(out, "core version", &hs.core_version)?;
+    out.extend_from_slice(&hs.content_hash.to_le_bytes());
+    out.push(hs.local_slots.0);
+    let s = &hs.settings;
+    out.push(s.player_count);
+    out.extend_from_slice(&s.frame_rate_millihertz.to_le_bytes());
+    out.push(s.max_prediction);
+    out.extend_from_slice(&s.checksum_interval.to_le_bytes());
+    out.push(s.input_delay_min);
+    out.push(s.input_delay_max);
+    Ok(())
+}
+
+/// The bits one input costs in the toggle code, given the input before it.
+const fn toggle_cost(previous: Buttons, current: Buttons) -> usize {
+    1 + 5 * (previous.bits() ^ current.bits()).count_ones() as usize
+}
+
+fn put_toggles(bits: &mut BitWriter<'_>, previous: Buttons, current: Buttons) {
+    let mut changed = previous.bits() ^ current.bits();
+    while changed != 0 {
+        let index = changed.trailing_zeros();
+        bits.write_bit(true);
+        bits.write_bits(index, 4);
+        changed &= changed - 1;
+    }
+    bits.write_bit(false);
+}
+
+/// How many frames of `inputs` (`slot_count` per frame) fit in `budget_bits`.
+fn frames_fitting(
+    inputs: &[Buttons],
+    slot_count: usize,
+    frame_limit: usize,
+    budget_bits: usize,
+) -> usize {
+    let mut frames = 0usize;
+    let mut used_bits = 0usize;
+    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    while frames < frame_limit {
+        let row = &inputs[frames * slot_count..(frames + 1) * slot_count];
+        let cost: usize = row
+            .iter()
+            .zip(&previous)
+            .map(|(&now, &before)| toggle_cost(before, now))
+            .sum();
+        if used_bits + cost > budget_bits {
+            break;
+        }
+        used_bits += cost;
+        previous[..slot_count].copy_from_slice(row);
+        frames += 1;
+    }
+    frames
+}
+
+/// The fields of an input datagram besides the inputs themselves.
+#[derive(Clone, Copy, Debug)]
+pub struct InputPrefix<'a> {
+    pub start_frame: Frame,
+    pub next_expected: Frame,
+    pub slots: PlayerSlots,
+    pub status: &'a ConnectionStatus,
+}
+
+/// Encodes an input datagram carrying as many of `inputs` (frame by frame, one
+/// per slot, starting at `prefix.start_frame`) as fit in one datagram, oldest
+/// first, and returns how many frames it holds. The rest goes in a later datagram.
+pub fn encode_input_fitting(
+    header: &Header,
+    prefix: InputPrefix<'_>,
+    inputs: &[Buttons],
+    out: &mut Vec<u8>,
+) -> u32 {
+    put_header(out, header, 4);
+    put_varint(out, prefix.start_frame.number() as u64);
+    out.push(prefix.slots.0);
+    put_varint(
+        out,
+        zigzag(prefix.next_expected.number() as i64 - prefix.start_frame.number() as i64),
+    );
+    let mut disconnected_mask = 0u8;
+    for (player, at) in prefix.status.disconnected_at.iter().enumerate() {
+        if at.is_some() {
+            disconnected_mask |= 1 << player;
+        }
+    }
+    out.push(disconnected_mask);
+    for frame in prefix.status.disconnected_at.iter().flatten() {
+        put_varint(out, frame.number() as u64);
+    }
+
+    let slot_count = prefix.slots.count();
+    let available_frames = inputs.len().checked_div(slot_count).unwrap_or(0);
+    let frame_limit = available_frames.min((u32::MAX - prefix.start_frame.number()) as usize);
+    // A count below 128 takes one varint byte, any count that fits takes two
+    // (9600 bits cannot hold 16384 frames).
+    let one_byte_budget = MAX_DATAGRAM_SIZE.saturating_sub(out.len() + 1) * 8;
+    let mut frames = frames_fitting(inputs, slot_count, frame_limit, one_byte_budget);
+    if frames >= 128 {
+        let two_byte_budget = MAX_DATAGRAM_SIZE.saturating_sub(out.len() + 2) * 8;
+        frames = frames_fitting(inputs, slot_count, frame_limit, two_byte_budget);
+    }
+    put_varint(out, frames as u64);
+    let mut bits = BitWriter::new(out);
+    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    for row in inputs[..frames * slot_count].chunks_exact(slot_count.max(1)) {
+        for (slot, &now) in row.iter().enumerate() {
+            put_toggles(&mut bits, previous[slot], now);
+            previous[slot] = now;
+        }
+    }
+    debug_assert!(out.len() <= MAX_DATAGRAM_SIZE);
+    frames as u32
+}
+
+/// Encodes `message` into `out` (cleared first) as one datagram.
+pub fn encode(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    let result = encode_body(header, message, out);
+    if result.is_err() {
+        out.clear();
+        return result;
+    }
+    if out.len() > MAX_DATAGRAM_SIZE {
+        let size = out.len();
+        out.clear();
+        return Err(EncodeError::TooLarge(size));
+    }
+    Ok(())
+}
+
+fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    if let Message::Input(input) = message {
+        let expected = input.frame_count as usize * input.slots.count();
+        if input.inputs.len() != expected {
+            return Err(EncodeError::InputCountMismatch {
+                expected,
+                actual: input.inputs.len(),
+            });
+        }
+        let prefix = InputPrefix {
+            start_frame: input.start_frame,
+            next_expected: input.next_expected,
+            slots: input.slots,
+            status: &input.status,
+        };
+        let written = encode_input_fitting(header, prefix, &input.inputs, out);
+        if written != input.frame_count {
+            // Report roughly what it would have taken.
+            return Err(EncodeError::TooLarge(
+                MAX_DATAGRAM_SIZE * input.frame_count as usize / written.max(1) as usize,
+            ));
+        }
+        return Ok(());
+    }
+    put_header(out, header, message.kind());
+    match message {
+        Message::Hello(hs) | Message::Welcome(hs) => put_handshake(out, hs)?,
+        Message::Reject { reason, host } => {
+            out.push(reason.code());
+            put_handshake(out, host)?;
+        }
+        Message::Input(_) => unreachable!("handled above"),
+        Message::InputAck { next_expected } => put_varint(out, next_expected.number() as u64),
+        Message::QualityReport {
+            timestamp_ms,
+            frame_advantage,
+        } => {
+            out.extend_from_slice(&timestamp_ms.to_le_bytes());
+            out.extend_from_slice(&frame_advantage.to_le_bytes());
+        }
+        Message::QualityReply {
+            echoed_timestamp_ms,
+        } => out.extend_from_slice(&echoed_timestamp_ms.to_le_bytes()),
+        Message::ChecksumReport { entries } => {
+            if entries.len() > MAX_CHECKSUMS_PER_REPORT {
+                return Err(EncodeError::TooManyChecksums(entries.len()));
+            }
+            out.push(entries.len() as u8);
+            for entry in entries {
+                put_varint(out, entry.frame.number() as u64);
+                out.extend_from_slice(&entry.checksum.0.to_le_bytes());
+            }
+        }
+        Message::KeepAlive => {}
+        Message::Disconnect { reason } => out.push(reason.code()),
+        Message::BlobChunk(chunk) => {
+            let total = chunk.total_size as usize;
+            let consistent = total <= MAX_BLOB_SIZE
+                && chunk.chunk_count == blob_chunk_count(total)
+                && chunk.index < chunk.chunk_count
+                && chunk.bytes.len() == chunk_len(total, chunk.index);
+            if !consistent {
+                return Err(EncodeError::BadBlobChunk { index: chunk.index });
+            }
+            out.extend_from_slice(&chunk.id.0.to_le_bytes());
+            out.extend_from_slice(&chunk.total_size.to_le_bytes());
+            put_varint(out, chunk.chunk_count as u64);
+            put_varint(out, chunk.index as u64);
+            out.extend_from_slice(&chunk.bytes);
+        }
+        Message::BlobAck(ack) => {
+            out.extend_from_slice(&ack.id.0.to_le_bytes());
+            put_varint(out, ack.next_missing as u64);
+            let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
+            for (word_index, word) in ack.held_after.iter().enumerate() {
+                bitmap[word_index * 8..word_index * 8 + 8].copy_from_slice(&word.to_le_bytes());
+            }
+            let used = bitmap.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            out.push(used as u8);
+            out.extend_from_slice(&bitmap[..used]);
+        }
+    }
+    Ok(())
+}
+
+/// Length of chunk `index` of a blob of `total` bytes.
+pub(crate) fn chunk_len(total: usize, index: u32) -> usize {
+    let start = index as usize * BLOB_CHUNK_SIZE;
+    total.saturating_sub(start).min(BLOB_CHUNK_SIZE)
+}
+
+// ---------------------------------------------------------------- reading
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn take(&mut self, count: usize) -> Result<&'a [u8], DecodeError> {
+        if count > self.remaining() {
+            return Err(DecodeError::Truncated);
+        }
+        let slice = &self.bytes[self.pos..self.pos + count];
+        self.pos += count;
+        Ok(slice)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut array = [0u8; N];
+        array.copy_from_slice(self.take(N)?);
+        Ok(array)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// A LEB128 number of at most 10 bytes, in its shortest form.
+    fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut value = 0u64;
+        for index in 0..10 {
+            let byte = self.u8()?;
+            let payload = (byte & 0x7F) as u64;
+            if index == 9 && payload > 1 {
+                return Err(DecodeError::BadVarint);
+            }
+            value |= payload << (7 * index);
+            if byte & 0x80 == 0 {
+                if index > 0 && byte == 0 {
+                    return Err(DecodeError::BadVarint);
+                }
+                return Ok(value);
+            }
+        }
+        Err(DecodeError::BadVarint)
+    }
+
+    fn varint_u32(&mut self) -> Result<u32, DecodeError> {
+        u32::try_from(self.varint()?).map_err(|_| DecodeError::BadVarint)
+    }
+
+    fn frame(&mut self) -> Result<Frame, DecodeError> {
+        Ok(Frame::new(self.varint_u32()?))
+    }
+
+    fn text(&mut self) -> Result<String, DecodeError> {
+        let len = self.u8()? as usize;
+        let bytes = self.take(len)?;
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| DecodeError::BadText)
+    }
+
+    fn finish(&self) -> Result<(), DecodeError> {
+        match self.remaining() {
+            0 => Ok(()),
+            extra => Err(DecodeError::TrailingBytes(extra)),
+        }
+    }
+}
+
+/// Reads only the header, e.g. to check the session token before anything else.
+pub fn decode_header(datagram: &[u8]) -> Result<(Header, u8), DecodeError> {
+    if datagram.len() > MAX_DATAGRAM_SIZE {
+        return Err(DecodeError::TooLarge(datagram.len()));
+    }
+    let mut reader = Reader {
+        bytes: datagram,
+        pos: 0,
+    };
+    let magic = reader.array::<2>()?;
+    if magic != MAGIC {
+        return Err(DecodeError::BadMagic(magic));
+    }
+    let version = reader.u8()?;
+    let kind = reader.u8()?;
+    let session = SessionToken(reader.u32()?);
+    let sequence = Sequence(reader.u16()?);
+    Ok((
+        Header {
+            version,
+            session,
+            sequence,
+        },
+        kind,
+    ))
+}
+
+/// Decodes one datagram. Any malformation is an error; nothing panics.
+pub fn decode(datagram: &[u8]) -> Result<(Header, Message), DecodeError> {
+    let (header, kind) = decode_header(datagram)?;
+    let mut reader = Reader {
+        bytes: datagram,
+        pos: HEADER_SIZE,
+    };
+    let message = match kind {
+        // Handshakes may carry fields appended by later versions: ignore the rest.
+        1 => return Ok((header, Message::Hello(read_handshake(&mut reader)?))),
+        2 => return Ok((header, Message::Welcome(read_handshake(&mut reader)?))),
+        3 => {
+            let code = reader.u8()?;
+            let reason =
+                RejectReason::from_code(code).ok_or(DecodeError::UnknownRejectReason(code))?;
+            let host = read_handshake(&mut reader)?;
+            return Ok((header, Message::Reject { reason, host }));
+        }
+        4 => return Ok((header, Message::Input(read_input(&mut reader)?))),
+        5 => Message::InputAck {
+            next_expected: reader.frame()?,
+        },
+        6 => Message::QualityReport {
+            timestamp_ms: reader.u32()?,
+            frame_advantage: reader.u16()? as i16,
+        },
+        7 => Message::QualityReply {
+            echoed_timestamp_ms: reader.u32()?,
+        },
+        8 => {
+            let count = reader.u8()? as usize;
+            if count > MAX_CHECKSUMS_PER_REPORT {
+                return Err(DecodeError::CountBeyondDatagram {
+                    claimed: count as u64,
+                    bytes_left: reader.remaining(),
+                });
+            }
+            let mut entries = Vec::with_capacity(count);
+            for _ in 0..count {
+                let frame = reader.frame()?;
+                let checksum = Checksum(reader.u64()?);
+                entries.push(ChecksumEntry { frame, checksum });
+            }
+            Message::ChecksumReport { entries }
+        }
+        9 => Message::KeepAlive,
+        10 => Message::Disconnect {
+            reason: DisconnectReason::from_code(reader.u8()?),
+        },
+        11 => Message::BlobChunk(read_blob_chunk(&mut reader)?),
+        12 => {
+            let id = BlobId(reader.u32()?);
+            let next_missing = reader.varint_u32()?;
+            if next_missing > blob_chunk_count(MAX_BLOB_SIZE) {
+                return Err(DecodeError::BadBlobChunk {
+                    index: next_missing,
+                    count: blob_chunk_count(MAX_BLOB_SIZE),
+                });
+            }
+            let used = reader.u8()? as usize;
+            if used > (BLOB_ACK_WINDOW / 8) as usize {
+                return Err(DecodeError::CountBeyondDatagram {
+                    claimed: used as u64,
+                    bytes_left: reader.remaining(),
+                });
+            }
+            let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
+            bitmap[..used].copy_from_slice(reader.take(used)?);
+            let mut held_after = [0u64; (BLOB_ACK_WINDOW / 64) as usize];
+            for (word_index, word) in held_after.iter_mut().enumerate() {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(&bitmap[word_index * 8..word_index * 8 + 8]);
+                *word = u64::from_le_bytes(bytes);
+            }
+            Message::BlobAck(BlobAck {
+                id,
+                next_missing,
+                held_after,
+            })
+        }
+        other => return Err(DecodeError::UnknownKind(other)),
+    };
+    reader.finish()?;
+    Ok((header, message))
+}
+
+fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
+    let core_name = reader.text()?;
+    let core_version = reader.text()?;
+    let content_hash = reader.u64()?;
+    let local_slots = PlayerSlots(reader.u8()?);
+    let settings = SessionSettings {
+        player_count: reader.u8()?,
+        frame_rate_millihertz: reader.u32()?,
+        max_prediction: reader.u8()?,
+        checksum_interval: reader.u16()?,
+        input_delay_min: reader.u8()?,
+        input_delay_max: reader.u8()?,
+    };
+    if settings.player_count == 0 || settings.player_count as usize > MAX_PLAYERS {
+        return Err(DecodeError::BadSettings("player count must be 1 to 8"));
+    }
+    if !local_slots.fit_in(settings.player_count) {
+        return Err(DecodeError::BadSettings(
+            "a local slot beyond the player count",
+        ));
+    }
+    if settings.frame_rate_millihertz == 0 {
+        return Err(DecodeError::BadSettings("frame rate of zero"));
+    }
+    if settings.checksum_interval == 0 {
+        return Err(DecodeError::BadSettings("checksum interval of zero"));
+    }
+    if settings.input_delay_min > settings.input_delay_max {
+        return Err(DecodeError::BadSettings(
+            "input delay minimum above maximum",
+        ));
+    }
+    Ok(Handshake {
+        core_name,
+        core_version,
+        content_hash,
+        local_slots,
+        settings,
+    })
+}
+
+fn read_input(reader: &mut Reader<'_>) -> Result<InputMessage, DecodeError> {
+    let start = reader.varint_u32()?;
+    let slots = PlayerSlots(reader.u8()?);
+    let next_expected = (start as i64)
+        .checked_add(unzigzag(reader.varint()?))
+        .and_then(|frame| u32::try_from(frame).ok())
+        .ok_or(DecodeError::FrameRange)?;
+    let mut status = ConnectionStatus::default();
+    let disconnected_mask = reader.u8()?;
+    for (player, slot) in status.disconnected_at.iter_mut().enumerate() {
+        if disconnected_mask & (1 << player) != 0 {
+            *slot = Some(reader.frame()?);
+        }
+    }
+    let frame_count = reader.varint_u32()?;
+    if frame_count > 0 && slots.is_empty() {
+        return Err(DecodeError::InputsWithoutSlots);
+    }
+    if start.checked_add(frame_count).is_none() {
+        return Err(DecodeError::FrameRange);
+    }
+    // Every input costs at least one bit: refuse counts the bytes left cannot hold
+    // before reserving memory for them.
+    let entries = frame_count as u64 * slots.count() as u64;
+    let bits_left = reader.remaining() as u64 * 8;
+    if entries > bits_left {
+        return Err(DecodeError::CountBeyondDatagram {
+            claimed: entries,
+            bytes_left: reader.remaining(),
+        });
+    }
+    let mut inputs = Vec::with_capacity(entries as usize);
+    let mut bits = BitReader::new(&reader.bytes[reader.pos..]);
+    let slot_count = slots.count();
+    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    for _ in 0..frame_count {
+        for before in previous.iter_mut().take(slot_count) {
+            let mut value = before.bits();
+            let mut toggles = 0;
+            while bits.read_bit()? {
+                toggles += 1;
+                if toggles > 16 {
+                    return Err(DecodeError::BadInputBits);
+                }
+                value ^= 1 << bits.read_bits(4)?;
+            }
+            *before = Buttons::from_bits(value);
+            inputs.push(*before);
+        }
+    }
+    let trailing = reader.remaining() - bits.bytes_consumed();
+    if trailing != 0 {
+        return Err(DecodeError::TrailingBytes(trailing));
+    }
+    Ok(InputMessage {
+        start_frame: Frame::new(start),
+        next_expected: Frame::new(next_expected),
+        slots,
+        frame_count,
+        inputs,
+        status,
+    })
+}
+
+fn read_blob_chunk(reader: &mut Reader<'_>) -> Result<BlobChunk, DecodeError> {
+    let id = BlobId(reader.u32()?);
+    let total_size = reader.u32()?;
+    if total_size as usize > MAX_BLOB_SIZE {
+        return Err(DecodeError::BlobTooLarge(total_size));
+    }
+    let chunk_count = reader.varint_u32()?;
+    let index = reader.varint_u32()?;
+    let len = reader.remaining();
+    if chunk_count != blob_chunk_count(total_size as usize)
+        || index >= chunk_count
+        || len != chunk_len(total_size as usize, index)
+    {
+        return Err(DecodeError::BadBlobChunk {
+            index,
+            count: chunk_count,
+        });
+    }
+    Ok(BlobChunk {
+        id,
+        total_size,
+        chunk_count,
+        index,
+        bytes: reader.take(len)?.to_vec(),
+    })
+}
+
+/// Bytes an input datagram's body (after the header) takes: the "payload" of
+/// the ≤ 16-byte target.
+pub fn input_payload_len(datagram_len: usize) -> usize {
+    datagram_len.saturating_sub(HEADER_SIZE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_and_reject_overlong_forms() {
+        for value in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, value);
+            assert_eq!(out.len(), varint_len(value));
+            let mut reader = Reader {
+                bytes: &out,
+                pos: 0,
+            };
+            assert_eq!(reader.varint().unwrap(), value);
+        }
+        let mut reader = Reader {
+            bytes: &[0x80, 0x00],
+            pos: 0,
+        };
+        assert_eq!(reader.varint(), Err(DecodeError::BadVarint));
+    }
+
+    #[test]
+    fn zigzag_keeps_small_negative_numbers_small() {
+        for value in [0i64, -1, 1, -(u32::MAX as i64), u32::MAX as i64] {
+            assert_eq!(unzigzag(zigzag(value)), value);
+        }
+        assert_eq!(zigzag(-1), 1);
+    }
+}

@@ -1,0 +1,1287 @@
+//! One peer connection, sans-IO: datagrams and `now` go in, datagrams and events
+//! come out. No socket, no clock, no randomness: the caller owns all three.
+//!
+//! Lifecycle: a joiner sends Hello until the host answers Welcome (adopting the
+//! host's session token and settings) or Reject; then both exchange inputs,
+//! quality reports, checksums and blobs until one leaves or times out.
+
+use super::codec::{self, InputPrefix};
+use super::messages::*;
+use crate::checksum::Checksum;
+use crate::input::Buttons;
+use crate::rollback::Frame;
+use std::collections::VecDeque;
+use std::fmt;
+
+/// Milliseconds since an origin the caller chooses (monotonic).
+pub type Millis = u64;
+
+/// Whether this side chose the session (host) or asks to join one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The host's token is random, chosen by the caller.
+    Host { session: SessionToken },
+    /// A joiner may know the token (e.g. from an invite) or learn it from the Welcome.
+    Joiner { session: Option<SessionToken> },
+}
+
+/// Everything an endpoint is told when it is made.
+#[derive(Clone, Debug)]
+pub struct EndpointConfig {
+    pub role: Role,
+    /// Always [`PROTOCOL_VERSION`] except in tests of version mismatches.
+    pub protocol_version: u8,
+    /// Our core, content, players and (host: decided, joiner: proposed) settings.
+    pub local: Handshake,
+    /// The first frame each side sends (0, or later for a spectator joining mid-match).
+    pub first_frame: Frame,
+    /// Silence after which [`Event::NetworkInterrupted`] is raised.
+    pub interrupt_after_ms: Millis,
+    /// Silence after which the peer is disconnected.
+    pub disconnect_after_ms: Millis,
+    /// Silence after which sending is throttled (seed 000: after 1 s…)
+    pub throttle_after_ms: Millis,
+    /// …to one datagram per this interval (…4 datagrams per second).
+    pub throttled_interval_ms: Millis,
+    /// A keep-alive goes out when nothing else was sent for this long.
+    pub keep_alive_interval_ms: Millis,
+    pub quality_report_interval_ms: Millis,
+    pub hello_retry_ms: Millis,
+    /// Unacked inputs are sent again this often when no new input comes.
+    pub input_resend_ms: Millis,
+    /// Incoming blobs announcing more bytes are refused.
+    pub max_blob_size: usize,
+    /// Blob chunks sent per poll (paces transfers: 8 × 1100 B at 60 polls/s ≈ 530 kB/s).
+    pub blob_chunks_per_poll: usize,
+    /// An unacked chunk is sent again after max(this, 2 × smoothed RTT + 50 ms).
+    pub blob_resend_min_ms: Millis,
+}
+
+impl EndpointConfig {
+    fn with_role(role: Role, local: Handshake) -> Self {
+        EndpointConfig {
+            role,
+            protocol_version: PROTOCOL_VERSION,
+            local,
+            first_frame: Frame::ZERO,
+            interrupt_after_ms: 750,
+            disconnect_after_ms: 5000,
+            throttle_after_ms: 1000,
+            throttled_interval_ms: 250,
+            keep_alive_interval_ms: 200,
+            quality_report_interval_ms: 200,
+            hello_retry_ms: 200,
+            input_resend_ms: 50,
+            max_blob_size: MAX_BLOB_SIZE,
+            blob_chunks_per_poll: 8,
+            blob_resend_min_ms: 100,
+        }
+    }
+
+    /// A host with the session token it chose at random.
+    pub fn host(session: SessionToken, local: Handshake) -> Self {
+        Self::with_role(Role::Host { session }, local)
+    }
+
+    /// A joiner that learns the session token from the host's Welcome.
+    pub fn joiner(local: Handshake) -> Self {
+        Self::with_role(Role::Joiner { session: None }, local)
+    }
+}
+
+/// What a peer says it is, for messages about mismatches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub protocol_version: u8,
+    pub core_name: String,
+    pub core_version: String,
+    pub content_hash: u64,
+}
+
+impl Identity {
+    fn of(protocol_version: u8, handshake: &Handshake) -> Identity {
+        Identity {
+            protocol_version,
+            core_name: handshake.core_name.clone(),
+            core_version: handshake.core_version.clone(),
+            content_hash: handshake.content_hash,
+        }
+    }
+}
+
+impl fmt::Display for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "protocol {}, core {} {}, content {:016x}",
+            self.protocol_version, self.core_name, self.core_version, self.content_hash
+        )
+    }
+}
+
+/// A refused handshake: why, who refused, and both sides' identities.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub reason: RejectReason,
+    /// True when this side refused the peer, false when the peer refused us.
+    pub by_us: bool,
+    pub local: Identity,
+    pub remote: Identity,
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.by_us {
+            write!(
+                f,
+                "refused a joiner: {}: we have {}; they have {}",
+                self.reason, self.local, self.remote
+            )
+        } else {
+            write!(
+                f,
+                "the host refused us: {}: we have {}; the host has {}",
+                self.reason, self.local, self.remote
+            )
+        }
+    }
+}
+
+/// Why a connection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisconnectCause {
+    /// Nothing heard for `silent_for_ms`.
+    Timeout { silent_for_ms: Millis },
+    /// The peer said goodbye.
+    PeerLeft(DisconnectReason),
+    /// The host refused us.
+    Rejected(RejectReason),
+}
+
+impl fmt::Display for DisconnectCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DisconnectCause::Timeout { silent_for_ms } => {
+                write!(f, "nothing heard from the peer for {silent_for_ms} ms")
+            }
+            DisconnectCause::PeerLeft(reason) => write!(f, "the peer left: {reason}"),
+            DisconnectCause::Rejected(reason) => write!(f, "the host refused us: {reason}"),
+        }
+    }
+}
+
+/// What the endpoint tells its owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed: play may start with these settings.
+    Synchronized {
+        session: SessionToken,
+        settings: SessionSettings,
+        remote_slots: PlayerSlots,
+    },
+    /// A handshake was refused (by either side), naming the problem.
+    Rejected(Rejection),
+    /// A remote player's input for a frame: each exactly once, frames in order.
+    RemoteInput {
+        player: u8,
+        frame: Frame,
+        buttons: Buttons,
+    },
+    /// The peer's latest frame advantage report.
+    RemoteFrameAdvantage(i16),
+    /// Smoothed round-trip time after a new measurement.
+    Ping { rtt_ms: u32 },
+    /// The peer's checksum of a confirmed frame (each frame once, ascending).
+    RemoteChecksum { frame: Frame, checksum: Checksum },
+    /// The peer reports that `player` dropped: their input is NONE from `at`.
+    RemoteSeesDisconnect { player: u8, at: Frame },
+    /// Nothing heard for a while (the match should show "waiting").
+    NetworkInterrupted { silent_for_ms: Millis },
+    /// Datagrams arrive again after an interruption.
+    NetworkResumed,
+    /// The connection is over; nothing more will be sent or accepted.
+    Disconnected { cause: DisconnectCause },
+    /// A whole blob arrived.
+    BlobReceived { id: BlobId, bytes: Vec<u8> },
+    /// The peer acknowledged every chunk of a blob we sent.
+    BlobDelivered { id: BlobId },
+}
+
+/// Where the connection is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionState {
+    Handshaking,
+    Running,
+    Disconnected,
+}
+
+/// Counters for the on-screen stats and for tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    pub datagrams_sent: u64,
+    pub bytes_sent: u64,
+    pub datagrams_received: u64,
+    pub bytes_received: u64,
+    pub input_datagrams_sent: u64,
+    /// Datagrams carrying another session's token.
+    pub dropped_wrong_token: u64,
+    /// Datagrams that do not decode.
+    pub dropped_malformed: u64,
+    /// Datagrams of another protocol version (outside the handshake).
+    pub dropped_wrong_version: u64,
+    /// Datagrams seen before, or too old to tell.
+    pub dropped_duplicate: u64,
+    /// Well-formed datagrams that make no sense now (e.g. input before the handshake).
+    pub dropped_unexpected: u64,
+    /// Incoming blobs over the configured size cap.
+    pub blobs_refused: u64,
+    /// Smoothed round-trip time, once measured.
+    pub ping_ms: Option<u32>,
+    pub remote_frame_advantage: i16,
+    /// Local input frames the peer has not acknowledged yet.
+    pub unacked_frames: u32,
+}
+
+/// Mistakes of the caller (not of the network).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    #[error("input for frame {got} added, but frame {expected} is next")]
+    NotNextFrame { expected: Frame, got: Frame },
+    #[error("{got} inputs given for {expected} local players")]
+    WrongSlotCount { expected: usize, got: usize },
+    #[error("a blob of {size} bytes is over the {max}-byte limit")]
+    BlobTooLarge { size: usize, max: usize },
+    #[error("the connection is closed")]
+    Disconnected,
+    #[error("invalid endpoint configuration: {0}")]
+    InvalidConfig(String),
+}
+
+/// Remembers which of the last 64 sequence numbers arrived, to drop duplicates.
+#[derive(Clone, Copy, Debug, Default)]
+struct ReceiveWindow {
+    newest: Option<Sequence>,
+    /// Bit i: `newest - i` arrived.
+    seen: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arrival {
+    Newest,
+    Late,
+    Duplicate,
+    TooOld,
+}
+
+impl ReceiveWindow {
+    fn accept(&mut self, sequence: Sequence) -> Arrival {
+        let Some(newest) = self.newest else {
+            self.newest = Some(sequence);
+            self.seen = 1;
+            return Arrival::Newest;
+        };
+        if sequence.is_newer_than(newest) {
+            let shift = sequence.distance_from(newest) as u32;
+            self.seen = if shift >= 64 { 0 } else { self.seen << shift };
+            self.seen |= 1;
+            self.newest = Some(sequence);
+            return Arrival::Newest;
+        }
+        let back = newest.distance_from(sequence) as u32;
+        if back >= 64 {
+            return Arrival::TooOld;
+        }
+        if self.seen >> back & 1 == 1 {
+            return Arrival::Duplicate;
+        }
+        self.seen |= 1 << back;
+        Arrival::Late
+    }
+}
+
+struct OutgoingBlob {
+    id: BlobId,
+    data: Vec<u8>,
+    chunk_count: u32,
+    acked: Vec<bool>,
+    sent_at: Vec<Option<Millis>>,
+    next_missing: u32,
+}
+
+struct IncomingBlob {
+    id: BlobId,
+    total_size: u32,
+    chunk_count: u32,
+    data: Vec<u8>,
+    held: Vec<bool>,
+    held_count: u32,
+    next_missing: u32,
+}
+
+/// Blobs we finished receiving, remembered so their late chunks are acked, not restarted.
+const REMEMBERED_BLOBS: usize = 8;
+
+/// Copies of a goodbye sent (it is not acknowledged).
+const DISCONNECT_COPIES: u8 = 3;
+
+/// Times each new checksum report goes out (the first, then at quality ticks).
+const CHECKSUM_REPEATS: u8 = 3;
+
+/// One connection to one peer. The caller keys endpoints by address (see
+/// [`super::peers::PeerTable`]), feeds it datagrams and polls it for datagrams.
+pub struct PeerEndpoint {
+    config: EndpointConfig,
+    state: ConnectionState,
+    session: SessionToken,
+    settings: SessionSettings,
+    remote_slots: PlayerSlots,
+    next_sequence: Sequence,
+    received: ReceiveWindow,
+    last_received_at: Millis,
+    last_sent_at: Option<Millis>,
+    interrupted: bool,
+    last_hello_at: Option<Millis>,
+    handshake_reply: Option<Message>,
+    reported_rejection: Option<RejectReason>,
+    disconnect_copies_left: u8,
+    pending_goodbye: DisconnectReason,
+
+    local_slot_count: usize,
+    next_local_frame: Frame,
+    unacked_start: Frame,
+    unacked: VecDeque<Buttons>,
+    new_local_input: bool,
+    last_input_sent_at: Option<Millis>,
+    local_status: ConnectionStatus,
+
+    next_remote_frame: Frame,
+    ack_due: bool,
+    remote_status: ConnectionStatus,
+
+    local_frame_advantage: i16,
+    last_quality_at: Option<Millis>,
+    newest_quality: Option<Sequence>,
+    reply_due: Option<u32>,
+    smoothed_rtt_ms: Option<f64>,
+
+    recent_checksums: VecDeque<ChecksumEntry>,
+    checksum_sends_left: u8,
+    checksum_due: bool,
+    last_remote_checksum: Option<Frame>,
+
+    outgoing_blobs: VecDeque<OutgoingBlob>,
+    next_blob_id: u32,
+    incoming_blob: Option<IncomingBlob>,
+    finished_blobs: VecDeque<(BlobId, u32)>,
+    blob_ack_due: Option<BlobId>,
+
+    events: VecDeque<Event>,
+    stats: EndpointStats,
+    scratch: Vec<u8>,
+    message_scratch: Vec<ChecksumEntry>,
+}
+
+impl PeerEndpoint {
+    /// A new connection; `now` starts the silence clocks. Fails if our own
+    /// handshake could not be sent (names over 255 bytes, slots beyond the players).
+    pub fn new(config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
+        let local = &config.local;
+        for (field, text) in [
+            ("core name", &local.core_name),
+            ("core version", &local.core_version),
+        ] {
+            if text.len() > 255 {
+                return Err(EndpointError::InvalidConfig(format!(
+                    "the {field} is {} bytes long; at most 255 fit in a handshake",
+                    text.len()
+                )));
+            }
+        }
+        let players = local.settings.player_count;
+        if players == 0 || players as usize > MAX_PLAYERS || !local.local_slots.fit_in(players) {
+            return Err(EndpointError::InvalidConfig(format!(
+                "local slots {:#04x} do not fit {players} players (1 to {MAX_PLAYERS})",
+                local.local_slots.0
+            )));
+        }
+        let session = match config.role {
+            Role::Host { session } => session,
+            Role::Joiner { session } => session.unwrap_or(SessionToken::UNKNOWN),
+        };
+        let first_frame = config.first_frame;
+        Ok(PeerEndpoint {
+            settings: config.local.settings,
+            local_slot_count: config.local.local_slots.count(),
+            config,
+            state: ConnectionState::Handshaking,
+            session,
+            remote_slots: PlayerSlots::NONE,
+            next_sequence: Sequence(0),
+            received: ReceiveWindow::default(),
+            last_received_at: now,
+            last_sent_at: None,
+            interrupted: false,
+            last_hello_at: None,
+            handshake_reply: None,
+            reported_rejection: None,
+            disconnect_copies_left: 0,
+            pending_goodbye: DisconnectReason::Quit,
+            next_local_frame: first_frame,
+            unacked_start: first_frame,
+            unacked: VecDeque::new(),
+            new_local_input: false,
+            last_input_sent_at: None,
+            local_status: ConnectionStatus::default(),
+            next_remote_frame: first_frame,
+            ack_due: false,
+            remote_status: ConnectionStatus::default(),
+            local_frame_advantage: 0,
+            last_quality_at: None,
+            newest_quality: None,
+            reply_due: None,
+            smoothed_rtt_ms: None,
+            recent_checksums: VecDeque::new(),
+            checksum_sends_left: 0,
+            checksum_due: false,
+            last_remote_checksum: None,
+            outgoing_blobs: VecDeque::new(),
+            next_blob_id: 1,
+            incoming_blob: None,
+            finished_blobs: VecDeque::new(),
+            blob_ack_due: None,
+            events: VecDeque::new(),
+            stats: EndpointStats::default(),
+            scratch: Vec::with_capacity(MAX_DATAGRAM_SIZE),
+            message_scratch: Vec::new(),
+        })
+    }
+
+    // ------------------------------------------------------------ queries
+
+    pub fn state(&self) -> ConnectionState {
+        self.state
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.state == ConnectionState::Running
+    }
+
+    /// The session token (UNKNOWN for a joiner before the Welcome).
+    pub fn session(&self) -> SessionToken {
+        self.session
+    }
+
+    /// The settings in force: the host's once synchronized.
+    pub fn settings(&self) -> SessionSettings {
+        self.settings
+    }
+
+    /// The players the peer controls (known once synchronized).
+    pub fn remote_slots(&self) -> PlayerSlots {
+        self.remote_slots
+    }
+
+    pub fn stats(&self) -> EndpointStats {
+        let mut stats = self.stats;
+        stats.unacked_frames = self.next_local_frame - self.unacked_start;
+        stats.ping_ms = self.smoothed_rtt_ms.map(|rtt| rtt.round() as u32);
+        stats
+    }
+
+    /// All of the peer's inputs before this frame have arrived.
+    pub fn next_remote_frame(&self) -> Frame {
+        self.next_remote_frame
+    }
+
+    /// The peer has acknowledged all our inputs before this frame.
+    pub fn acked_local_frame(&self) -> Frame {
+        self.unacked_start
+    }
+
+    /// The peer's latest view of which players dropped and when.
+    pub fn remote_connection_status(&self) -> &ConnectionStatus {
+        &self.remote_status
+    }
+
+    /// The next event, oldest first.
+    pub fn next_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// All pending events, oldest first.
+    pub fn drain_events(&mut self) -> impl Iterator<Item = Event> + '_ {
+        self.events.drain(..)
+    }
+
+    // ------------------------------------------------------------ commands
+
+    /// Queues our players' inputs for `frame` (one per local slot, ascending
+    /// slot order). Frames must come one after another from the first frame.
+    pub fn add_local_input(
+        &mut self,
+        frame: Frame,
+        inputs: &[Buttons],
+    ) -> Result<(), EndpointError> {
+        if self.state == ConnectionState::Disconnected {
+            return Err(EndpointError::Disconnected);
+        }
+        if inputs.len() != self.local_slot_count {
+            return Err(EndpointError::WrongSlotCount {
+                expected: self.local_slot_count,
+                got: inputs.len(),
+            });
+        }
+        if frame != self.next_local_frame {
+            return Err(EndpointError::NotNextFrame {
+                expected: self.next_local_frame,
+                got: frame,
+            });
+        }
+        self.unacked.extend(inputs.iter().copied());
+        self.next_local_frame = frame.next();
+        self.new_local_input = true;
+        Ok(())
+    }
+
+    /// Records our view of `player`'s connection, sent with every input datagram:
+    /// `Some(frame)` once they dropped (their input is NONE from `frame` on).
+    pub fn set_local_connection_status(&mut self, player: u8, disconnected_at: Option<Frame>) {
+        if let Some(slot) = self.local_status.disconnected_at.get_mut(player as usize) {
+            *slot = disconnected_at;
+        }
+    }
+
+    /// Starts accepting the peer's inputs at `frame` instead of the configured
+    /// first frame — for a spectator that learns the frame from the savestate
+    /// it was sent. Only possible before any of the peer's inputs arrived.
+    pub fn expect_remote_inputs_from(&mut self, frame: Frame) -> bool {
+        if self.next_remote_frame != self.config.first_frame {
+            return false;
+        }
+        self.next_remote_frame = frame;
+        self.config.first_frame = frame;
+        true
+    }
+
+    /// Our frame advantage, sent with the next quality reports.
+    pub fn set_local_frame_advantage(&mut self, frames: i16) {
+        self.local_frame_advantage = frames;
+    }
+
+    /// Sends the checksum of a confirmed frame (repeated a few times against loss).
+    pub fn send_checksum(&mut self, frame: Frame, checksum: Checksum) {
+        if self.recent_checksums.len() == MAX_CHECKSUMS_PER_REPORT {
+            self.recent_checksums.pop_front();
+        }
+        self.recent_checksums
+            .push_back(ChecksumEntry { frame, checksum });
+        self.checksum_sends_left = CHECKSUM_REPEATS;
+        self.checksum_due = true;
+    }
+
+    /// Starts sending `bytes` reliably (chunked, selectively acked, resent);
+    /// [`Event::BlobDelivered`] follows when the peer has all of it.
+    pub fn send_blob(&mut self, bytes: Vec<u8>) -> Result<BlobId, EndpointError> {
+        if self.state == ConnectionState::Disconnected {
+            return Err(EndpointError::Disconnected);
+        }
+        if bytes.len() > MAX_BLOB_SIZE {
+            return Err(EndpointError::BlobTooLarge {
+                size: bytes.len(),
+                max: MAX_BLOB_SIZE,
+            });
+        }
+        let id = BlobId(self.next_blob_id);
+        self.next_blob_id = self.next_blob_id.wrapping_add(1).max(1);
+        let chunk_count = blob_chunk_count(bytes.len());
+        self.outgoing_blobs.push_back(OutgoingBlob {
+            id,
+            data: bytes,
+            chunk_count,
+            acked: vec![false; chunk_count as usize],
+            sent_at: vec![None; chunk_count as usize],
+            next_missing: 0,
+        });
+        Ok(id)
+    }
+
+    /// Leaves: the peer is told (a few copies, as nothing acknowledges a goodbye).
+    pub fn disconnect(&mut self, reason: DisconnectReason) {
+        if self.state != ConnectionState::Disconnected {
+            self.state = ConnectionState::Disconnected;
+            self.disconnect_copies_left = DISCONNECT_COPIES;
+            self.pending_goodbye = reason;
+        }
+    }
+}
+
+// ---------------------------------------------------------------- receiving
+
+impl PeerEndpoint {
+    /// Takes in one datagram from the peer. Anything malformed, foreign or
+    /// repeated is dropped and counted in [`EndpointStats`].
+    pub fn handle_datagram(&mut self, now: Millis, datagram: &[u8]) {
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += datagram.len() as u64;
+        if self.state == ConnectionState::Disconnected {
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        let (header, message) = match codec::decode(datagram) {
+            Ok(decoded) => decoded,
+            Err(_) => {
+                self.stats.dropped_malformed += 1;
+                return;
+            }
+        };
+        if !self.token_is_acceptable(&header, &message) {
+            self.stats.dropped_wrong_token += 1;
+            return;
+        }
+        let handshake_kind = matches!(message, Message::Hello(_) | Message::Reject { .. });
+        if header.version != self.config.protocol_version && !handshake_kind {
+            self.stats.dropped_wrong_version += 1;
+            return;
+        }
+        let arrival = self.received.accept(header.sequence);
+        if matches!(arrival, Arrival::Duplicate | Arrival::TooOld) {
+            self.stats.dropped_duplicate += 1;
+            return;
+        }
+        self.last_received_at = now;
+        if self.interrupted {
+            self.interrupted = false;
+            self.events.push_back(Event::NetworkResumed);
+        }
+        match message {
+            Message::Hello(hello) => self.on_hello(header, hello),
+            Message::Welcome(welcome) => self.on_welcome(header, welcome),
+            Message::Reject { reason, host } => self.on_reject(header, reason, host),
+            other if self.state != ConnectionState::Running => {
+                let _ = other;
+                self.stats.dropped_unexpected += 1;
+            }
+            Message::Input(input) => self.on_input(input),
+            Message::InputAck { next_expected } => self.on_ack(next_expected),
+            Message::QualityReport {
+                timestamp_ms,
+                frame_advantage,
+            } => {
+                self.reply_due = Some(timestamp_ms);
+                let newest = self
+                    .newest_quality
+                    .is_none_or(|seen| header.sequence.is_newer_than(seen));
+                if newest {
+                    self.newest_quality = Some(header.sequence);
+                    self.stats.remote_frame_advantage = frame_advantage;
+                    self.events
+                        .push_back(Event::RemoteFrameAdvantage(frame_advantage));
+                }
+            }
+            Message::QualityReply {
+                echoed_timestamp_ms,
+            } => self.on_quality_reply(now, echoed_timestamp_ms),
+            Message::ChecksumReport { entries } => {
+                for entry in entries {
+                    if self
+                        .last_remote_checksum
+                        .is_none_or(|last| entry.frame > last)
+                    {
+                        self.last_remote_checksum = Some(entry.frame);
+                        self.events.push_back(Event::RemoteChecksum {
+                            frame: entry.frame,
+                            checksum: entry.checksum,
+                        });
+                    }
+                }
+            }
+            Message::KeepAlive => {}
+            Message::Disconnect { reason } => {
+                self.state = ConnectionState::Disconnected;
+                self.events.push_back(Event::Disconnected {
+                    cause: DisconnectCause::PeerLeft(reason),
+                });
+            }
+            Message::BlobChunk(chunk) => self.on_blob_chunk(chunk),
+            Message::BlobAck(ack) => self.on_blob_ack(ack),
+        }
+    }
+
+    fn token_is_acceptable(&self, header: &Header, message: &Message) -> bool {
+        match (self.config.role, message) {
+            // A joiner that does not know the token yet sends UNKNOWN.
+            (Role::Host { session }, Message::Hello(_)) => {
+                header.session == session || header.session == SessionToken::UNKNOWN
+            }
+            // Before the Welcome a joiner takes the host's token on trust.
+            (Role::Joiner { .. }, Message::Welcome(_) | Message::Reject { .. })
+                if self.session == SessionToken::UNKNOWN =>
+            {
+                true
+            }
+            _ => self.session != SessionToken::UNKNOWN && header.session == self.session,
+        }
+    }
+
+    fn local_identity(&self) -> Identity {
+        Identity::of(self.config.protocol_version, &self.config.local)
+    }
+
+    /// Why the host cannot play with this joiner, if it cannot.
+    fn problem_with(&self, version: u8, hello: &Handshake) -> Option<RejectReason> {
+        let ours = &self.config.local;
+        if version != self.config.protocol_version {
+            Some(RejectReason::ProtocolVersion)
+        } else if hello.core_name != ours.core_name || hello.core_version != ours.core_version {
+            Some(RejectReason::Core)
+        } else if hello.content_hash != ours.content_hash {
+            Some(RejectReason::Content)
+        } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
+            || !hello.local_slots.fit_in(ours.settings.player_count)
+        {
+            Some(RejectReason::Settings)
+        } else if hello.local_slots.overlaps(ours.local_slots) {
+            Some(RejectReason::SlotTaken)
+        } else {
+            None
+        }
+    }
+
+    fn on_hello(&mut self, header: Header, hello: Handshake) {
+        if !matches!(self.config.role, Role::Host { .. }) {
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        match self.state {
+            ConnectionState::Running => {
+                // Our Welcome was lost: say it again.
+                self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
+            }
+            ConnectionState::Handshaking => match self.problem_with(header.version, &hello) {
+                Some(reason) => {
+                    if self.reported_rejection != Some(reason) {
+                        self.reported_rejection = Some(reason);
+                        self.events.push_back(Event::Rejected(Rejection {
+                            reason,
+                            by_us: true,
+                            local: self.local_identity(),
+                            remote: Identity::of(header.version, &hello),
+                        }));
+                    }
+                    self.handshake_reply = Some(Message::Reject {
+                        reason,
+                        host: self.config.local.clone(),
+                    });
+                }
+                None => {
+                    self.remote_slots = hello.local_slots;
+                    self.state = ConnectionState::Running;
+                    self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
+                    self.events.push_back(Event::Synchronized {
+                        session: self.session,
+                        settings: self.settings,
+                        remote_slots: self.remote_slots,
+                    });
+                }
+            },
+            ConnectionState::Disconnected => {}
+        }
+    }
+
+    fn on_welcome(&mut self, header: Header, welcome: Handshake) {
+        if !matches!(self.config.role, Role::Joiner { .. })
+            || self.state != ConnectionState::Handshaking
+        {
+            // Repeated Welcomes answer our repeated Hellos: harmless.
+            return;
+        }
+        if welcome.local_slots.overlaps(self.config.local.local_slots) {
+            self.events.push_back(Event::Rejected(Rejection {
+                reason: RejectReason::SlotTaken,
+                by_us: true,
+                local: self.local_identity(),
+                remote: Identity::of(header.version, &welcome),
+            }));
+            self.disconnect(DisconnectReason::ProtocolError);
+            return;
+        }
+        self.session = header.session;
+        self.settings = welcome.settings;
+        self.remote_slots = welcome.local_slots;
+        self.state = ConnectionState::Running;
+        self.events.push_back(Event::Synchronized {
+            session: self.session,
+            settings: self.settings,
+            remote_slots: self.remote_slots,
+        });
+    }
+
+    fn on_reject(&mut self, header: Header, reason: RejectReason, host: Handshake) {
+        if !matches!(self.config.role, Role::Joiner { .. })
+            || self.state != ConnectionState::Handshaking
+        {
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        self.state = ConnectionState::Disconnected;
+        self.events.push_back(Event::Rejected(Rejection {
+            reason,
+            by_us: false,
+            local: self.local_identity(),
+            remote: Identity::of(header.version, &host),
+        }));
+        self.events.push_back(Event::Disconnected {
+            cause: DisconnectCause::Rejected(reason),
+        });
+    }
+
+    fn on_ack(&mut self, next_expected: Frame) {
+        // Acks only move forward; a peer cannot ack what we never sent.
+        let next_expected = next_expected.min(self.next_local_frame);
+        if next_expected > self.unacked_start {
+            let frames = (next_expected - self.unacked_start) as usize;
+            self.unacked.drain(..frames * self.local_slot_count);
+            self.unacked_start = next_expected;
+        }
+    }
+
+    fn on_input(&mut self, input: InputMessage) {
+        self.on_ack(input.next_expected);
+        for (player, at) in input.status.disconnected_at.iter().enumerate() {
+            let Some(at) = *at else { continue };
+            let known = &mut self.remote_status.disconnected_at[player];
+            if known.is_none_or(|earlier| at < earlier) {
+                *known = Some(at);
+                self.events.push_back(Event::RemoteSeesDisconnect {
+                    player: player as u8,
+                    at,
+                });
+            }
+        }
+        if input.frame_count == 0 {
+            return;
+        }
+        if input.slots != self.remote_slots || input.start_frame > self.next_remote_frame {
+            // Not the players agreed on, or a gap that acks make impossible.
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        let end = input.start_frame + input.frame_count;
+        if end <= self.next_remote_frame {
+            // Everything in it arrived before; the peer still needs our ack.
+            self.ack_due = true;
+            return;
+        }
+        let slot_count = input.slots.count();
+        let skip = (self.next_remote_frame - input.start_frame) as usize;
+        for (offset, row) in input.inputs.chunks_exact(slot_count).enumerate().skip(skip) {
+            let frame = input.start_frame + offset as u32;
+            for (player, &buttons) in input.slots.iter().zip(row) {
+                self.events.push_back(Event::RemoteInput {
+                    player,
+                    frame,
+                    buttons,
+                });
+            }
+        }
+        self.next_remote_frame = end;
+        self.ack_due = true;
+    }
+
+    fn on_quality_reply(&mut self, now: Millis, echoed: u32) {
+        let sample = (now as u32).wrapping_sub(echoed);
+        if sample > 60_000 {
+            return; // not an echo of anything we sent recently
+        }
+        let smoothed = match self.smoothed_rtt_ms {
+            None => sample as f64,
+            Some(previous) => previous * 0.875 + sample as f64 * 0.125,
+        };
+        self.smoothed_rtt_ms = Some(smoothed);
+        self.events.push_back(Event::Ping {
+            rtt_ms: smoothed.round() as u32,
+        });
+    }
+
+    fn on_blob_chunk(&mut self, chunk: BlobChunk) {
+        if let Some(&(id, _)) = self.finished_blobs.iter().find(|(id, _)| *id == chunk.id) {
+            self.blob_ack_due = Some(id); // our ack was lost: say again we have it all
+            return;
+        }
+        if chunk.total_size as usize > self.config.max_blob_size {
+            self.stats.blobs_refused += 1;
+            return;
+        }
+        let replace = match &self.incoming_blob {
+            None => true,
+            Some(current) => chunk.id > current.id,
+        };
+        if replace {
+            self.incoming_blob = Some(IncomingBlob {
+                id: chunk.id,
+                total_size: chunk.total_size,
+                chunk_count: chunk.chunk_count,
+                // Bounded by the announced size, itself capped above.
+                data: vec![0; chunk.total_size as usize],
+                held: vec![false; chunk.chunk_count as usize],
+                held_count: 0,
+                next_missing: 0,
+            });
+        }
+        let Some(blob) = self.incoming_blob.as_mut() else {
+            return;
+        };
+        if blob.id != chunk.id {
+            self.stats.dropped_unexpected += 1; // an older transfer, superseded
+            return;
+        }
+        if blob.total_size != chunk.total_size {
+            self.stats.dropped_malformed += 1;
+            return;
+        }
+        let index = chunk.index as usize;
+        if !blob.held[index] {
+            let start = index * BLOB_CHUNK_SIZE;
+            blob.data[start..start + chunk.bytes.len()].copy_from_slice(&chunk.bytes);
+            blob.held[index] = true;
+            blob.held_count += 1;
+            while blob.next_missing < blob.chunk_count && blob.held[blob.next_missing as usize] {
+                blob.next_missing += 1;
+            }
+        }
+        self.blob_ack_due = Some(blob.id);
+        if blob.held_count == blob.chunk_count {
+            let blob = self.incoming_blob.take().expect("checked above");
+            if self.finished_blobs.len() == REMEMBERED_BLOBS {
+                self.finished_blobs.pop_front();
+            }
+            self.finished_blobs.push_back((blob.id, blob.chunk_count));
+            self.events.push_back(Event::BlobReceived {
+                id: blob.id,
+                bytes: blob.data,
+            });
+        }
+    }
+
+    fn on_blob_ack(&mut self, ack: BlobAck) {
+        let Some(position) = self.outgoing_blobs.iter().position(|b| b.id == ack.id) else {
+            return;
+        };
+        let blob = &mut self.outgoing_blobs[position];
+        let window_end = ack
+            .next_missing
+            .saturating_add(1 + BLOB_ACK_WINDOW)
+            .min(blob.chunk_count);
+        for index in blob.next_missing..window_end {
+            if ack.holds(index) {
+                blob.acked[index as usize] = true;
+            }
+        }
+        while blob.next_missing < blob.chunk_count && blob.acked[blob.next_missing as usize] {
+            blob.next_missing += 1;
+        }
+        if blob.next_missing == blob.chunk_count {
+            let id = blob.id;
+            self.outgoing_blobs.remove(position);
+            self.events.push_back(Event::BlobDelivered { id });
+        }
+    }
+}
+
+// ---------------------------------------------------------------- sending
+
+impl PeerEndpoint {
+    /// Runs timers and hands every datagram due now to `send`, one call each.
+    pub fn poll(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        if self.state == ConnectionState::Disconnected {
+            if self.disconnect_copies_left > 0 {
+                self.disconnect_copies_left -= 1;
+                let reason = self.pending_goodbye;
+                self.emit(now, &Message::Disconnect { reason }, send);
+            }
+            return;
+        }
+        let silent_for = now.saturating_sub(self.last_received_at);
+        if silent_for >= self.config.disconnect_after_ms {
+            self.state = ConnectionState::Disconnected;
+            self.pending_goodbye = DisconnectReason::Timeout;
+            self.disconnect_copies_left = 1;
+            self.events.push_back(Event::Disconnected {
+                cause: DisconnectCause::Timeout {
+                    silent_for_ms: silent_for,
+                },
+            });
+            return;
+        }
+        if self.state == ConnectionState::Running
+            && silent_for >= self.config.interrupt_after_ms
+            && !self.interrupted
+        {
+            self.interrupted = true;
+            self.events.push_back(Event::NetworkInterrupted {
+                silent_for_ms: silent_for,
+            });
+        }
+        // Seed 000: when the peer has gone quiet, send only a few datagrams a second.
+        let throttled = silent_for >= self.config.throttle_after_ms;
+        let mut budget = usize::MAX;
+        if throttled {
+            let recently = self
+                .last_sent_at
+                .is_some_and(|at| now.saturating_sub(at) < self.config.throttled_interval_ms);
+            if recently {
+                return;
+            }
+            budget = 1;
+        }
+        let sent_before = self.stats.datagrams_sent;
+        match self.state {
+            ConnectionState::Handshaking => self.poll_handshake(now, send),
+            ConnectionState::Running => self.poll_running(now, &mut budget, send),
+            ConnectionState::Disconnected => {}
+        }
+        let idle = self.stats.datagrams_sent == sent_before
+            && self
+                .last_sent_at
+                .is_none_or(|at| now.saturating_sub(at) >= self.config.keep_alive_interval_ms);
+        if idle && self.state == ConnectionState::Running {
+            self.emit(now, &Message::KeepAlive, send);
+        }
+    }
+
+    /// [`PeerEndpoint::poll`] collecting the datagrams into vectors.
+    pub fn poll_datagrams(&mut self, now: Millis) -> Vec<Vec<u8>> {
+        let mut datagrams = Vec::new();
+        self.poll(now, &mut |datagram| datagrams.push(datagram.to_vec()));
+        datagrams
+    }
+
+    fn poll_handshake(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        if let Some(reply) = self.handshake_reply.take() {
+            self.emit(now, &reply, send);
+        }
+        if matches!(self.config.role, Role::Joiner { .. }) {
+            let due = self
+                .last_hello_at
+                .is_none_or(|at| now.saturating_sub(at) >= self.config.hello_retry_ms);
+            if due {
+                self.last_hello_at = Some(now);
+                let hello = Message::Hello(self.config.local.clone());
+                self.emit(now, &hello, send);
+            }
+        }
+    }
+
+    fn poll_running(&mut self, now: Millis, budget: &mut usize, send: &mut dyn FnMut(&[u8])) {
+        // Most valuable first, as a throttled poll sends only one.
+        let input_due = self.new_local_input
+            || self.ack_due
+            || (!self.unacked.is_empty()
+                && self
+                    .last_input_sent_at
+                    .is_none_or(|at| now.saturating_sub(at) >= self.config.input_resend_ms));
+        if input_due && take(budget) {
+            self.send_inputs(now, send);
+        }
+        if let Some(reply) = self.handshake_reply.take() {
+            if take(budget) {
+                self.emit(now, &reply, send);
+            }
+        }
+        if let Some(echoed_timestamp_ms) = self.reply_due {
+            if take(budget) {
+                self.reply_due = None;
+                self.emit(
+                    now,
+                    &Message::QualityReply {
+                        echoed_timestamp_ms,
+                    },
+                    send,
+                );
+            }
+        }
+        let quality_due = self
+            .last_quality_at
+            .is_none_or(|at| now.saturating_sub(at) >= self.config.quality_report_interval_ms);
+        if quality_due && take(budget) {
+            self.last_quality_at = Some(now);
+            if self.checksum_sends_left > 0 {
+                self.checksum_due = true;
+            }
+            let report = Message::QualityReport {
+                timestamp_ms: now as u32,
+                frame_advantage: self.local_frame_advantage,
+            };
+            self.emit(now, &report, send);
+        }
+        if self.checksum_due && take(budget) {
+            self.checksum_due = false;
+            self.checksum_sends_left = self.checksum_sends_left.saturating_sub(1);
+            let mut entries = std::mem::take(&mut self.message_scratch);
+            entries.clear();
+            entries.extend(self.recent_checksums.iter().copied());
+            let report = Message::ChecksumReport { entries };
+            self.emit(now, &report, send);
+            if let Message::ChecksumReport { entries } = report {
+                self.message_scratch = entries;
+            }
+        }
+        if let Some(id) = self.blob_ack_due {
+            if take(budget) {
+                self.blob_ack_due = None;
+                let ack = self.blob_ack(id);
+                self.emit(now, &Message::BlobAck(ack), send);
+            }
+        }
+        if *budget == usize::MAX {
+            // Blobs are bulk: they wait while the peer is quiet.
+            self.send_blob_chunks(now, send);
+        }
+    }
+
+    fn send_inputs(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        self.new_local_input = false;
+        self.ack_due = false;
+        self.last_input_sent_at = Some(now);
+        if self.local_slot_count == 0 {
+            let ack = Message::InputAck {
+                next_expected: self.next_remote_frame,
+            };
+            self.emit(now, &ack, send);
+            return;
+        }
+        let header = self.next_header();
+        let prefix = InputPrefix {
+            start_frame: self.unacked_start,
+            next_expected: self.next_remote_frame,
+            slots: self.config.local.local_slots,
+            status: &self.local_status,
+        };
+        let inputs = self.unacked.make_contiguous();
+        codec::encode_input_fitting(&header, prefix, inputs, &mut self.scratch);
+        self.stats.input_datagrams_sent += 1;
+        self.count_sent(now);
+        send(&self.scratch);
+    }
+
+    fn blob_ack(&self, id: BlobId) -> BlobAck {
+        let mut ack = BlobAck {
+            id,
+            next_missing: 0,
+            held_after: [0; (BLOB_ACK_WINDOW / 64) as usize],
+        };
+        if let Some(&(_, chunk_count)) = self.finished_blobs.iter().find(|(done, _)| *done == id) {
+            ack.next_missing = chunk_count;
+            return ack;
+        }
+        if let Some(blob) = self.incoming_blob.as_ref().filter(|b| b.id == id) {
+            ack.next_missing = blob.next_missing;
+            for offset in 0..BLOB_ACK_WINDOW {
+                let index = (blob.next_missing + 1 + offset) as usize;
+                if blob.held.get(index).copied().unwrap_or(false) {
+                    ack.held_after[(offset / 64) as usize] |= 1 << (offset % 64);
+                }
+            }
+        }
+        ack
+    }
+
+    fn send_blob_chunks(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        let resend_after = self.config.blob_resend_min_ms.max(
+            self.smoothed_rtt_ms
+                .map_or(0, |rtt| (2.0 * rtt) as Millis + 50),
+        );
+        let mut left = self.config.blob_chunks_per_poll;
+        let mut blob_index = 0;
+        while left > 0 && blob_index < self.outgoing_blobs.len() {
+            let blob = &self.outgoing_blobs[blob_index];
+            let window_end = blob
+                .next_missing
+                .saturating_add(1 + BLOB_ACK_WINDOW)
+                .min(blob.chunk_count);
+            let mut index = blob.next_missing;
+            while left > 0 && index < window_end {
+                let blob = &self.outgoing_blobs[blob_index];
+                let i = index as usize;
+                let due = !blob.acked[i]
+                    && blob.sent_at[i].is_none_or(|at| now.saturating_sub(at) >= resend_after);
+                if due {
+                    let start = i * BLOB_CHUNK_SIZE;
+                    let len = codec::chunk_len(blob.data.len(), index);
+                    let chunk = Message::BlobChunk(BlobChunk {
+                        id: blob.id,
+                        total_size: blob.data.len() as u32,
+                        chunk_count: blob.chunk_count,
+                        index,
+                        bytes: blob.data[start..start + len].to_vec(),
+                    });
+                    self.outgoing_blobs[blob_index].sent_at[i] = Some(now);
+                    self.emit(now, &chunk, send);
+                    left -= 1;
+                }
+                index += 1;
+            }
+            blob_index += 1;
+        }
+    }
+
+    fn next_header(&mut self) -> Header {
+        let header = Header {
+            version: self.config.protocol_version,
+            session: self.session,
+            sequence: self.next_sequence,
+        };
+        self.next_sequence = self.next_sequence.next();
+        header
+    }
+
+    fn count_sent(&mut self, now: Millis) {
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += self.scratch.len() as u64;
+        self.last_sent_at = Some(now);
+    }
+
+    fn emit(&mut self, now: Millis, message: &Message, send: &mut dyn FnMut(&[u8])) {
+        let header = self.next_header();
+        match codec::encode(&header, message, &mut self.scratch) {
+            Ok(()) => {
+                self.count_sent(now);
+                send(&self.scratch);
+            }
+            // Every message the endpoint builds fits by construction (chunks,
+            // bounded reports, 255-byte names checked at config time).
+            Err(error) => debug_assert!(false, "endpoint built an unencodable message: {error}"),
+        }
+    }
+}
+
+/// Spends one datagram of a poll's budget, if any is left.
+fn take(budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    if *budget != usize::MAX {
+        *budget -= 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receive_window_drops_repeats_across_sequence_wrap_around() {
+        let mut window = ReceiveWindow::default();
+        assert_eq!(window.accept(Sequence(65_534)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(1)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(65_535)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_535)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(1)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(0)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_534)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(100)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(30)), Arrival::TooOld);
+        assert_eq!(window.accept(Sequence(40)), Arrival::Late);
+    }
+}

@@ -1,0 +1,460 @@
+//! What peers say to each other: the messages of the netcade protocol, as
+//! plain Rust values. [`super::codec`] turns them into datagrams and back.
+
+use crate::checksum::Checksum;
+use crate::input::Buttons;
+use crate::rollback::Frame;
+use std::fmt;
+
+/// Version of the wire format. Peers of different versions do not play together,
+/// but the handshake layouts (Hello, Welcome, Reject) never change so that they
+/// can still tell each other why.
+pub const PROTOCOL_VERSION: u8 = 1;
+
+/// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
+/// fits the smallest MTU seen in practice once IP/UDP headers are added.
+pub const MAX_DATAGRAM_SIZE: usize = 1200;
+
+/// Player slots are numbered 0..MAX_PLAYERS (one bit each in [`PlayerSlots`]).
+pub const MAX_PLAYERS: usize = 8;
+
+/// Bytes of blob data per chunk (every chunk but the last is exactly this long).
+pub const BLOB_CHUNK_SIZE: usize = 1100;
+
+/// No blob announces more than this (16 MiB): a savestate is far smaller.
+pub const MAX_BLOB_SIZE: usize = 16 << 20;
+
+/// A blob ack reports the chunks after the first missing one in a bitmap this long;
+/// the sender never runs further ahead than this.
+pub const BLOB_ACK_WINDOW: u32 = 256;
+
+/// A checksum report repeats at most this many recent checksums.
+pub const MAX_CHECKSUMS_PER_REPORT: usize = 4;
+
+/// The random number the host picks for a session; every datagram carries it, so
+/// stray or stale datagrams from another session are recognised and dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SessionToken(pub u32);
+
+impl SessionToken {
+    /// What a joiner that does not know the token yet puts in its Hello.
+    pub const UNKNOWN: SessionToken = SessionToken(0);
+}
+
+impl fmt::Display for SessionToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:08x}", self.0)
+    }
+}
+
+/// A datagram's sequence number: u16, compared with wrap-around so that 3 comes
+/// after 65530.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Sequence(pub u16);
+
+impl Sequence {
+    /// Whether `self` was sent after `other`, allowing for wrap-around: of two
+    /// numbers less than half the range apart, the larger is newer.
+    pub const fn is_newer_than(self, other: Sequence) -> bool {
+        let (a, b) = (self.0, other.0);
+        (a > b && a - b <= 32768) || (a < b && b - a > 32768)
+    }
+
+    /// The number that follows this one (65535 is followed by 0).
+    pub const fn next(self) -> Sequence {
+        Sequence(self.0.wrapping_add(1))
+    }
+
+    /// How many numbers `self` is ahead of `older` (modulo 2^16).
+    pub const fn distance_from(self, older: Sequence) -> u16 {
+        self.0.wrapping_sub(older.0)
+    }
+}
+
+/// What precedes every message on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub version: u8,
+    pub session: SessionToken,
+    pub sequence: Sequence,
+}
+
+/// A set of player slots (bit n = player n), e.g. the players one machine controls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PlayerSlots(pub u8);
+
+impl PlayerSlots {
+    pub const NONE: PlayerSlots = PlayerSlots(0);
+
+    pub const fn single(player: u8) -> PlayerSlots {
+        PlayerSlots(1 << player)
+    }
+
+    pub const fn contains(self, player: u8) -> bool {
+        (player as usize) < MAX_PLAYERS && self.0 & (1 << player) != 0
+    }
+
+    pub const fn count(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether every slot is below `player_count` (slots are numbered from 0).
+    pub const fn fit_in(self, player_count: u8) -> bool {
+        (self.0 as u16) >> player_count == 0
+    }
+
+    pub const fn overlaps(self, other: PlayerSlots) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// The players in ascending order.
+    pub fn iter(self) -> impl Iterator<Item = u8> {
+        (0..MAX_PLAYERS as u8).filter(move |&p| self.contains(p))
+    }
+}
+
+/// What the host decides for everyone; a joiner proposes its own and is told the host's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// Players in the match (1..=8).
+    pub player_count: u8,
+    /// Frames per second × 1000 (libretro rates are fractional: 59.7275 Hz → 59727).
+    pub frame_rate_millihertz: u32,
+    /// Frames a peer may run ahead of confirmed input.
+    pub max_prediction: u8,
+    /// Confirmed frames between checksum exchanges (≥ 1).
+    pub checksum_interval: u16,
+    /// Bounds of the dynamic local input delay, in frames (min ≤ max).
+    pub input_delay_min: u8,
+    pub input_delay_max: u8,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            player_count: 2,
+            frame_rate_millihertz: 60_000,
+            max_prediction: 8,
+            checksum_interval: 60,
+            input_delay_min: 0,
+            input_delay_max: 4,
+        }
+    }
+}
+
+/// A Hello (joiner → host) or Welcome (host → joiner): who the sender is and what it plays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Handshake {
+    pub core_name: String,
+    pub core_version: String,
+    /// xxh3 of the loaded content (ROM).
+    pub content_hash: u64,
+    /// The players the sender controls.
+    pub local_slots: PlayerSlots,
+    pub settings: SessionSettings,
+}
+
+/// Why a host refused a joiner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RejectReason {
+    /// The peers speak different protocol versions.
+    ProtocolVersion,
+    /// Different libretro cores (name or version).
+    Core,
+    /// Different content (ROM) according to its hash.
+    Content,
+    /// Settings that cannot work together (player count, frame rate, delays).
+    Settings,
+    /// The joiner claims a player slot the host or another peer controls.
+    SlotTaken,
+    /// The host takes no more players.
+    NotAccepting,
+}
+
+impl RejectReason {
+    pub(crate) const fn code(self) -> u8 {
+        match self {
+            RejectReason::ProtocolVersion => 1,
+            RejectReason::Core => 2,
+            RejectReason::Content => 3,
+            RejectReason::Settings => 4,
+            RejectReason::SlotTaken => 5,
+            RejectReason::NotAccepting => 6,
+        }
+    }
+
+    pub(crate) const fn from_code(code: u8) -> Option<RejectReason> {
+        Some(match code {
+            1 => RejectReason::ProtocolVersion,
+            2 => RejectReason::Core,
+            3 => RejectReason::Content,
+            4 => RejectReason::Settings,
+            5 => RejectReason::SlotTaken,
+            6 => RejectReason::NotAccepting,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RejectReason::ProtocolVersion => "different netcade protocol versions",
+            RejectReason::Core => "different cores",
+            RejectReason::Content => "different content (ROM)",
+            RejectReason::Settings => "incompatible session settings",
+            RejectReason::SlotTaken => "the requested player slot is taken",
+            RejectReason::NotAccepting => "the host is not accepting players",
+        })
+    }
+}
+
+/// Why a peer leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DisconnectReason {
+    /// The player quit.
+    Quit,
+    /// Nothing was heard from the peer for too long.
+    Timeout,
+    /// The peers' games diverged.
+    Desync,
+    /// The peer sent something this side cannot accept.
+    ProtocolError,
+    /// A reason code this version does not know.
+    Other(u8),
+}
+
+impl DisconnectReason {
+    pub(crate) const fn code(self) -> u8 {
+        match self {
+            DisconnectReason::Quit => 1,
+            DisconnectReason::Timeout => 2,
+            DisconnectReason::Desync => 3,
+            DisconnectReason::ProtocolError => 4,
+            DisconnectReason::Other(code) => code,
+        }
+    }
+
+    pub(crate) const fn from_code(code: u8) -> DisconnectReason {
+        match code {
+            1 => DisconnectReason::Quit,
+            2 => DisconnectReason::Timeout,
+            3 => DisconnectReason::Desync,
+            4 => DisconnectReason::ProtocolError,
+            other => DisconnectReason::Other(other),
+        }
+    }
+}
+
+impl fmt::Display for DisconnectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DisconnectReason::Quit => f.write_str("the player quit"),
+            DisconnectReason::Timeout => f.write_str("the connection timed out"),
+            DisconnectReason::Desync => f.write_str("the games desynchronized"),
+            DisconnectReason::ProtocolError => f.write_str("protocol error"),
+            DisconnectReason::Other(code) => write!(f, "reason code {code}"),
+        }
+    }
+}
+
+/// A sender's view of who is still playing: for each player, the frame from
+/// which that player's input counts as NONE because they dropped, or `None`
+/// while connected. Peers merge these views (earliest frame wins) so all agree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionStatus {
+    pub disconnected_at: [Option<Frame>; MAX_PLAYERS],
+}
+
+/// Inputs of the sender's players for consecutive frames, plus what the sender
+/// has received of ours.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputMessage {
+    /// The first frame carried.
+    pub start_frame: Frame,
+    /// The ack: the sender has all of the receiver's inputs before this frame.
+    pub next_expected: Frame,
+    /// Whose inputs are carried (one entry per slot per frame).
+    pub slots: PlayerSlots,
+    /// Frames carried, from `start_frame` on.
+    pub frame_count: u32,
+    /// `frame_count × slots.count()` inputs, frame by frame, slots ascending.
+    pub inputs: Vec<Buttons>,
+    pub status: ConnectionStatus,
+}
+
+impl InputMessage {
+    /// The input of `player` at `frame`, if this message carries it.
+    pub fn input(&self, player: u8, frame: Frame) -> Option<Buttons> {
+        if !self.slots.contains(player) || frame < self.start_frame {
+            return None;
+        }
+        let offset = (frame - self.start_frame) as usize;
+        if offset >= self.frame_count as usize {
+            return None;
+        }
+        let slot_index = self.slots.iter().position(|p| p == player)?;
+        self.inputs
+            .get(offset * self.slots.count() + slot_index)
+            .copied()
+    }
+}
+
+/// The checksum of a confirmed frame, for desync detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChecksumEntry {
+    pub frame: Frame,
+    pub checksum: Checksum,
+}
+
+/// Identifies one blob transfer between two peers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlobId(pub u32);
+
+/// One piece of a blob (a savestate sent to a spectator or for desync repair).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobChunk {
+    pub id: BlobId,
+    /// Size of the whole blob (≤ [`MAX_BLOB_SIZE`]).
+    pub total_size: u32,
+    /// `total_size` split into [`BLOB_CHUNK_SIZE`] pieces (at least one).
+    pub chunk_count: u32,
+    pub index: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// The number of chunks a blob of `total_size` bytes is sent in (an empty blob is one empty chunk).
+pub const fn blob_chunk_count(total_size: usize) -> u32 {
+    if total_size == 0 {
+        1
+    } else {
+        total_size.div_ceil(BLOB_CHUNK_SIZE) as u32
+    }
+}
+
+/// Which chunks of a blob the receiver holds: all before `next_missing`, and of
+/// the [`BLOB_ACK_WINDOW`] chunks after it, those whose bit is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlobAck {
+    pub id: BlobId,
+    pub next_missing: u32,
+    /// Bit i (of word i / 64) = chunk `next_missing + 1 + i` is held.
+    pub held_after: [u64; (BLOB_ACK_WINDOW / 64) as usize],
+}
+
+impl BlobAck {
+    /// Whether the ack says chunk `index` has arrived.
+    pub fn holds(&self, index: u32) -> bool {
+        if index < self.next_missing {
+            return true;
+        }
+        if index == self.next_missing {
+            return false;
+        }
+        let offset = index - self.next_missing - 1;
+        offset < BLOB_ACK_WINDOW
+            && self.held_after[(offset / 64) as usize] >> (offset % 64) & 1 == 1
+    }
+}
+
+/// Every message of the protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// Joiner → host: who I am, what I play, which players I control.
+    Hello(Handshake),
+    /// Host → joiner: accepted; the header carries the session token to use.
+    Welcome(Handshake),
+    /// Host → joiner: refused, with the host's own identity so the joiner can say what differs.
+    Reject {
+        reason: RejectReason,
+        host: Handshake,
+    },
+    Input(InputMessage),
+    /// "I have all your inputs before `next_expected`", from a peer with none of its own to send.
+    InputAck {
+        next_expected: Frame,
+    },
+    /// Sent every ~200 ms: a timestamp to echo (for ping) and the sender's frame advantage.
+    QualityReport {
+        timestamp_ms: u32,
+        frame_advantage: i16,
+    },
+    QualityReply {
+        echoed_timestamp_ms: u32,
+    },
+    /// The sender's most recent confirmed-frame checksums, oldest first.
+    ChecksumReport {
+        entries: Vec<ChecksumEntry>,
+    },
+    KeepAlive,
+    Disconnect {
+        reason: DisconnectReason,
+    },
+    BlobChunk(BlobChunk),
+    BlobAck(BlobAck),
+}
+
+impl Message {
+    /// The kind byte on the wire.
+    pub const fn kind(&self) -> u8 {
+        match self {
+            Message::Hello(_) => 1,
+            Message::Welcome(_) => 2,
+            Message::Reject { .. } => 3,
+            Message::Input(_) => 4,
+            Message::InputAck { .. } => 5,
+            Message::QualityReport { .. } => 6,
+            Message::QualityReply { .. } => 7,
+            Message::ChecksumReport { .. } => 8,
+            Message::KeepAlive => 9,
+            Message::Disconnect { .. } => 10,
+            Message::BlobChunk(_) => 11,
+            Message::BlobAck(_) => 12,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_compare_across_wrap_around() {
+        assert!(Sequence(1).is_newer_than(Sequence(0)));
+        assert!(!Sequence(0).is_newer_than(Sequence(1)));
+        assert!(Sequence(3).is_newer_than(Sequence(65530)));
+        assert!(!Sequence(65530).is_newer_than(Sequence(3)));
+        assert!(Sequence(32768).is_newer_than(Sequence(0)));
+        assert!(!Sequence(32769).is_newer_than(Sequence(0)));
+        assert!(!Sequence(7).is_newer_than(Sequence(7)));
+        assert_eq!(Sequence(65535).next(), Sequence(0));
+    }
+
+    #[test]
+    fn a_blob_ack_holds_chunks_before_the_first_missing_and_those_flagged_after() {
+        let mut ack = BlobAck {
+            id: BlobId(1),
+            next_missing: 10,
+            held_after: [0; 4],
+        };
+        ack.held_after[0] = 0b101; // chunks 11 and 13
+        assert!(ack.holds(9));
+        assert!(!ack.holds(10));
+        assert!(ack.holds(11));
+        assert!(!ack.holds(12));
+        assert!(ack.holds(13));
+        assert!(!ack.holds(10 + 1 + BLOB_ACK_WINDOW));
+    }
+
+    #[test]
+    fn blobs_split_into_whole_chunks() {
+        assert_eq!(blob_chunk_count(0), 1);
+        assert_eq!(blob_chunk_count(1), 1);
+        assert_eq!(blob_chunk_count(BLOB_CHUNK_SIZE), 1);
+        assert_eq!(blob_chunk_count(BLOB_CHUNK_SIZE + 1), 2);
+    }
+}

@@ -1,0 +1,16 @@
+//! The netplay wire protocol, pure and sans-IO: messages and their binary codec,
+//! and a peer endpoint that turns datagrams and time into events and datagrams.
+
+pub mod bits;
+pub mod codec;
+pub mod endpoint;
+pub mod messages;
+pub mod peers;
+
+pub use codec::{decode, encode, DecodeError, EncodeError};
+pub use endpoint::{
+    ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,
+    Identity, Millis, PeerEndpoint, Rejection, Role,
+};
+pub use messages::*;
+pub use peers::PeerTable;

@@ -1,0 +1,397 @@
+//! The wire format: every message survives a round trip, inputs are small, and
+//! no sequence of bytes makes the decoder panic.
+
+use netcade::checksum::Checksum;
+use netcade::input::Buttons;
+use netcade::protocol::codec::{self, input_payload_len, InputPrefix, HEADER_SIZE};
+use netcade::protocol::*;
+use netcade::rollback::Frame;
+use proptest::prelude::*;
+
+fn header() -> Header {
+    Header {
+        version: PROTOCOL_VERSION,
+        session: SessionToken(0xDEAD_BEEF),
+        sequence: Sequence(65_534),
+    }
+}
+
+fn handshake() -> Handshake {
+    Handshake {
+        core_name: "Duel".into(),
+        core_version: "0.1.0 (é)".into(),
+        content_hash: 0x0123_4567_89AB_CDEF,
+        local_slots: PlayerSlots(0b10),
+        settings: SessionSettings {
+            player_count: 3,
+            frame_rate_millihertz: 59_727,
+            max_prediction: 8,
+            checksum_interval: 60,
+            input_delay_min: 1,
+            input_delay_max: 4,
+        },
+    }
+}
+
+fn input_message(start: u32, inputs: Vec<Buttons>, slots: PlayerSlots) -> InputMessage {
+    let mut status = ConnectionStatus::default();
+    status.disconnected_at[2] = Some(Frame::new(start.saturating_sub(30)));
+    InputMessage {
+        start_frame: Frame::new(start),
+        next_expected: Frame::new(start.saturating_sub(2)),
+        slots,
+        frame_count: (inputs.len() / slots.count().max(1)) as u32,
+        inputs,
+        status,
+    }
+}
+
+fn every_message() -> Vec<Message> {
+    let mut held_after = [0u64; 4];
+    held_after[0] = 0b1011;
+    held_after[3] = 1 << 63;
+    vec![
+        Message::Hello(handshake()),
+        Message::Welcome(handshake()),
+        Message::Reject {
+            reason: RejectReason::Content,
+            host: handshake(),
+        },
+        Message::Input(input_message(
+            123_456,
+            vec![
+                Buttons::NONE,
+                Buttons::A,
+                Buttons::A | Buttons::LEFT,
+                Buttons::R3,
+            ],
+            PlayerSlots(0b101),
+        )),
+        Message::Input(input_message(0, Vec::new(), PlayerSlots::NONE)),
+        Message::InputAck {
+            next_expected: Frame::new(99),
+        },
+        Message::QualityReport {
+            timestamp_ms: 4_000_000_000,
+            frame_advantage: -3,
+        },
+        Message::QualityReply {
+            echoed_timestamp_ms: 17,
+        },
+        Message::ChecksumReport {
+            entries: vec![
+                ChecksumEntry {
+                    frame: Frame::new(60),
+                    checksum: Checksum(1),
+                },
+                ChecksumEntry {
+                    frame: Frame::new(120),
+                    checksum: Checksum(u64::MAX),
+                },
+            ],
+        },
+        Message::KeepAlive,
+        Message::Disconnect {
+            reason: DisconnectReason::Desync,
+        },
+        Message::Disconnect {
+            reason: DisconnectReason::Other(200),
+        },
+        Message::BlobChunk(BlobChunk {
+            id: BlobId(7),
+            total_size: 2500,
+            chunk_count: 3,
+            index: 2,
+            bytes: vec![0xAB; 300],
+        }),
+        Message::BlobChunk(BlobChunk {
+            id: BlobId(8),
+            total_size: 0,
+            chunk_count: 1,
+            index: 0,
+            bytes: Vec::new(),
+        }),
+        Message::BlobAck(BlobAck {
+            id: BlobId(7),
+            next_missing: 12,
+            held_after,
+        }),
+    ]
+}
+
+#[test]
+fn every_message_decodes_to_what_was_encoded() {
+    let mut out = Vec::new();
+    for message in every_message() {
+        codec::encode(&header(), &message, &mut out).unwrap();
+        assert!(out.len() <= MAX_DATAGRAM_SIZE);
+        let (decoded_header, decoded) = codec::decode(&out).unwrap();
+        assert_eq!(decoded_header, header());
+        assert_eq!(decoded, message);
+    }
+}
+
+#[test]
+fn every_message_cut_short_is_an_error_not_a_panic() {
+    let mut out = Vec::new();
+    for message in every_message() {
+        codec::encode(&header(), &message, &mut out).unwrap();
+        for len in 0..out.len() {
+            let result = codec::decode(&out[..len]);
+            // A handshake cut after its known fields would still be fine, but
+            // none of these is: every field is needed.
+            assert!(result.is_err(), "{message:?} cut to {len} bytes decoded");
+        }
+    }
+}
+
+#[test]
+fn foreign_datagrams_are_refused_with_a_reason() {
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::KeepAlive, &mut out).unwrap();
+    let mut bad_magic = out.clone();
+    bad_magic[0] = b'X';
+    assert!(matches!(
+        codec::decode(&bad_magic),
+        Err(DecodeError::BadMagic(_))
+    ));
+    let mut unknown_kind = out.clone();
+    unknown_kind[3] = 99;
+    assert_eq!(
+        codec::decode(&unknown_kind),
+        Err(DecodeError::UnknownKind(99))
+    );
+    let mut trailing = out.clone();
+    trailing.push(0);
+    assert_eq!(codec::decode(&trailing), Err(DecodeError::TrailingBytes(1)));
+    assert_eq!(
+        codec::decode(&vec![0u8; MAX_DATAGRAM_SIZE + 1]),
+        Err(DecodeError::TooLarge(MAX_DATAGRAM_SIZE + 1))
+    );
+}
+
+#[test]
+fn a_blob_announcing_more_than_the_cap_is_refused() {
+    let mut out = Vec::new();
+    let chunk = Message::BlobChunk(BlobChunk {
+        id: BlobId(1),
+        total_size: 5000,
+        chunk_count: 5,
+        index: 4,
+        bytes: vec![1; 600],
+    });
+    codec::encode(&header(), &chunk, &mut out).unwrap();
+    let oversized = (MAX_BLOB_SIZE as u32 + 1).to_le_bytes();
+    out[HEADER_SIZE + 4..HEADER_SIZE + 8].copy_from_slice(&oversized);
+    assert_eq!(
+        codec::decode(&out),
+        Err(DecodeError::BlobTooLarge(MAX_BLOB_SIZE as u32 + 1))
+    );
+}
+
+#[test]
+fn an_input_count_larger_than_the_datagram_is_refused_before_allocating() {
+    // start 0, one slot, ack +0, nobody disconnected, then a count of 4 billion.
+    let mut datagram = Vec::new();
+    codec::encode(&header(), &Message::KeepAlive, &mut datagram).unwrap();
+    datagram[3] = 4; // kind: input
+    datagram.extend_from_slice(&[0, 0b1, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0]);
+    assert!(matches!(
+        codec::decode(&datagram),
+        Err(DecodeError::CountBeyondDatagram { .. })
+    ));
+}
+
+#[test]
+fn a_malformed_handshake_setting_is_refused_by_name() {
+    let mut hs = handshake();
+    hs.settings.input_delay_min = 5;
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Hello(hs), &mut out).unwrap();
+    assert_eq!(
+        codec::decode(&out),
+        Err(DecodeError::BadSettings(
+            "input delay minimum above maximum"
+        ))
+    );
+}
+
+/// An input datagram as the endpoint builds it: `frames` frames starting at `start`.
+fn input_datagram(start: u32, inputs: &[Buttons], slots: PlayerSlots) -> (Vec<u8>, u32) {
+    let status = ConnectionStatus::default();
+    let prefix = InputPrefix {
+        start_frame: Frame::new(start),
+        next_expected: Frame::new(start + 1),
+        slots,
+        status: &status,
+    };
+    let mut out = Vec::new();
+    let written = codec::encode_input_fitting(&header(), prefix, inputs, &mut out);
+    (out, written)
+}
+
+#[test]
+fn unchanged_input_at_six_frames_in_flight_costs_at_most_16_bytes_of_payload() {
+    // An hour into a match (frame numbers need 3 bytes), buttons held throughout.
+    let start = 60 * 60 * 60;
+    for held in [Buttons::NONE, Buttons::RIGHT | Buttons::B] {
+        for in_flight in [0usize, 3, 6] {
+            let inputs = vec![held; in_flight];
+            let (datagram, written) = input_datagram(start, &inputs, PlayerSlots::single(0));
+            assert_eq!(written as usize, in_flight);
+            let payload = input_payload_len(datagram.len());
+            assert!(
+                payload <= 16,
+                "{in_flight} frames of {held}: {payload} bytes"
+            );
+        }
+    }
+}
+
+/// A small deterministic generator for "busy" input (a new random pad every frame).
+fn random_pads(seed: u64, count: usize) -> Vec<Buttons> {
+    let mut state = seed;
+    (0..count)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            Buttons::from_bits((state >> 48) as u16)
+        })
+        .collect()
+}
+
+#[test]
+fn busy_random_input_stays_under_the_datagram_limit_and_splits_when_too_long() {
+    for in_flight in [6usize, 20, 60] {
+        let inputs = random_pads(in_flight as u64, in_flight * 2);
+        let (datagram, written) = input_datagram(1000, &inputs, PlayerSlots(0b11));
+        assert_eq!(written as usize, in_flight);
+        assert!(datagram.len() < MAX_DATAGRAM_SIZE);
+        let (_, Message::Input(decoded)) = codec::decode(&datagram).unwrap() else {
+            panic!("not an input datagram");
+        };
+        assert_eq!(decoded.inputs, inputs);
+    }
+    // Far more than fits: the oldest frames go first, within the limit.
+    let inputs = random_pads(9, 2000);
+    let (datagram, written) = input_datagram(1000, &inputs, PlayerSlots::single(3));
+    assert!(written > 100 && written < 2000, "{written} frames");
+    assert!(datagram.len() <= MAX_DATAGRAM_SIZE);
+    let (_, Message::Input(decoded)) = codec::decode(&datagram).unwrap() else {
+        panic!("not an input datagram");
+    };
+    assert_eq!(decoded.inputs, inputs[..written as usize]);
+}
+
+#[test]
+fn an_input_message_too_long_for_one_datagram_is_an_encode_error() {
+    let inputs = random_pads(3, 1000);
+    let message = Message::Input(input_message(5, inputs, PlayerSlots::single(0)));
+    let mut out = Vec::new();
+    assert!(matches!(
+        codec::encode(&header(), &message, &mut out),
+        Err(EncodeError::TooLarge(_))
+    ));
+}
+
+fn valid_datagrams() -> Vec<Vec<u8>> {
+    every_message()
+        .iter()
+        .map(|message| {
+            let mut out = Vec::new();
+            codec::encode(&header(), message, &mut out).unwrap();
+            out
+        })
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn random_bytes_never_panic_the_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..1300)) {
+        let _ = codec::decode(&bytes);
+    }
+
+    #[test]
+    fn mutated_datagrams_never_panic_the_decoder(
+        which in 0usize..15,
+        edits in proptest::collection::vec((any::<u16>(), any::<u8>(), 0u8..4), 1..8),
+    ) {
+        let datagrams = valid_datagrams();
+        let mut datagram = datagrams[which % datagrams.len()].clone();
+        for (position, value, operation) in edits {
+            let at = position as usize % (datagram.len() + 1);
+            match operation {
+                0 if at < datagram.len() => datagram[at] = value,
+                1 if at < datagram.len() => datagram[at] ^= 1 << (value % 8),
+                2 => datagram.truncate(at),
+                _ => datagram.insert(at, value),
+            }
+        }
+        let _ = codec::decode(&datagram);
+    }
+
+    #[test]
+    fn any_input_run_round_trips(
+        start in 0u32..u32::MAX / 2,
+        slots in 1u8..=255,
+        seed in any::<u64>(),
+        frames in 0usize..40,
+    ) {
+        let slots = PlayerSlots(slots);
+        let inputs = random_pads(seed, frames * slots.count());
+        let (datagram, written) = input_datagram(start, &inputs, slots);
+        let (_, Message::Input(decoded)) = codec::decode(&datagram).unwrap() else {
+            panic!("not an input datagram");
+        };
+        prop_assert_eq!(decoded.frame_count, written);
+        prop_assert_eq!(&decoded.inputs[..], &inputs[..written as usize * slots.count()]);
+        prop_assert_eq!(decoded.start_frame, Frame::new(start));
+        prop_assert_eq!(decoded.next_expected, Frame::new(start + 1));
+    }
+}
+
+#[test]
+fn a_full_input_datagram_uses_the_whole_datagram_whatever_the_count_width() {
+    // Few frames, many toggles each (count fits one varint byte) and many frames,
+    // few toggles (count needs two bytes): both fill the datagram to the brim.
+    // Slack left: less than one more frame (8 pads × at most 81 bits, or 1 bit).
+    let cases = [
+        (random_pads(1, 800), PlayerSlots(0xFF), 81),
+        (vec![Buttons::NONE; 20_000], PlayerSlots(1), 1),
+    ];
+    for (pads, slots, slack) in cases {
+        let (datagram, written) = input_datagram(5, &pads, slots);
+        assert!(written > 0);
+        assert!(datagram.len() <= MAX_DATAGRAM_SIZE);
+        assert!(
+            datagram.len() >= MAX_DATAGRAM_SIZE - slack,
+            "{} bytes",
+            datagram.len()
+        );
+        assert!(codec::decode(&datagram).is_ok());
+    }
+}
+
+#[test]
+fn a_handshake_for_eight_players_decodes() {
+    // Found by the fuzzer: checking slot bits against a count of 8 overflowed.
+    let mut hs = handshake();
+    hs.settings.player_count = 8;
+    hs.local_slots = PlayerSlots::single(7);
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Welcome(hs.clone()), &mut out).unwrap();
+    assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(hs));
+}
+
+#[test]
+fn an_ack_far_outside_the_frame_range_is_refused() {
+    // Found by the fuzzer: a 64-bit ack offset overflowed when added to the start.
+    let mut datagram = Vec::new();
+    codec::encode(&header(), &Message::KeepAlive, &mut datagram).unwrap();
+    datagram[3] = 4; // kind: input
+    datagram.extend_from_slice(&[0x05, 0]); // start 5, no slots
+    datagram.extend_from_slice(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]);
+    datagram.extend_from_slice(&[0, 0]); // nobody disconnected, no frames
+    assert_eq!(codec::decode(&datagram), Err(DecodeError::FrameRange));
+}
