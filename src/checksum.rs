@@ -43,7 +43,7 @@ pub struct Checksums {
 impl Checksums {
     /// Checksums of `game` as it is now; `state` is the game's serialized
     /// state (already saved by the caller, who usually needs it anyway).
-    pub fn of_game(game: &dyn Emulator, state: &[u8]) -> Checksums {
+    pub fn of_game<G: Emulator + ?Sized>(game: &G, state: &[u8]) -> Checksums {
         Checksums {
             memory: Checksum::of(game.game_memory()),
             state: Checksum::of(state),

@@ -23,7 +23,7 @@
 use crate::app::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
 use crate::app::synctest::ChecksumKinds;
-use crate::app::{checksums_of, open_game, AppError, GameArgs, Outcome};
+use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::emulator::Emulator;
 use crate::input::Buttons;
@@ -216,7 +216,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.game
             .save_state(&mut kept.state)
             .map_err(AppError::at_frame(self.frame))?;
-        kept.checksums = checksums_of(&*self.game, &kept.state);
+        kept.checksums = Checksums::of_game(&*self.game, &kept.state);
         kept.inputs = NO_INPUTS;
         self.checksums = kept.checksums;
         self.oldest_kept = self
@@ -269,7 +269,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             self.game
                 .save_state(&mut fresh_state)
                 .map_err(|err| format!("cannot save frame {target}: {err}"))?;
-            let fresh = checksums_of(&*self.game, &fresh_state);
+            let fresh = Checksums::of_game(&*self.game, &fresh_state);
             if fresh != kept.checksums {
                 tracing::warn!(
                     "frame {target} re-simulated differently from its first run ({} differ)",

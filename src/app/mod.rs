@@ -20,23 +20,7 @@ pub mod testing;
 pub use error::{AppError, Outcome};
 pub use game::{open_game, Game, GameArgs};
 
-use crate::checksum::{Checksum, Checksums};
-use crate::emulator::Emulator;
-
-/// Checksums of `game` as it is now, `state` being its serialized state.
-///
-/// Same as [`Checksums::of_game`], for games the loops hold generically
-/// (which may be unsized trait objects).
-pub fn checksums_of<G: Emulator + ?Sized>(game: &G, state: &[u8]) -> Checksums {
-    Checksums {
-        memory: Checksum::of(game.game_memory()),
-        state: Checksum::of(state),
-        video: game
-            .video_frame()
-            .map(|frame| Checksum::of_video(&frame))
-            .unwrap_or_default(),
-    }
-}
+use crate::checksum::Checksums;
 
 /// The JSON form of checksums: `{"memory": "…", "state": "…", "video": "…"}`.
 pub fn checksums_json(checksums: &Checksums) -> serde_json::Value {

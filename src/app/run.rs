@@ -1,7 +1,7 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
 use crate::app::inputs::{InputSource, InputSpec};
-use crate::app::{checksums_json, checksums_of, open_game, AppError, Game, GameArgs, Outcome};
+use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::Checksums;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -75,7 +75,7 @@ pub fn run_frames<G: Game + ?Sized>(
         frames,
         elapsed,
         time_in_core,
-        checksums: checksums_of(game, &state),
+        checksums: Checksums::of_game(game, &state),
     })
 }
 

@@ -10,7 +10,7 @@
 
 use crate::app::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, NO_INPUTS};
-use crate::app::{checksums_json, checksums_of, open_game, AppError, GameArgs, Outcome};
+use crate::app::{checksums_json, open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::emulator::Emulator;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -305,7 +305,7 @@ pub fn sync_test<G: Emulator + ?Sized>(
                     game.save_state(&mut scratch_state)
                         .map_err(AppError::at_frame(after))?;
                 }
-                let resimulated_checksums = checksums_of(game, &scratch_state);
+                let resimulated_checksums = Checksums::of_game(game, &scratch_state);
                 report.desync = Some(Box::new(Desync {
                     frame: after,
                     loaded_frame: start,
@@ -347,7 +347,7 @@ fn save_boundary<G: Emulator + ?Sized>(
         .map_err(AppError::at_frame(frame))?;
     slot.memory.clear();
     slot.memory.extend_from_slice(game.game_memory());
-    slot.checksums = checksums_of(game, &slot.state);
+    slot.checksums = Checksums::of_game(game, &slot.state);
     slot.inputs = NO_INPUTS;
     Ok(())
 }
@@ -566,7 +566,7 @@ mod tests {
         }
         let mut state = Vec::new();
         plain.save_state(&mut state).unwrap();
-        assert_eq!(report.checksums, checksums_of(&plain, &state));
+        assert_eq!(report.checksums, Checksums::of_game(&plain, &state));
     }
 
     #[test]
