@@ -270,12 +270,24 @@ fn option_values(values: &[ffi::RetroCoreOptionValue]) -> Vec<String> {
         .collect()
 }
 
+/// The fields every version of a core option definition has: key,
+/// description, values and default.
+type DefinitionFields<'a> = (
+    *const c_char,
+    *const c_char,
+    &'a [ffi::RetroCoreOptionValue],
+    *const c_char,
+);
+
+/// Copies a definitions array (v1 or v2, told apart by `fields`) into the
+/// context's option table.
+///
 /// # Safety
-/// `definitions` is NULL or points to an array of v1 definitions terminated
-/// by a NULL key.
-unsafe fn set_core_options_v1(
+/// `definitions` is NULL or points to an array terminated by a NULL key.
+unsafe fn declare_definitions<D>(
     context: &mut CoreContext,
-    definitions: *const ffi::RetroCoreOptionDefinition,
+    definitions: *const D,
+    fields: impl Fn(&D) -> DefinitionFields<'_>,
 ) -> bool {
     if definitions.is_null() {
         return false;
@@ -283,19 +295,34 @@ unsafe fn set_core_options_v1(
     let mut declared = Vec::new();
     for index in 0..MAX_ARRAY_ENTRIES {
         // SAFETY: the array continues until the NULL-key terminator.
-        let definition = unsafe { &*definitions.add(index) };
-        if definition.key.is_null() {
+        let (key, desc, values, default) = fields(unsafe { &*definitions.add(index) });
+        if key.is_null() {
             break;
         }
         declared.push((
-            lossy(definition.key),
-            lossy(definition.desc),
-            option_values(&definition.values),
-            (!definition.default_value.is_null()).then(|| lossy(definition.default_value)),
+            lossy(key),
+            lossy(desc),
+            option_values(values),
+            (!default.is_null()).then(|| lossy(default)),
         ));
     }
     context.options.declare(declared);
     true
+}
+
+/// # Safety
+/// `definitions` is NULL or points to an array of v1 definitions terminated
+/// by a NULL key.
+unsafe fn set_core_options_v1(
+    context: &mut CoreContext,
+    definitions: *const ffi::RetroCoreOptionDefinition,
+) -> bool {
+    // SAFETY: the caller's contract is declare_definitions' contract.
+    unsafe {
+        declare_definitions(context, definitions, |d| {
+            (d.key, d.desc, &d.values, d.default_value)
+        })
+    }
 }
 
 /// # Safety
@@ -310,25 +337,12 @@ unsafe fn set_core_options_v2(
     }
     // SAFETY: non-null and of this type per the contract.
     let definitions = unsafe { (*options).definitions };
-    if definitions.is_null() {
-        return false;
+    // SAFETY: the definitions array is NULL-key terminated per the contract.
+    unsafe {
+        declare_definitions(context, definitions, |d| {
+            (d.key, d.desc, &d.values, d.default_value)
+        })
     }
-    let mut declared = Vec::new();
-    for index in 0..MAX_ARRAY_ENTRIES {
-        // SAFETY: the array continues until the NULL-key terminator.
-        let definition = unsafe { &*definitions.add(index) };
-        if definition.key.is_null() {
-            break;
-        }
-        declared.push((
-            lossy(definition.key),
-            lossy(definition.desc),
-            option_values(&definition.values),
-            (!definition.default_value.is_null()).then(|| lossy(definition.default_value)),
-        ));
-    }
-    context.options.declare(declared);
-    true
 }
 
 /// # Safety
