@@ -414,11 +414,21 @@ impl<G: Emulator> Cluster<G> {
     /// Asserts that the given machines agree on every frame final on all of
     /// them, and that at least `at_least` frames were compared. Returns how many.
     pub fn assert_same_final_checksums(&self, machines: &[usize], at_least: usize) -> usize {
+        self.assert_same_checksums_before(machines, at_least, usize::MAX)
+    }
+
+    /// `assert_same_final_checksums` for the frames before `end` only.
+    pub fn assert_same_checksums_before(
+        &self,
+        machines: &[usize],
+        at_least: usize,
+        end: usize,
+    ) -> usize {
         let all: Vec<Vec<Checksum>> = machines
             .iter()
             .map(|&m| self.machines[m].final_checksums())
             .collect();
-        let common = all.iter().map(Vec::len).min().unwrap_or(0);
+        let common = all.iter().map(Vec::len).min().unwrap_or(0).min(end);
         assert!(
             common >= at_least,
             "only {common} frames are final on every machine, expected at least {at_least}"
