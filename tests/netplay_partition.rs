@@ -82,9 +82,8 @@ fn a_ten_second_partition_between_two_machines_ends_the_match_cleanly() {
     let mut first_gone = u32::MAX;
     for (me, other) in [(0usize, 1u8), (1, 0)] {
         let machine = &cluster.machines[me];
-        let at = disconnected_at(&machine.events, other).unwrap_or_else(|| {
-            panic!("machine {me} does not say P{} timed out", other + 1)
-        });
+        let at = disconnected_at(&machine.events, other)
+            .unwrap_or_else(|| panic!("machine {me} does not say P{} timed out", other + 1));
         first_gone = first_gone.min(at.number());
         assert!(any_event(&machine.events, |e| matches!(
             e,
@@ -125,7 +124,10 @@ fn after_a_ten_second_partition_the_other_two_of_three_machines_play_on() {
         );
     }
     let compared = cluster.assert_same_final_checksums(&[0, 1], 0);
-    assert!(compared as u32 > at0.number() + 500, "{compared} frames compared");
+    assert!(
+        compared as u32 > at0.number() + 500,
+        "{compared} frames compared"
+    );
     // The cut-off machine lost both others: its match is over.
     let lost = &cluster.machines[2];
     assert!(disconnected_at(&lost.events, 0).is_some());

@@ -248,6 +248,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return Ok(FrameOutcome::Ended);
         }
         self.send_local_inputs()?;
+        self.report_frame_lags();
         let outcome = self.session.advance_frame(requests);
         self.pull_session_events();
         Ok(outcome?)
@@ -263,19 +264,6 @@ impl<A: Ord + Copy> NetplaySession<A> {
             for index in 0..self.links.len() {
                 if let Some(endpoint) = self.open_endpoint(index) {
                     endpoint.send_checksum(frame, checksum);
-                }
-            }
-        }
-        for index in 0..self.links.len() {
-            let link = &self.links[index];
-            let lag = self
-                .session
-                .frame_lag_report(link.first_player)
-                .unwrap_or(0);
-            let lag = lag.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
-            if let Some(address) = link.address {
-                if let Some(endpoint) = self.endpoints.get_mut(&address) {
-                    endpoint.set_local_frame_advantage(lag);
                 }
             }
         }
@@ -552,6 +540,26 @@ impl<A: Ord + Copy> NetplaySession<A> {
             self.next_local_frame = frame.next();
         }
         Ok(())
+    }
+
+    /// Our frame lag towards each peer, for its quality reports. Taken just
+    /// before the session advances, when the session takes its own sample:
+    /// measured after the frame counter moved on, it would read one frame
+    /// high and both sides would think themselves behind and speed up.
+    fn report_frame_lags(&mut self) {
+        for link in &self.links {
+            let Some(address) = link.address.filter(|_| link.state == LinkState::Open) else {
+                continue;
+            };
+            let lag = self
+                .session
+                .frame_lag_report(link.first_player)
+                .unwrap_or(0);
+            let lag = lag.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
+            if let Some(endpoint) = self.endpoints.get_mut(&address) {
+                endpoint.set_local_frame_advantage(lag);
+            }
+        }
     }
 
     /// Hands each spectator the frames confirmed since its last ones.

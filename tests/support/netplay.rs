@@ -20,8 +20,8 @@ const FRAME_US: f64 = 1_000_000.0 / 60.0;
 
 /// A pad that changes every few frames, like a person's, different per player.
 pub fn pad(player: u8, frame: u32) -> Buttons {
-    let mut x = u64::from(frame / 4).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (u64::from(player) + 1) << 40;
+    let mut x =
+        u64::from(frame / 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (u64::from(player) + 1) << 40;
     x ^= x >> 29;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 32;
@@ -209,8 +209,13 @@ impl<G: Emulator> Machine<G> {
         for index in 0..self.requests.len() {
             match self.requests[index] {
                 Request::Save { frame } => {
-                    let slot = self.netplay.state_slot_mut(frame).expect("a slot to save into");
-                    self.game.save_state(slot.buffer_mut()).expect("the game saves");
+                    let slot = self
+                        .netplay
+                        .state_slot_mut(frame)
+                        .expect("a slot to save into");
+                    self.game
+                        .save_state(slot.buffer_mut())
+                        .expect("the game saves");
                     let checksum = Checksum::of(self.game.game_memory());
                     slot.set_checksum(checksum);
                     let at = frame.number() as usize;
@@ -378,7 +383,8 @@ impl<G: Emulator> Cluster<G> {
                 continue;
             }
             if now_us >= machine.next_frame_at_us {
-                let speed = machine.clock_rate * f64::from(machine.netplay.frames_per_second_factor());
+                let speed =
+                    machine.clock_rate * f64::from(machine.netplay.frames_per_second_factor());
                 machine.next_frame_at_us += FRAME_US / speed;
                 machine.tick(now);
             }
@@ -458,6 +464,9 @@ impl<G: Emulator> Cluster<G> {
 }
 
 /// Whether any event of `events` matches.
-pub fn any_event(events: &[(Millis, NetplayEvent)], matches: impl Fn(&NetplayEvent) -> bool) -> bool {
+pub fn any_event(
+    events: &[(Millis, NetplayEvent)],
+    matches: impl Fn(&NetplayEvent) -> bool,
+) -> bool {
     events.iter().any(|(_, event)| matches(event))
 }
