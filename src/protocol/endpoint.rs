@@ -385,6 +385,8 @@ pub struct PeerEndpoint {
     stats: EndpointStats,
     scratch: Vec<u8>,
     message_scratch: Vec<ChecksumEntry>,
+    /// Reused for the inputs of every input datagram decoded.
+    input_scratch: Vec<Buttons>,
 }
 
 impl PeerEndpoint {
@@ -460,6 +462,7 @@ impl PeerEndpoint {
             stats: EndpointStats::default(),
             scratch: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             message_scratch: Vec::new(),
+            input_scratch: Vec::new(),
         })
     }
 
@@ -638,7 +641,7 @@ impl PeerEndpoint {
             self.stats.dropped_unexpected += 1;
             return;
         }
-        let (header, message) = match codec::decode(datagram) {
+        let (header, message) = match codec::decode_reusing(datagram, &mut self.input_scratch) {
             Ok(decoded) => decoded,
             Err(_) => {
                 self.stats.dropped_malformed += 1;
@@ -672,7 +675,10 @@ impl PeerEndpoint {
                 let _ = other;
                 self.stats.dropped_unexpected += 1;
             }
-            Message::Input(input) => self.on_input(input),
+            Message::Input(input) => {
+                self.on_input(&input);
+                self.input_scratch = input.inputs;
+            }
             Message::InputAck { next_expected } => self.on_ack(next_expected),
             Message::QualityReport {
                 timestamp_ms,
@@ -856,7 +862,7 @@ impl PeerEndpoint {
         }
     }
 
-    fn on_input(&mut self, input: InputMessage) {
+    fn on_input(&mut self, input: &InputMessage) {
         self.on_ack(input.next_expected);
         for (player, at) in input.status.disconnected_at.iter().enumerate() {
             let Some(at) = *at else { continue };
