@@ -135,3 +135,17 @@ fn two_duel_cores_100_ms_apart_with_jitter_keep_identical_games() {
 fn two_duel_cores_over_a_lossy_duplicating_reordering_network_keep_identical_games() {
     play(2, 13, lossy(), |_| DuelGame::load(), true);
 }
+
+#[test]
+fn the_same_seed_replays_the_same_match() {
+    let run = || {
+        let mut cluster = Cluster::new(MatchSetup::new(3, 99, lossy()), |_| PartyGame::default());
+        cluster.run_until(8_000);
+        cluster
+            .machines
+            .iter()
+            .map(|m| (m.final_checksums(), format!("{:?}", m.events), m.ticks))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+}

@@ -216,7 +216,9 @@ impl<G: Emulator> Machine<G> {
                     self.game
                         .save_state(slot.buffer_mut())
                         .expect("the game saves");
-                    let checksum = Checksum::of(self.game.game_memory());
+                    let memory = self.game.game_memory();
+                    assert!(!memory.is_empty(), "the game shows its memory");
+                    let checksum = Checksum::of(memory);
                     slot.set_checksum(checksum);
                     let at = frame.number() as usize;
                     if self.saved.len() <= at {
@@ -438,6 +440,14 @@ impl<G: Emulator> Cluster<G> {
         assert!(
             common >= at_least,
             "only {common} frames are final on every machine, expected at least {at_least}"
+        );
+        let mut distinct: Vec<Checksum> = all[0][..common].to_vec();
+        distinct.sort_by_key(|c| c.0);
+        distinct.dedup();
+        assert!(
+            common < 2 || distinct.len() > common / 2,
+            "the games barely change ({} distinct checksums in {common} frames)",
+            distinct.len()
         );
         for frame in 0..common {
             for (index, checksums) in all.iter().enumerate().skip(1) {
