@@ -6,5 +6,6 @@ pub mod emulator;
 pub mod input;
 pub mod libretro;
 pub mod net;
+pub mod netplay;
 pub mod protocol;
 pub mod rollback;

@@ -478,6 +478,16 @@ pub fn decode_header(datagram: &[u8]) -> Result<(Header, u8), DecodeError> {
 
 /// Decodes one datagram. Any malformation is an error; nothing panics.
 pub fn decode(datagram: &[u8]) -> Result<(Header, Message), DecodeError> {
+    decode_reusing(datagram, &mut Vec::new())
+}
+
+/// [`decode`], building an input message's inputs in `inputs` (taken,
+/// cleared and filled): hand the vector back after use and input datagrams
+/// decode without allocating.
+pub fn decode_reusing(
+    datagram: &[u8],
+    inputs: &mut Vec<Buttons>,
+) -> Result<(Header, Message), DecodeError> {
     let (header, kind) = decode_header(datagram)?;
     let mut reader = Reader {
         bytes: datagram,
@@ -494,7 +504,10 @@ pub fn decode(datagram: &[u8]) -> Result<(Header, Message), DecodeError> {
             let host = read_handshake(&mut reader)?;
             return Ok((header, Message::Reject { reason, host }));
         }
-        4 => return Ok((header, Message::Input(read_input(&mut reader)?))),
+        4 => {
+            let input = read_input(&mut reader, std::mem::take(inputs))?;
+            return Ok((header, Message::Input(input)));
+        }
         5 => Message::InputAck {
             next_expected: reader.frame()?,
         },
@@ -603,7 +616,10 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
     })
 }
 
-fn read_input(reader: &mut Reader<'_>) -> Result<InputMessage, DecodeError> {
+fn read_input(
+    reader: &mut Reader<'_>,
+    mut inputs: Vec<Buttons>,
+) -> Result<InputMessage, DecodeError> {
     let start = reader.varint_u32()?;
     let slots = PlayerSlots(reader.u8()?);
     let next_expected = (start as i64)
@@ -634,7 +650,8 @@ fn read_input(reader: &mut Reader<'_>) -> Result<InputMessage, DecodeError> {
             bytes_left: reader.remaining(),
         });
     }
-    let mut inputs = Vec::with_capacity(entries as usize);
+    inputs.clear();
+    inputs.reserve(entries as usize);
     let mut bits = BitReader::new(&reader.bytes[reader.pos..]);
     let slot_count = slots.count();
     let mut previous = [Buttons::NONE; MAX_PLAYERS];

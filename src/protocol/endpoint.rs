@@ -327,6 +327,11 @@ const DISCONNECT_COPIES: u8 = 3;
 /// Times each new checksum report goes out (the first, then at quality ticks).
 const CHECKSUM_REPEATS: u8 = 3;
 
+/// Input datagrams sent after our view of who dropped changed, even with no
+/// input to carry: peers stalled waiting for a leaver send no new inputs,
+/// yet must learn each other's view to agree on the frame the leaver stops at.
+const STATUS_REPEATS: u8 = 5;
+
 /// One connection to one peer. The caller keys endpoints by address (see
 /// [`super::peers::PeerTable`]), feeds it datagrams and polls it for datagrams.
 pub struct PeerEndpoint {
@@ -353,6 +358,7 @@ pub struct PeerEndpoint {
     new_local_input: bool,
     last_input_sent_at: Option<Millis>,
     local_status: ConnectionStatus,
+    status_sends_left: u8,
 
     next_remote_frame: Frame,
     ack_due: bool,
@@ -379,6 +385,8 @@ pub struct PeerEndpoint {
     stats: EndpointStats,
     scratch: Vec<u8>,
     message_scratch: Vec<ChecksumEntry>,
+    /// Reused for the inputs of every input datagram decoded.
+    input_scratch: Vec<Buttons>,
 }
 
 impl PeerEndpoint {
@@ -432,6 +440,7 @@ impl PeerEndpoint {
             new_local_input: false,
             last_input_sent_at: None,
             local_status: ConnectionStatus::default(),
+            status_sends_left: 0,
             next_remote_frame: first_frame,
             ack_due: false,
             remote_status: ConnectionStatus::default(),
@@ -453,6 +462,7 @@ impl PeerEndpoint {
             stats: EndpointStats::default(),
             scratch: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             message_scratch: Vec::new(),
+            input_scratch: Vec::new(),
         })
     }
 
@@ -545,9 +555,13 @@ impl PeerEndpoint {
 
     /// Records our view of `player`'s connection, sent with every input datagram:
     /// `Some(frame)` once they dropped (their input is NONE from `frame` on).
+    /// A change goes out at once and a few more times, input or not.
     pub fn set_local_connection_status(&mut self, player: u8, disconnected_at: Option<Frame>) {
         if let Some(slot) = self.local_status.disconnected_at.get_mut(player as usize) {
-            *slot = disconnected_at;
+            if *slot != disconnected_at {
+                *slot = disconnected_at;
+                self.status_sends_left = STATUS_REPEATS;
+            }
         }
     }
 
@@ -627,7 +641,7 @@ impl PeerEndpoint {
             self.stats.dropped_unexpected += 1;
             return;
         }
-        let (header, message) = match codec::decode(datagram) {
+        let (header, message) = match codec::decode_reusing(datagram, &mut self.input_scratch) {
             Ok(decoded) => decoded,
             Err(_) => {
                 self.stats.dropped_malformed += 1;
@@ -661,7 +675,10 @@ impl PeerEndpoint {
                 let _ = other;
                 self.stats.dropped_unexpected += 1;
             }
-            Message::Input(input) => self.on_input(input),
+            Message::Input(input) => {
+                self.on_input(&input);
+                self.input_scratch = input.inputs;
+            }
             Message::InputAck { next_expected } => self.on_ack(next_expected),
             Message::QualityReport {
                 timestamp_ms,
@@ -845,7 +862,7 @@ impl PeerEndpoint {
         }
     }
 
-    fn on_input(&mut self, input: InputMessage) {
+    fn on_input(&mut self, input: &InputMessage) {
         self.on_ack(input.next_expected);
         for (player, at) in input.status.disconnected_at.iter().enumerate() {
             let Some(at) = *at else { continue };
@@ -1074,12 +1091,12 @@ impl PeerEndpoint {
 
     fn poll_running(&mut self, now: Millis, budget: &mut usize, send: &mut dyn FnMut(&[u8])) {
         // Most valuable first, as a throttled poll sends only one.
+        let resend_due = self
+            .last_input_sent_at
+            .is_none_or(|at| now.saturating_sub(at) >= self.config.input_resend_ms);
         let input_due = self.new_local_input
             || self.ack_due
-            || (!self.unacked.is_empty()
-                && self
-                    .last_input_sent_at
-                    .is_none_or(|at| now.saturating_sub(at) >= self.config.input_resend_ms));
+            || (resend_due && (!self.unacked.is_empty() || self.status_sends_left > 0));
         if input_due && take(budget) {
             self.send_inputs(now, send);
         }
@@ -1142,6 +1159,7 @@ impl PeerEndpoint {
     fn send_inputs(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
         self.new_local_input = false;
         self.ack_due = false;
+        self.status_sends_left = self.status_sends_left.saturating_sub(1);
         self.last_input_sent_at = Some(now);
         if self.local_slot_count == 0 {
             let ack = Message::InputAck {
@@ -1283,5 +1301,51 @@ mod tests {
         assert_eq!(window.accept(Sequence(100)), Arrival::Newest);
         assert_eq!(window.accept(Sequence(30)), Arrival::TooOld);
         assert_eq!(window.accept(Sequence(40)), Arrival::Late);
+    }
+
+    fn handshake(slot: u8) -> Handshake {
+        Handshake {
+            core_name: "duel".into(),
+            core_version: "1".into(),
+            content_hash: 7,
+            local_slots: PlayerSlots::single(slot),
+            settings: SessionSettings::default(),
+        }
+    }
+
+    #[test]
+    fn a_changed_connection_status_reaches_the_peer_with_no_input_to_carry_it() {
+        let mut host =
+            PeerEndpoint::new(EndpointConfig::host(SessionToken(9), handshake(0)), 0).unwrap();
+        let mut joiner = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
+        // Handshake, then both sides idle with nothing unacknowledged.
+        let mut now = 0;
+        for _ in 0..20 {
+            now += 20;
+            for datagram in joiner.poll_datagrams(now) {
+                host.handle_datagram(now, &datagram);
+            }
+            for datagram in host.poll_datagrams(now) {
+                joiner.handle_datagram(now, &datagram);
+            }
+        }
+        assert!(host.is_running() && joiner.is_running());
+        joiner.drain_events().for_each(drop);
+        host.set_local_connection_status(3, Some(Frame::new(42)));
+        let mut seen = false;
+        for _ in 0..5 {
+            now += 60;
+            for datagram in host.poll_datagrams(now) {
+                joiner.handle_datagram(now, &datagram);
+            }
+            seen |= joiner.drain_events().any(|event| {
+                event
+                    == Event::RemoteSeesDisconnect {
+                        player: 3,
+                        at: Frame::new(42),
+                    }
+            });
+        }
+        assert!(seen, "the status went out although no input was queued");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod content;
 pub mod duel;
+pub mod netplay;
 
 #[allow(unused_imports)]
 pub use content::{real_core, real_core_copy, real_rom, test_content_dir, CoreCopy};

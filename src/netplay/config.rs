@@ -1,0 +1,115 @@
+//! What a netplay session is made from: who we are, who the peers are and
+//! how they connect, the settings everyone agreed on in the lobby.
+
+use crate::protocol::{Handshake, Millis, PlayerSlots, SessionSettings, SessionToken};
+use crate::rollback::TimeSyncConfig;
+
+/// How the connection to a peer is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connect {
+    /// We send Hello to the peer's address (we are the joiner of this link).
+    Dial,
+    /// The peer sends us Hello (we are the host of this link). Its endpoint
+    /// is made when the first Hello arrives, so no handshake timer runs before.
+    Accept,
+}
+
+/// One other machine in the match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerConfig<A> {
+    /// Where it is. Required to dial; for an accepted peer `None` means
+    /// "whoever first says Hello claiming exactly these players".
+    pub address: Option<A>,
+    /// The players it controls (at least one).
+    pub players: PlayerSlots,
+    pub connect: Connect,
+}
+
+/// Everything a [`super::NetplaySession`] is built from.
+#[derive(Clone, Debug)]
+pub struct NetplayConfig<A> {
+    /// Random, chosen by the caller: guards every link we accept.
+    pub token: SessionToken,
+    pub core_name: String,
+    pub core_version: String,
+    /// xxh3 of the loaded content: peers with other content are refused.
+    pub content_hash: u64,
+    /// Players (2–4), frame rate, max prediction, checksum interval, input
+    /// delay bounds: every peer must have the same.
+    pub settings: SessionSettings,
+    /// The players on this machine.
+    pub local_players: PlayerSlots,
+    pub peers: Vec<PeerConfig<A>>,
+    /// Whether Hellos without players (spectators) are accepted and fed
+    /// every player's confirmed inputs.
+    pub accept_spectators: bool,
+    /// Local input delay to start with (frames, within the bounds).
+    pub initial_input_delay: u32,
+    /// Whether the delay follows the network (seed 000's hysteresis).
+    pub dynamic_input_delay: bool,
+    /// Silence after which a peer is shown as interrupted.
+    pub interrupt_after_ms: Millis,
+    /// Silence after which a peer is dropped from the match.
+    pub disconnect_after_ms: Millis,
+    pub time_sync: TimeSyncConfig,
+}
+
+impl<A> NetplayConfig<A> {
+    /// A configuration with no peers yet and the protocol's default timings
+    /// (interrupted after 750 ms of silence, dropped after 5 s).
+    pub fn new(
+        token: SessionToken,
+        core_name: impl Into<String>,
+        core_version: impl Into<String>,
+        content_hash: u64,
+        settings: SessionSettings,
+        local_players: PlayerSlots,
+    ) -> Self {
+        NetplayConfig {
+            token,
+            core_name: core_name.into(),
+            core_version: core_version.into(),
+            content_hash,
+            settings,
+            local_players,
+            peers: Vec::new(),
+            accept_spectators: false,
+            initial_input_delay: 0,
+            dynamic_input_delay: true,
+            interrupt_after_ms: 750,
+            disconnect_after_ms: 5000,
+            time_sync: TimeSyncConfig::default(),
+        }
+    }
+
+    /// Adds a peer we send Hello to.
+    pub fn dial(mut self, address: A, players: PlayerSlots) -> Self {
+        self.peers.push(PeerConfig {
+            address: Some(address),
+            players,
+            connect: Connect::Dial,
+        });
+        self
+    }
+
+    /// Adds a peer that sends us Hello (from `address`, or from anywhere).
+    pub fn accept(mut self, address: Option<A>, players: PlayerSlots) -> Self {
+        self.peers.push(PeerConfig {
+            address,
+            players,
+            connect: Connect::Accept,
+        });
+        self
+    }
+
+    /// The handshake we send, announcing `slots` as ours.
+    pub(crate) fn handshake(&self, slots: PlayerSlots) -> Handshake {
+        Handshake {
+            core_name: self.core_name.clone(),
+            core_version: self.core_version.clone(),
+            content_hash: self.content_hash,
+            local_slots: slots,
+            settings: self.settings,
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! What a netplay session tells the frontend: one event enum for the match
+//! and the network, stats per player, and its error type.
+
+use crate::checksum::Checksum;
+use crate::protocol::{EndpointError, Millis, Rejection};
+use crate::rollback::{DisconnectReason, Frame, PlayerId, PlayerSet, SessionError, TimeSyncAdvice};
+
+/// Something to show or log, oldest first (`NetplaySession::next_event`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NetplayEvent {
+    /// Connecting to the peers and shaking hands.
+    Synchronizing,
+    /// The handshake with the peer controlling `players` is done.
+    PeerSynchronized { players: PlayerSet },
+    /// Every peer is ready: frames run.
+    Running,
+    /// A handshake was refused, by us or by the peer; says what differs.
+    Rejected(Rejection),
+    /// The prediction window is used up waiting for `players`' inputs, for
+    /// `waited_ms` so far (raised when it starts and every second or so).
+    WaitingForPeer {
+        players: PlayerSet,
+        waited_ms: Millis,
+    },
+    /// Inputs arrived: frames run again after `waited_ms`.
+    StoppedWaiting { waited_ms: Millis },
+    /// Time sync's advice changed (apply `frames_per_second_factor`).
+    TimeSync {
+        advice: TimeSyncAdvice,
+        frames_ahead: f32,
+    },
+    /// The local input delay changed (frames).
+    InputDelayChanged { from: u32, to: u32 },
+    /// A confirmed frame's checksum differs here and at `player`'s machine.
+    Desync {
+        frame: Frame,
+        player: PlayerId,
+        local: Checksum,
+        remote: Checksum,
+    },
+    /// Nothing heard from the machine of `players` for `silent_for_ms`.
+    NetworkInterrupted {
+        players: PlayerSet,
+        silent_for_ms: Millis,
+    },
+    /// That machine is heard again.
+    NetworkResumed { players: PlayerSet },
+    /// `player` left the match: their input is none from `at_frame` on.
+    Disconnected {
+        player: PlayerId,
+        at_frame: Frame,
+        reason: DisconnectReason,
+    },
+    /// Too few players are left (or we left): the match is over.
+    MatchEnded { at_frame: Frame },
+    /// A spectator connected (it is fed every confirmed input).
+    SpectatorJoined,
+    /// A spectator left or fell too far behind.
+    SpectatorLeft,
+}
+
+/// Figures for the on-screen stats of one remote player.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NetplayStats {
+    /// Smoothed round trip to that player's machine.
+    pub ping_ms: Option<u32>,
+    /// How many frames we run ahead of it (negative: behind), time-sync's
+    /// average over the last window.
+    pub frames_ahead: Option<f32>,
+    /// Frames we simulate past its newest input, less our delay, and the
+    /// same figure as it reports it.
+    pub local_frame_lag: i32,
+    pub remote_frame_lag: Option<i32>,
+    /// Depth of the last and the deepest rollback its inputs caused.
+    pub last_rollback: u32,
+    pub max_rollback: u32,
+    pub rollbacks: u64,
+    /// Our local input delay (frames).
+    pub local_input_delay: u32,
+    /// Traffic on the link to its machine.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+}
+
+/// What went wrong in a call to the netplay session.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NetplayError {
+    #[error("invalid netplay settings: {0}")]
+    InvalidConfig(String),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("peer connection: {0}")]
+    Endpoint(#[from] EndpointError),
+}

@@ -1,0 +1,17 @@
+//! Netplay: one rollback session wired to the protocol endpoints of the
+//! other machines, pure and sans-IO (no socket, no clock: datagrams and
+//! `now` go in, datagrams, requests and events come out).
+//!
+//! [`NetplaySession`] carries out the rollback session's per-tick contract
+//! (see `rollback::session`) for the frontend: local inputs go to every peer
+//! as they are used (delay changes included), remote inputs, pings, frame
+//! lags and checksums come back into the session, silences become agreed
+//! disconnects, and spectators are fed confirmed inputs.
+
+pub mod config;
+pub mod events;
+mod session;
+
+pub use config::{Connect, NetplayConfig, PeerConfig};
+pub use events::{NetplayError, NetplayEvent, NetplayStats};
+pub use session::NetplaySession;

@@ -1,0 +1,885 @@
+//! The glue between one rollback [`Session`] and the protocol endpoints of
+//! the other machines, sans-IO: datagrams and `now` in, datagrams, requests
+//! and events out.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::config::{Connect, NetplayConfig};
+use super::events::{NetplayError, NetplayEvent, NetplayStats};
+use crate::input::Buttons;
+use crate::protocol::{
+    self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent, Message,
+    Millis, PeerEndpoint, PeerTable, PlayerSlots,
+};
+use crate::rollback::{
+    DisconnectReason, Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet,
+    Request, Session, SessionConfig, SessionState, StateSlot, MAX_PLAYERS,
+};
+use crate::rollback::{InputDelayConfig, TimeSyncAdvice};
+
+/// Where the link to one peer machine is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LinkState {
+    /// No endpoint yet: waiting for the peer's Hello.
+    AwaitingHello,
+    /// An endpoint exists (handshaking or running).
+    Open,
+    /// The endpoint is closed: the peer's players are leaving or gone.
+    Closed,
+}
+
+/// One peer machine with players in the match.
+#[derive(Clone, Debug)]
+struct Link<A> {
+    address: Option<A>,
+    players: PlayerSlots,
+    connect: Connect,
+    state: LinkState,
+    /// The player whose figures stand for the link (its lowest slot).
+    first_player: PlayerId,
+}
+
+/// A machine watching the match.
+#[derive(Clone, Copy, Debug)]
+struct Spectator<A> {
+    address: A,
+    /// The next confirmed frame to hand to its endpoint.
+    next_frame: Frame,
+    open: bool,
+}
+
+/// A remote player leaving the match, until every peer agrees on the frame.
+#[derive(Clone, Copy, Debug)]
+struct Departure {
+    /// One past the last input of the player we hold: what we tell peers.
+    view: Frame,
+    reason: DisconnectReason,
+    decided: bool,
+}
+
+/// A netplay match for 2–4 players over any transport, keyed by address `A`.
+///
+/// Each tick the frontend: hands over every datagram that arrived
+/// (`handle_datagram`), adds each local player's buttons
+/// (`add_local_input`), calls `advance_frame` and carries out every request
+/// (saves into `state_slot_mut`, loads from `saved_state`), calls `poll` to
+/// send what is due, drains `next_event`, and runs its frame clock at
+/// `frames_per_second_factor()` times the nominal rate.
+///
+/// Disconnects: when a peer falls silent for the timeout (or says goodbye),
+/// each remaining machine announces the frame up to which it holds that
+/// peer's inputs; once it has the announcements of every other machine still
+/// playing, all of them drop the leaver at the earliest announced frame, so
+/// all simulate the same inputs. Two players: the match ends; more: it goes on.
+pub struct NetplaySession<A: Ord + Copy> {
+    config: NetplayConfig<A>,
+    session: Session,
+    endpoints: PeerTable<A>,
+    links: Vec<Link<A>>,
+    spectators: Vec<Spectator<A>>,
+    local_players: PlayerSlots,
+    local_count: usize,
+    /// The next frame of local inputs to hand to the endpoints.
+    next_local_frame: Frame,
+    departures: [Option<Departure>; MAX_PLAYERS],
+    events: VecDeque<NetplayEvent>,
+    waiting_since: Option<Millis>,
+    left: bool,
+    /// An error found while handling datagrams, returned by the next `advance_frame`.
+    pending_error: Option<NetplayError>,
+    dropped_unknown: u64,
+    now: Millis,
+}
+
+impl<A: Ord + Copy> NetplaySession<A> {
+    /// Checks the configuration, builds the rollback session and opens the
+    /// links we dial (they send Hello at the first `poll`).
+    pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
+        let settings = config.settings;
+        let players = settings.player_count as usize;
+        if !(2..=MAX_PLAYERS).contains(&players) {
+            return Err(invalid(format!(
+                "a match has 2 to {MAX_PLAYERS} players, not {players}"
+            )));
+        }
+        let all = PlayerSlots((1u16 << players) as u8 - 1);
+        if config.local_players.is_empty() || !config.local_players.fit_in(players as u8) {
+            return Err(invalid(format!(
+                "the local players {:#04x} must be some of the {players} players",
+                config.local_players.0
+            )));
+        }
+        let mut covered = config.local_players;
+        for peer in &config.peers {
+            if peer.players.is_empty() || !peer.players.fit_in(players as u8) {
+                return Err(invalid(format!(
+                    "a peer's players {:#04x} must be some of the {players} players",
+                    peer.players.0
+                )));
+            }
+            if peer.players.overlaps(covered) {
+                return Err(invalid(format!(
+                    "players {:#04x} are claimed twice",
+                    peer.players.0 & covered.0
+                )));
+            }
+            if peer.connect == Connect::Dial && peer.address.is_none() {
+                return Err(invalid("a peer we dial needs an address".to_string()));
+            }
+            covered = PlayerSlots(covered.0 | peer.players.0);
+        }
+        if covered != all {
+            return Err(invalid(format!(
+                "nobody controls players {:#04x}",
+                all.0 & !covered.0
+            )));
+        }
+        if settings.input_delay_min > settings.input_delay_max {
+            return Err(invalid(
+                "the input delay minimum is above its maximum".to_string(),
+            ));
+        }
+
+        let mut session_config = SessionConfig::new();
+        for slot in 0..players as u8 {
+            session_config = session_config.player(if config.local_players.contains(slot) {
+                PlayerKind::Local
+            } else {
+                PlayerKind::Remote
+            });
+        }
+        let session = session_config
+            .max_prediction(u32::from(settings.max_prediction))
+            .frame_rate(f64::from(settings.frame_rate_millihertz) / 1000.0)
+            .checksum_interval(u32::from(settings.checksum_interval))
+            .input_delay(InputDelayConfig {
+                min_frames: u32::from(settings.input_delay_min),
+                max_frames: u32::from(settings.input_delay_max),
+                dynamic: config.dynamic_input_delay,
+                ..InputDelayConfig::default()
+            })
+            .initial_input_delay(config.initial_input_delay)
+            .time_sync(config.time_sync)
+            .build()?;
+
+        let links = config
+            .peers
+            .iter()
+            .map(|peer| Link {
+                address: peer.address,
+                players: peer.players,
+                connect: peer.connect,
+                state: LinkState::AwaitingHello,
+                first_player: PlayerId::new(peer.players.iter().next().unwrap_or(0)),
+            })
+            .collect();
+        let mut netplay = NetplaySession {
+            local_players: config.local_players,
+            local_count: config.local_players.count(),
+            config,
+            session,
+            endpoints: PeerTable::new(),
+            links,
+            spectators: Vec::new(),
+            next_local_frame: Frame::ZERO,
+            departures: [None; MAX_PLAYERS],
+            events: VecDeque::with_capacity(32),
+            waiting_since: None,
+            left: false,
+            pending_error: None,
+            dropped_unknown: 0,
+            now,
+        };
+        for index in 0..netplay.links.len() {
+            let link = &netplay.links[index];
+            if let (Connect::Dial, Some(address)) = (link.connect, link.address) {
+                let handshake = netplay.config.handshake(netplay.local_players);
+                let endpoint = PeerEndpoint::new(netplay.endpoint_config(None, handshake), now)?;
+                netplay.endpoints.insert(address, endpoint);
+                netplay.links[index].state = LinkState::Open;
+            }
+        }
+        netplay.pull_session_events();
+        Ok(netplay)
+    }
+
+    // ----- what the frontend calls every tick -----
+
+    /// Takes in one datagram from `from`. Datagrams from unknown addresses
+    /// are dropped and counted, except a Hello from a peer we accept (or a
+    /// spectator, if allowed), which opens its link.
+    pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
+        self.now = now;
+        if self.endpoints.get(&from).is_some() {
+            self.endpoints.handle_datagram(now, from, datagram);
+        } else if !self.accept_hello(now, from, datagram) {
+            self.dropped_unknown += 1;
+            return;
+        }
+        self.pump_endpoint(from);
+        self.decide_departures();
+        self.pull_session_events();
+    }
+
+    /// Adds a local player's buttons for the current frame (used after the
+    /// input delay; see `rollback::Session::add_local_input`).
+    pub fn add_local_input(
+        &mut self,
+        player: PlayerId,
+        buttons: Buttons,
+    ) -> Result<Option<Frame>, NetplayError> {
+        Ok(self.session.add_local_input(player, buttons)?)
+    }
+
+    /// Decides what the frontend does this tick, writing the requests into
+    /// `requests` (cleared first). Carry out every request, whatever the outcome.
+    pub fn advance_frame(
+        &mut self,
+        now: Millis,
+        requests: &mut Vec<Request>,
+    ) -> Result<FrameOutcome, NetplayError> {
+        self.now = now;
+        requests.clear();
+        if let Some(error) = self.pending_error.take() {
+            return Err(error);
+        }
+        if self.left {
+            return Ok(FrameOutcome::Ended);
+        }
+        self.send_local_inputs()?;
+        self.report_frame_lags();
+        let outcome = self.session.advance_frame(requests);
+        self.pull_session_events();
+        Ok(outcome?)
+    }
+
+    /// Runs the endpoints' timers and hands every datagram due to `send`
+    /// with its destination: inputs, acks, quality reports (with our frame
+    /// lag), checksums, keep-alives.
+    pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
+        self.now = now;
+        self.feed_spectators();
+        while let Some((frame, checksum)) = self.session.next_checksum_report() {
+            for index in 0..self.links.len() {
+                if let Some(endpoint) = self.open_endpoint(index) {
+                    endpoint.send_checksum(frame, checksum);
+                }
+            }
+        }
+        self.endpoints.poll(now, &mut send);
+        for index in 0..self.links.len() {
+            if let Some(address) = self.links[index].address {
+                self.pump_endpoint(address);
+            }
+        }
+        for index in 0..self.spectators.len() {
+            let address = self.spectators[index].address;
+            self.pump_endpoint(address);
+        }
+        self.decide_departures();
+        self.pull_session_events();
+    }
+
+    /// The next event to show or log, oldest first.
+    pub fn next_event(&mut self) -> Option<NetplayEvent> {
+        self.events.pop_front()
+    }
+
+    /// Every pending event, oldest first.
+    pub fn events(&mut self) -> impl Iterator<Item = NetplayEvent> + '_ {
+        self.events.drain(..)
+    }
+
+    /// The speed to run the frame clock at (1.0: nominal), from time sync.
+    pub fn frames_per_second_factor(&self) -> f32 {
+        self.session.time_sync_advice().speed()
+    }
+
+    /// Leaves the match: every peer is told, and the match ends here.
+    pub fn leave(&mut self) {
+        if self.left {
+            return;
+        }
+        self.left = true;
+        for (_, endpoint) in self.endpoints.iter_mut() {
+            endpoint.disconnect(protocol::DisconnectReason::Quit);
+        }
+        self.events.push_back(NetplayEvent::MatchEnded {
+            at_frame: self.session.current_frame(),
+        });
+    }
+
+    // ----- passthroughs to the rollback session -----
+
+    /// The slot to save the state of `frame` into after a `Save` request.
+    pub fn state_slot_mut(&mut self, frame: Frame) -> Option<&mut StateSlot> {
+        self.session.state_slot_mut(frame)
+    }
+
+    /// The state saved for `frame`, for a `Load` request.
+    pub fn saved_state(&self, frame: Frame) -> Option<&StateSlot> {
+        self.session.saved_state(frame)
+    }
+
+    /// Sets the local input delay now (within the agreed bounds).
+    pub fn set_input_delay(&mut self, frames: u32) {
+        self.session.set_input_delay(frames);
+        self.pull_session_events();
+    }
+
+    /// The measured cost of one re-simulated frame (raises the delay when
+    /// rollbacks would not fit in a frame).
+    pub fn set_resimulation_cost(&mut self, cost: Duration) {
+        self.session.set_resimulation_cost(cost);
+    }
+
+    /// The rollback session underneath, for reading.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn current_frame(&self) -> Frame {
+        self.session.current_frame()
+    }
+
+    /// The last frame every player's input is known for.
+    pub fn confirmed_frame(&self) -> Option<Frame> {
+        self.session.confirmed_frame()
+    }
+
+    pub fn state(&self) -> SessionState {
+        if self.left {
+            SessionState::Ended
+        } else {
+            self.session.state()
+        }
+    }
+
+    pub fn input_delay(&self) -> u32 {
+        self.session.input_delay()
+    }
+
+    pub fn time_sync_advice(&self) -> TimeSyncAdvice {
+        self.session.time_sync_advice()
+    }
+
+    /// Stats of a remote player (ping, frame advantage, rollbacks, delay, traffic).
+    pub fn stats(&self, player: PlayerId) -> Option<NetplayStats> {
+        if self.session.kind(player) != Some(PlayerKind::Remote) {
+            return None;
+        }
+        let peer = self.session.peer_stats(player)?;
+        let mut stats = NetplayStats {
+            ping_ms: peer.ping_ms,
+            frames_ahead: peer.frames_ahead,
+            local_frame_lag: peer.local_frame_lag,
+            remote_frame_lag: peer.remote_frame_lag,
+            last_rollback: peer.last_rollback,
+            max_rollback: peer.max_rollback,
+            rollbacks: peer.rollbacks,
+            local_input_delay: self.session.input_delay(),
+            ..NetplayStats::default()
+        };
+        let link = self
+            .links
+            .iter()
+            .find(|link| link.players.contains(player.index() as u8))?;
+        if let Some(endpoint) = link.address.and_then(|a| self.endpoints.get(&a)) {
+            let traffic = endpoint.stats();
+            stats.ping_ms = traffic.ping_ms.or(stats.ping_ms);
+            stats.bytes_sent = traffic.bytes_sent;
+            stats.bytes_received = traffic.bytes_received;
+            stats.datagrams_sent = traffic.datagrams_sent;
+            stats.datagrams_received = traffic.datagrams_received;
+        }
+        Some(stats)
+    }
+
+    /// Datagrams dropped because they came from an address with no link.
+    pub fn dropped_unknown(&self) -> u64 {
+        self.dropped_unknown + self.endpoints.dropped_unknown()
+    }
+
+    /// Spectators currently fed.
+    pub fn spectator_count(&self) -> usize {
+        self.spectators.iter().filter(|s| s.open).count()
+    }
+
+    // ----- links -----
+
+    fn endpoint_config(
+        &self,
+        token: Option<protocol::SessionToken>,
+        local: protocol::Handshake,
+    ) -> EndpointConfig {
+        let mut config = match token {
+            Some(token) => EndpointConfig::host(token, local),
+            None => EndpointConfig::joiner(local),
+        };
+        config.interrupt_after_ms = self.config.interrupt_after_ms;
+        config.disconnect_after_ms = self.config.disconnect_after_ms;
+        config
+    }
+
+    /// The endpoint of link `index`, if the link is open.
+    fn open_endpoint(&mut self, index: usize) -> Option<&mut PeerEndpoint> {
+        let link = &self.links[index];
+        let endpoint = self.endpoints.get_mut(&link.address?)?;
+        (link.state == LinkState::Open && endpoint.state() != ConnectionState::Disconnected)
+            .then_some(endpoint)
+    }
+
+    /// A Hello from an address with no endpoint: opens the link of the
+    /// peer it claims to be (or a spectator's). Returns whether it was taken.
+    fn accept_hello(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
+        let Ok((_, Message::Hello(hello))) = codec::decode(datagram) else {
+            return false;
+        };
+        if self.left {
+            return false;
+        }
+        if hello.local_slots.is_empty() {
+            if !self.config.accept_spectators {
+                return false;
+            }
+            // We relay every player's confirmed input to the spectator.
+            let all = PlayerSlots((1u16 << self.session.players()) as u8 - 1);
+            let handshake = self.config.handshake(all);
+            let config = self.endpoint_config(Some(self.config.token), handshake);
+            let Ok(mut endpoint) = PeerEndpoint::new(config, now) else {
+                return false;
+            };
+            endpoint.handle_datagram(now, datagram);
+            self.endpoints.insert(from, endpoint);
+            self.spectators.push(Spectator {
+                address: from,
+                next_frame: Frame::ZERO,
+                open: true,
+            });
+            self.events.push_back(NetplayEvent::SpectatorJoined);
+            return true;
+        }
+        let Some(index) = self.links.iter().position(|link| {
+            link.connect == Connect::Accept
+                && link.state == LinkState::AwaitingHello
+                && link.players == hello.local_slots
+                && link.address.is_none_or(|address| address == from)
+        }) else {
+            return false;
+        };
+        let handshake = self.config.handshake(self.local_players);
+        let config = self.endpoint_config(Some(self.config.token), handshake);
+        let Ok(mut endpoint) = PeerEndpoint::new(config, now) else {
+            return false;
+        };
+        // The match may not wait for this link, but the peer needs our
+        // inputs from the first frame.
+        if self.next_local_frame > Frame::ZERO {
+            let mut frame = Frame::ZERO;
+            let mut row = [Buttons::NONE; MAX_PLAYERS];
+            while frame < self.next_local_frame {
+                if self.local_row(frame, &mut row).is_err()
+                    || endpoint
+                        .add_local_input(frame, &row[..self.local_count])
+                        .is_err()
+                {
+                    return false;
+                }
+                frame = frame.next();
+            }
+        }
+        endpoint.handle_datagram(now, datagram);
+        self.endpoints.insert(from, endpoint);
+        let link = &mut self.links[index];
+        link.address = Some(from);
+        link.state = LinkState::Open;
+        true
+    }
+
+    /// Every local player's confirmed input at `frame`, slots ascending.
+    fn local_row(
+        &self,
+        frame: Frame,
+        row: &mut [Buttons; MAX_PLAYERS],
+    ) -> Result<(), NetplayError> {
+        for (slot, player) in self.local_players.iter().enumerate() {
+            let player = PlayerId::new(player);
+            row[slot] = self
+                .session
+                .player_inputs(player, frame)?
+                .next()
+                .map_or(Buttons::NONE, |(_, buttons)| buttons);
+        }
+        Ok(())
+    }
+
+    /// Hands the local inputs confirmed since last time to every peer.
+    fn send_local_inputs(&mut self) -> Result<(), NetplayError> {
+        let mut end: Option<Frame> = None;
+        for player in self.local_players.iter() {
+            let player_end = self.session.received_inputs_end(PlayerId::new(player));
+            end = Some(end.map_or(player_end, |e: Frame| e.min(player_end)));
+        }
+        let Some(end) = end else { return Ok(()) };
+        let mut row = [Buttons::NONE; MAX_PLAYERS];
+        while self.next_local_frame < end {
+            let frame = self.next_local_frame;
+            self.local_row(frame, &mut row)?;
+            for index in 0..self.links.len() {
+                let link = &self.links[index];
+                let Some(address) = link.address.filter(|_| link.state == LinkState::Open) else {
+                    continue;
+                };
+                if let Some(endpoint) = self.endpoints.get_mut(&address) {
+                    if endpoint.state() != ConnectionState::Disconnected {
+                        endpoint.add_local_input(frame, &row[..self.local_count])?;
+                    }
+                }
+            }
+            self.next_local_frame = frame.next();
+        }
+        Ok(())
+    }
+
+    /// Our frame lag towards each peer, for its quality reports. Taken just
+    /// before the session advances, when the session takes its own sample:
+    /// measured after the frame counter moved on, it would read one frame
+    /// high and both sides would think themselves behind and speed up.
+    fn report_frame_lags(&mut self) {
+        for link in &self.links {
+            let Some(address) = link.address.filter(|_| link.state == LinkState::Open) else {
+                continue;
+            };
+            let lag = self
+                .session
+                .frame_lag_report(link.first_player)
+                .unwrap_or(0);
+            let lag = lag.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
+            if let Some(endpoint) = self.endpoints.get_mut(&address) {
+                endpoint.set_local_frame_advantage(lag);
+            }
+        }
+    }
+
+    /// Hands each spectator the frames confirmed since its last ones.
+    fn feed_spectators(&mut self) {
+        let players = self.session.players();
+        for spectator in &mut self.spectators {
+            if !spectator.open {
+                continue;
+            }
+            let Some(endpoint) = self.endpoints.get_mut(&spectator.address) else {
+                continue;
+            };
+            if !endpoint.is_running() {
+                continue;
+            }
+            let Ok(inputs) = self.session.confirmed_inputs(spectator.next_frame) else {
+                // Too far behind to catch up from inputs alone.
+                endpoint.disconnect(protocol::DisconnectReason::Quit);
+                spectator.open = false;
+                self.events.push_back(NetplayEvent::SpectatorLeft);
+                continue;
+            };
+            for (frame, row) in inputs {
+                if endpoint.add_local_input(frame, &row[..players]).is_err() {
+                    break;
+                }
+                spectator.next_frame = frame.next();
+            }
+        }
+    }
+
+    /// Routes every pending event of the endpoint at `address`.
+    fn pump_endpoint(&mut self, address: A) {
+        let link = self.links.iter().position(|l| l.address == Some(address));
+        loop {
+            let Some(event) = self
+                .endpoints
+                .get_mut(&address)
+                .and_then(PeerEndpoint::next_event)
+            else {
+                return;
+            };
+            match link {
+                Some(index) => self.on_link_event(index, event),
+                None => self.on_spectator_event(address, event),
+            }
+        }
+    }
+
+    fn on_spectator_event(&mut self, address: A, event: NetEvent) {
+        if let NetEvent::Disconnected { .. } = event {
+            if let Some(spectator) = self
+                .spectators
+                .iter_mut()
+                .find(|s| s.address == address && s.open)
+            {
+                spectator.open = false;
+                self.events.push_back(NetplayEvent::SpectatorLeft);
+            }
+        }
+    }
+
+    fn on_link_event(&mut self, index: usize, event: NetEvent) {
+        let link = self.links[index].clone();
+        let players = player_set(link.players);
+        match event {
+            NetEvent::Synchronized {
+                settings,
+                remote_slots,
+                ..
+            } => {
+                if remote_slots != link.players || settings != self.config.settings {
+                    // Not the peer or the settings agreed on in the lobby.
+                    self.close_link(index, DisconnectReason::ProtocolViolation);
+                    return;
+                }
+                for player in link.players.iter() {
+                    let result = self.session.peer_synchronized(PlayerId::new(player));
+                    self.record(result);
+                }
+                self.events
+                    .push_back(NetplayEvent::PeerSynchronized { players });
+            }
+            NetEvent::Rejected(rejection) => {
+                self.events.push_back(NetplayEvent::Rejected(rejection));
+            }
+            NetEvent::RemoteInput {
+                player,
+                frame,
+                buttons,
+            } => {
+                if !link.players.contains(player) || self.departures[player as usize].is_some() {
+                    return;
+                }
+                if let Err(error) =
+                    self.session
+                        .add_remote_input(PlayerId::new(player), frame, buttons)
+                {
+                    self.pending_error = Some(error.into());
+                    self.close_link(index, DisconnectReason::ProtocolViolation);
+                }
+            }
+            NetEvent::RemoteFrameAdvantage(lag) => {
+                for player in link.players.iter() {
+                    let result = self
+                        .session
+                        .set_remote_frame_lag(PlayerId::new(player), i32::from(lag));
+                    self.record(result);
+                }
+            }
+            NetEvent::Ping { rtt_ms } => {
+                let rtt = Duration::from_millis(u64::from(rtt_ms));
+                for player in link.players.iter() {
+                    let result = self.session.set_ping(PlayerId::new(player), rtt);
+                    self.record(result);
+                }
+            }
+            NetEvent::RemoteChecksum { frame, checksum } => {
+                let result = self
+                    .session
+                    .add_remote_checksum(link.first_player, frame, checksum);
+                self.record(result);
+            }
+            NetEvent::RemoteSeesDisconnect { player, .. } => {
+                // A machine still playing dropped `player`: drop it too, so
+                // that every machine announces its view and all agree.
+                let player_index = player as usize;
+                if player_index < self.session.players() && !self.local_players.contains(player) {
+                    if let Some(leaver) = self.links.iter().position(|l| l.players.contains(player))
+                    {
+                        if self.links[leaver].state != LinkState::Closed {
+                            self.close_link(leaver, DisconnectReason::TimedOut);
+                        }
+                    }
+                }
+            }
+            NetEvent::NetworkInterrupted { silent_for_ms } => {
+                self.events.push_back(NetplayEvent::NetworkInterrupted {
+                    players,
+                    silent_for_ms,
+                });
+            }
+            NetEvent::NetworkResumed => {
+                self.events
+                    .push_back(NetplayEvent::NetworkResumed { players });
+            }
+            NetEvent::Disconnected { cause } => {
+                let reason = match cause {
+                    DisconnectCause::Timeout { .. } => DisconnectReason::TimedOut,
+                    DisconnectCause::PeerLeft(protocol::DisconnectReason::Quit) => {
+                        DisconnectReason::Quit
+                    }
+                    DisconnectCause::PeerLeft(protocol::DisconnectReason::Timeout) => {
+                        DisconnectReason::TimedOut
+                    }
+                    DisconnectCause::PeerLeft(protocol::DisconnectReason::Desync) => {
+                        DisconnectReason::Desynchronized
+                    }
+                    DisconnectCause::PeerLeft(_) | DisconnectCause::Rejected(_) => {
+                        DisconnectReason::ProtocolViolation
+                    }
+                };
+                self.close_link(index, reason);
+            }
+            NetEvent::BlobReceived { .. } | NetEvent::BlobDelivered { .. } => {}
+        }
+    }
+
+    /// The link is over: its players leave once every machine still
+    /// playing has said how far it holds their inputs.
+    fn close_link(&mut self, index: usize, reason: DisconnectReason) {
+        let link = &mut self.links[index];
+        if link.state == LinkState::Closed {
+            return;
+        }
+        link.state = LinkState::Closed;
+        let players = link.players;
+        if let Some(endpoint) = link.address.and_then(|a| self.endpoints.get_mut(&a)) {
+            endpoint.disconnect(match reason {
+                DisconnectReason::ProtocolViolation => protocol::DisconnectReason::ProtocolError,
+                _ => protocol::DisconnectReason::Quit,
+            });
+        }
+        for player in players.iter() {
+            let view = self.session.received_inputs_end(PlayerId::new(player));
+            self.departures[player as usize] = Some(Departure {
+                view,
+                reason,
+                decided: false,
+            });
+            for other in &self.links {
+                if let Some(endpoint) = other
+                    .address
+                    .filter(|_| other.state == LinkState::Open)
+                    .and_then(|a| self.endpoints.get_mut(&a))
+                {
+                    endpoint.set_local_connection_status(player, Some(view));
+                }
+            }
+        }
+    }
+
+    /// Drops each leaving player whose frame every machine still playing
+    /// has announced, at the earliest announced frame.
+    fn decide_departures(&mut self) {
+        for player in 0..self.session.players() {
+            let Some(departure) = self.departures[player] else {
+                continue;
+            };
+            if departure.decided {
+                continue;
+            }
+            let mut at = departure.view;
+            let mut everyone_said = true;
+            for link in &self.links {
+                if link.state != LinkState::Open || link.players.contains(player as u8) {
+                    continue;
+                }
+                let Some(endpoint) = link.address.and_then(|a| self.endpoints.get(&a)) else {
+                    continue;
+                };
+                if !endpoint.is_running() {
+                    continue;
+                }
+                match endpoint.remote_connection_status().disconnected_at[player] {
+                    Some(frame) => at = at.min(frame),
+                    None => everyone_said = false,
+                }
+            }
+            if !everyone_said {
+                continue;
+            }
+            if let Some(departure) = &mut self.departures[player] {
+                departure.decided = true;
+            }
+            let result =
+                self.session
+                    .disconnect_player(PlayerId::new(player as u8), at, departure.reason);
+            self.record(result);
+        }
+    }
+
+    /// Keeps the first error of a call that cannot return one, for the next
+    /// `advance_frame`.
+    fn record(&mut self, result: Result<(), crate::rollback::SessionError>) {
+        if let Err(error) = result {
+            self.pending_error.get_or_insert(error.into());
+        }
+    }
+
+    /// Turns the rollback session's events into netplay events.
+    fn pull_session_events(&mut self) {
+        while let Some(event) = self.session.next_event() {
+            let event = match event {
+                SessionEvent::Synchronizing => NetplayEvent::Synchronizing,
+                SessionEvent::Running => NetplayEvent::Running,
+                SessionEvent::WaitingForPeer { players, ticks } => {
+                    if ticks == 1 || self.waiting_since.is_none() {
+                        self.waiting_since = Some(self.now);
+                    }
+                    NetplayEvent::WaitingForPeer {
+                        players,
+                        waited_ms: self.now - self.waiting_since.unwrap_or(self.now),
+                    }
+                }
+                SessionEvent::StoppedWaiting { .. } => NetplayEvent::StoppedWaiting {
+                    waited_ms: self
+                        .waiting_since
+                        .take()
+                        .map_or(0, |since| self.now - since),
+                },
+                SessionEvent::TimeSync {
+                    advice,
+                    frames_ahead,
+                } => NetplayEvent::TimeSync {
+                    advice,
+                    frames_ahead,
+                },
+                SessionEvent::InputDelayChanged { from, to } => {
+                    NetplayEvent::InputDelayChanged { from, to }
+                }
+                SessionEvent::Desync {
+                    frame,
+                    player,
+                    local,
+                    remote,
+                } => NetplayEvent::Desync {
+                    frame,
+                    player,
+                    local,
+                    remote,
+                },
+                SessionEvent::Disconnected {
+                    player,
+                    at_frame,
+                    reason,
+                } => NetplayEvent::Disconnected {
+                    player,
+                    at_frame,
+                    reason,
+                },
+                SessionEvent::MatchEnded { at_frame } => {
+                    for spectator in &mut self.spectators {
+                        if let Some(endpoint) = self.endpoints.get_mut(&spectator.address) {
+                            endpoint.disconnect(protocol::DisconnectReason::Quit);
+                        }
+                        spectator.open = false;
+                    }
+                    NetplayEvent::MatchEnded { at_frame }
+                }
+            };
+            self.events.push_back(event);
+        }
+    }
+}
+
+fn invalid(message: String) -> NetplayError {
+    NetplayError::InvalidConfig(message)
+}
+
+fn player_set(slots: PlayerSlots) -> PlayerSet {
+    slots.iter().map(PlayerId::new).collect()
+}

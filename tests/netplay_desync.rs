@@ -1,0 +1,84 @@
+//! A machine whose game diverges is caught by the checksum exchange, within
+//! the checksum interval plus a round trip.
+
+mod support;
+
+use netcade::net::sim::LinkConditions;
+use netcade::netplay::NetplayEvent;
+use netcade::rollback::{Frame, PlayerId};
+use support::netplay::{Cluster, MatchSetup, PartyGame};
+
+const INTERVAL: u16 = 10;
+const ONE_WAY_MS: u64 = 40;
+const FRAME_MS: f64 = 1000.0 / 60.0;
+
+#[test]
+fn a_perturbed_game_is_reported_as_a_desync_within_the_interval_plus_a_round_trip() {
+    let mut setup = MatchSetup::new(2, 31, LinkConditions::latency(ONE_WAY_MS));
+    setup.checksum_interval = INTERVAL;
+    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    cluster.run_until(3_000);
+    // From frame `perturbed` on, machine 1 sees P2's buttons differently.
+    let perturbed = Frame::new(cluster.machines[1].current_frame() + 5);
+    cluster.machines[1].perturb_from = Some(perturbed);
+    let mut perturbed_at_ms = None;
+    let mut found = None;
+    while cluster.now < 8_000 && found.is_none() {
+        cluster.step();
+        if perturbed_at_ms.is_none() && cluster.machines[1].current_frame() > perturbed.number() {
+            perturbed_at_ms = Some(cluster.now);
+        }
+        for machine in &cluster.machines {
+            for (at, event) in &machine.events {
+                if let NetplayEvent::Desync {
+                    frame,
+                    player,
+                    local,
+                    remote,
+                } = event
+                {
+                    found.get_or_insert((machine.address, *at, *frame, *player, *local, *remote));
+                }
+            }
+        }
+    }
+    let (machine, at_ms, frame, player, local, remote) = found.expect("the desync is detected");
+    let perturbed_at_ms = perturbed_at_ms.unwrap();
+    // The state at the start of the frame after the perturbed one is the
+    // first that differs; the first checkpoint from there is reported.
+    let first_checkpoint = (perturbed.number() + 1).next_multiple_of(u32::from(INTERVAL));
+    assert_eq!(
+        frame.number(),
+        first_checkpoint,
+        "the game diverged after frame {perturbed}"
+    );
+    assert_ne!(local, remote);
+    assert_eq!(player, PlayerId::new(1 - machine));
+    // K frames, plus a round trip, plus a couple of frames of scheduling.
+    let limit = f64::from(INTERVAL) * FRAME_MS + 2.0 * ONE_WAY_MS as f64 + 3.0 * FRAME_MS;
+    let took = (at_ms - perturbed_at_ms) as f64;
+    eprintln!("desync detected {took} ms after the divergence (limit {limit} ms)");
+    assert!(
+        took <= limit,
+        "detected {took} ms after the divergence, more than {limit} ms"
+    );
+}
+
+#[test]
+fn machines_that_stay_in_sync_never_report_a_desync_even_checking_every_frame() {
+    let mut setup = MatchSetup::new(
+        3,
+        32,
+        LinkConditions::latency(40).with_jitter(15).with_loss(0.03),
+    );
+    setup.checksum_interval = 1;
+    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    cluster.run_until(10_000);
+    cluster.assert_same_final_checksums(&[0, 1, 2], 500);
+    for machine in &cluster.machines {
+        assert!(!machine
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, NetplayEvent::Desync { .. })));
+    }
+}

@@ -1,0 +1,136 @@
+//! Machines cut off from each other: a short partition stalls the match and
+//! it recovers in sync; a long one ends in a clean disconnect, after which a
+//! match of two ends and a match of three goes on without the lost machine.
+
+mod support;
+
+use netcade::net::sim::LinkConditions;
+use netcade::netplay::NetplayEvent;
+use netcade::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
+use support::netplay::{any_event, Cluster, MatchSetup, PartyGame};
+
+fn cluster(players: u8, seed: u64) -> Cluster<PartyGame> {
+    Cluster::new(
+        MatchSetup::new(players, seed, LinkConditions::latency(20).with_jitter(5)),
+        |_| PartyGame::default(),
+    )
+}
+
+#[test]
+fn a_two_second_partition_stalls_the_match_which_then_recovers_in_sync() {
+    let mut cluster = cluster(2, 21);
+    cluster.run_until(5_000);
+    let before: Vec<u32> = cluster.machines.iter().map(|m| m.current_frame()).collect();
+    cluster.isolate(1);
+    cluster.run_until(7_000);
+    for (machine, &frame) in cluster.machines.iter().zip(&before) {
+        // Two seconds are 120 frames; the prediction window allows 8 more.
+        assert!(
+            machine.current_frame() <= frame + 8 + 4,
+            "machine {} ran on during the partition: {frame} -> {}",
+            machine.address,
+            machine.current_frame()
+        );
+        assert!(any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::WaitingForPeer { .. }
+        )));
+        assert!(any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::NetworkInterrupted { .. }
+        )));
+    }
+    cluster.reconnect(1);
+    cluster.run_until(15_000);
+    for machine in &cluster.machines {
+        assert!(any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::NetworkResumed { .. }
+        )));
+        assert!(any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::StoppedWaiting { waited_ms } if *waited_ms >= 1_500
+        )));
+        assert!(!any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
+        )));
+        assert_eq!(machine.netplay.state(), SessionState::Running);
+        // About 13 of the 15 seconds were played.
+        assert!(machine.current_frame() > 740, "{}", machine.current_frame());
+    }
+    cluster.assert_same_final_checksums(&[0, 1], 700);
+}
+
+fn disconnected_at(events: &[(u64, NetplayEvent)], player: u8) -> Option<Frame> {
+    events.iter().find_map(|(_, e)| match e {
+        NetplayEvent::Disconnected {
+            player: p,
+            at_frame,
+            reason: DisconnectReason::TimedOut,
+        } if *p == PlayerId::new(player) => Some(*at_frame),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_ten_second_partition_between_two_machines_ends_the_match_cleanly() {
+    let mut cluster = cluster(2, 22);
+    cluster.run_until(4_000);
+    cluster.isolate(1);
+    cluster.run_until(14_000);
+    let mut first_gone = u32::MAX;
+    for (me, other) in [(0usize, 1u8), (1, 0)] {
+        let machine = &cluster.machines[me];
+        let at = disconnected_at(&machine.events, other)
+            .unwrap_or_else(|| panic!("machine {me} does not say P{} timed out", other + 1));
+        first_gone = first_gone.min(at.number());
+        assert!(any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::MatchEnded { .. }
+        )));
+        assert_eq!(machine.netplay.state(), SessionState::Ended);
+    }
+    // Cut off from each other, they cannot agree where the match stops:
+    // every frame before the earlier of the two stops is the same on both.
+    let compared = cluster.assert_same_checksums_before(&[0, 1], 200, first_gone as usize + 1);
+    assert_eq!(compared, first_gone as usize + 1);
+}
+
+#[test]
+fn after_a_ten_second_partition_the_other_two_of_three_machines_play_on() {
+    let mut cluster = cluster(3, 23);
+    cluster.run_until(4_000);
+    cluster.isolate(2);
+    cluster.run_until(14_000);
+    cluster.reconnect(2);
+    cluster.run_until(24_000);
+    // Both remaining machines dropped P3 at the same frame, and play on.
+    let at0 = disconnected_at(&cluster.machines[0].events, 2).expect("machine 0 drops P3");
+    let at1 = disconnected_at(&cluster.machines[1].events, 2).expect("machine 1 drops P3");
+    assert_eq!(at0, at1, "the remaining machines agree where P3 stops");
+    for machine in &cluster.machines[..2] {
+        assert_eq!(machine.netplay.state(), SessionState::Running);
+        assert!(!any_event(&machine.events, |e| matches!(
+            e,
+            NetplayEvent::MatchEnded { .. } | NetplayEvent::Desync { .. }
+        )));
+        // Ten seconds of play after the disconnect (about 600 frames).
+        assert!(
+            machine.current_frame() > at0.number() + 550,
+            "machine {} is at frame {}, P3 left at {at0}",
+            machine.address,
+            machine.current_frame()
+        );
+    }
+    let compared = cluster.assert_same_final_checksums(&[0, 1], 0);
+    assert!(
+        compared as u32 > at0.number() + 500,
+        "{compared} frames compared"
+    );
+    // The cut-off machine lost both others: its match is over.
+    let lost = &cluster.machines[2];
+    assert!(disconnected_at(&lost.events, 0).is_some());
+    assert!(disconnected_at(&lost.events, 1).is_some());
+    assert_eq!(lost.netplay.state(), SessionState::Ended);
+}
