@@ -935,6 +935,191 @@ mod tests {
         assert!(report.desync.is_none(), "{}", report.verdict());
     }
 
+    /// A game whose loads leave one byte of memory wrong for the frame
+    /// after the load, which the next frame overwrites: like a core that
+    /// does not restore some state the game rewrites at once.
+    struct GlitchOnLoad {
+        inner: StubGame,
+        memory: Vec<u8>,
+        just_loaded: bool,
+    }
+
+    const GLITCH_OFFSET: usize = 0x20;
+
+    impl GlitchOnLoad {
+        fn new(inner: StubGame) -> Self {
+            let memory = inner.game_memory().to_vec();
+            GlitchOnLoad {
+                inner,
+                memory,
+                just_loaded: false,
+            }
+        }
+    }
+
+    impl Emulator for GlitchOnLoad {
+        fn run_frame(&mut self, inputs: &[crate::input::Buttons], render: bool) {
+            self.inner.run_frame(inputs, render);
+            self.memory.clear();
+            self.memory.extend_from_slice(self.inner.game_memory());
+            if std::mem::take(&mut self.just_loaded) {
+                self.memory[GLITCH_OFFSET] ^= 0x40;
+            }
+        }
+        fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), crate::emulator::EmulatorError> {
+            self.inner.save_state(into)
+        }
+        fn load_state(&mut self, from: &[u8]) -> Result<(), crate::emulator::EmulatorError> {
+            self.just_loaded = true;
+            self.inner.load_state(from)
+        }
+        fn game_memory(&self) -> &[u8] {
+            &self.memory
+        }
+        fn video_frame(&self) -> Option<crate::emulator::VideoFrame<'_>> {
+            self.inner.video_frame()
+        }
+        fn audio_samples(&self) -> &[i16] {
+            self.inner.audio_samples()
+        }
+        fn frames_per_second(&self) -> f64 {
+            self.inner.frames_per_second()
+        }
+        fn sample_rate(&self) -> f64 {
+            self.inner.sample_rate()
+        }
+    }
+
+    #[test]
+    fn without_a_settle_window_a_difference_that_heals_still_fails() {
+        let mut game = GlitchOnLoad::new(StubGame::deterministic());
+        let report = sync_test(
+            &mut game,
+            100,
+            4,
+            Compare::DEFAULT,
+            &mut random_inputs(),
+            &mut |_| {},
+        )
+        .unwrap();
+        let desync = report.desync.expect("strict mode fails on the glitch");
+        assert_eq!(desync.frame, 2);
+        assert_eq!(desync.still_differing_at, None);
+        assert_eq!(
+            desync.memory_diff.ranges,
+            vec![GLITCH_OFFSET..GLITCH_OFFSET + 1]
+        );
+    }
+
+    #[test]
+    fn a_difference_the_game_overwrites_within_the_settle_window_is_counted_not_failed() {
+        let mut game = GlitchOnLoad::new(StubGame::deterministic());
+        let report = sync_test_settling(
+            &mut game,
+            100,
+            4,
+            Compare::DEFAULT,
+            3,
+            &mut random_inputs(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(report.desync.is_none(), "{}", report.verdict());
+        assert_eq!(report.frames, 100);
+        // Every rollback loads once, and each load glitches one frame.
+        assert_eq!(report.transients.count, 99);
+        assert_eq!(
+            report.transients.memory_ranges,
+            vec![GLITCH_OFFSET..GLITCH_OFFSET + 1]
+        );
+        let first = report.transients.first.as_ref().unwrap();
+        assert_eq!(
+            (first.frame, first.loaded_frame, first.healed_at),
+            (2, 1, 3)
+        );
+        assert!(
+            report.verdict().starts_with(
+                "sync-test passed: 100 frames, distance 4, compared memory+video; 99 differences healed within 3 frames"
+            ),
+            "{}",
+            report.verdict()
+        );
+    }
+
+    #[test]
+    fn a_settle_window_still_fails_on_state_the_savestate_misses() {
+        // The hidden counter never heals: the difference lasts through the
+        // window and is reported at the frame it first appeared.
+        let mut game = StubGame::with_hidden_state();
+        let report = sync_test_settling(
+            &mut game,
+            100,
+            4,
+            Compare::DEFAULT,
+            5,
+            &mut random_inputs(),
+            &mut |_| {},
+        )
+        .unwrap();
+        let desync = report.desync.as_ref().expect("the hidden state is caught");
+        assert_eq!(desync.frame, 2);
+        assert_eq!(desync.still_differing_at, Some(7));
+        assert_eq!(
+            desync.memory_diff.ranges,
+            vec![HIDDEN_STATE_OFFSET..HIDDEN_STATE_OFFSET + 1]
+        );
+        assert!(
+            report
+                .verdict()
+                .ends_with("(still differing 5 frames later)"),
+            "{}",
+            report.verdict()
+        );
+    }
+
+    #[test]
+    fn a_settle_window_checks_every_frame_even_near_the_end() {
+        // Fewer frames than the window: the last frames are still checked,
+        // with what window is left, and a difference there fails.
+        let mut game = StubGame::with_hidden_state();
+        let report = sync_test_settling(
+            &mut game,
+            4,
+            2,
+            Compare::DEFAULT,
+            10,
+            &mut random_inputs(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(report.desync.is_some(), "{}", report.verdict());
+    }
+
+    #[test]
+    fn a_settle_window_beyond_the_limit_is_refused() {
+        let err = sync_test_settling(
+            &mut StubGame::deterministic(),
+            10,
+            2,
+            Compare::DEFAULT,
+            MAX_SETTLE_FRAMES + 1,
+            &mut random_inputs(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("settle window"), "{err}");
+    }
+
+    #[test]
+    fn merged_ranges_join_what_touches_and_stay_sorted() {
+        let mut ranges = Vec::new();
+        merge_range(&mut ranges, 10..12);
+        merge_range(&mut ranges, 2..4);
+        merge_range(&mut ranges, 12..14);
+        merge_range(&mut ranges, 3..5);
+        assert_eq!(ranges, vec![2..5, 10..14]);
+    }
+
     #[test]
     fn a_check_distance_of_zero_or_too_far_is_refused() {
         for distance in [0, MAX_CHECK_DISTANCE + 1] {
