@@ -201,6 +201,35 @@ fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versi
 }
 
 #[test]
+fn a_settle_window_does_not_hide_injected_nondeterminism() {
+    let dumps = tempfile::tempdir().unwrap();
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend([
+        "--frames",
+        "600",
+        "--check-distance",
+        "4",
+        "--settle-frames",
+        "8",
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+        "--dump-dir",
+        dumps.path().to_str().unwrap(),
+        "--json",
+    ]);
+    let output = netcade(&args, None);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let json = last_json(&output);
+    assert_eq!(json["passed"], false);
+    assert_eq!(json["desync"]["memory"]["ranges"][0], "0x0027..0x0028");
+    assert!(
+        json["desync"]["still_differing_at"].as_u64().is_some(),
+        "{json}"
+    );
+}
+
+#[test]
 fn debug_steps_back_and_forth_and_diffs_through_stdin() {
     let (core, arena) = (duel_core(), arena());
     let args = on_duel("debug", core.to_str().unwrap(), arena.to_str().unwrap());
