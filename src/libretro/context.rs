@@ -302,16 +302,23 @@ pub unsafe extern "C" fn input_state_callback(
     })
 }
 
-/// See [`ffi::RetroLogPrintf`]: the format text is logged without its
-/// arguments. Needs no context, so it also works from a core's own threads.
-pub unsafe extern "C" fn log_callback(level: c_uint, format: *const c_char) {
+/// A core's log line, already formatted by the C shim behind
+/// [`ffi::RetroLogPrintf`]. Needs no context, so it also works from a core's
+/// own threads.
+///
+/// # Safety
+/// `text` is NULL or a NUL-terminated string (the shim's line buffer).
+#[no_mangle]
+pub unsafe extern "C" fn netcade_core_log_line(level: c_uint, text: *const c_char) {
     let _ = catch_unwind(|| {
-        // SAFETY: the core passes a NUL-terminated format string.
-        let Some(text) = (unsafe { c_str(format) }) else {
+        // SAFETY: the shim passes its NUL-terminated line buffer.
+        let Some(text) = (unsafe { c_str(text) }) else {
             return;
         };
         let text = text.to_string_lossy();
         let text = text.trim_end();
+        #[cfg(test)]
+        tests::LOGGED.with(|logged| logged.borrow_mut().push(text.to_string()));
         // One level quieter than the core says for debug and info: cores
         // log chattily at info (genesis_plus_gx on every memory query).
         match level {
@@ -326,6 +333,30 @@ pub unsafe extern "C" fn log_callback(level: c_uint, format: *const c_char) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// Lines logged on this thread, so tests can read what cores said.
+        pub(super) static LOGGED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    #[test]
+    fn core_log_lines_are_formatted_printf_style() {
+        LOGGED.with(|logged| logged.borrow_mut().clear());
+        // SAFETY: a NUL-terminated format whose conversions match the
+        // arguments, as a core would pass.
+        unsafe {
+            ffi::netcade_core_log_printf(
+                ffi::RETRO_LOG_WARN,
+                c"%s located at: %d%%\n".as_ptr(),
+                c"BIOS".as_ptr(),
+                42 as std::ffi::c_int,
+            );
+            ffi::netcade_core_log_printf(ffi::RETRO_LOG_INFO, std::ptr::null());
+        }
+        let logged = LOGGED.with(|logged| logged.borrow().clone());
+        assert_eq!(logged, ["BIOS located at: 42%"]);
+    }
 
     fn context() -> CoreContext {
         let strings = HostStrings {

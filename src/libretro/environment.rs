@@ -67,7 +67,7 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
             env::GET_LOG_INTERFACE => answer(
                 data,
                 ffi::RetroLogCallback {
-                    log: super::context::log_callback,
+                    log: ffi::netcade_core_log_printf,
                 },
             ),
             env::SET_INPUT_DESCRIPTORS => set_input_descriptors(context, data),

@@ -220,13 +220,15 @@ pub struct RetroMessageExt {
     pub progress: i8,
 }
 
-/// The core calls this as `void (*)(enum retro_log_level, const char *fmt, ...)`.
-/// Rust cannot define C-variadic functions on stable, so the host's function
-/// takes only the two fixed arguments: on the C calling conventions netcade
-/// runs on (x86-64 System V, AArch64) the fixed arguments arrive in the same
-/// registers either way and the variadic ones are simply not read. The format
-/// text is logged as-is.
-pub type RetroLogPrintf = unsafe extern "C" fn(level: c_uint, fmt: *const c_char);
+/// `void (*)(enum retro_log_level, const char *fmt, ...)`: printf-style.
+/// netcade's is the C shim in `log_shim.c` (stable Rust cannot define
+/// C-variadic functions), which formats the line and calls back into Rust.
+pub type RetroLogPrintf = unsafe extern "C" fn(level: c_uint, fmt: *const c_char, ...);
+
+extern "C" {
+    /// The log callback handed to cores, defined in `log_shim.c`.
+    pub fn netcade_core_log_printf(level: c_uint, fmt: *const c_char, ...);
+}
 
 #[repr(C)]
 pub struct RetroLogCallback {
