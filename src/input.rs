@@ -6,6 +6,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// The most players netcade drives: RetroPad ports 0–3. Sessions, input
+/// scripts and the host all size their fixed per-player arrays by it.
+pub const MAX_PLAYERS: usize = 4;
+
 /// Which RetroPad buttons are held during one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Buttons(u16);

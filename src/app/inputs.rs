@@ -30,8 +30,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// The most players a frame carries inputs for (RetroPad ports 0–3).
-pub const MAX_PLAYERS: usize = 4;
+pub use crate::input::MAX_PLAYERS;
 
 /// The buttons every player holds during one frame (player 1 first).
 pub type FrameInputs = [Buttons; MAX_PLAYERS];

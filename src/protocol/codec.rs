@@ -178,7 +178,7 @@ fn frames_fitting(
 ) -> usize {
     let mut frames = 0usize;
     let mut used_bits = 0usize;
-    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    let mut previous = [Buttons::NONE; MAX_SLOTS];
     while frames < frame_limit {
         let row = &inputs[frames * slot_count..(frames + 1) * slot_count];
         let cost: usize = row
@@ -245,7 +245,7 @@ pub fn encode_input_fitting(
     }
     put_varint(out, frames as u64);
     let mut bits = BitWriter::new(out);
-    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    let mut previous = [Buttons::NONE; MAX_SLOTS];
     for row in inputs[..frames * slot_count].chunks_exact(slot_count.max(1)) {
         for (slot, &now) in row.iter().enumerate() {
             put_toggles(&mut bits, previous[slot], now);
@@ -588,7 +588,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         input_delay_min: reader.u8()?,
         input_delay_max: reader.u8()?,
     };
-    if settings.player_count == 0 || settings.player_count as usize > MAX_PLAYERS {
+    if settings.player_count == 0 || settings.player_count as usize > MAX_SLOTS {
         return Err(DecodeError::BadSettings("player count must be 1 to 8"));
     }
     if !local_slots.fit_in(settings.player_count) {
@@ -654,7 +654,7 @@ fn read_input(
     inputs.reserve(entries as usize);
     let mut bits = BitReader::new(&reader.bytes[reader.pos..]);
     let slot_count = slots.count();
-    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    let mut previous = [Buttons::NONE; MAX_SLOTS];
     for _ in 0..frame_count {
         for before in previous.iter_mut().take(slot_count) {
             let mut value = before.bits();

@@ -406,9 +406,9 @@ impl PeerEndpoint {
             }
         }
         let players = local.settings.player_count;
-        if players == 0 || players as usize > MAX_PLAYERS || !local.local_slots.fit_in(players) {
+        if players == 0 || players as usize > MAX_SLOTS || !local.local_slots.fit_in(players) {
             return Err(EndpointError::InvalidConfig(format!(
-                "local slots {:#04x} do not fit {players} players (1 to {MAX_PLAYERS})",
+                "local slots {:#04x} do not fit {players} players (1 to {MAX_SLOTS})",
                 local.local_slots.0
             )));
         }

@@ -15,8 +15,9 @@ pub const PROTOCOL_VERSION: u8 = 1;
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 
-/// Player slots are numbered 0..MAX_PLAYERS (one bit each in [`PlayerSlots`]).
-pub const MAX_PLAYERS: usize = 8;
+/// The wire numbers player slots 0..MAX_SLOTS (one bit each in [`PlayerSlots`]);
+/// sessions use at most [`crate::input::MAX_PLAYERS`] of them.
+pub const MAX_SLOTS: usize = 8;
 
 /// Bytes of blob data per chunk (every chunk but the last is exactly this long).
 pub const BLOB_CHUNK_SIZE: usize = 1100;
@@ -91,7 +92,7 @@ impl PlayerSlots {
     }
 
     pub const fn contains(self, player: u8) -> bool {
-        (player as usize) < MAX_PLAYERS && self.0 & (1 << player) != 0
+        (player as usize) < MAX_SLOTS && self.0 & (1 << player) != 0
     }
 
     pub const fn count(self) -> usize {
@@ -113,7 +114,7 @@ impl PlayerSlots {
 
     /// The players in ascending order.
     pub fn iter(self) -> impl Iterator<Item = u8> {
-        (0..MAX_PLAYERS as u8).filter(move |&p| self.contains(p))
+        (0..MAX_SLOTS as u8).filter(move |&p| self.contains(p))
     }
 }
 
@@ -267,7 +268,7 @@ impl fmt::Display for DisconnectReason {
 /// while connected. Peers merge these views (earliest frame wins) so all agree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnectionStatus {
-    pub disconnected_at: [Option<Frame>; MAX_PLAYERS],
+    pub disconnected_at: [Option<Frame>; MAX_SLOTS],
 }
 
 /// Inputs of the sender's players for consecutive frames, plus what the sender

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// The most players a session holds (fixed arrays everywhere, no maps).
-pub const MAX_PLAYERS: usize = 4;
+pub use crate::input::MAX_PLAYERS;
 
 /// A player slot, `0..players` (shown to people as P1…P4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
