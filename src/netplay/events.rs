@@ -12,7 +12,9 @@ pub enum NetplayEvent {
     Synchronizing,
     /// The handshake with the peer controlling `players` is done.
     PeerSynchronized { players: PlayerSet },
-    /// Every peer is ready: frames run.
+    /// The start moment is known: frame 0 begins in `in_ms` (a countdown).
+    Starting { in_ms: Millis },
+    /// Frame 0 began (every machine begins it at about the same moment).
     Running,
     /// A handshake was refused, by us or by the peer; says what differs.
     Rejected(Rejection),

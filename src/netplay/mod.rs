@@ -11,7 +11,9 @@
 pub mod config;
 pub mod events;
 mod session;
+pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
 pub use events::{NetplayError, NetplayEvent, NetplayStats};
 pub use session::NetplaySession;
+pub use startup::StartPhase;
