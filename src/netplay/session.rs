@@ -471,10 +471,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
 
     /// Sends the start-up's due messages (Ready, Start) and, on the host,
     /// decides the start moment once everyone is ready and measured.
+    /// The host keeps resending after its own start, until every member has
+    /// its Start.
     fn poll_startup(&mut self, now: Millis) {
-        if self.startup.has_started() {
-            return;
-        }
         let synchronized = self.session.state() == SessionState::Running;
         let (startup, endpoints, links) = (&mut self.startup, &mut self.endpoints, &self.links);
         let decided = startup.poll(now, synchronized, |message| {
