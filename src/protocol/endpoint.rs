@@ -3,7 +3,9 @@
 //!
 //! Lifecycle: a joiner sends Hello until the host answers Welcome (adopting the
 //! host's session token and settings) or Reject; then both exchange inputs,
-//! quality reports, checksums and blobs until one leaves or times out.
+//! quality reports, checksums and blobs until one leaves or times out. The
+//! start-up messages (Ready, Start, StartAck) are carried for the caller,
+//! which decides when to send them; every Start that arrives is acknowledged.
 
 use super::codec::{self, InputPrefix};
 use super::messages::*;
