@@ -53,6 +53,14 @@ pub enum NetplayEvent {
         at_frame: Frame,
         reason: DisconnectReason,
     },
+    /// The machines agreed that `player` left at `at_frame`, older than any
+    /// state kept here (`oldest`): this machine cannot follow, so it leaves
+    /// the match (`MatchEnded` follows) and the others play on without it.
+    DepartureTooFarBack {
+        player: PlayerId,
+        at_frame: Frame,
+        oldest: Frame,
+    },
     /// Too few players are left (or we left): the match is over.
     MatchEnded { at_frame: Frame },
     /// A spectator connected (it is fed every confirmed input).

@@ -15,7 +15,7 @@ use crate::protocol::{
 };
 use crate::rollback::{
     DisconnectReason, Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet,
-    Request, Session, SessionConfig, SessionState, StateSlot, MAX_PLAYERS,
+    Request, Session, SessionConfig, SessionError, SessionState, StateSlot, MAX_PLAYERS,
 };
 use crate::rollback::{InputDelayConfig, TimeSyncAdvice};
 
@@ -916,6 +916,23 @@ impl<A: Ord + Copy> NetplaySession<A> {
             let result =
                 self.session
                     .disconnect_player(PlayerId::new(player as u8), at, departure.reason);
+            if let Err(SessionError::DisconnectTooFarBack {
+                player,
+                frame,
+                oldest,
+            }) = result
+            {
+                // The state ring is sized so this cannot happen in the cases
+                // analysed (`rollback::session`); should it anyway, following
+                // the others is impossible: leave rather than fail every tick.
+                self.events.push_back(NetplayEvent::DepartureTooFarBack {
+                    player,
+                    at_frame: frame,
+                    oldest,
+                });
+                self.leave();
+                return;
+            }
             self.record(result);
         }
     }
