@@ -116,6 +116,10 @@ fn every_message() -> Vec<Message> {
             next_missing: 12,
             held_after,
         }),
+        Message::Ready,
+        Message::Start { delay_ms: 0 },
+        Message::Start { delay_ms: 65_535 },
+        Message::StartAck,
     ]
 }
 
@@ -314,7 +318,7 @@ proptest! {
 
     #[test]
     fn mutated_datagrams_never_panic_the_decoder(
-        which in 0usize..15,
+        which in 0usize..19,
         edits in proptest::collection::vec((any::<u16>(), any::<u8>(), 0u8..4), 1..8),
     ) {
         let datagrams = valid_datagrams();
@@ -394,4 +398,39 @@ fn an_ack_far_outside_the_frame_range_is_refused() {
     datagram.extend_from_slice(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]);
     datagram.extend_from_slice(&[0, 0]); // nobody disconnected, no frames
     assert_eq!(codec::decode(&datagram), Err(DecodeError::FrameRange));
+}
+
+#[test]
+fn the_start_up_messages_are_kinds_13_to_15_and_a_start_carries_its_delay_in_two_bytes() {
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Start { delay_ms: 0x0102 }, &mut out).unwrap();
+    assert_eq!(out.len(), HEADER_SIZE + 2);
+    assert_eq!(out[3], 14);
+    assert_eq!(
+        &out[HEADER_SIZE..],
+        &[0x02, 0x01],
+        "little-endian milliseconds"
+    );
+    for (message, kind) in [(Message::Ready, 13), (Message::StartAck, 15)] {
+        codec::encode(&header(), &message, &mut out).unwrap();
+        assert_eq!((out.len(), out[3]), (HEADER_SIZE, kind), "{message:?}");
+    }
+}
+
+#[test]
+fn a_malformed_start_up_message_is_refused_with_a_reason() {
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Start { delay_ms: 300 }, &mut out).unwrap();
+    assert_eq!(
+        codec::decode(&out[..HEADER_SIZE + 1]),
+        Err(DecodeError::Truncated)
+    );
+    let mut longer = out.clone();
+    longer.push(7);
+    assert_eq!(codec::decode(&longer), Err(DecodeError::TrailingBytes(1)));
+    for message in [Message::Ready, Message::StartAck] {
+        codec::encode(&header(), &message, &mut out).unwrap();
+        out.extend_from_slice(&[1, 2]);
+        assert_eq!(codec::decode(&out), Err(DecodeError::TrailingBytes(2)));
+    }
 }

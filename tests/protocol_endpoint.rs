@@ -388,7 +388,7 @@ fn checksums_frame_advantage_and_ping_reach_the_peer() {
         .joiner
         .events
         .iter()
-        .any(|e| matches!(e, Event::Ping { rtt_ms } if (45..=90).contains(rtt_ms))));
+        .any(|e| matches!(e, Event::Ping { rtt_ms, .. } if (45..=90).contains(rtt_ms))));
 }
 
 #[test]

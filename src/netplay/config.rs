@@ -52,6 +52,14 @@ pub struct NetplayConfig<A> {
     /// Silence after which a peer is dropped from the match.
     pub disconnect_after_ms: Millis,
     pub time_sync: TimeSyncConfig,
+    /// Whether the start-up host delays each machine's start by its distance
+    /// so that all begin frame 0 together (seed 000's start-up advantage).
+    /// Without it every machine begins as soon as the host's Start arrives:
+    /// only for comparison and debugging, every machine must agree.
+    pub compensate_start_latency: bool,
+    /// Time added to every start delay, so each machine learns its start
+    /// moment at least a frame before it (frontends tick once a frame).
+    pub start_lead_ms: Millis,
 }
 
 impl<A> NetplayConfig<A> {
@@ -79,6 +87,8 @@ impl<A> NetplayConfig<A> {
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
             time_sync: TimeSyncConfig::default(),
+            compensate_start_latency: true,
+            start_lead_ms: 50,
         }
     }
 

@@ -12,7 +12,9 @@ pub enum NetplayEvent {
     Synchronizing,
     /// The handshake with the peer controlling `players` is done.
     PeerSynchronized { players: PlayerSet },
-    /// Every peer is ready: frames run.
+    /// The start moment is known: frame 0 begins in `in_ms` (a countdown).
+    Starting { in_ms: Millis },
+    /// Frame 0 began (every machine begins it at about the same moment).
     Running,
     /// A handshake was refused, by us or by the peer; says what differs.
     Rejected(Rejection),
@@ -50,6 +52,14 @@ pub enum NetplayEvent {
         player: PlayerId,
         at_frame: Frame,
         reason: DisconnectReason,
+    },
+    /// The machines agreed that `player` left at `at_frame`, older than any
+    /// state kept here (`oldest`): this machine cannot follow, so it leaves
+    /// the match (`MatchEnded` follows) and the others play on without it.
+    DepartureTooFarBack {
+        player: PlayerId,
+        at_frame: Frame,
+        oldest: Frame,
     },
     /// Too few players are left (or we left): the match is over.
     MatchEnded { at_frame: Frame },

@@ -6,12 +6,16 @@
 //! (see `rollback::session`) for the frontend: local inputs go to every peer
 //! as they are used (delay changes included), remote inputs, pings, frame
 //! lags and checksums come back into the session, silences become agreed
-//! disconnects, and spectators are fed confirmed inputs.
+//! disconnects, and spectators are fed confirmed inputs. Frame 0 begins on
+//! every machine at the same moment ([`startup`]: the machine of player 0
+//! measures round trips and tells each how long to wait).
 
 pub mod config;
 pub mod events;
 mod session;
+pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
 pub use events::{NetplayError, NetplayEvent, NetplayStats};
 pub use session::NetplaySession;
+pub use startup::StartPhase;

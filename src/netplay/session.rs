@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::config::{Connect, NetplayConfig};
 use super::events::{NetplayError, NetplayEvent, NetplayStats};
+use super::startup::{self, Begin, StartMessage, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
     self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent, Message,
@@ -14,7 +15,7 @@ use crate::protocol::{
 };
 use crate::rollback::{
     DisconnectReason, Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet,
-    Request, Session, SessionConfig, SessionState, StateSlot, MAX_PLAYERS,
+    Request, Session, SessionConfig, SessionError, SessionState, StateSlot, MAX_PLAYERS,
 };
 use crate::rollback::{InputDelayConfig, TimeSyncAdvice};
 
@@ -72,6 +73,12 @@ struct Departure {
 /// peer's inputs; once it has the announcements of every other machine still
 /// playing, all of them drop the leaver at the earliest announced frame, so
 /// all simulate the same inputs. Two players: the match ends; more: it goes on.
+///
+/// Start-up: frame 0 begins on every machine at the same moment. The machine
+/// of player 0 measures its round trips to the others and tells each how
+/// long to wait (see `netplay::startup`); until then `advance_frame`
+/// answers `Synchronizing`, then `Starting { in_ms }` (tick again at that
+/// moment), and local inputs are held back.
 pub struct NetplaySession<A: Ord + Copy> {
     config: NetplayConfig<A>,
     session: Session,
@@ -90,6 +97,9 @@ pub struct NetplaySession<A: Ord + Copy> {
     pending_error: Option<NetplayError>,
     dropped_unknown: u64,
     now: Millis,
+    startup: StartUp,
+    /// The quality-report interval once play begins (the start-up measures faster).
+    quality_report_interval_ms: Millis,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -163,7 +173,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             .time_sync(config.time_sync)
             .build()?;
 
-        let links = config
+        let links: Vec<Link<A>> = config
             .peers
             .iter()
             .map(|peer| Link {
@@ -174,6 +184,22 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 first_player: PlayerId::new(peer.players.iter().next().unwrap_or(0)),
             })
             .collect();
+        // The start-up host is the machine of player 0 (see `startup`).
+        let startup = if links.is_empty() {
+            StartUp::alone(now)
+        } else if config.local_players.contains(0) {
+            StartUp::host(
+                links.len(),
+                config.start_lead_ms,
+                config.compensate_start_latency,
+            )
+        } else {
+            let host_link = links
+                .iter()
+                .position(|link| link.players.contains(0))
+                .unwrap_or(0);
+            StartUp::member(host_link)
+        };
         let mut netplay = NetplaySession {
             local_players: config.local_players,
             local_count: config.local_players.count(),
@@ -190,7 +216,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
             pending_error: None,
             dropped_unknown: 0,
             now,
+            startup,
+            quality_report_interval_ms: 0,
         };
+        netplay.quality_report_interval_ms =
+            EndpointConfig::joiner(netplay.config.handshake(netplay.local_players))
+                .quality_report_interval_ms;
         for index in 0..netplay.links.len() {
             let link = &netplay.links[index];
             if let (Connect::Dial, Some(address)) = (link.connect, link.address) {
@@ -247,6 +278,22 @@ impl<A: Ord + Copy> NetplaySession<A> {
         if self.left {
             return Ok(FrameOutcome::Ended);
         }
+        if self.session.state() != SessionState::Ended {
+            let synchronized = self.session.state() == SessionState::Running;
+            let waiting = match self.startup.begin(now, synchronized) {
+                Begin::NotYet => Some(FrameOutcome::Synchronizing),
+                Begin::In(in_ms) => Some(FrameOutcome::Starting { in_ms }),
+                Begin::Now => {
+                    self.on_started();
+                    None
+                }
+                Begin::Running => None,
+            };
+            if let Some(outcome) = waiting {
+                self.pull_session_events();
+                return Ok(outcome);
+            }
+        }
         self.send_local_inputs()?;
         self.report_frame_lags();
         let outcome = self.session.advance_frame(requests);
@@ -259,6 +306,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// lag), checksums, keep-alives.
     pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
         self.now = now;
+        self.poll_startup(now);
         self.feed_spectators();
         while let Some((frame, checksum)) = self.session.next_checksum_report() {
             for index in 0..self.links.len() {
@@ -401,9 +449,63 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.dropped_unknown + self.endpoints.dropped_unknown()
     }
 
+    /// Where this machine is in the start-up (see `netplay::startup`).
+    pub fn start_phase(&self) -> StartPhase {
+        self.startup.phase()
+    }
+
+    /// The moment frame 0 began here, once it has.
+    pub fn started_at(&self) -> Option<Millis> {
+        match self.startup.phase() {
+            StartPhase::Started { at } => Some(at),
+            _ => None,
+        }
+    }
+
     /// Spectators currently fed.
     pub fn spectator_count(&self) -> usize {
         self.spectators.iter().filter(|s| s.open).count()
+    }
+
+    // ----- start-up -----
+
+    /// Sends the start-up's due messages (Ready, Start) and, on the host,
+    /// decides the start moment once everyone is ready and measured.
+    /// The host keeps resending after its own start, until every member has
+    /// its Start.
+    fn poll_startup(&mut self, now: Millis) {
+        let synchronized = self.session.state() == SessionState::Running;
+        let (startup, endpoints, links) = (&mut self.startup, &mut self.endpoints, &self.links);
+        let decided = startup.poll(now, synchronized, |message| {
+            let (StartMessage::Ready { link } | StartMessage::Start { link, .. }) = message;
+            let Some(address) = links[link]
+                .address
+                .filter(|_| links[link].state == LinkState::Open)
+            else {
+                return;
+            };
+            let Some(endpoint) = endpoints.get_mut(&address) else {
+                return;
+            };
+            match message {
+                StartMessage::Ready { .. } => endpoint.send_ready(),
+                StartMessage::Start { delay_ms, .. } => endpoint.send_start(delay_ms),
+            }
+        });
+        if let Some(start_at) = decided {
+            self.events.push_back(NetplayEvent::Starting {
+                in_ms: start_at.saturating_sub(now),
+            });
+        }
+    }
+
+    /// Frame 0 begins: play-time report rates, and the frontend is told.
+    fn on_started(&mut self) {
+        let interval = self.quality_report_interval_ms;
+        for (_, endpoint) in self.endpoints.iter_mut() {
+            endpoint.set_quality_report_interval(interval);
+        }
+        self.events.push_back(NetplayEvent::Running);
     }
 
     // ----- links -----
@@ -419,6 +521,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
         };
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
+        if self.startup.is_host() && !self.startup.has_started() {
+            config.quality_report_interval_ms = startup::STARTUP_QUALITY_INTERVAL_MS;
+        }
         config
     }
 
@@ -654,6 +759,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 if !link.players.contains(player) || self.departures[player as usize].is_some() {
                     return;
                 }
+                // Inputs are sent only once started: the member has begun.
+                self.startup.on_start_acknowledged(index);
                 if let Err(error) =
                     self.session
                         .add_remote_input(PlayerId::new(player), frame, buttons)
@@ -670,7 +777,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     self.record(result);
                 }
             }
-            NetEvent::Ping { rtt_ms } => {
+            NetEvent::Ping { rtt_ms, sample_ms } => {
+                self.startup.on_round_trip(index, sample_ms);
                 let rtt = Duration::from_millis(u64::from(rtt_ms));
                 for player in link.players.iter() {
                     let result = self.session.set_ping(PlayerId::new(player), rtt);
@@ -724,6 +832,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 };
                 self.close_link(index, reason);
             }
+            NetEvent::PeerReady => self.startup.on_peer_ready(index),
+            NetEvent::StartRequested { delay_ms } => {
+                if let Some(start_at) = self.startup.on_start_requested(self.now, index, delay_ms) {
+                    self.events.push_back(NetplayEvent::Starting {
+                        in_ms: start_at - self.now,
+                    });
+                }
+            }
+            NetEvent::StartAcknowledged => self.startup.on_start_acknowledged(index),
             NetEvent::BlobReceived { .. } | NetEvent::BlobDelivered { .. } => {}
         }
     }
@@ -737,6 +854,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         link.state = LinkState::Closed;
         let players = link.players;
+        self.startup.on_link_closed(index);
         if let Some(endpoint) = link.address.and_then(|a| self.endpoints.get_mut(&a)) {
             endpoint.disconnect(match reason {
                 DisconnectReason::ProtocolViolation => protocol::DisconnectReason::ProtocolError,
@@ -798,6 +916,23 @@ impl<A: Ord + Copy> NetplaySession<A> {
             let result =
                 self.session
                     .disconnect_player(PlayerId::new(player as u8), at, departure.reason);
+            if let Err(SessionError::DisconnectTooFarBack {
+                player,
+                frame,
+                oldest,
+            }) = result
+            {
+                // The state ring is sized so this cannot happen in the cases
+                // analysed (`rollback::session`); should it anyway, following
+                // the others is impossible: leave rather than fail every tick.
+                self.events.push_back(NetplayEvent::DepartureTooFarBack {
+                    player,
+                    at_frame: frame,
+                    oldest,
+                });
+                self.leave();
+                return;
+            }
             self.record(result);
         }
     }
@@ -815,6 +950,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
         while let Some(event) = self.session.next_event() {
             let event = match event {
                 SessionEvent::Synchronizing => NetplayEvent::Synchronizing,
+                // Running is told when frame 0 begins (`on_started`).
+                SessionEvent::Running if !self.startup.has_started() => continue,
                 SessionEvent::Running => NetplayEvent::Running,
                 SessionEvent::WaitingForPeer { players, ticks } => {
                     if ticks == 1 || self.waiting_since.is_none() {

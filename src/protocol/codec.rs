@@ -21,6 +21,10 @@
 //! (loss and reordering need no special case); holding buttons costs 5 bits per
 //! held button once per datagram.
 //!
+//! Version 2 added three start-up messages (kinds 13–15): Ready and StartAck
+//! have no body, Start carries its delay in milliseconds (u16). The
+//! handshake layouts did not change.
+//!
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
@@ -352,6 +356,8 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             out.push(used as u8);
             out.extend_from_slice(&bitmap[..used]);
         }
+        Message::Ready | Message::StartAck => {}
+        Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
     }
     Ok(())
 }
@@ -569,6 +575,11 @@ pub fn decode_reusing(
                 held_after,
             })
         }
+        13 => Message::Ready,
+        14 => Message::Start {
+            delay_ms: reader.u16()?,
+        },
+        15 => Message::StartAck,
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;

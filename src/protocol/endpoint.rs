@@ -3,7 +3,9 @@
 //!
 //! Lifecycle: a joiner sends Hello until the host answers Welcome (adopting the
 //! host's session token and settings) or Reject; then both exchange inputs,
-//! quality reports, checksums and blobs until one leaves or times out.
+//! quality reports, checksums and blobs until one leaves or times out. The
+//! start-up messages (Ready, Start, StartAck) are carried for the caller,
+//! which decides when to send them; every Start that arrives is acknowledged.
 
 use super::codec::{self, InputPrefix};
 use super::messages::*;
@@ -189,8 +191,9 @@ pub enum Event {
     },
     /// The peer's latest frame advantage report.
     RemoteFrameAdvantage(i16),
-    /// Smoothed round-trip time after a new measurement.
-    Ping { rtt_ms: u32 },
+    /// A new round-trip measurement (`sample_ms`) and the smoothed figure
+    /// after it (`rtt_ms`).
+    Ping { rtt_ms: u32, sample_ms: u32 },
     /// The peer's checksum of a confirmed frame (each frame once, ascending).
     RemoteChecksum { frame: Frame, checksum: Checksum },
     /// The peer reports that `player` dropped: their input is NONE from `at`.
@@ -205,6 +208,14 @@ pub enum Event {
     BlobReceived { id: BlobId, bytes: Vec<u8> },
     /// The peer acknowledged every chunk of a blob we sent.
     BlobDelivered { id: BlobId },
+    /// The peer is synchronized with every machine of the match and waits
+    /// for our Start (we are the host of the start-up).
+    PeerReady,
+    /// The host says: begin frame 0 `delay_ms` after now. Each copy that
+    /// arrives is reported (and acknowledged for us).
+    StartRequested { delay_ms: u16 },
+    /// The peer received a Start we sent.
+    StartAcknowledged,
 }
 
 /// Where the connection is.
@@ -381,6 +392,10 @@ pub struct PeerEndpoint {
     finished_blobs: VecDeque<(BlobId, u32)>,
     blob_ack_due: Option<BlobId>,
 
+    ready_due: bool,
+    start_due: Option<u16>,
+    start_ack_due: bool,
+
     events: VecDeque<Event>,
     stats: EndpointStats,
     scratch: Vec<u8>,
@@ -458,6 +473,9 @@ impl PeerEndpoint {
             incoming_blob: None,
             finished_blobs: VecDeque::new(),
             blob_ack_due: None,
+            ready_due: false,
+            start_due: None,
+            start_ack_due: false,
             events: VecDeque::new(),
             stats: EndpointStats::default(),
             scratch: Vec::with_capacity(MAX_DATAGRAM_SIZE),
@@ -619,6 +637,25 @@ impl PeerEndpoint {
         Ok(id)
     }
 
+    /// How often quality reports (and so ping measurements) go out; the
+    /// start-up measures round trips faster than play needs to.
+    pub fn set_quality_report_interval(&mut self, interval_ms: Millis) {
+        self.config.quality_report_interval_ms = interval_ms;
+    }
+
+    /// Tells the peer (the start-up host) once, at the next poll, that we
+    /// are ready to start. The caller repeats it until the Start arrives.
+    pub fn send_ready(&mut self) {
+        self.ready_due = true;
+    }
+
+    /// Tells the peer once, at the next poll, to begin frame 0 `delay_ms`
+    /// after the Start arrives. The caller resends (with the delay left)
+    /// until [`Event::StartAcknowledged`].
+    pub fn send_start(&mut self, delay_ms: u16) {
+        self.start_due = Some(delay_ms);
+    }
+
     /// Leaves: the peer is told (a few copies, as nothing acknowledges a goodbye).
     pub fn disconnect(&mut self, reason: DisconnectReason) {
         if self.state != ConnectionState::Disconnected {
@@ -721,6 +758,13 @@ impl PeerEndpoint {
             }
             Message::BlobChunk(chunk) => self.on_blob_chunk(chunk),
             Message::BlobAck(ack) => self.on_blob_ack(ack),
+            Message::Ready => self.events.push_back(Event::PeerReady),
+            Message::Start { delay_ms } => {
+                // Every copy is acknowledged: the first ack may be lost.
+                self.start_ack_due = true;
+                self.events.push_back(Event::StartRequested { delay_ms });
+            }
+            Message::StartAck => self.events.push_back(Event::StartAcknowledged),
         }
     }
 
@@ -917,6 +961,7 @@ impl PeerEndpoint {
         self.smoothed_rtt_ms = Some(smoothed);
         self.events.push_back(Event::Ping {
             rtt_ms: smoothed.round() as u32,
+            sample_ms: sample,
         });
     }
 
@@ -1099,6 +1144,21 @@ impl PeerEndpoint {
             || (resend_due && (!self.unacked.is_empty() || self.status_sends_left > 0));
         if input_due && take(budget) {
             self.send_inputs(now, send);
+        }
+        // The start-up's messages: each due one goes out once.
+        if self.start_ack_due && take(budget) {
+            self.start_ack_due = false;
+            self.emit(now, &Message::StartAck, send);
+        }
+        if let Some(delay_ms) = self.start_due {
+            if take(budget) {
+                self.start_due = None;
+                self.emit(now, &Message::Start { delay_ms }, send);
+            }
+        }
+        if self.ready_due && take(budget) {
+            self.ready_due = false;
+            self.emit(now, &Message::Ready, send);
         }
         if let Some(reply) = self.handshake_reply.take() {
             if take(budget) {
@@ -1310,6 +1370,50 @@ mod tests {
             content_hash: 7,
             local_slots: PlayerSlots::single(slot),
             settings: SessionSettings::default(),
+        }
+    }
+
+    /// A host and a joiner, handshake done, over a lossless instant wire.
+    fn connected_pair() -> (PeerEndpoint, PeerEndpoint, Millis) {
+        let mut host =
+            PeerEndpoint::new(EndpointConfig::host(SessionToken(9), handshake(0)), 0).unwrap();
+        let mut joiner = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
+        let mut now = 0;
+        for _ in 0..3 {
+            now += 20;
+            for datagram in joiner.poll_datagrams(now) {
+                host.handle_datagram(now, &datagram);
+            }
+            for datagram in host.poll_datagrams(now) {
+                joiner.handle_datagram(now, &datagram);
+            }
+        }
+        assert!(host.is_running() && joiner.is_running());
+        host.drain_events().for_each(drop);
+        joiner.drain_events().for_each(drop);
+        (host, joiner, now)
+    }
+
+    #[test]
+    fn every_copy_of_a_start_is_reported_and_acknowledged() {
+        let (mut host, mut joiner, now) = connected_pair();
+        joiner.send_ready();
+        for datagram in joiner.poll_datagrams(now) {
+            host.handle_datagram(now, &datagram);
+        }
+        assert!(host.drain_events().any(|e| e == Event::PeerReady));
+        for delay_ms in [120, 40] {
+            host.send_start(delay_ms);
+            for datagram in host.poll_datagrams(now + 1) {
+                joiner.handle_datagram(now + 1, &datagram);
+            }
+            assert!(joiner
+                .drain_events()
+                .any(|e| e == Event::StartRequested { delay_ms }));
+            for datagram in joiner.poll_datagrams(now + 2) {
+                host.handle_datagram(now + 2, &datagram);
+            }
+            assert!(host.drain_events().any(|e| e == Event::StartAcknowledged));
         }
     }
 

@@ -9,7 +9,13 @@ use std::fmt;
 /// Version of the wire format. Peers of different versions do not play together,
 /// but the handshake layouts (Hello, Welcome, Reject) never change so that they
 /// can still tell each other why.
-pub const PROTOCOL_VERSION: u8 = 1;
+///
+/// - 1: handshake, inputs, quality reports, checksums, keep-alives,
+///   disconnects, blobs.
+/// - 2: the start-up messages Ready, Start and StartAck (kinds 13–15). A
+///   version-1 peer would never send or answer them, so the match could not
+///   start: the version differs and the handshake says why.
+pub const PROTOCOL_VERSION: u8 = 2;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -397,6 +403,18 @@ pub enum Message {
     },
     BlobChunk(BlobChunk),
     BlobAck(BlobAck),
+    /// Member → host: synchronized with every machine of the match, so the
+    /// host may send Start (repeated until a Start arrives).
+    Ready,
+    /// Host → member: begin frame 0 `delay_ms` after this arrives, so that
+    /// every machine begins together (seed 000's start-up advantage). Resent
+    /// until acknowledged; a member already counting down or playing keeps
+    /// its start moment.
+    Start {
+        delay_ms: u16,
+    },
+    /// Member → host: a Start arrived (every copy is acknowledged).
+    StartAck,
 }
 
 impl Message {
@@ -415,6 +433,9 @@ impl Message {
             Message::Disconnect { .. } => 10,
             Message::BlobChunk(_) => 11,
             Message::BlobAck(_) => 12,
+            Message::Ready => 13,
+            Message::Start { .. } => 14,
+            Message::StartAck => 15,
         }
     }
 }

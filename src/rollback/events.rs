@@ -41,6 +41,10 @@ pub enum FrameOutcome {
     Stalled,
     /// Peers are still being synchronized: nothing to run yet.
     Synchronizing,
+    /// Netplay's start-up: every machine begins frame 0 at the same moment,
+    /// `in_ms` milliseconds from now (show a countdown; tick again then).
+    /// The rollback session itself never answers this.
+    Starting { in_ms: u64 },
     /// The match is over (too few players left); see the events.
     Ended,
 }

@@ -230,6 +230,27 @@ impl SessionConfig {
     }
 }
 
+/// How many saved states a session keeps. A rollback never goes further
+/// back than the prediction window. A departure can: with two or more
+/// remote players, the leaver is dropped at the earliest frame any machine
+/// still playing holds its inputs to. The machine furthest behind on them
+/// runs at most `max_prediction` frames past that frame, sends its own
+/// inputs up to `max_delay` frames ahead of its current frame, and we run
+/// at most `max_prediction` frames past those: the agreed frame is at most
+/// `2 × max_prediction + max_delay + 1` frames back, and is kept.
+fn state_ring_len(config: &SessionConfig) -> usize {
+    let prediction = config.max_prediction as usize;
+    let remote_players = config.kinds[..config.players]
+        .iter()
+        .filter(|kind| **kind == PlayerKind::Remote)
+        .count();
+    if remote_players >= 2 {
+        2 * prediction + config.input_delay.max_frames as usize + 4
+    } else {
+        prediction + 2
+    }
+}
+
 /// A rollback session for 2–4 players. See the module docs and the README
 /// section in the report for the frontend's and the glue's duties.
 pub struct Session<P: Predictor = RepeatLastConfirmed> {
@@ -295,7 +316,7 @@ impl<P: Predictor> Session<P> {
         }
         Session {
             queues: std::array::from_fn(|_| InputQueue::new(capacity)),
-            states: StateRing::new(config.max_prediction as usize + 2),
+            states: StateRing::new(state_ring_len(&config)),
             time_sync: TimeSync::new(config.time_sync),
             desync: DesyncDetector::new(config.checksum_interval),
             delay,

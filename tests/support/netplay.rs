@@ -5,6 +5,10 @@
 //! checksum of its game's memory at the start of every frame once that frame
 //! is final (all inputs before it confirmed), so tests compare machines frame
 //! by frame. Same seed, same run.
+//!
+//! Start-up: while a session answers `Starting { in_ms }` the machine ticks
+//! next at that moment (as a frontend showing a countdown would), and each
+//! machine records the simulated millisecond at which it ran frame 0.
 
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
@@ -166,6 +170,11 @@ pub struct Machine<G: Emulator> {
     pub waiting_ticks: u64,
     pub stalled_ticks: u64,
     pub ticks: u64,
+    /// The simulated moment this machine ran frame 0.
+    pub started_at: Option<Millis>,
+    /// Ticks that answered `Synchronizing` or `Starting` after frame 0 ran
+    /// (a restart: must stay 0).
+    pub start_outcomes_after_start: u64,
     /// Whether the machine is switched on (off: it neither runs nor answers).
     pub running: bool,
 }
@@ -205,6 +214,21 @@ impl<G: Emulator> Machine<G> {
             FrameOutcome::Waiting { .. } => self.waiting_ticks += 1,
             FrameOutcome::Stalled => self.stalled_ticks += 1,
             _ => {}
+        }
+        match outcome {
+            FrameOutcome::Synchronizing | FrameOutcome::Starting { .. } => {
+                if self.started_at.is_some() {
+                    self.start_outcomes_after_start += 1;
+                }
+                if let FrameOutcome::Starting { in_ms } = outcome {
+                    // Wake up exactly at the start moment.
+                    self.next_frame_at_us = (now + in_ms) as f64 * 1000.0;
+                }
+            }
+            FrameOutcome::Ended => {}
+            _ => {
+                self.started_at.get_or_insert(now);
+            }
         }
         for index in 0..self.requests.len() {
             match self.requests[index] {
@@ -283,6 +307,11 @@ pub struct Cluster<G: Emulator> {
     pub net: SimNet<u8>,
     pub machines: Vec<Machine<G>>,
     pub now: Millis,
+    /// Datagrams sent, by message kind (the header's fourth byte).
+    pub sent_by_kind: [u64; 256],
+    /// Datagrams of `kind` sent by machine `from` before `until` are lost
+    /// (`(from, kind, until)`): targeted loss for tests of resends.
+    pub lose_kind: Vec<(u8, u8, Millis)>,
 }
 
 /// What every machine agrees on before connecting.
@@ -349,6 +378,8 @@ impl<G: Emulator> Cluster<G> {
                     waiting_ticks: 0,
                     stalled_ticks: 0,
                     ticks: 0,
+                    started_at: None,
+                    start_outcomes_after_start: 0,
                     running: true,
                 }
             })
@@ -357,6 +388,8 @@ impl<G: Emulator> Cluster<G> {
             net,
             machines,
             now: 0,
+            sent_by_kind: [0; 256],
+            lose_kind: Vec::new(),
         }
     }
 
@@ -391,10 +424,19 @@ impl<G: Emulator> Cluster<G> {
                 machine.tick(now);
             }
             let net = &mut self.net;
+            let sent_by_kind = &mut self.sent_by_kind;
+            let lose_kind = &self.lose_kind;
             let from = machine.address;
-            machine
-                .netplay
-                .poll(now, |to, bytes| net.send(now, from, to, bytes));
+            machine.netplay.poll(now, |to, bytes| {
+                let kind = bytes.get(3).copied().unwrap_or(0);
+                sent_by_kind[kind as usize] += 1;
+                let lost = lose_kind
+                    .iter()
+                    .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
+                if !lost {
+                    net.send(now, from, to, bytes);
+                }
+            });
             machine
                 .events
                 .extend(machine.netplay.events().map(|event| (now, event)));
@@ -459,6 +501,30 @@ impl<G: Emulator> Cluster<G> {
             }
         }
         common
+    }
+
+    /// Runs until every machine has run frame 0 (at most until `limit`).
+    pub fn run_until_started(&mut self, limit: Millis) {
+        while self.now < limit && self.machines.iter().any(|m| m.started_at.is_none()) {
+            self.step();
+        }
+    }
+
+    /// The moments the machines ran frame 0, by machine.
+    pub fn start_moments(&self) -> Vec<Millis> {
+        self.machines
+            .iter()
+            .map(|m| {
+                m.started_at
+                    .unwrap_or_else(|| panic!("machine {} never started", m.address))
+            })
+            .collect()
+    }
+
+    /// How far apart the first and the last machine ran frame 0 (ms).
+    pub fn start_spread(&self) -> Millis {
+        let moments = self.start_moments();
+        moments.iter().max().unwrap() - moments.iter().min().unwrap()
     }
 
     /// Every machine's events that match.
