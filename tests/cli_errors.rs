@@ -1,18 +1,10 @@
 //! The real `netcade` binary on bad arguments: a clear message, a non-zero
 //! exit code, never a panic.
 
-use std::process::{Command, Output};
+mod support;
 
-fn netcade(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netcade"))
-        .args(args)
-        .output()
-        .expect("the netcade binary runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use std::process::Output;
+use support::cli::{netcade, stderr};
 
 fn assert_user_mistake(output: &Output, must_mention: &str) {
     let text = stderr(output);

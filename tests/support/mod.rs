@@ -2,6 +2,7 @@
 //! them declares `mod support;`; not every file uses every helper.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod content;
 pub mod duel;
 pub mod netplay;
