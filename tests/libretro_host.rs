@@ -9,7 +9,7 @@ use netcade::checksum::Checksum;
 use netcade::emulator::Emulator;
 use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig, LibretroError};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use support::{real_core_copy, real_rom, system_c_library, CoreCopy};
 use tempfile::TempDir;
 
