@@ -1,84 +1,19 @@
 //! The real `netcade` binary driving the Duel core: run, synctest, debug and
 //! demo, as users and scripts call them.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+mod support;
 
-/// Duel's library: `$NETCADE_DUEL_CORE`, else built next to the netcade
-/// binary under test (`cargo build -p duel` in the same profile).
-fn duel_core() -> PathBuf {
-    static CORE: OnceLock<PathBuf> = OnceLock::new();
-    CORE.get_or_init(|| {
-        if let Some(path) = std::env::var_os("NETCADE_DUEL_CORE") {
-            return PathBuf::from(path);
-        }
-        let profile_dir = Path::new(env!("CARGO_BIN_EXE_netcade"))
-            .parent()
-            .expect("the binary lives in a directory")
-            .to_path_buf();
-        let name = format!(
-            "{}duel{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        );
-        let candidates = [
-            profile_dir.join(&name),
-            profile_dir.join("deps").join(&name),
-        ];
-        if let Some(found) = candidates.iter().find(|path| path.is_file()) {
-            return found.clone();
-        }
-        let mut build = Command::new(env!("CARGO"));
-        build
-            .args(["build", "-p", "duel"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if profile_dir.ends_with("release") {
-            build.arg("--release");
-        }
-        let status = build.status().expect("cargo runs");
-        assert!(status.success(), "cargo build -p duel failed");
-        candidates
-            .iter()
-            .find(|path| path.is_file())
-            .cloned()
-            .unwrap_or_else(|| panic!("no {name} in {}", profile_dir.display()))
-    })
-    .clone()
-}
+use std::path::PathBuf;
+use std::process::Command;
+use support::cli::{last_json, netcade, netcade_with_stdin, stdout};
+use support::{duel_arena, duel_core};
 
 fn arena() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("cores/duel/arenas/dojo.arena")
-}
-
-fn netcade(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netcade"))
-        .args(args)
-        .env("NETCADE_DUEL_CORE", duel_core())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the netcade binary runs");
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
+    duel_arena("dojo")
 }
 
 fn on_duel<'a>(command: &'a str, core: &'a str, arena: &'a str) -> Vec<&'a str> {
     vec![command, "--core", core, "--rom", arena]
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn last_json(output: &Output) -> serde_json::Value {
-    let text = stdout(output);
-    let last = text.lines().last().expect("some output");
-    serde_json::from_str(last).unwrap_or_else(|err| panic!("{err}: {last:?}"))
 }
 
 fn assert_hex_checksums(json: &serde_json::Value) {
@@ -96,7 +31,7 @@ fn run_reports_the_same_checksums_for_the_same_seed_in_two_processes() {
     let run = |seed: &str| {
         let mut args = on_duel("run", core, arena);
         args.extend(["--frames", "600", "--inputs", seed, "--json"]);
-        let output = netcade(&args, None);
+        let output = netcade(&args);
         assert!(output.status.success(), "{output:?}");
         last_json(&output)
     };
@@ -128,10 +63,10 @@ fn run_plays_an_input_script() {
         "--inputs",
         script.to_str().unwrap(),
     ]);
-    let scripted = last_json(&netcade(&args, None));
+    let scripted = last_json(&netcade(&args));
     args.pop();
     args.push("none");
-    let idle = last_json(&netcade(&args, None));
+    let idle = last_json(&netcade(&args));
     assert_eq!(scripted["frames"], 120);
     assert_ne!(scripted["checksums"]["memory"], idle["checksums"]["memory"]);
 }
@@ -149,7 +84,7 @@ fn synctest_passes_on_duel_with_a_verdict_line() {
         "all",
         "--json",
     ]);
-    let output = netcade(&args, None);
+    let output = netcade(&args);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(stdout(&output)
         .contains("sync-test passed: 600 frames, distance 7, compared memory+state+video"));
@@ -175,7 +110,7 @@ fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versi
         dumps.path().to_str().unwrap(),
         "--json",
     ]);
-    let output = netcade(&args, None);
+    let output = netcade(&args);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let text = stdout(&output);
     // fighter1.x is RAM offset 39 = 0x27: the byte the core flips.
@@ -218,7 +153,7 @@ fn a_settle_window_does_not_hide_injected_nondeterminism() {
         dumps.path().to_str().unwrap(),
         "--json",
     ]);
-    let output = netcade(&args, None);
+    let output = netcade(&args);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let json = last_json(&output);
     assert_eq!(json["passed"], false);
@@ -234,7 +169,7 @@ fn debug_steps_back_and_forth_and_diffs_through_stdin() {
     let (core, arena) = (duel_core(), arena());
     let args = on_duel("debug", core.to_str().unwrap(), arena.to_str().unwrap());
     let script = "step 60\nmark\ninput 1 RIGHT\nstep 30\nback 30\ngoto 90\nbogus\ndiff\ngoto 60\n";
-    let output = netcade(&args, Some(script));
+    let output = netcade_with_stdin(&args, script);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let text = stdout(&output);
     let statuses: Vec<&str> = text.lines().filter(|l| l.starts_with("frame=")).collect();
@@ -264,17 +199,14 @@ fn debug_steps_back_and_forth_and_diffs_through_stdin() {
 fn demo_plays_a_match_saves_a_png_and_passes_its_sync_test() {
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("last.png");
-    let output = netcade(
-        &[
-            "demo",
-            "--frames",
-            "300",
-            "--png",
-            png.to_str().unwrap(),
-            "--json",
-        ],
-        None,
-    );
+    let output = netcade(&[
+        "demo",
+        "--frames",
+        "300",
+        "--png",
+        png.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let bytes = std::fs::read(&png).unwrap();
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));

@@ -1,18 +1,10 @@
 //! The real `netcade` binary on bad arguments: a clear message, a non-zero
 //! exit code, never a panic.
 
-use std::process::{Command, Output};
+mod support;
 
-fn netcade(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netcade"))
-        .args(args)
-        .output()
-        .expect("the netcade binary runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use std::process::Output;
+use support::cli::{netcade, stderr};
 
 fn assert_user_mistake(output: &Output, must_mention: &str) {
     let text = stderr(output);
@@ -122,5 +114,95 @@ fn help_lists_the_commands_and_exit_codes() {
     let text = String::from_utf8_lossy(&output.stdout);
     for word in ["run", "synctest", "debug", "demo", "Exit codes"] {
         assert!(text.contains(word), "help lacks {word}: {text}");
+    }
+}
+
+#[test]
+fn every_mistake_with_core_content_or_options_is_named_on_one_line_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_file = dir.path().join("notes.txt");
+    std::fs::write(&text_file, "not a core, not an arena\n").unwrap();
+    let libc = support::system_c_library();
+    let (core, arena) = (support::duel_core(), support::duel_arena("dojo"));
+    let (core, arena, text) = (
+        core.to_str().unwrap(),
+        arena.to_str().unwrap(),
+        text_file.to_str().unwrap(),
+    );
+    let on_duel = |command: &'static str, rest: &[&'static str]| {
+        let mut args = vec![command, "--core", core, "--rom", arena];
+        args.extend_from_slice(rest);
+        args
+    };
+    let mut mistakes: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "--core", text, "--rom", arena, "--frames", "10"],
+            "notes.txt is not a loadable shared library",
+        ),
+        (
+            vec![
+                "run",
+                "--core",
+                core,
+                "--rom",
+                "/nonexistent/pit.arena",
+                "--frames",
+                "10",
+            ],
+            "content file /nonexistent/pit.arena does not exist",
+        ),
+        (
+            vec!["run", "--core", core, "--rom", text, "--frames", "10"],
+            "core Duel refused the content",
+        ),
+        (
+            vec!["run", "--core", core, "--frames", "10"],
+            "core Duel needs a content file",
+        ),
+        (
+            on_duel("run", &["--frames", "10", "--option", "no_such_option=1"]),
+            "no option `no_such_option`",
+        ),
+        (
+            on_duel(
+                "run",
+                &[
+                    "--frames",
+                    "10",
+                    "--option",
+                    "duel_inject_nondeterminism=maybe",
+                ],
+            ),
+            "allowed values: disabled, enabled",
+        ),
+        (on_duel("run", &["--frames", "0"]), "--frames"),
+        (
+            on_duel("synctest", &["--frames", "10", "--check-distance", "0"]),
+            "--check-distance",
+        ),
+        (
+            on_duel("synctest", &["--frames", "10", "--settle-frames", "1000"]),
+            "--settle-frames",
+        ),
+        (on_duel("debug", &["--history", "1000000"]), "--history"),
+        (vec!["demo", "--frames", "0"], "--frames"),
+        (vec!["demo", "--rom", text], "core Duel refused the content"),
+    ];
+    if let Some(libc) = &libc {
+        mistakes.push((
+            vec!["run", "--core", libc.to_str().unwrap(), "--frames", "10"],
+            "is a shared library but not a libretro core",
+        ));
+    }
+    for (args, must_mention) in mistakes {
+        let output = netcade(&args);
+        assert_user_mistake(&output, must_mention);
+        assert!(
+            stderr(&output)
+                .lines()
+                .any(|line| line.starts_with("error: ")),
+            "{args:?}: {}",
+            stderr(&output)
+        );
     }
 }

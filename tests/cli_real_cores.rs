@@ -5,19 +5,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Output;
-
-fn netcade(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
-        .args(args)
-        .output()
-        .expect("the netcade binary runs")
-}
-
-fn last_json(output: &Output) -> serde_json::Value {
-    let text = String::from_utf8_lossy(&output.stdout);
-    let last = text.lines().last().unwrap_or_default();
-    serde_json::from_str(last).unwrap_or_else(|err| panic!("{err}: {output:?}"))
-}
+use support::cli::{last_json, netcade};
 
 /// `netcade run … --json` with `options` (`KEY=VALUE`) set, which must succeed.
 fn run_json(

@@ -9,8 +9,8 @@ use netcade::checksum::Checksum;
 use netcade::emulator::Emulator;
 use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig, LibretroError};
-use std::path::{Path, PathBuf};
-use support::{real_core_copy, real_rom, CoreCopy};
+use std::path::Path;
+use support::{real_core_copy, real_rom, system_c_library, CoreCopy};
 use tempfile::TempDir;
 
 /// A config whose directories are inside `dir`, with SRAM kept out of the
@@ -377,22 +377,6 @@ fn a_text_file_given_as_core_is_not_a_shared_library() {
     let err = Core::load(&path, config_in(&dirs)).unwrap_err();
     assert!(matches!(err, LibretroError::NotALibrary { .. }), "{err:?}");
     message_names(&err, &path);
-}
-
-/// The C library this test process runs with: a real shared library that is
-/// certainly not a libretro core.
-fn system_c_library() -> Option<PathBuf> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines()
-        .filter_map(|line| line.split_whitespace().nth(5))
-        .find(|path| {
-            let name = Path::new(path)
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("");
-            name.starts_with("libc.so") || name.starts_with("libc-")
-        })
-        .map(PathBuf::from)
 }
 
 #[test]

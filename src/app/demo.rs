@@ -75,8 +75,13 @@ pub struct DemoArgs {
     /// The arena to load [default: Duel's dojo.arena].
     #[arg(long, value_name = "ROM")]
     pub rom: Option<PathBuf>,
-    /// Frames of the match (1200 = 20 s at 60 fps).
-    #[arg(long, value_name = "N", default_value_t = 1200)]
+    /// Frames of the match (1200 = 20 s at 60 fps; at least 1).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1200,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub frames: u32,
     /// Seed of the random players.
     #[arg(long, value_name = "SEED", default_value_t = 2024)]

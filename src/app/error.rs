@@ -43,8 +43,6 @@ pub enum AppError {
     Libretro(#[from] LibretroError),
     #[error("the Duel core library was not found (looked for {}); build it with `cargo build --release -p duel` or point NETCADE_DUEL_CORE at libduel.so", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     DuelCoreNotFound { searched: Vec<PathBuf> },
-    #[error("bad option {text:?}: expected KEY=VALUE")]
-    BadCoreOption { text: String },
     #[error("{message}")]
     BadArgument { message: String },
     #[error(transparent)]
@@ -74,7 +72,6 @@ impl AppError {
         match self {
             AppError::Libretro(_)
             | AppError::DuelCoreNotFound { .. }
-            | AppError::BadCoreOption { .. }
             | AppError::BadArgument { .. }
             | AppError::Inputs(_) => EXIT_USER_MISTAKE,
             AppError::Emulator { .. }

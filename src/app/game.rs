@@ -2,7 +2,7 @@
 
 use crate::app::AppError;
 use crate::emulator::Emulator;
-use crate::libretro::{Core, CoreConfig};
+use crate::libretro::{parse_option_override, Core, CoreConfig};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,20 +29,8 @@ pub struct GameArgs {
     #[arg(long, value_name = "ROM")]
     pub rom: Option<PathBuf>,
     /// Sets a core option, overriding its default (repeatable).
-    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_core_option)]
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
     pub options: Vec<(String, String)>,
-}
-
-/// Parses `KEY=VALUE` (the value may contain `=`; the key may not be empty).
-pub fn parse_core_option(text: &str) -> Result<(String, String), AppError> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_string(), value.to_string()))
-        }
-        _ => Err(AppError::BadCoreOption {
-            text: text.to_string(),
-        }),
-    }
 }
 
 /// Loads the core and its content as `args` say.
@@ -79,20 +67,6 @@ impl Game for Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn core_options_split_at_the_first_equals_sign() {
-        assert_eq!(
-            parse_core_option("duel_chaos=on").unwrap(),
-            ("duel_chaos".to_string(), "on".to_string())
-        );
-        assert_eq!(
-            parse_core_option("a=b=c").unwrap(),
-            ("a".to_string(), "b=c".to_string())
-        );
-        assert!(parse_core_option("novalue").is_err());
-        assert!(parse_core_option("=x").is_err());
-    }
 
     #[test]
     fn a_missing_core_is_reported_by_path() {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 pub struct RunArgs {
     #[command(flatten)]
     pub game: GameArgs,
-    /// How many frames to run.
-    #[arg(long, value_name = "N")]
+    /// How many frames to run (at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
     /// Where the buttons come from: none, random:SEED, or an input script file.
     #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
@@ -112,11 +112,6 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 
 /// `netcade run`.
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    if args.frames == 0 {
-        return Err(AppError::BadArgument {
-            message: "--frames must be at least 1".to_string(),
-        });
-    }
     let mut inputs = InputSource::open(&args.inputs)?;
     let mut game = open_game(&args.game)?;
     let report = run_frames(game.as_mut(), args.frames, &mut inputs)?;

@@ -612,11 +612,16 @@ fn save_boundary<G: Emulator + ?Sized>(
 pub struct SyncTestArgs {
     #[command(flatten)]
     pub game: GameArgs,
-    /// How many frames to run.
-    #[arg(long, value_name = "N")]
+    /// How many frames to run (at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: u32,
     /// How many frames to go back and re-simulate after every frame.
-    #[arg(long, value_name = "D", default_value_t = 7)]
+    #[arg(
+        long,
+        value_name = "D",
+        default_value_t = 7,
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CHECK_DISTANCE))
+    )]
     pub check_distance: u32,
     /// Where the buttons come from: none, random:SEED, or an input script file.
     #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
@@ -627,7 +632,12 @@ pub struct SyncTestArgs {
     /// Lets a difference heal for up to this many frames before it fails
     /// the test: for cores that restore all the game but a few bytes the
     /// game overwrites next (0: every difference fails, as GGPO's does).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_SETTLE_FRAMES))
+    )]
     pub settle_frames: u32,
     /// Where to write both versions on a desync (one subdirectory per run).
     #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
@@ -639,11 +649,6 @@ pub struct SyncTestArgs {
 
 /// `netcade synctest`.
 pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    if args.frames == 0 {
-        return Err(AppError::BadArgument {
-            message: "--frames must be at least 1".to_string(),
-        });
-    }
     let compare = args.compare.map(Compare::from).unwrap_or(Compare::DEFAULT);
     let mut inputs = InputSource::open(&args.inputs)?;
     let mut game = open_game(&args.game)?;

@@ -724,27 +724,37 @@ impl Core {
 /// allocation reused), each region once even when it is mirrored.
 ///
 /// # Safety
-/// Every readable descriptor has `len` readable bytes at `address + offset`.
+/// Every readable descriptor whose region fits in the address space has `len`
+/// readable bytes at `address + offset`.
 unsafe fn gather_mapped_memory(descriptors: &[MemoryDescriptor], into: &mut Vec<u8>) {
     into.clear();
-    let region =
-        |descriptor: &MemoryDescriptor| (descriptor.address + descriptor.offset, descriptor.len);
-    let counted =
-        |descriptor: &MemoryDescriptor| descriptor.is_readable() && !descriptor.is_constant();
+    // The numbers come from the core: a region whose end does not fit in
+    // the address space cannot be real, and is left out rather than
+    // overflowing.
+    let region = |descriptor: &MemoryDescriptor| {
+        let address = descriptor.address.checked_add(descriptor.offset)?;
+        address.checked_add(descriptor.len)?;
+        Some((address, descriptor.len))
+    };
+    // The regions that count: readable, writable, and real.
+    let counted = |descriptor: &MemoryDescriptor| {
+        (descriptor.is_readable() && !descriptor.is_constant())
+            .then(|| region(descriptor))
+            .flatten()
+    };
     for (index, descriptor) in descriptors.iter().enumerate() {
-        if !counted(descriptor) {
+        let Some((address, len)) = counted(descriptor) else {
             continue;
-        }
+        };
         // Maps are short, so a scan of the earlier ones finds mirrors
         // without allocating every frame.
-        let (address, len) = region(descriptor);
         if descriptors[..index]
             .iter()
-            .any(|earlier| counted(earlier) && region(earlier) == (address, len))
+            .any(|earlier| counted(earlier) == Some((address, len)))
         {
             continue;
         }
-        if into.len() + len > MAX_MAPPED_MEMORY_BYTES {
+        if len > MAX_MAPPED_MEMORY_BYTES - into.len() {
             break;
         }
         // SAFETY: per the function's contract.
@@ -923,6 +933,22 @@ mod tests {
         // SAFETY: every readable descriptor points into a live local array.
         unsafe { gather_mapped_memory(&descriptors, &mut gathered) };
         assert_eq!(gathered, vec![1, 2, 3, 4, 7, 8]);
+    }
+
+    #[test]
+    fn a_memory_map_with_impossible_sizes_is_left_out_not_overflowed() {
+        let work_ram = [1u8, 2, 3, 4];
+        let descriptors = vec![
+            descriptor(&work_ram, usize::MAX, 4, 0),
+            descriptor(&work_ram, 0, usize::MAX, 0),
+            descriptor(&work_ram, 0, 4, 0),
+        ];
+        let mut gathered = Vec::new();
+        // SAFETY: the only descriptor whose region fits in the address
+        // space points into a live local array; the others must be skipped
+        // before any read.
+        unsafe { gather_mapped_memory(&descriptors, &mut gathered) };
+        assert_eq!(gathered, vec![1, 2, 3, 4]);
     }
 
     #[test]

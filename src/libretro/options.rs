@@ -19,7 +19,8 @@ pub struct CoreOption {
     pub current: String,
 }
 
-/// Parses `KEY=VALUE` (as given to `--option`).
+/// Parses `KEY=VALUE` (as given to `--option`): split at the first `=`, so
+/// values may hold `=`; spaces around key and value are dropped.
 pub fn parse_option_override(text: &str) -> Result<(String, String), LibretroError> {
     let malformed = || LibretroError::MalformedOption {
         text: text.to_string(),

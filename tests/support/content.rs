@@ -86,3 +86,19 @@ fn content_file(relative: &Path) -> Option<PathBuf> {
     }
     found
 }
+
+/// The C library this test process runs with: a real shared library that is
+/// certainly not a libretro core.
+pub fn system_c_library() -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| {
+            let name = Path::new(path)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("");
+            name.starts_with("libc.so") || name.starts_with("libc-")
+        })
+        .map(PathBuf::from)
+}

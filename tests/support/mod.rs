@@ -2,11 +2,14 @@
 //! them declares `mod support;`; not every file uses every helper.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod content;
 pub mod duel;
 pub mod netplay;
 
 #[allow(unused_imports)]
-pub use content::{real_core, real_core_copy, real_rom, test_content_dir, CoreCopy};
+pub use content::{
+    real_core, real_core_copy, real_rom, system_c_library, test_content_dir, CoreCopy,
+};
 #[allow(unused_imports)]
 pub use duel::{duel_arena, duel_core, duel_core_copy};

@@ -357,8 +357,7 @@ fn parse_colour(line: usize, key: &str, value: &str) -> Result<u32, ArenaError> 
 mod tests {
     use super::*;
 
-    const DOJO: &[u8] = include_bytes!("../arenas/dojo.arena");
-    const MOON: &[u8] = include_bytes!("../arenas/moon.arena");
+    use crate::fixtures::{DOJO, MOON};
 
     fn with_line(extra: &str) -> Vec<u8> {
         format!("netcade-arena 1\nname T\nfloor 200\nwall_left 10\nwall_right 310\nround_seconds 30\n{extra}\n")

@@ -119,16 +119,8 @@ fn lfsr(n: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arena::Arena;
+    use crate::fixtures::dojo;
     use crate::sim::{start_sound, step, PAD_UP};
-
-    fn dojo() -> State {
-        State::new(
-            Arena::parse(include_bytes!("../arenas/dojo.arena"))
-                .unwrap()
-                .rules,
-        )
-    }
 
     fn frame_of_audio(s: &mut State) -> Vec<i16> {
         let mut out = vec![0i16; AUDIO_SAMPLES_PER_VIDEO_FRAME];

@@ -32,10 +32,34 @@ pub use render::render;
 pub use sim::step;
 pub use state::State;
 
+/// Games on the shipped arenas, where the unit tests start.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::{Arena, State};
+
+    pub(crate) const DOJO: &[u8] = include_bytes!("../arenas/dojo.arena");
+    pub(crate) const MOON: &[u8] = include_bytes!("../arenas/moon.arena");
+
+    /// A new game in the dojo, the arena players open by default.
+    pub(crate) fn dojo() -> State {
+        on(DOJO)
+    }
+
+    /// A new game on the moon (other gravity, timer and start positions).
+    pub(crate) fn moon() -> State {
+        on(MOON)
+    }
+
+    fn on(arena: &[u8]) -> State {
+        State::new(Arena::parse(arena).expect("the shipped arenas parse").rules)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::audio::AUDIO_SAMPLES_PER_VIDEO_FRAME;
+    use crate::fixtures::dojo;
     use crate::render::new_framebuffer;
     use crate::sim::{PAD_A, PAD_LEFT, PAD_RIGHT, PAD_START, PAD_UP};
 
@@ -96,14 +120,6 @@ mod tests {
                 (state.encode().to_vec(), audio_sum, video_sum)
             })
             .collect()
-    }
-
-    fn dojo() -> State {
-        State::new(
-            Arena::parse(include_bytes!("../arenas/dojo.arena"))
-                .unwrap()
-                .rules,
-        )
     }
 
     #[test]

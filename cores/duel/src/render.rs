@@ -262,16 +262,8 @@ fn draw_text(fb: &mut Framebuffer, x: i64, y: i64, scale: i64, colour: u32, text
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arena::Arena;
+    use crate::fixtures::dojo;
     use crate::sim::{step, PAD_A, PAD_RIGHT};
-
-    fn dojo() -> State {
-        State::new(
-            Arena::parse(include_bytes!("../arenas/dojo.arena"))
-                .unwrap()
-                .rules,
-        )
-    }
 
     fn picture(s: &State) -> Box<Framebuffer> {
         let mut fb = new_framebuffer();

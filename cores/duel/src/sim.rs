@@ -385,15 +385,7 @@ pub fn match_leader(state: &State) -> RoundWinner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arena::Arena;
-
-    fn dojo() -> State {
-        State::new(
-            Arena::parse(include_bytes!("../arenas/dojo.arena"))
-                .unwrap()
-                .rules,
-        )
-    }
+    use crate::fixtures::{dojo, moon};
 
     /// Fighters one body apart in the middle of the dojo, facing each other.
     fn close_quarters() -> State {
@@ -611,11 +603,7 @@ mod tests {
 
     #[test]
     fn draws_cannot_make_a_match_last_forever() {
-        let mut s = State::new(
-            Arena::parse(include_bytes!("../arenas/moon.arena"))
-                .unwrap()
-                .rules,
-        );
+        let mut s = moon();
         let round_frames = 15 * 60 + ROUND_OVER_FRAMES as usize;
         run(&mut s, round_frames * MAX_ROUNDS as usize, [0, 0]);
         assert_eq!(s.phase, Phase::MatchOver);
@@ -625,11 +613,7 @@ mod tests {
     #[test]
     fn the_arena_changes_the_game() {
         let dojo = dojo();
-        let moon = State::new(
-            Arena::parse(include_bytes!("../arenas/moon.arena"))
-                .unwrap()
-                .rules,
-        );
+        let moon = moon();
         assert_ne!(dojo.timer_frames, moon.timer_frames);
         assert_ne!(dojo.fighters[0].x, moon.fighters[0].x);
         // Lower gravity keeps a jump in the air longer.

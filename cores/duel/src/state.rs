@@ -414,16 +414,10 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arena::Arena;
-
-    pub(crate) fn dojo() -> ArenaRules {
-        Arena::parse(include_bytes!("../arenas/dojo.arena"))
-            .unwrap()
-            .rules
-    }
+    use crate::fixtures::dojo;
 
     fn busy_state() -> State {
-        let mut s = State::new(dojo());
+        let mut s = dojo();
         s.phase = Phase::RoundOver;
         s.round = 3;
         s.round_winner = RoundWinner::Player2;

@@ -8,7 +8,6 @@ use super::game::nondeterminism_strikes;
 use crate::layout::{F1_X, FRAME, RAM_FIELDS, STATE_SIZE, VERSION};
 use crate::render::{HEIGHT, PITCH, WIDTH};
 use crate::sim::{PAD_A, PAD_LEFT, PAD_RIGHT, PAD_UP};
-use crate::state::State;
 use libretro_rs::sys::{
     retro_game_geometry, retro_game_info, retro_input_descriptor, retro_memory_map,
     retro_pixel_format_RETRO_PIXEL_FORMAT_XRGB8888, retro_system_av_info, retro_system_info,
@@ -24,7 +23,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
-const DOJO: &[u8] = include_bytes!("../../arenas/dojo.arena");
+use crate::fixtures::DOJO;
 
 static TURN: Mutex<()> = Mutex::new(());
 
@@ -442,7 +441,7 @@ fn reset_restarts_the_match() {
     assert!(load(DOJO));
     run(30, [PAD_RIGHT, PAD_LEFT]);
     retro_reset();
-    let fresh = State::new(crate::Arena::parse(DOJO).unwrap().rules).encode();
+    let fresh = crate::fixtures::dojo().encode();
     assert_eq!(ram(), fresh);
 }
 
