@@ -34,6 +34,9 @@ pub struct DesyncDetector {
     outgoing: [Entry; CHECKPOINTS_KEPT],
     outgoing_start: usize,
     outgoing_len: usize,
+    /// Checkpoints never compared, one window per departure (see
+    /// [`DesyncDetector::ignore_checkpoints`]).
+    ignored: [Option<(Frame, Frame)>; MAX_PLAYERS],
     compared: u64,
 }
 
@@ -48,8 +51,43 @@ impl DesyncDetector {
             outgoing: [None; CHECKPOINTS_KEPT],
             outgoing_start: 0,
             outgoing_len: 0,
+            ignored: [None; MAX_PLAYERS],
             compared: 0,
         }
+    }
+
+    /// Stops comparing checkpoints in `from..until`: when a player leaves at
+    /// `from`, a machine that had already confirmed those frames with the
+    /// leaver's real inputs re-simulates them with the leaver gone, so its
+    /// earlier checksums (kept here, or already sent) describe a game nobody
+    /// plays any more. `until` is as far as any machine still playing can
+    /// have confirmed before agreeing on `from` (it cannot roll back further).
+    pub fn ignore_checkpoints(&mut self, from: Frame, until: Frame) {
+        let window = |frame: Frame| (from..until).contains(&frame);
+        for entry in self
+            .local
+            .iter_mut()
+            .chain(self.remote.iter_mut().flatten())
+            .chain(self.outgoing.iter_mut())
+        {
+            if entry.is_some_and(|(frame, _)| window(frame)) {
+                *entry = None;
+            }
+        }
+        let slot = self
+            .ignored
+            .iter()
+            .position(Option::is_none)
+            // More departures than players cannot happen; reuse the oldest.
+            .unwrap_or(0);
+        self.ignored[slot] = Some((from, until));
+    }
+
+    fn is_ignored(&self, frame: Frame) -> bool {
+        self.ignored
+            .iter()
+            .flatten()
+            .any(|(from, until)| (*from..*until).contains(&frame))
     }
 
     pub fn interval(&self) -> u32 {
@@ -74,6 +112,9 @@ impl DesyncDetector {
     /// confirmed), queues it for sending, and compares it with any remote
     /// report already here. Mismatches go to `found`.
     pub fn add_local(&mut self, frame: Frame, checksum: Checksum, mut found: impl FnMut(Mismatch)) {
+        if self.is_ignored(frame) {
+            return;
+        }
         let index = self.index(frame);
         self.local[index] = Some((frame, checksum));
         self.newest_local = Some(self.newest_local.map_or(frame, |newest| newest.max(frame)));
@@ -105,7 +146,7 @@ impl DesyncDetector {
         frame: Frame,
         checksum: Checksum,
     ) -> Result<(), Mismatch> {
-        if !self.is_checkpoint(frame) || player.index() >= MAX_PLAYERS {
+        if !self.is_checkpoint(frame) || player.index() >= MAX_PLAYERS || self.is_ignored(frame) {
             return Ok(());
         }
         let index = self.index(frame);
@@ -223,6 +264,30 @@ mod tests {
         assert_eq!(detector.pop_outgoing(), Some((f(1), Checksum(1))));
         assert_eq!(detector.pop_outgoing(), Some((f(2), Checksum(2))));
         assert_eq!(detector.pop_outgoing(), None);
+    }
+
+    #[test]
+    fn checkpoints_around_a_departure_are_never_compared() {
+        let mut detector = DesyncDetector::new(10);
+        // Confirmed and sent with the leaver's real inputs...
+        detector.add_local(f(30), Checksum(1), |_| {});
+        detector.add_remote(PEER, f(40), Checksum(2)).unwrap();
+        // ...then the leaver is dropped at frame 25 on every machine.
+        detector.ignore_checkpoints(f(25), f(49));
+        assert_eq!(
+            detector.pop_outgoing(),
+            None,
+            "the stale checksum is not sent"
+        );
+        let mut found = Vec::new();
+        detector.add_local(f(40), Checksum(3), |m| found.push(m));
+        assert_eq!(detector.add_remote(PEER, f(30), Checksum(4)), Ok(()));
+        assert!(found.is_empty());
+        // Outside the window comparisons go on.
+        detector.add_local(f(50), Checksum(5), |_| {});
+        assert!(detector.add_remote(PEER, f(50), Checksum(6)).is_err());
+        detector.add_local(f(20), Checksum(7), |_| {});
+        assert!(detector.add_remote(PEER, f(20), Checksum(8)).is_err());
     }
 
     #[test]

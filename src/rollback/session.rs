@@ -577,6 +577,10 @@ impl<P: Predictor> Session<P> {
         }
         self.queues[player.index()].disconnect(at_frame, self.current);
         self.connected.remove(player);
+        // No machine still playing confirmed further past `at_frame` than
+        // its state ring reaches, or it could not have rolled back to it.
+        self.desync
+            .ignore_checkpoints(at_frame, at_frame + self.states.len() as u32);
         self.events.push_back(Event::Disconnected {
             player,
             at_frame,
