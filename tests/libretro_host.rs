@@ -276,6 +276,7 @@ fn an_override_of_an_option_the_core_never_declared_is_refused_naming_the_known_
                 message.contains("genesis_plus_gx_no_such_option"),
                 "{message}"
             );
+            assert!(message.contains("Genesis Plus GX"), "{message}");
             if let LibretroError::UnknownOption { known, .. } = &err {
                 assert!(!known.is_empty());
                 assert!(message.contains(&known[0]), "{message}");
@@ -295,10 +296,12 @@ fn an_override_with_a_value_the_option_does_not_allow_is_refused_listing_the_all
     let result = load_genesis_with_override(&key, "certainly-not-a-value").unwrap();
     match result {
         Err(LibretroError::InvalidOptionValue {
+            core,
             key: bad_key,
             value,
             allowed,
         }) => {
+            assert_eq!(core, "Genesis Plus GX");
             assert_eq!(bad_key, key);
             assert_eq!(value, "certainly-not-a-value");
             assert!(allowed.contains(&default));

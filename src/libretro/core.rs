@@ -473,7 +473,7 @@ impl Core {
             });
         }
 
-        self.context().options.validate_overrides()?;
+        self.context().options.validate_overrides(&self.info.name)?;
         if self.config.persist_save_ram {
             self.restore_save_ram();
         }

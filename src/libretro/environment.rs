@@ -94,7 +94,9 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 if data.is_null() {
                     return false;
                 }
-                context.support_no_game = *(data as *const bool);
+                // Read as a byte: a core passing anything but 0 or 1 would
+                // make a Rust bool undefined behaviour.
+                context.support_no_game = *(data as *const u8) != 0;
                 true
             }
             env::GET_AUDIO_VIDEO_ENABLE => {
@@ -556,7 +558,7 @@ mod tests {
             context.options.options()[0].values,
             vec!["auto", "ntsc", "pal"]
         );
-        assert!(context.options.validate_overrides().is_ok());
+        assert!(context.options.validate_overrides("Test").is_ok());
     }
 
     #[test]

@@ -64,13 +64,18 @@ pub enum LibretroError {
     MalformedOption { text: String },
 
     #[error(
-        "core has no option `{key}`; its options are: {}",
+        "core {core} has no option `{key}`; its options are: {}",
         if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
     )]
-    UnknownOption { key: String, known: Vec<String> },
+    UnknownOption {
+        core: String,
+        key: String,
+        known: Vec<String>,
+    },
 
-    #[error("option `{key}` cannot be `{value}`; allowed values: {}", allowed.join(", "))]
+    #[error("core {core}'s option `{key}` cannot be `{value}`; allowed values: {}", allowed.join(", "))]
     InvalidOptionValue {
+        core: String,
         key: String,
         value: String,
         allowed: Vec<String>,

@@ -135,14 +135,15 @@ impl OptionStore {
         &self.options
     }
 
-    /// Checks every override against what the core declared.
-    pub fn validate_overrides(&self) -> Result<(), LibretroError> {
+    /// Checks every override against what core `core` declared.
+    pub fn validate_overrides(&self, core: &str) -> Result<(), LibretroError> {
         for (key, value) in &self.overrides {
             let option = self
                 .options
                 .iter()
                 .find(|option| option.key == *key)
                 .ok_or_else(|| LibretroError::UnknownOption {
+                    core: core.to_string(),
                     key: key.clone(),
                     known: self
                         .options
@@ -152,6 +153,7 @@ impl OptionStore {
                 })?;
             if !option.values.is_empty() && !option.values.contains(value) {
                 return Err(LibretroError::InvalidOptionValue {
+                    core: core.to_string(),
                     key: key.clone(),
                     value: value.clone(),
                     allowed: option.values.clone(),
@@ -236,7 +238,7 @@ mod tests {
         ]);
         declare_region(&mut store);
         assert_eq!(store.value_for(b"core_region").unwrap().to_str(), Ok("pal"));
-        assert!(store.validate_overrides().is_ok());
+        assert!(store.validate_overrides("Test").is_ok());
         assert!(store.take_updated());
         assert!(!store.take_updated());
     }
@@ -245,7 +247,7 @@ mod tests {
     fn an_override_of_an_undeclared_key_is_an_error_listing_the_known_keys() {
         let mut store = OptionStore::new(vec![("core_regoin".into(), "pal".into())]);
         declare_region(&mut store);
-        match store.validate_overrides() {
+        match store.validate_overrides("Test") {
             Err(err @ LibretroError::UnknownOption { .. }) => {
                 let message = err.to_string();
                 assert!(message.contains("core_regoin"), "{message}");
@@ -260,12 +262,14 @@ mod tests {
         let mut store = OptionStore::new(vec![("core_turbo".into(), "maybe".into())]);
         declare_region(&mut store);
         assert_eq!(store.value_for(b"core_turbo").unwrap().to_str(), Ok("off"));
-        match store.validate_overrides() {
+        match store.validate_overrides("Test") {
             Err(LibretroError::InvalidOptionValue {
+                core,
                 key,
                 value,
                 allowed,
             }) => {
+                assert_eq!(core, "Test");
                 assert_eq!(key, "core_turbo");
                 assert_eq!(value, "maybe");
                 assert_eq!(allowed, vec!["off", "on"]);
