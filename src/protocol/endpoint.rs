@@ -1373,13 +1373,14 @@ mod tests {
         }
     }
 
-    /// A host and a joiner, handshake done, over a lossless instant wire.
-    fn connected_pair() -> (PeerEndpoint, PeerEndpoint, Millis) {
+    /// A host and a joiner that exchanged datagrams every 20 ms for `rounds`
+    /// rounds over a lossless instant wire, and the time now.
+    fn pair_after(rounds: u32) -> (PeerEndpoint, PeerEndpoint, Millis) {
         let mut host =
             PeerEndpoint::new(EndpointConfig::host(SessionToken(9), handshake(0)), 0).unwrap();
         let mut joiner = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
         let mut now = 0;
-        for _ in 0..3 {
+        for _ in 0..rounds {
             now += 20;
             for datagram in joiner.poll_datagrams(now) {
                 host.handle_datagram(now, &datagram);
@@ -1389,6 +1390,12 @@ mod tests {
             }
         }
         assert!(host.is_running() && joiner.is_running());
+        (host, joiner, now)
+    }
+
+    /// A host and a joiner, handshake done, events drained.
+    fn connected_pair() -> (PeerEndpoint, PeerEndpoint, Millis) {
+        let (mut host, mut joiner, now) = pair_after(3);
         host.drain_events().for_each(drop);
         joiner.drain_events().for_each(drop);
         (host, joiner, now)
@@ -1419,21 +1426,8 @@ mod tests {
 
     #[test]
     fn a_changed_connection_status_reaches_the_peer_with_no_input_to_carry_it() {
-        let mut host =
-            PeerEndpoint::new(EndpointConfig::host(SessionToken(9), handshake(0)), 0).unwrap();
-        let mut joiner = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
         // Handshake, then both sides idle with nothing unacknowledged.
-        let mut now = 0;
-        for _ in 0..20 {
-            now += 20;
-            for datagram in joiner.poll_datagrams(now) {
-                host.handle_datagram(now, &datagram);
-            }
-            for datagram in host.poll_datagrams(now) {
-                joiner.handle_datagram(now, &datagram);
-            }
-        }
-        assert!(host.is_running() && joiner.is_running());
+        let (mut host, mut joiner, mut now) = pair_after(20);
         joiner.drain_events().for_each(drop);
         host.set_local_connection_status(3, Some(Frame::new(42)));
         let mut seen = false;
