@@ -3,7 +3,8 @@
 //!
 //! Exit codes (documented in `netcade --help` too):
 //! - 0: the command did what was asked (a sync-test passed).
-//! - 1: a sync-test found a desync ([`Outcome::SyncTestFailed`]).
+//! - 1: a sync-test found a desync ([`Outcome::SyncTestFailed`]), or the
+//!   demo's netplay machines disagreed ([`Outcome::NetplayFailed`]).
 //! - 2: a user mistake: bad arguments, a missing or unusable file (core,
 //!   content, input script), a core that refuses the content.
 //! - 3: something failed while running: the core failed to save or load a
@@ -12,6 +13,8 @@
 use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
 use crate::libretro::LibretroError;
+use crate::netplay::NetplayError;
+use crate::rollback::Frame;
 use std::path::PathBuf;
 
 pub const EXIT_SUCCESS: u8 = 0;
@@ -25,13 +28,16 @@ pub enum Outcome {
     Success,
     /// The sync-test ran and found frames that do not re-simulate the same.
     SyncTestFailed,
+    /// The machines of a netplay match disagreed on a confirmed frame (or
+    /// the match stopped before its last frame).
+    NetplayFailed,
 }
 
 impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Success => EXIT_SUCCESS,
-            Outcome::SyncTestFailed => EXIT_SYNC_TEST_FAILED,
+            Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
         }
     }
 }
@@ -60,6 +66,17 @@ pub enum AppError {
         #[source]
         source: std::io::Error,
     },
+    #[error("netplay failed")]
+    Netplay(#[from] NetplayError),
+    #[error("the netplay session asked for the state of frame {frame}, which it does not keep")]
+    NoStateSlot { frame: Frame },
+    #[error("cannot prepare {what} {}", path.display())]
+    PrepareFile {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the game has not drawn a frame, so there is no picture to save")]
     NoVideoFrame,
     #[error("cannot write the output")]
@@ -76,6 +93,9 @@ impl AppError {
             | AppError::Inputs(_) => EXIT_USER_MISTAKE,
             AppError::Emulator { .. }
             | AppError::WriteFile { .. }
+            | AppError::Netplay(_)
+            | AppError::NoStateSlot { .. }
+            | AppError::PrepareFile { .. }
             | AppError::NoVideoFrame
             | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
         }

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod error;
 pub mod game;
 pub mod inputs;
+pub mod netplay_match;
 pub mod png;
 pub mod run;
 pub mod synctest;

@@ -10,6 +10,7 @@
 //! next at that moment (as a frontend showing a countdown would), and each
 //! machine records the simulated millisecond at which it ran frame 0.
 
+use netcade::app::netplay_match::NetplayDriver;
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
 use netcade::input::Buttons;
@@ -17,7 +18,7 @@ use netcade::libretro::{Core, CoreConfig};
 use netcade::net::sim::{LinkConditions, SimNet};
 use netcade::netplay::{NetplayConfig, NetplayEvent, NetplaySession};
 use netcade::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
-use netcade::rollback::{Frame, FrameOutcome, PlayerId, Request, SessionState};
+use netcade::rollback::{Frame, FrameOutcome, PlayerId, SessionState};
 
 /// The nominal frame period in microseconds (60 fps).
 const FRAME_US: f64 = 1_000_000.0 / 60.0;
@@ -158,12 +159,8 @@ pub struct Machine<G: Emulator> {
     /// 1.0 keeps time; 1.01 runs 1% fast.
     pub clock_rate: f64,
     next_frame_at_us: f64,
-    requests: Vec<Request>,
-    /// Memory checksum of the state saved at the start of each frame (the
-    /// latest save: re-simulations overwrite mispredicted ones).
-    saved: Vec<Option<Checksum>>,
-    /// Frames `0..final_frames` of `saved` are final.
-    final_frames: usize,
+    /// Carries out the session's requests and keeps final frames' checksums.
+    driver: NetplayDriver,
     pub events: Vec<(Millis, NetplayEvent)>,
     /// From this frame on, player 1's input is flipped on this machine only.
     pub perturb_from: Option<Frame>,
@@ -182,7 +179,8 @@ pub struct Machine<G: Emulator> {
 impl<G: Emulator> Machine<G> {
     /// The checksums of every final frame, from frame 0.
     pub fn final_checksums(&self) -> Vec<Checksum> {
-        self.saved[..self.final_frames]
+        self.driver
+            .final_checksums()
             .iter()
             .map(|c| c.expect("every final frame was saved"))
             .collect()
@@ -206,10 +204,19 @@ impl<G: Emulator> Machine<G> {
                     .expect("local input is taken");
             }
         }
+        let perturb_from = self.perturb_from;
         let outcome = self
-            .netplay
-            .advance_frame(now, &mut self.requests)
-            .expect("the netplay session advances");
+            .driver
+            .advance_with(now, &mut self.netplay, &mut self.game, |frame, inputs| {
+                if perturb_from.is_some_and(|from| frame >= from) {
+                    inputs[1] = Buttons::from_bits(inputs[1].bits() ^ 0x80);
+                }
+            })
+            .expect("the netplay session advances and the game follows");
+        assert!(
+            !self.game.game_memory().is_empty(),
+            "the game shows its memory"
+        );
         match outcome {
             FrameOutcome::Waiting { .. } => self.waiting_ticks += 1,
             FrameOutcome::Stalled => self.stalled_ticks += 1,
@@ -230,53 +237,6 @@ impl<G: Emulator> Machine<G> {
                 self.started_at.get_or_insert(now);
             }
         }
-        for index in 0..self.requests.len() {
-            match self.requests[index] {
-                Request::Save { frame } => {
-                    let slot = self
-                        .netplay
-                        .state_slot_mut(frame)
-                        .expect("a slot to save into");
-                    self.game
-                        .save_state(slot.buffer_mut())
-                        .expect("the game saves");
-                    let memory = self.game.game_memory();
-                    assert!(!memory.is_empty(), "the game shows its memory");
-                    let checksum = Checksum::of(memory);
-                    slot.set_checksum(checksum);
-                    let at = frame.number() as usize;
-                    if self.saved.len() <= at {
-                        self.saved.resize(at + 1, None);
-                    }
-                    self.saved[at] = Some(checksum);
-                }
-                Request::Load { frame } => {
-                    let state = self.netplay.saved_state(frame).expect("a saved state");
-                    self.game.load_state(state.data()).expect("the game loads");
-                }
-                Request::Advance {
-                    frame,
-                    mut inputs,
-                    resimulation,
-                    ..
-                } => {
-                    if self.perturb_from.is_some_and(|from| frame >= from) {
-                        inputs[1] = Buttons::from_bits(inputs[1].bits() ^ 0x80);
-                    }
-                    let players = self.netplay.session().players();
-                    self.game.run_frame(&inputs[..players], !resimulation);
-                }
-            }
-        }
-        // The state at the start of frame f is final once every input before
-        // f is confirmed (the rollbacks they caused were just carried out).
-        let simulated = self.netplay.current_frame().number() as usize;
-        let confirmed_end = self
-            .netplay
-            .confirmed_frame()
-            .map_or(0, |frame| frame.number() as usize + 1);
-        let final_frames = (confirmed_end + 1).min(simulated).min(self.saved.len());
-        self.final_frames = self.final_frames.max(final_frames);
     }
 }
 
@@ -370,9 +330,7 @@ impl<G: Emulator> Cluster<G> {
                     clock_rate: 1.0,
                     // Machines start their frame clocks out of phase.
                     next_frame_at_us: 1000.0 + f64::from(me) * 3_700.0,
-                    requests: Vec::new(),
-                    saved: Vec::new(),
-                    final_frames: 0,
+                    driver: NetplayDriver::new(),
                     events: Vec::new(),
                     perturb_from: None,
                     waiting_ticks: 0,
