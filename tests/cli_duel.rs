@@ -196,7 +196,7 @@ fn debug_steps_back_and_forth_and_diffs_through_stdin() {
 }
 
 #[test]
-fn demo_plays_a_match_saves_a_png_and_passes_its_sync_test() {
+fn demo_plays_a_netplay_match_in_sync_over_a_lossy_link_and_saves_a_png() {
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("last.png");
     let output = netcade(&[
@@ -212,8 +212,49 @@ fn demo_plays_a_match_saves_a_png_and_passes_its_sync_test() {
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
     let json = last_json(&output);
     assert_eq!(json["frames"], 300);
-    assert_eq!(json["synctest"]["passed"], true);
-    assert!(stdout(&output).contains(png.to_str().unwrap()));
+    assert_hex_checksums(&json);
+    let netplay = &json["netplay"];
+    assert_eq!(netplay["in_sync"], true, "{json}");
+    assert_eq!(netplay["desync_reports"], 0, "{json}");
+    // Nearly every frame is confirmed on both machines and compared.
+    assert!(
+        netplay["compared_frames"].as_u64().unwrap() >= 290,
+        "{json}"
+    );
+    for machine in netplay["machines"].as_array().unwrap() {
+        assert_eq!(machine["frames"], 300, "{json}");
+        // 100 ms round trip with 2% loss: predictions go wrong and roll back.
+        assert!(machine["rollbacks"].as_u64().unwrap() > 0, "{json}");
+        let ping = machine["ping_ms"].as_u64().unwrap();
+        assert!((80..=150).contains(&ping), "{json}");
+        assert!(machine["bytes_received"].as_u64().unwrap() > 0, "{json}");
+    }
+    let text = stdout(&output);
+    assert!(text.contains("netplay in sync"), "{text}");
+    assert!(text.contains(png.to_str().unwrap()), "{text}");
+}
+
+#[test]
+fn demo_reports_a_desync_when_one_machine_runs_a_nondeterministic_duel() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("last.png");
+    let output = netcade(&[
+        "demo",
+        "--frames",
+        "300",
+        "--machine2-option",
+        "duel_inject_nondeterminism=enabled",
+        "--png",
+        png.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let json = last_json(&output);
+    let netplay = &json["netplay"];
+    assert_eq!(netplay["in_sync"], false, "{json}");
+    assert!(netplay["first_difference"].is_u64(), "{json}");
+    assert!(netplay["desync_reports"].as_u64().unwrap() > 0, "{json}");
+    assert!(stdout(&output).contains("netplay DESYNC"), "{output:?}");
 }
 
 #[test]

@@ -1,10 +1,22 @@
-//! `netcade demo`: a local, headless look at the bundled Duel core: a random
-//! match, a short sync-test, and the last frame saved as a PNG.
+//! `netcade demo`: a netplay match of the bundled Duel core between two
+//! machines in one process, over netcade's seeded simulated network, each
+//! machine its own Duel loaded through the libretro host; then a summary per
+//! machine, whether both agreed on every confirmed frame, and the last frame
+//! (machine 1's view) saved as a PNG. (The netplay check replaces the old
+//! local sync-test: it compares every confirmed frame after real rollbacks.)
 
-use crate::app::inputs::{InputSource, InputSpec};
-use crate::app::run::{describe, run_frames};
-use crate::app::synctest::{progress_bar, sync_test, Compare};
+use crate::app::inputs::{FrameInputs, RandomPlayer};
+use crate::app::netplay_match::{
+    compare_final_checksums, ChecksumComparison, MatchMachine, MatchSetup, MatchUpdate,
+    SimulatedMatch,
+};
 use crate::app::{checksums_json, open_game, png, AppError, GameArgs, Outcome};
+use crate::checksum::{Checksum, Checksums};
+use crate::input::Buttons;
+use crate::libretro::parse_option_override;
+use crate::net::sim::LinkConditions;
+use crate::netplay::NetplayEvent;
+use crate::protocol::Millis;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -83,10 +95,25 @@ pub struct DemoArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub frames: u32,
-    /// Seed of the random players.
+    /// Seed of the random players and of the simulated network.
     #[arg(long, value_name = "SEED", default_value_t = 2024)]
     pub seed: u64,
-    /// Where to write the last frame.
+    /// Round trip between the two machines, in milliseconds (±10 ms jitter each way).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 100,
+        value_parser = clap::value_parser!(u64).range(0..=2000)
+    )]
+    pub rtt_ms: u64,
+    /// Share of datagrams lost, in percent (0 to 50).
+    #[arg(long, value_name = "PERCENT", default_value_t = 2.0, value_parser = parse_loss_percent)]
+    pub loss: f64,
+    /// Sets a core option on machine 2 only (repeatable), e.g.
+    /// `duel_inject_nondeterminism=enabled` to watch a desync being caught.
+    #[arg(long = "machine2-option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
+    pub machine2_options: Vec<(String, String)>,
+    /// Where to write the last frame (machine 1's view).
     #[arg(long, value_name = "PATH", default_value = "netcade-demo.png")]
     pub png: PathBuf,
     /// Ends the output with one JSON object on its own line.
@@ -94,33 +121,229 @@ pub struct DemoArgs {
     pub json: bool,
 }
 
-/// Frames of the demo's sync-test, and its check distance.
-const SYNC_TEST_FRAMES: u32 = 300;
-const SYNC_TEST_DISTANCE: u32 = 7;
+fn parse_loss_percent(text: &str) -> Result<f64, String> {
+    let percent: f64 = text
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{text}` is not a percentage"))?;
+    if (0.0..=50.0).contains(&percent) {
+        Ok(percent)
+    } else {
+        Err(format!("{percent}% is outside 0 to 50"))
+    }
+}
+
+/// Jitter of each direction of the demo's link (ms).
+const JITTER_MS: u64 = 10;
+
+/// Private copies of one core library, one per machine (the libretro host
+/// refuses to load the same file twice in a process: its globals would be
+/// shared). The directory is removed when dropped.
+struct CoreCopies {
+    dir: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+impl CoreCopies {
+    fn new(original: &Path, count: usize) -> Result<CoreCopies, AppError> {
+        let base = std::env::temp_dir();
+        let mut attempt = 0u32;
+        let dir = loop {
+            let dir = base.join(format!("netcade-demo-{}-{attempt}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(error)
+                    if error.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 =>
+                {
+                    attempt += 1;
+                }
+                Err(source) => {
+                    return Err(AppError::PrepareFile {
+                        what: "a directory for the core copies",
+                        path: dir,
+                        source,
+                    })
+                }
+            }
+        };
+        let mut copies = CoreCopies {
+            dir,
+            paths: Vec::new(),
+        };
+        let name = original.file_name().unwrap_or(original.as_os_str());
+        for machine in 1..=count {
+            let machine_dir = copies.dir.join(format!("machine{machine}"));
+            let path = machine_dir.join(name);
+            std::fs::create_dir(&machine_dir)
+                .and_then(|()| std::fs::copy(original, &path).map(drop))
+                .map_err(|source| AppError::PrepareFile {
+                    what: "a copy of the core",
+                    path: path.clone(),
+                    source,
+                })?;
+            copies.paths.push(path);
+        }
+        Ok(copies)
+    }
+}
+
+impl Drop for CoreCopies {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Each machine's player plays its column of the same seeded random
+/// two-player script, so the match is the one `netcade run --inputs
+/// random:SEED` plays; frames are generated once and kept.
+struct ScriptedPlayers {
+    random: RandomPlayer,
+    frames: Vec<FrameInputs>,
+}
+
+impl ScriptedPlayers {
+    fn buttons(&mut self, player: u8, frame: u32) -> Buttons {
+        while self.frames.len() <= frame as usize {
+            self.frames.push(self.random.next_frame());
+        }
+        self.frames[frame as usize][player as usize]
+    }
+}
+
+/// What the demo prints for a session event, if anything.
+fn describe_event(event: &NetplayEvent) -> Option<String> {
+    Some(match event {
+        NetplayEvent::Synchronizing => "connecting and shaking hands".to_string(),
+        NetplayEvent::PeerSynchronized { .. } => "synchronised with the other machine".into(),
+        NetplayEvent::Starting { in_ms } => format!("frame 0 begins in {in_ms} ms"),
+        NetplayEvent::Running => "running".into(),
+        NetplayEvent::InputDelayChanged { from, to } => {
+            format!("input delay {from} -> {to} frames")
+        }
+        NetplayEvent::WaitingForPeer { waited_ms, .. } => {
+            format!("waiting for the other machine's inputs ({waited_ms} ms)")
+        }
+        NetplayEvent::StoppedWaiting { waited_ms } => {
+            format!("inputs arrived after {waited_ms} ms")
+        }
+        NetplayEvent::Desync {
+            frame,
+            local,
+            remote,
+            ..
+        } => format!("DESYNC at frame {frame}: {local} here, {remote} there"),
+        NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
+            format!("nothing heard for {silent_for_ms} ms")
+        }
+        NetplayEvent::NetworkResumed { .. } => "the other machine is heard again".into(),
+        NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
+        NetplayEvent::MatchEnded { at_frame } => format!("match ended at frame {at_frame}"),
+        NetplayEvent::Rejected(rejection) => format!("handshake refused: {rejection:?}"),
+        NetplayEvent::DepartureTooFarBack { .. }
+        | NetplayEvent::TimeSync { .. }
+        | NetplayEvent::SpectatorJoined
+        | NetplayEvent::SpectatorLeft => return None,
+    })
+}
+
+fn seconds(at: Millis) -> String {
+    format!("[{:>6.2} s]", at as f64 / 1000.0)
+}
 
 /// `netcade demo`.
 pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let game_args = GameArgs {
-        core: locate_duel_core()?,
-        rom: Some(args.rom.clone().unwrap_or_else(default_arena)),
-        options: Vec::new(),
+    let core = locate_duel_core()?;
+    let rom = args.rom.clone().unwrap_or_else(default_arena);
+    let copies = CoreCopies::new(&core, 2)?;
+    let open = |machine: usize, options: &[(String, String)]| {
+        open_game(&GameArgs {
+            core: copies.paths[machine].clone(),
+            rom: Some(rom.clone()),
+            options: options.to_vec(),
+        })
     };
+    let games = [open(0, &[])?, open(1, &args.machine2_options)?];
+    let title = games[0].title();
+    let content = std::fs::read(&rom).map_err(|source| AppError::PrepareFile {
+        what: "the content",
+        path: rom.clone(),
+        source,
+    })?;
+
+    let one_way = args.rtt_ms / 2;
+    let conditions = LinkConditions::latency(one_way)
+        .with_jitter(JITTER_MS.min(one_way))
+        .with_loss(args.loss / 100.0);
     writeln!(
         out,
-        "Duel from {} with {}",
-        game_args.core.display(),
-        game_args.rom.as_deref().unwrap_or(Path::new("-")).display()
+        "{title} netplay: two machines, each its own copy of {}, playing {}",
+        core.display(),
+        rom.display()
     )?;
+    writeln!(
+        out,
+        "simulated link: {} ms round trip, ±{} ms jitter, {}% loss; seed {}; {} frames",
+        args.rtt_ms, conditions.jitter_ms, args.loss, args.seed, args.frames
+    )?;
+    for (key, value) in &args.machine2_options {
+        writeln!(out, "machine 2 only: {key}={value}")?;
+    }
 
-    let mut game = open_game(&game_args)?;
-    let mut inputs = InputSource::open(&InputSpec::Random { seed: args.seed })?;
-    let report = run_frames(game.as_mut(), args.frames, &mut inputs)?;
-    writeln!(out, "match: two random players, seed {}", args.seed)?;
-    describe(&report, out)?;
+    let setup = MatchSetup {
+        seed: args.seed,
+        conditions,
+        frames: args.frames,
+        content_hash: Checksum::of(&content).0,
+    };
+    let mut game_match = SimulatedMatch::new(setup, games)?;
+    let mut players = ScriptedPlayers {
+        random: RandomPlayer::new(args.seed),
+        frames: Vec::new(),
+    };
+    // Generous: a match at full speed takes frames / 60 s plus the start-up.
+    let limit_ms = u64::from(args.frames) * 1000 / 60 * 3 + 30_000;
+    let mut desync_reports = 0u64;
+    let mut write_error = None;
+    let finished = game_match.play(
+        limit_ms,
+        |player, frame| players.buttons(player, frame),
+        |update| {
+            let line = status_line(update, &mut desync_reports);
+            if let Some(line) = line {
+                if let Err(error) = writeln!(out, "{line}") {
+                    write_error.get_or_insert(error);
+                }
+            }
+        },
+    )?;
+    if let Some(error) = write_error {
+        return Err(error.into());
+    }
 
-    let frame = game.video_frame().ok_or(AppError::NoVideoFrame)?;
-    let rgb = png::frame_to_rgb(&frame);
-    let encoded = png::encode_rgb(frame.width, frame.height, &rgb);
+    let comparison = compare_final_checksums(
+        &game_match.machines[0].driver,
+        &game_match.machines[1].driver,
+    );
+    let in_sync = finished && comparison.first_difference.is_none() && desync_reports == 0;
+    for (index, machine) in game_match.machines.iter().enumerate() {
+        writeln!(out, "machine {}: {}", index + 1, describe_machine(machine))?;
+    }
+    let verdict = verdict(
+        finished,
+        &comparison,
+        desync_reports,
+        [
+            game_match.machines[0].current_frame(),
+            game_match.machines[1].current_frame(),
+        ],
+        args.frames,
+    );
+    writeln!(out, "{verdict}")?;
+
+    let shown = &mut game_match.machines[0].game;
+    let frame = shown.video_frame().ok_or(AppError::NoVideoFrame)?;
+    let (width, height) = (frame.width, frame.height);
+    let encoded = png::encode_rgb(width, height, &png::frame_to_rgb(&frame));
     std::fs::write(&args.png, encoded).map_err(|source| AppError::WriteFile {
         what: "the picture",
         path: args.png.clone(),
@@ -128,52 +351,150 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     })?;
     writeln!(
         out,
-        "last frame ({}x{}) written to {}",
-        frame.width,
-        frame.height,
+        "last frame of machine 1 ({width}x{height}) written to {}",
         args.png.display()
     )?;
 
-    // A fresh game for the sync-test, so it starts from the title like a
-    // player would (one core file is loaded once per process at a time).
-    let title = game.title();
-    drop(game);
-    let mut fresh = open_game(&game_args)?;
-    let mut test_inputs = InputSource::open(&InputSpec::Random { seed: args.seed })?;
-    let bar = progress_bar(u64::from(SYNC_TEST_FRAMES), args.json);
-    let sync = sync_test(
-        fresh.as_mut(),
-        SYNC_TEST_FRAMES,
-        SYNC_TEST_DISTANCE,
-        Compare::DEFAULT,
-        &mut test_inputs,
-        &mut |frame| bar.set_position(u64::from(frame)),
-    )?;
-    bar.finish_and_clear();
-    writeln!(out, "{}", sync.verdict())?;
-
     if args.json {
+        let played = game_match.machines[0].current_frame();
+        let shown = &mut game_match.machines[0].game;
+        let mut state = Vec::new();
+        shown
+            .save_state(&mut state)
+            .map_err(AppError::at_frame(played))?;
+        let checksums = Checksums::of_game(&**shown, &state);
+        let machines: Vec<serde_json::Value> =
+            game_match.machines.iter().map(machine_json).collect();
         let json = serde_json::json!({
             "command": "demo",
             "game": title,
-            "frames": report.frames,
-            "fps": report.frames_per_second(),
-            "overhead_share": report.overhead_share(),
-            "checksums": checksums_json(&report.checksums),
+            "frames": played,
+            "checksums": checksums_json(&checksums),
             "png": args.png.display().to_string(),
-            "synctest": {
-                "frames": sync.frames,
-                "check_distance": sync.distance,
-                "passed": sync.desync.is_none(),
-                "verdict": sync.verdict(),
+            "netplay": {
+                "rtt_ms": args.rtt_ms,
+                "jitter_ms": conditions.jitter_ms,
+                "loss": conditions.loss,
+                "seed": args.seed,
+                "finished": finished,
+                "in_sync": in_sync,
+                "compared_frames": comparison.compared,
+                "first_difference": comparison.first_difference,
+                "desync_reports": desync_reports,
+                "machines": machines,
+                "verdict": verdict,
             },
         });
         writeln!(out, "{json}")?;
     }
-    Ok(if sync.desync.is_none() {
+    // The games before the library copies they run from.
+    drop(game_match);
+    drop(copies);
+    Ok(if in_sync {
         Outcome::Success
     } else {
-        Outcome::SyncTestFailed
+        Outcome::NetplayFailed
+    })
+}
+
+/// The line the demo prints as the match goes, if any; counts desync reports
+/// (only the first two are shown, one per machine in practice: after a
+/// desync every later check differs too).
+fn status_line(update: &MatchUpdate, desync_reports: &mut u64) -> Option<String> {
+    match update {
+        MatchUpdate::Event { at, machine, event } => {
+            if matches!(event, NetplayEvent::Desync { .. }) {
+                *desync_reports += 1;
+                if *desync_reports > 2 {
+                    return None;
+                }
+            }
+            // Both machines tell the same start-up story: show machine 1's.
+            let start_up = matches!(
+                event,
+                NetplayEvent::Synchronizing
+                    | NetplayEvent::PeerSynchronized { .. }
+                    | NetplayEvent::Starting { .. }
+                    | NetplayEvent::Running
+            );
+            if start_up && *machine != 0 {
+                return None;
+            }
+            let text = describe_event(event)?;
+            Some(format!("{} machine {}: {text}", seconds(*at), machine + 1))
+        }
+        MatchUpdate::AllRunning { at } => {
+            Some(format!("{} both machines are running", seconds(*at)))
+        }
+        MatchUpdate::Progress {
+            at,
+            frames,
+            rollbacks,
+        } => Some(format!(
+            "{} frames {} / {}, rollbacks so far {} / {}",
+            seconds(*at),
+            frames[0],
+            frames[1],
+            rollbacks[0],
+            rollbacks[1]
+        )),
+    }
+}
+
+/// The demo's last line: whether the machines stayed in sync.
+fn verdict(
+    finished: bool,
+    comparison: &ChecksumComparison,
+    desync_reports: u64,
+    frames: [u32; 2],
+    target: u32,
+) -> String {
+    let compared = comparison.compared;
+    match comparison.first_difference {
+        Some(frame) => format!(
+            "netplay DESYNC: the machines' confirmed frames first differ at frame {frame} ({compared} frames compared, {desync_reports} desync reports)"
+        ),
+        None if desync_reports > 0 => format!(
+            "netplay DESYNC: {desync_reports} desync reports between the machines ({compared} frames compared here)"
+        ),
+        None if !finished => format!(
+            "netplay did not finish: the machines stopped at frames {} / {} of {target}",
+            frames[0], frames[1]
+        ),
+        None => format!(
+            "netplay in sync: both machines agreed on all {compared} confirmed frames compared"
+        ),
+    }
+}
+
+fn describe_machine<G>(machine: &MatchMachine<G>) -> String {
+    let stats = machine.peer_stats().unwrap_or_default();
+    format!(
+        "{} frames, {} rollbacks (deepest {} frames), ping {}, input delay {} frames, {} bytes sent / {} received",
+        machine.current_frame(),
+        machine.rollbacks,
+        machine.deepest_rollback,
+        stats
+            .ping_ms
+            .map_or("unknown".to_string(), |ping| format!("{ping} ms")),
+        machine.netplay.input_delay(),
+        stats.bytes_sent,
+        stats.bytes_received
+    )
+}
+
+fn machine_json<G>(machine: &MatchMachine<G>) -> serde_json::Value {
+    let stats = machine.peer_stats().unwrap_or_default();
+    serde_json::json!({
+        "frames": machine.current_frame(),
+        "rollbacks": machine.rollbacks,
+        "deepest_rollback": machine.deepest_rollback,
+        "ping_ms": stats.ping_ms,
+        "input_delay": machine.netplay.input_delay(),
+        "bytes_sent": stats.bytes_sent,
+        "bytes_received": stats.bytes_received,
+        "waiting_ticks": machine.waiting_ticks,
+        "stalled_ticks": machine.stalled_ticks,
     })
 }
 
@@ -200,5 +521,70 @@ mod tests {
     #[test]
     fn the_default_arena_is_the_one_shipped_with_duel() {
         assert!(default_arena().ends_with("cores/duel/arenas/dojo.arena"));
+    }
+
+    #[test]
+    fn loss_is_a_percentage_between_0_and_50() {
+        assert_eq!(parse_loss_percent("2"), Ok(2.0));
+        assert_eq!(parse_loss_percent("0.5%"), Ok(0.5));
+        assert!(parse_loss_percent("75").is_err());
+        assert!(parse_loss_percent("-1").is_err());
+        assert!(parse_loss_percent("lots").is_err());
+    }
+
+    #[test]
+    fn the_verdict_names_the_first_differing_frame_or_the_frames_that_agreed() {
+        let agreed = ChecksumComparison {
+            compared: 1199,
+            first_difference: None,
+        };
+        assert_eq!(
+            verdict(true, &agreed, 0, [1200, 1200], 1200),
+            "netplay in sync: both machines agreed on all 1199 confirmed frames compared"
+        );
+        assert!(verdict(true, &agreed, 3, [1200, 1200], 1200).starts_with("netplay DESYNC"));
+        assert!(verdict(false, &agreed, 0, [700, 698], 1200).contains("did not finish"));
+        let differed = ChecksumComparison {
+            compared: 1199,
+            first_difference: Some(42),
+        };
+        assert!(verdict(true, &differed, 1, [1200, 1200], 1200).contains("at frame 42"));
+    }
+
+    #[test]
+    fn only_the_first_desync_reports_are_printed_but_all_are_counted() {
+        let report = |machine| MatchUpdate::Event {
+            at: 1500,
+            machine,
+            event: NetplayEvent::Desync {
+                frame: crate::rollback::Frame::new(60),
+                player: crate::rollback::PlayerId::new(1 - machine as u8),
+                local: Checksum(1),
+                remote: Checksum(2),
+            },
+        };
+        let mut count = 0;
+        let shown: Vec<_> = [0, 1, 0, 1]
+            .into_iter()
+            .filter_map(|machine| status_line(&report(machine), &mut count))
+            .collect();
+        assert_eq!(count, 4);
+        assert_eq!(shown.len(), 2);
+        assert!(
+            shown[0].contains("machine 1: DESYNC at frame 60"),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn the_start_up_is_told_once_not_by_both_machines() {
+        let running = |machine| MatchUpdate::Event {
+            at: 420,
+            machine,
+            event: NetplayEvent::Running,
+        };
+        let mut count = 0;
+        assert!(status_line(&running(0), &mut count).is_some());
+        assert_eq!(status_line(&running(1), &mut count), None);
     }
 }
