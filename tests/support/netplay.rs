@@ -425,6 +425,23 @@ impl<G: Emulator> Cluster<G> {
         self.assert_same_checksums_before(machines, at_least, usize::MAX)
     }
 
+    /// Asserts that every machine agrees on every final frame (at least
+    /// `at_least` compared) and that none saw a desync or a disconnect.
+    pub fn assert_all_in_sync_without_trouble(&self, at_least: usize) {
+        let everyone: Vec<usize> = (0..self.machines.len()).collect();
+        self.assert_same_final_checksums(&everyone, at_least);
+        for machine in &self.machines {
+            assert!(
+                !any_event(&machine.events, |e| matches!(
+                    e,
+                    NetplayEvent::Desync { .. } | NetplayEvent::Disconnected { .. }
+                )),
+                "machine {} saw a desync or a disconnect",
+                machine.address
+            );
+        }
+    }
+
     /// `assert_same_final_checksums` for the frames before `end` only.
     pub fn assert_same_checksums_before(
         &self,
