@@ -21,28 +21,47 @@ pub const BUTTON_NAMES: [&str; 16] = [
 ];
 
 impl Buttons {
+    /// Nothing held.
     pub const NONE: Buttons = Buttons(0);
+    /// RetroPad B (libretro id 0).
     pub const B: Buttons = Buttons(1 << 0);
+    /// RetroPad Y (libretro id 1).
     pub const Y: Buttons = Buttons(1 << 1);
+    /// RetroPad SELECT (libretro id 2).
     pub const SELECT: Buttons = Buttons(1 << 2);
+    /// RetroPad START (libretro id 3).
     pub const START: Buttons = Buttons(1 << 3);
+    /// RetroPad UP (libretro id 4).
     pub const UP: Buttons = Buttons(1 << 4);
+    /// RetroPad DOWN (libretro id 5).
     pub const DOWN: Buttons = Buttons(1 << 5);
+    /// RetroPad LEFT (libretro id 6).
     pub const LEFT: Buttons = Buttons(1 << 6);
+    /// RetroPad RIGHT (libretro id 7).
     pub const RIGHT: Buttons = Buttons(1 << 7);
+    /// RetroPad A (libretro id 8).
     pub const A: Buttons = Buttons(1 << 8);
+    /// RetroPad X (libretro id 9).
     pub const X: Buttons = Buttons(1 << 9);
+    /// RetroPad L (libretro id 10).
     pub const L: Buttons = Buttons(1 << 10);
+    /// RetroPad R (libretro id 11).
     pub const R: Buttons = Buttons(1 << 11);
+    /// RetroPad L2 (libretro id 12).
     pub const L2: Buttons = Buttons(1 << 12);
+    /// RetroPad R2 (libretro id 13).
     pub const R2: Buttons = Buttons(1 << 13);
+    /// RetroPad L3 (libretro id 14).
     pub const L3: Buttons = Buttons(1 << 14);
+    /// RetroPad R3 (libretro id 15).
     pub const R3: Buttons = Buttons(1 << 15);
 
+    /// The buttons whose libretro ids are the set bits of `bits`.
     pub const fn from_bits(bits: u16) -> Self {
         Buttons(bits)
     }
 
+    /// One bit per held button, bit `n` for libretro id `n`.
     pub const fn bits(self) -> u16 {
         self.0
     }
@@ -52,14 +71,17 @@ impl Buttons {
         id < 16 && self.0 & (1 << id) != 0
     }
 
+    /// Whether every button of `other` is held.
     pub const fn contains(self, other: Buttons) -> bool {
         self.0 & other.0 == other.0
     }
 
+    /// These buttons and those of `other`.
     pub const fn with(self, other: Buttons) -> Buttons {
         Buttons(self.0 | other.0)
     }
 
+    /// Whether nothing is held.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -96,6 +118,7 @@ impl fmt::Display for Buttons {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown button {name:?} (buttons are NONE or {} joined with '+')", BUTTON_NAMES.join(", "))]
 pub struct UnknownButton {
+    /// The name as written.
     pub name: String,
 }
 

@@ -9,10 +9,13 @@ use std::ffi::{CStr, CString};
 /// One option a core declared, with the value the host answers for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoreOption {
+    /// The key the core asks for (`GET_VARIABLE`), e.g. `genesis_plus_gx_addr_error`.
     pub key: String,
+    /// The core's human-readable name for the option.
     pub description: String,
     /// Allowed values; empty when the core did not list any.
     pub values: Vec<String>,
+    /// The core's default value.
     pub default: String,
     /// The value answered to the core: the user's override when it is one of
     /// `values`, else `default`.

@@ -15,9 +15,13 @@ pub const CHECKPOINTS_KEPT: usize = 32;
 /// A checksum mismatch at a confirmed frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mismatch {
+    /// The confirmed frame whose checksums differ.
     pub frame: Frame,
+    /// The peer (by its first player) that reported the other checksum.
     pub player: PlayerId,
+    /// Our checksum of the frame.
     pub local: Checksum,
+    /// The peer's checksum of the frame.
     pub remote: Checksum,
 }
 
@@ -90,6 +94,7 @@ impl DesyncDetector {
             .any(|(from, until)| (*from..*until).contains(&frame))
     }
 
+    /// Frames between two checkpoints.
     pub fn interval(&self) -> u32 {
         self.interval
     }

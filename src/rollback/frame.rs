@@ -14,10 +14,12 @@ impl Frame {
     /// The first frame of a match.
     pub const ZERO: Frame = Frame(0);
 
+    /// Frame `number` of the match (0 is the first).
     pub const fn new(number: u32) -> Self {
         Frame(number)
     }
 
+    /// The frame's number, counted from 0.
     pub const fn number(self) -> u32 {
         self.0
     }

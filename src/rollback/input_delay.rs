@@ -120,6 +120,7 @@ pub struct InputDelayController {
 }
 
 impl InputDelayController {
+    /// Starts at `initial` frames of delay (clamped to the configured range).
     pub fn new(config: InputDelayConfig, frame_period: Duration, initial: u32) -> Self {
         let delay = initial.clamp(config.min_frames, config.max_frames);
         InputDelayController {
@@ -130,10 +131,12 @@ impl InputDelayController {
         }
     }
 
+    /// The local input delay now, in frames.
     pub fn delay(&self) -> u32 {
         self.delay
     }
 
+    /// The settings it was built with.
     pub fn config(&self) -> &InputDelayConfig {
         &self.config
     }

@@ -16,6 +16,7 @@ impl PlayerId {
         PlayerId(index)
     }
 
+    /// The 0-based slot, for indexing per-player arrays.
     pub const fn index(self) -> usize {
         self.0 as usize
     }
@@ -41,6 +42,7 @@ pub enum PlayerKind {
 pub struct PlayerSet(u8);
 
 impl PlayerSet {
+    /// No players.
     pub const EMPTY: PlayerSet = PlayerSet(0);
 
     /// The set whose bit `n` stands for player slot `n`.
@@ -48,6 +50,7 @@ impl PlayerSet {
         PlayerSet(bits)
     }
 
+    /// The bitmask: bit `n` for player slot `n`.
     pub const fn bits(self) -> u8 {
         self.0
     }
@@ -60,26 +63,32 @@ impl PlayerSet {
         }
     }
 
+    /// This set and `player`.
     pub fn with(self, player: PlayerId) -> PlayerSet {
         PlayerSet(self.0 | Self::bit(player))
     }
 
+    /// Adds `player`.
     pub fn insert(&mut self, player: PlayerId) {
         self.0 |= Self::bit(player);
     }
 
+    /// Removes `player`.
     pub fn remove(&mut self, player: PlayerId) {
         self.0 &= !Self::bit(player);
     }
 
+    /// Whether `player` is in the set.
     pub const fn contains(self, player: PlayerId) -> bool {
         self.0 & Self::bit(player) != 0
     }
 
+    /// Whether the set has no players.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// How many players the set has.
     pub const fn len(self) -> usize {
         self.0.count_ones() as usize
     }

@@ -13,8 +13,9 @@ pub struct PeerStats {
     /// How many frames we are ahead of this peer (negative: behind), averaged
     /// over the last time-sync window.
     pub frames_ahead: Option<f32>,
-    /// Depth of the last rollback this peer's inputs caused, and the deepest.
+    /// Depth of the last rollback this peer's inputs caused.
     pub last_rollback: u32,
+    /// The deepest rollback this peer's inputs caused.
     pub max_rollback: u32,
     /// Rollbacks this peer's inputs caused.
     pub rollbacks: u64,

@@ -52,7 +52,10 @@ pub enum TimeSyncAdvice {
     Speed(f32),
     /// Far ahead: the session stalls this many frames, spread out in time
     /// (`advance_frame` answers `Stalled` on those ticks); run at nominal speed.
-    StallFrames { frames: u32 },
+    StallFrames {
+        /// Frames still to stall.
+        frames: u32,
+    },
 }
 
 impl TimeSyncAdvice {
@@ -86,6 +89,7 @@ pub struct StallSchedule {
 }
 
 impl StallSchedule {
+    /// Stall frames still to be spent.
     pub fn queued(&self) -> u32 {
         self.queued
     }
@@ -135,6 +139,7 @@ pub struct TimeSync {
 }
 
 impl TimeSync {
+    /// A controller with no samples yet, advising nominal speed.
     pub fn new(config: TimeSyncConfig) -> Self {
         TimeSync {
             config,
@@ -146,10 +151,12 @@ impl TimeSync {
         }
     }
 
+    /// The settings it was built with.
     pub fn config(&self) -> &TimeSyncConfig {
         &self.config
     }
 
+    /// The advice from the last full window.
     pub fn advice(&self) -> TimeSyncAdvice {
         self.advice
     }
