@@ -5,7 +5,9 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
-use support::cli::{last_json, netcade, netcade_with_stdin, stdout};
+use support::cli::{
+    last_json, netcade, netcade_as_user, netcade_binary_as_user, netcade_with_stdin, stderr, stdout,
+};
 use support::{duel_arena, duel_core};
 
 fn arena() -> PathBuf {
@@ -269,4 +271,59 @@ fn demo_without_the_duel_library_says_how_to_build_it() {
     assert!(text.contains("/nonexistent/libduel.so"), "{text}");
     assert!(text.contains("cargo build --release -p duel"), "{text}");
     assert!(!text.contains("panicked"), "{text}");
+}
+
+#[test]
+fn the_bundled_duel_is_found_by_name_next_to_the_netcade_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let output = netcade_as_user(
+        dir.path(),
+        &[
+            "run",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--frames",
+            "60",
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout(&output).starts_with("Duel "), "{output:?}");
+}
+
+#[test]
+fn a_netcade_binary_without_duel_beside_it_says_where_it_looked_and_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lonely = dir.path().join("netcade");
+    std::fs::copy(env!("CARGO_BIN_EXE_netcade"), &lonely).unwrap();
+    let arena = arena();
+    let output = netcade_binary_as_user(
+        &lonely,
+        dir.path(),
+        &[
+            "run",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--frames",
+            "1",
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let text = stderr(&output);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("error: the Duel core library was not found"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&dir.path().join("deps").display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("cargo build --release -p duel"), "{text}");
 }

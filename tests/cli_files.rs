@@ -1,0 +1,105 @@
+//! Where netcade lets a core read and write: the system (BIOS) and save
+//! directories, chosen by flag, by environment variable, or under netcade's
+//! data directory.
+
+mod support;
+
+use std::path::Path;
+use support::cli::netcade_as_user;
+use support::duel_arena;
+
+/// Runs Duel for one frame in `dir` with `extra` arguments and `env`.
+fn run_duel(dir: &Path, extra: &[&str], env: &[(&str, &Path)]) {
+    let arena = duel_arena("dojo");
+    let mut args = vec!["run", "--core", "duel", "--rom", arena.to_str().unwrap()];
+    args.extend(["--frames", "1"]);
+    args.extend(extra);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"));
+    command
+        .current_dir(dir)
+        .args(&args)
+        .env_remove("NETCADE_DUEL_CORE")
+        .env_remove("NETCADE_SYSTEM_DIR")
+        .env_remove("NETCADE_SAVE_DIR")
+        .env("XDG_DATA_HOME", dir.join("data-home"));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn by_default_the_core_gets_system_and_save_folders_in_the_xdg_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    run_duel(dir.path(), &[], &[]);
+    let data = dir.path().join("data-home/netcade");
+    assert!(data.join("system").is_dir());
+    assert!(data.join("saves").is_dir());
+}
+
+#[test]
+fn flags_choose_the_system_and_save_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let (system, saves) = (dir.path().join("bios"), dir.path().join("memory-cards"));
+    run_duel(
+        dir.path(),
+        &[
+            "--system-dir",
+            system.to_str().unwrap(),
+            "--save-dir",
+            saves.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(system.is_dir() && saves.is_dir());
+    assert!(
+        !dir.path().join("data-home").exists(),
+        "nothing written elsewhere"
+    );
+}
+
+#[test]
+fn environment_variables_choose_them_when_no_flag_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (system, saves) = (dir.path().join("bios"), dir.path().join("memory-cards"));
+    run_duel(
+        dir.path(),
+        &[],
+        &[
+            ("NETCADE_SYSTEM_DIR", &system),
+            ("NETCADE_SAVE_DIR", &saves),
+        ],
+    );
+    assert!(system.is_dir() && saves.is_dir());
+    assert!(
+        !dir.path().join("data-home").exists(),
+        "nothing written elsewhere"
+    );
+}
+
+#[test]
+fn a_run_writes_nothing_into_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let arena = duel_arena("dojo");
+    let output = netcade_as_user(
+        dir.path(),
+        &[
+            "run",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--frames",
+            "60",
+            "--system-dir",
+            data.path().join("system").to_str().unwrap(),
+            "--save-dir",
+            data.path().join("saves").to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
