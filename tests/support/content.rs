@@ -65,7 +65,10 @@ pub fn real_core_copy(name: &str) -> Option<CoreCopy> {
     Some(CoreCopy { path, _dir: dir })
 }
 
-fn content_file(relative: &Path) -> Option<PathBuf> {
+/// A file of the test content by its path inside the content directory
+/// (`cores/stella_libretro.so`), or `None` after printing why the calling
+/// test is skipped.
+pub fn content_file(relative: &Path) -> Option<PathBuf> {
     let found = test_content_dir()
         .map(|dir| dir.join(relative))
         .filter(|path| path.is_file());
