@@ -74,6 +74,32 @@ fn run_plays_an_input_script() {
 }
 
 #[test]
+fn an_input_script_shorter_than_the_run_is_said_once_for_run_and_synctest() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("walk.inputs");
+    std::fs::write(&script, "90x RIGHT LEFT\n30x B A\n").unwrap();
+    let (core, arena) = (duel_core(), arena());
+    for command in ["run", "synctest"] {
+        let mut args = on_duel(command, core.to_str().unwrap(), arena.to_str().unwrap());
+        args.extend(["--inputs", script.to_str().unwrap(), "--frames"]);
+        let long = netcade(&[args.as_slice(), &["300"]].concat());
+        assert!(long.status.success(), "{long:?}");
+        let warnings: Vec<String> = stderr(&long)
+            .lines()
+            .filter(|line| line.starts_with("warning: "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(warnings.len(), 1, "{command}: {long:?}");
+        assert!(warnings[0].contains("walk.inputs"), "{warnings:?}");
+        assert!(warnings[0].contains("describes 120 frames"), "{warnings:?}");
+
+        let exact = netcade(&[args.as_slice(), &["120"]].concat());
+        assert!(exact.status.success(), "{exact:?}");
+        assert!(!stderr(&exact).contains("warning"), "{command}: {exact:?}");
+    }
+}
+
+#[test]
 fn synctest_passes_on_duel_with_a_verdict_line() {
     let (core, arena) = (duel_core(), arena());
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
