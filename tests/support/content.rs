@@ -1,8 +1,12 @@
 //! Where the real cores and ROMs fetched by `scripts/fetch-test-content` are.
 //!
-//! Tests that need them call [`real_core`] / [`real_rom`] and return early on
-//! `None`: the helper has already printed a visible `SKIPPED` line. With
-//! `NETCADE_REQUIRE_CONTENT=1` (set by CI) missing content fails the test.
+//! Tests that need them are marked
+//! `#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]`,
+//! so a plain `cargo test` counts them as ignored, not passed, and names the
+//! way to run them. Run anyway, they call [`real_core`] / [`real_rom`] and
+//! return early on `None`: the helper has already printed a visible
+//! `SKIPPED` line. With `NETCADE_REQUIRE_CONTENT=1` (set by CI) missing
+//! content fails the test instead.
 
 use std::path::{Path, PathBuf};
 
