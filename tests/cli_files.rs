@@ -39,9 +39,10 @@ fn by_default_the_core_gets_system_and_save_folders_in_the_xdg_data_directory() 
 }
 
 #[test]
-fn flags_choose_the_system_and_save_directories() {
+fn flags_choose_the_system_and_save_directories_over_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let (system, saves) = (dir.path().join("bios"), dir.path().join("memory-cards"));
+    let (env_system, env_saves) = (dir.path().join("env-bios"), dir.path().join("env-saves"));
     run_duel(
         dir.path(),
         &[
@@ -50,9 +51,13 @@ fn flags_choose_the_system_and_save_directories() {
             "--save-dir",
             saves.to_str().unwrap(),
         ],
-        &[],
+        &[
+            ("NETCADE_SYSTEM_DIR", &env_system),
+            ("NETCADE_SAVE_DIR", &env_saves),
+        ],
     );
     assert!(system.is_dir() && saves.is_dir());
+    assert!(!env_system.exists() && !env_saves.exists());
     assert!(
         !dir.path().join("data-home").exists(),
         "nothing written elsewhere"
@@ -71,6 +76,28 @@ fn environment_variables_choose_them_when_no_flag_does() {
             ("NETCADE_SAVE_DIR", &saves),
         ],
     );
+    assert!(system.is_dir() && saves.is_dir());
+    assert!(
+        !dir.path().join("data-home").exists(),
+        "nothing written elsewhere"
+    );
+}
+
+#[test]
+fn the_demo_gives_its_cores_the_directories_the_environment_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (system, saves) = (dir.path().join("bios"), dir.path().join("memory-cards"));
+    let png = dir.path().join("last-frame.png");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .current_dir(dir.path())
+        .args(["demo", "--frames", "30", "--png", png.to_str().unwrap()])
+        .env_remove("NETCADE_DUEL_CORE")
+        .env("NETCADE_SYSTEM_DIR", &system)
+        .env("NETCADE_SAVE_DIR", &saves)
+        .env("XDG_DATA_HOME", dir.path().join("data-home"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
     assert!(system.is_dir() && saves.is_dir());
     assert!(
         !dir.path().join("data-home").exists(),

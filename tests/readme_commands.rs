@@ -218,6 +218,24 @@ fn every_command_line_in_the_readme_is_one_this_test_runs_or_knowingly_skips() {
 }
 
 #[test]
+fn the_readme_points_at_nothing_outside_the_repository() {
+    let readme = readme();
+    let outside: Vec<&str> = readme.lines().filter(|line| line.contains("../")).collect();
+    assert!(outside.is_empty(), "{outside:?}");
+    let links = readme
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next());
+    for link in links.filter(|link| !link.starts_with("http")) {
+        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join(link);
+        assert!(
+            target.exists(),
+            "README links to {link}, which is not in the repository"
+        );
+    }
+}
+
+#[test]
 fn every_duel_command_in_the_readme_works_as_written() {
     let ran = run_readme_commands(false);
     for subcommand in ["run", "synctest", "debug", "demo"] {

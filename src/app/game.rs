@@ -35,12 +35,14 @@ pub struct GameArgs {
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
     pub options: Vec<(String, String)>,
     /// Where the core looks for BIOS and other system files
-    /// [default: the `system` folder of netcade's data directory].
-    #[arg(long, value_name = "DIR", env = SYSTEM_DIR_ENV)]
+    /// [default: $NETCADE_SYSTEM_DIR, else the `system` folder of netcade's
+    /// data directory, ~/.local/share/netcade/system].
+    #[arg(long, value_name = "DIR")]
     pub system_dir: Option<PathBuf>,
     /// Where the core may write its own save files
-    /// [default: the `saves` folder of netcade's data directory].
-    #[arg(long, value_name = "DIR", env = SAVE_DIR_ENV)]
+    /// [default: $NETCADE_SAVE_DIR, else the `saves` folder of netcade's
+    /// data directory, ~/.local/share/netcade/saves].
+    #[arg(long, value_name = "DIR")]
     pub save_dir: Option<PathBuf>,
 }
 
@@ -64,8 +66,8 @@ pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
     let config = CoreConfig {
         option_overrides: args.options.clone(),
         persist_save_ram: false,
-        system_dir: args.system_dir.clone().unwrap_or(defaults.system_dir),
-        save_dir: args.save_dir.clone().unwrap_or(defaults.save_dir),
+        system_dir: chosen_dir(&args.system_dir, SYSTEM_DIR_ENV).unwrap_or(defaults.system_dir),
+        save_dir: chosen_dir(&args.save_dir, SAVE_DIR_ENV).unwrap_or(defaults.save_dir),
         ..CoreConfig::default()
     };
     let mut core = Core::load(&core_path, config)?;
@@ -77,6 +79,17 @@ pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
         core.info().version
     );
     Ok(Box::new(core))
+}
+
+/// The directory a flag names, else the one its environment variable names.
+/// Read here rather than by the argument parser so that commands which open
+/// games without the flags (`demo`) honour the variable too.
+fn chosen_dir(flag: &Option<PathBuf>, env_name: &str) -> Option<PathBuf> {
+    flag.clone().or_else(|| {
+        std::env::var_os(env_name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    })
 }
 
 /// The core file `--core` names: the bundled Duel for [`BUNDLED_DUEL`],
