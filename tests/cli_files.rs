@@ -130,3 +130,33 @@ fn a_run_writes_nothing_into_the_current_directory() {
     assert!(output.status.success(), "{output:?}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_chosen_directory_that_cannot_be_created_is_one_error_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, "").unwrap();
+    let system = file.join("system");
+    let arena = duel_arena("dojo");
+    let output = netcade_as_user(
+        dir.path(),
+        &[
+            "run",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--system-dir",
+            system.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("error: cannot create directory"), "{text}");
+    assert!(text.contains(&system.display().to_string()), "{text}");
+    assert!(text.contains("--system-dir"), "{text}");
+}

@@ -66,8 +66,10 @@ pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
     let config = CoreConfig {
         option_overrides: args.options.clone(),
         persist_save_ram: false,
-        system_dir: chosen_dir(&args.system_dir, SYSTEM_DIR_ENV).unwrap_or(defaults.system_dir),
-        save_dir: chosen_dir(&args.save_dir, SAVE_DIR_ENV).unwrap_or(defaults.save_dir),
+        system_dir: chosen_dir(&args.system_dir, "--system-dir", SYSTEM_DIR_ENV)?
+            .unwrap_or(defaults.system_dir),
+        save_dir: chosen_dir(&args.save_dir, "--save-dir", SAVE_DIR_ENV)?
+            .unwrap_or(defaults.save_dir),
         ..CoreConfig::default()
     };
     let mut core = Core::load(&core_path, config)?;
@@ -81,15 +83,30 @@ pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
     Ok(Box::new(core))
 }
 
-/// The directory a flag names, else the one its environment variable names.
-/// Read here rather than by the argument parser so that commands which open
-/// games without the flags (`demo`) honour the variable too.
-fn chosen_dir(flag: &Option<PathBuf>, env_name: &str) -> Option<PathBuf> {
-    flag.clone().or_else(|| {
+/// The directory a flag names, else the one its environment variable names,
+/// created if missing; `None` when neither names one. Read here rather than
+/// by the argument parser so that commands which open games without the
+/// flags (`demo`) honour the variable too. A directory the user chose that
+/// cannot be created is their mistake to hear about, not a log line.
+fn chosen_dir(
+    flag: &Option<PathBuf>,
+    flag_name: &str,
+    env_name: &str,
+) -> Result<Option<PathBuf>, AppError> {
+    let Some(dir) = flag.clone().or_else(|| {
         std::env::var_os(env_name)
             .filter(|value| !value.is_empty())
             .map(PathBuf::from)
-    })
+    }) else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(&dir).map_err(|err| AppError::BadArgument {
+        message: format!(
+            "cannot create directory {} ({flag_name} or {env_name}): {err}",
+            dir.display()
+        ),
+    })?;
+    Ok(Some(dir))
 }
 
 /// The core file `--core` names: the bundled Duel for [`BUNDLED_DUEL`],
