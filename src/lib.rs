@@ -1,9 +1,13 @@
 //! netcade: a libretro netplay frontend with GGPO-style rollback.
 
+// All FFI lives in `libretro`; everything else stays safe Rust.
+#![deny(unsafe_code)]
+
 pub mod app;
 pub mod checksum;
 pub mod emulator;
 pub mod input;
+#[allow(unsafe_code)]
 pub mod libretro;
 pub mod net;
 pub mod netplay;

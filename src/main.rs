@@ -1,5 +1,8 @@
 //! The `netcade` command line: parses arguments and hands over to `netcade::app`.
 
+// Unsafe code belongs in the library's `libretro` module only.
+#![forbid(unsafe_code)]
+
 use clap::{Parser, Subcommand};
 use netcade::app::debugger::{debug_command, DebugArgs};
 use netcade::app::demo::{demo_command, DemoArgs};

@@ -5,7 +5,9 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
-use support::cli::{last_json, netcade, netcade_with_stdin, stdout};
+use support::cli::{
+    last_json, netcade, netcade_as_user, netcade_binary_as_user, netcade_with_stdin, stderr, stdout,
+};
 use support::{duel_arena, duel_core};
 
 fn arena() -> PathBuf {
@@ -69,6 +71,32 @@ fn run_plays_an_input_script() {
     let idle = last_json(&netcade(&args));
     assert_eq!(scripted["frames"], 120);
     assert_ne!(scripted["checksums"]["memory"], idle["checksums"]["memory"]);
+}
+
+#[test]
+fn an_input_script_shorter_than_the_run_is_said_once_for_run_and_synctest() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("walk.inputs");
+    std::fs::write(&script, "90x RIGHT LEFT\n30x B A\n").unwrap();
+    let (core, arena) = (duel_core(), arena());
+    for command in ["run", "synctest"] {
+        let mut args = on_duel(command, core.to_str().unwrap(), arena.to_str().unwrap());
+        args.extend(["--inputs", script.to_str().unwrap(), "--frames"]);
+        let long = netcade(&[args.as_slice(), &["300"]].concat());
+        assert!(long.status.success(), "{long:?}");
+        let warnings: Vec<String> = stderr(&long)
+            .lines()
+            .filter(|line| line.starts_with("warning: "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(warnings.len(), 1, "{command}: {long:?}");
+        assert!(warnings[0].contains("walk.inputs"), "{warnings:?}");
+        assert!(warnings[0].contains("describes 120 frames"), "{warnings:?}");
+
+        let exact = netcade(&[args.as_slice(), &["120"]].concat());
+        assert!(exact.status.success(), "{exact:?}");
+        assert!(!stderr(&exact).contains("warning"), "{command}: {exact:?}");
+    }
 }
 
 #[test]
@@ -269,4 +297,59 @@ fn demo_without_the_duel_library_says_how_to_build_it() {
     assert!(text.contains("/nonexistent/libduel.so"), "{text}");
     assert!(text.contains("cargo build --release -p duel"), "{text}");
     assert!(!text.contains("panicked"), "{text}");
+}
+
+#[test]
+fn the_bundled_duel_is_found_by_name_next_to_the_netcade_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let output = netcade_as_user(
+        dir.path(),
+        &[
+            "run",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--frames",
+            "60",
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout(&output).starts_with("Duel "), "{output:?}");
+}
+
+#[test]
+fn a_netcade_binary_without_duel_beside_it_says_where_it_looked_and_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lonely = dir.path().join("netcade");
+    std::fs::copy(env!("CARGO_BIN_EXE_netcade"), &lonely).unwrap();
+    let arena = arena();
+    let output = netcade_binary_as_user(
+        &lonely,
+        dir.path(),
+        &[
+            "run",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--frames",
+            "1",
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let text = stderr(&output);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("error: the Duel core library was not found"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&dir.path().join("deps").display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("cargo build --release -p duel"), "{text}");
 }

@@ -1,5 +1,6 @@
 //! `netcade run` and `synctest` on real cores (fetched by
-//! scripts/fetch-test-content; skipped visibly when absent).
+//! scripts/fetch-test-content; `#[ignore]`d unless the run says
+//! `--include-ignored`, see `support::content`).
 
 mod support;
 
@@ -36,6 +37,7 @@ fn run_json(
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn stella_runs_and_sync_tests_the_two_player_atari_games() {
     let Some(core) = support::real_core("stella") else {
         return;
@@ -70,6 +72,7 @@ fn stella_runs_and_sync_tests_the_two_player_atari_games() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn genesis_plus_gx_runs_airstriker_past_its_title_with_random_play() {
     let (Some(core), Some(rom)) = (
         support::real_core("genesis_plus_gx"),
@@ -136,6 +139,7 @@ fn airstriker_synctest(core: &Path, rom: &Path, script: &Path, extra: &[&str]) -
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn genesis_plus_gx_sync_tests_airstriker_being_played_with_a_settle_window() {
     let (Some(core), Some(rom)) = (
         support::real_core("genesis_plus_gx"),
@@ -187,6 +191,7 @@ fn genesis_plus_gx_sync_tests_airstriker_being_played_with_a_settle_window() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn picodrive_fails_airstriker_sync_test_even_with_a_settle_window() {
     // picodrive's states do not carry all of its timing: after a load the
     // game's memory goes its own way and stays there. A settle window must
@@ -212,4 +217,16 @@ fn picodrive_fails_airstriker_sync_test_even_with_a_settle_window() {
         .as_array()
         .unwrap()
         .contains(&serde_json::json!("memory")));
+}
+
+#[test]
+fn a_run_that_requires_test_content_includes_the_real_core_tests() {
+    if std::env::var("NETCADE_REQUIRE_CONTENT").as_deref() == Ok("1") {
+        let included = std::env::args().any(|arg| arg == "--include-ignored" || arg == "--ignored");
+        assert!(
+            included,
+            "NETCADE_REQUIRE_CONTENT=1, but this run ignores the real-core tests: \
+             run `cargo test -- --include-ignored`"
+        );
+    }
 }

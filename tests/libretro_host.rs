@@ -1,6 +1,7 @@
 //! The libretro host against real cores (stella, genesis_plus_gx) and against
-//! files that are not cores. Real-core tests skip visibly without the content
-//! from `scripts/fetch-test-content`. Each test loads its own copy of a core
+//! files that are not cores. Real-core tests need the content from
+//! `scripts/fetch-test-content` and are `#[ignore]`d unless the run says
+//! `--include-ignored` (see `support::content`). Each test loads its own copy of a core
 //! file, because one file hosts only one core instance per process.
 
 mod support;
@@ -123,11 +124,13 @@ fn runs_with_picture_and_sound(core_name: &str, rom_name: &str, frames: u32) {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn stella_runs_boxing_with_picture_and_sound() {
     runs_with_picture_and_sound("stella", "boxing.bin", 300);
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn genesis_plus_gx_runs_airstriker_with_picture_and_sound() {
     // Airstriker is silent for its first 361 frames (its logo screen).
     runs_with_picture_and_sound("genesis_plus_gx", "airstriker.md", 600);
@@ -150,16 +153,19 @@ fn a_restored_state_replays_the_run_it_was_taken_from(core_name: &str, rom_name:
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn a_restored_stella_state_replays_the_run_it_was_taken_from() {
     a_restored_state_replays_the_run_it_was_taken_from("stella", "boxing.bin");
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn a_restored_genesis_plus_gx_state_replays_the_run_it_was_taken_from() {
     a_restored_state_replays_the_run_it_was_taken_from("genesis_plus_gx", "airstriker.md");
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn a_saved_state_does_not_depend_on_what_the_buffer_held_before() {
     // genesis_plus_gx promises far more bytes than it writes.
     let Some(mut loaded) = load_real("genesis_plus_gx", "airstriker.md") else {
@@ -176,6 +182,7 @@ fn a_saved_state_does_not_depend_on_what_the_buffer_held_before() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn a_state_of_the_wrong_size_is_refused() {
     let Some(mut loaded) = load_real("stella", "boxing.bin") else {
         return;
@@ -189,6 +196,7 @@ fn a_state_of_the_wrong_size_is_refused() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn genesis_plus_gx_is_answered_the_default_of_every_option() {
     // It crashes in retro_load_game if GET_VARIABLE answers NULL, so loading
     // at all is most of the test.
@@ -223,6 +231,7 @@ fn some_option_and_other_value(core: &Core) -> (String, String, String) {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn an_option_override_replaces_the_default_the_core_is_answered() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -265,6 +274,7 @@ fn load_genesis_with_override(key: &str, value: &str) -> Option<Result<(), Libre
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn an_override_of_an_option_the_core_never_declared_is_refused_naming_the_known_ones() {
     let Some(result) = load_genesis_with_override("genesis_plus_gx_no_such_option", "on") else {
         return;
@@ -287,6 +297,7 @@ fn an_override_of_an_option_the_core_never_declared_is_refused_naming_the_known_
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn an_override_with_a_value_the_option_does_not_allow_is_refused_listing_the_allowed_ones() {
     let Some(loaded) = load_real("genesis_plus_gx", "airstriker.md") else {
         return;
@@ -311,6 +322,7 @@ fn an_override_with_a_value_the_option_does_not_allow_is_refused_listing_the_all
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn loading_the_same_core_file_twice_is_refused_but_a_copy_is_independent() {
     let Some(copy) = real_core_copy("stella") else {
         return;
@@ -339,6 +351,7 @@ fn loading_the_same_core_file_twice_is_refused_but_a_copy_is_independent() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn two_copies_of_a_core_run_side_by_side_as_separate_games() {
     let Some(mut one) = load_real("stella", "boxing.bin") else {
         return;
@@ -458,6 +471,7 @@ fn a_core_of_another_libretro_api_version_is_refused_naming_both_versions() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn a_missing_content_file_is_reported_by_path() {
     let Some(copy) = real_core_copy("stella") else {
         return;
@@ -474,6 +488,7 @@ fn a_missing_content_file_is_reported_by_path() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn content_the_core_refuses_is_reported_with_core_and_path() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -492,6 +507,7 @@ fn content_the_core_refuses_is_reported_with_core_and_path() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn a_core_that_needs_content_refuses_to_start_without() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -507,6 +523,7 @@ fn a_core_that_needs_content_refuses_to_start_without() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn save_ram_is_restored_from_and_written_back_to_the_save_directory() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -544,6 +561,7 @@ fn save_ram_is_restored_from_and_written_back_to_the_save_directory() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn save_ram_is_left_alone_when_persistence_is_off() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -565,6 +583,7 @@ fn save_ram_is_left_alone_when_persistence_is_off() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn frames_run_without_rendering_still_make_sound_and_keep_the_last_picture() {
     let Some(mut loaded) = load_real("genesis_plus_gx", "airstriker.md") else {
         return;
@@ -582,6 +601,7 @@ fn frames_run_without_rendering_still_make_sound_and_keep_the_last_picture() {
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn the_time_spent_inside_the_core_is_measured() {
     let Some(mut loaded) = load_real("stella", "boxing.bin") else {
         return;
@@ -624,11 +644,13 @@ fn steady_state_frames_saves_and_loads_do_not_allocate(core_name: &str, rom_name
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn steady_state_stella_frames_saves_and_loads_do_not_allocate() {
     steady_state_frames_saves_and_loads_do_not_allocate("stella", "boxing.bin");
 }
 
 #[test]
+#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
 fn steady_state_genesis_plus_gx_frames_saves_and_loads_do_not_allocate() {
     steady_state_frames_saves_and_loads_do_not_allocate("genesis_plus_gx", "airstriker.md");
 }

@@ -310,7 +310,32 @@ fn valid_datagrams() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The proptests run from a fixed seed so a failure reproduces on every
+/// machine; `PROPTEST_RNG_SEED=N` explores other cases.
+fn seeded_config() -> ProptestConfig {
+    let config = ProptestConfig::default();
+    let rng_seed = match config.rng_seed {
+        proptest::test_runner::RngSeed::Random => {
+            proptest::test_runner::RngSeed::Fixed(0x6e65_7463)
+        }
+        chosen => chosen,
+    };
+    ProptestConfig { rng_seed, ..config }
+}
+
+#[test]
+fn the_proptests_start_from_a_fixed_seed_unless_one_is_chosen() {
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        assert!(matches!(
+            seeded_config().rng_seed,
+            proptest::test_runner::RngSeed::Fixed(_)
+        ));
+    }
+}
+
 proptest! {
+    #![proptest_config(seeded_config())]
+
     #[test]
     fn random_bytes_never_panic_the_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..1300)) {
         let _ = codec::decode(&bytes);

@@ -5,6 +5,7 @@
 //! (machine 1's view) saved as a PNG. (The netplay check replaces the old
 //! local sync-test: it compares every confirmed frame after real rollbacks.)
 
+use crate::app::game::locate_duel_core;
 use crate::app::inputs::{FrameInputs, RandomPlayer};
 use crate::app::netplay_match::{
     compare_final_checksums, ChecksumComparison, MatchMachine, MatchSetup, MatchUpdate,
@@ -20,65 +21,9 @@ use crate::protocol::Millis;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The environment variable naming Duel's library explicitly.
-pub const DUEL_CORE_ENV: &str = "NETCADE_DUEL_CORE";
-
-/// Duel's shared library file name on this platform.
-pub fn duel_library_name() -> String {
-    format!(
-        "{}duel{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
-}
-
 /// The arena shipped with Duel.
 pub fn default_arena() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("cores/duel/arenas/dojo.arena")
-}
-
-/// Where Duel's library is looked for, in order: `$NETCADE_DUEL_CORE`, next
-/// to `executable`, in its `deps/` subdirectory.
-pub fn duel_core_candidates(env_value: Option<PathBuf>, executable: Option<&Path>) -> Vec<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(path) = env_value {
-        candidates.push(path);
-    }
-    if let Some(dir) = executable.and_then(Path::parent) {
-        candidates.push(dir.join(duel_library_name()));
-        candidates.push(dir.join("deps").join(duel_library_name()));
-        // Test binaries live in target/<profile>/deps themselves.
-        if dir.ends_with("deps") {
-            if let Some(profile_dir) = dir.parent() {
-                candidates.push(profile_dir.join(duel_library_name()));
-            }
-        }
-    }
-    candidates
-}
-
-/// Finds Duel's library, or says where it looked and how to build it.
-pub fn locate_duel_core() -> Result<PathBuf, AppError> {
-    let from_env = std::env::var_os(DUEL_CORE_ENV).map(PathBuf::from);
-    if let Some(path) = &from_env {
-        // An explicit choice is not second-guessed.
-        return if path.is_file() {
-            Ok(path.clone())
-        } else {
-            Err(AppError::DuelCoreNotFound {
-                searched: vec![path.clone()],
-            })
-        };
-    }
-    let executable = std::env::current_exe().ok();
-    let candidates = duel_core_candidates(None, executable.as_deref());
-    candidates
-        .iter()
-        .find(|path| path.is_file())
-        .cloned()
-        .ok_or(AppError::DuelCoreNotFound {
-            searched: candidates,
-        })
 }
 
 /// Arguments of `netcade demo`.
@@ -260,6 +205,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
             core: copies.paths[machine].clone(),
             rom: Some(rom.clone()),
             options: options.to_vec(),
+            ..GameArgs::default()
         })
     };
     let games = [open(0, &[])?, open(1, &args.machine2_options)?];
@@ -501,22 +447,6 @@ fn machine_json<G>(machine: &MatchMachine<G>) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn duel_is_looked_for_in_the_env_then_next_to_the_executable_then_deps() {
-        let exe = Path::new("/opt/netcade/target/release/netcade");
-        let found = duel_core_candidates(Some("/custom/libduel.so".into()), Some(exe));
-        let name = duel_library_name();
-        assert_eq!(found[0], Path::new("/custom/libduel.so"));
-        assert_eq!(
-            found[1],
-            Path::new("/opt/netcade/target/release").join(&name)
-        );
-        assert_eq!(
-            found[2],
-            Path::new("/opt/netcade/target/release/deps").join(&name)
-        );
-    }
 
     #[test]
     fn the_default_arena_is_the_one_shipped_with_duel() {

@@ -1,9 +1,10 @@
-//! Opening a game for a command: a libretro core plus its content.
+//! Opening a game for a command: a libretro core plus its content, the
+//! bundled Duel core found by name, and the directories the core may write.
 
 use crate::app::AppError;
 use crate::emulator::Emulator;
 use crate::libretro::{parse_option_override, Core, CoreConfig};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A game the app's frame loops drive: an [`Emulator`] that may also say how
@@ -19,10 +20,12 @@ pub trait Game: Emulator {
     fn title(&self) -> String;
 }
 
-/// Which core to load, with which content and core options.
+/// Which core to load, with which content and core options, and where the
+/// core may read BIOS files and write saves.
 #[derive(Clone, Debug, Default, PartialEq, Eq, clap::Args)]
 pub struct GameArgs {
-    /// The libretro core (a shared library, e.g. genesis_plus_gx_libretro.so).
+    /// The libretro core: a shared library (e.g. genesis_plus_gx_libretro.so),
+    /// or `duel` for the Duel core built with netcade.
     #[arg(long, value_name = "CORE")]
     pub core: PathBuf,
     /// The content the core loads (a ROM, or a Duel arena).
@@ -31,27 +34,147 @@ pub struct GameArgs {
     /// Sets a core option, overriding its default (repeatable).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
     pub options: Vec<(String, String)>,
+    /// Where the core looks for BIOS and other system files
+    /// [default: $NETCADE_SYSTEM_DIR, else the `system` folder of netcade's
+    /// data directory, ~/.local/share/netcade/system].
+    #[arg(long, value_name = "DIR")]
+    pub system_dir: Option<PathBuf>,
+    /// Where the core may write its own save files
+    /// [default: $NETCADE_SAVE_DIR, else the `saves` folder of netcade's
+    /// data directory, ~/.local/share/netcade/saves].
+    #[arg(long, value_name = "DIR")]
+    pub save_dir: Option<PathBuf>,
 }
+
+/// The environment variable that replaces the default `--system-dir`.
+pub const SYSTEM_DIR_ENV: &str = "NETCADE_SYSTEM_DIR";
+
+/// The environment variable that replaces the default `--save-dir`.
+pub const SAVE_DIR_ENV: &str = "NETCADE_SAVE_DIR";
+
+/// What `--core` takes to mean the Duel core built with netcade. A core file
+/// in the current directory called `duel` is reached as `./duel`.
+pub const BUNDLED_DUEL: &str = "duel";
 
 /// Loads the core and its content as `args` say.
 ///
 /// SRAM is not read from or written to the save directory: headless runs
 /// must start from the same memory every time to be comparable.
 pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
+    let core_path = resolve_core(&args.core)?;
+    let defaults = CoreConfig::default();
     let config = CoreConfig {
         option_overrides: args.options.clone(),
         persist_save_ram: false,
+        system_dir: chosen_dir(&args.system_dir, "--system-dir", SYSTEM_DIR_ENV)?
+            .unwrap_or(defaults.system_dir),
+        save_dir: chosen_dir(&args.save_dir, "--save-dir", SAVE_DIR_ENV)?
+            .unwrap_or(defaults.save_dir),
         ..CoreConfig::default()
     };
-    let mut core = Core::load(&args.core, config)?;
+    let mut core = Core::load(&core_path, config)?;
     core.load_content(args.rom.as_deref())?;
     tracing::info!(
-        core = %args.core.display(),
+        core = %core_path.display(),
         "loaded {} {}",
         core.info().name,
         core.info().version
     );
     Ok(Box::new(core))
+}
+
+/// The directory a flag names, else the one its environment variable names,
+/// created if missing; `None` when neither names one. Read here rather than
+/// by the argument parser so that commands which open games without the
+/// flags (`demo`) honour the variable too. A directory the user chose that
+/// cannot be created is their mistake to hear about, not a log line.
+fn chosen_dir(
+    flag: &Option<PathBuf>,
+    flag_name: &str,
+    env_name: &str,
+) -> Result<Option<PathBuf>, AppError> {
+    let Some(dir) = flag.clone().or_else(|| {
+        std::env::var_os(env_name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    }) else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(&dir).map_err(|err| AppError::BadArgument {
+        message: format!(
+            "cannot create directory {} ({flag_name} or {env_name}): {err}",
+            dir.display()
+        ),
+    })?;
+    Ok(Some(dir))
+}
+
+/// The core file `--core` names: the bundled Duel for [`BUNDLED_DUEL`],
+/// else the path as given.
+pub fn resolve_core(core: &Path) -> Result<PathBuf, AppError> {
+    if core == Path::new(BUNDLED_DUEL) {
+        locate_duel_core()
+    } else {
+        Ok(core.to_path_buf())
+    }
+}
+
+/// The environment variable naming Duel's library explicitly.
+pub const DUEL_CORE_ENV: &str = "NETCADE_DUEL_CORE";
+
+/// Duel's shared library file name on this platform.
+pub fn duel_library_name() -> String {
+    format!(
+        "{}duel{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// Where Duel's library is looked for, in order: `$NETCADE_DUEL_CORE`, next
+/// to `executable`, in its `deps/` subdirectory. Cargo puts it in `deps/`
+/// when it builds netcade (Duel is a dependency), and next to netcade only
+/// when Duel is built as a package of its own (`cargo build --release`).
+pub fn duel_core_candidates(env_value: Option<PathBuf>, executable: Option<&Path>) -> Vec<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(path) = env_value {
+        candidates.push(path);
+    }
+    if let Some(dir) = executable.and_then(Path::parent) {
+        candidates.push(dir.join(duel_library_name()));
+        candidates.push(dir.join("deps").join(duel_library_name()));
+        // Test binaries live in target/<profile>/deps themselves.
+        if dir.ends_with("deps") {
+            if let Some(profile_dir) = dir.parent() {
+                candidates.push(profile_dir.join(duel_library_name()));
+            }
+        }
+    }
+    candidates
+}
+
+/// Finds Duel's library, or says where it looked and how to build it.
+pub fn locate_duel_core() -> Result<PathBuf, AppError> {
+    let from_env = std::env::var_os(DUEL_CORE_ENV).map(PathBuf::from);
+    if let Some(path) = &from_env {
+        // An explicit choice is not second-guessed.
+        return if path.is_file() {
+            Ok(path.clone())
+        } else {
+            Err(AppError::DuelCoreNotFound {
+                searched: vec![path.clone()],
+            })
+        };
+    }
+    let executable = std::env::current_exe().ok();
+    let candidates = duel_core_candidates(None, executable.as_deref());
+    candidates
+        .iter()
+        .find(|path| path.is_file())
+        .cloned()
+        .ok_or(AppError::DuelCoreNotFound {
+            searched: candidates,
+        })
 }
 
 impl Game for Core {
@@ -77,5 +200,33 @@ mod tests {
         let err = open_game(&args).err().unwrap();
         assert!(err.to_string().contains("/nonexistent/core.so"));
         assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+    }
+
+    #[test]
+    fn duel_is_looked_for_in_the_env_then_next_to_the_executable_then_deps() {
+        let exe = Path::new("/opt/netcade/target/release/netcade");
+        let found = duel_core_candidates(Some("/custom/libduel.so".into()), Some(exe));
+        let name = duel_library_name();
+        assert_eq!(found[0], Path::new("/custom/libduel.so"));
+        assert_eq!(
+            found[1],
+            Path::new("/opt/netcade/target/release").join(&name)
+        );
+        assert_eq!(
+            found[2],
+            Path::new("/opt/netcade/target/release/deps").join(&name)
+        );
+    }
+
+    #[test]
+    fn a_core_path_other_than_duel_is_taken_as_given() {
+        for path in [
+            "./duel",
+            "cores/duel",
+            "duel.so",
+            "/usr/lib/libretro/stella_libretro.so",
+        ] {
+            assert_eq!(resolve_core(Path::new(path)).unwrap(), Path::new(path));
+        }
     }
 }

@@ -364,6 +364,42 @@ impl RandomPlayer {
     }
 }
 
+/// An input script that describes fewer frames than the run it drives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptEndsEarly {
+    /// The script file.
+    pub path: PathBuf,
+    /// Frames the script describes.
+    pub script_frames: u64,
+    /// Frames the run lasts.
+    pub run_frames: u32,
+}
+
+impl ScriptEndsEarly {
+    /// `Some` when a script of `script_frames` frames is shorter than a run
+    /// of `run_frames`.
+    pub fn check(path: &Path, script_frames: u64, run_frames: u32) -> Option<ScriptEndsEarly> {
+        (script_frames < u64::from(run_frames)).then(|| ScriptEndsEarly {
+            path: path.to_path_buf(),
+            script_frames,
+            run_frames,
+        })
+    }
+}
+
+impl fmt::Display for ScriptEndsEarly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "input script {} describes {} frames, the run lasts {}: the last {} run with no buttons held",
+            self.path.display(),
+            self.script_frames,
+            self.run_frames,
+            u64::from(self.run_frames) - self.script_frames
+        )
+    }
+}
+
 /// The inputs of a headless run, frame after frame.
 #[derive(Clone, Debug)]
 pub enum InputSource {
@@ -382,6 +418,20 @@ impl InputSource {
                 InputSource::Script(ScriptPlayer::new(InputScript::load(path)?))
             }
         })
+    }
+
+    /// Sets up what `spec` asks for a run of `frames` frames, and says once
+    /// on stderr when an input script ends before the run does (the rest
+    /// runs with no buttons held, which is rarely what was meant).
+    pub fn open_for_run(spec: &InputSpec, frames: u32) -> Result<InputSource, InputError> {
+        let source = InputSource::open(spec)?;
+        if let (InputSpec::File(path), InputSource::Script(player)) = (spec, &source) {
+            if let Some(short) = ScriptEndsEarly::check(path, player.script.total_frames(), frames)
+            {
+                eprintln!("warning: {short}");
+            }
+        }
+        Ok(source)
     }
 
     pub fn next_frame(&mut self) -> FrameInputs {
@@ -491,6 +541,21 @@ mod tests {
     fn a_missing_script_file_is_an_error_naming_it() {
         let err = InputScript::load(Path::new("/nonexistent/play.txt")).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/play.txt"));
+    }
+
+    #[test]
+    fn a_script_shorter_than_the_run_is_reported_with_how_many_frames_run_idle() {
+        let path = Path::new("walk.inputs");
+        let short = ScriptEndsEarly::check(path, 120, 600).unwrap();
+        let text = short.to_string();
+        assert!(text.contains("walk.inputs"), "{text}");
+        assert!(text.contains("describes 120 frames"), "{text}");
+        assert!(
+            text.contains("the last 480 run with no buttons held"),
+            "{text}"
+        );
+        assert_eq!(ScriptEndsEarly::check(path, 600, 600), None);
+        assert_eq!(ScriptEndsEarly::check(path, 9000, 600), None);
     }
 
     #[test]

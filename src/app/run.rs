@@ -112,7 +112,7 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 
 /// `netcade run`.
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let mut inputs = InputSource::open(&args.inputs)?;
+    let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
     let report = run_frames(game.as_mut(), args.frames, &mut inputs)?;
     writeln!(out, "{}", game.title())?;

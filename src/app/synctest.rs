@@ -650,7 +650,7 @@ pub struct SyncTestArgs {
 /// `netcade synctest`.
 pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let compare = args.compare.map(Compare::from).unwrap_or(Compare::DEFAULT);
-    let mut inputs = InputSource::open(&args.inputs)?;
+    let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
     writeln!(out, "{}", game.title())?;
 

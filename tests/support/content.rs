@@ -1,8 +1,12 @@
 //! Where the real cores and ROMs fetched by `scripts/fetch-test-content` are.
 //!
-//! Tests that need them call [`real_core`] / [`real_rom`] and return early on
-//! `None`: the helper has already printed a visible `SKIPPED` line. With
-//! `NETCADE_REQUIRE_CONTENT=1` (set by CI) missing content fails the test.
+//! Tests that need them are marked
+//! `#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]`,
+//! so a plain `cargo test` counts them as ignored, not passed, and names the
+//! way to run them. Run anyway, they call [`real_core`] / [`real_rom`] and
+//! return early on `None`: the helper has already printed a visible
+//! `SKIPPED` line. With `NETCADE_REQUIRE_CONTENT=1` (set by CI) missing
+//! content fails the test instead.
 
 use std::path::{Path, PathBuf};
 
@@ -65,7 +69,10 @@ pub fn real_core_copy(name: &str) -> Option<CoreCopy> {
     Some(CoreCopy { path, _dir: dir })
 }
 
-fn content_file(relative: &Path) -> Option<PathBuf> {
+/// A file of the test content by its path inside the content directory
+/// (`cores/stella_libretro.so`), or `None` after printing why the calling
+/// test is skipped.
+pub fn content_file(relative: &Path) -> Option<PathBuf> {
     let found = test_content_dir()
         .map(|dir| dir.join(relative))
         .filter(|path| path.is_file());

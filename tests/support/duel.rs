@@ -5,21 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-/// The Duel core cargo built next to this test executable.
+/// The Duel core cargo built for this test run, found the way `--core duel`
+/// finds it (test executables live in `deps/` beside it).
 pub fn duel_core() -> PathBuf {
     let exe = std::env::current_exe().expect("the test knows its own path");
-    let deps = exe.parent().expect("the test executable is in a directory");
-    let core = deps.join(format!(
-        "{}duel{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    assert!(
-        core.is_file(),
-        "{} is missing: cargo builds it because netcade depends on the duel crate",
-        core.display()
-    );
-    core
+    let candidates = netcade::app::game::duel_core_candidates(None, Some(&exe));
+    candidates
+        .iter()
+        .find(|path| path.is_file())
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!("Duel is missing (looked for {candidates:?}): cargo builds it because netcade depends on the duel crate")
+        })
 }
 
 /// A private copy of the Duel core, so several instances can run in one
