@@ -1,6 +1,6 @@
 //! `netcade run` and `synctest` on real cores (fetched by
-//! scripts/fetch-test-content; `#[ignore]`d unless the run says
-//! `--include-ignored`, see `support::content`).
+//! scripts/fetch-test-content; ignored while it is missing, see
+//! `support::content`).
 
 mod support;
 
@@ -37,7 +37,10 @@ fn run_json(
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn stella_runs_and_sync_tests_the_two_player_atari_games() {
     let Some(core) = support::real_core("stella") else {
         return;
@@ -72,7 +75,10 @@ fn stella_runs_and_sync_tests_the_two_player_atari_games() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn genesis_plus_gx_runs_airstriker_past_its_title_with_random_play() {
     let (Some(core), Some(rom)) = (
         support::real_core("genesis_plus_gx"),
@@ -139,7 +145,10 @@ fn airstriker_synctest(core: &Path, rom: &Path, script: &Path, extra: &[&str]) -
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn genesis_plus_gx_sync_tests_airstriker_being_played_with_a_settle_window() {
     let (Some(core), Some(rom)) = (
         support::real_core("genesis_plus_gx"),
@@ -191,7 +200,10 @@ fn genesis_plus_gx_sync_tests_airstriker_being_played_with_a_settle_window() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn picodrive_fails_airstriker_sync_test_even_with_a_settle_window() {
     // picodrive's states do not carry all of its timing: after a load the
     // game's memory goes its own way and stays there. A settle window must
@@ -220,13 +232,12 @@ fn picodrive_fails_airstriker_sync_test_even_with_a_settle_window() {
 }
 
 #[test]
-fn a_run_that_requires_test_content_includes_the_real_core_tests() {
+fn a_run_that_requires_test_content_runs_the_real_core_tests() {
     if std::env::var("NETCADE_REQUIRE_CONTENT").as_deref() == Ok("1") {
-        let included = std::env::args().any(|arg| arg == "--include-ignored" || arg == "--ignored");
         assert!(
-            included,
-            "NETCADE_REQUIRE_CONTENT=1, but this run ignores the real-core tests: \
-             run `cargo test -- --include-ignored`"
+            cfg!(netcade_test_content),
+            "NETCADE_REQUIRE_CONTENT=1, but the tests were built without the test content, \
+             so the real-core tests are ignored: run scripts/fetch-test-content first"
         );
     }
 }

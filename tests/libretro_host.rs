@@ -1,7 +1,7 @@
 //! The libretro host against real cores (stella, genesis_plus_gx) and against
 //! files that are not cores. Real-core tests need the content from
-//! `scripts/fetch-test-content` and are `#[ignore]`d unless the run says
-//! `--include-ignored` (see `support::content`). Each test loads its own copy of a core
+//! `scripts/fetch-test-content` and are ignored while it is missing (see
+//! `support::content`). Each test loads its own copy of a core
 //! file, because one file hosts only one core instance per process.
 
 mod support;
@@ -124,13 +124,19 @@ fn runs_with_picture_and_sound(core_name: &str, rom_name: &str, frames: u32) {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn stella_runs_boxing_with_picture_and_sound() {
     runs_with_picture_and_sound("stella", "boxing.bin", 300);
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn genesis_plus_gx_runs_airstriker_with_picture_and_sound() {
     // Airstriker is silent for its first 361 frames (its logo screen).
     runs_with_picture_and_sound("genesis_plus_gx", "airstriker.md", 600);
@@ -153,19 +159,28 @@ fn a_restored_state_replays_the_run_it_was_taken_from(core_name: &str, rom_name:
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_restored_stella_state_replays_the_run_it_was_taken_from() {
     a_restored_state_replays_the_run_it_was_taken_from("stella", "boxing.bin");
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_restored_genesis_plus_gx_state_replays_the_run_it_was_taken_from() {
     a_restored_state_replays_the_run_it_was_taken_from("genesis_plus_gx", "airstriker.md");
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_saved_state_does_not_depend_on_what_the_buffer_held_before() {
     // genesis_plus_gx promises far more bytes than it writes.
     let Some(mut loaded) = load_real("genesis_plus_gx", "airstriker.md") else {
@@ -182,7 +197,10 @@ fn a_saved_state_does_not_depend_on_what_the_buffer_held_before() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_state_of_the_wrong_size_is_refused() {
     let Some(mut loaded) = load_real("stella", "boxing.bin") else {
         return;
@@ -196,7 +214,10 @@ fn a_state_of_the_wrong_size_is_refused() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn genesis_plus_gx_is_answered_the_default_of_every_option() {
     // It crashes in retro_load_game if GET_VARIABLE answers NULL, so loading
     // at all is most of the test.
@@ -231,7 +252,10 @@ fn some_option_and_other_value(core: &Core) -> (String, String, String) {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn an_option_override_replaces_the_default_the_core_is_answered() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -274,7 +298,10 @@ fn load_genesis_with_override(key: &str, value: &str) -> Option<Result<(), Libre
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn an_override_of_an_option_the_core_never_declared_is_refused_naming_the_known_ones() {
     let Some(result) = load_genesis_with_override("genesis_plus_gx_no_such_option", "on") else {
         return;
@@ -297,7 +324,10 @@ fn an_override_of_an_option_the_core_never_declared_is_refused_naming_the_known_
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn an_override_with_a_value_the_option_does_not_allow_is_refused_listing_the_allowed_ones() {
     let Some(loaded) = load_real("genesis_plus_gx", "airstriker.md") else {
         return;
@@ -322,7 +352,10 @@ fn an_override_with_a_value_the_option_does_not_allow_is_refused_listing_the_all
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn loading_the_same_core_file_twice_is_refused_but_a_copy_is_independent() {
     let Some(copy) = real_core_copy("stella") else {
         return;
@@ -351,7 +384,10 @@ fn loading_the_same_core_file_twice_is_refused_but_a_copy_is_independent() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn two_copies_of_a_core_run_side_by_side_as_separate_games() {
     let Some(mut one) = load_real("stella", "boxing.bin") else {
         return;
@@ -471,7 +507,10 @@ fn a_core_of_another_libretro_api_version_is_refused_naming_both_versions() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_missing_content_file_is_reported_by_path() {
     let Some(copy) = real_core_copy("stella") else {
         return;
@@ -488,7 +527,10 @@ fn a_missing_content_file_is_reported_by_path() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn content_the_core_refuses_is_reported_with_core_and_path() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -507,7 +549,10 @@ fn content_the_core_refuses_is_reported_with_core_and_path() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_core_that_needs_content_refuses_to_start_without() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -523,7 +568,10 @@ fn a_core_that_needs_content_refuses_to_start_without() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn save_ram_is_restored_from_and_written_back_to_the_save_directory() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -561,7 +609,10 @@ fn save_ram_is_restored_from_and_written_back_to_the_save_directory() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn save_ram_is_left_alone_when_persistence_is_off() {
     let Some(copy) = real_core_copy("genesis_plus_gx") else {
         return;
@@ -583,7 +634,10 @@ fn save_ram_is_left_alone_when_persistence_is_off() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn frames_run_without_rendering_still_make_sound_and_keep_the_last_picture() {
     let Some(mut loaded) = load_real("genesis_plus_gx", "airstriker.md") else {
         return;
@@ -601,7 +655,10 @@ fn frames_run_without_rendering_still_make_sound_and_keep_the_last_picture() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn the_time_spent_inside_the_core_is_measured() {
     let Some(mut loaded) = load_real("stella", "boxing.bin") else {
         return;
@@ -644,13 +701,19 @@ fn steady_state_frames_saves_and_loads_do_not_allocate(core_name: &str, rom_name
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn steady_state_stella_frames_saves_and_loads_do_not_allocate() {
     steady_state_frames_saves_and_loads_do_not_allocate("stella", "boxing.bin");
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn steady_state_genesis_plus_gx_frames_saves_and_loads_do_not_allocate() {
     steady_state_frames_saves_and_loads_do_not_allocate("genesis_plus_gx", "airstriker.md");
 }

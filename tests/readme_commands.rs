@@ -247,7 +247,10 @@ fn every_duel_command_in_the_readme_works_as_written() {
 }
 
 #[test]
-#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn every_real_core_command_in_the_readme_works_as_written() {
     run_readme_commands(true);
 }

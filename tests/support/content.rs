@@ -1,12 +1,14 @@
 //! Where the real cores and ROMs fetched by `scripts/fetch-test-content` are.
 //!
 //! Tests that need them are marked
-//! `#[ignore = "needs real cores: scripts/fetch-test-content, then cargo test -- --include-ignored"]`,
-//! so a plain `cargo test` counts them as ignored, not passed, and names the
-//! way to run them. Run anyway, they call [`real_core`] / [`real_rom`] and
-//! return early on `None`: the helper has already printed a visible
-//! `SKIPPED` line. With `NETCADE_REQUIRE_CONTENT=1` (set by CI) missing
-//! content fails the test instead.
+//! `#[cfg_attr(not(netcade_test_content), ignore = "needs real cores: …")]`:
+//! `build.rs` sets `netcade_test_content` when the content directory holds
+//! the cores, so a plain `cargo test` runs them once the content is fetched
+//! and otherwise counts them as ignored (never as passed) and names the way
+//! to get it. Run anyway (`--include-ignored`), they call [`real_core`] /
+//! [`real_rom`] and return early on `None`: the helper has already printed a
+//! visible `SKIPPED` line. With `NETCADE_REQUIRE_CONTENT=1` (set by CI)
+//! missing content fails the test instead.
 
 use std::path::{Path, PathBuf};
 
