@@ -10,7 +10,8 @@ use netcade::emulator::Emulator;
 use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig, LibretroError};
 use std::path::Path;
-use support::{real_core_copy, real_rom, system_c_library, CoreCopy};
+use support::cli::{netcade, stderr};
+use support::{real_core, real_core_copy, real_rom, system_c_library, CoreCopy};
 use tempfile::TempDir;
 
 /// A config whose directories are inside `dir`, with SRAM kept out of the
@@ -475,20 +476,83 @@ fn a_missing_content_file_is_reported_by_path() {
 
 #[test]
 fn content_the_core_refuses_is_reported_with_core_and_path() {
-    let Some(copy) = real_core_copy("genesis_plus_gx") else {
+    let copy = support::duel_core_copy();
+    let dirs = tempfile::tempdir().unwrap();
+    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let path = dirs.path().join("notes.arena");
+    std::fs::write(&path, b"not an arena\n").unwrap();
+    let err = core.load_content(Some(&path)).unwrap_err();
+    match &err {
+        LibretroError::ContentRejected { core: name, .. } => assert_eq!(name, "Duel"),
+        other => panic!("expected ContentRejected, got {other:?}"),
+    }
+    message_names(&err, &path);
+}
+
+#[test]
+fn an_empty_content_file_is_reported_as_empty_before_the_core_sees_it() {
+    // Stella would take the empty file and run a blank cartridge.
+    let Some(copy) = real_core_copy("stella") else {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
     let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
-    // genesis_plus_gx refuses an empty cartridge.
-    let path = dirs.path().join("empty.md");
+    let path = dirs.path().join("empty.bin");
     std::fs::write(&path, b"").unwrap();
     let err = core.load_content(Some(&path)).unwrap_err();
-    match &err {
-        LibretroError::ContentRejected { core: name, .. } => assert_eq!(name, "Genesis Plus GX"),
-        other => panic!("expected ContentRejected, got {other:?}"),
-    }
+    assert!(matches!(err, LibretroError::ContentEmpty { .. }), "{err:?}");
     message_names(&err, &path);
+    assert!(err.to_string().contains("is empty (0 bytes)"), "{err}");
+}
+
+#[test]
+fn a_directory_given_as_core_or_content_is_called_a_directory() {
+    let dirs = tempfile::tempdir().unwrap();
+    let err = Core::load(dirs.path(), config_in(&dirs)).unwrap_err();
+    assert!(
+        matches!(err, LibretroError::CoreIsDirectory { .. }),
+        "{err:?}"
+    );
+    message_names(&err, dirs.path());
+
+    let copy = support::duel_core_copy();
+    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let err = core.load_content(Some(dirs.path())).unwrap_err();
+    assert!(
+        matches!(err, LibretroError::ContentIsDirectory { .. }),
+        "{err:?}"
+    );
+    message_names(&err, dirs.path());
+}
+
+#[test]
+fn fbneo_given_a_zip_that_is_not_a_romset_says_it_could_not_use_the_zip() {
+    let Some(fbneo) = real_core("fbneo") else {
+        return;
+    };
+    let dirs = tempfile::tempdir().unwrap();
+    // FBNeo picks the game by the zip's name, so the bytes do not matter.
+    let zip = dirs.path().join("holiday_photos.zip");
+    std::fs::write(&zip, b"PK not really a zip").unwrap();
+    let (fbneo, zip) = (fbneo.to_str().unwrap(), zip.to_str().unwrap());
+    // FBNeo takes the zip, answers a state size of 0, and (run from the
+    // binary's main thread) asks to shut down on its first frame. synctest
+    // saves before the first frame, run after the last.
+    for (command, must_mention) in [
+        ("synctest", "could not use the content"),
+        ("run", "asked to shut down"),
+    ] {
+        let output = netcade(&[command, "--core", fbneo, "--rom", zip, "--frames", "1"]);
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{text}");
+        for part in [must_mention, "holiday_photos.zip", "not a romset"] {
+            assert!(
+                text.contains(part),
+                "{command}: stderr lacks {part:?}: {text}"
+            );
+        }
+        assert!(!text.contains("does not support savestates"), "{text}");
+    }
 }
 
 #[test]

@@ -122,6 +122,9 @@ pub struct CoreContext {
     pub unknown_commands: HashSet<c_uint>,
     /// Set when a video_refresh could not be used, so it is reported once.
     pub bad_frame_reported: bool,
+    /// Set when the core sent SHUTDOWN: it cannot go on (FBNeo does this on
+    /// its first frame when a zip is not a romset it knows).
+    pub shutdown_requested: bool,
 }
 
 impl CoreContext {
@@ -143,6 +146,7 @@ impl CoreContext {
             performance_level: 0,
             unknown_commands: HashSet::new(),
             bad_frame_reported: false,
+            shutdown_requested: false,
         }
     }
 

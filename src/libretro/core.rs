@@ -312,6 +312,8 @@ pub struct Core {
     mapped_memory: Vec<u8>,
     uses_mapped_memory: bool,
     time_in_core: Duration,
+    /// `retro_run` calls since the content was loaded.
+    frames_run: u64,
     // Dropped last, after the core was shut down in `Drop`.
     _loaded_path: LoadedPath,
     _library: Library,
@@ -321,6 +323,11 @@ impl Core {
     /// Loads a core file, checks it is a libretro core of API version 1,
     /// hands it the host callbacks and initialises it.
     pub fn load(core_path: &Path, config: CoreConfig) -> Result<Core, LibretroError> {
+        if core_path.is_dir() {
+            return Err(LibretroError::CoreIsDirectory {
+                path: core_path.to_path_buf(),
+            });
+        }
         if !core_path.is_file() {
             return Err(LibretroError::CoreMissing {
                 path: core_path.to_path_buf(),
@@ -386,6 +393,7 @@ impl Core {
             mapped_memory: Vec::new(),
             uses_mapped_memory: false,
             time_in_core: Duration::ZERO,
+            frames_run: 0,
             _loaded_path: loaded_path,
             _library: library,
         };
@@ -488,8 +496,25 @@ impl Core {
     }
 
     fn load_game_file(&mut self, path: &Path) -> Result<bool, LibretroError> {
+        if path.is_dir() {
+            return Err(LibretroError::ContentIsDirectory {
+                path: path.to_path_buf(),
+            });
+        }
         if !path.is_file() {
             return Err(LibretroError::ContentMissing {
+                path: path.to_path_buf(),
+            });
+        }
+        let unreadable = |source| LibretroError::ContentUnreadable {
+            path: path.to_path_buf(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(unreadable)?.len();
+        // Cores told "no bytes" take it for a need_fullpath mix-up or a
+        // missing file, which hides the real problem.
+        if size == 0 {
+            return Err(LibretroError::ContentEmpty {
                 path: path.to_path_buf(),
             });
         }
@@ -502,11 +527,6 @@ impl Core {
         if self.info.need_fullpath || is_archive {
             self.content_data = Vec::new();
         } else {
-            let unreadable = |source| LibretroError::ContentUnreadable {
-                path: path.to_path_buf(),
-                source,
-            };
-            let size = std::fs::metadata(path).map_err(unreadable)?.len();
             if size > MAX_CONTENT_BYTES {
                 return Err(LibretroError::ContentTooLarge {
                     path: path.to_path_buf(),
@@ -533,6 +553,15 @@ impl Core {
         if !accepted {
             self.content_data = Vec::new();
             return Err(LibretroError::ContentRejected {
+                core: self.info.name.clone(),
+                path: path.to_path_buf(),
+            });
+        }
+        if self.context().shutdown_requested {
+            // SAFETY: plain libretro call; load_game succeeded.
+            self.call(|api| unsafe { (api.unload_game)() });
+            self.content_data = Vec::new();
+            return Err(LibretroError::ContentAbandoned {
                 core: self.info.name.clone(),
                 path: path.to_path_buf(),
             });
@@ -683,6 +712,31 @@ impl Core {
         self.time_in_core = Duration::ZERO;
     }
 
+    /// Why a core that answers a state size of 0 cannot save.
+    fn why_no_state(&self) -> String {
+        let name = &self.info.name;
+        let content = self.content_path.as_deref().unwrap_or(Path::new(""));
+        if !self.context().shutdown_requested {
+            if self.frames_run == 0 && self.content_path.is_some() {
+                // FBNeo takes a zip it cannot run and only says so (with
+                // SHUTDOWN) on its first frame.
+                return format!(
+                    "core {name} answers a state size of 0 before its first frame: either it \
+                     cannot save states, or it could not use the content {}{}",
+                    content.display(),
+                    super::error::content_hint(content)
+                );
+            }
+            return format!("core {name} does not support savestates");
+        }
+        format!(
+            "core {name} stopped: it asked to shut down while running {}, as cores do when they \
+             cannot run the content{}",
+            content.display(),
+            super::error::content_hint(content)
+        )
+    }
+
     fn context(&self) -> &CoreContext {
         // SAFETY: the context lives as long as `self`; callbacks only touch it
         // during `call`, which takes no outstanding borrow of it.
@@ -773,6 +827,7 @@ impl Emulator for Core {
         context.audio.clear();
         // SAFETY: plain libretro call; content is loaded.
         self.timed_call(|api| unsafe { (api.run)() });
+        self.frames_run += 1;
         self.refresh_mapped_memory();
     }
 
@@ -781,7 +836,7 @@ impl Emulator for Core {
         let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
         if size == 0 {
             return Err(EmulatorError::SaveFailed {
-                reason: format!("core {} does not support savestates", self.info.name),
+                reason: self.why_no_state(),
             });
         }
         // Zeroed every time: cores may write less than they promise, and

@@ -151,6 +151,13 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 context.performance_level = *(data as *const c_uint);
                 true
             }
+            env::SHUTDOWN => {
+                if !context.shutdown_requested {
+                    tracing::warn!(core = %context.core_name, "the core asked to shut down");
+                }
+                context.shutdown_requested = true;
+                true
+            }
             env::GET_FASTFORWARDING => answer(data, false),
             env::GET_INPUT_MAX_USERS => answer(data, super::context::MAX_PORTS as c_uint),
             env::GET_MESSAGE_INTERFACE_VERSION => answer(data, MESSAGE_INTERFACE_VERSION),

@@ -50,6 +50,7 @@ pub mod env {
     use std::ffi::c_uint;
     pub const GET_CAN_DUPE: c_uint = 3;
     pub const SET_MESSAGE: c_uint = 6;
+    pub const SHUTDOWN: c_uint = 7;
     pub const SET_PERFORMANCE_LEVEL: c_uint = 8;
     pub const GET_SYSTEM_DIRECTORY: c_uint = 9;
     pub const SET_PIXEL_FORMAT: c_uint = 10;
