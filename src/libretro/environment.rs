@@ -89,7 +89,10 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
             env::GET_CORE_OPTIONS_VERSION => answer(data, CORE_OPTIONS_VERSION),
             env::SET_CORE_OPTIONS_DISPLAY => true,
             env::GET_VARIABLE => get_variable(context, data),
-            env::GET_VARIABLE_UPDATE => answer(data, context.options.take_updated()),
+            // True only when a value changed after the core read it, never
+            // for the first declaration: snes9x would otherwise re-apply
+            // every option on its first frame (see docs/libretro-host.md).
+            env::GET_VARIABLE_UPDATE => answer(data, context.options.is_updated()),
             env::SET_SUPPORT_NO_GAME => {
                 if data.is_null() {
                     return false;
@@ -368,7 +371,7 @@ unsafe fn get_variable(context: &mut CoreContext, data: *mut c_void) -> bool {
         variable.value = std::ptr::null();
         return false;
     };
-    match context.options.value_for(key.to_bytes()) {
+    match context.options.read(key.to_bytes()) {
         // The pointer stays valid until the options are declared again.
         Some(value) => {
             variable.value = value.as_ptr();
@@ -465,6 +468,10 @@ mod tests {
             },
         ];
         assert!(send(&mut context, env::SET_VARIABLES, &mut variables[0]));
+        // What snes9x asks on its first frame: nothing changed since load.
+        let mut updated = true;
+        assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
+        assert!(!updated, "declared options are not an update");
         assert_eq!(
             get_variable(&mut context, &key).as_deref(),
             Some("disabled")
@@ -556,11 +563,9 @@ mod tests {
             get_variable(&mut context, &strings[5]).as_deref(),
             Some("on")
         );
-        let mut updated = false;
+        let mut updated = true;
         assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
-        assert!(updated);
-        assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
-        assert!(!updated);
+        assert!(!updated, "declared options are not an update");
         assert_eq!(
             context.options.options()[0].values,
             vec!["auto", "ntsc", "pal"]
