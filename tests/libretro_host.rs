@@ -11,6 +11,7 @@ use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig, LibretroError};
 use std::path::Path;
 use support::cli::{netcade, stderr};
+use support::fake_core::FakeCore;
 use support::{real_core, real_core_copy, real_rom, system_c_library, CoreCopy};
 use tempfile::TempDir;
 
@@ -399,55 +400,14 @@ fn a_shared_library_without_libretro_functions_is_not_a_libretro_core() {
     assert!(err.to_string().contains("retro_set_environment"), "{err}");
 }
 
-/// A shared library with every libretro function, whose `retro_api_version`
-/// answers `version`: compiled at test time with the C compiler netcade's own
-/// build already needs (for its log shim).
-fn fake_core_answering_api_version(dir: &Path, version: u32) -> std::path::PathBuf {
-    let functions = [
-        "retro_set_environment",
-        "retro_set_video_refresh",
-        "retro_set_audio_sample",
-        "retro_set_audio_sample_batch",
-        "retro_set_input_poll",
-        "retro_set_input_state",
-        "retro_init",
-        "retro_deinit",
-        "retro_get_system_info",
-        "retro_get_system_av_info",
-        "retro_set_controller_port_device",
-        "retro_reset",
-        "retro_run",
-        "retro_serialize_size",
-        "retro_serialize",
-        "retro_unserialize",
-        "retro_load_game",
-        "retro_unload_game",
-        "retro_get_memory_data",
-        "retro_get_memory_size",
-    ];
-    let mut source = format!("unsigned retro_api_version(void) {{ return {version}; }}\n");
-    for function in functions {
-        // Never called: loading stops at the version check.
-        source.push_str(&format!("void {function}(void) {{}}\n"));
-    }
-    let c_file = dir.join("fake_core.c");
-    let library = dir.join("fake_core_libretro.so");
-    std::fs::write(&c_file, source).unwrap();
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let status = std::process::Command::new(&compiler)
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&library)
-        .arg(&c_file)
-        .status()
-        .unwrap_or_else(|err| panic!("cannot run the C compiler {compiler}: {err}"));
-    assert!(status.success(), "{compiler} could not build the fake core");
-    library
-}
-
 #[test]
 fn a_core_of_another_libretro_api_version_is_refused_naming_both_versions() {
     let dirs = tempfile::tempdir().unwrap();
-    let core = fake_core_answering_api_version(dirs.path(), 2);
+    let core = FakeCore {
+        api_version: 2,
+        ..FakeCore::default()
+    }
+    .build(dirs.path());
     let err = Core::load(&core, config_in(&dirs)).unwrap_err();
     match &err {
         LibretroError::WrongApiVersion {

@@ -1,6 +1,7 @@
 //! A loaded libretro core behind a safe facade.
 
 use super::context::{self, ActiveContext, CoreContext, HostStrings, MAX_PORTS};
+use super::crash::{self, CrashScene, InCore, Phase};
 use super::error::LibretroError;
 use super::ffi::{self, RetroGameInfo, RetroSystemAvInfo, RetroSystemInfo};
 use super::options::{to_c_string, CoreOption, OptionStore};
@@ -314,6 +315,9 @@ pub struct Core {
     time_in_core: Duration,
     /// `retro_run` calls since the content was loaded.
     frames_run: u64,
+    /// What the crash report says if the core crashes; boxed so its address
+    /// stays put while a call into the core is in progress.
+    crash_scene: Box<CrashScene>,
     // Dropped last, after the core was shut down in `Drop`.
     _loaded_path: LoadedPath,
     _library: Library,
@@ -339,6 +343,7 @@ impl Core {
                 path: core_path.to_path_buf(),
             })?;
         let loaded_path = LoadedPath::claim(canonical.clone())?;
+        crash::install();
 
         // SAFETY: loading a shared library runs its initialisers; the user
         // chose this file as a core, which is the trust a frontend extends.
@@ -394,6 +399,7 @@ impl Core {
             uses_mapped_memory: false,
             time_in_core: Duration::ZERO,
             frames_run: 0,
+            crash_scene: Box::new(CrashScene::new(core_path)),
             _loaded_path: loaded_path,
             _library: library,
         };
@@ -436,6 +442,8 @@ impl Core {
             block_extract: system_info.block_extract,
         };
         core.context_mut().core_name = core.info.name.clone();
+        core.crash_scene
+            .describe_core(&core.info.name, core_path, &core.info.valid_extensions);
         tracing::debug!(core = %core.info.name, version = %core.info.version, "loaded {}", core_path.display());
         Ok(core)
     }
@@ -449,6 +457,8 @@ impl Core {
                 core: self.info.name.clone(),
             });
         }
+        self.crash_scene.describe_content(content);
+        self.crash_scene.set_phase(Phase::LoadingContent, 0);
         let loaded = match content {
             None => {
                 if !self.context().support_no_game {
@@ -697,6 +707,8 @@ impl Core {
 
     /// Presses the console's reset button.
     pub fn reset(&mut self) {
+        self.crash_scene
+            .set_phase(Phase::Resetting, self.frames_run);
         // SAFETY: plain libretro call.
         self.call(|api| unsafe { (api.reset)() });
         self.refresh_mapped_memory();
@@ -748,9 +760,11 @@ impl Core {
         unsafe { self.context.as_mut() }
     }
 
-    /// Calls into the core with this core's context active for callbacks.
+    /// Calls into the core with this core's context active for callbacks
+    /// and its crash scene active for the crash report.
     fn call<R>(&self, body: impl FnOnce(&CoreApi) -> R) -> R {
         let _active = ActiveContext::activate(self.context.as_ptr());
+        let _in_core = InCore::enter(&self.crash_scene);
         body(&self.api)
     }
 
@@ -825,6 +839,8 @@ impl Emulator for Core {
         }
         context.render_video = render;
         context.audio.clear();
+        self.crash_scene
+            .set_phase(Phase::RunningFrame, self.frames_run + 1);
         // SAFETY: plain libretro call; content is loaded.
         self.timed_call(|api| unsafe { (api.run)() });
         self.frames_run += 1;
@@ -832,6 +848,8 @@ impl Emulator for Core {
     }
 
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
+        self.crash_scene
+            .set_phase(Phase::SavingState, self.frames_run);
         // SAFETY: plain libretro call.
         let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
         if size == 0 {
@@ -856,6 +874,8 @@ impl Emulator for Core {
     }
 
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
+        self.crash_scene
+            .set_phase(Phase::LoadingState, self.frames_run);
         // SAFETY: plain libretro call.
         let expected = self.call(|api| unsafe { (api.serialize_size)() });
         let size_ok = if self.serialization_quirks().has_variable_size() {
@@ -915,6 +935,8 @@ impl Emulator for Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
+        self.crash_scene
+            .set_phase(Phase::Unloading, self.frames_run);
         if self.content_loaded {
             if self.config.persist_save_ram {
                 self.persist_save_ram();
