@@ -56,7 +56,7 @@ fn a_core_crashing_while_loading_content_is_named_with_the_file_and_exits_4() {
             "crashed with SIGFPE",
             "while loading the content",
             "game.fake",
-            "takes .fake files",
+            "the core takes .fake files",
         ],
     );
 }
@@ -73,7 +73,11 @@ fn a_core_crashing_in_a_frame_is_reported_with_the_frame_number() {
     assert_crash_report(
         &output,
         &text,
-        &["crashed with SIGSEGV", "while running frame 3", "game.fake"],
+        &[
+            "crashed with SIGSEGV",
+            "while running frame 3",
+            "game.fake; the core takes .fake files",
+        ],
     );
 }
 

@@ -95,7 +95,7 @@ impl Phase {
 pub struct CrashScene {
     /// `core NAME (PATH)`, or `core PATH` before the core said its name.
     core: Box<[u8]>,
-    /// ` (it takes .a .b files)`, or empty.
+    /// `the core takes .a .b files`, or empty.
     extensions: Box<[u8]>,
     /// The content's path, or empty.
     content: Box<[u8]>,
@@ -124,7 +124,7 @@ impl CrashScene {
             Box::default()
         } else {
             let list: Vec<String> = extensions.iter().map(|ext| format!(".{ext}")).collect();
-            format!(" (it takes {} files)", list.join(" "))
+            format!("the core takes {} files", list.join(" "))
                 .into_bytes()
                 .into()
         };
@@ -158,7 +158,11 @@ impl CrashScene {
             Phase::LoadingContent => {
                 write(b"loading the content ");
                 write(&self.content);
-                write(&self.extensions);
+                if !self.extensions.is_empty() {
+                    write(b" (");
+                    write(&self.extensions);
+                    write(b")");
+                }
             }
             Phase::RunningFrame => {
                 write(b"running frame ");
@@ -184,6 +188,10 @@ impl CrashScene {
         if phase != Phase::LoadingContent && !self.content.is_empty() {
             write(b" (content ");
             write(&self.content);
+            if !self.extensions.is_empty() {
+                write(b"; ");
+                write(&self.extensions);
+            }
             write(b")");
         }
         write(b"\n");
@@ -314,8 +322,13 @@ fn write_stderr(bytes: &[u8]) {
 }
 
 extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mut c_void) {
-    // No unwinding can start here: nothing below panics (no allocation, no
-    // locks, no formatting machinery), as a signal handler requires.
+    // Nothing below panics (no allocation, no locks, no formatting
+    // machinery, as a signal handler requires); the guard only keeps an
+    // unwind from ever crossing into the kernel's frame.
+    let _ = std::panic::catch_unwind(|| report_or_pass_on(signal, info));
+}
+
+fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
     let scene = CURRENT.try_with(Cell::get).unwrap_or(std::ptr::null());
     if !scene.is_null() {
         // SAFETY: a non-null scene belongs to a core whose call is in
@@ -398,8 +411,8 @@ mod tests {
         assert_eq!(
             report.lines().next().unwrap(),
             "error: core Snes9x (/cores/snes9x_libretro.so) crashed with SIGFPE (an arithmetic \
-             fault such as a division by zero) while loading the content /roms/sonic.md (it \
-             takes .smc .sfc files)"
+             fault such as a division by zero) while loading the content /roms/sonic.md (the \
+             core takes .smc .sfc files)"
         );
         assert!(report.lines().nth(1).unwrap().starts_with("hint: "));
         assert!(report.contains("another system"), "{report}");
@@ -412,7 +425,9 @@ mod tests {
         let report = report_of(&scene, libc::SIGSEGV);
         assert!(
             report.contains("SIGSEGV")
-                && report.contains("while running frame 57 (content /roms/sonic.md)"),
+                && report.contains(
+                    "while running frame 57 (content /roms/sonic.md; the core takes .smc .sfc files)"
+                ),
             "{report}"
         );
     }
