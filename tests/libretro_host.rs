@@ -512,6 +512,9 @@ fn fbneo_given_a_zip_that_is_not_a_romset_says_it_could_not_use_the_zip() {
             );
         }
         assert!(!text.contains("does not support savestates"), "{text}");
+        // FBNeo warns at start-up when the frontend cannot say what a state
+        // is for (GET_SAVESTATE_CONTEXT).
+        assert!(!text.contains("SAVESTATE_CONTEXT"), "{text}");
     }
 }
 

@@ -13,7 +13,7 @@ use super::core::{AvInfo, InputDescriptor, MemoryDescriptor};
 use super::environment;
 use super::ffi::{self, RETRO_DEVICE_ID_JOYPAD_MASK, RETRO_DEVICE_JOYPAD, RETRO_DEVICE_MASK};
 use super::options::OptionStore;
-use crate::emulator::{PixelFormat, VideoFrame};
+use crate::emulator::{PixelFormat, SavestateContext, VideoFrame};
 use crate::input::Buttons;
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -125,6 +125,12 @@ pub struct CoreContext {
     /// Set when the core sent SHUTDOWN: it cannot go on (FBNeo does this on
     /// its first frame when a zip is not a romset it knows).
     pub shutdown_requested: bool,
+    /// What the frame loop's states are for.
+    pub savestate_context: SavestateContext,
+    /// Whether the core is inside retro_serialize(_size) or
+    /// retro_unserialize: only then is `savestate_context` the answer to
+    /// GET_SAVESTATE_CONTEXT (RetroArch answers NORMAL at other times).
+    pub in_savestate_call: bool,
 }
 
 impl CoreContext {
@@ -147,6 +153,8 @@ impl CoreContext {
             unknown_commands: HashSet::new(),
             bad_frame_reported: false,
             shutdown_requested: false,
+            savestate_context: SavestateContext::Normal,
+            in_savestate_call: false,
         }
     }
 

@@ -5,7 +5,7 @@ use super::crash::{self, CrashScene, InCore, Phase};
 use super::error::LibretroError;
 use super::ffi::{self, RetroGameInfo, RetroSystemAvInfo, RetroSystemInfo};
 use super::options::{to_c_string, CoreOption, OptionStore};
-use crate::emulator::{Emulator, EmulatorError, VideoFrame};
+use crate::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
 use crate::input::Buttons;
 use libloading::Library;
 use std::collections::HashSet;
@@ -458,7 +458,7 @@ impl Core {
             });
         }
         self.crash_scene.describe_content(content);
-        self.crash_scene.set_phase(Phase::LoadingContent, 0);
+        self.enter_phase(Phase::LoadingContent, 0);
         let loaded = match content {
             None => {
                 if !self.context().support_no_game {
@@ -707,8 +707,7 @@ impl Core {
 
     /// Presses the console's reset button.
     pub fn reset(&mut self) {
-        self.crash_scene
-            .set_phase(Phase::Resetting, self.frames_run);
+        self.enter_phase(Phase::Resetting, self.frames_run);
         // SAFETY: plain libretro call.
         self.call(|api| unsafe { (api.reset)() });
         self.refresh_mapped_memory();
@@ -722,6 +721,15 @@ impl Core {
 
     pub fn reset_time_in_core(&mut self) {
         self.time_in_core = Duration::ZERO;
+    }
+
+    /// Records what the next calls into the core are for: in the crash
+    /// report, and for GET_SAVESTATE_CONTEXT. `frame` as in
+    /// [`CrashScene::set_phase`].
+    fn enter_phase(&mut self, phase: Phase, frame: u64) {
+        self.crash_scene.set_phase(phase, frame);
+        self.context_mut().in_savestate_call =
+            matches!(phase, Phase::SavingState | Phase::LoadingState);
     }
 
     /// Why a core that answers a state size of 0 cannot save.
@@ -839,8 +847,7 @@ impl Emulator for Core {
         }
         context.render_video = render;
         context.audio.clear();
-        self.crash_scene
-            .set_phase(Phase::RunningFrame, self.frames_run + 1);
+        self.enter_phase(Phase::RunningFrame, self.frames_run + 1);
         // SAFETY: plain libretro call; content is loaded.
         self.timed_call(|api| unsafe { (api.run)() });
         self.frames_run += 1;
@@ -848,8 +855,7 @@ impl Emulator for Core {
     }
 
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        self.crash_scene
-            .set_phase(Phase::SavingState, self.frames_run);
+        self.enter_phase(Phase::SavingState, self.frames_run);
         // SAFETY: plain libretro call.
         let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
         if size == 0 {
@@ -874,8 +880,7 @@ impl Emulator for Core {
     }
 
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        self.crash_scene
-            .set_phase(Phase::LoadingState, self.frames_run);
+        self.enter_phase(Phase::LoadingState, self.frames_run);
         // SAFETY: plain libretro call.
         let expected = self.call(|api| unsafe { (api.serialize_size)() });
         let size_ok = if self.serialization_quirks().has_variable_size() {
@@ -908,6 +913,10 @@ impl Emulator for Core {
         Ok(())
     }
 
+    fn set_savestate_context(&mut self, context: SavestateContext) {
+        self.context_mut().savestate_context = context;
+    }
+
     fn game_memory(&self) -> &[u8] {
         if self.uses_mapped_memory {
             &self.mapped_memory
@@ -935,8 +944,7 @@ impl Emulator for Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
-        self.crash_scene
-            .set_phase(Phase::Unloading, self.frames_run);
+        self.enter_phase(Phase::Unloading, self.frames_run);
         if self.content_loaded {
             if self.config.persist_save_ram {
                 self.persist_save_ram();

@@ -7,7 +7,7 @@ use super::context::{c_str, CoreContext};
 use super::core::{AvInfo, InputDescriptor, MemoryDescriptor};
 use super::ffi::{self, env};
 use super::options::parse_legacy_variable;
-use crate::emulator::PixelFormat;
+use crate::emulator::{PixelFormat, SavestateContext};
 use std::ffi::{c_char, c_uint, c_void};
 
 /// Upper bound on entries read from NULL-terminated arrays the core passes,
@@ -161,6 +161,14 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 context.shutdown_requested = true;
                 true
             }
+            env::GET_SAVESTATE_CONTEXT => {
+                // NULL asks whether the host answers at all (FBNeo does so
+                // at start-up and warns when not), as in RetroArch.
+                if !data.is_null() {
+                    *(data as *mut i32) = savestate_context(context);
+                }
+                true
+            }
             env::GET_FASTFORWARDING => answer(data, false),
             env::GET_INPUT_MAX_USERS => answer(data, super::context::MAX_PORTS as c_uint),
             env::GET_MESSAGE_INTERFACE_VERSION => answer(data, MESSAGE_INTERFACE_VERSION),
@@ -190,6 +198,19 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 false
             }
         }
+    }
+}
+
+/// The answer to GET_SAVESTATE_CONTEXT: what the frame loop's states are
+/// for while the core saves or loads one, NORMAL at any other time.
+fn savestate_context(context: &CoreContext) -> i32 {
+    if !context.in_savestate_call {
+        return ffi::RETRO_SAVESTATE_CONTEXT_NORMAL;
+    }
+    match context.savestate_context {
+        SavestateContext::Normal => ffi::RETRO_SAVESTATE_CONTEXT_NORMAL,
+        SavestateContext::Rollback => ffi::RETRO_SAVESTATE_CONTEXT_RUNAHEAD_SAME_INSTANCE,
+        SavestateContext::Netplay => ffi::RETRO_SAVESTATE_CONTEXT_ROLLBACK_NETPLAY,
     }
 }
 
@@ -571,6 +592,29 @@ mod tests {
             vec!["auto", "ntsc", "pal"]
         );
         assert!(context.options.validate_overrides("Test").is_ok());
+    }
+
+    #[test]
+    fn the_savestate_context_is_the_loops_only_inside_a_savestate_call() {
+        let mut context = context_with(vec![]);
+        let command = env::GET_SAVESTATE_CONTEXT | ffi::RETRO_ENVIRONMENT_EXPERIMENTAL;
+        let mut answered: i32 = -1;
+        let cases = [
+            (SavestateContext::Netplay, true, 3),
+            (SavestateContext::Rollback, true, 1),
+            (SavestateContext::Normal, true, 0),
+            // RetroArch answers NORMAL outside its special savestates.
+            (SavestateContext::Netplay, false, 0),
+        ];
+        for (loop_context, in_call, expected) in cases {
+            context.savestate_context = loop_context;
+            context.in_savestate_call = in_call;
+            assert!(send(&mut context, command, &mut answered));
+            assert_eq!(answered, expected, "{loop_context:?}, in a call: {in_call}");
+        }
+        // SAFETY: NULL is how cores ask whether the command is supported.
+        let supported = unsafe { handle(&mut context, command, std::ptr::null_mut()) };
+        assert!(supported);
     }
 
     #[test]
