@@ -98,6 +98,25 @@ fn a_core_overflowing_its_stack_is_reported_too() {
 }
 
 #[test]
+fn a_crash_on_a_thread_the_core_started_is_blamed_on_the_core() {
+    let (output, text) = run_fake(
+        FakeCore {
+            in_run: "if (frames == 2) crash_on_own_thread();",
+            ..FakeCore::default()
+        },
+        "run",
+    );
+    assert_crash_report(
+        &output,
+        &text,
+        &[
+            "crashed with SIGSEGV",
+            "on a thread of its own while netcade was running frame 2",
+        ],
+    );
+}
+
+#[test]
 fn a_core_crashing_while_saving_a_state_says_so() {
     // The sync-test saves a state before its first frame.
     let (output, text) = run_fake(

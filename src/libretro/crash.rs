@@ -9,13 +9,15 @@
 //! is prepared beforehand: each [`Core`](super::Core) owns a [`CrashScene`]
 //! with its texts formatted at load time, and marks it as the scene of the
 //! current thread around every call into the core ([`InCore`]). Per call that
-//! costs a thread-local store and one or two relaxed atomic stores. A signal
-//! on a thread that is not inside a core goes to the handler that was there
-//! before (Rust's stack-overflow report, or the default action).
+//! costs a thread-local store and a few atomic stores. A signal on a thread
+//! that never called into a core is blamed on the core called last (cores
+//! run renderer and audio threads of their own); one on a thread that drives
+//! cores but is not inside a call goes to the handler that was there before
+//! (Rust's stack-overflow report, or the default action).
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Once, OnceLock};
 
 /// The exit code of a process whose core crashed.
@@ -144,7 +146,9 @@ impl CrashScene {
     }
 
     /// Writes the report of `signal` through `write`, without allocating.
-    fn report(&self, signal: c_int, write: &mut dyn FnMut(&[u8])) {
+    /// `in_call` says whether the signal came from the thread calling into
+    /// the core, rather than from a thread of the core's own.
+    fn report(&self, signal: c_int, in_call: bool, write: &mut dyn FnMut(&[u8])) {
         let phase = Phase::from_u8(self.phase.load(Ordering::Relaxed));
         let frame = self.frame.load(Ordering::Relaxed);
         let mut digits = [0u8; 20];
@@ -152,7 +156,11 @@ impl CrashScene {
         write(&self.core);
         write(b" crashed with ");
         write(signal_description(signal));
-        write(b" while ");
+        write(if in_call {
+            b" while "
+        } else {
+            b" on a thread of its own while netcade was "
+        });
         match phase {
             Phase::Starting => write(b"starting up"),
             Phase::LoadingContent => {
@@ -223,9 +231,29 @@ fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &[u8] {
     }
 }
 
+impl Drop for CrashScene {
+    fn drop(&mut self) {
+        let this: *mut CrashScene = self;
+        let _ = LATEST.compare_exchange(
+            this,
+            std::ptr::null_mut(),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// The scene of the core whose call started last on any thread, for a
+/// signal on a thread of a core's own (a renderer, an audio thread), which
+/// never entered a call. Cleared when that scene is dropped.
+static LATEST: AtomicPtr<CrashScene> = AtomicPtr::new(std::ptr::null_mut());
+
 thread_local! {
     /// The scene of the core this thread is calling into, or null.
     static CURRENT: Cell<*const CrashScene> = const { Cell::new(std::ptr::null()) };
+    /// Whether this thread drives cores (it loaded one): a signal here
+    /// outside a call is netcade's own, never a core thread's.
+    static DRIVES_CORES: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Marks a scene as this thread's until dropped (calls may nest).
@@ -236,6 +264,7 @@ pub struct InCore {
 impl InCore {
     /// `scene` must outlive the guard.
     pub fn enter(scene: &CrashScene) -> InCore {
+        LATEST.store(std::ptr::from_ref(scene).cast_mut(), Ordering::Release);
         let previous = CURRENT.with(|current| current.replace(scene));
         InCore { previous }
     }
@@ -273,6 +302,7 @@ pub fn install() {
             }
         }
     });
+    DRIVES_CORES.with(|drives| drives.set(true));
     ensure_alternate_stack();
 }
 
@@ -329,13 +359,22 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, _contex
 }
 
 fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
-    let scene = CURRENT.try_with(Cell::get).unwrap_or(std::ptr::null());
+    let current = CURRENT.try_with(Cell::get).unwrap_or(std::ptr::null());
+    let drives_cores = DRIVES_CORES.try_with(Cell::get).unwrap_or(false);
+    let (scene, in_call) = if !current.is_null() {
+        (current, true)
+    } else if drives_cores {
+        (std::ptr::null(), false)
+    } else {
+        (LATEST.load(Ordering::Acquire).cast_const(), false)
+    };
     if !scene.is_null() {
-        // SAFETY: a non-null scene belongs to a core whose call is in
+        // SAFETY: the current scene belongs to a core whose call is in
         // progress on this thread (the signal is delivered to the thread
-        // that faulted), so the `Core` owning it is alive.
+        // that faulted), so the `Core` owning it is alive; the latest scene
+        // is cleared before its `Core` frees it.
         let scene = unsafe { &*scene };
-        scene.report(signal, &mut write_stderr);
+        scene.report(signal, in_call, &mut write_stderr);
         // SAFETY: _exit is async-signal-safe and ends the process at once.
         unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) };
     }
@@ -377,7 +416,7 @@ mod tests {
 
     fn report_of(scene: &CrashScene, signal: c_int) -> String {
         let mut out = Vec::new();
-        scene.report(signal, &mut |bytes| out.extend_from_slice(bytes));
+        scene.report(signal, true, &mut |bytes| out.extend_from_slice(bytes));
         String::from_utf8(out).unwrap()
     }
 
@@ -454,6 +493,21 @@ mod tests {
         assert!(
             report.starts_with("error: core /cores/broken_libretro.so crashed with SIGILL")
                 && report.contains("while starting up"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_crash_on_a_thread_of_the_cores_own_says_so() {
+        let scene = described_scene();
+        scene.set_phase(Phase::RunningFrame, 4);
+        let mut out = Vec::new();
+        scene.report(libc::SIGSEGV, false, &mut |bytes| {
+            out.extend_from_slice(bytes)
+        });
+        let report = String::from_utf8(out).unwrap();
+        assert!(
+            report.contains("on a thread of its own while netcade was running frame 4"),
             "{report}"
         );
     }

@@ -30,6 +30,7 @@ impl Default for FakeCore {
 /// A working core named "Fake" that takes `.fake` files, draws nothing and
 /// saves 16 bytes; `@IN_*@` mark where the chosen misbehaviour goes.
 const TEMPLATE: &str = r#"
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -53,6 +54,14 @@ static int crash_with_stack_overflow(int depth) {
     volatile char frame[4096];
     frame[0] = (char)depth;
     return crash_with_stack_overflow(depth + 1) + frame[0];
+}
+
+static void *crash_thread(void *unused) { (void)unused; crash_with_sigsegv(); return NULL; }
+/* A fault on a thread the core started itself, as a renderer thread's. */
+static void crash_on_own_thread(void) {
+    pthread_t thread;
+    pthread_create(&thread, NULL, crash_thread, NULL);
+    pthread_join(thread, NULL);
 }
 
 unsigned retro_api_version(void) { return @API_VERSION@; }
@@ -112,7 +121,7 @@ impl FakeCore {
         let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
         // -O0: the faults must stay in the code as written.
         let status = std::process::Command::new(&compiler)
-            .args(["-shared", "-fPIC", "-O0", "-o"])
+            .args(["-shared", "-fPIC", "-O0", "-pthread", "-o"])
             .arg(&library)
             .arg(&c_file)
             .status()
