@@ -139,3 +139,14 @@ fn a_core_that_does_not_crash_is_not_reported() {
     assert_eq!(output.status.code(), Some(0), "stderr: {text}");
     assert!(!text.contains("crashed"), "stderr: {text}");
 }
+
+#[test]
+fn the_exit_code_of_a_crashed_core_is_documented_in_the_help() {
+    let output = netcade(&["--help"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.lines()
+            .any(|line| line.trim_start().starts_with("4  the core crashed")),
+        "{text}"
+    );
+}

@@ -24,6 +24,7 @@ pub const EXIT_SUCCESS: u8 = 0;
 pub const EXIT_SYNC_TEST_FAILED: u8 = 1;
 pub const EXIT_USER_MISTAKE: u8 = 2;
 pub const EXIT_RUNTIME_FAILURE: u8 = 3;
+/// Set by the libretro host's crash report, which exits by itself.
 pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
 
 /// How a command that did not fail with an error ended.

@@ -8,6 +8,7 @@ pub enum LibretroError {
     #[error("core file {} does not exist", path.display())]
     CoreMissing { path: PathBuf },
 
+    /// `--core` named a directory (which `is_file` alone would call missing).
     #[error(
         "{} is a directory, not a core; give the path of a core library (a *_libretro.so file)",
         path.display()
@@ -40,12 +41,14 @@ pub enum LibretroError {
     #[error("content file {} does not exist", path.display())]
     ContentMissing { path: PathBuf },
 
+    /// The content path is a directory.
     #[error(
         "{} is a directory, not a content file; give the path of a ROM or game file",
         path.display()
     )]
     ContentIsDirectory { path: PathBuf },
 
+    /// The content file has no bytes; refused before the core sees it.
     #[error(
         "content file {} is empty (0 bytes); no game is empty, so the file was probably cut \
          short while it was downloaded or copied",
@@ -70,6 +73,8 @@ pub enum LibretroError {
     #[error("core {core} refused the content {}", path.display())]
     ContentRejected { core: String, path: PathBuf },
 
+    /// `retro_load_game` accepted the content but the core sent SHUTDOWN
+    /// while loading it.
     #[error(
         "core {core} took the content {} but then asked to shut down, as cores do when they \
          cannot run it{}",
