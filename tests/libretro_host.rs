@@ -466,6 +466,26 @@ fn an_empty_content_file_is_reported_as_empty_before_the_core_sees_it() {
 }
 
 #[test]
+fn a_core_that_asks_to_shut_down_while_loading_has_not_loaded_the_content() {
+    let dirs = tempfile::tempdir().unwrap();
+    let library = FakeCore {
+        in_load_game: "ask_to_shut_down();",
+        ..FakeCore::default()
+    }
+    .build(dirs.path());
+    let mut core = Core::load(&library, config_in(&dirs)).unwrap();
+    let path = dirs.path().join("game.fake");
+    std::fs::write(&path, b"a game the core gives up on").unwrap();
+    let err = core.load_content(Some(&path)).unwrap_err();
+    match &err {
+        LibretroError::ContentAbandoned { core: name, .. } => assert_eq!(name, "Fake"),
+        other => panic!("expected ContentAbandoned, got {other:?}"),
+    }
+    message_names(&err, &path);
+    assert!(err.to_string().contains("asked to shut down"), "{err}");
+}
+
+#[test]
 fn a_directory_given_as_core_or_content_is_called_a_directory() {
     let dirs = tempfile::tempdir().unwrap();
     let err = Core::load(dirs.path(), config_in(&dirs)).unwrap_err();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// What the fake core does; each `in_*` is C code run at the start of that
 /// libretro function (it may use `frames`, the `retro_run` calls so far,
-/// and the `crash_*` helpers of the template).
+/// the `crash_*` helpers of the template and `ask_to_shut_down`).
 #[derive(Clone, Debug)]
 pub struct FakeCore {
     /// What `retro_api_version` answers.
@@ -46,6 +46,10 @@ struct retro_system_av_info {
 
 static unsigned frames;
 static volatile int zero;
+static bool (*environment)(unsigned command, void *data);
+
+/* RETRO_ENVIRONMENT_SHUTDOWN: what cores send when they cannot go on. */
+static void ask_to_shut_down(void) { environment(7, NULL); }
 
 /* Real faults, as a core's own bug would raise them. */
 static void crash_with_sigfpe(void) { volatile int one = 1; one = one / zero; }
@@ -65,7 +69,7 @@ static void crash_on_own_thread(void) {
 }
 
 unsigned retro_api_version(void) { return @API_VERSION@; }
-void retro_set_environment(void *f) { (void)f; }
+void retro_set_environment(bool (*f)(unsigned, void *)) { environment = f; }
 void retro_set_video_refresh(void *f) { (void)f; }
 void retro_set_audio_sample(void *f) { (void)f; }
 void retro_set_audio_sample_batch(void *f) { (void)f; }
