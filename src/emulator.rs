@@ -56,6 +56,22 @@ pub enum EmulatorError {
     LoadFailed { reason: String },
 }
 
+/// What the states a frame loop saves and loads are for. Some cores skip or
+/// add work by it (libretro's GET_SAVESTATE_CONTEXT; FBNeo warns when a
+/// frontend cannot say).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SavestateContext {
+    /// A state that may be kept or leave this process: a user's save, a
+    /// dump to a file.
+    #[default]
+    Normal,
+    /// A rollback inside this process, re-simulating in the same instance
+    /// (sync-test, debugger); libretro's "run-ahead, same instance".
+    Rollback,
+    /// A netplay rollback: every machine saves and loads the same states.
+    Netplay,
+}
+
 /// A game netcade can drive frame by frame and roll back.
 pub trait Emulator {
     /// Advances one frame with `inputs[port]` held on each port (missing
@@ -69,6 +85,11 @@ pub trait Emulator {
 
     /// Restores a state written by `save_state`.
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError>;
+
+    /// Says what the states saved and loaded from now on are for (until
+    /// told otherwise; [`SavestateContext::Normal`] at first). Games that do
+    /// not care ignore it.
+    fn set_savestate_context(&mut self, _context: SavestateContext) {}
 
     /// The game's own memory (system RAM, or the regions of its memory map),
     /// the default basis for determinism checksums. Empty if the game exposes

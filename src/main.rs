@@ -17,7 +17,8 @@ Exit codes:
   0  success (a sync-test passed)
   1  a sync-test found a desync
   2  a user mistake: bad arguments, a missing or unusable core, content or input file
-  3  a failure while running: the core could not save or load a state, an output could not be written";
+  3  a failure while running: the core could not save or load a state, an output could not be written
+  4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)";
 
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]

@@ -11,7 +11,9 @@ use netcade::emulator::Emulator;
 use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig, LibretroError};
 use std::path::Path;
-use support::{real_core_copy, real_rom, system_c_library, CoreCopy};
+use support::cli::{netcade, stderr};
+use support::fake_core::FakeCore;
+use support::{real_core, real_core_copy, real_rom, system_c_library, CoreCopy};
 use tempfile::TempDir;
 
 /// A config whose directories are inside `dir`, with SRAM kept out of the
@@ -447,55 +449,14 @@ fn a_shared_library_without_libretro_functions_is_not_a_libretro_core() {
     assert!(err.to_string().contains("retro_set_environment"), "{err}");
 }
 
-/// A shared library with every libretro function, whose `retro_api_version`
-/// answers `version`: compiled at test time with the C compiler netcade's own
-/// build already needs (for its log shim).
-fn fake_core_answering_api_version(dir: &Path, version: u32) -> std::path::PathBuf {
-    let functions = [
-        "retro_set_environment",
-        "retro_set_video_refresh",
-        "retro_set_audio_sample",
-        "retro_set_audio_sample_batch",
-        "retro_set_input_poll",
-        "retro_set_input_state",
-        "retro_init",
-        "retro_deinit",
-        "retro_get_system_info",
-        "retro_get_system_av_info",
-        "retro_set_controller_port_device",
-        "retro_reset",
-        "retro_run",
-        "retro_serialize_size",
-        "retro_serialize",
-        "retro_unserialize",
-        "retro_load_game",
-        "retro_unload_game",
-        "retro_get_memory_data",
-        "retro_get_memory_size",
-    ];
-    let mut source = format!("unsigned retro_api_version(void) {{ return {version}; }}\n");
-    for function in functions {
-        // Never called: loading stops at the version check.
-        source.push_str(&format!("void {function}(void) {{}}\n"));
-    }
-    let c_file = dir.join("fake_core.c");
-    let library = dir.join("fake_core_libretro.so");
-    std::fs::write(&c_file, source).unwrap();
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let status = std::process::Command::new(&compiler)
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&library)
-        .arg(&c_file)
-        .status()
-        .unwrap_or_else(|err| panic!("cannot run the C compiler {compiler}: {err}"));
-    assert!(status.success(), "{compiler} could not build the fake core");
-    library
-}
-
 #[test]
 fn a_core_of_another_libretro_api_version_is_refused_naming_both_versions() {
     let dirs = tempfile::tempdir().unwrap();
-    let core = fake_core_answering_api_version(dirs.path(), 2);
+    let core = FakeCore {
+        api_version: 2,
+        ..FakeCore::default()
+    }
+    .build(dirs.path());
     let err = Core::load(&core, config_in(&dirs)).unwrap_err();
     match &err {
         LibretroError::WrongApiVersion {
@@ -532,20 +493,106 @@ fn a_missing_content_file_is_reported_by_path() {
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
 fn content_the_core_refuses_is_reported_with_core_and_path() {
-    let Some(copy) = real_core_copy("genesis_plus_gx") else {
+    let copy = support::duel_core_copy();
+    let dirs = tempfile::tempdir().unwrap();
+    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let path = dirs.path().join("notes.arena");
+    std::fs::write(&path, b"not an arena\n").unwrap();
+    let err = core.load_content(Some(&path)).unwrap_err();
+    match &err {
+        LibretroError::ContentRejected { core: name, .. } => assert_eq!(name, "Duel"),
+        other => panic!("expected ContentRejected, got {other:?}"),
+    }
+    message_names(&err, &path);
+}
+
+#[test]
+fn an_empty_content_file_is_reported_as_empty_before_the_core_sees_it() {
+    // Stella would take the empty file and run a blank cartridge.
+    let Some(copy) = real_core_copy("stella") else {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
     let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
-    // genesis_plus_gx refuses an empty cartridge.
-    let path = dirs.path().join("empty.md");
+    let path = dirs.path().join("empty.bin");
     std::fs::write(&path, b"").unwrap();
     let err = core.load_content(Some(&path)).unwrap_err();
+    assert!(matches!(err, LibretroError::ContentEmpty { .. }), "{err:?}");
+    message_names(&err, &path);
+    assert!(err.to_string().contains("is empty (0 bytes)"), "{err}");
+}
+
+#[test]
+fn a_core_that_asks_to_shut_down_while_loading_has_not_loaded_the_content() {
+    let dirs = tempfile::tempdir().unwrap();
+    let library = FakeCore {
+        in_load_game: "ask_to_shut_down();",
+        ..FakeCore::default()
+    }
+    .build(dirs.path());
+    let mut core = Core::load(&library, config_in(&dirs)).unwrap();
+    let path = dirs.path().join("game.fake");
+    std::fs::write(&path, b"a game the core gives up on").unwrap();
+    let err = core.load_content(Some(&path)).unwrap_err();
     match &err {
-        LibretroError::ContentRejected { core: name, .. } => assert_eq!(name, "Genesis Plus GX"),
-        other => panic!("expected ContentRejected, got {other:?}"),
+        LibretroError::ContentAbandoned { core: name, .. } => assert_eq!(name, "Fake"),
+        other => panic!("expected ContentAbandoned, got {other:?}"),
     }
     message_names(&err, &path);
+    assert!(err.to_string().contains("asked to shut down"), "{err}");
+}
+
+#[test]
+fn a_directory_given_as_core_or_content_is_called_a_directory() {
+    let dirs = tempfile::tempdir().unwrap();
+    let err = Core::load(dirs.path(), config_in(&dirs)).unwrap_err();
+    assert!(
+        matches!(err, LibretroError::CoreIsDirectory { .. }),
+        "{err:?}"
+    );
+    message_names(&err, dirs.path());
+
+    let copy = support::duel_core_copy();
+    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let err = core.load_content(Some(dirs.path())).unwrap_err();
+    assert!(
+        matches!(err, LibretroError::ContentIsDirectory { .. }),
+        "{err:?}"
+    );
+    message_names(&err, dirs.path());
+}
+
+#[test]
+fn fbneo_given_a_zip_that_is_not_a_romset_says_it_could_not_use_the_zip() {
+    let Some(fbneo) = real_core("fbneo") else {
+        return;
+    };
+    let dirs = tempfile::tempdir().unwrap();
+    // FBNeo picks the game by the zip's name, so the bytes do not matter.
+    let zip = dirs.path().join("holiday_photos.zip");
+    std::fs::write(&zip, b"PK not really a zip").unwrap();
+    let (fbneo, zip) = (fbneo.to_str().unwrap(), zip.to_str().unwrap());
+    // FBNeo takes the zip, answers a state size of 0, and (run from the
+    // binary's main thread) asks to shut down on its first frame. synctest
+    // saves before the first frame, run after the last.
+    for (command, must_mention) in [
+        ("synctest", "could not use the content"),
+        ("run", "asked to shut down"),
+    ] {
+        let output = netcade(&[command, "--core", fbneo, "--rom", zip, "--frames", "1"]);
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{text}");
+        for part in [must_mention, "holiday_photos.zip", "not a romset"] {
+            assert!(
+                text.contains(part),
+                "{command}: stderr lacks {part:?}: {text}"
+            );
+        }
+        assert!(!text.contains("does not support savestates"), "{text}");
+        // FBNeo warns at start-up when the frontend cannot say what a state
+        // is for (GET_SAVESTATE_CONTEXT).
+        assert!(!text.contains("SAVESTATE_CONTEXT"), "{text}");
+    }
 }
 
 #[test]

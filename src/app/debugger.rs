@@ -25,7 +25,7 @@ use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
 use crate::app::synctest::ChecksumKinds;
 use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
-use crate::emulator::Emulator;
+use crate::emulator::{Emulator, SavestateContext};
 use crate::input::Buttons;
 use std::ffi::OsString;
 use std::io::{BufRead, Read, Write};
@@ -180,6 +180,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 message: format!("--history is at most {MAX_HISTORY} frames (got {history})"),
             });
         }
+        game.set_savestate_context(SavestateContext::Rollback);
         let mut debugger = Debugger {
             game,
             frame: 0,

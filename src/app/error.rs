@@ -9,6 +9,9 @@
 //!   content, input script), a core that refuses the content.
 //! - 3: something failed while running: the core failed to save or load a
 //!   state, or an output file could not be written.
+//! - 4: the core crashed the process (SIGSEGV, SIGFPE, …); the report is
+//!   printed by the libretro host's fatal-signal handler, which exits with
+//!   [`EXIT_CORE_CRASHED`] itself.
 
 use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
@@ -21,6 +24,8 @@ pub const EXIT_SUCCESS: u8 = 0;
 pub const EXIT_SYNC_TEST_FAILED: u8 = 1;
 pub const EXIT_USER_MISTAKE: u8 = 2;
 pub const EXIT_RUNTIME_FAILURE: u8 = 3;
+/// Set by the libretro host's crash report, which exits by itself.
+pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
 
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 
 use crate::app::AppError;
 use crate::checksum::Checksum;
-use crate::emulator::Emulator;
+use crate::emulator::{Emulator, SavestateContext};
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::sim::{LinkConditions, SimNet};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
@@ -59,6 +59,7 @@ impl NetplayDriver {
         game: &mut G,
         mut adjust_inputs: impl FnMut(Frame, &mut [Buttons; MAX_PLAYERS]),
     ) -> Result<FrameOutcome, AppError> {
+        game.set_savestate_context(SavestateContext::Netplay);
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         let players = netplay.session().players();
         for &request in &self.requests {

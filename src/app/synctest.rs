@@ -12,7 +12,7 @@ use crate::app::diff::{format_range, ByteDiff, DEFAULT_RANGE_CAP};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, NO_INPUTS};
 use crate::app::{checksums_json, open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
-use crate::emulator::Emulator;
+use crate::emulator::{Emulator, SavestateContext};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt;
 use std::io::{IsTerminal, Write};
@@ -388,6 +388,7 @@ pub fn sync_test_settling<G: Emulator + ?Sized>(
             ),
         });
     }
+    game.set_savestate_context(SavestateContext::Rollback);
     // Boundaries `reached - distance - settle_frames ..= reached` are kept.
     let slots = (distance + settle_frames) as usize + 1;
     let mut checker = Checker {

@@ -13,7 +13,7 @@ use super::core::{AvInfo, InputDescriptor, MemoryDescriptor};
 use super::environment;
 use super::ffi::{self, RETRO_DEVICE_ID_JOYPAD_MASK, RETRO_DEVICE_JOYPAD, RETRO_DEVICE_MASK};
 use super::options::OptionStore;
-use crate::emulator::{PixelFormat, VideoFrame};
+use crate::emulator::{PixelFormat, SavestateContext, VideoFrame};
 use crate::input::Buttons;
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -122,6 +122,15 @@ pub struct CoreContext {
     pub unknown_commands: HashSet<c_uint>,
     /// Set when a video_refresh could not be used, so it is reported once.
     pub bad_frame_reported: bool,
+    /// Set when the core sent SHUTDOWN: it cannot go on (FBNeo does this on
+    /// its first frame when a zip is not a romset it knows).
+    pub shutdown_requested: bool,
+    /// What the frame loop's states are for.
+    pub savestate_context: SavestateContext,
+    /// Whether the core is inside retro_serialize(_size) or
+    /// retro_unserialize: only then is `savestate_context` the answer to
+    /// GET_SAVESTATE_CONTEXT (RetroArch answers NORMAL at other times).
+    pub in_savestate_call: bool,
 }
 
 impl CoreContext {
@@ -143,6 +152,9 @@ impl CoreContext {
             performance_level: 0,
             unknown_commands: HashSet::new(),
             bad_frame_reported: false,
+            shutdown_requested: false,
+            savestate_context: SavestateContext::Normal,
+            in_savestate_call: false,
         }
     }
 

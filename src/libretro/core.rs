@@ -1,10 +1,11 @@
 //! A loaded libretro core behind a safe facade.
 
 use super::context::{self, ActiveContext, CoreContext, HostStrings, MAX_PORTS};
+use super::crash::{self, CrashScene, InCore, Phase};
 use super::error::LibretroError;
 use super::ffi::{self, RetroGameInfo, RetroSystemAvInfo, RetroSystemInfo};
 use super::options::{to_c_string, CoreOption, OptionStore};
-use crate::emulator::{Emulator, EmulatorError, VideoFrame};
+use crate::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
 use crate::input::Buttons;
 use libloading::Library;
 use std::collections::HashSet;
@@ -312,6 +313,11 @@ pub struct Core {
     mapped_memory: Vec<u8>,
     uses_mapped_memory: bool,
     time_in_core: Duration,
+    /// `retro_run` calls since the content was loaded.
+    frames_run: u64,
+    /// What the crash report says if the core crashes; boxed so its address
+    /// stays put while a call into the core is in progress.
+    crash_scene: Box<CrashScene>,
     // Dropped last, after the core was shut down in `Drop`.
     _loaded_path: LoadedPath,
     _library: Library,
@@ -321,6 +327,11 @@ impl Core {
     /// Loads a core file, checks it is a libretro core of API version 1,
     /// hands it the host callbacks and initialises it.
     pub fn load(core_path: &Path, config: CoreConfig) -> Result<Core, LibretroError> {
+        if core_path.is_dir() {
+            return Err(LibretroError::CoreIsDirectory {
+                path: core_path.to_path_buf(),
+            });
+        }
         if !core_path.is_file() {
             return Err(LibretroError::CoreMissing {
                 path: core_path.to_path_buf(),
@@ -332,6 +343,7 @@ impl Core {
                 path: core_path.to_path_buf(),
             })?;
         let loaded_path = LoadedPath::claim(canonical.clone())?;
+        crash::install();
 
         // SAFETY: loading a shared library runs its initialisers; the user
         // chose this file as a core, which is the trust a frontend extends.
@@ -386,6 +398,8 @@ impl Core {
             mapped_memory: Vec::new(),
             uses_mapped_memory: false,
             time_in_core: Duration::ZERO,
+            frames_run: 0,
+            crash_scene: Box::new(CrashScene::new(core_path)),
             _loaded_path: loaded_path,
             _library: library,
         };
@@ -428,6 +442,8 @@ impl Core {
             block_extract: system_info.block_extract,
         };
         core.context_mut().core_name = core.info.name.clone();
+        core.crash_scene
+            .describe_core(&core.info.name, core_path, &core.info.valid_extensions);
         tracing::debug!(core = %core.info.name, version = %core.info.version, "loaded {}", core_path.display());
         Ok(core)
     }
@@ -441,6 +457,8 @@ impl Core {
                 core: self.info.name.clone(),
             });
         }
+        self.crash_scene.describe_content(content);
+        self.enter_phase(Phase::LoadingContent, 0);
         let loaded = match content {
             None => {
                 if !self.context().support_no_game {
@@ -488,8 +506,25 @@ impl Core {
     }
 
     fn load_game_file(&mut self, path: &Path) -> Result<bool, LibretroError> {
+        if path.is_dir() {
+            return Err(LibretroError::ContentIsDirectory {
+                path: path.to_path_buf(),
+            });
+        }
         if !path.is_file() {
             return Err(LibretroError::ContentMissing {
+                path: path.to_path_buf(),
+            });
+        }
+        let unreadable = |source| LibretroError::ContentUnreadable {
+            path: path.to_path_buf(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(unreadable)?.len();
+        // Cores told "no bytes" take it for a need_fullpath mix-up or a
+        // missing file, which hides the real problem.
+        if size == 0 {
+            return Err(LibretroError::ContentEmpty {
                 path: path.to_path_buf(),
             });
         }
@@ -502,11 +537,6 @@ impl Core {
         if self.info.need_fullpath || is_archive {
             self.content_data = Vec::new();
         } else {
-            let unreadable = |source| LibretroError::ContentUnreadable {
-                path: path.to_path_buf(),
-                source,
-            };
-            let size = std::fs::metadata(path).map_err(unreadable)?.len();
             if size > MAX_CONTENT_BYTES {
                 return Err(LibretroError::ContentTooLarge {
                     path: path.to_path_buf(),
@@ -533,6 +563,15 @@ impl Core {
         if !accepted {
             self.content_data = Vec::new();
             return Err(LibretroError::ContentRejected {
+                core: self.info.name.clone(),
+                path: path.to_path_buf(),
+            });
+        }
+        if self.context().shutdown_requested {
+            // SAFETY: plain libretro call; load_game succeeded.
+            self.call(|api| unsafe { (api.unload_game)() });
+            self.content_data = Vec::new();
+            return Err(LibretroError::ContentAbandoned {
                 core: self.info.name.clone(),
                 path: path.to_path_buf(),
             });
@@ -668,6 +707,7 @@ impl Core {
 
     /// Presses the console's reset button.
     pub fn reset(&mut self) {
+        self.enter_phase(Phase::Resetting, self.frames_run);
         // SAFETY: plain libretro call.
         self.call(|api| unsafe { (api.reset)() });
         self.refresh_mapped_memory();
@@ -683,6 +723,40 @@ impl Core {
         self.time_in_core = Duration::ZERO;
     }
 
+    /// Records what the next calls into the core are for: in the crash
+    /// report, and for GET_SAVESTATE_CONTEXT. `frame` as in
+    /// [`CrashScene::set_phase`].
+    fn enter_phase(&mut self, phase: Phase, frame: u64) {
+        self.crash_scene.set_phase(phase, frame);
+        self.context_mut().in_savestate_call =
+            matches!(phase, Phase::SavingState | Phase::LoadingState);
+    }
+
+    /// Why a core that answers a state size of 0 cannot save.
+    fn why_no_state(&self) -> String {
+        let name = &self.info.name;
+        let content = self.content_path.as_deref().unwrap_or(Path::new(""));
+        if !self.context().shutdown_requested {
+            if self.frames_run == 0 && self.content_path.is_some() {
+                // FBNeo takes a zip it cannot run and only says so (with
+                // SHUTDOWN) on its first frame.
+                return format!(
+                    "core {name} answers a state size of 0 before its first frame: either it \
+                     cannot save states, or it could not use the content {}{}",
+                    content.display(),
+                    super::error::content_hint(content)
+                );
+            }
+            return format!("core {name} does not support savestates");
+        }
+        format!(
+            "core {name} stopped: it asked to shut down while running {}, as cores do when they \
+             cannot run the content{}",
+            content.display(),
+            super::error::content_hint(content)
+        )
+    }
+
     fn context(&self) -> &CoreContext {
         // SAFETY: the context lives as long as `self`; callbacks only touch it
         // during `call`, which takes no outstanding borrow of it.
@@ -694,9 +768,11 @@ impl Core {
         unsafe { self.context.as_mut() }
     }
 
-    /// Calls into the core with this core's context active for callbacks.
+    /// Calls into the core with this core's context active for callbacks
+    /// and its crash scene active for the crash report.
     fn call<R>(&self, body: impl FnOnce(&CoreApi) -> R) -> R {
         let _active = ActiveContext::activate(self.context.as_ptr());
+        let _in_core = InCore::enter(&self.crash_scene);
         body(&self.api)
     }
 
@@ -771,17 +847,20 @@ impl Emulator for Core {
         }
         context.render_video = render;
         context.audio.clear();
+        self.enter_phase(Phase::RunningFrame, self.frames_run + 1);
         // SAFETY: plain libretro call; content is loaded.
         self.timed_call(|api| unsafe { (api.run)() });
+        self.frames_run += 1;
         self.refresh_mapped_memory();
     }
 
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
+        self.enter_phase(Phase::SavingState, self.frames_run);
         // SAFETY: plain libretro call.
         let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
         if size == 0 {
             return Err(EmulatorError::SaveFailed {
-                reason: format!("core {} does not support savestates", self.info.name),
+                reason: self.why_no_state(),
             });
         }
         // Zeroed every time: cores may write less than they promise, and
@@ -801,6 +880,7 @@ impl Emulator for Core {
     }
 
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
+        self.enter_phase(Phase::LoadingState, self.frames_run);
         // SAFETY: plain libretro call.
         let expected = self.call(|api| unsafe { (api.serialize_size)() });
         let size_ok = if self.serialization_quirks().has_variable_size() {
@@ -833,6 +913,10 @@ impl Emulator for Core {
         Ok(())
     }
 
+    fn set_savestate_context(&mut self, context: SavestateContext) {
+        self.context_mut().savestate_context = context;
+    }
+
     fn game_memory(&self) -> &[u8] {
         if self.uses_mapped_memory {
             &self.mapped_memory
@@ -860,6 +944,7 @@ impl Emulator for Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
+        self.enter_phase(Phase::Unloading, self.frames_run);
         if self.content_loaded {
             if self.config.persist_save_ram {
                 self.persist_save_ram();

@@ -7,7 +7,7 @@ use super::context::{c_str, CoreContext};
 use super::core::{AvInfo, InputDescriptor, MemoryDescriptor};
 use super::ffi::{self, env};
 use super::options::parse_legacy_variable;
-use crate::emulator::PixelFormat;
+use crate::emulator::{PixelFormat, SavestateContext};
 use std::ffi::{c_char, c_uint, c_void};
 
 /// Upper bound on entries read from NULL-terminated arrays the core passes,
@@ -89,7 +89,10 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
             env::GET_CORE_OPTIONS_VERSION => answer(data, CORE_OPTIONS_VERSION),
             env::SET_CORE_OPTIONS_DISPLAY => true,
             env::GET_VARIABLE => get_variable(context, data),
-            env::GET_VARIABLE_UPDATE => answer(data, context.options.take_updated()),
+            // True only when a value changed after the core read it, never
+            // for the first declaration: snes9x would otherwise re-apply
+            // every option on its first frame (see docs/libretro-host.md).
+            env::GET_VARIABLE_UPDATE => answer(data, context.options.is_updated()),
             env::SET_SUPPORT_NO_GAME => {
                 if data.is_null() {
                     return false;
@@ -151,6 +154,21 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 context.performance_level = *(data as *const c_uint);
                 true
             }
+            env::SHUTDOWN => {
+                if !context.shutdown_requested {
+                    tracing::warn!(core = %context.core_name, "the core asked to shut down");
+                }
+                context.shutdown_requested = true;
+                true
+            }
+            env::GET_SAVESTATE_CONTEXT => {
+                // NULL asks whether the host answers at all (FBNeo does so
+                // at start-up and warns when not), as in RetroArch.
+                if !data.is_null() {
+                    *(data as *mut i32) = savestate_context(context);
+                }
+                true
+            }
             env::GET_FASTFORWARDING => answer(data, false),
             env::GET_INPUT_MAX_USERS => answer(data, super::context::MAX_PORTS as c_uint),
             env::GET_MESSAGE_INTERFACE_VERSION => answer(data, MESSAGE_INTERFACE_VERSION),
@@ -180,6 +198,19 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 false
             }
         }
+    }
+}
+
+/// The answer to GET_SAVESTATE_CONTEXT: what the frame loop's states are
+/// for while the core saves or loads one, NORMAL at any other time.
+fn savestate_context(context: &CoreContext) -> i32 {
+    if !context.in_savestate_call {
+        return ffi::RETRO_SAVESTATE_CONTEXT_NORMAL;
+    }
+    match context.savestate_context {
+        SavestateContext::Normal => ffi::RETRO_SAVESTATE_CONTEXT_NORMAL,
+        SavestateContext::Rollback => ffi::RETRO_SAVESTATE_CONTEXT_RUNAHEAD_SAME_INSTANCE,
+        SavestateContext::Netplay => ffi::RETRO_SAVESTATE_CONTEXT_ROLLBACK_NETPLAY,
     }
 }
 
@@ -361,7 +392,7 @@ unsafe fn get_variable(context: &mut CoreContext, data: *mut c_void) -> bool {
         variable.value = std::ptr::null();
         return false;
     };
-    match context.options.value_for(key.to_bytes()) {
+    match context.options.read(key.to_bytes()) {
         // The pointer stays valid until the options are declared again.
         Some(value) => {
             variable.value = value.as_ptr();
@@ -458,6 +489,10 @@ mod tests {
             },
         ];
         assert!(send(&mut context, env::SET_VARIABLES, &mut variables[0]));
+        // What snes9x asks on its first frame: nothing changed since load.
+        let mut updated = true;
+        assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
+        assert!(!updated, "declared options are not an update");
         assert_eq!(
             get_variable(&mut context, &key).as_deref(),
             Some("disabled")
@@ -549,16 +584,37 @@ mod tests {
             get_variable(&mut context, &strings[5]).as_deref(),
             Some("on")
         );
-        let mut updated = false;
+        let mut updated = true;
         assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
-        assert!(updated);
-        assert!(send(&mut context, env::GET_VARIABLE_UPDATE, &mut updated));
-        assert!(!updated);
+        assert!(!updated, "declared options are not an update");
         assert_eq!(
             context.options.options()[0].values,
             vec!["auto", "ntsc", "pal"]
         );
         assert!(context.options.validate_overrides("Test").is_ok());
+    }
+
+    #[test]
+    fn the_savestate_context_is_the_loops_only_inside_a_savestate_call() {
+        let mut context = context_with(vec![]);
+        let command = env::GET_SAVESTATE_CONTEXT | ffi::RETRO_ENVIRONMENT_EXPERIMENTAL;
+        let mut answered: i32 = -1;
+        let cases = [
+            (SavestateContext::Netplay, true, 3),
+            (SavestateContext::Rollback, true, 1),
+            (SavestateContext::Normal, true, 0),
+            // RetroArch answers NORMAL outside its special savestates.
+            (SavestateContext::Netplay, false, 0),
+        ];
+        for (loop_context, in_call, expected) in cases {
+            context.savestate_context = loop_context;
+            context.in_savestate_call = in_call;
+            assert!(send(&mut context, command, &mut answered));
+            assert_eq!(answered, expected, "{loop_context:?}, in a call: {in_call}");
+        }
+        // SAFETY: NULL is how cores ask whether the command is supported.
+        let supported = unsafe { handle(&mut context, command, std::ptr::null_mut()) };
+        assert!(supported);
     }
 
     #[test]

@@ -8,6 +8,13 @@ pub enum LibretroError {
     #[error("core file {} does not exist", path.display())]
     CoreMissing { path: PathBuf },
 
+    /// `--core` named a directory (which `is_file` alone would call missing).
+    #[error(
+        "{} is a directory, not a core; give the path of a core library (a *_libretro.so file)",
+        path.display()
+    )]
+    CoreIsDirectory { path: PathBuf },
+
     #[error("{} is not a loadable shared library: {reason}", path.display())]
     NotALibrary { path: PathBuf, reason: String },
 
@@ -34,6 +41,21 @@ pub enum LibretroError {
     #[error("content file {} does not exist", path.display())]
     ContentMissing { path: PathBuf },
 
+    /// The content path is a directory.
+    #[error(
+        "{} is a directory, not a content file; give the path of a ROM or game file",
+        path.display()
+    )]
+    ContentIsDirectory { path: PathBuf },
+
+    /// The content file has no bytes; refused before the core sees it.
+    #[error(
+        "content file {} is empty (0 bytes); no game is empty, so the file was probably cut \
+         short while it was downloaded or copied",
+        path.display()
+    )]
+    ContentEmpty { path: PathBuf },
+
     #[error("cannot read content file {}: {source}", path.display())]
     ContentUnreadable {
         path: PathBuf,
@@ -50,6 +72,16 @@ pub enum LibretroError {
 
     #[error("core {core} refused the content {}", path.display())]
     ContentRejected { core: String, path: PathBuf },
+
+    /// `retro_load_game` accepted the content but the core sent SHUTDOWN
+    /// while loading it.
+    #[error(
+        "core {core} took the content {} but then asked to shut down, as cores do when they \
+         cannot run it{}",
+        path.display(),
+        content_hint(path)
+    )]
+    ContentAbandoned { core: String, path: PathBuf },
 
     #[error("core {core} refused to start without content")]
     NoContentRejected { core: String },
@@ -80,4 +112,17 @@ pub enum LibretroError {
         value: String,
         allowed: Vec<String>,
     },
+}
+
+/// What usually makes a core give up on `path`, as a clause to append.
+pub(super) fn content_hint(path: &std::path::Path) -> &'static str {
+    let is_zip = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("zip"));
+    if is_zip {
+        " (for an arcade core such as FinalBurn Neo: the zip is not a romset it knows, or it \
+         lacks files the romset needs)"
+    } else {
+        " (the file is probably not a game for this core's system)"
+    }
 }

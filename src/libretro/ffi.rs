@@ -32,6 +32,11 @@ pub const RETRO_LOG_WARN: c_uint = 2;
 
 pub const RETRO_LANGUAGE_ENGLISH: c_uint = 0;
 
+// enum retro_savestate_context
+pub const RETRO_SAVESTATE_CONTEXT_NORMAL: i32 = 0;
+pub const RETRO_SAVESTATE_CONTEXT_RUNAHEAD_SAME_INSTANCE: i32 = 1;
+pub const RETRO_SAVESTATE_CONTEXT_ROLLBACK_NETPLAY: i32 = 3;
+
 /// Options v1/v2 definitions carry a fixed-size values array of this length.
 pub const RETRO_NUM_CORE_OPTION_VALUES_MAX: usize = 128;
 
@@ -50,6 +55,7 @@ pub mod env {
     use std::ffi::c_uint;
     pub const GET_CAN_DUPE: c_uint = 3;
     pub const SET_MESSAGE: c_uint = 6;
+    pub const SHUTDOWN: c_uint = 7;
     pub const SET_PERFORMANCE_LEVEL: c_uint = 8;
     pub const GET_SYSTEM_DIRECTORY: c_uint = 9;
     pub const SET_PIXEL_FORMAT: c_uint = 10;
@@ -82,6 +88,8 @@ pub mod env {
     pub const GET_INPUT_MAX_USERS: c_uint = 61;
     pub const SET_CORE_OPTIONS_V2: c_uint = 67;
     pub const SET_CORE_OPTIONS_V2_INTL: c_uint = 68;
+    /// Experimental (72 | EXPERIMENTAL); matched with the flag stripped.
+    pub const GET_SAVESTATE_CONTEXT: c_uint = 72;
 }
 
 #[repr(C)]

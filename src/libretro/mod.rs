@@ -3,11 +3,12 @@
 //!
 //! This is the only module of netcade with `unsafe` code. The FFI types are in
 //! `ffi`, the callbacks and the per-core context they reach in `context`, the
-//! environment commands in `environment`; everything else sees the safe
-//! facade re-exported here.
+//! environment commands in `environment`, the report of a crashing core in
+//! `crash`; everything else sees the safe facade re-exported here.
 
 mod context;
 mod core;
+mod crash;
 mod environment;
 mod error;
 mod ffi;
@@ -16,5 +17,6 @@ mod options;
 pub use self::core::{
     AvInfo, Core, CoreConfig, CoreInfo, InputDescriptor, MemoryDescriptor, SerializationQuirks,
 };
+pub use self::crash::CORE_CRASHED_EXIT_CODE;
 pub use self::error::LibretroError;
 pub use self::options::{parse_option_override, CoreOption};

@@ -62,8 +62,8 @@ pub struct OptionStore {
     /// must stay valid until the options change.
     current_c: Vec<CString>,
     overrides: Vec<(String, String)>,
-    /// Set when the answered values changed since the core last asked
-    /// `GET_VARIABLE_UPDATE`.
+    /// Set when a value the core may have read changed; cleared when the
+    /// core reads any value (see [`OptionStore::is_updated`]).
     updated: bool,
 }
 
@@ -99,6 +99,12 @@ impl OptionStore {
     }
 
     fn apply_overrides(&mut self) {
+        let before: Vec<(String, CString)> = self
+            .options
+            .iter()
+            .map(|option| option.key.clone())
+            .zip(std::mem::take(&mut self.current_c))
+            .collect();
         for option in &mut self.options {
             option.current = option.default.clone();
             // The last override of a key wins, as on a command line.
@@ -118,10 +124,29 @@ impl OptionStore {
             .iter()
             .map(|option| to_c_string(&option.current))
             .collect();
-        self.updated = true;
+        // Only a value that was already answered can have changed; a first
+        // declaration is no update (cores read every option at load anyway).
+        let changed = self
+            .options
+            .iter()
+            .zip(&self.current_c)
+            .any(|(option, now)| {
+                before
+                    .iter()
+                    .any(|(key, was)| *key == option.key && was != now)
+            });
+        self.updated |= changed;
     }
 
-    /// The value to answer for `key`, or `None` if the core never declared it.
+    /// The value to answer for `GET_VARIABLE` of `key`, or `None` if the
+    /// core never declared it. Any read clears [`OptionStore::is_updated`],
+    /// as in RetroArch: the core is reading the options now.
+    pub fn read(&mut self, key: &[u8]) -> Option<&CStr> {
+        self.updated = false;
+        self.value_for(key)
+    }
+
+    /// The value answered for `key`, or `None` if the core never declared it.
     pub fn value_for(&self, key: &[u8]) -> Option<&CStr> {
         self.options
             .iter()
@@ -129,9 +154,11 @@ impl OptionStore {
             .map(|index| self.current_c[index].as_c_str())
     }
 
-    /// Whether values changed since the last call (and clears the flag).
-    pub fn take_updated(&mut self) -> bool {
-        std::mem::take(&mut self.updated)
+    /// The answer to `GET_VARIABLE_UPDATE`: whether a value changed since
+    /// the core last read one. Asking does not clear it (reading does), so a
+    /// core that asks every frame but reads later still learns of a change.
+    pub fn is_updated(&self) -> bool {
+        self.updated
     }
 
     pub fn options(&self) -> &[CoreOption] {
@@ -242,8 +269,33 @@ mod tests {
         declare_region(&mut store);
         assert_eq!(store.value_for(b"core_region").unwrap().to_str(), Ok("pal"));
         assert!(store.validate_overrides("Test").is_ok());
-        assert!(store.take_updated());
-        assert!(!store.take_updated());
+    }
+
+    #[test]
+    fn declaring_options_is_not_an_update_the_core_must_act_on() {
+        let mut store = OptionStore::new(vec![("core_region".into(), "pal".into())]);
+        declare_region(&mut store);
+        assert!(!store.is_updated());
+        // Declaring the same set again changes nothing either.
+        declare_region(&mut store);
+        assert!(!store.is_updated());
+    }
+
+    #[test]
+    fn a_changed_value_is_an_update_until_the_core_reads_an_option() {
+        let mut store = OptionStore::new(vec![]);
+        declare_region(&mut store);
+        // The core declares again with another default for core_turbo.
+        store.declare(vec![(
+            "core_turbo".into(),
+            "Turbo".into(),
+            vec!["off".into(), "on".into()],
+            Some("on".into()),
+        )]);
+        assert!(store.is_updated());
+        assert!(store.is_updated(), "asking does not clear the update");
+        assert_eq!(store.read(b"core_turbo").unwrap().to_str(), Ok("on"));
+        assert!(!store.is_updated());
     }
 
     #[test]

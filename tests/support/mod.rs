@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod content;
 pub mod duel;
+pub mod fake_core;
 pub mod netplay;
 
 #[allow(unused_imports)]

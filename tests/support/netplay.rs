@@ -12,7 +12,7 @@
 
 use netcade::app::netplay_match::NetplayDriver;
 use netcade::checksum::Checksum;
-use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
+use netcade::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
 use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig};
 use netcade::net::sim::{LinkConditions, SimNet};
@@ -133,6 +133,9 @@ impl Emulator for DuelGame {
     }
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
         self.core.load_state(from)
+    }
+    fn set_savestate_context(&mut self, context: SavestateContext) {
+        self.core.set_savestate_context(context)
     }
     fn game_memory(&self) -> &[u8] {
         self.core.game_memory()

@@ -11,8 +11,9 @@ use crate::audio::SAMPLE_RATE;
 use crate::layout::STATE_SIZE;
 use crate::render::{HEIGHT, WIDTH};
 use libretro_rs::sys::*;
-use std::ffi::{c_char, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 pub const LIBRARY_NAME: &str = "Duel\0";
 pub const LIBRARY_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
@@ -169,6 +170,7 @@ pub unsafe extern "C" fn retro_serialize(data: *mut c_void, size: usize) -> bool
         // STATE_SIZE writable bytes for this call; only STATE_SIZE are
         // borrowed, and nothing else aliases them during the call.
         let out = unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), STATE_SIZE) };
+        record_savestate_context(instance);
         instance.serialize(out)
     })
 }
@@ -187,8 +189,30 @@ pub unsafe extern "C" fn retro_unserialize(data: *const c_void, size: usize) -> 
         // SAFETY: `data` is non-null and the frontend provides `size` (=
         // STATE_SIZE) readable bytes for this call.
         let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), STATE_SIZE) };
+        record_savestate_context(instance);
         instance.unserialize(bytes)
     })
+}
+
+/// The last answer to GET_SAVESTATE_CONTEXT, or -1 before any answer.
+static LAST_SAVESTATE_CONTEXT: AtomicI32 = AtomicI32::new(-1);
+
+/// Asks what the state being saved or loaded is for, as cores that skip or
+/// add work by context do. Duel's states are the same either way; it only
+/// keeps the answer for [`duel_last_savestate_context`].
+fn record_savestate_context(instance: &Instance) {
+    if let Some(context) = instance.frontend.savestate_context() {
+        LAST_SAVESTATE_CONTEXT.store(context, Ordering::Relaxed);
+    }
+}
+
+/// Test hook: what the frontend last answered to GET_SAVESTATE_CONTEXT
+/// during `retro_serialize` or `retro_unserialize` (0 normal, 1 run-ahead
+/// in this instance, 2 run-ahead in another, 3 netplay rollback), or -1 if
+/// it never answered.
+#[no_mangle]
+pub extern "C" fn duel_last_savestate_context() -> c_int {
+    guard(-1, || LAST_SAVESTATE_CONTEXT.load(Ordering::Relaxed))
 }
 
 #[no_mangle]

@@ -7,6 +7,9 @@ use crate::render::{Framebuffer, HEIGHT, PITCH, WIDTH};
 use libretro_rs::sys::*;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 
+/// Not in libretro-rs 0.1.3's bindings (libretro.h: 72, experimental).
+const RETRO_ENVIRONMENT_GET_SAVESTATE_CONTEXT: u32 = 72 | RETRO_ENVIRONMENT_EXPERIMENTAL;
+
 /// The core option that turns on the injected non-determinism.
 pub const OPTION_INJECT_NONDETERMINISM: &CStr = c"duel_inject_nondeterminism";
 const OPTION_INJECT_NONDETERMINISM_VALUES: &CStr =
@@ -160,6 +163,23 @@ impl Frontend {
             )
         };
         ok && updated
+    }
+
+    /// What the frontend says the state being saved or loaded is for
+    /// (GET_SAVESTATE_CONTEXT: 0 normal, 1 run-ahead in this instance, 2
+    /// run-ahead in another instance, 3 netplay rollback); None if it does
+    /// not answer.
+    pub fn savestate_context(&self) -> Option<i32> {
+        let mut context: i32 = -1;
+        // SAFETY: GET_SAVESTATE_CONTEXT takes an `int *` (the enum
+        // `retro_savestate_context`).
+        let ok = unsafe {
+            self.environment(
+                RETRO_ENVIRONMENT_GET_SAVESTATE_CONTEXT,
+                (&mut context as *mut i32).cast(),
+            )
+        };
+        ok.then_some(context)
     }
 
     /// Asks for XRGB8888 video (SET_PIXEL_FORMAT); false if refused.

@@ -1,0 +1,525 @@
+//! The report printed when a core crashes the process (SIGSEGV, SIGFPE, …).
+//!
+//! Cores crash inside their own code when handed content for another system
+//! (snes9x, melonDS and Beetle Saturn do). A fatal-signal handler then names
+//! the core, the content and what netcade was asking of the core, suggests
+//! the likely cause and exits with [`CORE_CRASHED_EXIT_CODE`].
+//!
+//! The handler may only do async-signal-safe things, so everything it prints
+//! is prepared beforehand: each [`Core`](super::Core) owns a [`CrashScene`]
+//! with its texts formatted at load time, and marks it as the scene of the
+//! current thread around every call into the core ([`InCore`]). Per call that
+//! costs a thread-local store and a few atomic stores. A signal on a thread
+//! that never called into a core is blamed on the core called last (cores
+//! run renderer and audio threads of their own); one on a thread that drives
+//! cores but is not inside a call goes to the handler that was there before
+//! (Rust's stack-overflow report, or the default action).
+
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Once, OnceLock};
+
+/// The exit code of a process whose core crashed.
+pub const CORE_CRASHED_EXIT_CODE: u8 = 4;
+
+/// The signals reported; each is fatal by default.
+const FATAL_SIGNALS: [c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGABRT,
+];
+
+/// Room for the handler on the alternate stack, which is what lets a stack
+/// overflow (a fault on the exhausted stack itself) be reported.
+const ALTERNATE_STACK_BYTES: usize = 64 * 1024;
+
+/// What netcade is asking of the core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    /// `retro_init` and the calls around it.
+    Starting = 0,
+    LoadingContent = 1,
+    /// `retro_run`; the scene's frame is the 1-based number of this call.
+    RunningFrame = 2,
+    SavingState = 3,
+    LoadingState = 4,
+    Resetting = 5,
+    Unloading = 6,
+}
+
+impl Phase {
+    fn from_u8(value: u8) -> Phase {
+        match value {
+            1 => Phase::LoadingContent,
+            2 => Phase::RunningFrame,
+            3 => Phase::SavingState,
+            4 => Phase::LoadingState,
+            5 => Phase::Resetting,
+            6 => Phase::Unloading,
+            _ => Phase::Starting,
+        }
+    }
+
+    /// The likely cause, as a line of its own.
+    fn hint(self) -> &'static [u8] {
+        match self {
+            Phase::Starting => {
+                b"hint: the core failed in its own start-up, before any content; the core file \
+                  may be damaged or built for another machine\n"
+            }
+            Phase::LoadingContent => {
+                b"hint: cores crash like this when given a file for another system or a \
+                  damaged file; check that the content is a game for this core\n"
+            }
+            Phase::RunningFrame => {
+                b"hint: in the first frames this usually means the content is for another \
+                  system, or a BIOS file the core needs is missing from the system directory; \
+                  later it is a bug in the core\n"
+            }
+            Phase::SavingState | Phase::LoadingState => {
+                b"hint: the core's savestate code crashed; a state from another version of \
+                  the core, or a core whose savestates are broken, does this\n"
+            }
+            Phase::Resetting | Phase::Unloading => {
+                b"hint: this is a bug in the core, not something the content can fix\n"
+            }
+        }
+    }
+}
+
+/// Everything the crash report says about one loaded core, prepared before
+/// any call into it.
+#[derive(Debug)]
+pub struct CrashScene {
+    /// `core NAME (PATH)`, or `core PATH` before the core said its name.
+    core: Box<[u8]>,
+    /// `the core takes .a .b files`, or empty.
+    extensions: Box<[u8]>,
+    /// The content's path, or empty.
+    content: Box<[u8]>,
+    phase: AtomicU8,
+    frame: AtomicU64,
+}
+
+impl CrashScene {
+    /// The scene of the core file `core_path`, starting up.
+    pub fn new(core_path: &std::path::Path) -> CrashScene {
+        CrashScene {
+            core: format!("core {}", core_path.display()).into_bytes().into(),
+            extensions: Box::default(),
+            content: Box::default(),
+            phase: AtomicU8::new(Phase::Starting as u8),
+            frame: AtomicU64::new(0),
+        }
+    }
+
+    /// Names the core once it said who it is and what files it takes.
+    pub fn describe_core(&mut self, name: &str, path: &std::path::Path, extensions: &[String]) {
+        self.core = format!("core {name} ({})", path.display())
+            .into_bytes()
+            .into();
+        self.extensions = if extensions.is_empty() {
+            Box::default()
+        } else {
+            let list: Vec<String> = extensions.iter().map(|ext| format!(".{ext}")).collect();
+            format!("the core takes {} files", list.join(" "))
+                .into_bytes()
+                .into()
+        };
+    }
+
+    pub fn describe_content(&mut self, content: Option<&std::path::Path>) {
+        self.content = content
+            .map(|path| path.display().to_string().into_bytes().into())
+            .unwrap_or_default();
+    }
+
+    /// Records what the next calls into the core are for; `frame` is the
+    /// frame being run, or the frames run so far for the other phases.
+    pub fn set_phase(&self, phase: Phase, frame: u64) {
+        self.frame.store(frame, Ordering::Relaxed);
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    /// Writes the report of `signal` through `write`, without allocating.
+    /// `in_call` says whether the signal came from the thread calling into
+    /// the core, rather than from a thread of the core's own.
+    fn report(&self, signal: c_int, in_call: bool, write: &mut dyn FnMut(&[u8])) {
+        let phase = Phase::from_u8(self.phase.load(Ordering::Relaxed));
+        let frame = self.frame.load(Ordering::Relaxed);
+        let mut digits = [0u8; 20];
+        write(b"error: ");
+        write(&self.core);
+        write(b" crashed with ");
+        write(signal_description(signal));
+        write(if in_call {
+            b" while "
+        } else {
+            b" on a thread of its own while netcade was "
+        });
+        match phase {
+            Phase::Starting => write(b"starting up"),
+            Phase::LoadingContent => {
+                write(b"loading the content ");
+                write(&self.content);
+                if !self.extensions.is_empty() {
+                    write(b" (");
+                    write(&self.extensions);
+                    write(b")");
+                }
+            }
+            Phase::RunningFrame => {
+                write(b"running frame ");
+                write(decimal(frame, &mut digits));
+            }
+            Phase::SavingState | Phase::LoadingState => {
+                let what: &[u8] = if phase == Phase::SavingState {
+                    b"saving a state"
+                } else {
+                    b"loading a state"
+                };
+                write(what);
+                if frame == 0 {
+                    write(b" before the first frame");
+                } else {
+                    write(b" after frame ");
+                    write(decimal(frame, &mut digits));
+                }
+            }
+            Phase::Resetting => write(b"resetting"),
+            Phase::Unloading => write(b"shutting down"),
+        }
+        if phase != Phase::LoadingContent && !self.content.is_empty() {
+            write(b" (content ");
+            write(&self.content);
+            if !self.extensions.is_empty() {
+                write(b"; ");
+                write(&self.extensions);
+            }
+            write(b")");
+        }
+        write(b"\n");
+        write(phase.hint());
+    }
+}
+
+fn signal_description(signal: c_int) -> &'static [u8] {
+    match signal {
+        libc::SIGSEGV => b"SIGSEGV (an invalid memory access or a stack overflow)",
+        libc::SIGBUS => b"SIGBUS (a misaligned or unbacked memory access)",
+        libc::SIGFPE => b"SIGFPE (an arithmetic fault such as a division by zero)",
+        libc::SIGILL => b"SIGILL (an illegal instruction)",
+        libc::SIGABRT => b"SIGABRT (the core aborted itself)",
+        _ => b"a fatal signal",
+    }
+}
+
+/// `value` in decimal, written into the end of `digits`.
+fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &[u8] {
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            return &digits[start..];
+        }
+    }
+}
+
+impl Drop for CrashScene {
+    fn drop(&mut self) {
+        let this: *mut CrashScene = self;
+        let _ = LATEST.compare_exchange(
+            this,
+            std::ptr::null_mut(),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// The scene of the core whose call started last on any thread, for a
+/// signal on a thread of a core's own (a renderer, an audio thread), which
+/// never entered a call. Cleared when that scene is dropped.
+static LATEST: AtomicPtr<CrashScene> = AtomicPtr::new(std::ptr::null_mut());
+
+thread_local! {
+    /// The scene of the core this thread is calling into, or null.
+    static CURRENT: Cell<*const CrashScene> = const { Cell::new(std::ptr::null()) };
+    /// Whether this thread drives cores (it loaded one): a signal here
+    /// outside a call is netcade's own, never a core thread's.
+    static DRIVES_CORES: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks a scene as this thread's until dropped (calls may nest).
+pub struct InCore {
+    previous: *const CrashScene,
+}
+
+impl InCore {
+    /// `scene` must outlive the guard.
+    pub fn enter(scene: &CrashScene) -> InCore {
+        LATEST.store(std::ptr::from_ref(scene).cast_mut(), Ordering::Release);
+        let previous = CURRENT.with(|current| current.replace(scene));
+        InCore { previous }
+    }
+}
+
+impl Drop for InCore {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.set(self.previous));
+    }
+}
+
+/// The handlers that were installed before ours, one per [`FATAL_SIGNALS`].
+static PREVIOUS: [OnceLock<libc::sigaction>; FATAL_SIGNALS.len()] =
+    [const { OnceLock::new() }; FATAL_SIGNALS.len()];
+
+/// Installs the fatal-signal handler (once per process) and gives the
+/// calling thread an alternate signal stack if it has none. Called by
+/// [`Core::load`](super::Core::load) on the thread that will drive the core.
+pub fn install() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        for (index, &signal) in FATAL_SIGNALS.iter().enumerate() {
+            // SAFETY: a zeroed sigaction is a valid "default" value; the
+            // fields set below make it ours. `sigemptyset` and `sigaction`
+            // get valid pointers to locals.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_fatal_signal as *const () as libc::sighandler_t;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, &action, &mut previous) == 0 {
+                    let _ = PREVIOUS[index].set(previous);
+                }
+            }
+        }
+    });
+    DRIVES_CORES.with(|drives| drives.set(true));
+    ensure_alternate_stack();
+}
+
+fn ensure_alternate_stack() {
+    thread_local! {
+        static HAS_STACK: Cell<bool> = const { Cell::new(false) };
+    }
+    if HAS_STACK.with(Cell::get) {
+        return;
+    }
+    // SAFETY: `sigaltstack` reads and writes `stack_t` values owned here. The
+    // memory given to the kernel is leaked, so it stays valid for as long as
+    // the thread may use it (a few per process: one per core-driving thread).
+    unsafe {
+        let mut current: libc::stack_t = std::mem::zeroed();
+        if libc::sigaltstack(std::ptr::null(), &mut current) == 0
+            && current.ss_flags & libc::SS_DISABLE == 0
+        {
+            // Rust's runtime gave this thread one already.
+            HAS_STACK.with(|has| has.set(true));
+            return;
+        }
+        let size = ALTERNATE_STACK_BYTES.max(libc::SIGSTKSZ);
+        let memory = Box::leak(vec![0u8; size].into_boxed_slice());
+        let stack = libc::stack_t {
+            ss_sp: memory.as_mut_ptr().cast::<c_void>(),
+            ss_flags: 0,
+            ss_size: size,
+        };
+        if libc::sigaltstack(&stack, std::ptr::null_mut()) == 0 {
+            HAS_STACK.with(|has| has.set(true));
+        }
+    }
+}
+
+/// Writes all of `bytes` to stderr with write(2), giving up on an error.
+fn write_stderr(bytes: &[u8]) {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is a live byte slice of the given length.
+        let written = unsafe { libc::write(2, rest.as_ptr().cast::<c_void>(), rest.len()) };
+        if written <= 0 {
+            return;
+        }
+        rest = &rest[written as usize..];
+    }
+}
+
+extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mut c_void) {
+    // Nothing below panics (no allocation, no locks, no formatting
+    // machinery, as a signal handler requires); the guard only keeps an
+    // unwind from ever crossing into the kernel's frame.
+    let _ = std::panic::catch_unwind(|| report_or_pass_on(signal, info));
+}
+
+fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
+    let current = CURRENT.try_with(Cell::get).unwrap_or(std::ptr::null());
+    let drives_cores = DRIVES_CORES.try_with(Cell::get).unwrap_or(false);
+    let (scene, in_call) = if !current.is_null() {
+        (current, true)
+    } else if drives_cores {
+        (std::ptr::null(), false)
+    } else {
+        (LATEST.load(Ordering::Acquire).cast_const(), false)
+    };
+    if !scene.is_null() {
+        // SAFETY: the current scene belongs to a core whose call is in
+        // progress on this thread (the signal is delivered to the thread
+        // that faulted), so the `Core` owning it is alive; the latest scene
+        // is cleared before its `Core` frees it.
+        let scene = unsafe { &*scene };
+        scene.report(signal, in_call, &mut write_stderr);
+        // SAFETY: _exit is async-signal-safe and ends the process at once.
+        unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) };
+    }
+    pass_to_previous_handler(signal, info);
+}
+
+/// Not a core's crash: restores the handler that was there before and lets
+/// the signal reach it.
+fn pass_to_previous_handler(signal: c_int, info: *mut libc::siginfo_t) {
+    let previous = FATAL_SIGNALS
+        .iter()
+        .position(|&fatal| fatal == signal)
+        .and_then(|index| PREVIOUS[index].get());
+    // SAFETY: restores a sigaction the kernel gave us (or the default),
+    // then re-raises; all async-signal-safe.
+    unsafe {
+        match previous {
+            Some(previous) => libc::sigaction(signal, previous, std::ptr::null_mut()),
+            None => {
+                let mut default: libc::sigaction = std::mem::zeroed();
+                default.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(signal, &default, std::ptr::null_mut())
+            }
+        };
+        // A fault caused by an instruction happens again when the handler
+        // returns, now reaching the restored handler; a signal that was sent
+        // (kill, raise, abort) has to be sent again.
+        let sent = info.is_null() || (*info).si_code <= 0;
+        if sent {
+            libc::raise(signal);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn report_of(scene: &CrashScene, signal: c_int) -> String {
+        let mut out = Vec::new();
+        scene.report(signal, true, &mut |bytes| out.extend_from_slice(bytes));
+        String::from_utf8(out).unwrap()
+    }
+
+    fn described_scene() -> CrashScene {
+        let mut scene = CrashScene::new(Path::new("/cores/snes9x_libretro.so"));
+        scene.describe_core(
+            "Snes9x",
+            Path::new("/cores/snes9x_libretro.so"),
+            &["smc".to_string(), "sfc".to_string()],
+        );
+        scene.describe_content(Some(Path::new("/roms/sonic.md")));
+        scene
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal_without_allocating() {
+        let mut digits = [0u8; 20];
+        assert_eq!(decimal(0, &mut digits), b"0");
+        assert_eq!(decimal(1234, &mut digits), b"1234");
+        assert_eq!(
+            decimal(u64::MAX, &mut digits),
+            u64::MAX.to_string().as_bytes()
+        );
+    }
+
+    #[test]
+    fn a_crash_while_loading_names_core_content_signal_and_what_the_core_takes() {
+        let scene = described_scene();
+        scene.set_phase(Phase::LoadingContent, 0);
+        let report = report_of(&scene, libc::SIGFPE);
+        assert_eq!(
+            report.lines().next().unwrap(),
+            "error: core Snes9x (/cores/snes9x_libretro.so) crashed with SIGFPE (an arithmetic \
+             fault such as a division by zero) while loading the content /roms/sonic.md (the \
+             core takes .smc .sfc files)"
+        );
+        assert!(report.lines().nth(1).unwrap().starts_with("hint: "));
+        assert!(report.contains("another system"), "{report}");
+    }
+
+    #[test]
+    fn a_crash_in_a_frame_names_the_frame_and_the_content() {
+        let scene = described_scene();
+        scene.set_phase(Phase::RunningFrame, 57);
+        let report = report_of(&scene, libc::SIGSEGV);
+        assert!(
+            report.contains("SIGSEGV")
+                && report.contains(
+                    "while running frame 57 (content /roms/sonic.md; the core takes .smc .sfc files)"
+                ),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_crash_in_a_savestate_call_says_which_and_when() {
+        let scene = described_scene();
+        scene.set_phase(Phase::SavingState, 0);
+        assert!(report_of(&scene, libc::SIGSEGV)
+            .contains("while saving a state before the first frame"));
+        scene.set_phase(Phase::LoadingState, 9);
+        let report = report_of(&scene, libc::SIGBUS);
+        assert!(
+            report.contains("while loading a state after frame 9"),
+            "{report}"
+        );
+        assert!(report.contains("savestate"), "{report}");
+    }
+
+    #[test]
+    fn before_the_core_says_its_name_the_report_names_its_file() {
+        let scene = CrashScene::new(Path::new("/cores/broken_libretro.so"));
+        let report = report_of(&scene, libc::SIGILL);
+        assert!(
+            report.starts_with("error: core /cores/broken_libretro.so crashed with SIGILL")
+                && report.contains("while starting up"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_crash_on_a_thread_of_the_cores_own_says_so() {
+        let scene = described_scene();
+        scene.set_phase(Phase::RunningFrame, 4);
+        let mut out = Vec::new();
+        scene.report(libc::SIGSEGV, false, &mut |bytes| {
+            out.extend_from_slice(bytes)
+        });
+        let report = String::from_utf8(out).unwrap();
+        assert!(
+            report.contains("on a thread of its own while netcade was running frame 4"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn the_scene_is_this_threads_only_while_inside_a_call() {
+        let scene = described_scene();
+        assert!(CURRENT.with(Cell::get).is_null());
+        {
+            let _inside = InCore::enter(&scene);
+            assert_eq!(CURRENT.with(Cell::get), &scene as *const CrashScene);
+        }
+        assert!(CURRENT.with(Cell::get).is_null());
+    }
+}
