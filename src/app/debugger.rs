@@ -17,8 +17,11 @@
 //!
 //! After every command one status line follows:
 //! `frame=N memory=XXXXXXXXXXXXXXXX state=… video=…`. Lines before it give
-//! details (diff, dump, help). A bad command prints one `error: …` line
-//! instead and the session goes on. Empty lines and `#` comments are ignored.
+//! details (diff, dump, help). A bad command prints one `error: …` line on
+//! the error stream instead (stderr, so scripts reading stdout see only
+//! answers) and the session goes on; a script (stdin not a terminal) with
+//! any failed command ends with a non-zero exit. Empty lines and `#`
+//! comments are ignored.
 
 use crate::app::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
@@ -28,7 +31,7 @@ use crate::checksum::{Checksum, Checksums};
 use crate::emulator::Emulator;
 use crate::input::Buttons;
 use std::ffi::OsString;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 /// Frames of history kept by default (10 s at 60 fps).
@@ -406,14 +409,29 @@ impl From<std::io::Error> for CommandError {
     }
 }
 
-/// Reads commands from `input` until `quit` or the end, answering on `out`.
+/// How a debugger session went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// Commands that printed an `error: …` line instead of doing their work.
+    pub failed_commands: u64,
+}
+
+/// Reads commands from `input` until `quit` or the end, answering on `out`
+/// and writing each failed command's `error: …` line to `errors`.
 pub fn debug_session<G: Emulator + ?Sized>(
     game: &mut G,
     history: u32,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
-) -> Result<(), AppError> {
+    errors: &mut dyn Write,
+) -> Result<SessionSummary, AppError> {
     let mut debugger = Debugger::new(game, history)?;
+    let mut summary = SessionSummary::default();
+    let mut fail = |message: &str| -> std::io::Result<()> {
+        summary.failed_commands += 1;
+        writeln!(errors, "error: {message}")?;
+        errors.flush()
+    };
     writeln!(out, "{}", debugger.status_line())?;
     let mut line = Vec::new();
     loop {
@@ -423,11 +441,11 @@ pub fn debug_session<G: Emulator + ?Sized>(
             .take(MAX_LINE as u64)
             .read_until(b'\n', &mut line)?;
         if read == 0 {
-            return Ok(());
+            return Ok(summary);
         }
         if line.len() >= MAX_LINE && !line.ends_with(b"\n") {
             skip_rest_of_line(input)?;
-            writeln!(out, "error: command line longer than {MAX_LINE} bytes")?;
+            fail(&format!("command line longer than {MAX_LINE} bytes"))?;
             continue;
         }
         let text = String::from_utf8_lossy(&line);
@@ -435,18 +453,18 @@ pub fn debug_session<G: Emulator + ?Sized>(
             Ok(Some(command)) => command,
             Ok(None) => continue,
             Err(message) => {
-                writeln!(out, "error: {message}")?;
+                fail(&message)?;
                 continue;
             }
         };
         match debugger.execute(&command, out) {
             Ok(()) => writeln!(out, "{}", debugger.status_line())?,
-            Err(CommandError::User(message)) => writeln!(out, "error: {message}")?,
+            Err(CommandError::User(message)) => fail(&message)?,
             Err(CommandError::Fatal(error)) => return Err(error),
         }
         if command == Command::Quit {
             out.flush()?;
-            return Ok(());
+            return Ok(summary);
         }
     }
 }
@@ -475,13 +493,27 @@ pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
     let mut game = open_game(&args.game)?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    debug_session(
+    let stderr = std::io::stderr();
+    let summary = debug_session(
         game.as_mut(),
         args.history,
         &mut stdin.lock(),
         &mut stdout.lock(),
+        &mut stderr.lock(),
     )?;
-    Ok(Outcome::Success)
+    Ok(session_outcome(summary, stdin.is_terminal()))
+}
+
+/// A person at a terminal saw each error as it happened; a script did not,
+/// so a script with failed commands must not look like a success.
+fn session_outcome(summary: SessionSummary, interactive: bool) -> Outcome {
+    if summary.failed_commands > 0 && !interactive {
+        Outcome::DebugCommandsFailed {
+            count: summary.failed_commands,
+        }
+    } else {
+        Outcome::Success
+    }
 }
 
 #[cfg(test)]
@@ -489,15 +521,98 @@ mod tests {
     use super::*;
     use crate::app::testing::StubGame;
 
+    /// The answers and the error lines of a session, apart.
+    fn session_streams(script: &str, history: u32) -> (Vec<String>, Vec<String>, SessionSummary) {
+        let mut game = StubGame::deterministic();
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        let summary = debug_session(
+            &mut game,
+            history,
+            &mut script.as_bytes(),
+            &mut out,
+            &mut errors,
+        )
+        .unwrap();
+        let lines = |bytes: Vec<u8>| -> Vec<String> {
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        (lines(out), lines(errors), summary)
+    }
+
+    /// Answers and errors in the order a terminal would show them: each
+    /// error stands where the failed command's status line would be.
     fn session(script: &str, history: u32) -> Vec<String> {
         let mut game = StubGame::deterministic();
-        let mut out = Vec::new();
-        debug_session(&mut game, history, &mut script.as_bytes(), &mut out).unwrap();
-        String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let mut interleaved = SharedLines::default();
+        let mut errors = interleaved.clone();
+        debug_session(
+            &mut game,
+            history,
+            &mut script.as_bytes(),
+            &mut interleaved,
+            &mut errors,
+        )
+        .unwrap();
+        interleaved.lines()
+    }
+
+    /// One buffer two writers append to, like a terminal showing stdout and
+    /// stderr together.
+    #[derive(Clone, Default)]
+    struct SharedLines(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl SharedLines {
+        fn lines(&self) -> Vec<String> {
+            String::from_utf8(self.0.borrow().clone())
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
+    }
+
+    impl Write for SharedLines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn errors_go_to_the_error_stream_and_are_counted() {
+        let (out, errors, summary) = session_streams("jump\nstep\nback 5\nhash\n", 600);
+        assert!(out.iter().all(|l| l.starts_with("frame=")), "{out:#?}");
+        assert_eq!(out.len(), 3, "start, step, hash: {out:#?}");
+        assert_eq!(
+            errors,
+            [
+                "error: unknown command \"jump\" (try help)",
+                "error: cannot go back 5 frames from frame 1"
+            ]
+        );
+        assert_eq!(summary.failed_commands, 2);
+    }
+
+    #[test]
+    fn a_script_with_failed_commands_fails_but_a_terminal_session_does_not() {
+        let failed = SessionSummary { failed_commands: 1 };
+        assert_eq!(
+            session_outcome(failed, false),
+            Outcome::DebugCommandsFailed { count: 1 }
+        );
+        assert_ne!(session_outcome(failed, false).exit_code(), 0);
+        assert_eq!(session_outcome(failed, true), Outcome::Success);
+        assert_eq!(
+            session_outcome(SessionSummary::default(), false),
+            Outcome::Success
+        );
     }
 
     fn status_lines(lines: &[String]) -> Vec<&String> {

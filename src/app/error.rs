@@ -6,7 +6,8 @@
 //! - 1: a sync-test found a desync ([`Outcome::SyncTestFailed`]), or the
 //!   demo's netplay machines disagreed ([`Outcome::NetplayFailed`]).
 //! - 2: a user mistake: bad arguments, a missing or unusable file (core,
-//!   content, input script), a core that refuses the content.
+//!   content, input script), a core that refuses the content, or a `debug`
+//!   script with commands that failed.
 //! - 3: something failed while running: the core failed to save or load a
 //!   state, or an output file could not be written.
 
@@ -31,6 +32,10 @@ pub enum Outcome {
     /// The machines of a netplay match disagreed on a confirmed frame (or
     /// the match stopped before its last frame).
     NetplayFailed,
+    /// A `debug` script (stdin not a terminal) had commands that failed.
+    DebugCommandsFailed {
+        count: u64,
+    },
 }
 
 impl Outcome {
@@ -38,6 +43,7 @@ impl Outcome {
         match self {
             Outcome::Success => EXIT_SUCCESS,
             Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
+            Outcome::DebugCommandsFailed { .. } => EXIT_USER_MISTAKE,
         }
     }
 }

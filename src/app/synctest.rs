@@ -9,6 +9,7 @@
 //! the game as loaded), the same numbering `debug` shows.
 
 use crate::app::diff::{format_range, ByteDiff, DEFAULT_RANGE_CAP};
+use crate::app::error::error_chain;
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, NO_INPUTS};
 use crate::app::{checksums_json, open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
@@ -374,20 +375,7 @@ pub fn sync_test_settling<G: Emulator + ?Sized>(
     inputs: &mut InputSource,
     progress: &mut dyn FnMut(u32),
 ) -> Result<SyncTestReport, AppError> {
-    if !(1..=MAX_CHECK_DISTANCE).contains(&distance) {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "the check distance must be between 1 and {MAX_CHECK_DISTANCE} (got {distance})"
-            ),
-        });
-    }
-    if settle_frames > MAX_SETTLE_FRAMES {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "the settle window must be at most {MAX_SETTLE_FRAMES} frames (got {settle_frames})"
-            ),
-        });
-    }
+    check_settings(frames, distance, settle_frames)?;
     // Boundaries `reached - distance - settle_frames ..= reached` are kept.
     let slots = (distance + settle_frames) as usize + 1;
     let mut checker = Checker {
@@ -444,6 +432,31 @@ pub fn sync_test_settling<G: Emulator + ?Sized>(
         progress(reached);
     }
     Ok(report)
+}
+
+/// Refuses settings under which the test could not do what it says: a
+/// check distance no frame reaches back to would "pass" without ever
+/// going back that far.
+pub fn check_settings(frames: u32, distance: u32, settle_frames: u32) -> Result<(), AppError> {
+    let refuse = |message: String| Err(AppError::BadArgument { message });
+    if !(1..=MAX_CHECK_DISTANCE).contains(&distance) {
+        return refuse(format!(
+            "the check distance must be between 1 and {MAX_CHECK_DISTANCE} (got {distance})"
+        ));
+    }
+    if settle_frames > MAX_SETTLE_FRAMES {
+        return refuse(format!(
+            "the settle window must be at most {MAX_SETTLE_FRAMES} frames (got {settle_frames})"
+        ));
+    }
+    // Frame 0 is never loaded (see `sync_test_settling`), so the first
+    // rollback over the whole distance starts at frame 1.
+    if frames <= distance {
+        return refuse(format!(
+            "--check-distance {distance} needs more than {distance} frames (got --frames {frames}): no frame could be re-simulated from that far back"
+        ));
+    }
+    Ok(())
 }
 
 /// The sync-test's ring of saved frames and what it compares.
@@ -649,6 +662,7 @@ pub struct SyncTestArgs {
 
 /// `netcade synctest`.
 pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    check_settings(args.frames, args.check_distance, args.settle_frames)?;
     let compare = args.compare.map(Compare::from).unwrap_or(Compare::DEFAULT);
     let mut inputs = InputSource::open(&args.inputs)?;
     let mut game = open_game(&args.game)?;
@@ -675,18 +689,22 @@ pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outc
     if report.transients.count > 0 {
         describe_transients(&report.transients, report.settle_frames, out)?;
     }
-    let mut dump = None;
+    // A dump that cannot be written must not cost the verdict: it is
+    // reported after the verdict and the JSON, and the exit still says desync.
+    let mut dump: Option<Result<PathBuf, AppError>> = None;
     if let Some(desync) = &report.desync {
         describe_desync(desync, out)?;
-        let dir = write_dumps(&args.dump_dir, desync)?;
-        writeln!(out, "both versions written to {}", dir.display())?;
+        let written = write_dumps(&args.dump_dir, desync);
+        if let Ok(dir) = &written {
+            writeln!(out, "both versions written to {}", dir.display())?;
+        }
         if report.settle_frames == 0 {
             writeln!(
                 out,
                 "hint: --settle-frames 8 tells differences the game overwrites at once (bytes a core does not restore) from lasting ones"
             )?;
         }
-        dump = Some(dir);
+        dump = Some(written);
     }
     writeln!(out, "{}", report.verdict())?;
     if args.json {
@@ -717,10 +735,15 @@ pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outc
                 "resimulated": checksums_json(&desync.resimulated),
                 "memory": desync.memory_diff.to_json(),
                 "state": desync.state_diff.to_json(),
-                "dump_dir": dump.as_ref().map(|dir| dir.display().to_string()),
+                "dump_dir": dump.as_ref().and_then(|d| d.as_ref().ok()).map(|dir| dir.display().to_string()),
+                "dump_error": dump.as_ref().and_then(|d| d.as_ref().err()).map(|err| error_chain(err)),
             });
         }
         writeln!(out, "{json}")?;
+    }
+    out.flush()?;
+    if let Some(Err(error)) = &dump {
+        eprintln!("error: {}", error_chain(error));
     }
     Ok(match report.desync {
         None => Outcome::Success,
@@ -1113,6 +1136,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("settle window"), "{err}");
+    }
+
+    #[test]
+    fn a_check_distance_no_frame_reaches_is_refused_rather_than_passed() {
+        let err = sync_test(
+            &mut StubGame::deterministic(),
+            10,
+            50,
+            Compare::DEFAULT,
+            &mut random_inputs(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("needs more than 50 frames"),
+            "{err}"
+        );
+        assert!(
+            check_settings(8, 7, 0).is_ok(),
+            "frame 8 goes back to frame 1"
+        );
+        assert!(check_settings(7, 7, 0).is_err());
     }
 
     #[test]
