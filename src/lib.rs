@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod checksum;
+pub mod diff;
 pub mod emulator;
 pub mod input;
 pub mod libretro;

@@ -181,7 +181,7 @@ fn synctest_refuses_a_check_distance_longer_than_the_run() {
     assert!(stdout(&output).is_empty(), "{output:?}");
     let errors = stderr(&output);
     assert!(
-        errors.starts_with("error: --check-distance 50 needs more than 50 frames"),
+        errors.starts_with("error: a check distance of 50 needs more than 50 frames (got 10)"),
         "{errors}"
     );
     assert_eq!(errors.lines().count(), 1, "{errors}");

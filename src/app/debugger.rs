@@ -23,13 +23,13 @@
 //! any failed command ends with a non-zero exit. Empty lines and `#`
 //! comments are ignored.
 
-use crate::app::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
-use crate::app::synctest::ChecksumKinds;
 use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
+use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
 use crate::input::Buttons;
+use crate::rollback::synctest::ChecksumKinds;
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;

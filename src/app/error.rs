@@ -15,6 +15,7 @@ use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
 use crate::libretro::LibretroError;
 use crate::netplay::NetplayError;
+use crate::rollback::synctest::SyncTestError;
 use crate::rollback::Frame;
 use std::path::PathBuf;
 
@@ -87,6 +88,8 @@ pub enum AppError {
     NoVideoFrame,
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
+    #[error(transparent)]
+    SyncTest(#[from] SyncTestError),
 }
 
 impl AppError {
@@ -104,6 +107,8 @@ impl AppError {
             | AppError::PrepareFile { .. }
             | AppError::NoVideoFrame
             | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
+            AppError::SyncTest(error) if error.is_bad_settings() => EXIT_USER_MISTAKE,
+            AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,
         }
     }
 
