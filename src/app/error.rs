@@ -15,6 +15,7 @@ use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
 use crate::libretro::LibretroError;
 use crate::netplay::NetplayError;
+use crate::rollback::state_history::StateHistoryError;
 use crate::rollback::synctest::SyncTestError;
 use crate::rollback::Frame;
 use std::path::PathBuf;
@@ -90,6 +91,8 @@ pub enum AppError {
     Output(#[from] std::io::Error),
     #[error(transparent)]
     SyncTest(#[from] SyncTestError),
+    #[error("cannot keep the state history")]
+    StateHistory(#[from] StateHistoryError),
 }
 
 impl AppError {
@@ -109,6 +112,8 @@ impl AppError {
             | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
             AppError::SyncTest(error) if error.is_bad_settings() => EXIT_USER_MISTAKE,
             AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,
+            AppError::StateHistory(StateHistoryError::StateOverBudget { .. }) => EXIT_USER_MISTAKE,
+            AppError::StateHistory(_) => EXIT_RUNTIME_FAILURE,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod input_delay;
 pub mod input_queue;
 pub mod players;
 pub mod session;
+pub mod state_history;
 pub mod state_ring;
 pub mod stats;
 pub mod synctest;
