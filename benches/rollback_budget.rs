@@ -111,19 +111,28 @@ fn median_f64(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-/// Which path a timed rollback takes, and whether it stops after the load.
+/// Which path a timed rollback takes.
 #[derive(Clone, Copy)]
 enum Path {
+    /// netcade's rollback: `save_state_to_load`.
     Netcade,
+    /// The same with `save_state`, which zeroes the promised buffer first
+    /// (what every rollback save did before): shows what that costs.
+    NetcadeZeroing,
     Bare,
 }
 
-/// One run: both paths' rollbacks (and loads alone) alternate one by one,
-/// so both see the same machine load.
-fn run_both(mut work: impl FnMut(Path, bool)) -> [RunTimes; 2] {
-    let mut times = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
-    for _ in 0..ROLLBACKS_PER_RUN {
-        for (index, path) in [Path::Netcade, Path::Bare].into_iter().enumerate() {
+const PATHS: [Path; 3] = [Path::Netcade, Path::NetcadeZeroing, Path::Bare];
+
+/// One run: the paths' rollbacks (and loads alone) alternate one by one,
+/// so all see the same machine load.
+fn run_all(mut work: impl FnMut(Path, bool)) -> [RunTimes; 3] {
+    let mut times: [[Vec<Duration>; 2]; 3] = Default::default();
+    for round in 0..ROLLBACKS_PER_RUN {
+        // Forwards then backwards: no path always follows the same one.
+        let order = if round % 2 == 0 { [0, 1, 2] } else { [2, 1, 0] };
+        for index in order {
+            let path = PATHS[index];
             for (kind, load_only) in [false, true].into_iter().enumerate() {
                 let started = Instant::now();
                 work(path, load_only);
@@ -148,16 +157,25 @@ fn measure(workload: &Workload) {
     let mut bare_ring = ring.clone();
     let idle = [Buttons::NONE; 2];
 
-    let (mut netcade, mut bare) = (Vec::new(), Vec::new());
+    let mut zeroing_ring = ring.clone();
+    let mut figures: [Vec<f64>; 3] = Default::default();
     for _ in 0..RUNS {
-        let [ours, theirs] = run_both(|path, load_only| match path {
-            Path::Netcade => {
+        let times = run_all(|path, load_only| match path {
+            Path::Netcade | Path::NetcadeZeroing => {
                 core.load_state(&start).expect("the core loads its state");
-                if !load_only {
-                    for slot in ring.iter_mut() {
-                        core.run_frame(&idle, false);
-                        core.save_state_to_load(slot).expect("the core saves");
-                    }
+                if load_only {
+                    return;
+                }
+                let zeroing = matches!(path, Path::NetcadeZeroing);
+                let slots = if zeroing { &mut zeroing_ring } else { &mut ring };
+                for slot in slots.iter_mut() {
+                    core.run_frame(&idle, false);
+                    let saved = if zeroing {
+                        core.save_state(slot)
+                    } else {
+                        core.save_state_to_load(slot)
+                    };
+                    saved.expect("the core saves");
                 }
             }
             Path::Bare => {
@@ -165,17 +183,17 @@ fn measure(workload: &Workload) {
                 assert!(core.bare_rollback(&start, frames));
             }
         });
-        netcade.push(ours.frames_in_budget());
-        bare.push(theirs.frames_in_budget());
+        for (figure, time) in figures.iter_mut().zip(&times) {
+            figure.push(time.frames_in_budget());
+        }
     }
-    let (ours, theirs) = (median_f64(&mut netcade), median_f64(&mut bare));
+    let [ours, zeroing, bare] = figures.map(|mut runs| median_f64(&mut runs));
     println!(
-        "{} + {}: {:.1} frames per 16.7 ms through netcade, {:.1} through bare libretro calls: ratio {:.3} (medians of {RUNS} runs of {ROLLBACKS_PER_RUN} rollbacks of {ROLLBACK_FRAMES} frames)",
+        "{} + {}: frames per 16.7 ms: netcade {ours:.1}, bare libretro calls {bare:.1}, ratio {:.3} (zeroing every save: {zeroing:.1}, ratio {:.3}); medians of {RUNS} runs of {ROLLBACKS_PER_RUN} rollbacks of {ROLLBACK_FRAMES} frames",
         workload.core,
         workload.rom,
-        ours,
-        theirs,
-        ours / theirs
+        ours / bare,
+        zeroing / bare
     );
 }
 
