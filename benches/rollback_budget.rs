@@ -167,7 +167,11 @@ fn measure(workload: &Workload) {
                     return;
                 }
                 let zeroing = matches!(path, Path::NetcadeZeroing);
-                let slots = if zeroing { &mut zeroing_ring } else { &mut ring };
+                let slots = if zeroing {
+                    &mut zeroing_ring
+                } else {
+                    &mut ring
+                };
                 for slot in slots.iter_mut() {
                     core.run_frame(&idle, false);
                     let saved = if zeroing {

@@ -138,15 +138,18 @@ impl<M> StateHistory<M> {
         self.index(frame).map(|index| &self.entries[index].extra)
     }
 
+    /// What was kept with `frame`, to change it.
     pub fn extra_mut(&mut self, frame: u32) -> Option<&mut M> {
         self.index(frame)
             .map(|index| &mut self.entries[index].extra)
     }
 
+    /// The oldest frame kept, if any.
     pub fn oldest_frame(&self) -> Option<u32> {
         (!self.entries.is_empty()).then_some(self.oldest)
     }
 
+    /// The newest frame kept, if any.
     pub fn newest_frame(&self) -> Option<u32> {
         let len = u32::try_from(self.entries.len()).ok()?;
         len.checked_sub(1).map(|last| self.oldest + last)
@@ -157,6 +160,7 @@ impl<M> StateHistory<M> {
         self.entries.len()
     }
 
+    /// Whether no frame is kept.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -51,8 +51,11 @@ impl StateSlot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the {slots} states a rollback may return to take {held} bytes, more than the {budget} allowed: the game's states are too large for this prediction window")]
 pub struct StatesOverBudget {
+    /// States the ring keeps.
     pub slots: usize,
+    /// Bytes they hold.
     pub held: usize,
+    /// Bytes they may hold.
     pub budget: usize,
 }
 

@@ -37,8 +37,11 @@ pub const MAX_SETTLE_FRAMES: u32 = 60;
 /// Which checksums a sync-test compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Compare {
+    /// The game's memory (system RAM or its memory map).
     pub memory: bool,
+    /// The raw serialized state.
     pub state: bool,
+    /// The picture drawn.
     pub video: bool,
 }
 
@@ -87,12 +90,16 @@ impl fmt::Display for Compare {
 /// A set of checksum kinds (which differ, which are compared).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ChecksumKinds {
+    /// Game memory.
     pub memory: bool,
+    /// The serialized state.
     pub state: bool,
+    /// The picture.
     pub video: bool,
 }
 
 impl ChecksumKinds {
+    /// The kinds whose checksums differ between `a` and `b`.
     pub fn differing(a: &Checksums, b: &Checksums) -> ChecksumKinds {
         ChecksumKinds {
             memory: a.memory != b.memory,
@@ -101,10 +108,12 @@ impl ChecksumKinds {
         }
     }
 
+    /// Whether the set holds any kind.
     pub fn any(self) -> bool {
         self.memory || self.state || self.video
     }
 
+    /// `["memory", "video"]`.
     pub fn names(self) -> Vec<&'static str> {
         [
             (self.memory, "memory"),
@@ -145,12 +154,19 @@ pub struct Desync {
     /// The first pass's checksums (video: the re-simulated picture's when
     /// video is not compared, as the first pass's is not kept).
     pub first_pass: Checksums,
+    /// The re-simulated frame's checksums.
     pub resimulated: Checksums,
+    /// Game memory bytes that differ.
     pub memory_diff: ByteDiff,
+    /// Serialized state bytes that differ.
     pub state_diff: ByteDiff,
+    /// Both versions, for dumps.
     pub first_pass_state: Vec<u8>,
+    /// The first pass's game memory.
     pub first_pass_memory: Vec<u8>,
+    /// The re-simulated state.
     pub resimulated_state: Vec<u8>,
+    /// The re-simulated game memory.
     pub resimulated_memory: Vec<u8>,
 }
 
@@ -241,6 +257,7 @@ impl Transients {
         }
     }
 
+    /// The memory ranges as `0x0010..0x0012` strings.
     pub fn memory_range_strings(&self) -> Vec<String> {
         self.memory_ranges.iter().map(format_range).collect()
     }
@@ -272,7 +289,9 @@ fn merge_range(ranges: &mut Vec<Range<usize>>, range: Range<usize>) {
 pub struct SyncTestReport {
     /// Frames run in the first pass.
     pub frames: u32,
+    /// The check distance.
     pub distance: u32,
+    /// What was compared.
     pub compare: Compare,
     /// Frames a difference may take to heal before it counts (0: none may).
     pub settle_frames: u32,
@@ -362,6 +381,7 @@ pub struct SyncTestSettings {
     pub frames: u32,
     /// Frames to go back and re-simulate after every frame.
     pub distance: u32,
+    /// What to compare.
     pub compare: Compare,
     /// Frames a difference may take to heal before it counts (0: none may).
     pub settle_frames: u32,
@@ -432,6 +452,8 @@ pub struct SyncTest {
 }
 
 impl SyncTest {
+    /// A test about to start from the game as it will be at the first
+    /// [`SyncTest::run_frame`]; refuses settings [`SyncTestSettings::check`] refuses.
     pub fn new(settings: SyncTestSettings) -> Result<SyncTest, SyncTestError> {
         settings.check()?;
         Ok(SyncTest {
