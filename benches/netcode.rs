@@ -1,5 +1,5 @@
-//! netcade's rollback session against GGRS 0.13 on the same workloads, with a
-//! stub game so that only the netcode is measured.
+//! netcade's rollback session and sync-test engine against GGRS 0.13 on the
+//! same workloads, with a stub game so that only the netcode is measured.
 //!
 //! Run: `cargo bench --bench netcode`. Each benchmark's time is for one frame
 //! (on every peer, for the two-peer workloads); the README divides by the
@@ -12,62 +12,91 @@ mod stub_game;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use netcade::checksum::Checksum;
+use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
 use netcade::input::Buttons;
 use netcade::netplay::{NetplayConfig, NetplaySession};
 use netcade::protocol::codec::input_payload_len;
 use netcade::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
-use netcade::rollback::{FrameOutcome, PlayerId, Request, SessionState, SyncTestSession};
+use netcade::rollback::synctest::{Compare, SyncTest, SyncTestSettings};
+use netcade::rollback::{FrameOutcome, PlayerId, Request, SessionState};
 use std::collections::VecDeque;
 use stub_game::{RandomPlay, StubState};
 
 const CHECK_DISTANCE: u32 = 7;
 
-/// netcade's sync test, fulfilling its requests on the stub game.
+/// The stub game as an [`Emulator`], for netcade's sync-test engine (the
+/// one `netcade synctest` runs). Its memory is its serialized state.
+struct StubEmulator {
+    state: StubState,
+    memory: [u8; 36],
+}
+
+impl Emulator for StubEmulator {
+    fn run_frame(&mut self, inputs: &[Buttons], _render: bool) {
+        self.state.advance(&[inputs[0].bits(), inputs[1].bits()]);
+        self.memory = self.state.to_bytes();
+    }
+    fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
+        into.clear();
+        into.extend_from_slice(&self.memory);
+        Ok(())
+    }
+    fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
+        self.state = StubState::from_bytes(from);
+        self.memory = self.state.to_bytes();
+        Ok(())
+    }
+    fn game_memory(&self) -> &[u8] {
+        &self.memory
+    }
+    fn video_frame(&self) -> Option<VideoFrame<'_>> {
+        None
+    }
+    fn audio_samples(&self) -> &[i16] {
+        &[]
+    }
+    fn frames_per_second(&self) -> f64 {
+        60.0
+    }
+    fn sample_rate(&self) -> f64 {
+        48_000.0
+    }
+}
+
+/// netcade's sync-test engine on the stub game, one frame per call,
+/// comparing game memory as GGRS compares its checksums.
 struct NetcadeSyncTest {
-    session: SyncTestSession,
-    game: StubState,
+    test: SyncTest,
+    game: StubEmulator,
     play: RandomPlay,
-    requests: Vec<Request>,
 }
 
 impl NetcadeSyncTest {
     fn new(check_distance: u32) -> Self {
+        let settings = SyncTestSettings {
+            compare: Compare {
+                memory: true,
+                ..Compare::NONE
+            },
+            ..SyncTestSettings::new(u32::MAX, check_distance)
+        };
         NetcadeSyncTest {
-            session: SyncTestSession::new(2, check_distance).unwrap(),
-            game: StubState::default(),
+            test: SyncTest::new(settings).unwrap(),
+            game: StubEmulator {
+                state: StubState::default(),
+                memory: StubState::default().to_bytes(),
+            },
             play: RandomPlay::new(7),
-            requests: Vec::new(),
         }
     }
 
     fn frame(&mut self) {
-        for player in 0..2 {
-            let buttons = Buttons::from_bits(self.play.buttons(player));
-            self.session
-                .add_local_input(PlayerId::new(player as u8), buttons)
-                .unwrap();
+        let mut inputs = [Buttons::NONE; 4];
+        for (player, held) in inputs.iter_mut().enumerate().take(2) {
+            *held = Buttons::from_bits(self.play.buttons(player));
         }
-        self.session
-            .advance_frame(&mut self.requests)
-            .expect("deterministic stub");
-        for request in &self.requests {
-            match *request {
-                Request::Save { frame } => {
-                    let slot = self.session.state_slot_mut(frame).expect("slot");
-                    let buffer = slot.buffer_mut();
-                    buffer.clear();
-                    buffer.extend_from_slice(&self.game.to_bytes());
-                    slot.set_checksum(Checksum(self.game.checksum()));
-                }
-                Request::Load { frame } => {
-                    let slot = self.session.saved_state(frame).expect("saved");
-                    self.game = StubState::from_bytes(slot.data());
-                }
-                Request::Advance { inputs, .. } => {
-                    self.game.advance(&[inputs[0].bits(), inputs[1].bits()]);
-                }
-            }
-        }
+        self.test.run_frame(&mut self.game, inputs).unwrap();
+        assert!(self.test.report().desync.is_none(), "deterministic stub");
     }
 }
 

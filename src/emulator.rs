@@ -80,8 +80,18 @@ pub trait Emulator {
     fn run_frame(&mut self, inputs: &[Buttons], render: bool);
 
     /// Writes the whole state into `into` (resized as needed, reused across
-    /// calls so steady-state saving does not allocate).
+    /// calls so steady-state saving does not allocate). The bytes depend
+    /// only on the game, never on what `into` held: they can be hashed,
+    /// compared, compressed and dumped.
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError>;
+
+    /// Like [`Emulator::save_state`], for a state that is only ever loaded
+    /// again (a rollback's): bytes the game does not write may keep what
+    /// `into` held before, which loading ignores, so games whose states are
+    /// mostly padding skip clearing it. Never hash or compare these bytes.
+    fn save_state_to_load(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
+        self.save_state(into)
+    }
 
     /// Restores a state written by `save_state`.
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError>;

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod checksum;
+pub mod diff;
 pub mod emulator;
 pub mod input;
 #[allow(unsafe_code)]

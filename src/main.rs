@@ -16,7 +16,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
   1  a sync-test found a desync
-  2  a user mistake: bad arguments, a missing or unusable core, content or input file
+  2  a user mistake: bad arguments, a missing or unusable core, content or input file,
+     or failed commands in a debug script
   3  a failure while running: the core could not save or load a state, an output could not be written
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)";
 

@@ -8,13 +8,14 @@ use std::process::Output;
 use support::cli::{netcade, stderr};
 use support::fake_core::FakeCore;
 
-/// Runs `netcade COMMAND --core <fake> --rom game.fake --frames 5`.
+/// Runs `netcade COMMAND --core <fake> --rom game.fake --frames 5` (a
+/// sync-test checks 2 frames back).
 fn run_fake(core: FakeCore, command: &str) -> (Output, String) {
     let dir = tempfile::tempdir().unwrap();
     let library = core.build(dir.path());
     let content = dir.path().join("game.fake");
     std::fs::write(&content, b"a game for the fake core").unwrap();
-    let output = netcade(&[
+    let mut args = vec![
         command,
         "--core",
         library.to_str().unwrap(),
@@ -22,7 +23,12 @@ fn run_fake(core: FakeCore, command: &str) -> (Output, String) {
         content.to_str().unwrap(),
         "--frames",
         "5",
-    ]);
+    ];
+    if command == "synctest" {
+        // A check distance must fit in the run.
+        args.extend(["--check-distance", "2"]);
+    }
+    let output = netcade(&args);
     let text = stderr(&output);
     (output, text)
 }

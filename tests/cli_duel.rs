@@ -120,6 +120,8 @@ fn synctest_passes_on_duel_with_a_verdict_line() {
     assert_eq!(json["passed"], true);
     assert_eq!(json["frames"], 600);
     assert_hex_checksums(&json);
+    // Distance 7 keeps 8 frames, each a 102-byte state and 102 bytes of RAM.
+    assert_eq!(json["history_bytes"], 8 * 204, "{json}");
 }
 
 #[test]
@@ -164,6 +166,58 @@ fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versi
 }
 
 #[test]
+fn a_dump_dir_that_cannot_be_written_keeps_the_verdict_and_the_desync_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the dump directory should go: nothing can be made under it.
+    let blocked = dir.path().join("not-a-directory");
+    std::fs::write(&blocked, b"").unwrap();
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend([
+        "--frames",
+        "100",
+        "--check-distance",
+        "4",
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+        "--dump-dir",
+        blocked.to_str().unwrap(),
+        "--json",
+    ]);
+    let output = netcade(&args);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        stdout(&output).contains("sync-test FAILED at frame "),
+        "{output:?}"
+    );
+    let json = last_json(&output);
+    assert_eq!(json["passed"], false);
+    assert!(json["desync"]["dump_dir"].is_null(), "{json}");
+    assert!(json["desync"]["dump_error"].is_string(), "{json}");
+    let errors = stderr(&output);
+    assert!(
+        errors.starts_with("error: cannot write the dump directory"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn synctest_refuses_a_check_distance_longer_than_the_run() {
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend(["--frames", "10", "--check-distance", "50"]);
+    let output = netcade(&args);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(stdout(&output).is_empty(), "{output:?}");
+    let errors = stderr(&output);
+    assert!(
+        errors.starts_with("error: a check distance of 50 needs more than 50 frames (got 10)"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+}
+
+#[test]
 fn a_settle_window_does_not_hide_injected_nondeterminism() {
     let dumps = tempfile::tempdir().unwrap();
     let (core, arena) = (duel_core(), arena());
@@ -198,8 +252,15 @@ fn debug_steps_back_and_forth_and_diffs_through_stdin() {
     let args = on_duel("debug", core.to_str().unwrap(), arena.to_str().unwrap());
     let script = "step 60\nmark\ninput 1 RIGHT\nstep 30\nback 30\ngoto 90\nbogus\ndiff\ngoto 60\n";
     let output = netcade_with_stdin(&args, script);
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // `bogus` failed in a script: the exit says so, the error is on stderr.
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let errors = stderr(&output);
+    assert_eq!(
+        errors.trim_end(),
+        "error: unknown command \"bogus\" (try help)"
+    );
     let text = stdout(&output);
+    assert!(!text.contains("error:"), "{text}");
     let statuses: Vec<&str> = text.lines().filter(|l| l.starts_with("frame=")).collect();
     let at = |frame: &str| -> Vec<&str> {
         statuses
@@ -218,7 +279,6 @@ fn debug_steps_back_and_forth_and_diffs_through_stdin() {
         at_90.len() == 3 && at_90.iter().all(|l| *l == at_90[0]),
         "{text}"
     );
-    assert!(text.contains("error: unknown command \"bogus\""), "{text}");
     assert!(text.contains("diff frame 60 -> frame 90"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("memory: 0x")), "{text}");
 }

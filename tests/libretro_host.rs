@@ -507,6 +507,10 @@ fn content_the_core_refuses_is_reported_with_core_and_path() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn an_empty_content_file_is_reported_as_empty_before_the_core_sees_it() {
     // Stella would take the empty file and run a blank cartridge.
     let Some(copy) = real_core_copy("stella") else {
@@ -563,6 +567,10 @@ fn a_directory_given_as_core_or_content_is_called_a_directory() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn fbneo_given_a_zip_that_is_not_a_romset_says_it_could_not_use_the_zip() {
     let Some(fbneo) = real_core("fbneo") else {
         return;

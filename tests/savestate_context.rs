@@ -5,13 +5,13 @@
 mod support;
 
 use netcade::app::debugger::Debugger;
-use netcade::app::inputs::InputSource;
+use netcade::app::inputs::NO_INPUTS;
 use netcade::app::netplay_match::{MatchSetup, SimulatedMatch};
-use netcade::app::synctest::{sync_test, Compare};
 use netcade::emulator::{Emulator, SavestateContext};
 use netcade::input::Buttons;
 use netcade::libretro::{Core, CoreConfig};
 use netcade::net::sim::LinkConditions;
+use netcade::rollback::synctest::{run_sync_test, SyncTestSettings};
 use std::ffi::c_int;
 use support::{duel_arena, duel_core_copy, CoreCopy};
 
@@ -84,19 +84,17 @@ fn a_core_that_asks_is_told_what_each_state_is_for() {
 #[test]
 fn sync_test_and_debugger_states_are_rollbacks_in_the_same_instance() {
     let (mut core, file) = load_duel();
-    sync_test(
+    run_sync_test(
         &mut core,
-        20,
-        3,
-        Compare::DEFAULT,
-        &mut InputSource::Idle,
+        SyncTestSettings::new(20, 3),
+        &mut || NO_INPUTS,
         &mut |_| {},
     )
     .unwrap();
     assert_eq!(file.last_context(), RUNAHEAD_SAME_INSTANCE);
 
     let (mut core, file) = load_duel();
-    let mut debugger = Debugger::new(&mut core, 10).unwrap();
+    let mut debugger = Debugger::new(&mut core, 10, 1 << 20).unwrap();
     debugger.step(3).unwrap();
     assert_eq!(file.last_context(), RUNAHEAD_SAME_INSTANCE);
 }

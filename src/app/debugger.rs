@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | `step [N]` | runs N frames (default 1) with the held buttons |
 //! | `back [N]` | goes back N frames (default 1) through the saved history |
+//! | `history` | how many frames are kept and the memory they take |
 //! | `goto FRAME` | steps forward to FRAME, or goes back to it through the history |
 //! | `input PLAYER BUTTONS` | player 1–4 holds BUTTONS from now on (`input 1 RIGHT+B`, `input 2 NONE`) |
 //! | `hash` | prints the checksums |
@@ -17,22 +18,29 @@
 //!
 //! After every command one status line follows:
 //! `frame=N memory=XXXXXXXXXXXXXXXX state=… video=…`. Lines before it give
-//! details (diff, dump, help). A bad command prints one `error: …` line
-//! instead and the session goes on. Empty lines and `#` comments are ignored.
+//! details (diff, dump, help). A bad command prints one `error: …` line on
+//! the error stream instead (stderr, so scripts reading stdout see only
+//! answers) and the session goes on; a script (stdin not a terminal) with
+//! any failed command ends with a non-zero exit. Empty lines and `#`
+//! comments are ignored.
 
-use crate::app::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
-use crate::app::synctest::ChecksumKinds;
 use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
+use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::{Emulator, SavestateContext};
 use crate::input::Buttons;
+use crate::rollback::state_history::StateHistory;
+use crate::rollback::synctest::ChecksumKinds;
 use std::ffi::OsString;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 /// Frames of history kept by default (10 s at 60 fps).
 pub const DEFAULT_HISTORY: u32 = 600;
+/// The memory the history may take by default, in MiB: states are kept
+/// compressed, and the oldest go first when either limit is reached.
+pub const DEFAULT_HISTORY_MB: u64 = 256;
 /// The most history one may ask for (10 minutes at 60 fps).
 pub const MAX_HISTORY: u32 = 36_000;
 /// The most frames one `step` runs (a typo should not hang the session).
@@ -48,6 +56,22 @@ pub struct DebugArgs {
     /// How many frames `back` and `goto` can go back.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_HISTORY)]
     pub history: u32,
+    /// The most memory the history may take, in MiB (compressed states;
+    /// the oldest frames are forgotten first).
+    #[arg(
+        long,
+        value_name = "MB",
+        default_value_t = DEFAULT_HISTORY_MB,
+        value_parser = clap::value_parser!(u64).range(1..=1 << 20)
+    )]
+    pub history_mb: u64,
+}
+
+impl DebugArgs {
+    /// The history's byte budget.
+    pub fn history_bytes(&self) -> usize {
+        usize::try_from(self.history_mb << 20).unwrap_or(usize::MAX)
+    }
 }
 
 /// One debugger command.
@@ -56,6 +80,7 @@ pub enum Command {
     Step(u32),
     Back(u32),
     Goto(u32),
+    History,
     Input { player: usize, buttons: Buttons },
     Hash,
     Dump(PathBuf),
@@ -70,6 +95,7 @@ commands:
   step [N]               run N frames (default 1)
   back [N]               go back N frames (default 1)
   goto FRAME             go to FRAME (forward by stepping, back through the history)
+  history                how many frames are kept and the memory they take
   input PLAYER BUTTONS   player 1-4 holds BUTTONS from now on (e.g. input 1 RIGHT+B)
   hash                   print the checksums
   dump PATH              write PATH.state and PATH.memory
@@ -125,12 +151,13 @@ pub fn parse_command(line: &str) -> Result<Option<Command>, String> {
             [path] => Command::Dump(PathBuf::from(path)),
             _ => return Err("dump takes one PATH".into()),
         },
-        "hash" | "h" | "mark" | "diff" | "help" | "?" | "quit" | "q" | "exit" => {
+        "hash" | "h" | "history" | "mark" | "diff" | "help" | "?" | "quit" | "q" | "exit" => {
             if !rest.is_empty() {
                 return Err(format!("{name} takes no arguments"));
             }
             match name.to_ascii_lowercase().as_str() {
                 "hash" | "h" => Command::Hash,
+                "history" => Command::History,
                 "mark" => Command::Mark,
                 "diff" => Command::Diff,
                 "help" | "?" => Command::Help,
@@ -142,10 +169,10 @@ pub fn parse_command(line: &str) -> Result<Option<Command>, String> {
     Ok(Some(command))
 }
 
-/// One kept frame: the state, and the inputs of the frame that starts there.
-#[derive(Default)]
+/// What the history keeps with each frame's state: its checksums, and the
+/// inputs of the frame that starts there.
+#[derive(Clone, Copy, Debug)]
 struct Kept {
-    state: Vec<u8>,
     checksums: Checksums,
     inputs: FrameInputs,
 }
@@ -162,31 +189,41 @@ struct Mark {
 pub struct Debugger<'g, G: Emulator + ?Sized> {
     game: &'g mut G,
     frame: u32,
-    oldest_kept: u32,
-    history: u32,
-    /// `history + 1` slots; frame `f` lives in slot `f % slots`, allocated
-    /// as they are first used and reused after.
-    kept: Vec<Kept>,
+    history_frames: u32,
+    /// Frames up to the current one, compressed, bounded in frames and bytes.
+    history: StateHistory<Kept>,
+    /// The current frame's state, uncompressed (for `dump`, `mark`, `diff`).
+    current_state: Vec<u8>,
+    /// A state being restored from the history.
+    scratch: Vec<u8>,
     held: FrameInputs,
     checksums: Checksums,
     mark: Option<Mark>,
 }
 
 impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
-    /// Starts at frame 0 with `game` as it is now.
-    pub fn new(game: &'g mut G, history: u32) -> Result<Self, AppError> {
-        if history > MAX_HISTORY {
+    /// Starts at frame 0 with `game` as it is now, able to go back up to
+    /// `history_frames` frames kept in at most `history_bytes` bytes.
+    pub fn new(
+        game: &'g mut G,
+        history_frames: u32,
+        history_bytes: usize,
+    ) -> Result<Self, AppError> {
+        if history_frames > MAX_HISTORY {
             return Err(AppError::BadArgument {
-                message: format!("--history is at most {MAX_HISTORY} frames (got {history})"),
+                message: format!(
+                    "--history is at most {MAX_HISTORY} frames (got {history_frames})"
+                ),
             });
         }
         game.set_savestate_context(SavestateContext::Rollback);
         let mut debugger = Debugger {
             game,
             frame: 0,
-            oldest_kept: 0,
-            history,
-            kept: Vec::new(),
+            history_frames,
+            history: StateHistory::new(history_frames as usize + 1, history_bytes),
+            current_state: Vec::new(),
+            scratch: Vec::new(),
             held: NO_INPUTS,
             checksums: Checksums::default(),
             mark: None,
@@ -203,34 +240,44 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.checksums
     }
 
-    fn slot(&self, frame: u32) -> usize {
-        frame as usize % (self.history as usize + 1)
+    /// Saves the current frame, takes its checksums and keeps it.
+    fn keep_current(&mut self) -> Result<(), AppError> {
+        self.game
+            .save_state(&mut self.current_state)
+            .map_err(AppError::at_frame(self.frame))?;
+        self.checksums = Checksums::of_game(&*self.game, &self.current_state);
+        let kept = Kept {
+            checksums: self.checksums,
+            inputs: NO_INPUTS,
+        };
+        self.history.push(self.frame, &self.current_state, kept)?;
+        Ok(())
     }
 
-    /// Saves the current frame into its slot and takes its checksums.
-    fn keep_current(&mut self) -> Result<(), AppError> {
-        let slot = self.slot(self.frame);
-        if self.kept.len() <= slot {
-            self.kept.resize_with(slot + 1, Kept::default);
-        }
-        let kept = &mut self.kept[slot];
-        self.game
-            .save_state(&mut kept.state)
-            .map_err(AppError::at_frame(self.frame))?;
-        kept.checksums = Checksums::of_game(&*self.game, &kept.state);
-        kept.inputs = NO_INPUTS;
-        self.checksums = kept.checksums;
-        self.oldest_kept = self
-            .oldest_kept
-            .max(self.frame.saturating_sub(self.history));
-        Ok(())
+    fn oldest_kept(&self) -> u32 {
+        self.history.oldest_frame().unwrap_or(self.frame)
+    }
+
+    /// `history: frames 40..=100 (61 kept), 3.2 MiB of 256 MiB (59.0 MiB uncompressed)`
+    pub fn history_line(&self) -> String {
+        let mib = |bytes: usize| bytes as f64 / f64::from(1 << 20);
+        format!(
+            "history: frames {}..={} ({} kept), {:.1} MiB of {:.0} MiB ({:.1} MiB uncompressed)",
+            self.oldest_kept(),
+            self.frame,
+            self.history.len(),
+            mib(self.history.bytes_used()),
+            mib(self.history.budget()),
+            mib(self.history.raw_bytes())
+        )
     }
 
     /// Runs `frames` frames with the held buttons.
     pub fn step(&mut self, frames: u32) -> Result<(), AppError> {
         for _ in 0..frames {
-            let slot = self.slot(self.frame);
-            self.kept[slot].inputs = self.held;
+            if let Some(kept) = self.history.extra_mut(self.frame) {
+                kept.inputs = self.held;
+            }
             self.game.run_frame(&self.held, true);
             self.frame += 1;
             self.keep_current()?;
@@ -244,54 +291,69 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         if target > self.frame {
             return Err(format!("frame {target} is ahead; use step or goto"));
         }
-        if target < self.oldest_kept {
+        let oldest_kept = self.oldest_kept();
+        if target < oldest_kept {
             return Err(format!(
-                "frame {target} is beyond the history (oldest kept: frame {}, --history {})",
-                self.oldest_kept, self.history
+                "frame {target} is beyond the history (oldest kept: frame {oldest_kept}, --history {}, {})",
+                self.history_frames,
+                self.history_line()
             ));
         }
+        let restore_failed =
+            |err: &dyn std::fmt::Display| format!("cannot go back to frame {target}: {err}");
+        let kept_at = |frame: u32| self.history.extra(frame).copied();
+        let (Some(target_kept), before_kept) = (kept_at(target), kept_at(target.wrapping_sub(1)))
+        else {
+            return Err(format!("frame {target} is not kept"));
+        };
         // Re-run the frame before the target when it is kept, so the game
         // has really drawn the target frame's picture; otherwise (the oldest
         // kept frame) load it and trust the checksums taken when it was run.
-        let result = if target > self.oldest_kept {
-            let before = &self.kept[self.slot(target - 1)];
-            let inputs = before.inputs;
-            self.game
-                .load_state(&before.state)
-                .map(|()| self.game.run_frame(&inputs, true))
-        } else {
-            self.game.load_state(&self.kept[self.slot(target)].state)
-        };
-        result.map_err(|err| format!("cannot go back to frame {target}: {err}"))?;
-        self.frame = target;
-        let kept = &self.kept[self.slot(target)];
-        if target > self.oldest_kept {
-            let mut fresh_state = Vec::new();
-            self.game
-                .save_state(&mut fresh_state)
-                .map_err(|err| format!("cannot save frame {target}: {err}"))?;
-            let fresh = Checksums::of_game(&*self.game, &fresh_state);
-            if fresh != kept.checksums {
-                tracing::warn!(
-                    "frame {target} re-simulated differently from its first run ({} differ)",
-                    ChecksumKinds::differing(&kept.checksums, &fresh)
-                );
+        match before_kept.filter(|_| target > oldest_kept) {
+            Some(before) => {
+                self.history
+                    .load(target - 1, &mut self.scratch)
+                    .map_err(|err| restore_failed(&err))?;
+                self.game
+                    .load_state(&self.scratch)
+                    .map_err(|err| restore_failed(&err))?;
+                self.game.run_frame(&before.inputs, true);
+                self.game
+                    .save_state(&mut self.current_state)
+                    .map_err(|err| format!("cannot save frame {target}: {err}"))?;
+                let fresh = Checksums::of_game(&*self.game, &self.current_state);
+                if fresh != target_kept.checksums {
+                    tracing::warn!(
+                        "frame {target} re-simulated differently from its first run ({} differ)",
+                        ChecksumKinds::differing(&target_kept.checksums, &fresh)
+                    );
+                }
+                self.checksums = fresh;
             }
-            self.checksums = fresh;
-        } else {
-            // The picture on hand is a later frame's: keep the video
-            // checksum taken when this frame was first reached.
-            self.checksums = Checksums {
-                memory: Checksum::of(self.game.game_memory()),
-                state: Checksum::of(&kept.state),
-                video: kept.checksums.video,
-            };
+            None => {
+                self.history
+                    .load(target, &mut self.current_state)
+                    .map_err(|err| restore_failed(&err))?;
+                self.game
+                    .load_state(&self.current_state)
+                    .map_err(|err| restore_failed(&err))?;
+                // The picture on hand is a later frame's: keep the video
+                // checksum taken when this frame was first reached.
+                self.checksums = Checksums {
+                    memory: Checksum::of(self.game.game_memory()),
+                    state: Checksum::of(&self.current_state),
+                    video: target_kept.checksums.video,
+                };
+            }
         }
+        self.frame = target;
+        // Stepping on from here may take other inputs: later frames go.
+        self.history.truncate_after(target);
         Ok(())
     }
 
     fn current_state(&self) -> &[u8] {
-        &self.kept[self.slot(self.frame)].state
+        &self.current_state
     }
 
     /// Carries out one command, writing its detail lines (not the status
@@ -318,6 +380,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 writeln!(out, "player {player} holds {buttons}")?;
             }
             Command::Hash | Command::Quit => {}
+            Command::History => writeln!(out, "{}", self.history_line())?,
             Command::Dump(path) => {
                 let with_suffix = |suffix: &str| {
                     let mut name = OsString::from(path.as_os_str());
@@ -407,14 +470,30 @@ impl From<std::io::Error> for CommandError {
     }
 }
 
-/// Reads commands from `input` until `quit` or the end, answering on `out`.
+/// How a debugger session went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// Commands that printed an `error: …` line instead of doing their work.
+    pub failed_commands: u64,
+}
+
+/// Reads commands from `input` until `quit` or the end, answering on `out`
+/// and writing each failed command's `error: …` line to `errors`.
 pub fn debug_session<G: Emulator + ?Sized>(
     game: &mut G,
-    history: u32,
+    history_frames: u32,
+    history_bytes: usize,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
-) -> Result<(), AppError> {
-    let mut debugger = Debugger::new(game, history)?;
+    errors: &mut dyn Write,
+) -> Result<SessionSummary, AppError> {
+    let mut debugger = Debugger::new(game, history_frames, history_bytes)?;
+    let mut summary = SessionSummary::default();
+    let mut fail = |message: &str| -> std::io::Result<()> {
+        summary.failed_commands += 1;
+        writeln!(errors, "error: {message}")?;
+        errors.flush()
+    };
     writeln!(out, "{}", debugger.status_line())?;
     let mut line = Vec::new();
     loop {
@@ -424,11 +503,11 @@ pub fn debug_session<G: Emulator + ?Sized>(
             .take(MAX_LINE as u64)
             .read_until(b'\n', &mut line)?;
         if read == 0 {
-            return Ok(());
+            return Ok(summary);
         }
         if line.len() >= MAX_LINE && !line.ends_with(b"\n") {
             skip_rest_of_line(input)?;
-            writeln!(out, "error: command line longer than {MAX_LINE} bytes")?;
+            fail(&format!("command line longer than {MAX_LINE} bytes"))?;
             continue;
         }
         let text = String::from_utf8_lossy(&line);
@@ -436,18 +515,18 @@ pub fn debug_session<G: Emulator + ?Sized>(
             Ok(Some(command)) => command,
             Ok(None) => continue,
             Err(message) => {
-                writeln!(out, "error: {message}")?;
+                fail(&message)?;
                 continue;
             }
         };
         match debugger.execute(&command, out) {
             Ok(()) => writeln!(out, "{}", debugger.status_line())?,
-            Err(CommandError::User(message)) => writeln!(out, "error: {message}")?,
+            Err(CommandError::User(message)) => fail(&message)?,
             Err(CommandError::Fatal(error)) => return Err(error),
         }
         if command == Command::Quit {
             out.flush()?;
-            return Ok(());
+            return Ok(summary);
         }
     }
 }
@@ -476,13 +555,28 @@ pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
     let mut game = open_game(&args.game)?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    debug_session(
+    let stderr = std::io::stderr();
+    let summary = debug_session(
         game.as_mut(),
         args.history,
+        args.history_bytes(),
         &mut stdin.lock(),
         &mut stdout.lock(),
+        &mut stderr.lock(),
     )?;
-    Ok(Outcome::Success)
+    Ok(session_outcome(summary, stdin.is_terminal()))
+}
+
+/// A person at a terminal saw each error as it happened; a script did not,
+/// so a script with failed commands must not look like a success.
+fn session_outcome(summary: SessionSummary, interactive: bool) -> Outcome {
+    if summary.failed_commands > 0 && !interactive {
+        Outcome::DebugCommandsFailed {
+            count: summary.failed_commands,
+        }
+    } else {
+        Outcome::Success
+    }
 }
 
 #[cfg(test)]
@@ -490,15 +584,107 @@ mod tests {
     use super::*;
     use crate::app::testing::StubGame;
 
+    const HISTORY_BYTES: usize = (DEFAULT_HISTORY_MB as usize) << 20;
+
+    /// The answers and the error lines of a session, apart.
+    fn session_streams(
+        script: &str,
+        history: u32,
+        history_bytes: usize,
+    ) -> (Vec<String>, Vec<String>, SessionSummary) {
+        let mut game = StubGame::deterministic();
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        let summary = debug_session(
+            &mut game,
+            history,
+            history_bytes,
+            &mut script.as_bytes(),
+            &mut out,
+            &mut errors,
+        )
+        .unwrap();
+        let lines = |bytes: Vec<u8>| -> Vec<String> {
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        (lines(out), lines(errors), summary)
+    }
+
+    /// Answers and errors in the order a terminal would show them: each
+    /// error stands where the failed command's status line would be.
     fn session(script: &str, history: u32) -> Vec<String> {
         let mut game = StubGame::deterministic();
-        let mut out = Vec::new();
-        debug_session(&mut game, history, &mut script.as_bytes(), &mut out).unwrap();
-        String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let mut interleaved = SharedLines::default();
+        let mut errors = interleaved.clone();
+        debug_session(
+            &mut game,
+            history,
+            HISTORY_BYTES,
+            &mut script.as_bytes(),
+            &mut interleaved,
+            &mut errors,
+        )
+        .unwrap();
+        interleaved.lines()
+    }
+
+    /// One buffer two writers append to, like a terminal showing stdout and
+    /// stderr together.
+    #[derive(Clone, Default)]
+    struct SharedLines(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl SharedLines {
+        fn lines(&self) -> Vec<String> {
+            String::from_utf8(self.0.borrow().clone())
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
+    }
+
+    impl Write for SharedLines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn errors_go_to_the_error_stream_and_are_counted() {
+        let (out, errors, summary) =
+            session_streams("jump\nstep\nback 5\nhash\n", 600, HISTORY_BYTES);
+        assert!(out.iter().all(|l| l.starts_with("frame=")), "{out:#?}");
+        assert_eq!(out.len(), 3, "start, step, hash: {out:#?}");
+        assert_eq!(
+            errors,
+            [
+                "error: unknown command \"jump\" (try help)",
+                "error: cannot go back 5 frames from frame 1"
+            ]
+        );
+        assert_eq!(summary.failed_commands, 2);
+    }
+
+    #[test]
+    fn a_script_with_failed_commands_fails_but_a_terminal_session_does_not() {
+        let failed = SessionSummary { failed_commands: 1 };
+        assert_eq!(
+            session_outcome(failed, false),
+            Outcome::DebugCommandsFailed { count: 1 }
+        );
+        assert_ne!(session_outcome(failed, false).exit_code(), 0);
+        assert_eq!(session_outcome(failed, true), Outcome::Success);
+        assert_eq!(
+            session_outcome(SessionSummary::default(), false),
+            Outcome::Success
+        );
     }
 
     fn status_lines(lines: &[String]) -> Vec<&String> {
@@ -596,6 +782,63 @@ mod tests {
             "{lines:#?}"
         );
         assert!(lines[5].starts_with("frame=19 "), "{lines:#?}");
+    }
+
+    #[test]
+    fn a_byte_budget_forgets_the_oldest_frames_and_says_what_is_kept() {
+        let mut game = StubGame::deterministic();
+        let mut state = Vec::new();
+        game.save_state(&mut state).unwrap();
+        // Room for a few compressed stub states, not 600.
+        let budget = 8 * state.len();
+        let (out, errors, _) = session_streams(
+            "input 1 RIGHT\nstep 100\nhistory\nback 99\nback 2\n",
+            600,
+            budget,
+        );
+        let (out, errors) = (out.join("\n"), errors.join("\n"));
+        let history = out
+            .lines()
+            .find(|l| l.starts_with("history: frames "))
+            .unwrap_or_else(|| panic!("{out}"));
+        let kept: usize = history
+            .split(['(', ' '])
+            .skip_while(|w| !w.ends_with("..=100"))
+            .nth(2)
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{history}"));
+        assert!((2..100).contains(&kept), "{history}");
+        assert!(
+            history.contains(&format!("frames {}..=100", 101 - kept)),
+            "{history}"
+        );
+        assert!(
+            errors.starts_with("error: frame 1 is beyond the history"),
+            "{errors}"
+        );
+        assert!(
+            out.lines().any(|l| l.starts_with("frame=98 ")),
+            "going back within what is kept works: {out}"
+        );
+    }
+
+    #[test]
+    fn a_state_that_cannot_fit_the_byte_budget_is_refused_at_the_start() {
+        let mut game = StubGame::deterministic();
+        let err = debug_session(
+            &mut game,
+            600,
+            4,
+            &mut "".as_bytes(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        )
+        .expect_err("a 4-byte history cannot hold a state");
+        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+        assert!(
+            crate::app::error::error_chain(&err).contains("more than the whole history"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! - 1: a sync-test found a desync ([`Outcome::SyncTestFailed`]), or the
 //!   demo's netplay machines disagreed ([`Outcome::NetplayFailed`]).
 //! - 2: a user mistake: bad arguments, a missing or unusable file (core,
-//!   content, input script), a core that refuses the content.
+//!   content, input script), a core that refuses the content, or a `debug`
+//!   script with commands that failed.
 //! - 3: something failed while running: the core failed to save or load a
 //!   state, or an output file could not be written.
 //! - 4: the core crashed the process (SIGSEGV, SIGFPE, …); the report is
@@ -17,6 +18,8 @@ use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
 use crate::libretro::LibretroError;
 use crate::netplay::NetplayError;
+use crate::rollback::state_history::StateHistoryError;
+use crate::rollback::synctest::SyncTestError;
 use crate::rollback::Frame;
 use std::path::PathBuf;
 
@@ -36,6 +39,10 @@ pub enum Outcome {
     /// The machines of a netplay match disagreed on a confirmed frame (or
     /// the match stopped before its last frame).
     NetplayFailed,
+    /// A `debug` script (stdin not a terminal) had commands that failed.
+    DebugCommandsFailed {
+        count: u64,
+    },
 }
 
 impl Outcome {
@@ -43,6 +50,7 @@ impl Outcome {
         match self {
             Outcome::Success => EXIT_SUCCESS,
             Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
+            Outcome::DebugCommandsFailed { .. } => EXIT_USER_MISTAKE,
         }
     }
 }
@@ -86,6 +94,10 @@ pub enum AppError {
     NoVideoFrame,
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
+    #[error(transparent)]
+    SyncTest(#[from] SyncTestError),
+    #[error("cannot keep the state history")]
+    StateHistory(#[from] StateHistoryError),
 }
 
 impl AppError {
@@ -103,6 +115,10 @@ impl AppError {
             | AppError::PrepareFile { .. }
             | AppError::NoVideoFrame
             | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
+            AppError::SyncTest(error) if error.is_bad_settings() => EXIT_USER_MISTAKE,
+            AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,
+            AppError::StateHistory(StateHistoryError::StateOverBudget { .. }) => EXIT_USER_MISTAKE,
+            AppError::StateHistory(_) => EXIT_RUNTIME_FAILURE,
         }
     }
 

@@ -7,7 +7,6 @@
 
 pub mod debugger;
 pub mod demo;
-pub mod diff;
 pub mod error;
 pub mod game;
 pub mod inputs;

@@ -68,13 +68,19 @@ impl NetplayDriver {
                     let slot = netplay
                         .state_slot_mut(frame)
                         .ok_or(AppError::NoStateSlot { frame })?;
-                    game.save_state(slot.buffer_mut())
-                        .map_err(AppError::at_frame(frame.number()))?;
                     // Game memory, not the raw state: states can hold
                     // incidental bytes that differ between machines (see
-                    // DESIGN.md). A game showing no memory is compared by state.
+                    // DESIGN.md). A game showing no memory is compared by
+                    // state, so only then must its bytes be comparable.
+                    let by_state = game.game_memory().is_empty();
+                    let saved = if by_state {
+                        game.save_state(slot.buffer_mut())
+                    } else {
+                        game.save_state_to_load(slot.buffer_mut())
+                    };
+                    saved.map_err(AppError::at_frame(frame.number()))?;
                     let memory = game.game_memory();
-                    let checksum = if memory.is_empty() {
+                    let checksum = if by_state {
                         Checksum::of(slot.data())
                     } else {
                         Checksum::of(memory)

@@ -757,6 +757,36 @@ impl Core {
         )
     }
 
+    /// The work of one rollback as bare libretro calls and nothing else:
+    /// `retro_unserialize(from)`, then per buffer in `into` one `retro_run`
+    /// (no inputs held, video not rendered) and one `retro_serialize` into
+    /// it. The reference a raw C frontend would reach, for the
+    /// rollback-budget benchmark's baseline; netcade's own path is the
+    /// [`Emulator`] implementation. Each buffer must already hold
+    /// `retro_serialize_size` bytes. Returns whether every call succeeded.
+    #[doc(hidden)]
+    pub fn bare_rollback(&mut self, from: &[u8], into: &mut [Vec<u8>]) -> bool {
+        let context = self.context_mut();
+        context.inputs = [Buttons::NONE; MAX_PORTS];
+        context.render_video = false;
+        // The samples of these frames pile up (a few thousand): cleared
+        // here rather than per frame, to keep the loop bare.
+        context.audio.clear();
+        self.call(|api| {
+            // SAFETY: `from` holds `from.len()` readable bytes.
+            let mut ok = unsafe { (api.unserialize)(from.as_ptr().cast::<c_void>(), from.len()) };
+            for buffer in into.iter_mut() {
+                // SAFETY: plain libretro calls; `buffer` holds `buffer.len()`
+                // writable bytes.
+                unsafe {
+                    (api.run)();
+                    ok &= (api.serialize)(buffer.as_mut_ptr().cast::<c_void>(), buffer.len());
+                }
+            }
+            ok
+        })
+    }
+
     fn context(&self) -> &CoreContext {
         // SAFETY: the context lives as long as `self`; callbacks only touch it
         // during `call`, which takes no outstanding borrow of it.
@@ -782,6 +812,34 @@ impl Core {
         let result = self.call(body);
         self.time_in_core += started.elapsed();
         result
+    }
+
+    /// `retro_serialize` into `into`, sized to what the core promises;
+    /// with `zeroed`, bytes it does not write are zero rather than what
+    /// `into` held.
+    fn serialize_into(&mut self, into: &mut Vec<u8>, zeroed: bool) -> Result<(), EmulatorError> {
+        self.enter_phase(Phase::SavingState, self.frames_run);
+        // SAFETY: plain libretro call.
+        let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
+        if size == 0 {
+            return Err(EmulatorError::SaveFailed {
+                reason: self.why_no_state(),
+            });
+        }
+        if zeroed {
+            into.clear();
+        }
+        // Only bytes beyond the old length are written here.
+        into.resize(size, 0);
+        // SAFETY: `into` holds `size` writable bytes.
+        let saved = self
+            .timed_call(|api| unsafe { (api.serialize)(into.as_mut_ptr().cast::<c_void>(), size) });
+        if !saved {
+            return Err(EmulatorError::SaveFailed {
+                reason: format!("retro_serialize of core {} returned false", self.info.name),
+            });
+        }
+        Ok(())
     }
 
     fn refresh_mapped_memory(&mut self) {
@@ -855,28 +913,18 @@ impl Emulator for Core {
     }
 
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        self.enter_phase(Phase::SavingState, self.frames_run);
-        // SAFETY: plain libretro call.
-        let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
-        if size == 0 {
-            return Err(EmulatorError::SaveFailed {
-                reason: self.why_no_state(),
-            });
-        }
         // Zeroed every time: cores may write less than they promise, and
         // leftover bytes would make equal states checksum differently.
         // Clearing keeps the allocation, so this allocates only on growth.
-        into.clear();
-        into.resize(size, 0);
-        // SAFETY: `into` holds `size` writable bytes.
-        let saved = self
-            .timed_call(|api| unsafe { (api.serialize)(into.as_mut_ptr().cast::<c_void>(), size) });
-        if !saved {
-            return Err(EmulatorError::SaveFailed {
-                reason: format!("retro_serialize of core {} returned false", self.info.name),
-            });
-        }
-        Ok(())
+        self.serialize_into(into, true)
+    }
+
+    fn save_state_to_load(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
+        // Not zeroed: whatever the core does not write is never read back
+        // by its unserialize, and clearing a whole promised buffer costs
+        // genesis_plus_gx five times its own serialize (1 MB promised,
+        // ~145 KB written).
+        self.serialize_into(into, false)
     }
 
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {

@@ -2,7 +2,7 @@
 //!
 //! [`Session`] runs a GGPO-style rollback match for 2–4 players and answers
 //! each frame with [`Request`]s (save, load, advance) for the frontend;
-//! [`SyncTestSession`] checks a game's determinism and save/load locally.
+//! [`synctest`] checks a game's determinism and save/load locally.
 
 pub mod desync;
 pub mod events;
@@ -11,6 +11,7 @@ pub mod input_delay;
 pub mod input_queue;
 pub mod players;
 pub mod session;
+pub mod state_history;
 pub mod state_ring;
 pub mod stats;
 pub mod synctest;
@@ -27,5 +28,5 @@ pub use players::{PlayerId, PlayerKind, PlayerSet, MAX_PLAYERS};
 pub use session::{Session, SessionConfig, SessionError, SessionState};
 pub use state_ring::StateSlot;
 pub use stats::PeerStats;
-pub use synctest::{SyncTestError, SyncTestSession};
+pub use synctest::{run_sync_test, SyncTestError, SyncTestReport, SyncTestSettings};
 pub use time_sync::{TimeSyncAdvice, TimeSyncConfig};

@@ -31,7 +31,7 @@ use super::frame::Frame;
 use super::input_delay::{InputDelayConfig, InputDelayController};
 use super::input_queue::{InputError, InputQueue, Predictor, RepeatLastConfirmed};
 use super::players::{PlayerId, PlayerKind, PlayerSet, MAX_PLAYERS};
-use super::state_ring::{StateRing, StateSlot};
+use super::state_ring::{StateRing, StateSlot, StatesOverBudget};
 use super::stats::PeerStats;
 use super::time_sync::{StallSchedule, TimeSync, TimeSyncAdvice, TimeSyncConfig};
 use crate::checksum::Checksum;
@@ -67,6 +67,8 @@ pub enum SessionError {
     },
     #[error("inputs from frame {from} are no longer kept (the oldest kept is frame {oldest})")]
     HistoryLost { from: Frame, oldest: Frame },
+    #[error(transparent)]
+    StatesOverBudget(#[from] StatesOverBudget),
 }
 
 /// The session's phase.
@@ -90,7 +92,11 @@ pub struct SessionConfig {
     checksum_interval: u32,
     input_history: u32,
     waiting_report_interval: u32,
+    state_bytes: usize,
 }
+
+/// The bytes a session's saved states may take by default (256 MiB).
+pub const DEFAULT_STATE_BYTES: usize = 256 << 20;
 
 impl Default for SessionConfig {
     fn default() -> Self {
@@ -113,7 +119,15 @@ impl SessionConfig {
             checksum_interval: 60,
             input_history: 64,
             waiting_report_interval: 60,
+            state_bytes: DEFAULT_STATE_BYTES,
         }
+    }
+
+    /// The most bytes the saved states a rollback may return to can take
+    /// (default [`DEFAULT_STATE_BYTES`]); past it `advance_frame` fails.
+    pub fn state_bytes(mut self, bytes: usize) -> Self {
+        self.state_bytes = bytes;
+        self
     }
 
     /// Adds the next player (P1 first). Up to four.
@@ -316,7 +330,7 @@ impl<P: Predictor> Session<P> {
         }
         Session {
             queues: std::array::from_fn(|_| InputQueue::new(capacity)),
-            states: StateRing::new(state_ring_len(&config)),
+            states: StateRing::with_budget(state_ring_len(&config), config.state_bytes),
             time_sync: TimeSync::new(config.time_sync),
             desync: DesyncDetector::new(config.checksum_interval),
             delay,
@@ -392,6 +406,8 @@ impl<P: Predictor> Session<P> {
             SessionState::Synchronizing => return Ok(FrameOutcome::Synchronizing),
             SessionState::Running => {}
         }
+        // The states saved by the last call are in the ring now.
+        self.states.check_budget()?;
         for player in self.connected_locals() {
             if self.queues[player.index()]
                 .next_awaited()
@@ -436,6 +452,11 @@ impl<P: Predictor> Session<P> {
         self.simulate(requests, frame, false);
         self.current = frame.next();
         Ok(FrameOutcome::Advanced { rolled_back })
+    }
+
+    /// Bytes the saved states a rollback may return to take now.
+    pub fn state_bytes(&self) -> usize {
+        self.states.bytes_held()
     }
 
     /// The slot to save the state of `frame` into after a `Save` request.

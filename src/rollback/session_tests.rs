@@ -900,3 +900,44 @@ fn steady_state_frames_reuse_their_buffers() {
     net.run(300);
     assert_eq!(net.peers[0].requests.capacity(), capacity);
 }
+
+#[test]
+fn states_larger_than_the_byte_budget_stop_the_session_with_what_they_take() {
+    // The stub's states are 20 bytes; ten of them cannot fit in 100.
+    let mut session = config_for(2, 0).state_bytes(100).build().unwrap();
+    session.peer_synchronized(PlayerId::new(1)).unwrap();
+    let mut game = StubGame::new();
+    let mut requests = Vec::new();
+    let mut failure = None;
+    for _ in 0..20 {
+        session
+            .add_local_input(PlayerId::new(0), Buttons::A)
+            .unwrap();
+        match session.advance_frame(&mut requests) {
+            Ok(_) => game.handle(&mut session, &requests),
+            Err(err) => {
+                failure = Some(err);
+                break;
+            }
+        }
+    }
+    match failure {
+        Some(SessionError::StatesOverBudget(over)) => {
+            assert_eq!(over.budget, 100);
+            assert!(
+                over.held > 100 && over.held <= session.state_bytes(),
+                "{over}"
+            );
+        }
+        other => panic!("expected the budget to be exceeded, got {other:?}"),
+    }
+}
+
+#[test]
+fn within_its_byte_budget_a_session_reports_the_bytes_its_states_take() {
+    let mut net = two_peers(3);
+    net.run(100);
+    let held = net.peers[0].session.state_bytes();
+    assert!(held >= 20, "{held}");
+    assert!(held <= 64 * 20, "a ring of small buffers: {held}");
+}

@@ -2,7 +2,11 @@
 //!
 //! The frontend writes each state into a slot the ring owns; a slot's buffer
 //! is reused frame after frame, so once every slot has held one state no more
-//! memory is allocated.
+//! memory is allocated. The bytes the slots hold are bounded by a budget.
+//!
+//! States are kept raw, not compressed: the ring holds only the prediction
+//! window (about ten states), and every frame saves into it, where lz4 on
+//! genesis_plus_gx's 1 MB state costs more than the core's own frame.
 
 use super::frame::Frame;
 use crate::checksum::Checksum;
@@ -43,18 +47,56 @@ impl StateSlot {
     }
 }
 
+/// The states a ring holds take more bytes than it may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the {slots} states a rollback may return to take {held} bytes, more than the {budget} allowed: the game's states are too large for this prediction window")]
+pub struct StatesOverBudget {
+    /// States the ring keeps.
+    pub slots: usize,
+    /// Bytes they hold.
+    pub held: usize,
+    /// Bytes they may hold.
+    pub budget: usize,
+}
+
 /// A ring of [`StateSlot`]s indexed by frame.
 #[derive(Clone, Debug)]
 pub struct StateRing {
     slots: Box<[StateSlot]>,
+    budget: usize,
 }
 
 impl StateRing {
-    /// Room for `frames` consecutive saved frames.
+    /// Room for `frames` consecutive saved frames, in any number of bytes.
     pub fn new(frames: usize) -> Self {
+        Self::with_budget(frames, usize::MAX)
+    }
+
+    /// Room for `frames` consecutive saved frames in at most `budget` bytes
+    /// (checked by [`StateRing::check_budget`]).
+    pub fn with_budget(frames: usize, budget: usize) -> Self {
         StateRing {
             slots: vec![StateSlot::default(); frames.max(1)].into_boxed_slice(),
+            budget,
         }
+    }
+
+    /// Bytes the slots' buffers hold, as allocated.
+    pub fn bytes_held(&self) -> usize {
+        self.slots.iter().map(|slot| slot.data.capacity()).sum()
+    }
+
+    /// An error once the states saved take more than the budget.
+    pub fn check_budget(&self) -> Result<(), StatesOverBudget> {
+        let held = self.bytes_held();
+        if held > self.budget {
+            return Err(StatesOverBudget {
+                slots: self.slots.len(),
+                held,
+                budget: self.budget,
+            });
+        }
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -110,6 +152,22 @@ mod tests {
         let slot = ring.get(Frame::new(2)).unwrap();
         assert_eq!(slot.data(), &2u32.to_le_bytes());
         assert_eq!(slot.checksum(), Some(Checksum(2)));
+    }
+
+    #[test]
+    fn states_beyond_the_byte_budget_are_reported_with_what_they_take() {
+        let mut ring = StateRing::with_budget(3, 1000);
+        for n in 0..3u32 {
+            let buffer = ring.claim(Frame::new(n)).buffer_mut();
+            buffer.clear();
+            buffer.resize(300, n as u8);
+        }
+        assert!(ring.bytes_held() >= 900);
+        assert_eq!(ring.check_budget(), Ok(()));
+        ring.claim(Frame::new(3)).buffer_mut().resize(600, 0);
+        let err = ring.check_budget().unwrap_err();
+        assert_eq!((err.slots, err.budget), (3, 1000));
+        assert!(err.held >= 1200, "{err}");
     }
 
     #[test]
