@@ -8,7 +8,7 @@
 //! same deliveries, byte for byte.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 /// Milliseconds since an origin the caller chooses.
 pub type Millis = u64;
@@ -336,5 +336,80 @@ impl<A: Copy + Ord> SimNet<A> {
             due.push(next.delivery);
         }
         due
+    }
+}
+
+/// Most datagrams waiting for one machine on a [`SimSockets`]; more are
+/// dropped (counted as `dropped_by_queue`), as a full socket buffer would.
+const INBOX_LIMIT: usize = 4096;
+
+/// A [`SimNet`] with one inbox per machine, so each machine talks to it as
+/// a [`Transport`](super::Transport) ([`SimSockets::port`]). Each simulated
+/// moment: [`SimSockets::deliver`], then each machine's tick on its port.
+pub struct SimSockets<A> {
+    /// The network the datagrams travel on (conditions, partitions, stats).
+    pub net: SimNet<A>,
+    inboxes: BTreeMap<A, VecDeque<(A, Vec<u8>)>>,
+    now: Millis,
+}
+
+impl<A: Copy + Ord> SimSockets<A> {
+    /// Sockets over `net`.
+    pub fn new(net: SimNet<A>) -> Self {
+        SimSockets {
+            net,
+            inboxes: BTreeMap::new(),
+            now: 0,
+        }
+    }
+
+    /// Moves to `now`: every datagram due by then waits in its receiver's inbox.
+    pub fn deliver(&mut self, now: Millis) {
+        self.now = now;
+        for delivery in self.net.deliver_due(now) {
+            let inbox = self.inboxes.entry(delivery.to).or_default();
+            if inbox.len() < INBOX_LIMIT {
+                inbox.push_back((delivery.from, delivery.bytes));
+            } else {
+                self.net.stats.dropped_by_queue += 1;
+            }
+        }
+    }
+
+    /// Throws away what waits for `machine` (a machine switched off).
+    pub fn discard(&mut self, machine: A) {
+        self.inboxes.remove(&machine);
+    }
+
+    /// `machine`'s socket at the current moment.
+    pub fn port(&mut self, machine: A) -> SimPort<'_, A> {
+        SimPort {
+            net: &mut self.net,
+            inbox: self.inboxes.entry(machine).or_default(),
+            me: machine,
+            now: self.now,
+        }
+    }
+}
+
+/// One machine's socket on [`SimSockets`], at one simulated moment.
+pub struct SimPort<'a, A> {
+    net: &'a mut SimNet<A>,
+    inbox: &'a mut VecDeque<(A, Vec<u8>)>,
+    me: A,
+    now: Millis,
+}
+
+impl<A: Copy + Ord> super::Transport for SimPort<'_, A> {
+    type Address = A;
+
+    fn send(&mut self, to: A, datagram: &[u8]) {
+        self.net.send(self.now, self.me, to, datagram);
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<A> {
+        let (from, bytes) = self.inbox.pop_front()?;
+        *into = bytes;
+        Some(from)
     }
 }
