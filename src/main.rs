@@ -12,9 +12,10 @@ use std::process::ExitCode;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
-  1  a sync-test found a desync
+  1  a sync-test found a desync, or the demo's machines disagreed
   2  a user mistake: bad arguments, a missing or unusable core, content or input file
-  3  a failure while running: the core could not save or load a state, an output could not be written";
+  3  a failure while running: the core could not save or load a state, an output could not be written
+  5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)";
 
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]
@@ -35,7 +36,9 @@ enum Command {
     Synctest(SyncTestArgs),
     /// Frame-step debugger reading commands from stdin (type `help`).
     Debug(DebugArgs),
-    /// A local run of the bundled Duel core that shows netcade working.
+    /// A netplay match of the bundled Duel core between two machines in this
+    /// process, over a simulated network in simulated time (it takes well under
+    /// a second), checked in sync.
     Demo(DemoArgs),
 }
 

@@ -9,6 +9,8 @@
 //!   content, input script), a core that refuses the content.
 //! - 3: something failed while running: the core failed to save or load a
 //!   state, or an output file could not be written.
+//! - 5: the demo's netplay match did not finish: a machine left, or its
+//!   simulated time limit passed ([`Outcome::NetplayUnfinished`]).
 
 use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
@@ -21,6 +23,8 @@ pub const EXIT_SUCCESS: u8 = 0;
 pub const EXIT_SYNC_TEST_FAILED: u8 = 1;
 pub const EXIT_USER_MISTAKE: u8 = 2;
 pub const EXIT_RUNTIME_FAILURE: u8 = 3;
+/// The demo's match did not finish (4 is left for "the core crashed").
+pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
 
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,9 +32,11 @@ pub enum Outcome {
     Success,
     /// The sync-test ran and found frames that do not re-simulate the same.
     SyncTestFailed,
-    /// The machines of a netplay match disagreed on a confirmed frame (or
-    /// the match stopped before its last frame).
+    /// The machines of a netplay match disagreed on a final frame.
     NetplayFailed,
+    /// A netplay match stopped before its last frame, the machines agreeing
+    /// on every frame they finalized.
+    NetplayUnfinished,
 }
 
 impl Outcome {
@@ -38,6 +44,7 @@ impl Outcome {
         match self {
             Outcome::Success => EXIT_SUCCESS,
             Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
+            Outcome::NetplayUnfinished => EXIT_NETPLAY_UNFINISHED,
         }
     }
 }
