@@ -37,8 +37,8 @@ enum Command {
     /// Frame-step debugger reading commands from stdin (type `help`).
     Debug(DebugArgs),
     /// A netplay match of the bundled Duel core between two machines in this
-    /// process, over a simulated network in simulated time (it takes well under
-    /// a second), checked in sync.
+    /// process, over a simulated network in simulated time (far faster than
+    /// real time), checked in sync.
     Demo(DemoArgs),
 }
 

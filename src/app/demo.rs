@@ -86,7 +86,7 @@ pub struct DemoArgs {
     /// The arena to load [default: Duel's dojo.arena].
     #[arg(long, value_name = "ROM")]
     pub rom: Option<PathBuf>,
-    /// Frames of the match (1200 = 20 s at 60 fps; at least 1).
+    /// Frames of the match (1200 = 20 s of simulated play at 60 fps; at least 1).
     #[arg(
         long,
         value_name = "N",
@@ -452,13 +452,17 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     // The games before the library copies they run from.
     drop(game_match);
     drop(copies);
-    Ok(if !agreed {
-        Outcome::NetplayFailed
-    } else if !finished {
-        Outcome::NetplayUnfinished
-    } else {
-        Outcome::Success
-    })
+    Ok(outcome(end, agreed))
+}
+
+/// The demo's exit: a disagreement is a desync (1) even if the match also
+/// stopped early; agreeing machines that did not finish get their own code.
+fn outcome(end: MatchEnd, agreed: bool) -> Outcome {
+    match (agreed, end) {
+        (false, _) => Outcome::NetplayFailed,
+        (true, MatchEnd::Finished) => Outcome::Success,
+        (true, MatchEnd::Ended | MatchEnd::OutOfTime) => Outcome::NetplayUnfinished,
+    }
 }
 
 /// The line the demo prints as the match goes, if any; counts desync reports
@@ -601,6 +605,15 @@ mod tests {
         assert!(parse_loss_percent("75").is_err());
         assert!(parse_loss_percent("-1").is_err());
         assert!(parse_loss_percent("lots").is_err());
+    }
+
+    #[test]
+    fn a_match_that_did_not_finish_exits_with_its_own_code_unless_it_desynced() {
+        assert_eq!(outcome(MatchEnd::Finished, true).exit_code(), 0);
+        assert_eq!(outcome(MatchEnd::OutOfTime, true).exit_code(), 5);
+        assert_eq!(outcome(MatchEnd::Ended, true).exit_code(), 5);
+        assert_eq!(outcome(MatchEnd::Ended, false).exit_code(), 1);
+        assert_eq!(outcome(MatchEnd::Finished, false).exit_code(), 1);
     }
 
     #[test]

@@ -186,10 +186,21 @@ const LOGGED_FRAMES: usize = 1 << 17;
 
 /// What a test machine's loop supplies: `pad` for its local players, a
 /// perturbation, a modelled re-simulation cost.
-struct MachineHooks {
-    perturb_from: Option<Frame>,
-    cost_per_reading: Duration,
-    elapsed: Duration,
+pub struct MachineHooks {
+    pub perturb_from: Option<Frame>,
+    pub cost_per_reading: Duration,
+    pub elapsed: Duration,
+}
+
+impl MachineHooks {
+    /// `pad` for every local player, nothing perturbed, re-simulation free.
+    pub fn pad() -> Self {
+        MachineHooks {
+            perturb_from: None,
+            cost_per_reading: Duration::ZERO,
+            elapsed: Duration::ZERO,
+        }
+    }
 }
 
 impl TickHooks for MachineHooks {
