@@ -1,9 +1,9 @@
 //! `netcade demo`: a netplay match of the bundled Duel core between two
 //! machines in one process, over netcade's seeded simulated network, each
 //! machine its own Duel loaded through the libretro host; then a summary per
-//! machine, whether both agreed on every confirmed frame, and the last frame
+//! machine, whether both agreed on every final frame, and the last frame
 //! (machine 1's view) saved as a PNG. (The netplay check replaces the old
-//! local sync-test: it compares every confirmed frame after real rollbacks.)
+//! local sync-test: it compares every final frame after real rollbacks.)
 
 use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
 use crate::app::inputs::{FrameInputs, RandomPlayer};
@@ -18,6 +18,7 @@ use crate::protocol::Millis;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once};
+use std::time::Instant;
 
 /// The environment variable naming Duel's library explicitly.
 pub const DUEL_CORE_ENV: &str = "NETCADE_DUEL_CORE";
@@ -358,8 +359,12 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     };
     let mut desync_reports = 0u64;
     let mut write_error = None;
+    // Re-simulations of the real cores are timed on the real clock: a core
+    // too slow to re-simulate a rollback within a frame raises the delay.
+    let started = Instant::now();
     let end = game_match.play(
         |player, frame| players.buttons(player, frame),
+        || started.elapsed(),
         |update| {
             let line = status_line(update, &mut desync_reports);
             if let Some(line) = line {

@@ -124,6 +124,9 @@ where
             }
             self.run_frame(now, hooks)?;
         }
+        if due == 0 {
+            self.driver.finalize(&self.netplay, &mut self.sink);
+        }
         self.netplay
             .poll(now, |to, datagram| transport.send(to, datagram));
         Ok(())

@@ -658,6 +658,17 @@ impl<P: Predictor> Session<P> {
         self.current
     }
 
+    /// The first simulated frame found run with a wrong input, until the
+    /// next `advance_frame` rolls back to it: states saved after it are
+    /// from the mispredicted timeline.
+    pub fn pending_rollback(&self) -> Option<Frame> {
+        self.queues[..self.config.players]
+            .iter()
+            .filter_map(InputQueue::first_incorrect)
+            .filter(|&wrong| wrong < self.current)
+            .min()
+    }
+
     /// The last frame for which every player's input is known.
     pub fn confirmed_frame(&self) -> Option<Frame> {
         match self.first_unconfirmed_frame() {
