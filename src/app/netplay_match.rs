@@ -646,11 +646,12 @@ mod tests {
         }
     }
 
-    /// Plays a lossy two-machine match with `sinks`, re-simulations of
-    /// machine 1 costing `resimulation_cost` each.
+    /// Plays a lossy two-machine match of `games` with recording sinks,
+    /// re-simulations of machine 1 costing `resimulation_cost` each.
     fn play_with_sinks(
         frames: u32,
         resimulation_cost: Duration,
+        games: [StubGame; 2],
     ) -> ([Recorder; 2], [NetplaySession<u8>; 2]) {
         let setup = lossy_setup(frames);
         let mut sockets = SimSockets::new({
@@ -659,10 +660,11 @@ mod tests {
             net
         });
         let mut machines: Vec<_> = (0..2u8)
-            .map(|player| {
+            .zip(games)
+            .map(|(player, game)| {
                 let netplay = NetplaySession::new(config_for(&setup, player, 60.0), 0).unwrap();
                 let clock = FrameClock::new(60.0, 1_000 + u64::from(player) * 3_700);
-                let game = Box::new(StubGame::deterministic());
+                let game = Box::new(game);
                 let mut machine = NetplayMachine::new(netplay, game, Recorder::default(), clock);
                 machine.stop_at_frame = Some(frames);
                 machine
@@ -709,7 +711,7 @@ mod tests {
 
     #[test]
     fn the_sink_hears_every_frame_run_and_every_frame_once_it_is_final() {
-        let ([sink, _], _) = play_with_sinks(300, Duration::ZERO);
+        let ([sink, _], _) = play_with_sinks(300, Duration::ZERO, stubs());
         let first_runs: Vec<u32> = sink
             .runs
             .iter()
@@ -729,16 +731,33 @@ mod tests {
 
     #[test]
     fn a_slow_resimulation_raises_the_input_delay() {
-        let (_, [fast_here, _]) = play_with_sinks(600, Duration::ZERO);
-        let (_, [_, slow_there]) = play_with_sinks(600, Duration::from_millis(6));
-        let (_, [_, fast_there]) = play_with_sinks(600, Duration::ZERO);
+        let (_, [_, fast_there]) = play_with_sinks(600, Duration::ZERO, stubs());
+        let (_, [_, slow_there]) = play_with_sinks(600, Duration::from_millis(6), stubs());
         assert!(
             slow_there.input_delay() > fast_there.input_delay(),
             "slow {} fast {}",
             slow_there.input_delay(),
             fast_there.input_delay()
         );
-        assert_eq!(fast_here.input_delay(), fast_there.input_delay());
+    }
+
+    fn stubs() -> [StubGame; 2] {
+        [StubGame::deterministic(), StubGame::deterministic()]
+    }
+
+    #[test]
+    fn without_a_sink_asking_for_checksums_checkpoints_are_still_hashed_and_compared() {
+        let games = [StubGame::deterministic(), StubGame::with_hidden_state()];
+        let (_, [mut here, _]) = play_with_sinks(300, Duration::ZERO, games);
+        assert!(
+            here.events()
+                .any(|event| matches!(event, NetplayEvent::Desync { .. })),
+            "the desync was not reported"
+        );
+        let (_, [mut here, _]) = play_with_sinks(300, Duration::ZERO, stubs());
+        assert!(!here
+            .events()
+            .any(|event| matches!(event, NetplayEvent::Desync { .. })));
     }
 
     #[test]
