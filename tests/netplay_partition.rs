@@ -93,9 +93,10 @@ fn a_ten_second_partition_between_two_machines_ends_the_match_cleanly() {
         assert_eq!(machine.netplay.state(), SessionState::Ended);
     }
     // Cut off from each other, they cannot agree where the match stops:
-    // every frame before the earlier of the two stops is the same on both.
-    let compared = cluster.assert_same_checksums_before(&[0, 1], 200, first_gone as usize + 1);
-    assert_eq!(compared, first_gone as usize + 1);
+    // every frame before the earlier of the two stops is final and the same
+    // on both (a frame is final with its inputs: the last one before the stop).
+    let compared = cluster.assert_same_checksums_before(&[0, 1], 200, first_gone as usize);
+    assert_eq!(compared, first_gone as usize);
 }
 
 #[test]

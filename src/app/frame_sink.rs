@@ -25,6 +25,19 @@ pub struct FinishedFrame<'a> {
     pub audio: &'a [i16],
 }
 
+/// A frame that became final: no rollback or departure can change it any
+/// more, and every machine of the match ran it the same way.
+#[derive(Clone, Copy, Debug)]
+pub struct FinalFrame<'a> {
+    /// The frame.
+    pub frame: Frame,
+    /// Every player's buttons it was run with, for good.
+    pub inputs: &'a [Buttons],
+    /// The checksum of the game's memory at its start, when
+    /// [`FrameSink::wants_checksums`] says so (`None` otherwise).
+    pub checksum: Option<Checksum>,
+}
+
 /// Receives the frames a netplay driver runs and finalizes.
 pub trait FrameSink {
     /// Called for every frame run, first runs and re-simulations alike, in
@@ -33,17 +46,13 @@ pub trait FrameSink {
         let _ = frame;
     }
 
-    /// The state at the start of `frame` is final: no rollback or departure
-    /// can change it any more. Called once per frame, in order from frame 0.
-    /// `checksum` is the checksum of that state's game memory when
-    /// [`FrameSink::wants_checksums`] says so (`None` otherwise, or if the
-    /// state was never saved).
-    fn frame_finalized(&mut self, frame: Frame, checksum: Option<Checksum>) {
-        let _ = (frame, checksum);
+    /// `frame` is final. Called once per frame, in order from frame 0.
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        let _ = frame;
     }
 
-    /// Whether `frame_finalized` needs checksums: hashing game memory at
-    /// every save costs time, so drivers only do it when a sink asks.
+    /// Whether final frames need checksums: hashing game memory at every
+    /// save costs time, so drivers only do it when a sink asks.
     fn wants_checksums(&self) -> bool {
         false
     }
@@ -96,16 +105,13 @@ impl ChecksumLog {
 }
 
 impl FrameSink for ChecksumLog {
-    fn frame_finalized(&mut self, frame: Frame, checksum: Option<Checksum>) {
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        let number = frame.frame.number();
         if self.checksums.is_empty() {
-            self.first = frame.number();
+            self.first = number;
         }
-        debug_assert_eq!(
-            frame.number(),
-            self.end_frame(),
-            "final frames come in order"
-        );
-        self.checksums.push_back(checksum);
+        debug_assert_eq!(number, self.end_frame(), "final frames come in order");
+        self.checksums.push_back(frame.checksum);
         if self.checksums.len() > self.capacity {
             self.checksums.pop_front();
             self.first += 1;
@@ -145,10 +151,18 @@ pub fn compare_checksum_logs(a: &ChecksumLog, b: &ChecksumLog) -> ChecksumCompar
 mod tests {
     use super::*;
 
+    fn final_frame(frame: u32, checksum: Option<Checksum>) -> FinalFrame<'static> {
+        FinalFrame {
+            frame: Frame::new(frame),
+            inputs: &[],
+            checksum,
+        }
+    }
+
     fn log_of(first: u32, checksums: &[u64], capacity: usize) -> ChecksumLog {
         let mut log = ChecksumLog::new(capacity);
         for (frame, &value) in (first..).zip(checksums) {
-            log.frame_finalized(Frame::new(frame), Some(Checksum(value)));
+            log.frame_finalized(&final_frame(frame, Some(Checksum(value))));
         }
         log
     }
@@ -181,7 +195,7 @@ mod tests {
     #[test]
     fn a_frame_that_was_never_hashed_counts_as_a_difference() {
         let mut a = ChecksumLog::new(10);
-        a.frame_finalized(Frame::new(0), None);
+        a.frame_finalized(&final_frame(0, None));
         let b = log_of(0, &[1], 10);
         assert_eq!(compare_checksum_logs(&a, &b).first_difference, Some(0));
     }

@@ -11,12 +11,12 @@
 //! the stopwatch come in, so the same arguments give the same match.
 
 use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::{ChecksumLog, FinishedFrame, FrameSink};
+use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::AppError;
 use crate::checksum::Checksum;
 use crate::emulator::Emulator;
-use crate::input::Buttons;
+use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::sim::{LinkConditions, SimNet, SimSockets};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
 use crate::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
@@ -26,17 +26,17 @@ use std::time::Duration;
 
 use crate::rollback::{Frame, FrameOutcome, PlayerId, Request, SessionState};
 
-/// Checksums of frames saved but not final yet: the state ring's reach (a
-/// few dozen frames) with room to spare.
-const PENDING_CHECKSUMS: usize = 256;
+/// Frames run but not final yet kept: the state ring's reach (a few dozen
+/// frames) with room to spare.
+const PENDING_FRAMES: usize = 256;
 
 /// Carries out one machine's netplay requests on its game. See the module docs.
 #[derive(Debug, Default)]
 pub struct NetplayDriver {
     requests: Vec<Request>,
-    /// Checksums of saved states not final yet, by frame, oldest first (the
-    /// latest save of each: a re-simulation replaces mispredicted ones).
-    pending: VecDeque<(Frame, Checksum)>,
+    /// Frames run but not final yet, oldest first (the latest run of each:
+    /// a re-simulation replaces mispredicted ones).
+    pending: VecDeque<PendingFrame>,
     /// The next frame to hand to the sink as final.
     next_final: Frame,
     resimulation: ResimulationCost,
@@ -79,6 +79,7 @@ impl NetplayDriver {
                     let checkpoint =
                         checkpoint_interval != 0 && frame.number() % checkpoint_interval == 0;
                     if !(hash_every_save || checkpoint) {
+                        remember(&mut self.pending, frame, None);
                         continue;
                     }
                     // Game memory, not the raw state: states can hold
@@ -91,9 +92,11 @@ impl NetplayDriver {
                         Checksum::of(memory)
                     };
                     slot.set_checksum(checksum);
-                    if hash_every_save {
-                        remember(&mut self.pending, frame, checksum);
-                    }
+                    remember(
+                        &mut self.pending,
+                        frame,
+                        hash_every_save.then_some(checksum),
+                    );
                 }
                 Request::Load { frame } => {
                     resimulation_started.get_or_insert_with(|| hooks.stopwatch());
@@ -111,6 +114,10 @@ impl NetplayDriver {
                 } => {
                     hooks.adjust_inputs(frame, &mut inputs);
                     game.run_frame(&inputs[..players], !resimulation);
+                    if let Some(pending) = self.pending.iter_mut().rev().find(|p| p.frame == frame)
+                    {
+                        pending.inputs = Some(inputs);
+                    }
                     sink.frame_run(&FinishedFrame {
                         frame,
                         resimulated: resimulation,
@@ -134,9 +141,10 @@ impl NetplayDriver {
 
     /// Hands the sink every frame final since last time (`advance` does it
     /// too; a loop also calls it on ticks that run no frame, as inputs keep
-    /// arriving). The state at the start of frame f is final once every input
-    /// before f is final, f was saved, and no rollback to a frame before f
-    /// waits for the next `advance`.
+    /// arriving). Frame f is final once its inputs and every input before
+    /// are final, it was run, and no rollback to it or before waits for the
+    /// next `advance` (so its last run, and the state saved at its start,
+    /// are the ones every machine has).
     pub fn finalize<A: Ord + Copy>(
         &mut self,
         netplay: &NetplaySession<A>,
@@ -145,22 +153,25 @@ impl NetplayDriver {
         let Some(finalized) = netplay.finalized_frame() else {
             return;
         };
-        let mut end = (finalized.next().next()).min(netplay.current_frame());
+        let mut end = finalized.next().min(netplay.current_frame());
         if let Some(wrong) = netplay.session().pending_rollback() {
-            // The state at the start of the first wrong frame is still right.
-            end = end.min(wrong.next());
+            end = end.min(wrong);
         }
         while self.next_final < end {
             let frame = self.next_final;
-            while self.pending.front().is_some_and(|&(f, _)| f < frame) {
+            while self.pending.front().is_some_and(|p| p.frame < frame) {
                 self.pending.pop_front();
             }
-            let checksum = self
-                .pending
-                .front()
-                .filter(|&&(f, _)| f == frame)
-                .map(|&(_, checksum)| checksum);
-            sink.frame_finalized(frame, checksum);
+            let pending = self.pending.front().filter(|p| p.frame == frame);
+            let inputs = pending.and_then(|p| p.inputs);
+            let players = netplay.session().players();
+            sink.frame_finalized(&FinalFrame {
+                frame,
+                // Never missing while the pending ring outreaches the
+                // session's windows; if it were, nothing proves the frame.
+                checksum: pending.and_then(|p| p.checksum),
+                inputs: inputs.as_ref().map_or(&[][..], |inputs| &inputs[..players]),
+            });
             self.next_final = frame.next();
         }
     }
@@ -172,15 +183,28 @@ impl NetplayDriver {
     }
 }
 
-/// Keeps `checksum` as the latest for `frame` in `pending` (at most
-/// [`PENDING_CHECKSUMS`]): saves after a load come in frame order, so every
-/// later entry is from the mispredicted timeline.
-fn remember(pending: &mut VecDeque<(Frame, Checksum)>, frame: Frame, checksum: Checksum) {
-    while pending.back().is_some_and(|&(f, _)| f >= frame) {
+/// A frame run but not final yet: the checksum of the state saved at its
+/// start (if hashed) and the buttons it was last run with.
+#[derive(Clone, Copy, Debug)]
+struct PendingFrame {
+    frame: Frame,
+    checksum: Option<Checksum>,
+    inputs: Option<[Buttons; MAX_PLAYERS]>,
+}
+
+/// Starts `frame`'s entry in `pending` (at most [`PENDING_FRAMES`]): saves
+/// after a load come in frame order, so every later entry is from the
+/// mispredicted timeline and goes.
+fn remember(pending: &mut VecDeque<PendingFrame>, frame: Frame, checksum: Option<Checksum>) {
+    while pending.back().is_some_and(|p| p.frame >= frame) {
         pending.pop_back();
     }
-    pending.push_back((frame, checksum));
-    if pending.len() > PENDING_CHECKSUMS {
+    pending.push_back(PendingFrame {
+        frame,
+        checksum,
+        inputs: None,
+    });
+    if pending.len() > PENDING_FRAMES {
         pending.pop_front();
     }
 }
@@ -632,7 +656,7 @@ mod tests {
     #[derive(Default)]
     struct Recorder {
         runs: Vec<(u32, bool, usize)>,
-        finalized: Vec<u32>,
+        finalized: Vec<(u32, Vec<Buttons>)>,
     }
 
     impl FrameSink for Recorder {
@@ -641,8 +665,9 @@ mod tests {
                 .push((frame.frame.number(), frame.resimulated, frame.audio.len()));
         }
 
-        fn frame_finalized(&mut self, frame: Frame, _checksum: Option<Checksum>) {
-            self.finalized.push(frame.number());
+        fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+            self.finalized
+                .push((frame.frame.number(), frame.inputs.to_vec()));
         }
     }
 
@@ -711,7 +736,7 @@ mod tests {
 
     #[test]
     fn the_sink_hears_every_frame_run_and_every_frame_once_it_is_final() {
-        let ([sink, _], _) = play_with_sinks(300, Duration::ZERO, stubs());
+        let ([sink, other], _) = play_with_sinks(300, Duration::ZERO, stubs());
         let first_runs: Vec<u32> = sink
             .runs
             .iter()
@@ -726,7 +751,16 @@ mod tests {
         assert!(sink.runs.iter().all(|&(_, _, audio)| audio > 0));
         let final_count = sink.finalized.len() as u32;
         assert!(final_count > 280, "{final_count} frames final");
-        assert_eq!(sink.finalized, (0..final_count).collect::<Vec<_>>());
+        let frames: Vec<u32> = sink.finalized.iter().map(|(frame, _)| *frame).collect();
+        assert_eq!(frames, (0..final_count).collect::<Vec<_>>());
+        // Final frames carry the buttons every machine ran them with.
+        let common = sink.finalized.len().min(other.finalized.len());
+        assert!(common > 280);
+        assert_eq!(sink.finalized[..common], other.finalized[..common]);
+        let mut distinct: Vec<_> = sink.finalized.iter().map(|(_, inputs)| inputs).collect();
+        distinct.sort_by_key(|inputs| inputs.iter().map(|b| b.bits()).collect::<Vec<_>>());
+        distinct.dedup();
+        assert!(distinct.len() > 10, "the players pressed buttons");
     }
 
     #[test]
@@ -774,11 +808,19 @@ mod tests {
     fn pending_checksums_stay_bounded_however_long_the_match() {
         let mut pending = VecDeque::new();
         for frame in 0..10_000 {
-            remember(&mut pending, Frame::new(frame), Checksum(u64::from(frame)));
+            remember(
+                &mut pending,
+                Frame::new(frame),
+                Some(Checksum(u64::from(frame))),
+            );
         }
-        assert_eq!(pending.len(), PENDING_CHECKSUMS);
-        remember(&mut pending, Frame::new(9_990), Checksum(1));
-        assert_eq!(pending.back(), Some(&(Frame::new(9_990), Checksum(1))));
-        assert_eq!(pending.len(), PENDING_CHECKSUMS - 9);
+        assert_eq!(pending.len(), PENDING_FRAMES);
+        remember(&mut pending, Frame::new(9_990), Some(Checksum(1)));
+        let last = pending.back().unwrap();
+        assert_eq!(
+            (last.frame, last.checksum),
+            (Frame::new(9_990), Some(Checksum(1)))
+        );
+        assert_eq!(pending.len(), PENDING_FRAMES - 9);
     }
 }
