@@ -3,6 +3,10 @@
 //! to the session → for each frame the [`FrameClock`] says is due: add the
 //! local players' buttons, let the [`NetplayDriver`] carry out the session's
 //! requests → poll the session and send what it hands out.
+//!
+//! Start-up: while the session answers `Starting { in_ms }`, the frame clock's
+//! next frame moves to that moment (as a frontend showing a countdown would),
+//! so every machine begins frame 0 when the host said.
 
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::FrameSink;
@@ -38,11 +42,13 @@ pub trait TickHooks {
 pub struct TickStats {
     /// Frame ticks (each frame the clock said was due).
     pub ticks: u64,
-    /// Rollbacks carried out, and the deepest (frames).
+    /// Rollbacks carried out.
     pub rollbacks: u64,
+    /// The deepest rollback (frames re-simulated).
     pub deepest_rollback: u32,
-    /// Ticks spent waiting for a peer's inputs, or stalled by time sync.
+    /// Ticks spent waiting for a peer's inputs.
     pub waiting_ticks: u64,
+    /// Ticks stalled by time sync (a machine ahead lets the others catch up).
     pub stalled_ticks: u64,
     /// The moment this machine ran frame 0.
     pub started_at: Option<Millis>,

@@ -53,6 +53,7 @@ impl LinkConditions {
         }
     }
 
+    /// Varies each datagram's delay by up to ± `ms` (uniform).
     pub const fn with_jitter(self, ms: u64) -> LinkConditions {
         LinkConditions {
             jitter_ms: ms,
@@ -60,6 +61,7 @@ impl LinkConditions {
         }
     }
 
+    /// Loses each datagram with this probability (0 to 1).
     pub const fn with_loss(self, probability: f64) -> LinkConditions {
         LinkConditions {
             loss: probability,
@@ -67,6 +69,7 @@ impl LinkConditions {
         }
     }
 
+    /// Delivers each datagram twice with this probability.
     pub const fn with_duplication(self, probability: f64) -> LinkConditions {
         LinkConditions {
             duplicate: probability,
@@ -74,6 +77,7 @@ impl LinkConditions {
         }
     }
 
+    /// Delays a datagram behind later ones with this probability.
     pub const fn with_reordering(self, probability: f64) -> LinkConditions {
         LinkConditions {
             reorder: probability,
@@ -81,6 +85,7 @@ impl LinkConditions {
         }
     }
 
+    /// Caps the link at `bytes_per_s`; datagrams queue behind each other.
     pub const fn with_bandwidth(self, bytes_per_s: u64) -> LinkConditions {
         LinkConditions {
             bandwidth_bytes_per_s: Some(bytes_per_s),
@@ -98,9 +103,13 @@ impl Default for LinkConditions {
 /// A datagram handed to its receiver.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivery<A> {
+    /// The sender.
     pub from: A,
+    /// The receiver.
     pub to: A,
+    /// The datagram.
     pub bytes: Vec<u8>,
+    /// When it was sent.
     pub sent_at: Millis,
     /// When it arrived (microsecond precision, as time inside the simulation).
     pub delivered_at_us: u64,
@@ -109,12 +118,19 @@ pub struct Delivery<A> {
 /// What happened to the datagrams sent so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SimStats {
+    /// Datagrams handed to the network.
     pub sent: u64,
+    /// Datagrams that reached their receiver (duplicates count twice).
     pub delivered: u64,
+    /// Datagrams lost to the link's loss rate.
     pub lost: u64,
+    /// Extra copies delivered.
     pub duplicated: u64,
+    /// Datagrams held back behind later ones.
     pub reordered: u64,
+    /// Datagrams sent across a partition.
     pub dropped_by_partition: u64,
+    /// Datagrams dropped by a full link queue or a full receiver's inbox.
     pub dropped_by_queue: u64,
 }
 
@@ -239,10 +255,12 @@ impl<A: Copy + Ord> SimNet<A> {
         self.partitions.remove(&(b, a));
     }
 
+    /// Whether datagrams from `from` to `to` are being lost to a partition.
     pub fn is_partitioned(&self, from: A, to: A) -> bool {
         self.partitions.contains(&(from, to))
     }
 
+    /// What happened to the datagrams sent so far.
     pub fn stats(&self) -> SimStats {
         self.stats
     }
