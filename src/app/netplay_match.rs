@@ -535,7 +535,7 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
         frame_rate_millihertz: (frames_per_second * 1000.0).round() as u32,
         ..SessionSettings::default()
     };
-    let mut config = NetplayConfig::new(
+    let config = NetplayConfig::new(
         // Tokens only need to differ between machines here: nobody else is
         // on the simulated network.
         SessionToken(0x4E45_5400 + u32::from(player)),
@@ -545,10 +545,18 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
         settings,
         PlayerSlots::single(player),
     );
-    for other in 0..PLAYERS {
-        if other < player {
+    one_player_per_machine(config, player)
+}
+
+/// Completes the configuration of machine `me` in a match of one player
+/// per machine, each at the address of its player (`0..player_count`): it
+/// dials every machine before it and accepts every machine after it, so
+/// machine 0 hosts and every pair of machines is linked once.
+pub fn one_player_per_machine(mut config: NetplayConfig<u8>, me: u8) -> NetplayConfig<u8> {
+    for other in 0..config.settings.player_count {
+        if other < me {
             config = config.dial(other, PlayerSlots::single(other));
-        } else if other > player {
+        } else if other > me {
             config = config.accept(Some(other), PlayerSlots::single(other));
         }
     }

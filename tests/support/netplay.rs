@@ -9,6 +9,7 @@
 
 use netcade::app::frame_clock::FrameClock;
 use netcade::app::frame_sink::ChecksumLog;
+use netcade::app::netplay_match::one_player_per_machine;
 use netcade::app::netplay_tick::{NetplayMachine, TickHooks};
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
@@ -347,10 +348,9 @@ const CORE_NAME: &str = "netcade-test";
 const CORE_VERSION: &str = "1";
 const CONTENT_HASH: u64 = 0xC0FFEE;
 
-/// Machine `me`'s configuration: it dials every machine before it and
-/// accepts every machine after it (machine 0 is the host).
+/// Machine `me`'s configuration (machine 0 hosts, every pair is linked).
 pub fn config_for(setup: &MatchSetup, me: u8) -> NetplayConfig<u8> {
-    let mut config = NetplayConfig::new(
+    let config = NetplayConfig::new(
         SessionToken(0x5EED_0000 + u32::from(me) + 1),
         CORE_NAME,
         CORE_VERSION,
@@ -358,14 +358,7 @@ pub fn config_for(setup: &MatchSetup, me: u8) -> NetplayConfig<u8> {
         settings(setup),
         PlayerSlots::single(me),
     );
-    for other in 0..setup.players {
-        if other < me {
-            config = config.dial(other, PlayerSlots::single(other));
-        } else if other > me {
-            config = config.accept(Some(other), PlayerSlots::single(other));
-        }
-    }
-    config
+    one_player_per_machine(config, me)
 }
 
 impl<G: Emulator> Cluster<G> {
