@@ -614,8 +614,9 @@ impl<P: Predictor> Session<P> {
             .map_while(move |frame| queue.confirmed(frame).map(|buttons| (frame, buttons))))
     }
 
-    /// Every player's inputs for each confirmed frame from `from` on, for
-    /// spectators (and replays).
+    /// Every player's inputs for each confirmed frame from `from` on (with
+    /// three or more players a departure can still rewrite them: netplay
+    /// hands spectators and replays only final frames).
     pub fn confirmed_inputs(
         &self,
         from: Frame,
