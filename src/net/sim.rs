@@ -431,3 +431,37 @@ impl<A: Copy + Ord> super::Transport for SimPort<'_, A> {
         Some(from)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Transport;
+
+    #[test]
+    fn each_machine_reads_only_its_own_datagrams_from_its_port() {
+        let mut sockets = SimSockets::new(SimNet::new(1));
+        sockets.port(0).send(1, b"to one");
+        sockets.port(0).send(2, b"to two");
+        sockets.deliver(0);
+        let mut datagram = Vec::new();
+        assert_eq!(sockets.port(1).receive(&mut datagram), Some(0));
+        assert_eq!(datagram, b"to one");
+        assert_eq!(sockets.port(1).receive(&mut datagram), None);
+        assert_eq!(sockets.port(2).receive(&mut datagram), Some(0));
+        assert_eq!(datagram, b"to two");
+    }
+
+    #[test]
+    fn a_machine_that_never_reads_loses_datagrams_beyond_its_inbox() {
+        let mut sockets = SimSockets::new(SimNet::new(1));
+        for _ in 0..INBOX_LIMIT + 10 {
+            sockets.port(0).send(1, b"x");
+        }
+        sockets.deliver(0);
+        assert_eq!(sockets.net.stats().dropped_by_queue, 10);
+        let mut datagram = Vec::new();
+        let mut port = sockets.port(1);
+        let read = std::iter::from_fn(|| port.receive(&mut datagram)).count();
+        assert_eq!(read, INBOX_LIMIT);
+    }
+}
