@@ -121,16 +121,17 @@ where
         }
         let speed = clock_rate * f64::from(self.netplay.frames_per_second_factor());
         let due = self.clock.due(now_us, speed);
-        for _ in 0..due {
-            if self
+        let mut ran = 0;
+        while ran < due
+            && self
                 .stop_at_frame
-                .is_some_and(|stop| self.current_frame() >= stop)
-            {
-                break;
-            }
+                .is_none_or(|stop| self.current_frame() < stop)
+        {
             self.run_frame(now, hooks)?;
+            ran += 1;
         }
-        if due == 0 {
+        if ran == 0 {
+            // Inputs that arrived may have made frames final all the same.
             self.driver.finalize(&self.netplay, &mut self.sink);
         }
         self.netplay
