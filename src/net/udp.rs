@@ -2,12 +2,14 @@
 //! the protocol above handles loss, order and resends).
 
 use super::Transport;
+use crate::protocol::MAX_DATAGRAM_SIZE;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 
-/// Largest datagram received; bigger ones are cut (the protocol keeps its
-/// datagrams well under a typical MTU).
-const RECEIVE_BUFFER: usize = 2048;
+/// Bytes read per datagram: one more than the protocol's limit, so a
+/// bigger datagram arrives cut but still over the limit, and is refused by
+/// the decoder rather than read as a shorter valid one.
+const RECEIVE_BUFFER: usize = MAX_DATAGRAM_SIZE + 1;
 
 /// A UDP socket that never blocks.
 #[derive(Debug)]
