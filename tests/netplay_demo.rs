@@ -64,6 +64,20 @@ fn the_demo_says_its_times_are_simulated_and_writes_its_picture_to_the_temporary
 }
 
 #[test]
+fn the_demo_help_says_the_match_is_simulated() {
+    let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .args(["demo", "--help"])
+        .output()
+        .unwrap();
+    let help = stdout(&output);
+    assert!(
+        help.contains("simulated network in simulated time"),
+        "{help}"
+    );
+    assert!(!help.contains("local run"), "{help}");
+}
+
+#[test]
 fn the_longest_round_trip_the_demo_accepts_still_finishes_in_sync() {
     let dir = tempfile::tempdir().unwrap();
     let output = demo_in(
