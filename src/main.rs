@@ -15,11 +15,12 @@ use std::process::ExitCode;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
-  1  a sync-test found a desync
+  1  a sync-test found a desync, or the demo's machines disagreed
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      or failed commands in a debug script
   3  a failure while running: the core could not save or load a state, an output could not be written
-  4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)";
+  4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
+  5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)";
 
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]
@@ -40,7 +41,9 @@ enum Command {
     Synctest(SyncTestArgs),
     /// Frame-step debugger reading commands from stdin (type `help`).
     Debug(DebugArgs),
-    /// A local run of the bundled Duel core that shows netcade working.
+    /// A netplay match of the bundled Duel core between two machines in this
+    /// process, over a simulated network in simulated time (far faster than
+    /// real time), checked in sync.
     Demo(DemoArgs),
 }
 

@@ -587,7 +587,11 @@ fn fbneo_given_a_zip_that_is_not_a_romset_says_it_could_not_use_the_zip() {
         ("synctest", "could not use the content"),
         ("run", "asked to shut down"),
     ] {
-        let output = netcade(&[command, "--core", fbneo, "--rom", zip, "--frames", "1"]);
+        let mut args = vec![command, "--core", fbneo, "--rom", zip, "--frames", "2"];
+        if command == "synctest" {
+            args.extend(["--check-distance", "1"]);
+        }
+        let output = netcade(&args);
         let text = stderr(&output);
         assert_eq!(output.status.code(), Some(3), "{text}");
         for part in [must_mention, "holiday_photos.zip", "not a romset"] {

@@ -4,6 +4,7 @@
 
 mod support;
 
+use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::NetplayEvent;
 use netcade::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
@@ -92,9 +93,10 @@ fn a_ten_second_partition_between_two_machines_ends_the_match_cleanly() {
         assert_eq!(machine.netplay.state(), SessionState::Ended);
     }
     // Cut off from each other, they cannot agree where the match stops:
-    // every frame before the earlier of the two stops is the same on both.
-    let compared = cluster.assert_same_checksums_before(&[0, 1], 200, first_gone as usize + 1);
-    assert_eq!(compared, first_gone as usize + 1);
+    // every frame before the earlier of the two stops is final and the same
+    // on both (a frame is final with its inputs: the last one before the stop).
+    let compared = cluster.assert_same_checksums_before(&[0, 1], 200, first_gone as usize);
+    assert_eq!(compared, first_gone as usize);
 }
 
 #[test]
@@ -135,29 +137,45 @@ fn after_a_ten_second_partition_the_other_two_of_three_machines_play_on() {
     assert_eq!(lost.netplay.state(), SessionState::Ended);
 }
 
-#[test]
-fn a_machine_far_behind_on_a_leavers_inputs_drops_it_at_a_frame_the_others_still_hold() {
-    // Machine 1 stops hearing P3 400 ms before machine 0 does, and its own
-    // inputs reach machine 0 four frames early: machine 0 runs 2 × 8
-    // prediction + 4 delay frames past the frame where machine 1's view of
-    // P3 ends, the frame both must drop P3 at.
+/// Address of the spectator watching machine 0.
+const SPECTATOR: u8 = 9;
+
+/// Machine 1 stops hearing P3 400 ms before machine 0 does, and its own
+/// inputs reach machine 0 four frames early: machine 0 runs 2 × 8
+/// prediction + 4 delay frames past the frame where machine 1's view of P3
+/// ends, the frame both must drop P3 at, holding P3's real inputs (confirmed
+/// there) for frames the departure then rewrites. Returns the cluster and
+/// machine 0's frame when P3 was cut off.
+fn play_a_departure_behind_confirmed_frames(watched: bool) -> (Cluster<PartyGame>, u32) {
     let setup = MatchSetup::new(3, 28, LinkConditions::latency(5));
     let mut cluster = Cluster::with_configs(
         setup,
         |_| PartyGame::default(),
         |me, config| {
+            if me == 0 {
+                config.accept_spectators = watched;
+            }
             if me == 1 {
                 config.initial_input_delay = 4;
                 config.dynamic_input_delay = false;
             }
         },
     );
+    if watched {
+        cluster.add_spectator(&setup, SPECTATOR);
+    }
     cluster.run_until(4_000);
-    cluster.net.partition_one_way(2, 1);
+    cluster.sockets.net.partition_one_way(2, 1);
     cluster.run_until(4_400);
     let frame_at_isolation = cluster.machines[0].current_frame();
     cluster.isolate(2);
     cluster.run_until(14_000);
+    (cluster, frame_at_isolation)
+}
+
+#[test]
+fn a_machine_far_behind_on_a_leavers_inputs_drops_it_at_a_frame_the_others_still_hold() {
+    let (cluster, frame_at_isolation) = play_a_departure_behind_confirmed_frames(false);
     let at0 = disconnected_at(&cluster.machines[0].events, 2).expect("machine 0 drops P3");
     let at1 = disconnected_at(&cluster.machines[1].events, 2).expect("machine 1 drops P3");
     assert_eq!(at0, at1, "the remaining machines agree where P3 stops");
@@ -182,6 +200,47 @@ fn a_machine_far_behind_on_a_leavers_inputs_drops_it_at_a_frame_the_others_still
     let compared = cluster.assert_same_final_checksums(&[0, 1], 0);
     assert!(
         compared as u32 > at0.number() + 200,
+        "{compared} frames compared"
+    );
+}
+
+#[test]
+fn a_spectator_stays_in_sync_when_a_player_leaves_behind_frames_already_confirmed() {
+    let (cluster, frame_at_isolation) = play_a_departure_behind_confirmed_frames(true);
+    let at = disconnected_at(&cluster.machines[0].events, 2).expect("machine 0 drops P3");
+    assert!(
+        at.number() + 8 < frame_at_isolation,
+        "machine 0 had confirmed P3's inputs past the departure frame"
+    );
+    let spectator = cluster.spectator.as_ref().unwrap();
+    let watched = spectator.replay(PartyGame::default(), 3);
+    assert!(
+        watched.len() as u32 > at.number() + 200,
+        "the spectator saw {} frames, P3 left at {at}",
+        watched.len()
+    );
+    for (frame, row) in spectator
+        .inputs
+        .iter()
+        .enumerate()
+        .skip(at.number() as usize)
+    {
+        assert_eq!(
+            row[2],
+            Some(Buttons::NONE),
+            "P3 is idle from {at} on, frame {frame}"
+        );
+    }
+    let played = cluster.machines[0].final_checksums();
+    let compared = watched.len().min(played.len());
+    for frame in 0..compared {
+        assert_eq!(
+            watched[frame], played[frame],
+            "the spectator's game differs from machine 0's at frame {frame} (P3 left at {at})"
+        );
+    }
+    assert!(
+        compared as u32 > at.number() + 200,
         "{compared} frames compared"
     );
 }

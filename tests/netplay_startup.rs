@@ -52,7 +52,7 @@ fn asymmetric_cluster(
                 latency_ms: one_way_ms(a, b, players),
                 ..extra
             };
-            cluster.net.set_link_both_ways(a, b, conditions);
+            cluster.sockets.net.set_link_both_ways(a, b, conditions);
         }
     }
     cluster
@@ -69,7 +69,7 @@ fn plays_on_in_sync(cluster: &mut Cluster<PartyGame>, until: u64, at_least: usiz
     cluster.assert_all_in_sync_without_trouble(at_least);
     for machine in &cluster.machines {
         assert_eq!(
-            machine.start_outcomes_after_start, 0,
+            machine.stats.start_outcomes_after_start, 0,
             "machine {} went back to starting after frame 0",
             machine.address
         );
@@ -175,9 +175,9 @@ fn a_member_whose_acks_are_lost_keeps_its_start_and_ignores_late_copies() {
     run_until_the_host_decides(&mut cluster);
     // Nothing from the member reaches the host for a second: no ack, no
     // input, so the host keeps resending Start after the member began.
-    cluster.net.partition_one_way(1, 0);
+    cluster.sockets.net.partition_one_way(1, 0);
     cluster.run_until(cluster.now + 1_000);
-    cluster.net.heal(1, 0);
+    cluster.sockets.net.heal(1, 0);
     let starts = cluster.sent_by_kind[START_KIND];
     assert!(
         starts >= 4,
@@ -191,7 +191,7 @@ fn a_member_whose_acks_are_lost_keeps_its_start_and_ignores_late_copies() {
     );
     assert!(spread < FRAME_MS, "began {spread} ms apart");
     let member = &cluster.machines[1];
-    assert_eq!(member.netplay.started_at(), member.started_at);
+    assert_eq!(member.netplay.started_at(), member.started_at());
     plays_on_in_sync(&mut cluster, 8_000, 300);
 }
 

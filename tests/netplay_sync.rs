@@ -134,7 +134,13 @@ fn the_same_seed_replays_the_same_match() {
         cluster
             .machines
             .iter()
-            .map(|m| (m.final_checksums(), format!("{:?}", m.events), m.ticks))
+            .map(|m| {
+                (
+                    m.final_checksums(),
+                    format!("{:?}", m.events),
+                    m.stats.ticks,
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());

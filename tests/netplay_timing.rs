@@ -82,7 +82,7 @@ fn time_sync_pulls_a_machine_running_one_percent_fast_back_within_a_frame() {
         "the machines still run at different rates: ratio {real_rate_ratio}"
     );
     assert_eq!(
-        cluster.machines[1].waiting_ticks, 0,
+        cluster.machines[1].stats.waiting_ticks, 0,
         "time sync, not starvation, kept the machines together"
     );
     cluster.assert_same_final_checksums(&[0, 1], 2_000);

@@ -13,6 +13,7 @@ use netcade::libretro::{Core, CoreConfig};
 use netcade::net::sim::LinkConditions;
 use netcade::rollback::synctest::{run_sync_test, SyncTestSettings};
 use std::ffi::c_int;
+use std::time::Duration;
 use support::{duel_arena, duel_core_copy, CoreCopy};
 
 // libretro.h's enum retro_savestate_context.
@@ -111,7 +112,7 @@ fn netplay_states_are_netplay_rollbacks() {
     let mut game_match =
         SimulatedMatch::new(setup, [Box::new(core_one), Box::new(core_two)]).unwrap();
     game_match
-        .play(60_000, |_, _| Buttons::NONE, |_| {})
+        .play(|_, _| Buttons::NONE, || Duration::ZERO, |_| {})
         .unwrap();
     assert_eq!(file_one.last_context(), ROLLBACK_NETPLAY);
     assert_eq!(file_two.last_context(), ROLLBACK_NETPLAY);

@@ -1,16 +1,14 @@
 //! `netcade demo`: a netplay match of the bundled Duel core between two
 //! machines in one process, over netcade's seeded simulated network, each
 //! machine its own Duel loaded through the libretro host; then a summary per
-//! machine, whether both agreed on every confirmed frame, and the last frame
+//! machine, whether both agreed on every final frame, and the last frame
 //! (machine 1's view) saved as a PNG. (The netplay check replaces the old
-//! local sync-test: it compares every confirmed frame after real rollbacks.)
+//! local sync-test: it compares every final frame after real rollbacks.)
 
+use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
 use crate::app::game::locate_duel_core;
 use crate::app::inputs::{FrameInputs, RandomPlayer};
-use crate::app::netplay_match::{
-    compare_final_checksums, ChecksumComparison, MatchMachine, MatchSetup, MatchUpdate,
-    SimulatedMatch,
-};
+use crate::app::netplay_match::{MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch};
 use crate::app::{checksums_json, open_game, png, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::input::Buttons;
@@ -20,6 +18,8 @@ use crate::netplay::NetplayEvent;
 use crate::protocol::Millis;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+use std::time::Instant;
 
 /// The arena shipped with Duel.
 pub fn default_arena() -> PathBuf {
@@ -32,7 +32,7 @@ pub struct DemoArgs {
     /// The arena to load [default: Duel's dojo.arena].
     #[arg(long, value_name = "ROM")]
     pub rom: Option<PathBuf>,
-    /// Frames of the match (1200 = 20 s at 60 fps; at least 1).
+    /// Frames of the match (1200 = 20 s of simulated play at 60 fps; at least 1).
     #[arg(
         long,
         value_name = "N",
@@ -58,9 +58,10 @@ pub struct DemoArgs {
     /// `duel_inject_nondeterminism=enabled` to watch a desync being caught.
     #[arg(long = "machine2-option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
     pub machine2_options: Vec<(String, String)>,
-    /// Where to write the last frame (machine 1's view).
-    #[arg(long, value_name = "PATH", default_value = "netcade-demo.png")]
-    pub png: PathBuf,
+    /// Where to write the last frame (machine 1's view) [default:
+    /// netcade/netcade-demo.png in the system's temporary directory].
+    #[arg(long, value_name = "PATH")]
+    pub png: Option<PathBuf>,
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
@@ -83,14 +84,42 @@ const JITTER_MS: u64 = 10;
 
 /// Private copies of one core library, one per machine (the libretro host
 /// refuses to load the same file twice in a process: its globals would be
-/// shared). The directory is removed when dropped.
+/// shared). The directory is removed when dropped, or on Ctrl-C.
 struct CoreCopies {
     dir: PathBuf,
     paths: Vec<PathBuf>,
 }
 
+/// Directories of core copies to remove if the process is interrupted.
+static REMOVE_ON_INTERRUPT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// Installs (once) a Ctrl-C handler that removes the registered directories
+/// and exits. Without it the default action kills the process and the
+/// copies stay in the temporary directory.
+fn remove_copies_on_interrupt() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let installed = ctrlc::set_handler(|| {
+            let dirs = REMOVE_ON_INTERRUPT
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            for dir in dirs.iter() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            std::process::exit(EXIT_INTERRUPTED);
+        });
+        if let Err(error) = installed {
+            tracing::warn!("no Ctrl-C handler ({error}): an interrupted demo may leave core copies in the temporary directory");
+        }
+    });
+}
+
 impl CoreCopies {
     fn new(original: &Path, count: usize) -> Result<CoreCopies, AppError> {
+        remove_copies_on_interrupt();
         let base = std::env::temp_dir();
         let mut attempt = 0u32;
         let dir = loop {
@@ -111,6 +140,10 @@ impl CoreCopies {
                 }
             }
         };
+        REMOVE_ON_INTERRUPT
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(dir.clone());
         let mut copies = CoreCopies {
             dir,
             paths: Vec::new(),
@@ -130,11 +163,21 @@ impl CoreCopies {
         }
         Ok(copies)
     }
+
+    /// Removes the copies' files once they are loaded (a loaded library
+    /// stays mapped on Unix; elsewhere this fails quietly and `drop` retries).
+    fn remove_files(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 impl Drop for CoreCopies {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        REMOVE_ON_INTERRUPT
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .retain(|dir| dir != &self.dir);
     }
 }
 
@@ -191,14 +234,25 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
     })
 }
 
+/// Where the demo's picture goes unless `--png` says: a temporary
+/// directory, so a demo run leaves nothing in the current one.
+pub fn default_png_path() -> PathBuf {
+    std::env::temp_dir()
+        .join("netcade")
+        .join("netcade-demo.png")
+}
+
+/// A moment of the match: simulated time, not the wall clock (the whole
+/// match is simulated in far less time than it would take to play).
 fn seconds(at: Millis) -> String {
-    format!("[{:>6.2} s]", at as f64 / 1000.0)
+    format!("[simulated {:>6.2} s]", at as f64 / 1000.0)
 }
 
 /// `netcade demo`.
 pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let core = locate_duel_core()?;
     let rom = args.rom.clone().unwrap_or_else(default_arena);
+    let png_path = args.png.clone().unwrap_or_else(default_png_path);
     let copies = CoreCopies::new(&core, 2)?;
     let open = |machine: usize, options: &[(String, String)]| {
         open_game(&GameArgs {
@@ -209,6 +263,9 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
         })
     };
     let games = [open(0, &[])?, open(1, &args.machine2_options)?];
+    // Loaded libraries stay mapped: the copies can go now, so even a killed
+    // demo leaves none behind (where the system allows removing them).
+    copies.remove_files();
     let title = games[0].title();
     let content = std::fs::read(&rom).map_err(|source| AppError::PrepareFile {
         what: "the content",
@@ -228,7 +285,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     )?;
     writeln!(
         out,
-        "simulated link: {} ms round trip, ±{} ms jitter, {}% loss; seed {}; {} frames",
+        "simulated link: {} ms round trip, ±{} ms jitter, {}% loss; seed {}; {} frames in simulated time",
         args.rtt_ms, conditions.jitter_ms, args.loss, args.seed, args.frames
     )?;
     for (key, value) in &args.machine2_options {
@@ -246,13 +303,14 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
         random: RandomPlayer::new(args.seed),
         frames: Vec::new(),
     };
-    // Generous: a match at full speed takes frames / 60 s plus the start-up.
-    let limit_ms = u64::from(args.frames) * 1000 / 60 * 3 + 30_000;
     let mut desync_reports = 0u64;
     let mut write_error = None;
-    let finished = game_match.play(
-        limit_ms,
+    // Re-simulations of the real cores are timed on the real clock: a core
+    // too slow to re-simulate a rollback within a frame raises the delay.
+    let started = Instant::now();
+    let end = game_match.play(
         |player, frame| players.buttons(player, frame),
+        || started.elapsed(),
         |update| {
             let line = status_line(update, &mut desync_reports);
             if let Some(line) = line {
@@ -266,16 +324,17 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
         return Err(error.into());
     }
 
-    let comparison = compare_final_checksums(
-        &game_match.machines[0].driver,
-        &game_match.machines[1].driver,
+    let comparison = compare_checksum_logs(
+        &game_match.machines[0].machine.sink,
+        &game_match.machines[1].machine.sink,
     );
-    let in_sync = finished && comparison.first_difference.is_none() && desync_reports == 0;
+    let finished = end == MatchEnd::Finished;
+    let agreed = comparison.first_difference.is_none() && desync_reports == 0;
     for (index, machine) in game_match.machines.iter().enumerate() {
         writeln!(out, "machine {}: {}", index + 1, describe_machine(machine))?;
     }
     let verdict = verdict(
-        finished,
+        end,
         &comparison,
         desync_reports,
         [
@@ -283,27 +342,34 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
             game_match.machines[1].current_frame(),
         ],
         args.frames,
+        game_match.now,
     );
     writeln!(out, "{verdict}")?;
 
-    let shown = &mut game_match.machines[0].game;
+    let shown = &mut game_match.machines[0].machine.game;
     let frame = shown.video_frame().ok_or(AppError::NoVideoFrame)?;
     let (width, height) = (frame.width, frame.height);
     let encoded = png::encode_rgb(width, height, &png::frame_to_rgb(&frame));
-    std::fs::write(&args.png, encoded).map_err(|source| AppError::WriteFile {
+    let write_png = |path: &Path| {
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, &encoded)
+    };
+    write_png(&png_path).map_err(|source| AppError::WriteFile {
         what: "the picture",
-        path: args.png.clone(),
+        path: png_path.clone(),
         source,
     })?;
     writeln!(
         out,
         "last frame of machine 1 ({width}x{height}) written to {}",
-        args.png.display()
+        png_path.display()
     )?;
 
     if args.json {
         let played = game_match.machines[0].current_frame();
-        let shown = &mut game_match.machines[0].game;
+        let shown = &mut game_match.machines[0].machine.game;
         let mut state = Vec::new();
         shown
             .save_state(&mut state)
@@ -316,14 +382,15 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
             "game": title,
             "frames": played,
             "checksums": checksums_json(&checksums),
-            "png": args.png.display().to_string(),
+            "png": png_path.display().to_string(),
             "netplay": {
                 "rtt_ms": args.rtt_ms,
                 "jitter_ms": conditions.jitter_ms,
                 "loss": conditions.loss,
                 "seed": args.seed,
+                "simulated_ms": game_match.now,
                 "finished": finished,
-                "in_sync": in_sync,
+                "in_sync": finished && agreed,
                 "compared_frames": comparison.compared,
                 "first_difference": comparison.first_difference,
                 "desync_reports": desync_reports,
@@ -336,11 +403,17 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     // The games before the library copies they run from.
     drop(game_match);
     drop(copies);
-    Ok(if in_sync {
-        Outcome::Success
-    } else {
-        Outcome::NetplayFailed
-    })
+    Ok(outcome(end, agreed))
+}
+
+/// The demo's exit: a disagreement is a desync (1) even if the match also
+/// stopped early; agreeing machines that did not finish get their own code.
+fn outcome(end: MatchEnd, agreed: bool) -> Outcome {
+    match (agreed, end) {
+        (false, _) => Outcome::NetplayFailed,
+        (true, MatchEnd::Finished) => Outcome::Success,
+        (true, MatchEnd::Ended | MatchEnd::OutOfTime) => Outcome::NetplayUnfinished,
+    }
 }
 
 /// The line the demo prints as the match goes, if any; counts desync reports
@@ -389,41 +462,52 @@ fn status_line(update: &MatchUpdate, desync_reports: &mut u64) -> Option<String>
 
 /// The demo's last line: whether the machines stayed in sync.
 fn verdict(
-    finished: bool,
+    end: MatchEnd,
     comparison: &ChecksumComparison,
     desync_reports: u64,
     frames: [u32; 2],
     target: u32,
+    simulated_ms: Millis,
 ) -> String {
     let compared = comparison.compared;
+    let stopped = |why: &str| {
+        format!(
+            "netplay did not finish: {why} at frames {} / {} of {target} ({compared} final frames agreed)",
+            frames[0], frames[1]
+        )
+    };
     match comparison.first_difference {
         Some(frame) => format!(
-            "netplay DESYNC: the machines' confirmed frames first differ at frame {frame} ({compared} frames compared, {desync_reports} desync reports)"
+            "netplay DESYNC: the machines' final frames first differ at frame {frame} ({compared} frames compared, {desync_reports} desync reports)"
         ),
         None if desync_reports > 0 => format!(
             "netplay DESYNC: {desync_reports} desync reports between the machines ({compared} frames compared here)"
         ),
-        None if !finished => format!(
-            "netplay did not finish: the machines stopped at frames {} / {} of {target}",
-            frames[0], frames[1]
-        ),
-        None => format!(
-            "netplay in sync: both machines agreed on all {compared} confirmed frames compared"
-        ),
+        None => match end {
+            MatchEnd::Ended => stopped("a machine left the match"),
+            MatchEnd::OutOfTime => stopped(&format!(
+                "the simulated time limit ({:.0} s) passed",
+                simulated_ms as f64 / 1000.0
+            )),
+            MatchEnd::Finished => format!(
+                "netplay in sync: both machines agreed on all {compared} final frames compared"
+            ),
+        },
     }
 }
 
 fn describe_machine<G>(machine: &MatchMachine<G>) -> String {
     let stats = machine.peer_stats().unwrap_or_default();
+    let ticks = machine.machine.stats;
     format!(
         "{} frames, {} rollbacks (deepest {} frames), ping {}, input delay {} frames, {} bytes sent / {} received",
         machine.current_frame(),
-        machine.rollbacks,
-        machine.deepest_rollback,
+        ticks.rollbacks,
+        ticks.deepest_rollback,
         stats
             .ping_ms
             .map_or("unknown".to_string(), |ping| format!("{ping} ms")),
-        machine.netplay.input_delay(),
+        machine.machine.netplay.input_delay(),
         stats.bytes_sent,
         stats.bytes_received
     )
@@ -431,27 +515,23 @@ fn describe_machine<G>(machine: &MatchMachine<G>) -> String {
 
 fn machine_json<G>(machine: &MatchMachine<G>) -> serde_json::Value {
     let stats = machine.peer_stats().unwrap_or_default();
+    let ticks = machine.machine.stats;
     serde_json::json!({
         "frames": machine.current_frame(),
-        "rollbacks": machine.rollbacks,
-        "deepest_rollback": machine.deepest_rollback,
+        "rollbacks": ticks.rollbacks,
+        "deepest_rollback": ticks.deepest_rollback,
         "ping_ms": stats.ping_ms,
-        "input_delay": machine.netplay.input_delay(),
+        "input_delay": machine.machine.netplay.input_delay(),
         "bytes_sent": stats.bytes_sent,
         "bytes_received": stats.bytes_received,
-        "waiting_ticks": machine.waiting_ticks,
-        "stalled_ticks": machine.stalled_ticks,
+        "waiting_ticks": ticks.waiting_ticks,
+        "stalled_ticks": ticks.stalled_ticks,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_default_arena_is_the_one_shipped_with_duel() {
-        assert!(default_arena().ends_with("cores/duel/arenas/dojo.arena"));
-    }
 
     #[test]
     fn loss_is_a_percentage_between_0_and_50() {
@@ -463,22 +543,39 @@ mod tests {
     }
 
     #[test]
+    fn a_match_that_did_not_finish_exits_with_its_own_code_unless_it_desynced() {
+        assert_eq!(outcome(MatchEnd::Finished, true).exit_code(), 0);
+        assert_eq!(outcome(MatchEnd::OutOfTime, true).exit_code(), 5);
+        assert_eq!(outcome(MatchEnd::Ended, true).exit_code(), 5);
+        assert_eq!(outcome(MatchEnd::Ended, false).exit_code(), 1);
+        assert_eq!(outcome(MatchEnd::Finished, false).exit_code(), 1);
+    }
+
+    #[test]
     fn the_verdict_names_the_first_differing_frame_or_the_frames_that_agreed() {
         let agreed = ChecksumComparison {
             compared: 1199,
             first_difference: None,
         };
+        let finished = MatchEnd::Finished;
         assert_eq!(
-            verdict(true, &agreed, 0, [1200, 1200], 1200),
-            "netplay in sync: both machines agreed on all 1199 confirmed frames compared"
+            verdict(finished, &agreed, 0, [1200, 1200], 1200, 21_000),
+            "netplay in sync: both machines agreed on all 1199 final frames compared"
         );
-        assert!(verdict(true, &agreed, 3, [1200, 1200], 1200).starts_with("netplay DESYNC"));
-        assert!(verdict(false, &agreed, 0, [700, 698], 1200).contains("did not finish"));
+        assert!(verdict(finished, &agreed, 3, [1200, 1200], 1200, 0).starts_with("netplay DESYNC"));
+        let out_of_time = verdict(MatchEnd::OutOfTime, &agreed, 0, [700, 698], 1200, 90_000);
+        assert!(
+            out_of_time.contains(
+                "did not finish: the simulated time limit (90 s) passed at frames 700 / 698"
+            ),
+            "{out_of_time}"
+        );
+        assert!(verdict(MatchEnd::Ended, &agreed, 0, [700, 698], 1200, 0).contains("left"));
         let differed = ChecksumComparison {
             compared: 1199,
             first_difference: Some(42),
         };
-        assert!(verdict(true, &differed, 1, [1200, 1200], 1200).contains("at frame 42"));
+        assert!(verdict(finished, &differed, 1, [1200, 1200], 1200, 0).contains("at frame 42"));
     }
 
     #[test]

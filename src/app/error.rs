@@ -13,6 +13,8 @@
 //! - 4: the core crashed the process (SIGSEGV, SIGFPE, …); the report is
 //!   printed by the libretro host's fatal-signal handler, which exits with
 //!   [`EXIT_CORE_CRASHED`] itself.
+//! - 5: the demo's netplay match did not finish: a machine left, or its
+//!   simulated time limit passed ([`Outcome::NetplayUnfinished`]).
 
 use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
@@ -29,6 +31,8 @@ pub const EXIT_USER_MISTAKE: u8 = 2;
 pub const EXIT_RUNTIME_FAILURE: u8 = 3;
 /// Set by the libretro host's crash report, which exits by itself.
 pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
+/// The demo's match did not finish.
+pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
 
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,13 +40,15 @@ pub enum Outcome {
     Success,
     /// The sync-test ran and found frames that do not re-simulate the same.
     SyncTestFailed,
-    /// The machines of a netplay match disagreed on a confirmed frame (or
-    /// the match stopped before its last frame).
+    /// The machines of a netplay match disagreed on a final frame.
     NetplayFailed,
     /// A `debug` script (stdin not a terminal) had commands that failed.
     DebugCommandsFailed {
         count: u64,
     },
+    /// A netplay match stopped before its last frame, the machines agreeing
+    /// on every frame they finalized.
+    NetplayUnfinished,
 }
 
 impl Outcome {
@@ -51,6 +57,7 @@ impl Outcome {
             Outcome::Success => EXIT_SUCCESS,
             Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
             Outcome::DebugCommandsFailed { .. } => EXIT_USER_MISTAKE,
+            Outcome::NetplayUnfinished => EXIT_NETPLAY_UNFINISHED,
         }
     }
 }

@@ -8,9 +8,12 @@
 pub mod debugger;
 pub mod demo;
 pub mod error;
+pub mod frame_clock;
+pub mod frame_sink;
 pub mod game;
 pub mod inputs;
 pub mod netplay_match;
+pub mod netplay_tick;
 pub mod png;
 pub mod run;
 pub mod synctest;

@@ -1,84 +1,99 @@
 //! Netplay on real games: [`NetplayDriver`] carries out a
-//! [`NetplaySession`]'s requests on any [`Emulator`] (save, load, advance)
-//! and keeps the checksum of every frame once it is final, and
+//! [`NetplaySession`]'s requests on any [`Emulator`] (save, load, advance),
+//! hands every frame it runs and every frame that becomes final to a
+//! [`FrameSink`], and feeds the session the measured cost of re-simulation;
 //! [`SimulatedMatch`] plays a whole match between machines in one process
-//! over netcade's seeded simulated network, on a simulated millisecond
-//! clock (`netcade demo`).
+//! over netcade's seeded simulated network, on a simulated clock
+//! (`netcade demo`), each machine ticking through
+//! [`NetplayMachine::tick`](crate::app::netplay_tick::NetplayMachine::tick).
 //!
-//! Both are free of I/O, clocks and randomness: `now` and the network's seed
-//! come in, so the same arguments give the same match. The driver is what a
-//! real `host`/`join` frame loop calls each frame too.
+//! Both are free of I/O, clocks and randomness: `now`, the network's seed and
+//! the stopwatch come in, so the same arguments give the same match.
 
+use crate::app::frame_clock::FrameClock;
+use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::AppError;
 use crate::checksum::Checksum;
 use crate::emulator::{Emulator, SavestateContext};
 use crate::input::{Buttons, MAX_PLAYERS};
-use crate::net::sim::{LinkConditions, SimNet};
+use crate::net::sim::{LinkConditions, SimNet, SimSockets};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
 use crate::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
+use std::collections::VecDeque;
 use std::ops::DerefMut;
+use std::time::Duration;
 
-use crate::rollback::{Frame, FrameOutcome, PlayerId, PlayerKind, Request, SessionState};
+use crate::rollback::{Frame, FrameOutcome, PlayerId, Request, SessionState};
 
-/// Carries out one machine's netplay requests on its game, and remembers the
-/// checksum of the game's memory at the start of every frame; a frame's
-/// checksum is *final* once every input before it is confirmed (no rollback
-/// can change it any more), so two machines' final checksums must agree.
+/// Frames run but not final yet kept: the state ring's reach (a few dozen
+/// frames) with room to spare.
+const PENDING_FRAMES: usize = 256;
+
+/// Carries out one machine's netplay requests on its game. See the module docs.
 #[derive(Debug, Default)]
 pub struct NetplayDriver {
     requests: Vec<Request>,
-    /// Checksum of the state saved at the start of each frame (the latest
-    /// save: re-simulations overwrite mispredicted ones).
-    saved: Vec<Option<Checksum>>,
-    /// Frames `0..final_frames` of `saved` are final.
-    final_frames: usize,
+    /// Frames run but not final yet, oldest first (the latest run of each:
+    /// a re-simulation replaces mispredicted ones).
+    pending: VecDeque<PendingFrame>,
+    /// The next frame to hand to the sink as final.
+    next_final: Frame,
+    resimulation: ResimulationCost,
 }
 
 impl NetplayDriver {
+    /// A driver at frame 0.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// One frame tick: asks the session what to do at `now` and does it to
-    /// `game`. Local inputs must have been added first.
+    /// `game`, telling `sink` about every frame run and every frame now
+    /// final. Local inputs must have been added first. `hooks.stopwatch`
+    /// times re-simulations, whose median cost per frame goes to the session
+    /// (a slow core raises the input delay instead of missing frames).
     pub fn advance<A: Ord + Copy, G: Emulator + ?Sized>(
         &mut self,
         now: Millis,
         netplay: &mut NetplaySession<A>,
         game: &mut G,
-    ) -> Result<FrameOutcome, AppError> {
-        self.advance_with(now, netplay, game, |_, _| {})
-    }
-
-    /// [`Self::advance`], letting `adjust_inputs` change the buttons each
-    /// simulated frame is run with (tests use it to make one machine differ).
-    pub fn advance_with<A: Ord + Copy, G: Emulator + ?Sized>(
-        &mut self,
-        now: Millis,
-        netplay: &mut NetplaySession<A>,
-        game: &mut G,
-        mut adjust_inputs: impl FnMut(Frame, &mut [Buttons; MAX_PLAYERS]),
+        sink: &mut dyn FrameSink,
+        hooks: &mut dyn TickHooks,
     ) -> Result<FrameOutcome, AppError> {
         game.set_savestate_context(SavestateContext::Netplay);
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         let players = netplay.session().players();
+        let checkpoint_interval = u32::from(netplay.settings().checksum_interval);
+        let hash_every_save = sink.wants_checksums();
+        let mut resimulation_started: Option<Duration> = None;
+        let mut resimulated_frames = 0u32;
+        let mut resimulation_ended = Duration::ZERO;
         for &request in &self.requests {
             match request {
                 Request::Save { frame } => {
                     let slot = netplay
                         .state_slot_mut(frame)
                         .ok_or(AppError::NoStateSlot { frame })?;
+                    let checkpoint =
+                        checkpoint_interval != 0 && frame.number() % checkpoint_interval == 0;
+                    let hashed = hash_every_save || checkpoint;
                     // Game memory, not the raw state: states can hold
                     // incidental bytes that differ between machines (see
                     // DESIGN.md). A game showing no memory is compared by
-                    // state, so only then must its bytes be comparable.
+                    // state, so only then must its bytes be comparable;
+                    // other saves skip zeroing what the core leaves unwritten.
                     let by_state = game.game_memory().is_empty();
-                    let saved = if by_state {
+                    let saved = if by_state && hashed {
                         game.save_state(slot.buffer_mut())
                     } else {
                         game.save_state_to_load(slot.buffer_mut())
                     };
                     saved.map_err(AppError::at_frame(frame.number()))?;
+                    if !hashed {
+                        remember(&mut self.pending, frame, None);
+                        continue;
+                    }
                     let memory = game.game_memory();
                     let checksum = if by_state {
                         Checksum::of(slot.data())
@@ -86,13 +101,14 @@ impl NetplayDriver {
                         Checksum::of(memory)
                     };
                     slot.set_checksum(checksum);
-                    let at = frame.number() as usize;
-                    if self.saved.len() <= at {
-                        self.saved.resize(at + 1, None);
-                    }
-                    self.saved[at] = Some(checksum);
+                    remember(
+                        &mut self.pending,
+                        frame,
+                        hash_every_save.then_some(checksum),
+                    );
                 }
                 Request::Load { frame } => {
+                    resimulation_started.get_or_insert_with(|| hooks.stopwatch());
                     let state = netplay
                         .saved_state(frame)
                         .ok_or(AppError::NoStateSlot { frame })?;
@@ -105,80 +121,160 @@ impl NetplayDriver {
                     resimulation,
                     ..
                 } => {
-                    adjust_inputs(frame, &mut inputs);
+                    hooks.adjust_inputs(frame, &mut inputs);
                     game.run_frame(&inputs[..players], !resimulation);
+                    if let Some(pending) = self.pending.iter_mut().rev().find(|p| p.frame == frame)
+                    {
+                        pending.inputs = Some(inputs);
+                    }
+                    sink.frame_run(&FinishedFrame {
+                        frame,
+                        resimulated: resimulation,
+                        inputs: &inputs[..players],
+                        audio: game.audio_samples(),
+                    });
+                    if resimulation {
+                        resimulated_frames += 1;
+                        resimulation_ended = hooks.stopwatch();
+                    }
                 }
             }
         }
-        // The state at the start of frame f is final once every input before
-        // f is confirmed (the rollbacks they caused were just carried out).
-        let simulated = netplay.current_frame().number() as usize;
-        let confirmed_end = netplay
-            .confirmed_frame()
-            .map_or(0, |frame| frame.number() as usize + 1);
-        let final_frames = (confirmed_end + 1).min(simulated).min(self.saved.len());
-        self.final_frames = self.final_frames.max(final_frames);
+        if let Some(started) = resimulation_started.filter(|_| resimulated_frames > 0) {
+            let per_frame = resimulation_ended.saturating_sub(started) / resimulated_frames;
+            netplay.set_resimulation_cost(self.resimulation.record(per_frame));
+        }
+        self.finalize(netplay, sink);
         Ok(outcome)
     }
 
-    /// The checksum of every final frame, from frame 0 (`None`: the
-    /// session never asked to save that frame, which it always should).
-    pub fn final_checksums(&self) -> &[Option<Checksum>] {
-        &self.saved[..self.final_frames]
+    /// Hands the sink every frame final since last time (`advance` does it
+    /// too; a loop also calls it on ticks that run no frame, as inputs keep
+    /// arriving). Frame f is final once its inputs and every input before
+    /// are final, it was run, and no rollback to it or before waits for the
+    /// next `advance` (so its last run, and the state saved at its start,
+    /// are the ones every machine has).
+    pub fn finalize<A: Ord + Copy>(
+        &mut self,
+        netplay: &NetplaySession<A>,
+        sink: &mut dyn FrameSink,
+    ) {
+        let Some(finalized) = netplay.finalized_frame() else {
+            return;
+        };
+        let mut end = finalized.next().min(netplay.current_frame());
+        if let Some(wrong) = netplay.session().pending_rollback() {
+            end = end.min(wrong);
+        }
+        while self.next_final < end {
+            let frame = self.next_final;
+            while self.pending.front().is_some_and(|p| p.frame < frame) {
+                self.pending.pop_front();
+            }
+            let pending = self.pending.front().filter(|p| p.frame == frame);
+            let inputs = pending.and_then(|p| p.inputs);
+            let players = netplay.session().players();
+            sink.frame_finalized(&FinalFrame {
+                frame,
+                // Never missing while the pending ring outreaches the
+                // session's windows; if it were, nothing proves the frame.
+                checksum: pending.and_then(|p| p.checksum),
+                inputs: inputs.as_ref().map_or(&[][..], |inputs| &inputs[..players]),
+            });
+            self.next_final = frame.next();
+        }
+    }
+
+    /// The median cost of re-simulating one frame over recent rollbacks, if
+    /// any were timed.
+    pub fn resimulation_cost(&self) -> Option<Duration> {
+        self.resimulation.median()
     }
 }
 
-/// How two machines' final checksums compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChecksumComparison {
-    /// Frames final on both machines, all compared.
-    pub compared: usize,
-    /// The first frame whose checksums differ.
-    pub first_difference: Option<u32>,
+/// A frame run but not final yet: the checksum of the state saved at its
+/// start (if hashed) and the buttons it was last run with.
+#[derive(Clone, Copy, Debug)]
+struct PendingFrame {
+    frame: Frame,
+    checksum: Option<Checksum>,
+    inputs: Option<[Buttons; MAX_PLAYERS]>,
 }
 
-/// Compares the final checksums of two machines frame by frame (a frame
-/// never saved counts as a difference: nothing proves it agreed).
-pub fn compare_final_checksums(a: &NetplayDriver, b: &NetplayDriver) -> ChecksumComparison {
-    let (a, b) = (a.final_checksums(), b.final_checksums());
-    let compared = a.len().min(b.len());
-    let first_difference = (0..compared)
-        .find(|&frame| a[frame].is_none() || a[frame] != b[frame])
-        .map(|frame| frame as u32);
-    ChecksumComparison {
-        compared,
-        first_difference,
+/// Starts `frame`'s entry in `pending` (at most [`PENDING_FRAMES`]): saves
+/// after a load come in frame order, so every later entry is from the
+/// mispredicted timeline and goes.
+fn remember(pending: &mut VecDeque<PendingFrame>, frame: Frame, checksum: Option<Checksum>) {
+    while pending.back().is_some_and(|p| p.frame >= frame) {
+        pending.pop_back();
+    }
+    pending.push_back(PendingFrame {
+        frame,
+        checksum,
+        inputs: None,
+    });
+    if pending.len() > PENDING_FRAMES {
+        pending.pop_front();
     }
 }
 
-/// One machine of a simulated match: its session, its game and its frame clock.
+/// Per-frame costs of the most recent rollbacks, and their median (one slow
+/// rollback, a page fault or a busy moment, should not raise the delay).
+#[derive(Clone, Debug, Default)]
+pub struct ResimulationCost {
+    samples: [Duration; RESIMULATION_SAMPLES],
+    count: usize,
+    next: usize,
+}
+
+/// Rollbacks the re-simulation cost is the median of.
+const RESIMULATION_SAMPLES: usize = 15;
+
+impl ResimulationCost {
+    /// Adds one rollback's cost per frame; returns the new median.
+    pub fn record(&mut self, per_frame: Duration) -> Duration {
+        self.samples[self.next] = per_frame;
+        self.next = (self.next + 1) % RESIMULATION_SAMPLES;
+        self.count = (self.count + 1).min(RESIMULATION_SAMPLES);
+        self.median().unwrap_or(per_frame)
+    }
+
+    /// The median of the samples held.
+    pub fn median(&self) -> Option<Duration> {
+        if self.count == 0 {
+            return None;
+        }
+        let mut sorted = self.samples;
+        let held = &mut sorted[..self.count];
+        held.sort_unstable();
+        Some(held[self.count / 2])
+    }
+}
+
+/// One machine of a simulated match: its netplay machine (session, game,
+/// driver, frame clock) with a checksum log of its final frames, and the
+/// player it controls (its address on the network too).
 pub struct MatchMachine<G> {
-    pub netplay: NetplaySession<u8>,
-    pub game: G,
-    pub driver: NetplayDriver,
-    /// The player this machine controls (its address on the network too).
+    /// The session, game, driver, clock and checksum log.
+    pub machine: NetplayMachine<u8, G, ChecksumLog>,
+    /// The player this machine controls.
     pub player: u8,
-    next_frame_at_us: f64,
-    /// Rollbacks this machine carried out, and the deepest (frames).
-    pub rollbacks: u64,
-    pub deepest_rollback: u32,
-    /// Ticks spent waiting for the peer's inputs or stalled by time sync.
-    pub waiting_ticks: u64,
-    pub stalled_ticks: u64,
 }
 
 impl<G> MatchMachine<G> {
     /// What this machine knows of the other player's link (machines of a
     /// two-player match have one peer).
     pub fn peer_stats(&self) -> Option<NetplayStats> {
-        let players = self.netplay.session().players() as u8;
+        let netplay = &self.machine.netplay;
+        let players = netplay.session().players() as u8;
         (0..players)
             .filter(|&player| player != self.player)
-            .find_map(|player| self.netplay.stats(PlayerId::new(player)))
+            .find_map(|player| netplay.stats(PlayerId::new(player)))
     }
 
+    /// The next frame this machine runs.
     pub fn current_frame(&self) -> u32 {
-        self.netplay.current_frame().number()
+        self.machine.netplay.current_frame().number()
     }
 }
 
@@ -187,6 +283,7 @@ impl<G> MatchMachine<G> {
 pub struct MatchSetup {
     /// Seed of the simulated network (latency jitter and losses).
     pub seed: u64,
+    /// The link between the machines, each way.
     pub conditions: LinkConditions,
     /// Frames every machine plays.
     pub frames: u32,
@@ -194,21 +291,45 @@ pub struct MatchSetup {
     pub content_hash: u64,
 }
 
+impl MatchSetup {
+    /// Enough simulated time for the match, twice over: its frames at full
+    /// speed or, on a long link, at the pace the link allows (a machine runs
+    /// at most the prediction window ahead of the newest input it holds,
+    /// which is one trip old), plus the start-up (a few round trips, and
+    /// resends of a handshake that keeps losing datagrams).
+    pub fn time_limit_ms(&self) -> Millis {
+        let one_way = self.conditions.latency_ms + self.conditions.jitter_ms;
+        let window = u64::from(SessionSettings::default().max_prediction.max(1));
+        let frame_ms = (1000 / 60 + 1).max(one_way.div_ceil(window));
+        let play = u64::from(self.frames) * frame_ms * 2;
+        play + 20 * 2 * one_way + 30_000
+    }
+}
+
 /// Something that happened in a simulated match, for status lines.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MatchUpdate {
     /// A machine's session said something.
     Event {
+        /// The simulated moment.
         at: Millis,
+        /// Which machine (0-based).
         machine: usize,
+        /// What it said.
         event: NetplayEvent,
     },
     /// Every machine ran frame 0 (reported once).
-    AllRunning { at: Millis },
-    /// Sent every `progress_every_ms` of simulated time while running.
-    Progress {
+    AllRunning {
+        /// The simulated moment.
         at: Millis,
+    },
+    /// Sent every [`PROGRESS_EVERY_MS`] of simulated time while running.
+    Progress {
+        /// The simulated moment.
+        at: Millis,
+        /// Each machine's next frame.
         frames: Vec<u32>,
+        /// Each machine's rollbacks so far.
         rollbacks: Vec<u64>,
     },
 }
@@ -216,17 +337,56 @@ pub enum MatchUpdate {
 /// How often [`MatchUpdate::Progress`] is sent (simulated milliseconds).
 pub const PROGRESS_EVERY_MS: Millis = 5_000;
 
+/// Checksums a simulated match keeps per machine (16 bytes each: 1 MiB).
+pub const CHECKSUM_LOG_FRAMES: usize = 1 << 16;
+
+/// How a simulated match ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchEnd {
+    /// Every machine ran all its frames.
+    Finished,
+    /// A session ended the match (a machine left).
+    Ended,
+    /// The time limit passed first.
+    OutOfTime,
+}
+
 /// Two machines, each one player of the game, over a seeded [`SimNet`]: the
 /// machine of player 0 hosts, the other dials it.
 pub struct SimulatedMatch<G> {
-    pub net: SimNet<u8>,
+    /// The simulated network, with one socket per machine.
+    pub sockets: SimSockets<u8>,
+    /// The machines, by player.
     pub machines: Vec<MatchMachine<G>>,
+    /// The simulated moment (ms).
     pub now: Millis,
     setup: MatchSetup,
 }
 
 /// Players of a simulated match (one per machine).
 const PLAYERS: u8 = 2;
+
+/// A simulated machine's loop: its player's buttons from the match's
+/// input function, re-simulations timed by the match's stopwatch.
+struct PlayerHooks<'a, F, W> {
+    player: u8,
+    input: &'a mut F,
+    stopwatch: &'a mut W,
+}
+
+impl<F, W> TickHooks for PlayerHooks<'_, F, W>
+where
+    F: FnMut(u8, u32) -> Buttons,
+    W: FnMut() -> Duration,
+{
+    fn local_input(&mut self, _player: PlayerId, frame: Frame) -> Buttons {
+        (self.input)(self.player, frame.number())
+    }
+
+    fn stopwatch(&mut self) -> Duration {
+        (self.stopwatch)()
+    }
+}
 
 impl<G> SimulatedMatch<G>
 where
@@ -242,21 +402,15 @@ where
         for (player, game) in (0u8..).zip(games) {
             let frames_per_second = game.frames_per_second();
             let netplay = NetplaySession::new(config_for(&setup, player, frames_per_second), 0)?;
-            machines.push(MatchMachine {
-                netplay,
-                game,
-                driver: NetplayDriver::new(),
-                player,
-                // The machines' frame clocks are out of phase, as real ones are.
-                next_frame_at_us: 1_000.0 + f64::from(player) * 3_700.0,
-                rollbacks: 0,
-                deepest_rollback: 0,
-                waiting_ticks: 0,
-                stalled_ticks: 0,
-            });
+            // The machines' frame clocks are out of phase, as real ones are.
+            let clock = FrameClock::new(frames_per_second, 1_000 + u64::from(player) * 3_700);
+            let mut machine =
+                NetplayMachine::new(netplay, game, ChecksumLog::new(CHECKSUM_LOG_FRAMES), clock);
+            machine.stop_at_frame = Some(setup.frames);
+            machines.push(MatchMachine { machine, player });
         }
         Ok(SimulatedMatch {
-            net,
+            sockets: SimSockets::new(net),
             machines,
             now: 0,
             setup,
@@ -264,34 +418,38 @@ where
     }
 
     /// Plays until every machine has run `setup.frames` frames (or the match
-    /// ended, or `limit_ms` of simulated time passed), taking each machine's
-    /// local buttons from `input(player, frame)` and telling `update` what
-    /// happens. Returns whether every machine finished its frames.
+    /// ended, or [`MatchSetup::time_limit_ms`] of simulated time passed),
+    /// taking each machine's local buttons from `input(player, frame)`,
+    /// timing re-simulations with `stopwatch` (the real clock measures the
+    /// real cores; a constant makes re-simulation free) and telling `update`
+    /// what happens.
     pub fn play(
         &mut self,
-        limit_ms: Millis,
         mut input: impl FnMut(u8, u32) -> Buttons,
+        mut stopwatch: impl FnMut() -> Duration,
         mut update: impl FnMut(&MatchUpdate),
-    ) -> Result<bool, AppError> {
+    ) -> Result<MatchEnd, AppError> {
+        let limit_ms = self.setup.time_limit_ms();
         let mut all_running = false;
         let mut next_progress = 0;
         while self.now < limit_ms {
             if self.finished() {
-                return Ok(true);
+                self.settle(limit_ms, &mut input, &mut stopwatch, &mut update)?;
+                return Ok(MatchEnd::Finished);
             }
             if self
                 .machines
                 .iter()
-                .any(|m| m.netplay.state() == SessionState::Ended)
+                .any(|m| m.machine.netplay.state() == SessionState::Ended)
             {
-                return Ok(false);
+                return Ok(MatchEnd::Ended);
             }
-            self.step(&mut input, &mut update)?;
+            self.step(&mut input, &mut stopwatch, &mut update)?;
             if !all_running
                 && self
                     .machines
                     .iter()
-                    .all(|m| m.netplay.started_at().is_some())
+                    .all(|m| m.machine.netplay.started_at().is_some())
             {
                 all_running = true;
                 next_progress = self.now + PROGRESS_EVERY_MS;
@@ -302,11 +460,42 @@ where
                 update(&MatchUpdate::Progress {
                     at: self.now,
                     frames: self.machines.iter().map(|m| m.current_frame()).collect(),
-                    rollbacks: self.machines.iter().map(|m| m.rollbacks).collect(),
+                    rollbacks: self
+                        .machines
+                        .iter()
+                        .map(|m| m.machine.stats.rollbacks)
+                        .collect(),
                 });
             }
         }
-        Ok(self.finished())
+        Ok(if self.finished() {
+            MatchEnd::Finished
+        } else {
+            MatchEnd::OutOfTime
+        })
+    }
+
+    /// Once every machine ran its frames, lets them exchange the last inputs
+    /// (running no more frames) until every frame run is final on every
+    /// machine, so all of them can be compared; at most a few round trips.
+    fn settle(
+        &mut self,
+        limit_ms: Millis,
+        input: &mut impl FnMut(u8, u32) -> Buttons,
+        stopwatch: &mut impl FnMut() -> Duration,
+        update: &mut impl FnMut(&MatchUpdate),
+    ) -> Result<(), AppError> {
+        let one_way = self.setup.conditions.latency_ms + self.setup.conditions.jitter_ms;
+        let deadline = limit_ms.min(self.now + 8 * one_way + 1_000);
+        while self.now < deadline
+            && self
+                .machines
+                .iter()
+                .any(|m| m.machine.sink.end_frame() < self.setup.frames)
+        {
+            self.step(input, stopwatch, update)?;
+        }
+        Ok(())
     }
 
     fn finished(&self) -> bool {
@@ -315,39 +504,27 @@ where
             .all(|m| m.current_frame() >= self.setup.frames)
     }
 
-    /// One simulated millisecond: deliveries, the frame ticks that are due,
-    /// every session's timers and datagrams.
+    /// One simulated millisecond: deliveries, then each machine's tick.
     fn step(
         &mut self,
         input: &mut impl FnMut(u8, u32) -> Buttons,
+        stopwatch: &mut impl FnMut() -> Duration,
         update: &mut impl FnMut(&MatchUpdate),
     ) -> Result<(), AppError> {
         self.now += 1;
         let now = self.now;
-        for delivery in self.net.deliver_due(now) {
-            if let Some(machine) = self.machines.get_mut(delivery.to as usize) {
-                machine
-                    .netplay
-                    .handle_datagram(now, delivery.from, &delivery.bytes);
-            }
-        }
-        let now_us = now as f64 * 1_000.0;
-        let target = self.setup.frames;
+        self.sockets.deliver(now);
         for (index, machine) in self.machines.iter_mut().enumerate() {
-            // A machine that played its frames stops running them but still
-            // answers its peer, which may be a few frames behind.
-            if now_us >= machine.next_frame_at_us && machine.current_frame() < target {
-                let frame_us = 1_000_000.0 / machine.game.frames_per_second();
-                let speed = f64::from(machine.netplay.frames_per_second_factor());
-                machine.next_frame_at_us += frame_us / speed;
-                tick(machine, now, input)?;
-            }
-            let net = &mut self.net;
-            let from = machine.player;
+            let mut hooks = PlayerHooks {
+                player: machine.player,
+                input: &mut *input,
+                stopwatch: &mut *stopwatch,
+            };
+            let mut port = self.sockets.port(machine.player);
             machine
-                .netplay
-                .poll(now, |to, bytes| net.send(now, from, to, bytes));
-            for event in machine.netplay.events() {
+                .machine
+                .tick(now * 1000, 1.0, &mut port, &mut hooks)?;
+            for event in machine.machine.netplay.events() {
                 update(&MatchUpdate::Event {
                     at: now,
                     machine: index,
@@ -359,39 +536,6 @@ where
     }
 }
 
-/// One frame tick of `machine`: its player's buttons, then the session's requests.
-fn tick<G>(
-    machine: &mut MatchMachine<G>,
-    now: Millis,
-    input: &mut impl FnMut(u8, u32) -> Buttons,
-) -> Result<(), AppError>
-where
-    G: DerefMut,
-    G::Target: Emulator,
-{
-    let player = PlayerId::new(machine.player);
-    let session = machine.netplay.session();
-    if session.kind(player) == Some(PlayerKind::Local)
-        && session.connected_players().contains(player)
-    {
-        let buttons = input(machine.player, machine.current_frame());
-        machine.netplay.add_local_input(player, buttons)?;
-    }
-    let outcome = machine
-        .driver
-        .advance(now, &mut machine.netplay, &mut *machine.game)?;
-    match outcome {
-        FrameOutcome::Advanced { rolled_back } if rolled_back > 0 => {
-            machine.rollbacks += 1;
-            machine.deepest_rollback = machine.deepest_rollback.max(rolled_back);
-        }
-        FrameOutcome::Waiting { .. } => machine.waiting_ticks += 1,
-        FrameOutcome::Stalled => machine.stalled_ticks += 1,
-        _ => {}
-    }
-    Ok(())
-}
-
 /// Machine `player`'s configuration: player 0 hosts, the others dial it and
 /// accept the players after them.
 fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> NetplayConfig<u8> {
@@ -400,7 +544,7 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
         frame_rate_millihertz: (frames_per_second * 1000.0).round() as u32,
         ..SessionSettings::default()
     };
-    let mut config = NetplayConfig::new(
+    let config = NetplayConfig::new(
         // Tokens only need to differ between machines here: nobody else is
         // on the simulated network.
         SessionToken(0x4E45_5400 + u32::from(player)),
@@ -410,10 +554,18 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
         settings,
         PlayerSlots::single(player),
     );
-    for other in 0..PLAYERS {
-        if other < player {
+    one_player_per_machine(config, player)
+}
+
+/// Completes the configuration of machine `me` in a match of one player
+/// per machine, each at the address of its player (`0..player_count`): it
+/// dials every machine before it and accepts every machine after it, so
+/// machine 0 hosts and every pair of machines is linked once.
+pub fn one_player_per_machine(mut config: NetplayConfig<u8>, me: u8) -> NetplayConfig<u8> {
+    for other in 0..config.settings.player_count {
+        if other < me {
             config = config.dial(other, PlayerSlots::single(other));
-        } else if other > player {
+        } else if other > me {
             config = config.accept(Some(other), PlayerSlots::single(other));
         }
     }
@@ -423,6 +575,7 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
     use crate::app::testing::StubGame;
 
     fn lossy_setup(frames: u32) -> MatchSetup {
@@ -441,10 +594,17 @@ mod tests {
         Buttons::from_bits((mixed >> 40) as u16 & 0x0FFF)
     }
 
-    fn play(games: [Box<StubGame>; 2], frames: u32) -> (SimulatedMatch<Box<StubGame>>, bool) {
-        let mut game_match = SimulatedMatch::new(lossy_setup(frames), games).unwrap();
-        let finished = game_match.play(60_000, buttons, |_| {}).unwrap();
-        (game_match, finished)
+    fn play_setup(
+        setup: MatchSetup,
+        games: [Box<StubGame>; 2],
+    ) -> (SimulatedMatch<Box<StubGame>>, MatchEnd) {
+        let mut game_match = SimulatedMatch::new(setup, games).unwrap();
+        let end = game_match.play(buttons, || Duration::ZERO, |_| {}).unwrap();
+        (game_match, end)
+    }
+
+    fn play(games: [Box<StubGame>; 2], frames: u32) -> (SimulatedMatch<Box<StubGame>>, MatchEnd) {
+        play_setup(lossy_setup(frames), games)
     }
 
     fn deterministic_pair() -> [Box<StubGame>; 2] {
@@ -454,16 +614,23 @@ mod tests {
         ]
     }
 
+    fn compare(game_match: &SimulatedMatch<Box<StubGame>>) -> ChecksumComparison {
+        compare_checksum_logs(
+            &game_match.machines[0].machine.sink,
+            &game_match.machines[1].machine.sink,
+        )
+    }
+
     #[test]
-    fn two_machines_agree_on_every_confirmed_frame_over_a_lossy_link() {
-        let (game_match, finished) = play(deterministic_pair(), 600);
-        assert!(finished);
-        let [a, b] = [&game_match.machines[0], &game_match.machines[1]];
-        let comparison = compare_final_checksums(&a.driver, &b.driver);
+    fn two_machines_agree_on_every_final_frame_over_a_lossy_link() {
+        let (game_match, end) = play(deterministic_pair(), 600);
+        assert_eq!(end, MatchEnd::Finished);
+        let comparison = compare(&game_match);
         assert_eq!(comparison.first_difference, None);
-        assert!(comparison.compared >= 590, "{comparison:?}");
+        assert_eq!(comparison.compared, 600, "every frame run is compared");
+        let [a, b] = [&game_match.machines[0], &game_match.machines[1]];
         assert!(
-            a.rollbacks + b.rollbacks > 0,
+            a.machine.stats.rollbacks + b.machine.stats.rollbacks > 0,
             "the lossy link never rolled back"
         );
         assert!(a.peer_stats().unwrap().ping_ms.is_some());
@@ -474,8 +641,8 @@ mod tests {
         let (first, _) = play(deterministic_pair(), 300);
         let (second, _) = play(deterministic_pair(), 300);
         for (a, b) in first.machines.iter().zip(&second.machines) {
-            assert_eq!(a.driver.final_checksums(), b.driver.final_checksums());
-            assert_eq!(a.rollbacks, b.rollbacks);
+            assert!(a.machine.sink.checksums().eq(b.machine.sink.checksums()));
+            assert_eq!(a.machine.stats, b.machine.stats);
             assert_eq!(first.now, second.now);
         }
     }
@@ -487,10 +654,190 @@ mod tests {
             Box::new(StubGame::with_hidden_state()),
         ];
         let (game_match, _) = play(games, 300);
-        let comparison = compare_final_checksums(
-            &game_match.machines[0].driver,
-            &game_match.machines[1].driver,
-        );
+        let comparison = compare(&game_match);
         assert!(comparison.first_difference.is_some(), "{comparison:?}");
+    }
+
+    #[test]
+    fn a_two_second_round_trip_still_finishes_within_the_time_limit() {
+        let setup = MatchSetup {
+            conditions: LinkConditions::latency(1000).with_jitter(10),
+            ..lossy_setup(600)
+        };
+        let (game_match, end) = play_setup(setup, deterministic_pair());
+        assert_eq!(end, MatchEnd::Finished);
+        assert_eq!(compare(&game_match).first_difference, None);
+    }
+
+    /// Records what the driver hands a sink.
+    #[derive(Default)]
+    struct Recorder {
+        runs: Vec<(u32, bool, usize)>,
+        finalized: Vec<(u32, Vec<Buttons>)>,
+    }
+
+    impl FrameSink for Recorder {
+        fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+            self.runs
+                .push((frame.frame.number(), frame.resimulated, frame.audio.len()));
+        }
+
+        fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+            self.finalized
+                .push((frame.frame.number(), frame.inputs.to_vec()));
+        }
+    }
+
+    /// Plays a lossy two-machine match of `games` with recording sinks,
+    /// re-simulations of machine 1 costing `resimulation_cost` each.
+    fn play_with_sinks(
+        frames: u32,
+        resimulation_cost: Duration,
+        games: [StubGame; 2],
+    ) -> ([Recorder; 2], [NetplaySession<u8>; 2]) {
+        let setup = lossy_setup(frames);
+        let mut sockets = SimSockets::new({
+            let mut net = SimNet::new(setup.seed);
+            net.set_default_conditions(setup.conditions);
+            net
+        });
+        let mut machines: Vec<_> = (0..2u8)
+            .zip(games)
+            .map(|(player, game)| {
+                let netplay = NetplaySession::new(config_for(&setup, player, 60.0), 0).unwrap();
+                let clock = FrameClock::new(60.0, 1_000 + u64::from(player) * 3_700);
+                let game = Box::new(game);
+                let mut machine = NetplayMachine::new(netplay, game, Recorder::default(), clock);
+                machine.stop_at_frame = Some(frames);
+                machine
+            })
+            .collect();
+        struct Costly {
+            player: u8,
+            cost: Duration,
+            elapsed: Duration,
+        }
+        impl TickHooks for Costly {
+            fn local_input(&mut self, _: PlayerId, frame: Frame) -> Buttons {
+                buttons(self.player, frame.number())
+            }
+            fn stopwatch(&mut self) -> Duration {
+                self.elapsed += self.cost;
+                self.elapsed
+            }
+        }
+        let mut hooks = [0u8, 1].map(|player| Costly {
+            player,
+            cost: if player == 1 {
+                resimulation_cost
+            } else {
+                Duration::ZERO
+            },
+            elapsed: Duration::ZERO,
+        });
+        for now in 1..60_000u64 {
+            if machines.iter().all(|m| m.current_frame() >= frames) {
+                break;
+            }
+            sockets.deliver(now);
+            for (player, machine) in (0u8..).zip(&mut machines) {
+                let mut port = sockets.port(player);
+                machine
+                    .tick(now * 1000, 1.0, &mut port, &mut hooks[player as usize])
+                    .unwrap();
+            }
+        }
+        let [a, b]: [_; 2] = machines.try_into().ok().unwrap();
+        ([a.sink, b.sink], [a.netplay, b.netplay])
+    }
+
+    #[test]
+    fn the_sink_hears_every_frame_run_and_every_frame_once_it_is_final() {
+        let ([sink, other], _) = play_with_sinks(300, Duration::ZERO, stubs());
+        let first_runs: Vec<u32> = sink
+            .runs
+            .iter()
+            .filter(|(_, resimulated, _)| !resimulated)
+            .map(|&(frame, _, _)| frame)
+            .collect();
+        assert_eq!(first_runs, (0..300).collect::<Vec<_>>());
+        assert!(
+            sink.runs.iter().any(|&(_, resimulated, _)| resimulated),
+            "the lossy link caused rollbacks"
+        );
+        assert!(sink.runs.iter().all(|&(_, _, audio)| audio > 0));
+        let final_count = sink.finalized.len() as u32;
+        assert!(final_count > 280, "{final_count} frames final");
+        let frames: Vec<u32> = sink.finalized.iter().map(|(frame, _)| *frame).collect();
+        assert_eq!(frames, (0..final_count).collect::<Vec<_>>());
+        // Final frames carry the buttons every machine ran them with.
+        let common = sink.finalized.len().min(other.finalized.len());
+        assert!(common > 280);
+        assert_eq!(sink.finalized[..common], other.finalized[..common]);
+        let mut distinct: Vec<_> = sink.finalized.iter().map(|(_, inputs)| inputs).collect();
+        distinct.sort_by_key(|inputs| inputs.iter().map(|b| b.bits()).collect::<Vec<_>>());
+        distinct.dedup();
+        assert!(distinct.len() > 10, "the players pressed buttons");
+    }
+
+    #[test]
+    fn a_slow_resimulation_raises_the_input_delay() {
+        let (_, [_, fast_there]) = play_with_sinks(600, Duration::ZERO, stubs());
+        let (_, [_, slow_there]) = play_with_sinks(600, Duration::from_millis(6), stubs());
+        assert!(
+            slow_there.input_delay() > fast_there.input_delay(),
+            "slow {} fast {}",
+            slow_there.input_delay(),
+            fast_there.input_delay()
+        );
+    }
+
+    fn stubs() -> [StubGame; 2] {
+        [StubGame::deterministic(), StubGame::deterministic()]
+    }
+
+    #[test]
+    fn without_a_sink_asking_for_checksums_checkpoints_are_still_hashed_and_compared() {
+        let games = [StubGame::deterministic(), StubGame::with_hidden_state()];
+        let (_, [mut here, _]) = play_with_sinks(300, Duration::ZERO, games);
+        assert!(
+            here.events()
+                .any(|event| matches!(event, NetplayEvent::Desync { .. })),
+            "the desync was not reported"
+        );
+        let (_, [mut here, _]) = play_with_sinks(300, Duration::ZERO, stubs());
+        assert!(!here
+            .events()
+            .any(|event| matches!(event, NetplayEvent::Desync { .. })));
+    }
+
+    #[test]
+    fn the_median_resimulation_cost_ignores_one_slow_rollback() {
+        let mut cost = ResimulationCost::default();
+        assert_eq!(cost.median(), None);
+        for micros in [100, 120, 90_000, 110, 105] {
+            cost.record(Duration::from_micros(micros));
+        }
+        assert_eq!(cost.median(), Some(Duration::from_micros(110)));
+    }
+
+    #[test]
+    fn pending_checksums_stay_bounded_however_long_the_match() {
+        let mut pending = VecDeque::new();
+        for frame in 0..10_000 {
+            remember(
+                &mut pending,
+                Frame::new(frame),
+                Some(Checksum(u64::from(frame))),
+            );
+        }
+        assert_eq!(pending.len(), PENDING_FRAMES);
+        remember(&mut pending, Frame::new(9_990), Some(Checksum(1)));
+        let last = pending.back().unwrap();
+        assert_eq!(
+            (last.frame, last.checksum),
+            (Frame::new(9_990), Some(Checksum(1)))
+        );
+        assert_eq!(pending.len(), PENDING_FRAMES - 9);
     }
 }

@@ -8,7 +8,7 @@
 //! same deliveries, byte for byte.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 /// Milliseconds since an origin the caller chooses.
 pub type Millis = u64;
@@ -53,6 +53,7 @@ impl LinkConditions {
         }
     }
 
+    /// Varies each datagram's delay by up to ± `ms` (uniform).
     pub const fn with_jitter(self, ms: u64) -> LinkConditions {
         LinkConditions {
             jitter_ms: ms,
@@ -60,6 +61,7 @@ impl LinkConditions {
         }
     }
 
+    /// Loses each datagram with this probability (0 to 1).
     pub const fn with_loss(self, probability: f64) -> LinkConditions {
         LinkConditions {
             loss: probability,
@@ -67,6 +69,7 @@ impl LinkConditions {
         }
     }
 
+    /// Delivers each datagram twice with this probability.
     pub const fn with_duplication(self, probability: f64) -> LinkConditions {
         LinkConditions {
             duplicate: probability,
@@ -74,6 +77,7 @@ impl LinkConditions {
         }
     }
 
+    /// Delays a datagram behind later ones with this probability.
     pub const fn with_reordering(self, probability: f64) -> LinkConditions {
         LinkConditions {
             reorder: probability,
@@ -81,6 +85,7 @@ impl LinkConditions {
         }
     }
 
+    /// Caps the link at `bytes_per_s`; datagrams queue behind each other.
     pub const fn with_bandwidth(self, bytes_per_s: u64) -> LinkConditions {
         LinkConditions {
             bandwidth_bytes_per_s: Some(bytes_per_s),
@@ -98,9 +103,13 @@ impl Default for LinkConditions {
 /// A datagram handed to its receiver.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivery<A> {
+    /// The sender.
     pub from: A,
+    /// The receiver.
     pub to: A,
+    /// The datagram.
     pub bytes: Vec<u8>,
+    /// When it was sent.
     pub sent_at: Millis,
     /// When it arrived (microsecond precision, as time inside the simulation).
     pub delivered_at_us: u64,
@@ -109,12 +118,19 @@ pub struct Delivery<A> {
 /// What happened to the datagrams sent so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SimStats {
+    /// Datagrams handed to the network.
     pub sent: u64,
+    /// Datagrams that reached their receiver (duplicates count twice).
     pub delivered: u64,
+    /// Datagrams lost to the link's loss rate.
     pub lost: u64,
+    /// Extra copies delivered.
     pub duplicated: u64,
+    /// Datagrams held back behind later ones.
     pub reordered: u64,
+    /// Datagrams sent across a partition.
     pub dropped_by_partition: u64,
+    /// Datagrams dropped by a full link queue or a full receiver's inbox.
     pub dropped_by_queue: u64,
 }
 
@@ -239,10 +255,12 @@ impl<A: Copy + Ord> SimNet<A> {
         self.partitions.remove(&(b, a));
     }
 
+    /// Whether datagrams from `from` to `to` are being lost to a partition.
     pub fn is_partitioned(&self, from: A, to: A) -> bool {
         self.partitions.contains(&(from, to))
     }
 
+    /// What happened to the datagrams sent so far.
     pub fn stats(&self) -> SimStats {
         self.stats
     }
@@ -336,5 +354,114 @@ impl<A: Copy + Ord> SimNet<A> {
             due.push(next.delivery);
         }
         due
+    }
+}
+
+/// Most datagrams waiting for one machine on a [`SimSockets`]; more are
+/// dropped (counted as `dropped_by_queue`), as a full socket buffer would.
+const INBOX_LIMIT: usize = 4096;
+
+/// A [`SimNet`] with one inbox per machine, so each machine talks to it as
+/// a [`Transport`](super::Transport) ([`SimSockets::port`]). Each simulated
+/// moment: [`SimSockets::deliver`], then each machine's tick on its port.
+pub struct SimSockets<A> {
+    /// The network the datagrams travel on (conditions, partitions, stats).
+    pub net: SimNet<A>,
+    inboxes: BTreeMap<A, VecDeque<(A, Vec<u8>)>>,
+    now: Millis,
+}
+
+impl<A: Copy + Ord> SimSockets<A> {
+    /// Sockets over `net`.
+    pub fn new(net: SimNet<A>) -> Self {
+        SimSockets {
+            net,
+            inboxes: BTreeMap::new(),
+            now: 0,
+        }
+    }
+
+    /// Moves to `now`: every datagram due by then waits in its receiver's inbox.
+    pub fn deliver(&mut self, now: Millis) {
+        self.now = now;
+        for delivery in self.net.deliver_due(now) {
+            let inbox = self.inboxes.entry(delivery.to).or_default();
+            if inbox.len() < INBOX_LIMIT {
+                inbox.push_back((delivery.from, delivery.bytes));
+            } else {
+                self.net.stats.dropped_by_queue += 1;
+            }
+        }
+    }
+
+    /// Throws away what waits for `machine` (a machine switched off).
+    pub fn discard(&mut self, machine: A) {
+        self.inboxes.remove(&machine);
+    }
+
+    /// `machine`'s socket at the current moment.
+    pub fn port(&mut self, machine: A) -> SimPort<'_, A> {
+        SimPort {
+            net: &mut self.net,
+            inbox: self.inboxes.entry(machine).or_default(),
+            me: machine,
+            now: self.now,
+        }
+    }
+}
+
+/// One machine's socket on [`SimSockets`], at one simulated moment.
+pub struct SimPort<'a, A> {
+    net: &'a mut SimNet<A>,
+    inbox: &'a mut VecDeque<(A, Vec<u8>)>,
+    me: A,
+    now: Millis,
+}
+
+impl<A: Copy + Ord> super::Transport for SimPort<'_, A> {
+    type Address = A;
+
+    fn send(&mut self, to: A, datagram: &[u8]) {
+        self.net.send(self.now, self.me, to, datagram);
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<A> {
+        let (from, bytes) = self.inbox.pop_front()?;
+        *into = bytes;
+        Some(from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Transport;
+
+    #[test]
+    fn each_machine_reads_only_its_own_datagrams_from_its_port() {
+        let mut sockets = SimSockets::new(SimNet::new(1));
+        sockets.port(0).send(1, b"to one");
+        sockets.port(0).send(2, b"to two");
+        sockets.deliver(0);
+        let mut datagram = Vec::new();
+        assert_eq!(sockets.port(1).receive(&mut datagram), Some(0));
+        assert_eq!(datagram, b"to one");
+        assert_eq!(sockets.port(1).receive(&mut datagram), None);
+        assert_eq!(sockets.port(2).receive(&mut datagram), Some(0));
+        assert_eq!(datagram, b"to two");
+    }
+
+    #[test]
+    fn a_machine_that_never_reads_loses_datagrams_beyond_its_inbox() {
+        let mut sockets = SimSockets::new(SimNet::new(1));
+        for _ in 0..INBOX_LIMIT + 10 {
+            sockets.port(0).send(1, b"x");
+        }
+        sockets.deliver(0);
+        assert_eq!(sockets.net.stats().dropped_by_queue, 10);
+        let mut datagram = Vec::new();
+        let mut port = sockets.port(1);
+        let read = std::iter::from_fn(|| port.receive(&mut datagram)).count();
+        assert_eq!(read, INBOX_LIMIT);
     }
 }

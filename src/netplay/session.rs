@@ -11,7 +11,7 @@ use super::startup::{self, Begin, StartMessage, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
     self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent, Message,
-    Millis, PeerEndpoint, PeerTable, PlayerSlots,
+    Millis, PeerEndpoint, PeerTable, PlayerSlots, SessionSettings,
 };
 use crate::rollback::{
     DisconnectReason, Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet,
@@ -396,6 +396,64 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.session.confirmed_frame()
     }
 
+    /// The settings every machine of the match agreed on.
+    pub fn settings(&self) -> &SessionSettings {
+        &self.config.settings
+    }
+
+    /// The last frame whose every input is final: confirmed here, and beyond
+    /// the reach of any departure still to be decided (a departure fixes the
+    /// leaver's input to `NONE` from the earliest frame any machine holds,
+    /// which can rewrite inputs confirmed here). Spectators, replays and
+    /// checksum logs take only final frames: they leave the session for good.
+    ///
+    /// With two players connected a departure ends the match, so nothing is
+    /// re-simulated and confirmed is final. With more, every other machine
+    /// `M` holds each player's inputs at least up to where `M`'s own inputs
+    /// prove it had simulated (its input delay and prediction window behind
+    /// them), and no further than any departure frame it announced.
+    pub fn finalized_frame(&self) -> Option<Frame> {
+        let confirmed = self.session.confirmed_frame()?;
+        let connected = self.session.connected_players();
+        if connected.len() < 3 {
+            return Some(confirmed);
+        }
+        let settings = &self.config.settings;
+        // One more than the window, for a machine stalled on the frame after
+        // the last one it simulated.
+        let behind = u32::from(settings.max_prediction) + u32::from(settings.input_delay_max) + 1;
+        let mut end = confirmed.next();
+        for link in &self.links {
+            if link.state != LinkState::Open {
+                continue;
+            }
+            let Some(endpoint) = link.address.and_then(|a| self.endpoints.get(&a)) else {
+                continue;
+            };
+            if !endpoint.is_running() {
+                continue;
+            }
+            let machine_inputs_end = link
+                .players
+                .iter()
+                .map(|player| self.session.received_inputs_end(PlayerId::new(player)))
+                .min()
+                .unwrap_or(Frame::ZERO);
+            let held_there = machine_inputs_end.saturating_back(behind);
+            let announced = endpoint.remote_connection_status().disconnected_at;
+            for player in connected.iter() {
+                if link.players.contains(player.index() as u8) {
+                    continue;
+                }
+                end = end.min(held_there);
+                if let Some(at) = announced[player.index()] {
+                    end = end.min(at);
+                }
+            }
+        }
+        end.previous()
+    }
+
     pub fn state(&self) -> SessionState {
         if self.left {
             SessionState::Ended
@@ -667,9 +725,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
     }
 
-    /// Hands each spectator the frames confirmed since its last ones.
+    /// Hands each spectator the frames final since its last ones.
     fn feed_spectators(&mut self) {
         let players = self.session.players();
+        let finalized = self.finalized_frame();
         for spectator in &mut self.spectators {
             if !spectator.open {
                 continue;
@@ -687,7 +746,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 self.events.push_back(NetplayEvent::SpectatorLeft);
                 continue;
             };
-            for (frame, row) in inputs {
+            let finalized = finalized.map_or(Frame::ZERO, Frame::next);
+            for (frame, row) in inputs.take_while(|&(frame, _)| frame < finalized) {
                 if endpoint.add_local_input(frame, &row[..players]).is_err() {
                     break;
                 }

@@ -291,8 +291,11 @@ impl InputQueue {
     }
 
     /// The player leaves: from `from` on their input is `NONE`, confirmed.
-    /// Inputs received for those frames are discarded; if the simulation used
-    /// anything else there (`from < current`), that frame is marked wrong.
+    /// Inputs received for those frames are discarded, even confirmed ones
+    /// (the frame is agreed between machines, some of which held fewer
+    /// inputs: what leaves the session for good waits for the netplay
+    /// session's finalized frame); if the simulation used anything else
+    /// there (`from < current`), that frame is marked wrong.
     pub fn disconnect(&mut self, from: Frame, current: Frame) {
         let from = self.fixed_from.map_or(from, |fixed| fixed.min(from));
         let mut frame = from;

@@ -635,8 +635,9 @@ impl<P: Predictor> Session<P> {
             .map_while(move |frame| queue.confirmed(frame).map(|buttons| (frame, buttons))))
     }
 
-    /// Every player's inputs for each confirmed frame from `from` on, for
-    /// spectators (and replays).
+    /// Every player's inputs for each confirmed frame from `from` on (with
+    /// three or more players a departure can still rewrite them: netplay
+    /// hands spectators and replays only final frames).
     pub fn confirmed_inputs(
         &self,
         from: Frame,
@@ -677,6 +678,17 @@ impl<P: Predictor> Session<P> {
     /// The next frame to simulate.
     pub fn current_frame(&self) -> Frame {
         self.current
+    }
+
+    /// The first simulated frame found run with a wrong input, until the
+    /// next `advance_frame` rolls back to it: states saved after it are
+    /// from the mispredicted timeline.
+    pub fn pending_rollback(&self) -> Option<Frame> {
+        self.queues[..self.config.players]
+            .iter()
+            .filter_map(InputQueue::first_incorrect)
+            .filter(|&wrong| wrong < self.current)
+            .min()
     }
 
     /// The last frame for which every player's input is known.

@@ -1,27 +1,30 @@
-//! A deterministic netplay match: N machines, each a `NetplaySession` driving
-//! its own game, over a seeded `SimNet`, on a simulated clock stepping one
-//! millisecond at a time. Each machine runs frames on its own clock (60 fps ×
-//! its clock-rate error × the session's time-sync speed), and records the
+//! A deterministic netplay match: N machines, each netcade's
+//! `NetplayMachine` (the same tick and frame clock as the demo and a real
+//! loop) driving its own game, over a seeded `SimNet`, on a simulated clock
+//! stepping one millisecond at a time. Each machine runs frames at 60 fps ×
+//! its clock-rate error × the session's time-sync speed, and logs the
 //! checksum of its game's memory at the start of every frame once that frame
-//! is final (all inputs before it confirmed), so tests compare machines frame
-//! by frame. Same seed, same run.
-//!
-//! Start-up: while a session answers `Starting { in_ms }` the machine ticks
-//! next at that moment (as a frontend showing a countdown would), and each
-//! machine records the simulated millisecond at which it ran frame 0.
+//! is final (no rollback or departure can change it), so tests compare
+//! machines frame by frame. Same seed, same run.
 
-use netcade::app::netplay_match::NetplayDriver;
+use netcade::app::frame_clock::FrameClock;
+use netcade::app::frame_sink::ChecksumLog;
+use netcade::app::netplay_match::one_player_per_machine;
+use netcade::app::netplay_tick::{NetplayMachine, TickHooks};
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
-use netcade::input::Buttons;
+use netcade::input::{Buttons, MAX_PLAYERS};
 use netcade::libretro::{Core, CoreConfig};
-use netcade::net::sim::{LinkConditions, SimNet};
+use netcade::net::sim::{LinkConditions, SimNet, SimPort, SimSockets};
+use netcade::net::Transport;
 use netcade::netplay::{NetplayConfig, NetplayEvent, NetplaySession};
-use netcade::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
-use netcade::rollback::{Frame, FrameOutcome, PlayerId, SessionState};
-
-/// The nominal frame period in microseconds (60 fps).
-const FRAME_US: f64 = 1_000_000.0 / 60.0;
+use netcade::protocol::{
+    EndpointConfig, Event, Handshake, Millis, PeerEndpoint, PlayerSlots, SessionSettings,
+    SessionToken,
+};
+use netcade::rollback::{Frame, PlayerId, SessionState};
+use std::ops::{Deref, DerefMut};
+use std::time::Duration;
 
 /// A pad that changes every few frames, like a person's, different per player.
 pub fn pad(player: u8, frame: u32) -> Buttons {
@@ -154,92 +157,114 @@ impl Emulator for DuelGame {
     }
 }
 
-/// One machine: its netplay session, its game and its frame clock.
+/// One machine: netcade's netplay machine (session, game, driver, frame
+/// clock, checksum log of final frames) and what the tests look at.
 pub struct Machine<G: Emulator> {
-    pub netplay: NetplaySession<u8>,
-    pub game: G,
+    /// Ticked by `NetplayMachine::tick`, as the demo's and a real loop's are.
+    pub node: NetplayMachine<u8, Box<G>, ChecksumLog>,
     pub address: u8,
     /// 1.0 keeps time; 1.01 runs 1% fast.
     pub clock_rate: f64,
-    next_frame_at_us: f64,
-    /// Carries out the session's requests and keeps final frames' checksums.
-    driver: NetplayDriver,
     pub events: Vec<(Millis, NetplayEvent)>,
     /// From this frame on, player 1's input is flipped on this machine only.
     pub perturb_from: Option<Frame>,
-    pub waiting_ticks: u64,
-    pub stalled_ticks: u64,
-    pub ticks: u64,
-    /// The simulated moment this machine ran frame 0.
-    pub started_at: Option<Millis>,
-    /// Ticks that answered `Synchronizing` or `Starting` after frame 0 ran
-    /// (a restart: must stay 0).
-    pub start_outcomes_after_start: u64,
-    /// Whether the machine is switched on (off: it neither runs nor answers).
-    pub running: bool,
+    /// The modelled cost of re-simulating one frame on this machine.
+    pub resimulation_cost: Duration,
+}
+
+impl<G: Emulator> Deref for Machine<G> {
+    type Target = NetplayMachine<u8, Box<G>, ChecksumLog>;
+    fn deref(&self) -> &Self::Target {
+        &self.node
+    }
+}
+
+impl<G: Emulator> DerefMut for Machine<G> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.node
+    }
+}
+
+/// Checksums logged per machine: far more frames than any test plays.
+const LOGGED_FRAMES: usize = 1 << 17;
+
+/// What a test machine's loop supplies: `pad` for its local players, a
+/// perturbation, a modelled re-simulation cost.
+pub struct MachineHooks {
+    pub perturb_from: Option<Frame>,
+    pub cost_per_reading: Duration,
+    pub elapsed: Duration,
+}
+
+impl MachineHooks {
+    /// `pad` for every local player, nothing perturbed, re-simulation free.
+    pub fn pad() -> Self {
+        MachineHooks {
+            perturb_from: None,
+            cost_per_reading: Duration::ZERO,
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
+impl TickHooks for MachineHooks {
+    fn local_input(&mut self, player: PlayerId, frame: Frame) -> Buttons {
+        pad(player.index() as u8, frame.number())
+    }
+
+    fn stopwatch(&mut self) -> Duration {
+        // The driver reads it at a rollback's load and after each
+        // re-simulated frame: one cost per frame in between.
+        self.elapsed += self.cost_per_reading;
+        self.elapsed
+    }
+
+    fn adjust_inputs(&mut self, frame: Frame, inputs: &mut [Buttons; MAX_PLAYERS]) {
+        if self.perturb_from.is_some_and(|from| frame >= from) {
+            inputs[1] = Buttons::from_bits(inputs[1].bits() ^ 0x80);
+        }
+    }
 }
 
 impl<G: Emulator> Machine<G> {
     /// The checksums of every final frame, from frame 0.
     pub fn final_checksums(&self) -> Vec<Checksum> {
-        self.driver
-            .final_checksums()
-            .iter()
+        assert_eq!(self.sink.first_frame(), 0, "the log still holds frame 0");
+        self.sink
+            .checksums()
             .map(|c| c.expect("every final frame was saved"))
             .collect()
     }
 
-    pub fn current_frame(&self) -> u32 {
-        self.netplay.current_frame().number()
+    /// The simulated moment this machine ran frame 0.
+    pub fn started_at(&self) -> Option<Millis> {
+        self.stats.started_at
     }
+}
 
-    /// One frame tick: inputs, advance, carry out the requests, record.
-    fn tick(&mut self, now: Millis) {
-        self.ticks += 1;
-        let frame = self.netplay.current_frame().number();
-        for player in 0..self.netplay.session().players() as u8 {
-            let id = PlayerId::new(player);
-            if self.netplay.session().kind(id) == Some(netcade::rollback::PlayerKind::Local)
-                && self.netplay.session().connected_players().contains(id)
-            {
-                self.netplay
-                    .add_local_input(id, pad(player, frame))
-                    .expect("local input is taken");
-            }
+/// A watcher of the match: a bare protocol endpoint dialling machine 0,
+/// keeping every player's inputs it is fed, by frame.
+pub struct Spectator {
+    pub endpoint: PeerEndpoint,
+    pub address: u8,
+    /// Every player's buttons per frame, as received.
+    pub inputs: Vec<[Option<Buttons>; MAX_PLAYERS]>,
+}
+
+impl Spectator {
+    /// Plays `game` on the inputs received, from frame 0 while every
+    /// player's input of a frame is known, returning the checksum of its
+    /// memory at the start of each frame (what machines log as final).
+    pub fn replay<E: Emulator>(&self, mut game: E, players: usize) -> Vec<Checksum> {
+        let mut checksums = Vec::new();
+        for row in &self.inputs {
+            let Some(inputs) = row[..players].iter().copied().collect::<Option<Vec<_>>>() else {
+                break;
+            };
+            checksums.push(Checksum::of(game.game_memory()));
+            game.run_frame(&inputs, false);
         }
-        let perturb_from = self.perturb_from;
-        let outcome = self
-            .driver
-            .advance_with(now, &mut self.netplay, &mut self.game, |frame, inputs| {
-                if perturb_from.is_some_and(|from| frame >= from) {
-                    inputs[1] = Buttons::from_bits(inputs[1].bits() ^ 0x80);
-                }
-            })
-            .expect("the netplay session advances and the game follows");
-        assert!(
-            !self.game.game_memory().is_empty(),
-            "the game shows its memory"
-        );
-        match outcome {
-            FrameOutcome::Waiting { .. } => self.waiting_ticks += 1,
-            FrameOutcome::Stalled => self.stalled_ticks += 1,
-            _ => {}
-        }
-        match outcome {
-            FrameOutcome::Synchronizing | FrameOutcome::Starting { .. } => {
-                if self.started_at.is_some() {
-                    self.start_outcomes_after_start += 1;
-                }
-                if let FrameOutcome::Starting { in_ms } = outcome {
-                    // Wake up exactly at the start moment.
-                    self.next_frame_at_us = (now + in_ms) as f64 * 1000.0;
-                }
-            }
-            FrameOutcome::Ended => {}
-            _ => {
-                self.started_at.get_or_insert(now);
-            }
-        }
+        checksums
     }
 }
 
@@ -267,7 +292,8 @@ impl MatchSetup {
 
 /// N machines over a simulated network, one per player (addresses 0..N).
 pub struct Cluster<G: Emulator> {
-    pub net: SimNet<u8>,
+    /// The network, with one socket per machine.
+    pub sockets: SimSockets<u8>,
     pub machines: Vec<Machine<G>>,
     pub now: Millis,
     /// Datagrams sent, by message kind (the header's fourth byte).
@@ -275,6 +301,39 @@ pub struct Cluster<G: Emulator> {
     /// Datagrams of `kind` sent by machine `from` before `until` are lost
     /// (`(from, kind, until)`): targeted loss for tests of resends.
     pub lose_kind: Vec<(u8, u8, Millis)>,
+    /// A spectator of machine 0, once `add_spectator` was called.
+    pub spectator: Option<Spectator>,
+}
+
+/// A machine's socket, counting what it sends by kind and losing what
+/// `lose_kind` says.
+struct TestPort<'a> {
+    port: SimPort<'a, u8>,
+    from: u8,
+    now: Millis,
+    sent_by_kind: &'a mut [u64; 256],
+    lose_kind: &'a [(u8, u8, Millis)],
+}
+
+impl Transport for TestPort<'_> {
+    type Address = u8;
+
+    fn send(&mut self, to: u8, datagram: &[u8]) {
+        let kind = datagram.get(3).copied().unwrap_or(0);
+        self.sent_by_kind[kind as usize] += 1;
+        let (from, now) = (self.from, self.now);
+        let lost = self
+            .lose_kind
+            .iter()
+            .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
+        if !lost {
+            self.port.send(to, datagram);
+        }
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<u8> {
+        self.port.receive(into)
+    }
 }
 
 /// What every machine agrees on before connecting.
@@ -287,25 +346,22 @@ pub fn settings(setup: &MatchSetup) -> SessionSettings {
     }
 }
 
-/// Machine `me`'s configuration: it dials every machine before it and
-/// accepts every machine after it (machine 0 is the host).
+/// The handshake every machine of the match presents.
+const CORE_NAME: &str = "netcade-test";
+const CORE_VERSION: &str = "1";
+const CONTENT_HASH: u64 = 0xC0FFEE;
+
+/// Machine `me`'s configuration (machine 0 hosts, every pair is linked).
 pub fn config_for(setup: &MatchSetup, me: u8) -> NetplayConfig<u8> {
-    let mut config = NetplayConfig::new(
+    let config = NetplayConfig::new(
         SessionToken(0x5EED_0000 + u32::from(me) + 1),
-        "netcade-test",
-        "1",
-        0xC0FFEE,
+        CORE_NAME,
+        CORE_VERSION,
+        CONTENT_HASH,
         settings(setup),
         PlayerSlots::single(me),
     );
-    for other in 0..setup.players {
-        if other < me {
-            config = config.dial(other, PlayerSlots::single(other));
-        } else if other > me {
-            config = config.accept(Some(other), PlayerSlots::single(other));
-        }
-    }
-    config
+    one_player_per_machine(config, me)
 }
 
 impl<G: Emulator> Cluster<G> {
@@ -326,32 +382,55 @@ impl<G: Emulator> Cluster<G> {
             .map(|me| {
                 let mut config = config_for(&setup, me);
                 adjust(me, &mut config);
+                let netplay = NetplaySession::new(config, 0).expect("a valid configuration");
+                // Machines start their frame clocks out of phase.
+                let clock = FrameClock::new(60.0, 1000 + u64::from(me) * 3_700);
                 Machine {
-                    netplay: NetplaySession::new(config, 0).expect("a valid configuration"),
-                    game: game(me),
+                    node: NetplayMachine::new(
+                        netplay,
+                        Box::new(game(me)),
+                        ChecksumLog::new(LOGGED_FRAMES),
+                        clock,
+                    ),
                     address: me,
                     clock_rate: 1.0,
-                    // Machines start their frame clocks out of phase.
-                    next_frame_at_us: 1000.0 + f64::from(me) * 3_700.0,
-                    driver: NetplayDriver::new(),
                     events: Vec::new(),
                     perturb_from: None,
-                    waiting_ticks: 0,
-                    stalled_ticks: 0,
-                    ticks: 0,
-                    started_at: None,
-                    start_outcomes_after_start: 0,
-                    running: true,
+                    resimulation_cost: Duration::ZERO,
                 }
             })
             .collect();
         Cluster {
-            net,
+            sockets: SimSockets::new(net),
             machines,
             now: 0,
             sent_by_kind: [0; 256],
             lose_kind: Vec::new(),
+            spectator: None,
         }
+    }
+
+    /// The simulated network (conditions, partitions).
+    pub fn net(&mut self) -> &mut SimNet<u8> {
+        &mut self.sockets.net
+    }
+
+    /// A spectator dialling machine 0 (whose configuration must accept
+    /// spectators) from address `address`.
+    pub fn add_spectator(&mut self, setup: &MatchSetup, address: u8) {
+        let mut config = EndpointConfig::joiner(Handshake {
+            core_name: CORE_NAME.into(),
+            core_version: CORE_VERSION.into(),
+            content_hash: CONTENT_HASH,
+            local_slots: PlayerSlots::NONE,
+            settings: settings(setup),
+        });
+        config.first_frame = Frame::ZERO;
+        self.spectator = Some(Spectator {
+            endpoint: PeerEndpoint::new(config, self.now).expect("a valid spectator"),
+            address,
+            inputs: Vec::new(),
+        });
     }
 
     /// Advances the simulation to `until` milliseconds.
@@ -361,46 +440,59 @@ impl<G: Emulator> Cluster<G> {
         }
     }
 
-    /// One millisecond: deliveries, frame ticks that are due, polls.
+    /// One millisecond: deliveries, then each machine's tick.
     pub fn step(&mut self) {
         self.now += 1;
         let now = self.now;
-        for delivery in self.net.deliver_due(now) {
-            let machine = &mut self.machines[delivery.to as usize];
-            if machine.running {
-                machine
-                    .netplay
-                    .handle_datagram(now, delivery.from, &delivery.bytes);
-            }
-        }
-        let now_us = now as f64 * 1000.0;
+        self.sockets.deliver(now);
         for machine in &mut self.machines {
-            if !machine.running {
-                continue;
-            }
-            if now_us >= machine.next_frame_at_us {
-                let speed =
-                    machine.clock_rate * f64::from(machine.netplay.frames_per_second_factor());
-                machine.next_frame_at_us += FRAME_US / speed;
-                machine.tick(now);
-            }
-            let net = &mut self.net;
-            let sent_by_kind = &mut self.sent_by_kind;
-            let lose_kind = &self.lose_kind;
-            let from = machine.address;
-            machine.netplay.poll(now, |to, bytes| {
-                let kind = bytes.get(3).copied().unwrap_or(0);
-                sent_by_kind[kind as usize] += 1;
-                let lost = lose_kind
-                    .iter()
-                    .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
-                if !lost {
-                    net.send(now, from, to, bytes);
-                }
-            });
+            let mut port = TestPort {
+                port: self.sockets.port(machine.address),
+                from: machine.address,
+                now,
+                sent_by_kind: &mut self.sent_by_kind,
+                lose_kind: &self.lose_kind,
+            };
+            let mut hooks = MachineHooks {
+                perturb_from: machine.perturb_from,
+                cost_per_reading: machine.resimulation_cost,
+                elapsed: Duration::ZERO,
+            };
+            let clock_rate = machine.clock_rate;
             machine
-                .events
-                .extend(machine.netplay.events().map(|event| (now, event)));
+                .node
+                .tick(now * 1000, clock_rate, &mut port, &mut hooks)
+                .expect("the netplay session advances and the game follows");
+            assert!(
+                !machine.game.game_memory().is_empty(),
+                "the game shows its memory"
+            );
+            let events = machine.node.netplay.events().map(|event| (now, event));
+            machine.events.extend(events.collect::<Vec<_>>());
+        }
+        if let Some(spectator) = &mut self.spectator {
+            let mut port = self.sockets.port(spectator.address);
+            let mut datagram = Vec::new();
+            while port.receive(&mut datagram).is_some() {
+                spectator.endpoint.handle_datagram(now, &datagram);
+            }
+            for datagram in spectator.endpoint.poll_datagrams(now) {
+                port.send(0, &datagram);
+            }
+            for event in spectator.endpoint.drain_events() {
+                if let Event::RemoteInput {
+                    player,
+                    frame,
+                    buttons,
+                } = event
+                {
+                    let at = frame.number() as usize;
+                    if spectator.inputs.len() <= at {
+                        spectator.inputs.resize(at + 1, [None; MAX_PLAYERS]);
+                    }
+                    spectator.inputs[at][player as usize] = Some(buttons);
+                }
+            }
         }
     }
 
@@ -408,7 +500,7 @@ impl<G: Emulator> Cluster<G> {
     pub fn isolate(&mut self, machine: u8) {
         for other in 0..self.machines.len() as u8 {
             if other != machine {
-                self.net.partition(machine, other);
+                self.sockets.net.partition(machine, other);
             }
         }
     }
@@ -417,7 +509,7 @@ impl<G: Emulator> Cluster<G> {
     pub fn reconnect(&mut self, machine: u8) {
         for other in 0..self.machines.len() as u8 {
             if other != machine {
-                self.net.heal(machine, other);
+                self.sockets.net.heal(machine, other);
             }
         }
     }
@@ -483,7 +575,7 @@ impl<G: Emulator> Cluster<G> {
 
     /// Runs until every machine has run frame 0 (at most until `limit`).
     pub fn run_until_started(&mut self, limit: Millis) {
-        while self.now < limit && self.machines.iter().any(|m| m.started_at.is_none()) {
+        while self.now < limit && self.machines.iter().any(|m| m.started_at().is_none()) {
             self.step();
         }
     }
@@ -493,7 +585,7 @@ impl<G: Emulator> Cluster<G> {
         self.machines
             .iter()
             .map(|m| {
-                m.started_at
+                m.started_at()
                     .unwrap_or_else(|| panic!("machine {} never started", m.address))
             })
             .collect()

@@ -1,0 +1,202 @@
+//! The one place where a frame leaves the emulator: [`NetplayDriver`]
+//! (`app::netplay_match`) hands every frame it runs, and every frame that
+//! becomes final, to a [`FrameSink`]. The audio ring, the checksum log and the
+//! replay recorder are sinks; [`ChecksumLog`] is the one the demo and the
+//! tests compare machines with.
+//!
+//! [`NetplayDriver`]: crate::app::netplay_match::NetplayDriver
+
+use crate::checksum::Checksum;
+use crate::input::Buttons;
+use crate::rollback::Frame;
+use std::collections::VecDeque;
+
+/// A frame the emulator just ran.
+#[derive(Clone, Copy, Debug)]
+pub struct FinishedFrame<'a> {
+    /// The frame that was run.
+    pub frame: Frame,
+    /// Whether it was run again after a rollback (not presented: its picture
+    /// is not shown, and a previous run of the same frame already was).
+    pub resimulated: bool,
+    /// Every player's buttons it was run with.
+    pub inputs: &'a [Buttons],
+    /// The audio it produced (interleaved stereo).
+    pub audio: &'a [i16],
+}
+
+/// A frame that became final: no rollback or departure can change it any
+/// more, and every machine of the match ran it the same way.
+#[derive(Clone, Copy, Debug)]
+pub struct FinalFrame<'a> {
+    /// The frame.
+    pub frame: Frame,
+    /// Every player's buttons it was run with, for good.
+    pub inputs: &'a [Buttons],
+    /// The checksum of the game's memory at its start, when
+    /// [`FrameSink::wants_checksums`] says so (`None` otherwise).
+    pub checksum: Option<Checksum>,
+}
+
+/// Receives the frames a netplay driver runs and finalizes.
+pub trait FrameSink {
+    /// Called for every frame run, first runs and re-simulations alike, in
+    /// the order they ran.
+    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+        let _ = frame;
+    }
+
+    /// `frame` is final. Called once per frame, in order from frame 0.
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        let _ = frame;
+    }
+
+    /// Whether final frames need checksums: hashing game memory at every
+    /// save costs time, so drivers only do it when a sink asks.
+    fn wants_checksums(&self) -> bool {
+        false
+    }
+}
+
+/// A sink that keeps nothing.
+impl FrameSink for () {}
+
+/// The checksums of the most recent final frames, at most `capacity` of
+/// them (the oldest are forgotten first), for comparing machines.
+#[derive(Clone, Debug)]
+pub struct ChecksumLog {
+    /// The frame of `checksums[0]`.
+    first: u32,
+    checksums: VecDeque<Option<Checksum>>,
+    capacity: usize,
+}
+
+impl ChecksumLog {
+    /// A log keeping the last `capacity` final frames (16 bytes each).
+    pub fn new(capacity: usize) -> Self {
+        ChecksumLog {
+            first: 0,
+            checksums: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The first frame still held.
+    pub fn first_frame(&self) -> u32 {
+        self.first
+    }
+
+    /// One past the last final frame logged.
+    pub fn end_frame(&self) -> u32 {
+        self.first + self.checksums.len() as u32
+    }
+
+    /// The checksum of final frame `frame`, if held (`Some(None)`: final but
+    /// never saved, which a session never lets happen).
+    pub fn get(&self, frame: u32) -> Option<Option<Checksum>> {
+        let index = frame.checked_sub(self.first)? as usize;
+        self.checksums.get(index).copied()
+    }
+
+    /// Every checksum held, from [`ChecksumLog::first_frame`] on.
+    pub fn checksums(&self) -> impl Iterator<Item = Option<Checksum>> + '_ {
+        self.checksums.iter().copied()
+    }
+}
+
+impl FrameSink for ChecksumLog {
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        let number = frame.frame.number();
+        if self.checksums.is_empty() {
+            self.first = number;
+        }
+        debug_assert_eq!(number, self.end_frame(), "final frames come in order");
+        self.checksums.push_back(frame.checksum);
+        if self.checksums.len() > self.capacity {
+            self.checksums.pop_front();
+            self.first += 1;
+        }
+    }
+
+    fn wants_checksums(&self) -> bool {
+        true
+    }
+}
+
+/// How two machines' checksum logs compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChecksumComparison {
+    /// Frames final on both machines and held by both logs, all compared.
+    pub compared: usize,
+    /// The first frame whose checksums differ.
+    pub first_difference: Option<u32>,
+}
+
+/// Compares two machines' logs over the frames both hold (a frame never
+/// saved counts as a difference: nothing proves it agreed).
+pub fn compare_checksum_logs(a: &ChecksumLog, b: &ChecksumLog) -> ChecksumComparison {
+    let start = a.first_frame().max(b.first_frame());
+    let end = a.end_frame().min(b.end_frame());
+    let first_difference = (start..end).find(|&frame| {
+        let (here, there) = (a.get(frame).flatten(), b.get(frame).flatten());
+        here.is_none() || here != there
+    });
+    ChecksumComparison {
+        compared: end.saturating_sub(start) as usize,
+        first_difference,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn final_frame(frame: u32, checksum: Option<Checksum>) -> FinalFrame<'static> {
+        FinalFrame {
+            frame: Frame::new(frame),
+            inputs: &[],
+            checksum,
+        }
+    }
+
+    fn log_of(first: u32, checksums: &[u64], capacity: usize) -> ChecksumLog {
+        let mut log = ChecksumLog::new(capacity);
+        for (frame, &value) in (first..).zip(checksums) {
+            log.frame_finalized(&final_frame(frame, Some(Checksum(value))));
+        }
+        log
+    }
+
+    #[test]
+    fn a_checksum_log_forgets_its_oldest_frames_beyond_its_capacity() {
+        let log = log_of(0, &[1, 2, 3, 4, 5], 3);
+        assert_eq!(log.first_frame(), 2);
+        assert_eq!(log.end_frame(), 5);
+        assert_eq!(log.get(1), None);
+        assert_eq!(log.get(2), Some(Some(Checksum(3))));
+    }
+
+    #[test]
+    fn logs_are_compared_over_the_frames_both_hold_and_name_the_first_difference() {
+        let a = log_of(0, &[1, 2, 3, 4, 5, 6], 100);
+        let b = log_of(2, &[3, 4, 9, 6], 100);
+        assert_eq!(
+            compare_checksum_logs(&a, &b),
+            ChecksumComparison {
+                compared: 4,
+                first_difference: Some(4)
+            }
+        );
+        let c = log_of(0, &[1, 2, 3], 100);
+        assert_eq!(compare_checksum_logs(&a, &c).first_difference, None);
+        assert_eq!(compare_checksum_logs(&a, &c).compared, 3);
+    }
+
+    #[test]
+    fn a_frame_that_was_never_hashed_counts_as_a_difference() {
+        let mut a = ChecksumLog::new(10);
+        a.frame_finalized(&final_frame(0, None));
+        let b = log_of(0, &[1], 10);
+        assert_eq!(compare_checksum_logs(&a, &b).first_difference, Some(0));
+    }
+}

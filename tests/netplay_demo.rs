@@ -1,0 +1,121 @@
+//! `netcade demo` as a user meets it: it says its times are simulated, it
+//! leaves nothing in the current directory, every round trip it accepts
+//! finishes, and Ctrl-C leaves no copies of the core behind.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use support::cli::{last_json, stdout};
+use support::duel_core;
+
+/// `netcade demo ARGS` run from `dir`, with `dir/tmp` as its temporary directory.
+fn demo_in(dir: &Path, args: &[&str]) -> Command {
+    let temp = dir.join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_netcade"));
+    command
+        .arg("demo")
+        .args(args)
+        .current_dir(dir)
+        .env("TMPDIR", &temp)
+        .env("NETCADE_DUEL_CORE", duel_core())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Names of what `dir` holds.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_demo_says_its_times_are_simulated_and_writes_its_picture_to_the_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = demo_in(dir.path(), &["--frames", "120", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = stdout(&output);
+    let timed: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(!timed.is_empty(), "{text}");
+    assert!(timed.iter().all(|l| l.starts_with("[simulated ")), "{text}");
+    assert_eq!(
+        entries(dir.path()),
+        ["tmp"],
+        "nothing lands in the current directory"
+    );
+    let png = dir.path().join("tmp/netcade/netcade-demo.png");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(last_json(&output)["png"], png.to_str().unwrap());
+    assert_eq!(
+        entries(&dir.path().join("tmp")),
+        ["netcade"],
+        "no core copies left"
+    );
+}
+
+#[test]
+fn the_demo_help_says_the_match_is_simulated() {
+    let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .args(["demo", "--help"])
+        .output()
+        .unwrap();
+    let help = stdout(&output);
+    assert!(
+        help.contains("simulated network in simulated time"),
+        "{help}"
+    );
+    assert!(!help.contains("local run"), "{help}");
+}
+
+#[test]
+fn the_longest_round_trip_the_demo_accepts_still_finishes_in_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = demo_in(
+        dir.path(),
+        &["--frames", "240", "--rtt-ms", "2000", "--json"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let netplay = &last_json(&output)["netplay"];
+    assert_eq!(netplay["finished"], true, "{netplay}");
+    assert_eq!(netplay["in_sync"], true, "{netplay}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_the_demo_leaves_no_copies_of_the_core_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = demo_in(dir.path(), &["--frames", "100000000"])
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The match is under way once both machines run.
+    let started = lines.find(|line| {
+        line.as_ref()
+            .is_ok_and(|line| line.contains("both machines are running"))
+    });
+    assert!(started.is_some(), "the demo starts its match");
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(
+        entries(&dir.path().join("tmp")).is_empty(),
+        "left behind: {:?}",
+        entries(&dir.path().join("tmp"))
+    );
+}
