@@ -162,6 +162,9 @@ pub enum DisconnectCause {
     PeerLeft(DisconnectReason),
     /// The host refused us.
     Rejected(RejectReason),
+    /// The peer left [`MAX_UNACKED_FRAMES`] of our frames unacknowledged
+    /// while the connection was alive: we stopped keeping them.
+    Unacknowledged { frames: u32 },
 }
 
 impl fmt::Display for DisconnectCause {
@@ -172,6 +175,12 @@ impl fmt::Display for DisconnectCause {
             }
             DisconnectCause::PeerLeft(reason) => write!(f, "the peer left: {reason}"),
             DisconnectCause::Rejected(reason) => write!(f, "the host refused us: {reason}"),
+            DisconnectCause::Unacknowledged { frames } => {
+                write!(
+                    f,
+                    "the peer left {frames} frames of our inputs unacknowledged"
+                )
+            }
         }
     }
 }
@@ -268,6 +277,8 @@ pub enum EndpointError {
     BlobTooLarge { size: usize, max: usize },
     #[error("the connection is closed")]
     Disconnected,
+    #[error("blob {} is still being sent: one blob at a time", .id.0)]
+    BlobInProgress { id: BlobId },
     #[error("invalid endpoint configuration: {0}")]
     InvalidConfig(String),
 }
@@ -333,8 +344,10 @@ struct IncomingBlob {
     next_missing: u32,
 }
 
-/// Blobs we finished receiving, remembered so their late chunks are acked, not restarted.
-const REMEMBERED_BLOBS: usize = 8;
+/// Our inputs kept for a peer that has not acknowledged them: a peer that
+/// stays connected but never acks would otherwise make the queue grow
+/// without end (a minute at 60 fps; a live peer acks within its round trip).
+pub const MAX_UNACKED_FRAMES: u32 = 4096;
 
 /// Copies of a goodbye sent (it is not acknowledged).
 const DISCONNECT_COPIES: u8 = 3;
@@ -395,7 +408,9 @@ pub struct PeerEndpoint {
     outgoing_blobs: VecDeque<OutgoingBlob>,
     next_blob_id: u32,
     incoming_blob: Option<IncomingBlob>,
-    finished_blobs: VecDeque<(BlobId, u32)>,
+    /// The last blob received whole and its chunk count, so that its late
+    /// chunks are acked rather than restarting it.
+    finished_blob: Option<(BlobId, u32)>,
     blob_ack_due: Option<BlobId>,
 
     ready_due: bool,
@@ -481,7 +496,7 @@ impl PeerEndpoint {
             outgoing_blobs: VecDeque::new(),
             next_blob_id: 1,
             incoming_blob: None,
-            finished_blobs: VecDeque::new(),
+            finished_blob: None,
             blob_ack_due: None,
             ready_due: false,
             start_due: None,
@@ -504,6 +519,11 @@ impl PeerEndpoint {
 
     pub fn is_running(&self) -> bool {
         self.state == ConnectionState::Running
+    }
+
+    /// Disconnected with every goodbye sent: the owner may drop the endpoint.
+    pub fn is_closed(&self) -> bool {
+        self.state == ConnectionState::Disconnected && self.disconnect_copies_left == 0
     }
 
     /// The session token (UNKNOWN for a joiner before the Welcome).
@@ -557,6 +577,8 @@ impl PeerEndpoint {
 
     /// Queues our players' inputs for `frame` (one per local slot, ascending
     /// slot order). Frames must come one after another from the first frame.
+    /// When the peer already leaves [`MAX_UNACKED_FRAMES`] unacknowledged,
+    /// the connection closes instead ([`DisconnectCause::Unacknowledged`]).
     pub fn add_local_input(
         &mut self,
         frame: Frame,
@@ -576,6 +598,16 @@ impl PeerEndpoint {
                 expected: self.next_local_frame,
                 got: frame,
             });
+        }
+        let unacked_frames = self.next_local_frame - self.unacked_start;
+        if unacked_frames >= MAX_UNACKED_FRAMES {
+            self.disconnect(DisconnectReason::ProtocolError);
+            self.events.push_back(Event::Disconnected {
+                cause: DisconnectCause::Unacknowledged {
+                    frames: unacked_frames,
+                },
+            });
+            return Ok(());
         }
         self.unacked.extend(inputs.iter().copied());
         self.next_local_frame = frame.next();
@@ -625,10 +657,14 @@ impl PeerEndpoint {
     }
 
     /// Starts sending `bytes` reliably (chunked, selectively acked, resent);
-    /// [`Event::BlobDelivered`] follows when the peer has all of it.
+    /// [`Event::BlobDelivered`] follows when the peer has all of it. One
+    /// blob at a time: the peer holds one incoming blob only.
     pub fn send_blob(&mut self, bytes: Vec<u8>) -> Result<BlobId, EndpointError> {
         if self.state == ConnectionState::Disconnected {
             return Err(EndpointError::Disconnected);
+        }
+        if let Some(sending) = self.outgoing_blobs.front() {
+            return Err(EndpointError::BlobInProgress { id: sending.id });
         }
         if bytes.len() > MAX_BLOB_SIZE {
             return Err(EndpointError::BlobTooLarge {
@@ -996,7 +1032,7 @@ impl PeerEndpoint {
     }
 
     fn on_blob_chunk(&mut self, chunk: BlobChunk) {
-        if let Some(&(id, _)) = self.finished_blobs.iter().find(|(id, _)| *id == chunk.id) {
+        if let Some((id, _)) = self.finished_blob.filter(|(id, _)| *id == chunk.id) {
             self.blob_ack_due = Some(id); // our ack was lost: say again we have it all
             return;
         }
@@ -1004,37 +1040,51 @@ impl PeerEndpoint {
             self.stats.blobs_refused += 1;
             return;
         }
-        let replace = match &self.incoming_blob {
-            None => true,
-            Some(current) => chunk.id > current.id,
+        // One blob at a time, each newer than the last: a peer cannot make
+        // us start (and allocate for) a transfer per datagram.
+        let starts_new = match &self.incoming_blob {
+            None => self.finished_blob.is_none_or(|(last, _)| chunk.id > last),
+            Some(_) => false,
         };
-        if replace {
+        if starts_new {
             self.incoming_blob = Some(IncomingBlob {
                 id: chunk.id,
                 total_size: chunk.total_size,
                 chunk_count: chunk.chunk_count,
-                // Bounded by the announced size, itself capped above.
-                data: vec![0; chunk.total_size as usize],
+                // Grows as chunks arrive: memory follows the bytes received,
+                // not the size announced.
+                data: Vec::new(),
+                // One flag per chunk: at most MAX_BLOB_SIZE / BLOB_CHUNK_SIZE.
                 held: vec![false; chunk.chunk_count as usize],
                 held_count: 0,
                 next_missing: 0,
             });
         }
         let Some(blob) = self.incoming_blob.as_mut() else {
+            self.stats.dropped_unexpected += 1; // an older transfer
             return;
         };
         if blob.id != chunk.id {
-            self.stats.dropped_unexpected += 1; // an older transfer, superseded
+            self.stats.dropped_unexpected += 1; // a second transfer at once
             return;
         }
         if blob.total_size != chunk.total_size {
             self.stats.dropped_malformed += 1;
             return;
         }
+        if chunk.index > blob.next_missing.saturating_add(BLOB_ACK_WINDOW) {
+            // Beyond what an ack can report: the sender never runs this far ahead.
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
         let index = chunk.index as usize;
         if !blob.held[index] {
             let start = index * BLOB_CHUNK_SIZE;
-            blob.data[start..start + chunk.bytes.len()].copy_from_slice(&chunk.bytes);
+            let end = start + chunk.bytes.len();
+            if blob.data.len() < end {
+                blob.data.resize(end, 0);
+            }
+            blob.data[start..end].copy_from_slice(&chunk.bytes);
             blob.held[index] = true;
             blob.held_count += 1;
             while blob.next_missing < blob.chunk_count && blob.held[blob.next_missing as usize] {
@@ -1044,10 +1094,7 @@ impl PeerEndpoint {
         self.blob_ack_due = Some(blob.id);
         if blob.held_count == blob.chunk_count {
             let blob = self.incoming_blob.take().expect("checked above");
-            if self.finished_blobs.len() == REMEMBERED_BLOBS {
-                self.finished_blobs.pop_front();
-            }
-            self.finished_blobs.push_back((blob.id, blob.chunk_count));
+            self.finished_blob = Some((blob.id, blob.chunk_count));
             self.events.push_back(Event::BlobReceived {
                 id: blob.id,
                 bytes: blob.data,
@@ -1303,7 +1350,7 @@ impl PeerEndpoint {
             next_missing: 0,
             held_after: [0; (BLOB_ACK_WINDOW / 64) as usize],
         };
-        if let Some(&(_, chunk_count)) = self.finished_blobs.iter().find(|(done, _)| *done == id) {
+        if let Some((_, chunk_count)) = self.finished_blob.filter(|(done, _)| *done == id) {
             ack.next_missing = chunk_count;
             return ack;
         }

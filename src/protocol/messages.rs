@@ -185,6 +185,8 @@ pub enum RejectReason {
     SlotTaken,
     /// The host takes no more players.
     NotAccepting,
+    /// The host already feeds as many spectators as it allows.
+    SpectatorsFull,
 }
 
 impl RejectReason {
@@ -196,6 +198,7 @@ impl RejectReason {
             RejectReason::Settings => 4,
             RejectReason::SlotTaken => 5,
             RejectReason::NotAccepting => 6,
+            RejectReason::SpectatorsFull => 7,
         }
     }
 
@@ -207,6 +210,7 @@ impl RejectReason {
             4 => RejectReason::Settings,
             5 => RejectReason::SlotTaken,
             6 => RejectReason::NotAccepting,
+            7 => RejectReason::SpectatorsFull,
             _ => return None,
         })
     }
@@ -221,6 +225,7 @@ impl fmt::Display for RejectReason {
             RejectReason::Settings => "incompatible session settings",
             RejectReason::SlotTaken => "the requested player slot is taken",
             RejectReason::NotAccepting => "the host is not accepting players",
+            RejectReason::SpectatorsFull => "the host has no room for more spectators",
         })
     }
 }

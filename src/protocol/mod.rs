@@ -4,13 +4,15 @@
 pub mod bits;
 pub mod codec;
 pub mod endpoint;
+pub mod handshake_limit;
 pub mod messages;
 pub mod peers;
 
 pub use codec::{decode, encode, DecodeError, EncodeError};
 pub use endpoint::{
     ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,
-    Identity, Millis, PeerEndpoint, Rejection, Role,
+    Identity, Millis, PeerEndpoint, Rejection, Role, MAX_UNACKED_FRAMES,
 };
+pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
 pub use peers::PeerTable;

@@ -262,6 +262,9 @@ impl MatchSetup {
     }
 }
 
+/// Rewrites a datagram `(now, from, to, datagram)` before it goes on the wire.
+pub type Tamper = dyn FnMut(Millis, u8, u8, &mut Vec<u8>);
+
 /// N machines over a simulated network, one per player (addresses 0..N).
 pub struct Cluster<G: Emulator> {
     pub net: SimNet<u8>,
@@ -272,6 +275,9 @@ pub struct Cluster<G: Emulator> {
     /// Datagrams of `kind` sent by machine `from` before `until` are lost
     /// (`(from, kind, until)`): targeted loss for tests of resends.
     pub lose_kind: Vec<(u8, u8, Millis)>,
+    /// Rewrites datagrams on the wire (`(now, from, to, datagram)`): a
+    /// hostile machine for tests of misbehaving peers.
+    pub tamper: Option<Box<Tamper>>,
 }
 
 /// What every machine agrees on before connecting.
@@ -348,6 +354,7 @@ impl<G: Emulator> Cluster<G> {
             now: 0,
             sent_by_kind: [0; 256],
             lose_kind: Vec::new(),
+            tamper: None,
         }
     }
 
@@ -384,6 +391,7 @@ impl<G: Emulator> Cluster<G> {
             let net = &mut self.net;
             let sent_by_kind = &mut self.sent_by_kind;
             let lose_kind = &self.lose_kind;
+            let tamper = &mut self.tamper;
             let from = machine.address;
             machine.netplay.poll(now, |to, bytes| {
                 let kind = bytes.get(3).copied().unwrap_or(0);
@@ -391,8 +399,16 @@ impl<G: Emulator> Cluster<G> {
                 let lost = lose_kind
                     .iter()
                     .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
-                if !lost {
-                    net.send(now, from, to, bytes);
+                if lost {
+                    return;
+                }
+                match tamper {
+                    Some(tamper) => {
+                        let mut bytes = bytes.to_vec();
+                        tamper(now, from, to, &mut bytes);
+                        net.send(now, from, to, &bytes);
+                    }
+                    None => net.send(now, from, to, bytes),
                 }
             });
             machine
