@@ -59,9 +59,8 @@ fn a_pair_polled_every_millisecond_sends_about_one_datagram_per_frame_each_way()
             "{per_frame:.2} datagrams per frame (acks echoed, or reports sent alone)"
         );
         // The harness's pads hold six buttons on average and change every
-        // fourth frame, busier than people play (Duel in `netcade demo`
-        // comes to about 3.1 KB/s); the bound catches a second datagram
-        // per frame or reports sent alone.
+        // fourth frame, busier than people play; the bound catches a second
+        // datagram per frame or reports sent alone.
         assert!(
             bytes_per_second < 3_600.0,
             "{bytes_per_second:.0} bytes/s with IP/UDP headers"

@@ -1,5 +1,6 @@
 //! The netplay wire protocol, pure and sans-IO: messages and their binary codec,
-//! and a peer endpoint that turns datagrams and time into events and datagrams.
+//! a peer endpoint that turns datagrams and time into events and datagrams,
+//! and a per-address limit on the handshakes that open connections.
 
 pub mod bits;
 pub mod codec;
