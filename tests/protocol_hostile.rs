@@ -458,6 +458,19 @@ mod link {
     }
 
     #[test]
+    fn a_blob_announcing_16_mib_costs_memory_only_for_the_bytes_sent() {
+        let (mut ours, mut peer) = connected();
+        let first = peer.chunk(8, MAX_BLOB_SIZE, 0, 3);
+        let memory = allocation_counter::measure(|| ours.handle_datagram(10, &first));
+        // The chunk's bytes and one flag per chunk (15,253 of them).
+        assert!(
+            memory.bytes_max < 64 * 1024,
+            "{} bytes held for one chunk",
+            memory.bytes_max
+        );
+    }
+
+    #[test]
     fn a_chunk_beyond_what_an_ack_can_report_is_dropped() {
         let (mut ours, mut peer) = connected();
         let before = ours.stats().dropped_unexpected;
