@@ -183,6 +183,71 @@ fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_
 
 // ---------------------------------------------------------------- spectators
 
+#[test]
+fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
+    use netcade::protocol::{
+        Handshake, Header, PlayerSlots, Sequence, SessionSettings, SessionToken, PROTOCOL_VERSION,
+    };
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    const VICTIM: u8 = 50;
+    let setup = MatchSetup::new(2, 5, LinkConditions::latency(10));
+    let mut cluster = Cluster::with_configs(
+        setup,
+        |_| PartyGame::default(),
+        |me, config| {
+            config.accept_spectators = me == 0;
+        },
+    );
+    // The victim never answers (and is not a machine of the cluster).
+    cluster.net.partition_one_way(0, VICTIM);
+    let sent_to_victim = Rc::new(Cell::new((0u64, 0u64)));
+    let counter = Rc::clone(&sent_to_victim);
+    cluster.tamper = Some(Box::new(move |_, _, to, datagram| {
+        if to == VICTIM {
+            let (inputs, others) = counter.get();
+            if datagram[3] == 4 {
+                counter.set((inputs + 1, others));
+            } else {
+                counter.set((inputs, others + 1));
+            }
+        }
+    }));
+    let hello = {
+        let header = Header {
+            version: PROTOCOL_VERSION,
+            session: SessionToken::UNKNOWN,
+            sequence: Sequence(0),
+        };
+        let spectator = Handshake {
+            core_name: "netcade-test".into(),
+            core_version: "1".into(),
+            content_hash: 0xC0FFEE,
+            local_slots: PlayerSlots::NONE,
+            settings: netcade::protocol::SessionSettings {
+                player_count: 2,
+                ..SessionSettings::default()
+            },
+        };
+        let mut out = Vec::new();
+        codec::encode(&header, &Message::Hello(spectator), &mut out).unwrap();
+        out
+    };
+    // From the start, while every input is still kept for a spectator.
+    for _ in 0..5 {
+        let now = cluster.now;
+        cluster.machines[0]
+            .netplay
+            .handle_datagram(now, VICTIM, &hello);
+        cluster.run_until(now + 1_000);
+    }
+    let (inputs, others) = sent_to_victim.get();
+    assert!(others > 0, "the forged Hello was answered as a Hello is");
+    assert_eq!(inputs, 0, "{others} other datagrams");
+    cluster.assert_all_in_sync_without_trouble(200);
+}
+
 mod admission {
     use netcade::netplay::{NetplayConfig, NetplaySession};
     use netcade::protocol::{codec, DisconnectReason};
@@ -478,6 +543,31 @@ mod link {
         assert_eq!(ours.stats().dropped_unexpected, before + 1);
         ours.handle_datagram(10, &peer.chunk(3, MAX_BLOB_SIZE, BLOB_ACK_WINDOW, 1));
         assert_eq!(ours.stats().dropped_unexpected, before + 1);
+    }
+
+    #[test]
+    fn hellos_alone_do_not_keep_a_connection_alive() {
+        // Anyone can send a Hello in the peer's name: it is answered, but
+        // the connection still times out when nothing else comes.
+        let (mut ours, mut peer) = connected();
+        let mut welcomes = 0;
+        let mut cause = None;
+        for now in (100..7_000).step_by(100) {
+            ours.handle_datagram(now, &peer.datagram(&Message::Hello(handshake(1))));
+            ours.poll(now, &mut |datagram| {
+                welcomes += usize::from(datagram[3] == 2);
+            });
+            for event in ours.drain_events() {
+                if let Event::Disconnected { cause: why } = event {
+                    cause.get_or_insert(why);
+                }
+            }
+        }
+        assert!(welcomes > 0);
+        assert!(
+            matches!(cause, Some(DisconnectCause::Timeout { .. })),
+            "{cause:?}"
+        );
     }
 
     #[test]

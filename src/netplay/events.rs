@@ -67,8 +67,8 @@ pub enum NetplayEvent {
     SpectatorJoined,
     /// A spectator left or fell too far behind.
     SpectatorLeft,
-    /// We closed the link to the machine of `players` (none: a spectator)
-    /// because of what it sent. Its players leave as on any disconnect
+    /// We closed the link to the machine of `players` because of what it
+    /// sent. Its players leave as on any disconnect
     /// (`Disconnected` with `ProtocolViolation` follows); nobody else does.
     PeerFault {
         players: PlayerSet,

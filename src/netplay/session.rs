@@ -748,7 +748,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
             let Some(endpoint) = self.endpoints.get_mut(&spectator.address) else {
                 continue;
             };
-            if !endpoint.is_running() {
+            // Nothing in bulk to an address until it shows it got our
+            // Welcome there: a Hello in someone else's name must not turn
+            // us into a stream of inputs aimed at them.
+            if !endpoint.is_running() || !endpoint.peer_knows_session() {
                 continue;
             }
             let Ok(inputs) = self.session.confirmed_inputs(spectator.next_frame) else {

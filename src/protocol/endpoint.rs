@@ -373,6 +373,9 @@ pub struct PeerEndpoint {
     last_received_at: Millis,
     last_sent_at: Option<Millis>,
     interrupted: bool,
+    /// A datagram carrying the session token arrived since the handshake:
+    /// the peer really is at its address (it got our Welcome there).
+    peer_knows_session: bool,
     last_hello_at: Option<Millis>,
     handshake_reply: Option<Message>,
     reported_rejection: Option<RejectReason>,
@@ -469,6 +472,7 @@ impl PeerEndpoint {
             last_received_at: now,
             last_sent_at: None,
             interrupted: false,
+            peer_knows_session: false,
             last_hello_at: None,
             handshake_reply: None,
             reported_rejection: None,
@@ -519,6 +523,13 @@ impl PeerEndpoint {
 
     pub fn is_running(&self) -> bool {
         self.state == ConnectionState::Running
+    }
+
+    /// Whether the peer has sent a datagram carrying the session token it
+    /// learned from our Welcome: proof that it receives at its address,
+    /// which a Hello (sent in anyone's name) is not.
+    pub fn peer_knows_session(&self) -> bool {
+        self.peer_knows_session
     }
 
     /// Disconnected with every goodbye sent: the owner may drop the endpoint.
@@ -749,10 +760,23 @@ impl PeerEndpoint {
             self.stats.dropped_duplicate += 1;
             return;
         }
-        self.last_received_at = now;
-        if self.interrupted {
-            self.interrupted = false;
-            self.events.push_back(Event::NetworkResumed);
+        let handshake_message = matches!(
+            message,
+            Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }
+        );
+        // A Hello needs no session token, so anyone can send one in anyone's
+        // name: once running it earns a Welcome again, but it is not the peer
+        // being heard, which would keep a forged connection alive.
+        let tokenless_retry = self.state == ConnectionState::Running && handshake_message;
+        if !tokenless_retry {
+            self.last_received_at = now;
+            if self.interrupted {
+                self.interrupted = false;
+                self.events.push_back(Event::NetworkResumed);
+            }
+        }
+        if self.state == ConnectionState::Running && !handshake_message {
+            self.peer_knows_session = true;
         }
         match message {
             Message::Hello(hello) => self.on_hello(header, hello),
