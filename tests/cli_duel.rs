@@ -326,10 +326,13 @@ fn demo_plays_a_netplay_match_in_sync_over_a_lossy_link_and_saves_a_png() {
 fn demo_reports_a_desync_when_one_machine_runs_a_nondeterministic_duel() {
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("last.png");
+    // A checkpoint (every 60 frames) reports the injected flips only when
+    // they left its state different; with the default seed the first that
+    // does is frame 360, so the run covers ten checkpoints.
     let output = netcade(&[
         "demo",
         "--frames",
-        "300",
+        "600",
         "--machine2-option",
         "duel_inject_nondeterminism=enabled",
         "--png",

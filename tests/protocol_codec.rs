@@ -43,6 +43,25 @@ fn input_message(start: u32, inputs: Vec<Buttons>, slots: PlayerSlots) -> InputM
         frame_count: (inputs.len() / slots.count().max(1)) as u32,
         inputs,
         status,
+        piggyback: Piggyback::default(),
+    }
+}
+
+/// Every report an input datagram can carry.
+fn full_piggyback() -> Piggyback {
+    Piggyback {
+        quality_report: Some(QualityReport {
+            timestamp_ms: 4_000_000_000,
+            frame_advantage: -3,
+        }),
+        quality_reply: Some(QualityReply {
+            echoed_timestamp_ms: 17,
+            held_ms: 12,
+        }),
+        checksums: vec![ChecksumEntry {
+            frame: Frame::new(120),
+            checksum: Checksum(u64::MAX),
+        }],
     }
 }
 
@@ -68,16 +87,21 @@ fn every_message() -> Vec<Message> {
             PlayerSlots(0b101),
         )),
         Message::Input(input_message(0, Vec::new(), PlayerSlots::NONE)),
+        Message::Input(InputMessage {
+            piggyback: full_piggyback(),
+            ..input_message(70_000, vec![Buttons::B], PlayerSlots(0b10))
+        }),
         Message::InputAck {
             next_expected: Frame::new(99),
         },
-        Message::QualityReport {
+        Message::QualityReport(QualityReport {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
-        },
-        Message::QualityReply {
+        }),
+        Message::QualityReply(QualityReply {
             echoed_timestamp_ms: 17,
-        },
+            held_ms: 65_535,
+        }),
         Message::ChecksumReport {
             entries: vec![
                 ChecksumEntry {
@@ -195,11 +219,12 @@ fn a_blob_announcing_more_than_the_cap_is_refused() {
 
 #[test]
 fn an_input_count_larger_than_the_datagram_is_refused_before_allocating() {
-    // start 0, one slot, ack +0, nobody disconnected, then a count of 4 billion.
+    // start 0, one slot, ack +0, nobody disconnected, no piggyback, then a
+    // count of 4 billion.
     let mut datagram = Vec::new();
     codec::encode(&header(), &Message::KeepAlive, &mut datagram).unwrap();
     datagram[3] = 4; // kind: input
-    datagram.extend_from_slice(&[0, 0b1, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0]);
+    datagram.extend_from_slice(&[0, 0b1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0]);
     assert!(matches!(
         codec::decode(&datagram),
         Err(DecodeError::CountBeyondDatagram { .. })
@@ -228,6 +253,7 @@ fn input_datagram(start: u32, inputs: &[Buttons], slots: PlayerSlots) -> (Vec<u8
         next_expected: Frame::new(start + 1),
         slots,
         status: &status,
+        piggyback: &Piggyback::default(),
     };
     let mut out = Vec::new();
     let written = codec::encode_input_fitting(&header(), prefix, inputs, &mut out);
@@ -458,4 +484,51 @@ fn a_malformed_start_up_message_is_refused_with_a_reason() {
         out.extend_from_slice(&[1, 2]);
         assert_eq!(codec::decode(&out), Err(DecodeError::TrailingBytes(2)));
     }
+}
+
+#[test]
+fn reports_riding_on_an_input_datagram_cost_a_flags_byte_when_absent() {
+    let bare = input_message(500, vec![Buttons::A], PlayerSlots(0b1));
+    let loaded = InputMessage {
+        piggyback: full_piggyback(),
+        ..bare.clone()
+    };
+    let mut bare_bytes = Vec::new();
+    let mut loaded_bytes = Vec::new();
+    codec::encode(&header(), &Message::Input(bare), &mut bare_bytes).unwrap();
+    codec::encode(
+        &header(),
+        &Message::Input(loaded.clone()),
+        &mut loaded_bytes,
+    )
+    .unwrap();
+    // Report 6 bytes, reply 6, one checksum: count, 1-byte frame, 8-byte sum.
+    assert_eq!(loaded_bytes.len(), bare_bytes.len() + 6 + 6 + 1 + 1 + 8);
+    assert_eq!(
+        codec::decode(&loaded_bytes).unwrap().1,
+        Message::Input(loaded)
+    );
+}
+
+#[test]
+fn unknown_or_empty_piggyback_flags_are_refused_with_a_reason() {
+    let message = Message::Input(input_message(5, vec![Buttons::A], PlayerSlots(0b1)));
+    let mut bytes = Vec::new();
+    codec::encode(&header(), &message, &mut bytes).unwrap();
+    // Header, start (1 byte), slots, next expected (1 byte), status mask (player 2 at frame 0: 1 byte).
+    let flags_at = HEADER_SIZE + 1 + 1 + 1 + 1 + 1;
+    assert_eq!(bytes[flags_at], 0);
+    let mut unknown = bytes.clone();
+    unknown[flags_at] = 0x08;
+    assert_eq!(
+        codec::decode(&unknown),
+        Err(DecodeError::UnknownPiggyback(0x08))
+    );
+    let mut empty = bytes.clone();
+    empty[flags_at] = 0x04;
+    empty.insert(flags_at + 1, 0);
+    assert_eq!(
+        codec::decode(&empty),
+        Err(DecodeError::EmptyPiggybackChecksums)
+    );
 }

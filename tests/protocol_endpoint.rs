@@ -392,6 +392,30 @@ fn checksums_frame_advantage_and_ping_reach_the_peer() {
 }
 
 #[test]
+fn a_quality_reply_held_for_an_input_datagram_does_not_count_as_round_trip() {
+    // The joiner has no input to send, so its replies wait for an ack to
+    // ride on, or go alone after the wait: the 50 ms round trip must not
+    // read as 50 ms plus the wait.
+    let mut game = Match::new(16, LinkConditions::latency(25));
+    game.joiner.sends_inputs = false;
+    game.run_until(3_000);
+    let samples: Vec<u32> = game
+        .host
+        .events
+        .iter()
+        .filter_map(|event| match *event {
+            Event::Ping { sample_ms, .. } => Some(sample_ms),
+            _ => None,
+        })
+        .collect();
+    assert!(samples.len() > 5, "only {} pings", samples.len());
+    assert!(
+        samples.iter().all(|&sample| sample == 50),
+        "round trips {samples:?}"
+    );
+}
+
+#[test]
 fn a_megabyte_blob_arrives_intact_under_5_percent_loss() {
     let mut game = Match::new(
         14,

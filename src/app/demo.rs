@@ -225,6 +225,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         }
         NetplayEvent::NetworkResumed { .. } => "the other machine is heard again".into(),
         NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
+        NetplayEvent::PeerFault { fault, .. } => format!("dropped the other machine: {fault}"),
         NetplayEvent::MatchEnded { at_frame } => format!("match ended at frame {at_frame}"),
         NetplayEvent::Rejected(rejection) => format!("handshake refused: {rejection:?}"),
         NetplayEvent::DepartureTooFarBack { .. }

@@ -1,7 +1,9 @@
 //! What a netplay session is made from: who we are, who the peers are and
 //! how they connect, the settings everyone agreed on in the lobby.
 
-use crate::protocol::{Handshake, Millis, PlayerSlots, SessionSettings, SessionToken};
+use crate::protocol::{
+    Handshake, HandshakeLimit, Millis, PlayerSlots, SessionSettings, SessionToken,
+};
 use crate::rollback::TimeSyncConfig;
 
 /// How the connection to a peer is opened.
@@ -43,6 +45,11 @@ pub struct NetplayConfig<A> {
     /// Whether Hellos without players (spectators) are accepted and fed
     /// every player's confirmed inputs.
     pub accept_spectators: bool,
+    /// Spectators fed at most at once; Hellos beyond are refused with a reason.
+    pub max_spectators: usize,
+    /// How often one address may make us open a connection (players and
+    /// spectators alike); Hellos beyond are dropped unanswered.
+    pub handshake_limit: HandshakeLimit,
     /// Local input delay to start with (frames, within the bounds).
     pub initial_input_delay: u32,
     /// Whether the delay follows the network (seed 000's hysteresis).
@@ -82,6 +89,8 @@ impl<A> NetplayConfig<A> {
             local_players,
             peers: Vec::new(),
             accept_spectators: false,
+            max_spectators: 32,
+            handshake_limit: HandshakeLimit::default(),
             initial_input_delay: 0,
             dynamic_input_delay: true,
             interrupt_after_ms: 750,

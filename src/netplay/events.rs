@@ -67,6 +67,58 @@ pub enum NetplayEvent {
     SpectatorJoined,
     /// A spectator left or fell too far behind.
     SpectatorLeft,
+    /// We closed the link to the machine of `players` because of what it
+    /// sent. Its players leave as on any disconnect
+    /// (`Disconnected` with `ProtocolViolation` follows); nobody else does.
+    PeerFault {
+        players: PlayerSet,
+        fault: PeerFault,
+    },
+}
+
+/// What a peer did that made us close its link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PeerFault {
+    /// Its handshake named other players or other settings than the lobby's.
+    WrongPlayersOrSettings,
+    /// It sent an input the match cannot take: outside the input window, or
+    /// contradicting one it sent before.
+    RejectedInput {
+        player: PlayerId,
+        error: SessionError,
+    },
+    /// It announced that `player` left at `at_frame`, older than any state
+    /// kept here (`oldest`): no machine still playing can have held that
+    /// view, and following it would force this machine out.
+    ImpossibleDeparture {
+        player: PlayerId,
+        at_frame: Frame,
+        oldest: Frame,
+    },
+    /// It left `frames` of our inputs unacknowledged.
+    StoppedAcknowledging { frames: u32 },
+}
+
+impl std::fmt::Display for PeerFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerFault::WrongPlayersOrSettings => {
+                f.write_str("it connected with other players or settings than agreed")
+            }
+            PeerFault::RejectedInput { error, .. } => write!(f, "it sent a bad input: {error}"),
+            PeerFault::ImpossibleDeparture {
+                player,
+                at_frame,
+                oldest,
+            } => write!(
+                f,
+                "it claimed {player} left at frame {at_frame}, before the oldest frame any machine can return to ({oldest})"
+            ),
+            PeerFault::StoppedAcknowledging { frames } => {
+                write!(f, "it left {frames} frames of our inputs unacknowledged")
+            }
+        }
+    }
 }
 
 /// Figures for the on-screen stats of one remote player.

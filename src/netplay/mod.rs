@@ -16,6 +16,6 @@ mod session;
 pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
-pub use events::{NetplayError, NetplayEvent, NetplayStats};
+pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
 pub use session::NetplaySession;
 pub use startup::StartPhase;

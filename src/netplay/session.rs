@@ -6,12 +6,13 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::config::{Connect, NetplayConfig};
-use super::events::{NetplayError, NetplayEvent, NetplayStats};
+use super::events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
 use super::startup::{self, Begin, StartMessage, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
-    self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent, Message,
-    Millis, PeerEndpoint, PeerTable, PlayerSlots, SessionSettings,
+    self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent,
+    HandshakeLimiter, Header, Message, Millis, PeerEndpoint, PeerTable, PlayerSlots, RejectReason,
+    Sequence, SessionSettings, SessionToken, MAX_UNACKED_FRAMES, PROTOCOL_VERSION,
 };
 use crate::rollback::{
     DisconnectReason, Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet,
@@ -50,6 +51,10 @@ struct Spectator<A> {
     open: bool,
 }
 
+/// Refusals waiting for the next poll at most; more are dropped unanswered
+/// (each address is rate-limited, so this bounds a flood from many).
+const MAX_PENDING_REFUSALS: usize = 16;
+
 /// A remote player leaving the match, until every peer agrees on the frame.
 #[derive(Clone, Copy, Debug)]
 struct Departure {
@@ -85,6 +90,10 @@ pub struct NetplaySession<A: Ord + Copy> {
     endpoints: PeerTable<A>,
     links: Vec<Link<A>>,
     spectators: Vec<Spectator<A>>,
+    /// Handshakes per address, for every Hello that would open a link.
+    handshakes: HandshakeLimiter<A>,
+    /// Rejects to send to addresses we opened no endpoint for.
+    refusals: VecDeque<(A, Vec<u8>)>,
     local_players: PlayerSlots,
     local_count: usize,
     /// The next frame of local inputs to hand to the endpoints.
@@ -203,11 +212,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let mut netplay = NetplaySession {
             local_players: config.local_players,
             local_count: config.local_players.count(),
+            handshakes: HandshakeLimiter::new(config.handshake_limit),
             config,
             session,
             endpoints: PeerTable::new(),
             links,
             spectators: Vec::new(),
+            refusals: VecDeque::new(),
             next_local_frame: Frame::ZERO,
             departures: [None; MAX_PLAYERS],
             events: VecDeque::with_capacity(32),
@@ -315,6 +326,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 }
             }
         }
+        for (address, datagram) in self.refusals.drain(..) {
+            send(address, &datagram);
+        }
         self.endpoints.poll(now, &mut send);
         for index in 0..self.links.len() {
             if let Some(address) = self.links[index].address {
@@ -325,6 +339,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             let address = self.spectators[index].address;
             self.pump_endpoint(address);
         }
+        self.remove_closed_spectators();
         self.decide_departures();
         self.pull_session_events();
     }
@@ -525,6 +540,16 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.spectators.iter().filter(|s| s.open).count()
     }
 
+    /// Peer endpoints held: one per open or closing link or spectator.
+    pub fn endpoint_count(&self) -> usize {
+        self.endpoints.len()
+    }
+
+    /// Hellos dropped because their address made too many handshakes.
+    pub fn refused_handshakes(&self) -> u64 {
+        self.handshakes.refused()
+    }
+
     // ----- start-up -----
 
     /// Sends the start-up's due messages (Ready, Start) and, on the host,
@@ -599,17 +624,26 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let Ok((_, Message::Hello(hello))) = codec::decode(datagram) else {
             return false;
         };
-        if self.left {
+        if self.left || !self.handshakes.allow(now, from) {
             return false;
         }
         if hello.local_slots.is_empty() {
             if !self.config.accept_spectators {
-                return false;
+                self.refuse(from, RejectReason::NotAccepting);
+                return true;
+            }
+            // Closed ones are not counted: they are dropped within a few
+            // polls, as soon as their goodbyes are out.
+            if self.spectator_count() >= self.config.max_spectators {
+                self.refuse(from, RejectReason::SpectatorsFull);
+                return true;
             }
             // We relay every player's confirmed input to the spectator.
             let all = PlayerSlots((1u16 << self.session.players()) as u8 - 1);
             let handshake = self.config.handshake(all);
-            let config = self.endpoint_config(Some(self.config.token), handshake);
+            let mut config = self.endpoint_config(Some(self.config.token), handshake);
+            // A spectator only watches: it has nothing to send us in bulk.
+            config.max_blob_size = 0;
             let Ok(mut endpoint) = PeerEndpoint::new(config, now) else {
                 return false;
             };
@@ -629,7 +663,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 && link.players == hello.local_slots
                 && link.address.is_none_or(|address| address == from)
         }) else {
-            return false;
+            self.refuse(from, RejectReason::NotAccepting);
+            return true;
         };
         let handshake = self.config.handshake(self.local_players);
         let config = self.endpoint_config(Some(self.config.token), handshake);
@@ -658,6 +693,42 @@ impl<A: Ord + Copy> NetplaySession<A> {
         link.address = Some(from);
         link.state = LinkState::Open;
         true
+    }
+
+    /// Answers a Hello we open no endpoint for with a Reject saying why.
+    /// The Reject carries no session token: the address is not trusted.
+    fn refuse(&mut self, to: A, reason: RejectReason) {
+        if self.refusals.len() >= MAX_PENDING_REFUSALS {
+            return;
+        }
+        let header = Header {
+            version: PROTOCOL_VERSION,
+            session: SessionToken::UNKNOWN,
+            sequence: Sequence(0),
+        };
+        let reject = Message::Reject {
+            reason,
+            host: self.config.handshake(self.local_players),
+        };
+        let mut datagram = Vec::new();
+        if codec::encode(&header, &reject, &mut datagram).is_ok() {
+            self.refusals.push_back((to, datagram));
+        }
+    }
+
+    /// Forgets spectators whose connection is over (goodbyes sent), so
+    /// that spectators coming and going leave nothing behind.
+    fn remove_closed_spectators(&mut self) {
+        let endpoints = &mut self.endpoints;
+        self.spectators.retain(|spectator| {
+            let closed = endpoints
+                .get(&spectator.address)
+                .is_none_or(PeerEndpoint::is_closed);
+            if closed {
+                endpoints.remove(&spectator.address);
+            }
+            !closed
+        });
     }
 
     /// Every local player's confirmed input at `frame`, slots ascending.
@@ -736,7 +807,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
             let Some(endpoint) = self.endpoints.get_mut(&spectator.address) else {
                 continue;
             };
-            if !endpoint.is_running() {
+            // Nothing in bulk to an address until it shows it got our
+            // Welcome there: a Hello in someone else's name must not turn
+            // us into a stream of inputs aimed at them.
+            if !endpoint.is_running() || !endpoint.peer_knows_session() {
                 continue;
             }
             let Ok(inputs) = self.session.confirmed_inputs(spectator.next_frame) else {
@@ -747,7 +821,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 continue;
             };
             let finalized = finalized.map_or(Frame::ZERO, Frame::next);
-            for (frame, row) in inputs.take_while(|&(frame, _)| frame < finalized) {
+            // A late joiner catches up over several polls, as its acks
+            // make room, rather than overflowing the endpoint's queue.
+            let room = MAX_UNACKED_FRAMES.saturating_sub(endpoint.stats().unacked_frames + 1);
+            for (frame, row) in inputs
+                .take_while(|&(frame, _)| frame < finalized)
+                .take(room as usize)
+            {
                 if endpoint.add_local_input(frame, &row[..players]).is_err() {
                     break;
                 }
@@ -797,8 +877,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 ..
             } => {
                 if remote_slots != link.players || settings != self.config.settings {
-                    // Not the peer or the settings agreed on in the lobby.
-                    self.close_link(index, DisconnectReason::ProtocolViolation);
+                    self.close_for_fault(index, PeerFault::WrongPlayersOrSettings);
                     return;
                 }
                 for player in link.players.iter() {
@@ -821,12 +900,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 }
                 // Inputs are sent only once started: the member has begun.
                 self.startup.on_start_acknowledged(index);
-                if let Err(error) =
-                    self.session
-                        .add_remote_input(PlayerId::new(player), frame, buttons)
-                {
-                    self.pending_error = Some(error.into());
-                    self.close_link(index, DisconnectReason::ProtocolViolation);
+                let player = PlayerId::new(player);
+                if let Err(error) = self.session.add_remote_input(player, frame, buttons) {
+                    self.close_for_fault(index, PeerFault::RejectedInput { player, error });
                 }
             }
             NetEvent::RemoteFrameAdvantage(lag) => {
@@ -851,11 +927,30 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     .add_remote_checksum(link.first_player, frame, checksum);
                 self.record(result);
             }
-            NetEvent::RemoteSeesDisconnect { player, .. } => {
+            NetEvent::RemoteSeesDisconnect { player, at } => {
                 // A machine still playing dropped `player`: drop it too, so
                 // that every machine announces its view and all agree.
+                // Claims about our own players are its view, not ours: we
+                // are here, and play on.
                 let player_index = player as usize;
                 if player_index < self.session.players() && !self.local_players.contains(player) {
+                    let claim = self
+                        .session
+                        .check_disconnect_frame(PlayerId::new(player), at);
+                    if let Err(SessionError::DisconnectTooFarBack {
+                        player,
+                        frame,
+                        oldest,
+                    }) = claim
+                    {
+                        let fault = PeerFault::ImpossibleDeparture {
+                            player,
+                            at_frame: frame,
+                            oldest,
+                        };
+                        self.close_for_fault(index, fault);
+                        return;
+                    }
                     if let Some(leaver) = self.links.iter().position(|l| l.players.contains(player))
                     {
                         if self.links[leaver].state != LinkState::Closed {
@@ -874,6 +969,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 self.events
                     .push_back(NetplayEvent::NetworkResumed { players });
             }
+            NetEvent::Disconnected {
+                cause: DisconnectCause::Unacknowledged { frames },
+            } => self.close_for_fault(index, PeerFault::StoppedAcknowledging { frames }),
             NetEvent::Disconnected { cause } => {
                 let reason = match cause {
                     DisconnectCause::Timeout { .. } => DisconnectReason::TimedOut,
@@ -886,9 +984,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     DisconnectCause::PeerLeft(protocol::DisconnectReason::Desync) => {
                         DisconnectReason::Desynchronized
                     }
-                    DisconnectCause::PeerLeft(_) | DisconnectCause::Rejected(_) => {
-                        DisconnectReason::ProtocolViolation
-                    }
+                    DisconnectCause::PeerLeft(_)
+                    | DisconnectCause::Rejected(_)
+                    | DisconnectCause::Unacknowledged { .. } => DisconnectReason::ProtocolViolation,
                 };
                 self.close_link(index, reason);
             }
@@ -903,6 +1001,20 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::StartAcknowledged => self.startup.on_start_acknowledged(index),
             NetEvent::BlobReceived { .. } | NetEvent::BlobDelivered { .. } => {}
         }
+    }
+
+    /// The peer of link `index` did something no honest peer does: only its
+    /// link pays (its players leave as on a disconnect), never this machine
+    /// or the other links.
+    fn close_for_fault(&mut self, index: usize, fault: PeerFault) {
+        if self.links[index].state == LinkState::Closed {
+            return;
+        }
+        self.events.push_back(NetplayEvent::PeerFault {
+            players: player_set(self.links[index].players),
+            fault,
+        });
+        self.close_link(index, DisconnectReason::ProtocolViolation);
     }
 
     /// The link is over: its players leave once every machine still
@@ -951,8 +1063,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 continue;
             }
             let mut at = departure.view;
+            // The link whose announcement set `at`, if not our own view.
+            let mut earliest_claimer = None;
             let mut everyone_said = true;
-            for link in &self.links {
+            for (index, link) in self.links.iter().enumerate() {
                 if link.state != LinkState::Open || link.players.contains(player as u8) {
                     continue;
                 }
@@ -963,7 +1077,11 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     continue;
                 }
                 match endpoint.remote_connection_status().disconnected_at[player] {
-                    Some(frame) => at = at.min(frame),
+                    Some(frame) if frame < at => {
+                        at = frame;
+                        earliest_claimer = Some(index);
+                    }
+                    Some(_) => {}
                     None => everyone_said = false,
                 }
             }
@@ -982,9 +1100,26 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 oldest,
             }) = result
             {
-                // The state ring is sized so this cannot happen in the cases
-                // analysed (`rollback::session`); should it anyway, following
-                // the others is impossible: leave rather than fail every tick.
+                if let Some(claimer) = earliest_claimer {
+                    // The state ring is sized so that no machine still
+                    // playing can announce a frame this old (see
+                    // `rollback::session`): the claimer lies or is broken.
+                    // Its link closes and the others decide without it.
+                    if let Some(departure) = &mut self.departures[player.index()] {
+                        departure.decided = false;
+                    }
+                    let fault = PeerFault::ImpossibleDeparture {
+                        player,
+                        at_frame: frame,
+                        oldest,
+                    };
+                    self.close_for_fault(claimer, fault);
+                    self.decide_departures();
+                    return;
+                }
+                // Our own view is too old (not seen in the cases analysed):
+                // following the others is impossible, so leave rather than
+                // fail every tick.
                 self.events.push_back(NetplayEvent::DepartureTooFarBack {
                     player,
                     at_frame: frame,

@@ -25,6 +25,18 @@
 //! have no body, Start carries its delay in milliseconds (u16). The
 //! handshake layouts did not change.
 //!
+//! Version 3 puts a piggyback flags byte in every input datagram, after the
+//! connection status: bit 0 a quality report (timestamp u32, frame advantage
+//! i16), bit 1 a quality reply (echoed timestamp u32, held milliseconds u16),
+//! bit 2 a checksum report (count u8, then frame varint and checksum u64
+//! each), in that order. A standalone quality reply (kind 7) also carries
+//! its held milliseconds.
+//!
+//! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
+//! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
+//! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
+//! byte a datagram and make every frame field depend on the receiver's state.
+//!
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
@@ -73,6 +85,10 @@ pub enum DecodeError {
     BadBlobChunk { index: u32, count: u32 },
     #[error("{0} unexpected bytes after the message")]
     TrailingBytes(usize),
+    #[error("unknown piggyback flags {0:#04x} in an input datagram")]
+    UnknownPiggyback(u8),
+    #[error("an input datagram flags a checksum report but carries no checksum")]
+    EmptyPiggybackChecksums,
 }
 
 /// A message that cannot be put in one datagram.
@@ -207,6 +223,54 @@ pub struct InputPrefix<'a> {
     pub next_expected: Frame,
     pub slots: PlayerSlots,
     pub status: &'a ConnectionStatus,
+    /// Reports to send along (checksums beyond [`MAX_CHECKSUMS_PER_REPORT`] are left out).
+    pub piggyback: &'a Piggyback,
+}
+
+const PIGGYBACK_QUALITY_REPORT: u8 = 1;
+const PIGGYBACK_QUALITY_REPLY: u8 = 2;
+const PIGGYBACK_CHECKSUMS: u8 = 4;
+
+fn put_quality_report(out: &mut Vec<u8>, report: &QualityReport) {
+    out.extend_from_slice(&report.timestamp_ms.to_le_bytes());
+    out.extend_from_slice(&report.frame_advantage.to_le_bytes());
+}
+
+fn put_quality_reply(out: &mut Vec<u8>, reply: &QualityReply) {
+    out.extend_from_slice(&reply.echoed_timestamp_ms.to_le_bytes());
+    out.extend_from_slice(&reply.held_ms.to_le_bytes());
+}
+
+fn put_checksums(out: &mut Vec<u8>, entries: &[ChecksumEntry]) {
+    let entries = &entries[..entries.len().min(MAX_CHECKSUMS_PER_REPORT)];
+    out.push(entries.len() as u8);
+    for entry in entries {
+        put_varint(out, entry.frame.number() as u64);
+        out.extend_from_slice(&entry.checksum.0.to_le_bytes());
+    }
+}
+
+fn put_piggyback(out: &mut Vec<u8>, piggyback: &Piggyback) {
+    let mut flags = 0;
+    if piggyback.quality_report.is_some() {
+        flags |= PIGGYBACK_QUALITY_REPORT;
+    }
+    if piggyback.quality_reply.is_some() {
+        flags |= PIGGYBACK_QUALITY_REPLY;
+    }
+    if !piggyback.checksums.is_empty() {
+        flags |= PIGGYBACK_CHECKSUMS;
+    }
+    out.push(flags);
+    if let Some(report) = &piggyback.quality_report {
+        put_quality_report(out, report);
+    }
+    if let Some(reply) = &piggyback.quality_reply {
+        put_quality_reply(out, reply);
+    }
+    if !piggyback.checksums.is_empty() {
+        put_checksums(out, &piggyback.checksums);
+    }
 }
 
 /// Encodes an input datagram carrying as many of `inputs` (frame by frame, one
@@ -235,6 +299,7 @@ pub fn encode_input_fitting(
     for frame in prefix.status.disconnected_at.iter().flatten() {
         put_varint(out, frame.number() as u64);
     }
+    put_piggyback(out, prefix.piggyback);
 
     let slot_count = prefix.slots.count();
     let available_frames = inputs.len().checked_div(slot_count).unwrap_or(0);
@@ -277,6 +342,11 @@ pub fn encode(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<(
 
 fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     if let Message::Input(input) = message {
+        if input.piggyback.checksums.len() > MAX_CHECKSUMS_PER_REPORT {
+            return Err(EncodeError::TooManyChecksums(
+                input.piggyback.checksums.len(),
+            ));
+        }
         let expected = input.frame_count as usize * input.slots.count();
         if input.inputs.len() != expected {
             return Err(EncodeError::InputCountMismatch {
@@ -289,6 +359,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             next_expected: input.next_expected,
             slots: input.slots,
             status: &input.status,
+            piggyback: &input.piggyback,
         };
         let written = encode_input_fitting(header, prefix, &input.inputs, out);
         if written != input.frame_count {
@@ -308,25 +379,13 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         }
         Message::Input(_) => unreachable!("handled above"),
         Message::InputAck { next_expected } => put_varint(out, next_expected.number() as u64),
-        Message::QualityReport {
-            timestamp_ms,
-            frame_advantage,
-        } => {
-            out.extend_from_slice(&timestamp_ms.to_le_bytes());
-            out.extend_from_slice(&frame_advantage.to_le_bytes());
-        }
-        Message::QualityReply {
-            echoed_timestamp_ms,
-        } => out.extend_from_slice(&echoed_timestamp_ms.to_le_bytes()),
+        Message::QualityReport(report) => put_quality_report(out, report),
+        Message::QualityReply(reply) => put_quality_reply(out, reply),
         Message::ChecksumReport { entries } => {
             if entries.len() > MAX_CHECKSUMS_PER_REPORT {
                 return Err(EncodeError::TooManyChecksums(entries.len()));
             }
-            out.push(entries.len() as u8);
-            for entry in entries {
-                put_varint(out, entry.frame.number() as u64);
-                out.extend_from_slice(&entry.checksum.0.to_le_bytes());
-            }
+            put_checksums(out, entries);
         }
         Message::KeepAlive => {}
         Message::Disconnect { reason } => out.push(reason.code()),
@@ -517,29 +576,11 @@ pub fn decode_reusing(
         5 => Message::InputAck {
             next_expected: reader.frame()?,
         },
-        6 => Message::QualityReport {
-            timestamp_ms: reader.u32()?,
-            frame_advantage: reader.u16()? as i16,
+        6 => Message::QualityReport(read_quality_report(&mut reader)?),
+        7 => Message::QualityReply(read_quality_reply(&mut reader)?),
+        8 => Message::ChecksumReport {
+            entries: read_checksums(&mut reader)?,
         },
-        7 => Message::QualityReply {
-            echoed_timestamp_ms: reader.u32()?,
-        },
-        8 => {
-            let count = reader.u8()? as usize;
-            if count > MAX_CHECKSUMS_PER_REPORT {
-                return Err(DecodeError::CountBeyondDatagram {
-                    claimed: count as u64,
-                    bytes_left: reader.remaining(),
-                });
-            }
-            let mut entries = Vec::with_capacity(count);
-            for _ in 0..count {
-                let frame = reader.frame()?;
-                let checksum = Checksum(reader.u64()?);
-                entries.push(ChecksumEntry { frame, checksum });
-            }
-            Message::ChecksumReport { entries }
-        }
         9 => Message::KeepAlive,
         10 => Message::Disconnect {
             reason: DisconnectReason::from_code(reader.u8()?),
@@ -584,6 +625,59 @@ pub fn decode_reusing(
     };
     reader.finish()?;
     Ok((header, message))
+}
+
+fn read_quality_report(reader: &mut Reader<'_>) -> Result<QualityReport, DecodeError> {
+    Ok(QualityReport {
+        timestamp_ms: reader.u32()?,
+        frame_advantage: reader.u16()? as i16,
+    })
+}
+
+fn read_quality_reply(reader: &mut Reader<'_>) -> Result<QualityReply, DecodeError> {
+    Ok(QualityReply {
+        echoed_timestamp_ms: reader.u32()?,
+        held_ms: reader.u16()?,
+    })
+}
+
+fn read_checksums(reader: &mut Reader<'_>) -> Result<Vec<ChecksumEntry>, DecodeError> {
+    let count = reader.u8()? as usize;
+    if count > MAX_CHECKSUMS_PER_REPORT {
+        return Err(DecodeError::CountBeyondDatagram {
+            claimed: count as u64,
+            bytes_left: reader.remaining(),
+        });
+    }
+    let mut entries = Vec::with_capacity(count);
+    for _ in 0..count {
+        let frame = reader.frame()?;
+        let checksum = Checksum(reader.u64()?);
+        entries.push(ChecksumEntry { frame, checksum });
+    }
+    Ok(entries)
+}
+
+fn read_piggyback(reader: &mut Reader<'_>) -> Result<Piggyback, DecodeError> {
+    let flags = reader.u8()?;
+    let known = PIGGYBACK_QUALITY_REPORT | PIGGYBACK_QUALITY_REPLY | PIGGYBACK_CHECKSUMS;
+    if flags & !known != 0 {
+        return Err(DecodeError::UnknownPiggyback(flags));
+    }
+    let mut piggyback = Piggyback::default();
+    if flags & PIGGYBACK_QUALITY_REPORT != 0 {
+        piggyback.quality_report = Some(read_quality_report(reader)?);
+    }
+    if flags & PIGGYBACK_QUALITY_REPLY != 0 {
+        piggyback.quality_reply = Some(read_quality_reply(reader)?);
+    }
+    if flags & PIGGYBACK_CHECKSUMS != 0 {
+        piggyback.checksums = read_checksums(reader)?;
+        if piggyback.checksums.is_empty() {
+            return Err(DecodeError::EmptyPiggybackChecksums);
+        }
+    }
+    Ok(piggyback)
 }
 
 fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
@@ -644,6 +738,7 @@ fn read_input(
             *slot = Some(reader.frame()?);
         }
     }
+    let piggyback = read_piggyback(reader)?;
     let frame_count = reader.varint_u32()?;
     if frame_count > 0 && slots.is_empty() {
         return Err(DecodeError::InputsWithoutSlots);
@@ -692,6 +787,7 @@ fn read_input(
         frame_count,
         inputs,
         status,
+        piggyback,
     })
 }
 

@@ -51,6 +51,9 @@ pub struct EndpointConfig {
     pub hello_retry_ms: Millis,
     /// Unacked inputs are sent again this often when no new input comes.
     pub input_resend_ms: Millis,
+    /// Acks, quality reports, quality replies and checksum reports wait this
+    /// long for an input datagram to ride on before going out alone.
+    pub piggyback_wait_ms: Millis,
     /// Incoming blobs announcing more bytes are refused.
     pub max_blob_size: usize,
     /// Blob chunks sent per poll (paces transfers: 8 × 1100 B at 60 polls/s ≈ 530 kB/s).
@@ -74,6 +77,7 @@ impl EndpointConfig {
             quality_report_interval_ms: 200,
             hello_retry_ms: 200,
             input_resend_ms: 50,
+            piggyback_wait_ms: 20,
             max_blob_size: MAX_BLOB_SIZE,
             blob_chunks_per_poll: 8,
             blob_resend_min_ms: 100,
@@ -158,6 +162,9 @@ pub enum DisconnectCause {
     PeerLeft(DisconnectReason),
     /// The host refused us.
     Rejected(RejectReason),
+    /// The peer left [`MAX_UNACKED_FRAMES`] of our frames unacknowledged
+    /// while the connection was alive: we stopped keeping them.
+    Unacknowledged { frames: u32 },
 }
 
 impl fmt::Display for DisconnectCause {
@@ -168,6 +175,12 @@ impl fmt::Display for DisconnectCause {
             }
             DisconnectCause::PeerLeft(reason) => write!(f, "the peer left: {reason}"),
             DisconnectCause::Rejected(reason) => write!(f, "the host refused us: {reason}"),
+            DisconnectCause::Unacknowledged { frames } => {
+                write!(
+                    f,
+                    "the peer left {frames} frames of our inputs unacknowledged"
+                )
+            }
         }
     }
 }
@@ -264,6 +277,8 @@ pub enum EndpointError {
     BlobTooLarge { size: usize, max: usize },
     #[error("the connection is closed")]
     Disconnected,
+    #[error("blob {} is still being sent: one blob at a time", .id.0)]
+    BlobInProgress { id: BlobId },
     #[error("invalid endpoint configuration: {0}")]
     InvalidConfig(String),
 }
@@ -329,8 +344,10 @@ struct IncomingBlob {
     next_missing: u32,
 }
 
-/// Blobs we finished receiving, remembered so their late chunks are acked, not restarted.
-const REMEMBERED_BLOBS: usize = 8;
+/// Our inputs kept for a peer that has not acknowledged them: a peer that
+/// stays connected but never acks would otherwise make the queue grow
+/// without end (a minute at 60 fps; a live peer acks within its round trip).
+pub const MAX_UNACKED_FRAMES: u32 = 4096;
 
 /// Copies of a goodbye sent (it is not acknowledged).
 const DISCONNECT_COPIES: u8 = 3;
@@ -356,6 +373,9 @@ pub struct PeerEndpoint {
     last_received_at: Millis,
     last_sent_at: Option<Millis>,
     interrupted: bool,
+    /// A datagram carrying the session token arrived since the handshake:
+    /// the peer really is at its address (it got our Welcome there).
+    peer_knows_session: bool,
     last_hello_at: Option<Millis>,
     handshake_reply: Option<Message>,
     reported_rejection: Option<RejectReason>,
@@ -372,24 +392,28 @@ pub struct PeerEndpoint {
     status_sends_left: u8,
 
     next_remote_frame: Frame,
-    ack_due: bool,
+    /// Since when new remote inputs wait for our ack.
+    ack_due_since: Option<Millis>,
     remote_status: ConnectionStatus,
 
     local_frame_advantage: i16,
-    last_quality_at: Option<Millis>,
+    next_quality_at: Millis,
     newest_quality: Option<Sequence>,
-    reply_due: Option<u32>,
+    /// The timestamp of the peer's latest quality report, and when it arrived.
+    reply_due: Option<(u32, Millis)>,
     smoothed_rtt_ms: Option<f64>,
 
     recent_checksums: VecDeque<ChecksumEntry>,
     checksum_sends_left: u8,
-    checksum_due: bool,
+    checksum_due_since: Option<Millis>,
     last_remote_checksum: Option<Frame>,
 
     outgoing_blobs: VecDeque<OutgoingBlob>,
     next_blob_id: u32,
     incoming_blob: Option<IncomingBlob>,
-    finished_blobs: VecDeque<(BlobId, u32)>,
+    /// The last blob received whole and its chunk count, so that its late
+    /// chunks are acked rather than restarting it.
+    finished_blob: Option<(BlobId, u32)>,
     blob_ack_due: Option<BlobId>,
 
     ready_due: bool,
@@ -397,9 +421,13 @@ pub struct PeerEndpoint {
     start_ack_due: bool,
 
     events: VecDeque<Event>,
+    /// The latest time a poll or a datagram brought (for commands without one).
+    latest_now: Millis,
     stats: EndpointStats,
     scratch: Vec<u8>,
     message_scratch: Vec<ChecksumEntry>,
+    /// Reused for the reports riding on every input datagram sent.
+    piggyback_scratch: Piggyback,
     /// Reused for the inputs of every input datagram decoded.
     input_scratch: Vec<Buttons>,
 }
@@ -444,6 +472,7 @@ impl PeerEndpoint {
             last_received_at: now,
             last_sent_at: None,
             interrupted: false,
+            peer_knows_session: false,
             last_hello_at: None,
             handshake_reply: None,
             reported_rejection: None,
@@ -457,29 +486,31 @@ impl PeerEndpoint {
             local_status: ConnectionStatus::default(),
             status_sends_left: 0,
             next_remote_frame: first_frame,
-            ack_due: false,
+            ack_due_since: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
-            last_quality_at: None,
+            next_quality_at: 0,
             newest_quality: None,
             reply_due: None,
             smoothed_rtt_ms: None,
             recent_checksums: VecDeque::new(),
             checksum_sends_left: 0,
-            checksum_due: false,
+            checksum_due_since: None,
             last_remote_checksum: None,
             outgoing_blobs: VecDeque::new(),
             next_blob_id: 1,
             incoming_blob: None,
-            finished_blobs: VecDeque::new(),
+            finished_blob: None,
             blob_ack_due: None,
             ready_due: false,
             start_due: None,
             start_ack_due: false,
             events: VecDeque::new(),
+            latest_now: now,
             stats: EndpointStats::default(),
             scratch: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             message_scratch: Vec::new(),
+            piggyback_scratch: Piggyback::default(),
             input_scratch: Vec::new(),
         })
     }
@@ -492,6 +523,18 @@ impl PeerEndpoint {
 
     pub fn is_running(&self) -> bool {
         self.state == ConnectionState::Running
+    }
+
+    /// Whether the peer has sent a datagram carrying the session token it
+    /// learned from our Welcome: proof that it receives at its address,
+    /// which a Hello (sent in anyone's name) is not.
+    pub fn peer_knows_session(&self) -> bool {
+        self.peer_knows_session
+    }
+
+    /// Disconnected with every goodbye sent: the owner may drop the endpoint.
+    pub fn is_closed(&self) -> bool {
+        self.state == ConnectionState::Disconnected && self.disconnect_copies_left == 0
     }
 
     /// The session token (UNKNOWN for a joiner before the Welcome).
@@ -545,6 +588,8 @@ impl PeerEndpoint {
 
     /// Queues our players' inputs for `frame` (one per local slot, ascending
     /// slot order). Frames must come one after another from the first frame.
+    /// When the peer already leaves [`MAX_UNACKED_FRAMES`] unacknowledged,
+    /// the connection closes instead ([`DisconnectCause::Unacknowledged`]).
     pub fn add_local_input(
         &mut self,
         frame: Frame,
@@ -564,6 +609,16 @@ impl PeerEndpoint {
                 expected: self.next_local_frame,
                 got: frame,
             });
+        }
+        let unacked_frames = self.next_local_frame - self.unacked_start;
+        if unacked_frames >= MAX_UNACKED_FRAMES {
+            self.disconnect(DisconnectReason::ProtocolError);
+            self.events.push_back(Event::Disconnected {
+                cause: DisconnectCause::Unacknowledged {
+                    frames: unacked_frames,
+                },
+            });
+            return Ok(());
         }
         self.unacked.extend(inputs.iter().copied());
         self.next_local_frame = frame.next();
@@ -600,7 +655,8 @@ impl PeerEndpoint {
         self.local_frame_advantage = frames;
     }
 
-    /// Sends the checksum of a confirmed frame (repeated a few times against loss).
+    /// Sends the checksum of a confirmed frame (repeated a few times against
+    /// loss), with the next input datagram if one goes out soon.
     pub fn send_checksum(&mut self, frame: Frame, checksum: Checksum) {
         if self.recent_checksums.len() == MAX_CHECKSUMS_PER_REPORT {
             self.recent_checksums.pop_front();
@@ -608,14 +664,18 @@ impl PeerEndpoint {
         self.recent_checksums
             .push_back(ChecksumEntry { frame, checksum });
         self.checksum_sends_left = CHECKSUM_REPEATS;
-        self.checksum_due = true;
+        self.checksum_due_since.get_or_insert(self.latest_now);
     }
 
     /// Starts sending `bytes` reliably (chunked, selectively acked, resent);
-    /// [`Event::BlobDelivered`] follows when the peer has all of it.
+    /// [`Event::BlobDelivered`] follows when the peer has all of it. One
+    /// blob at a time: the peer holds one incoming blob only.
     pub fn send_blob(&mut self, bytes: Vec<u8>) -> Result<BlobId, EndpointError> {
         if self.state == ConnectionState::Disconnected {
             return Err(EndpointError::Disconnected);
+        }
+        if let Some(sending) = self.outgoing_blobs.front() {
+            return Err(EndpointError::BlobInProgress { id: sending.id });
         }
         if bytes.len() > MAX_BLOB_SIZE {
             return Err(EndpointError::BlobTooLarge {
@@ -672,6 +732,7 @@ impl PeerEndpoint {
     /// Takes in one datagram from the peer. Anything malformed, foreign or
     /// repeated is dropped and counted in [`EndpointStats`].
     pub fn handle_datagram(&mut self, now: Millis, datagram: &[u8]) {
+        self.latest_now = self.latest_now.max(now);
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += datagram.len() as u64;
         if self.state == ConnectionState::Disconnected {
@@ -699,10 +760,23 @@ impl PeerEndpoint {
             self.stats.dropped_duplicate += 1;
             return;
         }
-        self.last_received_at = now;
-        if self.interrupted {
-            self.interrupted = false;
-            self.events.push_back(Event::NetworkResumed);
+        let handshake_message = matches!(
+            message,
+            Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }
+        );
+        // A Hello needs no session token, so anyone can send one in anyone's
+        // name: once running it earns a Welcome again, but it is not the peer
+        // being heard, which would keep a forged connection alive.
+        let tokenless_retry = self.state == ConnectionState::Running && handshake_message;
+        if !tokenless_retry {
+            self.last_received_at = now;
+            if self.interrupted {
+                self.interrupted = false;
+                self.events.push_back(Event::NetworkResumed);
+            }
+        }
+        if self.state == ConnectionState::Running && !handshake_message {
+            self.peer_knows_session = true;
         }
         match message {
             Message::Hello(hello) => self.on_hello(header, hello),
@@ -713,42 +787,14 @@ impl PeerEndpoint {
                 self.stats.dropped_unexpected += 1;
             }
             Message::Input(input) => {
-                self.on_input(&input);
+                self.on_piggyback(now, header.sequence, &input.piggyback);
+                self.on_input(now, &input);
                 self.input_scratch = input.inputs;
             }
             Message::InputAck { next_expected } => self.on_ack(next_expected),
-            Message::QualityReport {
-                timestamp_ms,
-                frame_advantage,
-            } => {
-                self.reply_due = Some(timestamp_ms);
-                let newest = self
-                    .newest_quality
-                    .is_none_or(|seen| header.sequence.is_newer_than(seen));
-                if newest {
-                    self.newest_quality = Some(header.sequence);
-                    self.stats.remote_frame_advantage = frame_advantage;
-                    self.events
-                        .push_back(Event::RemoteFrameAdvantage(frame_advantage));
-                }
-            }
-            Message::QualityReply {
-                echoed_timestamp_ms,
-            } => self.on_quality_reply(now, echoed_timestamp_ms),
-            Message::ChecksumReport { entries } => {
-                for entry in entries {
-                    if self
-                        .last_remote_checksum
-                        .is_none_or(|last| entry.frame > last)
-                    {
-                        self.last_remote_checksum = Some(entry.frame);
-                        self.events.push_back(Event::RemoteChecksum {
-                            frame: entry.frame,
-                            checksum: entry.checksum,
-                        });
-                    }
-                }
-            }
+            Message::QualityReport(report) => self.on_quality_report(now, header.sequence, report),
+            Message::QualityReply(reply) => self.on_quality_reply(now, reply),
+            Message::ChecksumReport { entries } => self.on_checksums(&entries),
             Message::KeepAlive => {}
             Message::Disconnect { reason } => {
                 self.state = ConnectionState::Disconnected;
@@ -906,7 +952,45 @@ impl PeerEndpoint {
         }
     }
 
-    fn on_input(&mut self, input: &InputMessage) {
+    fn on_piggyback(&mut self, now: Millis, sequence: Sequence, piggyback: &Piggyback) {
+        if let Some(report) = piggyback.quality_report {
+            self.on_quality_report(now, sequence, report);
+        }
+        if let Some(reply) = piggyback.quality_reply {
+            self.on_quality_reply(now, reply);
+        }
+        self.on_checksums(&piggyback.checksums);
+    }
+
+    fn on_quality_report(&mut self, now: Millis, sequence: Sequence, report: QualityReport) {
+        self.reply_due = Some((report.timestamp_ms, now));
+        let newest = self
+            .newest_quality
+            .is_none_or(|seen| sequence.is_newer_than(seen));
+        if newest {
+            self.newest_quality = Some(sequence);
+            self.stats.remote_frame_advantage = report.frame_advantage;
+            self.events
+                .push_back(Event::RemoteFrameAdvantage(report.frame_advantage));
+        }
+    }
+
+    fn on_checksums(&mut self, entries: &[ChecksumEntry]) {
+        for entry in entries {
+            if self
+                .last_remote_checksum
+                .is_none_or(|last| entry.frame > last)
+            {
+                self.last_remote_checksum = Some(entry.frame);
+                self.events.push_back(Event::RemoteChecksum {
+                    frame: entry.frame,
+                    checksum: entry.checksum,
+                });
+            }
+        }
+    }
+
+    fn on_input(&mut self, now: Millis, input: &InputMessage) {
         self.on_ack(input.next_expected);
         for (player, at) in input.status.disconnected_at.iter().enumerate() {
             let Some(at) = *at else { continue };
@@ -929,8 +1013,9 @@ impl PeerEndpoint {
         }
         let end = input.start_frame + input.frame_count;
         if end <= self.next_remote_frame {
-            // Everything in it arrived before; the peer still needs our ack.
-            self.ack_due = true;
+            // Everything in it arrived before. Not acked again: answering
+            // repeats with repeats would echo datagrams back and forth; our
+            // next ack covers these frames too.
             return;
         }
         let slot_count = input.slots.count();
@@ -946,11 +1031,16 @@ impl PeerEndpoint {
             }
         }
         self.next_remote_frame = end;
-        self.ack_due = true;
+        self.ack_due_since.get_or_insert(now);
     }
 
-    fn on_quality_reply(&mut self, now: Millis, echoed: u32) {
-        let sample = (now as u32).wrapping_sub(echoed);
+    fn on_quality_reply(&mut self, now: Millis, reply: QualityReply) {
+        let Some(sample) = (now as u32)
+            .wrapping_sub(reply.echoed_timestamp_ms)
+            .checked_sub(u32::from(reply.held_ms))
+        else {
+            return; // held longer than the whole round trip: not our echo
+        };
         if sample > 60_000 {
             return; // not an echo of anything we sent recently
         }
@@ -966,7 +1056,7 @@ impl PeerEndpoint {
     }
 
     fn on_blob_chunk(&mut self, chunk: BlobChunk) {
-        if let Some(&(id, _)) = self.finished_blobs.iter().find(|(id, _)| *id == chunk.id) {
+        if let Some((id, _)) = self.finished_blob.filter(|(id, _)| *id == chunk.id) {
             self.blob_ack_due = Some(id); // our ack was lost: say again we have it all
             return;
         }
@@ -974,37 +1064,51 @@ impl PeerEndpoint {
             self.stats.blobs_refused += 1;
             return;
         }
-        let replace = match &self.incoming_blob {
-            None => true,
-            Some(current) => chunk.id > current.id,
+        // One blob at a time, each newer than the last: a peer cannot make
+        // us start (and allocate for) a transfer per datagram.
+        let starts_new = match &self.incoming_blob {
+            None => self.finished_blob.is_none_or(|(last, _)| chunk.id > last),
+            Some(_) => false,
         };
-        if replace {
+        if starts_new {
             self.incoming_blob = Some(IncomingBlob {
                 id: chunk.id,
                 total_size: chunk.total_size,
                 chunk_count: chunk.chunk_count,
-                // Bounded by the announced size, itself capped above.
-                data: vec![0; chunk.total_size as usize],
+                // Grows as chunks arrive: memory follows the bytes received,
+                // not the size announced.
+                data: Vec::new(),
+                // One flag per chunk: at most MAX_BLOB_SIZE / BLOB_CHUNK_SIZE.
                 held: vec![false; chunk.chunk_count as usize],
                 held_count: 0,
                 next_missing: 0,
             });
         }
         let Some(blob) = self.incoming_blob.as_mut() else {
+            self.stats.dropped_unexpected += 1; // an older transfer
             return;
         };
         if blob.id != chunk.id {
-            self.stats.dropped_unexpected += 1; // an older transfer, superseded
+            self.stats.dropped_unexpected += 1; // a second transfer at once
             return;
         }
         if blob.total_size != chunk.total_size {
             self.stats.dropped_malformed += 1;
             return;
         }
+        if chunk.index > blob.next_missing.saturating_add(BLOB_ACK_WINDOW) {
+            // Beyond what an ack can report: the sender never runs this far ahead.
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
         let index = chunk.index as usize;
         if !blob.held[index] {
             let start = index * BLOB_CHUNK_SIZE;
-            blob.data[start..start + chunk.bytes.len()].copy_from_slice(&chunk.bytes);
+            let end = start + chunk.bytes.len();
+            if blob.data.len() < end {
+                blob.data.resize(end, 0);
+            }
+            blob.data[start..end].copy_from_slice(&chunk.bytes);
             blob.held[index] = true;
             blob.held_count += 1;
             while blob.next_missing < blob.chunk_count && blob.held[blob.next_missing as usize] {
@@ -1014,10 +1118,7 @@ impl PeerEndpoint {
         self.blob_ack_due = Some(blob.id);
         if blob.held_count == blob.chunk_count {
             let blob = self.incoming_blob.take().expect("checked above");
-            if self.finished_blobs.len() == REMEMBERED_BLOBS {
-                self.finished_blobs.pop_front();
-            }
-            self.finished_blobs.push_back((blob.id, blob.chunk_count));
+            self.finished_blob = Some((blob.id, blob.chunk_count));
             self.events.push_back(Event::BlobReceived {
                 id: blob.id,
                 bytes: blob.data,
@@ -1055,6 +1156,7 @@ impl PeerEndpoint {
 impl PeerEndpoint {
     /// Runs timers and hands every datagram due now to `send`, one call each.
     pub fn poll(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        self.latest_now = self.latest_now.max(now);
         if self.state == ConnectionState::Disconnected {
             if self.disconnect_copies_left > 0 {
                 self.disconnect_copies_left -= 1;
@@ -1135,12 +1237,14 @@ impl PeerEndpoint {
     }
 
     fn poll_running(&mut self, now: Millis, budget: &mut usize, send: &mut dyn FnMut(&[u8])) {
+        let wait = self.config.piggyback_wait_ms;
+        let waited = |since: Option<Millis>| since.is_some_and(|at| now.saturating_sub(at) >= wait);
         // Most valuable first, as a throttled poll sends only one.
         let resend_due = self
             .last_input_sent_at
             .is_none_or(|at| now.saturating_sub(at) >= self.config.input_resend_ms);
         let input_due = self.new_local_input
-            || self.ack_due
+            || waited(self.ack_due_since)
             || (resend_due && (!self.unacked.is_empty() || self.status_sends_left > 0));
         if input_due && take(budget) {
             self.send_inputs(now, send);
@@ -1165,38 +1269,19 @@ impl PeerEndpoint {
                 self.emit(now, &reply, send);
             }
         }
-        if let Some(echoed_timestamp_ms) = self.reply_due {
-            if take(budget) {
-                self.reply_due = None;
-                self.emit(
-                    now,
-                    &Message::QualityReply {
-                        echoed_timestamp_ms,
-                    },
-                    send,
-                );
+        // Reports no input datagram took within the wait go alone.
+        if waited(self.reply_due.map(|(_, arrived)| arrived)) && take(budget) {
+            if let Some(reply) = self.take_quality_reply(now) {
+                self.emit(now, &Message::QualityReply(reply), send);
             }
         }
-        let quality_due = self
-            .last_quality_at
-            .is_none_or(|at| now.saturating_sub(at) >= self.config.quality_report_interval_ms);
-        if quality_due && take(budget) {
-            self.last_quality_at = Some(now);
-            if self.checksum_sends_left > 0 {
-                self.checksum_due = true;
-            }
-            let report = Message::QualityReport {
-                timestamp_ms: now as u32,
-                frame_advantage: self.local_frame_advantage,
-            };
-            self.emit(now, &report, send);
+        if waited(Some(self.next_quality_at)) && take(budget) {
+            let report = self.take_quality_report(now);
+            self.emit(now, &Message::QualityReport(report), send);
         }
-        if self.checksum_due && take(budget) {
-            self.checksum_due = false;
-            self.checksum_sends_left = self.checksum_sends_left.saturating_sub(1);
+        if waited(self.checksum_due_since) && take(budget) {
             let mut entries = std::mem::take(&mut self.message_scratch);
-            entries.clear();
-            entries.extend(self.recent_checksums.iter().copied());
+            self.take_checksums(&mut entries);
             let report = Message::ChecksumReport { entries };
             self.emit(now, &report, send);
             if let Message::ChecksumReport { entries } = report {
@@ -1216,9 +1301,39 @@ impl PeerEndpoint {
         }
     }
 
+    /// Our quality report, now; the next is due an interval later (and
+    /// brings a repeat of recent checksums while repeats are left).
+    fn take_quality_report(&mut self, now: Millis) -> QualityReport {
+        self.next_quality_at = now + self.config.quality_report_interval_ms;
+        if self.checksum_sends_left > 0 {
+            self.checksum_due_since.get_or_insert(now);
+        }
+        QualityReport {
+            timestamp_ms: now as u32,
+            frame_advantage: self.local_frame_advantage,
+        }
+    }
+
+    /// The echo of the peer's latest quality report, if one is owed.
+    fn take_quality_reply(&mut self, now: Millis) -> Option<QualityReply> {
+        let (echoed_timestamp_ms, arrived) = self.reply_due.take()?;
+        Some(QualityReply {
+            echoed_timestamp_ms,
+            held_ms: now.saturating_sub(arrived).min(u64::from(u16::MAX)) as u16,
+        })
+    }
+
+    /// Our recent checksums into `entries` (cleared first).
+    fn take_checksums(&mut self, entries: &mut Vec<ChecksumEntry>) {
+        self.checksum_due_since = None;
+        self.checksum_sends_left = self.checksum_sends_left.saturating_sub(1);
+        entries.clear();
+        entries.extend(self.recent_checksums.iter().copied());
+    }
+
     fn send_inputs(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
         self.new_local_input = false;
-        self.ack_due = false;
+        self.ack_due_since = None;
         self.status_sends_left = self.status_sends_left.saturating_sub(1);
         self.last_input_sent_at = Some(now);
         if self.local_slot_count == 0 {
@@ -1228,15 +1343,26 @@ impl PeerEndpoint {
             self.emit(now, &ack, send);
             return;
         }
+        // Whatever report is due rides along rather than costing a datagram.
+        let mut piggyback = std::mem::take(&mut self.piggyback_scratch);
+        piggyback.quality_report =
+            (now >= self.next_quality_at).then(|| self.take_quality_report(now));
+        piggyback.quality_reply = self.take_quality_reply(now);
+        piggyback.checksums.clear();
+        if self.checksum_due_since.is_some() {
+            self.take_checksums(&mut piggyback.checksums);
+        }
         let header = self.next_header();
         let prefix = InputPrefix {
             start_frame: self.unacked_start,
             next_expected: self.next_remote_frame,
             slots: self.config.local.local_slots,
             status: &self.local_status,
+            piggyback: &piggyback,
         };
         let inputs = self.unacked.make_contiguous();
         codec::encode_input_fitting(&header, prefix, inputs, &mut self.scratch);
+        self.piggyback_scratch = piggyback;
         self.stats.input_datagrams_sent += 1;
         self.count_sent(now);
         send(&self.scratch);
@@ -1248,7 +1374,7 @@ impl PeerEndpoint {
             next_missing: 0,
             held_after: [0; (BLOB_ACK_WINDOW / 64) as usize],
         };
-        if let Some(&(_, chunk_count)) = self.finished_blobs.iter().find(|(done, _)| *done == id) {
+        if let Some((_, chunk_count)) = self.finished_blob.filter(|(done, _)| *done == id) {
             ack.next_missing = chunk_count;
             return ack;
         }

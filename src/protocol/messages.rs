@@ -15,7 +15,12 @@ use std::fmt;
 /// - 2: the start-up messages Ready, Start and StartAck (kinds 13–15). A
 ///   version-1 peer would never send or answer them, so the match could not
 ///   start: the version differs and the handshake says why.
-pub const PROTOCOL_VERSION: u8 = 2;
+/// - 3: input datagrams carry quality reports, quality replies and checksum
+///   reports (a flags byte after the connection status), so a pair playing
+///   at 60 fps sends about one datagram per frame each way; a quality reply
+///   says how long it was held before going out, so that waiting for an
+///   input datagram does not count as round-trip time.
+pub const PROTOCOL_VERSION: u8 = 3;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -180,6 +185,8 @@ pub enum RejectReason {
     SlotTaken,
     /// The host takes no more players.
     NotAccepting,
+    /// The host already feeds as many spectators as it allows.
+    SpectatorsFull,
 }
 
 impl RejectReason {
@@ -191,6 +198,7 @@ impl RejectReason {
             RejectReason::Settings => 4,
             RejectReason::SlotTaken => 5,
             RejectReason::NotAccepting => 6,
+            RejectReason::SpectatorsFull => 7,
         }
     }
 
@@ -202,6 +210,7 @@ impl RejectReason {
             4 => RejectReason::Settings,
             5 => RejectReason::SlotTaken,
             6 => RejectReason::NotAccepting,
+            7 => RejectReason::SpectatorsFull,
             _ => return None,
         })
     }
@@ -216,6 +225,7 @@ impl fmt::Display for RejectReason {
             RejectReason::Settings => "incompatible session settings",
             RejectReason::SlotTaken => "the requested player slot is taken",
             RejectReason::NotAccepting => "the host is not accepting players",
+            RejectReason::SpectatorsFull => "the host has no room for more spectators",
         })
     }
 }
@@ -277,6 +287,41 @@ pub struct ConnectionStatus {
     pub disconnected_at: [Option<Frame>; MAX_SLOTS],
 }
 
+/// "Here is my clock and how far ahead I run": sent every ~200 ms, echoed
+/// back for the round-trip time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QualityReport {
+    /// The sender's milliseconds, to be echoed.
+    pub timestamp_ms: u32,
+    /// The sender's frame lag towards the receiver (see time sync).
+    pub frame_advantage: i16,
+}
+
+/// The echo of a [`QualityReport`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QualityReply {
+    pub echoed_timestamp_ms: u32,
+    /// How long the reply waited here before going out (to ride an input
+    /// datagram): the sender of the report subtracts it from the round trip.
+    pub held_ms: u16,
+}
+
+/// Reports that ride on an input datagram rather than costing one of their own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Piggyback {
+    pub quality_report: Option<QualityReport>,
+    pub quality_reply: Option<QualityReply>,
+    /// As in [`Message::ChecksumReport`] (at most [`MAX_CHECKSUMS_PER_REPORT`]).
+    pub checksums: Vec<ChecksumEntry>,
+}
+
+impl Piggyback {
+    /// Whether nothing rides along.
+    pub fn is_empty(&self) -> bool {
+        self.quality_report.is_none() && self.quality_reply.is_none() && self.checksums.is_empty()
+    }
+}
+
 /// Inputs of the sender's players for consecutive frames, plus what the sender
 /// has received of ours.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -292,6 +337,8 @@ pub struct InputMessage {
     /// `frame_count × slots.count()` inputs, frame by frame, slots ascending.
     pub inputs: Vec<Buttons>,
     pub status: ConnectionStatus,
+    /// Reports sent along with the inputs.
+    pub piggyback: Piggyback,
 }
 
 impl InputMessage {
@@ -385,14 +432,10 @@ pub enum Message {
     InputAck {
         next_expected: Frame,
     },
-    /// Sent every ~200 ms: a timestamp to echo (for ping) and the sender's frame advantage.
-    QualityReport {
-        timestamp_ms: u32,
-        frame_advantage: i16,
-    },
-    QualityReply {
-        echoed_timestamp_ms: u32,
-    },
+    /// A quality report that found no input datagram to ride on.
+    QualityReport(QualityReport),
+    /// A quality reply that found no input datagram to ride on.
+    QualityReply(QualityReply),
     /// The sender's most recent confirmed-frame checksums, oldest first.
     ChecksumReport {
         entries: Vec<ChecksumEntry>,
@@ -426,8 +469,8 @@ impl Message {
             Message::Reject { .. } => 3,
             Message::Input(_) => 4,
             Message::InputAck { .. } => 5,
-            Message::QualityReport { .. } => 6,
-            Message::QualityReply { .. } => 7,
+            Message::QualityReport(_) => 6,
+            Message::QualityReply(_) => 7,
             Message::ChecksumReport { .. } => 8,
             Message::KeepAlive => 9,
             Message::Disconnect { .. } => 10,

@@ -1,16 +1,19 @@
 //! The netplay wire protocol, pure and sans-IO: messages and their binary codec,
-//! and a peer endpoint that turns datagrams and time into events and datagrams.
+//! a peer endpoint that turns datagrams and time into events and datagrams,
+//! and a per-address limit on the handshakes that open connections.
 
 pub mod bits;
 pub mod codec;
 pub mod endpoint;
+pub mod handshake_limit;
 pub mod messages;
 pub mod peers;
 
 pub use codec::{decode, encode, DecodeError, EncodeError};
 pub use endpoint::{
     ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,
-    Identity, Millis, PeerEndpoint, Rejection, Role,
+    Identity, Millis, PeerEndpoint, Rejection, Role, MAX_UNACKED_FRAMES,
 };
+pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
 pub use peers::PeerTable;

@@ -588,14 +588,7 @@ impl<P: Predictor> Session<P> {
         if !self.connected.contains(player) {
             return Ok(());
         }
-        if at_frame < self.current && self.states.get(at_frame).is_none() {
-            let oldest = self.current.saturating_back(self.states.len() as u32 - 2);
-            return Err(SessionError::DisconnectTooFarBack {
-                player,
-                frame: at_frame,
-                oldest,
-            });
-        }
+        self.check_disconnect_frame(player, at_frame)?;
         self.queues[player.index()].disconnect(at_frame, self.current);
         self.connected.remove(player);
         // No machine still playing confirmed further past `at_frame` than
@@ -614,6 +607,30 @@ impl<P: Predictor> Session<P> {
             });
         } else {
             self.start_if_synchronized();
+        }
+        Ok(())
+    }
+
+    /// Whether `player` could be disconnected at `at_frame` now: not when
+    /// that frame is past and its state is no longer kept
+    /// (`DisconnectTooFarBack`). Lets the glue judge a peer's claim before
+    /// acting on it.
+    pub fn check_disconnect_frame(
+        &self,
+        player: PlayerId,
+        at_frame: Frame,
+    ) -> Result<(), SessionError> {
+        self.check_player(player)?;
+        if self.connected.contains(player)
+            && at_frame < self.current
+            && self.states.get(at_frame).is_none()
+        {
+            let oldest = self.current.saturating_back(self.states.len() as u32 - 2);
+            return Err(SessionError::DisconnectTooFarBack {
+                player,
+                frame: at_frame,
+                oldest,
+            });
         }
         Ok(())
     }

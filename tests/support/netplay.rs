@@ -290,6 +290,9 @@ impl MatchSetup {
     }
 }
 
+/// Rewrites a datagram `(now, from, to, datagram)` before it goes on the wire.
+pub type Tamper = dyn FnMut(Millis, u8, u8, &mut Vec<u8>);
+
 /// N machines over a simulated network, one per player (addresses 0..N).
 pub struct Cluster<G: Emulator> {
     /// The network, with one socket per machine.
@@ -303,6 +306,9 @@ pub struct Cluster<G: Emulator> {
     pub lose_kind: Vec<(u8, u8, Millis)>,
     /// A spectator of machine 0, once `add_spectator` was called.
     pub spectator: Option<Spectator>,
+    /// Rewrites datagrams on the wire (`(now, from, to, datagram)`): a
+    /// hostile machine for tests of misbehaving peers.
+    pub tamper: Option<Box<Tamper>>,
 }
 
 /// A machine's socket, counting what it sends by kind and losing what
@@ -313,6 +319,7 @@ struct TestPort<'a> {
     now: Millis,
     sent_by_kind: &'a mut [u64; 256],
     lose_kind: &'a [(u8, u8, Millis)],
+    tamper: &'a mut Option<Box<Tamper>>,
 }
 
 impl Transport for TestPort<'_> {
@@ -326,8 +333,16 @@ impl Transport for TestPort<'_> {
             .lose_kind
             .iter()
             .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
-        if !lost {
-            self.port.send(to, datagram);
+        if lost {
+            return;
+        }
+        match self.tamper {
+            Some(tamper) => {
+                let mut bytes = datagram.to_vec();
+                tamper(now, from, to, &mut bytes);
+                self.port.send(to, &bytes);
+            }
+            None => self.port.send(to, datagram),
         }
     }
 
@@ -407,6 +422,7 @@ impl<G: Emulator> Cluster<G> {
             sent_by_kind: [0; 256],
             lose_kind: Vec::new(),
             spectator: None,
+            tamper: None,
         }
     }
 
@@ -452,6 +468,7 @@ impl<G: Emulator> Cluster<G> {
                 now,
                 sent_by_kind: &mut self.sent_by_kind,
                 lose_kind: &self.lose_kind,
+                tamper: &mut self.tamper,
             };
             let mut hooks = MachineHooks {
                 perturb_from: machine.perturb_from,

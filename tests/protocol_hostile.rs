@@ -1,0 +1,611 @@
+//! A misbehaving peer costs at most its own link: hostile datagrams on the
+//! simulated network close the link of whoever sent them, with a reason,
+//! and never fail this machine or the other players' match.
+
+mod support;
+
+use netcade::input::Buttons;
+use netcade::net::sim::LinkConditions;
+use netcade::netplay::{NetplayEvent, PeerFault};
+use netcade::protocol::{codec, InputMessage, Message};
+use netcade::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
+use support::netplay::{any_event, Cluster, MatchSetup, PartyGame};
+
+/// From `after` ms on, every input datagram `hostile` sends to `victim` is
+/// rewritten by `rewrite` (same header, so it passes every check but its content's).
+fn tamper_inputs(
+    cluster: &mut Cluster<PartyGame>,
+    hostile: u8,
+    victim: u8,
+    after: u64,
+    rewrite: impl Fn(&mut InputMessage) + 'static,
+) {
+    cluster.tamper = Some(Box::new(move |now, from, to, datagram| {
+        if now < after || from != hostile || to != victim {
+            return;
+        }
+        let Ok((header, Message::Input(mut input))) = codec::decode(datagram) else {
+            return;
+        };
+        rewrite(&mut input);
+        codec::encode(&header, &Message::Input(input), datagram).expect("still fits");
+    }));
+}
+
+/// Adds `frames` idle frames to the inputs carried: frames far past any
+/// input window.
+fn run_far_ahead(frames: u32) -> impl Fn(&mut InputMessage) {
+    move |input| {
+        if input.frame_count == 0 {
+            return;
+        }
+        input.frame_count += frames;
+        let slots = input.slots.count();
+        input
+            .inputs
+            .extend(std::iter::repeat_n(Buttons::NONE, frames as usize * slots));
+    }
+}
+
+fn cluster(players: u8) -> Cluster<PartyGame> {
+    Cluster::new(
+        MatchSetup::new(players, 5, LinkConditions::latency(10)),
+        |_| PartyGame::default(),
+    )
+}
+
+fn faults(cluster: &Cluster<PartyGame>, machine: usize) -> Vec<(Vec<PlayerId>, PeerFault)> {
+    cluster
+        .events_of(machine)
+        .iter()
+        .filter_map(|(_, event)| match event {
+            NetplayEvent::PeerFault { players, fault } => {
+                Some((players.iter().collect(), fault.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn disconnected(
+    cluster: &Cluster<PartyGame>,
+    machine: usize,
+    player: u8,
+) -> Option<DisconnectReason> {
+    cluster
+        .events_of(machine)
+        .iter()
+        .find_map(|(_, event)| match event {
+            NetplayEvent::Disconnected {
+                player: who,
+                reason,
+                ..
+            } if *who == PlayerId::new(player) => Some(*reason),
+            _ => None,
+        })
+}
+
+#[test]
+fn inputs_far_outside_the_window_end_a_two_player_match_as_the_peers_disconnect() {
+    let mut cluster = cluster(2);
+    tamper_inputs(&mut cluster, 1, 0, 2_000, run_far_ahead(600));
+    // Every tick of every machine expects advance_frame to succeed.
+    cluster.run_until(4_000);
+    let faults = faults(&cluster, 0);
+    assert!(
+        matches!(
+            faults.as_slice(),
+            [(players, PeerFault::RejectedInput { player, .. })]
+                if players == &[PlayerId::new(1)] && *player == PlayerId::new(1)
+        ),
+        "{faults:?}"
+    );
+    assert_eq!(
+        disconnected(&cluster, 0, 1),
+        Some(DisconnectReason::ProtocolViolation)
+    );
+    assert!(any_event(cluster.events_of(0), |e| matches!(
+        e,
+        NetplayEvent::MatchEnded { .. }
+    )));
+    assert_eq!(cluster.machines[0].netplay.state(), SessionState::Ended);
+}
+
+#[test]
+fn a_three_player_match_plays_on_without_the_player_who_broke_the_protocol() {
+    let mut cluster = cluster(3);
+    tamper_inputs(&mut cluster, 2, 0, 2_000, run_far_ahead(600));
+    cluster.run_until(4_000);
+    let frame_after_fault = cluster.machines[0].current_frame();
+    cluster.run_until(8_000);
+    assert!(matches!(
+        faults(&cluster, 0).as_slice(),
+        [(players, PeerFault::RejectedInput { .. })] if players == &[PlayerId::new(2)]
+    ));
+    // The other machine follows the agreed departure; nobody else leaves.
+    for machine in [0, 1] {
+        assert!(disconnected(&cluster, machine, 2).is_some());
+        assert_eq!(disconnected(&cluster, machine, 1 - machine as u8), None);
+        assert_eq!(
+            cluster.machines[machine].netplay.state(),
+            SessionState::Running
+        );
+    }
+    assert!(
+        cluster.machines[0].current_frame() > frame_after_fault + 200,
+        "the two kept playing"
+    );
+    cluster.assert_same_final_checksums(&[0, 1], 400);
+}
+
+#[test]
+fn a_peer_claiming_we_left_at_frame_0_does_not_force_us_out() {
+    let mut cluster = cluster(2);
+    tamper_inputs(&mut cluster, 1, 0, 2_000, |input| {
+        input.status.disconnected_at[0] = Some(Frame::ZERO);
+    });
+    cluster.run_until(6_000);
+    assert_eq!(cluster.machines[0].netplay.state(), SessionState::Running);
+    cluster.assert_all_in_sync_without_trouble(300);
+}
+
+#[test]
+fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_link() {
+    let mut cluster = cluster(3);
+    tamper_inputs(&mut cluster, 2, 0, 2_000, |input| {
+        input.status.disconnected_at[1] = Some(Frame::ZERO);
+    });
+    cluster.run_until(4_000);
+    let frame_after_fault = cluster.machines[0].current_frame();
+    cluster.run_until(8_000);
+    let faults = faults(&cluster, 0);
+    assert!(
+        matches!(
+            faults.as_slice(),
+            [(players, PeerFault::ImpossibleDeparture { player, at_frame, .. })]
+                if players == &[PlayerId::new(2)]
+                    && *player == PlayerId::new(1)
+                    && *at_frame == Frame::ZERO
+        ),
+        "{faults:?}"
+    );
+    // Player 2 (the one the lie was about) plays on with us.
+    for machine in [0, 1] {
+        assert_eq!(disconnected(&cluster, machine, 1 - machine as u8), None);
+        assert_eq!(
+            cluster.machines[machine].netplay.state(),
+            SessionState::Running
+        );
+    }
+    assert!(cluster.machines[0].current_frame() > frame_after_fault + 200);
+    cluster.assert_same_final_checksums(&[0, 1], 400);
+}
+
+// ---------------------------------------------------------------- spectators
+
+#[test]
+fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
+    use netcade::protocol::{
+        Handshake, Header, PlayerSlots, Sequence, SessionSettings, SessionToken, PROTOCOL_VERSION,
+    };
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    const VICTIM: u8 = 50;
+    let setup = MatchSetup::new(2, 5, LinkConditions::latency(10));
+    let mut cluster = Cluster::with_configs(
+        setup,
+        |_| PartyGame::default(),
+        |me, config| {
+            config.accept_spectators = me == 0;
+        },
+    );
+    // The victim never answers (and is not a machine of the cluster).
+    cluster.net().partition_one_way(0, VICTIM);
+    let sent_to_victim = Rc::new(Cell::new((0u64, 0u64)));
+    let counter = Rc::clone(&sent_to_victim);
+    cluster.tamper = Some(Box::new(move |_, _, to, datagram| {
+        if to == VICTIM {
+            let (inputs, others) = counter.get();
+            if datagram[3] == 4 {
+                counter.set((inputs + 1, others));
+            } else {
+                counter.set((inputs, others + 1));
+            }
+        }
+    }));
+    let hello = {
+        let header = Header {
+            version: PROTOCOL_VERSION,
+            session: SessionToken::UNKNOWN,
+            sequence: Sequence(0),
+        };
+        let spectator = Handshake {
+            core_name: "netcade-test".into(),
+            core_version: "1".into(),
+            content_hash: 0xC0FFEE,
+            local_slots: PlayerSlots::NONE,
+            settings: netcade::protocol::SessionSettings {
+                player_count: 2,
+                ..SessionSettings::default()
+            },
+        };
+        let mut out = Vec::new();
+        codec::encode(&header, &Message::Hello(spectator), &mut out).unwrap();
+        out
+    };
+    // From the start, while every input is still kept for a spectator.
+    for _ in 0..5 {
+        let now = cluster.now;
+        cluster.machines[0]
+            .netplay
+            .handle_datagram(now, VICTIM, &hello);
+        cluster.run_until(now + 1_000);
+    }
+    let (inputs, others) = sent_to_victim.get();
+    assert!(others > 0, "the forged Hello was answered as a Hello is");
+    assert_eq!(inputs, 0, "{others} other datagrams");
+    cluster.assert_all_in_sync_without_trouble(200);
+}
+
+mod admission {
+    use netcade::netplay::{NetplayConfig, NetplaySession};
+    use netcade::protocol::{codec, DisconnectReason};
+    use netcade::protocol::{
+        DisconnectCause, EndpointConfig, Event, Handshake, HandshakeLimit, Header, Message,
+        PeerEndpoint, PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken,
+        PROTOCOL_VERSION,
+    };
+
+    fn handshake(slots: PlayerSlots) -> Handshake {
+        Handshake {
+            core_name: "stub".into(),
+            core_version: "1".into(),
+            content_hash: 1,
+            local_slots: slots,
+            settings: SessionSettings::default(),
+        }
+    }
+
+    /// Player 0's machine, waiting for player 1 and taking up to
+    /// `max_spectators` spectators.
+    fn host(max_spectators: usize) -> NetplaySession<u32> {
+        let mut config = NetplayConfig::new(
+            SessionToken(0xABCD),
+            "stub",
+            "1",
+            1,
+            SessionSettings::default(),
+            PlayerSlots::single(0),
+        )
+        .accept(Some(1), PlayerSlots::single(1));
+        config.accept_spectators = true;
+        config.max_spectators = max_spectators;
+        NetplaySession::new(config, 0).unwrap()
+    }
+
+    fn spectator() -> PeerEndpoint {
+        PeerEndpoint::new(EndpointConfig::joiner(handshake(PlayerSlots::NONE)), 0).unwrap()
+    }
+
+    /// Spectators at addresses 10, 11, … exchange datagrams with the host
+    /// every millisecond from `from` to `until`; returns their events.
+    fn exchange(
+        host: &mut NetplaySession<u32>,
+        spectators: &mut [PeerEndpoint],
+        from: u64,
+        until: u64,
+    ) -> Vec<Vec<Event>> {
+        let mut events = vec![Vec::new(); spectators.len()];
+        for now in from..until {
+            for (index, spectator) in spectators.iter_mut().enumerate() {
+                for datagram in spectator.poll_datagrams(now) {
+                    host.handle_datagram(now, 10 + index as u32, &datagram);
+                }
+            }
+            host.poll(now, |to, datagram| {
+                if let Some(spectator) = spectators.get_mut(to as usize - 10) {
+                    spectator.handle_datagram(now, datagram);
+                }
+            });
+            for (index, spectator) in spectators.iter_mut().enumerate() {
+                events[index].extend(spectator.drain_events());
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn spectators_beyond_the_cap_are_refused_with_a_reason() {
+        let mut host = host(2);
+        let mut spectators: Vec<PeerEndpoint> = (0..5).map(|_| spectator()).collect();
+        let events = exchange(&mut host, &mut spectators, 1, 500);
+        assert_eq!(host.spectator_count(), 2);
+        assert_eq!(host.endpoint_count(), 2);
+        for (index, events) in events.iter().enumerate() {
+            let refused = events.contains(&Event::Disconnected {
+                cause: DisconnectCause::Rejected(RejectReason::SpectatorsFull),
+            });
+            assert_eq!(refused, index >= 2, "spectator {index}: {events:?}");
+        }
+    }
+
+    #[test]
+    fn a_spectator_that_leaves_leaves_no_endpoint_behind_and_frees_its_place() {
+        let mut host = host(1);
+        let mut spectators = vec![spectator(), spectator()];
+        exchange(&mut host, &mut spectators, 1, 300);
+        assert_eq!(host.spectator_count(), 1);
+        spectators[0].disconnect(DisconnectReason::Quit);
+        // The second spectator was refused: it asks again, as a user would.
+        spectators[1] = spectator();
+        let events = exchange(&mut host, &mut spectators, 2_000, 2_500);
+        assert!(
+            events[1]
+                .iter()
+                .any(|e| matches!(e, Event::Synchronized { .. })),
+            "{:?} {} {}",
+            events,
+            host.spectator_count(),
+            host.endpoint_count()
+        );
+        assert_eq!(host.spectator_count(), 1);
+        assert_eq!(host.endpoint_count(), 1, "the first one's endpoint is gone");
+    }
+
+    #[test]
+    fn a_flood_of_hellos_from_many_addresses_opens_at_most_the_cap() {
+        let mut host = host(32);
+        let mut hello = Vec::new();
+        let header = Header {
+            version: PROTOCOL_VERSION,
+            session: SessionToken::UNKNOWN,
+            sequence: Sequence(0),
+        };
+        codec::encode(
+            &header,
+            &Message::Hello(handshake(PlayerSlots::NONE)),
+            &mut hello,
+        )
+        .unwrap();
+        let mut answers = 0;
+        for address in 100..10_100u32 {
+            host.handle_datagram(1, address, &hello);
+            host.poll(1, |_, _| answers += 1);
+        }
+        assert_eq!(host.spectator_count(), 32);
+        assert_eq!(host.endpoint_count(), 32);
+        // The table of handshake allowances is full of spenders: the rest
+        // is dropped unanswered.
+        let limit = HandshakeLimit::default();
+        assert_eq!(host.refused_handshakes(), 10_000 - limit.addresses as u64);
+        assert!(answers <= 32 + limit.addresses, "{answers} answers");
+    }
+
+    #[test]
+    fn hellos_repeated_from_one_address_are_answered_only_at_the_handshake_rate() {
+        let mut host = host(0);
+        let mut hello = Vec::new();
+        let header = Header {
+            version: PROTOCOL_VERSION,
+            session: SessionToken::UNKNOWN,
+            sequence: Sequence(0),
+        };
+        codec::encode(
+            &header,
+            &Message::Hello(handshake(PlayerSlots::NONE)),
+            &mut hello,
+        )
+        .unwrap();
+        let mut answers = 0;
+        for now in 1..=2_000u64 {
+            host.handle_datagram(now, 7, &hello);
+            host.poll(now, |to, _| {
+                assert_eq!(to, 7);
+                answers += 1
+            });
+        }
+        let limit = HandshakeLimit::default();
+        // The burst at 1 ms, then one per refill interval.
+        assert_eq!(
+            answers,
+            limit.burst as usize + (2_000 - 1) / limit.refill_ms as usize
+        );
+        assert_eq!(host.refused_handshakes(), 2_000 - answers as u64);
+    }
+}
+
+// ---------------------------------------------------------------- one link
+
+mod link {
+    use netcade::input::Buttons;
+    use netcade::protocol::*;
+    use netcade::rollback::Frame;
+
+    fn handshake(slot: u8) -> Handshake {
+        Handshake {
+            core_name: "stub".into(),
+            core_version: "1".into(),
+            content_hash: 1,
+            local_slots: PlayerSlots::single(slot),
+            settings: SessionSettings::default(),
+        }
+    }
+
+    /// Our endpoint, connected to a peer that from now on speaks only
+    /// through `Forger`.
+    fn connected() -> (PeerEndpoint, Forger) {
+        let mut ours =
+            PeerEndpoint::new(EndpointConfig::host(SessionToken(77), handshake(0)), 0).unwrap();
+        let mut theirs = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
+        for now in 1..5 {
+            for datagram in theirs.poll_datagrams(now) {
+                ours.handle_datagram(now, &datagram);
+            }
+            for datagram in ours.poll_datagrams(now) {
+                theirs.handle_datagram(now, &datagram);
+            }
+        }
+        assert!(ours.is_running() && theirs.is_running());
+        ours.drain_events().for_each(drop);
+        let forger = Forger {
+            session: theirs.session(),
+            sequence: Sequence(1_000),
+        };
+        (ours, forger)
+    }
+
+    /// Builds well-formed datagrams of the peer's session, each with the next sequence number.
+    struct Forger {
+        session: SessionToken,
+        sequence: Sequence,
+    }
+
+    impl Forger {
+        fn datagram(&mut self, message: &Message) -> Vec<u8> {
+            let header = Header {
+                version: PROTOCOL_VERSION,
+                session: self.session,
+                sequence: self.sequence,
+            };
+            self.sequence = self.sequence.next();
+            let mut out = Vec::new();
+            codec::encode(&header, message, &mut out).unwrap();
+            out
+        }
+
+        fn chunk(&mut self, id: u32, total_size: usize, index: u32, fill: u8) -> Vec<u8> {
+            let start = index as usize * BLOB_CHUNK_SIZE;
+            let len = total_size.saturating_sub(start).min(BLOB_CHUNK_SIZE);
+            self.datagram(&Message::BlobChunk(BlobChunk {
+                id: BlobId(id),
+                total_size: total_size as u32,
+                chunk_count: blob_chunk_count(total_size),
+                index,
+                bytes: vec![fill; len],
+            }))
+        }
+    }
+
+    fn received_blobs(endpoint: &mut PeerEndpoint) -> Vec<(BlobId, Vec<u8>)> {
+        endpoint
+            .drain_events()
+            .filter_map(|event| match event {
+                Event::BlobReceived { id, bytes } => Some((id, bytes)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_peer_cannot_start_a_second_blob_before_the_first_is_whole() {
+        let (mut ours, mut peer) = connected();
+        let size = 3 * BLOB_CHUNK_SIZE - 100;
+        ours.handle_datagram(10, &peer.chunk(5, size, 0, 0xA5));
+        // Each a fresh id announcing the largest size: each used to cost
+        // a fresh 16 MiB.
+        for id in 6..100 {
+            ours.handle_datagram(10, &peer.chunk(id, MAX_BLOB_SIZE, 0, 1));
+        }
+        assert_eq!(ours.stats().dropped_unexpected, 94);
+        for index in 1..3 {
+            ours.handle_datagram(11, &peer.chunk(5, size, index, 0xA5));
+        }
+        assert_eq!(
+            received_blobs(&mut ours),
+            vec![(BlobId(5), vec![0xA5; size])]
+        );
+        // Older ids stay over; a newer one may start now.
+        ours.handle_datagram(12, &peer.chunk(4, 10, 0, 1));
+        assert!(received_blobs(&mut ours).is_empty());
+        ours.handle_datagram(12, &peer.chunk(6, 10, 0, 2));
+        assert_eq!(received_blobs(&mut ours), vec![(BlobId(6), vec![2; 10])]);
+    }
+
+    #[test]
+    fn a_blob_announcing_16_mib_costs_memory_only_for_the_bytes_sent() {
+        let (mut ours, mut peer) = connected();
+        let first = peer.chunk(8, MAX_BLOB_SIZE, 0, 3);
+        let memory = allocation_counter::measure(|| ours.handle_datagram(10, &first));
+        // The chunk's bytes and one flag per chunk (15,253 of them).
+        assert!(
+            memory.bytes_max < 64 * 1024,
+            "{} bytes held for one chunk",
+            memory.bytes_max
+        );
+    }
+
+    #[test]
+    fn a_chunk_beyond_what_an_ack_can_report_is_dropped() {
+        let (mut ours, mut peer) = connected();
+        let before = ours.stats().dropped_unexpected;
+        ours.handle_datagram(10, &peer.chunk(3, MAX_BLOB_SIZE, BLOB_ACK_WINDOW + 1, 1));
+        assert_eq!(ours.stats().dropped_unexpected, before + 1);
+        ours.handle_datagram(10, &peer.chunk(3, MAX_BLOB_SIZE, BLOB_ACK_WINDOW, 1));
+        assert_eq!(ours.stats().dropped_unexpected, before + 1);
+    }
+
+    #[test]
+    fn hellos_alone_do_not_keep_a_connection_alive() {
+        // Anyone can send a Hello in the peer's name: it is answered, but
+        // the connection still times out when nothing else comes.
+        let (mut ours, mut peer) = connected();
+        let mut welcomes = 0;
+        let mut cause = None;
+        for now in (100..7_000).step_by(100) {
+            ours.handle_datagram(now, &peer.datagram(&Message::Hello(handshake(1))));
+            ours.poll(now, &mut |datagram| {
+                welcomes += usize::from(datagram[3] == 2);
+            });
+            for event in ours.drain_events() {
+                if let Event::Disconnected { cause: why } = event {
+                    cause.get_or_insert(why);
+                }
+            }
+        }
+        assert!(welcomes > 0);
+        assert!(
+            matches!(cause, Some(DisconnectCause::Timeout { .. })),
+            "{cause:?}"
+        );
+    }
+
+    #[test]
+    fn we_send_one_blob_at_a_time() {
+        let (mut ours, _) = connected();
+        let first = ours.send_blob(vec![1; 10]).unwrap();
+        assert_eq!(
+            ours.send_blob(vec![2; 10]),
+            Err(EndpointError::BlobInProgress { id: first })
+        );
+    }
+
+    #[test]
+    fn a_peer_that_never_acknowledges_loses_its_link_not_our_memory() {
+        let (mut ours, mut peer) = connected();
+        let mut cause = None;
+        for frame in 0..MAX_UNACKED_FRAMES + 100 {
+            let now = 10 + u64::from(frame) * 16;
+            // Alive (so no timeout), but never an ack.
+            ours.handle_datagram(now, &peer.datagram(&Message::KeepAlive));
+            if ours.add_local_input(Frame::new(frame), &[Buttons::A])
+                == Err(EndpointError::Disconnected)
+            {
+                break;
+            }
+            ours.poll(now, &mut |_| {});
+            assert!(ours.stats().unacked_frames <= MAX_UNACKED_FRAMES);
+            for event in ours.drain_events() {
+                if let Event::Disconnected { cause: why } = event {
+                    cause.get_or_insert(why);
+                }
+            }
+        }
+        assert_eq!(
+            cause,
+            Some(DisconnectCause::Unacknowledged {
+                frames: MAX_UNACKED_FRAMES
+            })
+        );
+    }
+}
