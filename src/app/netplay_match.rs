@@ -80,7 +80,7 @@ impl NetplayDriver {
                     let hashed = hash_every_save || checkpoint;
                     // Game memory, not the raw state: states can hold
                     // incidental bytes that differ between machines (see
-                    // DESIGN.md). A game showing no memory is compared by
+                    // docs/design.md). A game showing no memory is compared by
                     // state, so only then must its bytes be comparable;
                     // other saves skip zeroing what the core leaves unwritten.
                     let by_state = game.game_memory().is_empty();

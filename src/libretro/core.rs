@@ -157,7 +157,7 @@ const QUIRK_NAMES: [&str; 7] = [
 ];
 
 impl SerializationQuirks {
-    /// States may hold bytes that are not part of the game (see DESIGN.md).
+    /// States may hold bytes that are not part of the game (see docs/design.md).
     pub fn is_platform_dependent(self) -> bool {
         self.0 & (1 << 6) != 0
     }
