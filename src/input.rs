@@ -10,6 +10,9 @@ use std::str::FromStr;
 /// scripts and the host all size their fixed per-player arrays by it.
 pub const MAX_PLAYERS: usize = 4;
 
+/// The buttons every player holds during one frame (player 1 first).
+pub type FrameInputs = [Buttons; MAX_PLAYERS];
+
 /// Which RetroPad buttons are held during one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Buttons(u16);

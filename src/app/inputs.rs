@@ -30,10 +30,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use crate::input::MAX_PLAYERS;
-
-/// The buttons every player holds during one frame (player 1 first).
-pub type FrameInputs = [Buttons; MAX_PLAYERS];
+pub use crate::input::{FrameInputs, MAX_PLAYERS};
 
 /// Nobody holds anything.
 pub const NO_INPUTS: FrameInputs = [Buttons::NONE; MAX_PLAYERS];

@@ -16,16 +16,13 @@
 //! Pure: it drives an [`Emulator`] it is handed, reads no clock and does no
 //! I/O; inputs come from the caller.
 
-use super::players::MAX_PLAYERS;
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{format_range, ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::{Emulator, EmulatorError, SavestateContext};
-use crate::input::Buttons;
+pub use crate::input::FrameInputs;
+use crate::input::{Buttons, MAX_PLAYERS};
 use std::fmt;
 use std::ops::Range;
-
-/// The buttons each player holds during one frame.
-pub type FrameInputs = [Buttons; MAX_PLAYERS];
 
 /// The longest check distance allowed: the ring holds `distance + 1` full
 /// states, and real cores' states reach a megabyte.
@@ -779,7 +776,6 @@ impl Checker {
     }
 }
 
-#[cfg(test)]
 #[cfg(test)]
 mod tests {
     use super::*;
