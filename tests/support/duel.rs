@@ -3,6 +3,7 @@
 //! `duel` is a dependency of netcade, so cargo builds `libduel.so` into the
 //! same `deps/` directory the test executables live in.
 
+use netcade::libretro::{Core, CoreConfig};
 use std::path::{Path, PathBuf};
 
 /// The Duel core cargo built for this test run, found the way `--core duel`
@@ -33,4 +34,30 @@ pub fn duel_arena(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("cores/duel/arenas")
         .join(format!("{name}.arena"))
+}
+
+/// A Duel core of its own (a private copy of the library) with the dojo
+/// loaded, its system and save folders in a temporary directory; the copy
+/// and the folders live as long as this does.
+pub struct LoadedDuel {
+    pub core: Core,
+    pub copy: super::CoreCopy,
+    pub dirs: tempfile::TempDir,
+}
+
+/// Loads a Duel core of its own with the dojo arena, through the real
+/// libretro path.
+pub fn load_duel_dojo() -> LoadedDuel {
+    let copy = duel_core_copy();
+    let dirs = tempfile::tempdir().expect("cannot create a temporary directory");
+    let config = CoreConfig {
+        system_dir: dirs.path().join("system"),
+        save_dir: dirs.path().join("saves"),
+        persist_save_ram: false,
+        ..CoreConfig::default()
+    };
+    let mut core = Core::load(&copy.path, config).expect("the Duel core loads");
+    core.load_content(Some(&duel_arena("dojo")))
+        .expect("the dojo arena loads");
+    LoadedDuel { core, copy, dirs }
 }

@@ -14,7 +14,6 @@ use netcade::app::netplay_tick::{NetplayMachine, TickHooks};
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
 use netcade::input::{Buttons, MAX_PLAYERS};
-use netcade::libretro::{Core, CoreConfig};
 use netcade::net::sim::{LinkConditions, SimNet, SimPort, SimSockets};
 use netcade::net::Transport;
 use netcade::netplay::{NetplayConfig, NetplayEvent, NetplaySession};
@@ -101,59 +100,44 @@ impl Emulator for PartyGame {
 /// The Duel core through the real libretro FFI path, with its private copy
 /// and directories kept alive as long as it runs.
 pub struct DuelGame {
-    core: Core,
-    _copy: super::CoreCopy,
-    _dirs: tempfile::TempDir,
+    duel: super::LoadedDuel,
 }
 
 impl DuelGame {
     pub fn load() -> DuelGame {
-        let copy = super::duel_core_copy();
-        let dirs = tempfile::tempdir().unwrap();
-        let config = CoreConfig {
-            system_dir: dirs.path().join("system"),
-            save_dir: dirs.path().join("saves"),
-            persist_save_ram: false,
-            ..CoreConfig::default()
-        };
-        let mut core = Core::load(&copy.path, config).expect("the Duel core loads");
-        core.load_content(Some(&super::duel_arena("dojo")))
-            .expect("the dojo arena loads");
         DuelGame {
-            core,
-            _copy: copy,
-            _dirs: dirs,
+            duel: super::load_duel_dojo(),
         }
     }
 }
 
 impl Emulator for DuelGame {
     fn run_frame(&mut self, inputs: &[Buttons], render: bool) {
-        self.core.run_frame(inputs, render)
+        self.duel.core.run_frame(inputs, render)
     }
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        self.core.save_state(into)
+        self.duel.core.save_state(into)
     }
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        self.core.load_state(from)
+        self.duel.core.load_state(from)
     }
     fn set_savestate_context(&mut self, context: SavestateContext) {
-        self.core.set_savestate_context(context)
+        self.duel.core.set_savestate_context(context)
     }
     fn game_memory(&self) -> &[u8] {
-        self.core.game_memory()
+        self.duel.core.game_memory()
     }
     fn video_frame(&self) -> Option<VideoFrame<'_>> {
-        self.core.video_frame()
+        self.duel.core.video_frame()
     }
     fn audio_samples(&self) -> &[i16] {
-        self.core.audio_samples()
+        self.duel.core.audio_samples()
     }
     fn frames_per_second(&self) -> f64 {
-        self.core.frames_per_second()
+        self.duel.core.frames_per_second()
     }
     fn sample_rate(&self) -> f64 {
-        self.core.sample_rate()
+        self.duel.core.sample_rate()
     }
 }
 
