@@ -108,7 +108,7 @@ pub enum DecodeError {
         /// The chunk count carried (for an ack, the most any blob can have).
         count: u32,
     },
-    /// Bytes left over after a complete message (its length in bytes), which no peer of this version sends.
+    /// This many bytes follow a complete message; no peer of this version sends them.
     #[error("{0} unexpected bytes after the message")]
     TrailingBytes(usize),
     /// An input datagram's piggyback flags byte sets bits this version does not know.
@@ -122,7 +122,7 @@ pub enum DecodeError {
 /// A message that cannot be put in one datagram.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EncodeError {
-    /// The encoded message's length in bytes, over [`MAX_DATAGRAM_SIZE`].
+    /// The bytes the message needs (for inputs, an estimate), over [`MAX_DATAGRAM_SIZE`].
     #[error("message needs {0} bytes, over the {MAX_DATAGRAM_SIZE}-byte datagram limit")]
     TooLarge(usize),
     #[error("{field} is {len} bytes long, at most 255 fit")]

@@ -472,7 +472,7 @@ pub enum Message {
     },
     /// Sent by a running link that sent nothing else for a while, so the peer does not time it out.
     KeepAlive,
-    /// The sender leaves the session (sent a few times, as it is never acknowledged).
+    /// The sender leaves the session; never acknowledged, so it may come more than once.
     Disconnect {
         /// Why the sender leaves.
         reason: DisconnectReason,
