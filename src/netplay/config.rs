@@ -24,6 +24,7 @@ pub struct PeerConfig<A> {
     pub address: Option<A>,
     /// The players it controls (at least one).
     pub players: PlayerSlots,
+    /// Whether we dial it or it dials us.
     pub connect: Connect,
 }
 
@@ -32,7 +33,9 @@ pub struct PeerConfig<A> {
 pub struct NetplayConfig<A> {
     /// Random, chosen by the caller: guards every link we accept.
     pub token: SessionToken,
+    /// Our libretro core, sent in the handshake: peers with another are refused.
     pub core_name: String,
+    /// Our core's version: peers with another are refused.
     pub core_version: String,
     /// xxh3 of the loaded content: peers with other content are refused.
     pub content_hash: u64,
@@ -41,6 +44,7 @@ pub struct NetplayConfig<A> {
     pub settings: SessionSettings,
     /// The players on this machine.
     pub local_players: PlayerSlots,
+    /// The other machines of the match (spectators are not listed).
     pub peers: Vec<PeerConfig<A>>,
     /// Whether Hellos without players (spectators) are accepted and fed
     /// every player's confirmed inputs.
@@ -58,6 +62,7 @@ pub struct NetplayConfig<A> {
     pub interrupt_after_ms: Millis,
     /// Silence after which a peer is dropped from the match.
     pub disconnect_after_ms: Millis,
+    /// Tuning of the speed corrections that keep the machines' frames in step.
     pub time_sync: TimeSyncConfig,
     /// Whether the start-up host delays each machine's start by its distance
     /// so that all begin frame 0 together (seed 000's start-up advantage).

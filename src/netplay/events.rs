@@ -11,9 +11,15 @@ pub enum NetplayEvent {
     /// Connecting to the peers and shaking hands.
     Synchronizing,
     /// The handshake with the peer controlling `players` is done.
-    PeerSynchronized { players: PlayerSet },
+    PeerSynchronized {
+        /// The players that peer's machine controls.
+        players: PlayerSet,
+    },
     /// The start moment is known: frame 0 begins in `in_ms` (a countdown).
-    Starting { in_ms: Millis },
+    Starting {
+        /// Milliseconds from now until frame 0.
+        in_ms: Millis,
+    },
     /// Frame 0 began (every machine begins it at about the same moment).
     Running,
     /// A handshake was refused, by us or by the peer; says what differs.
@@ -21,48 +27,79 @@ pub enum NetplayEvent {
     /// The prediction window is used up waiting for `players`' inputs, for
     /// `waited_ms` so far (raised when it starts and every second or so).
     WaitingForPeer {
+        /// The remote players whose inputs are missing.
         players: PlayerSet,
+        /// Milliseconds since the wait began.
         waited_ms: Millis,
     },
     /// Inputs arrived: frames run again after `waited_ms`.
-    StoppedWaiting { waited_ms: Millis },
+    StoppedWaiting {
+        /// How long the wait lasted in all, in ms.
+        waited_ms: Millis,
+    },
     /// Time sync's advice changed (apply `frames_per_second_factor`).
     TimeSync {
+        /// The new advice: a speed factor, or frames to stall.
         advice: TimeSyncAdvice,
+        /// How far we run ahead of the furthest-behind remote player (frames,
+        /// averaged; negative: behind), the figure the advice answers.
         frames_ahead: f32,
     },
     /// The local input delay changed (frames).
-    InputDelayChanged { from: u32, to: u32 },
+    InputDelayChanged {
+        /// The delay before the change, in frames.
+        from: u32,
+        /// The delay now, in frames.
+        to: u32,
+    },
     /// A confirmed frame's checksum differs here and at `player`'s machine.
     Desync {
+        /// The confirmed frame whose checksums differ.
         frame: Frame,
+        /// A player of the machine that reported the other checksum.
         player: PlayerId,
+        /// Our checksum of `frame`.
         local: Checksum,
+        /// That machine's checksum of `frame`.
         remote: Checksum,
     },
     /// Nothing heard from the machine of `players` for `silent_for_ms`.
     NetworkInterrupted {
+        /// The players of the silent machine.
         players: PlayerSet,
+        /// How long it has been silent, in ms.
         silent_for_ms: Millis,
     },
     /// That machine is heard again.
-    NetworkResumed { players: PlayerSet },
+    NetworkResumed {
+        /// The players of the machine heard again.
+        players: PlayerSet,
+    },
     /// `player` left the match: their input is none from `at_frame` on.
     Disconnected {
+        /// The player who left.
         player: PlayerId,
+        /// The first frame their input counts as none.
         at_frame: Frame,
+        /// Why they left: timed out, quit, broke the rules or desynchronized.
         reason: DisconnectReason,
     },
     /// The machines agreed that `player` left at `at_frame`, older than any
     /// state kept here (`oldest`): this machine cannot follow, so it leaves
     /// the match (`MatchEnded` follows) and the others play on without it.
     DepartureTooFarBack {
+        /// The player who left.
         player: PlayerId,
+        /// The frame the machines agreed they left at.
         at_frame: Frame,
+        /// The oldest frame this machine can still return to.
         oldest: Frame,
     },
     /// Too few players are left (or we left): the match is over.
-    MatchEnded { at_frame: Frame },
+    MatchEnded {
+        /// The frame at which the match ended.
+        at_frame: Frame,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left or fell too far behind.
@@ -71,7 +108,9 @@ pub enum NetplayEvent {
     /// sent. Its players leave as on any disconnect
     /// (`Disconnected` with `ProtocolViolation` follows); nobody else does.
     PeerFault {
+        /// The players of the machine whose link was closed.
         players: PlayerSet,
+        /// What it did.
         fault: PeerFault,
     },
 }
@@ -84,19 +123,27 @@ pub enum PeerFault {
     /// It sent an input the match cannot take: outside the input window, or
     /// contradicting one it sent before.
     RejectedInput {
+        /// The player the input was for.
         player: PlayerId,
+        /// Why the rollback session refused it.
         error: SessionError,
     },
     /// It announced that `player` left at `at_frame`, older than any state
     /// kept here (`oldest`): no machine still playing can have held that
     /// view, and following it would force this machine out.
     ImpossibleDeparture {
+        /// The player it said left.
         player: PlayerId,
+        /// The frame it said they left at.
         at_frame: Frame,
+        /// The oldest frame this machine can still return to.
         oldest: Frame,
     },
     /// It left `frames` of our inputs unacknowledged.
-    StoppedAcknowledging { frames: u32 },
+    StoppedAcknowledging {
+        /// Our input frames waiting for its ack when we gave up.
+        frames: u32,
+    },
 }
 
 impl std::fmt::Display for PeerFault {
@@ -132,27 +179,36 @@ pub struct NetplayStats {
     /// Frames we simulate past its newest input, less our delay, and the
     /// same figure as it reports it.
     pub local_frame_lag: i32,
+    /// The lag that player's machine last reported (`None` before its first report).
     pub remote_frame_lag: Option<i32>,
     /// Depth of the last and the deepest rollback its inputs caused.
     pub last_rollback: u32,
+    /// Depth of the deepest rollback its inputs caused, in frames.
     pub max_rollback: u32,
+    /// Rollbacks its inputs caused in all.
     pub rollbacks: u64,
     /// Our local input delay (frames).
     pub local_input_delay: u32,
     /// Traffic on the link to its machine.
     pub bytes_sent: u64,
+    /// Bytes received on that link.
     pub bytes_received: u64,
+    /// Datagrams sent on that link.
     pub datagrams_sent: u64,
+    /// Datagrams received on that link, dropped ones included.
     pub datagrams_received: u64,
 }
 
 /// What went wrong in a call to the netplay session.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NetplayError {
+    /// The session cannot be built from this configuration; the text says why.
     #[error("invalid netplay settings: {0}")]
     InvalidConfig(String),
+    /// The rollback session refused the call.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// A peer endpoint refused the call (bad configuration, closed link).
     #[error("peer connection: {0}")]
     Endpoint(#[from] EndpointError),
 }

@@ -402,6 +402,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         &self.session
     }
 
+    /// The next frame to simulate.
     pub fn current_frame(&self) -> Frame {
         self.session.current_frame()
     }
@@ -469,6 +470,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         end.previous()
     }
 
+    /// Synchronizing until frame 0 runs, then running; ended once the match is over or we left it.
     pub fn state(&self) -> SessionState {
         if self.left {
             SessionState::Ended
@@ -477,10 +479,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
     }
 
+    /// The local input delay in force, in frames.
     pub fn input_delay(&self) -> u32 {
         self.session.input_delay()
     }
 
+    /// Time sync's current advice: the speed factor to run at, or frames to stall.
     pub fn time_sync_advice(&self) -> TimeSyncAdvice {
         self.session.time_sync_advice()
     }

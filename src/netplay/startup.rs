@@ -62,18 +62,32 @@ pub enum StartPhase {
     /// host's Start not arrived).
     Waiting,
     /// Frame 0 begins at `start_at`.
-    Counting { start_at: Millis },
+    Counting {
+        /// The caller's clock reading at which frame 0 begins.
+        start_at: Millis,
+    },
     /// Frame 0 began at `at`.
-    Started { at: Millis },
+    Started {
+        /// The caller's clock reading at which frame 0 began.
+        at: Millis,
+    },
 }
 
 /// What the start-up asks the netplay session to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StartMessage {
     /// Ready, to the host over link `link`.
-    Ready { link: usize },
+    Ready {
+        /// The caller's number for the link to the start-up host.
+        link: usize,
+    },
     /// Start, to the member over link `link`.
-    Start { link: usize, delay_ms: u16 },
+    Start {
+        /// The caller's number for the link to that member.
+        link: usize,
+        /// Milliseconds the member waits after the Start arrives before frame 0.
+        delay_ms: u16,
+    },
 }
 
 /// What `advance_frame` should do this tick.
@@ -186,14 +200,17 @@ impl StartUp {
         }
     }
 
+    /// Waiting, counting down to frame 0, or started.
     pub fn phase(&self) -> StartPhase {
         self.phase
     }
 
+    /// Whether this machine is the start-up host (it controls player 0).
     pub fn is_host(&self) -> bool {
         matches!(self.role, Role::Host { .. })
     }
 
+    /// Whether frame 0 has begun here.
     pub fn has_started(&self) -> bool {
         matches!(self.phase, StartPhase::Started { .. })
     }

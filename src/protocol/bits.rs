@@ -31,6 +31,7 @@ impl<'a> BitWriter<'a> {
         self.bit_len.div_ceil(8)
     }
 
+    /// Appends one bit, starting a new byte every eighth bit.
     pub fn write_bit(&mut self, bit: bool) {
         let offset = self.bit_len % 8;
         if offset == 0 {
@@ -73,6 +74,7 @@ pub struct BitReader<'a> {
 }
 
 impl<'a> BitReader<'a> {
+    /// Starts reading at the first bit of `bytes`.
     pub fn new(bytes: &'a [u8]) -> Self {
         BitReader { bytes, bit_pos: 0 }
     }
@@ -87,6 +89,7 @@ impl<'a> BitReader<'a> {
         self.bit_pos.div_ceil(8)
     }
 
+    /// The next bit, or [`DecodeError::Truncated`] past the last byte.
     pub fn read_bit(&mut self) -> Result<bool, DecodeError> {
         let byte = *self
             .bytes

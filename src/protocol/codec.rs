@@ -55,38 +55,66 @@ pub const HEADER_SIZE: usize = 10;
 /// What is wrong with a datagram that cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
+    /// A field runs past the end of the datagram (cut short, or a lying length).
     #[error("datagram ends in the middle of a field")]
     Truncated,
     #[error("datagram of {0} bytes is over the {MAX_DATAGRAM_SIZE}-byte limit")]
+    /// The datagram's length in bytes, over [`MAX_DATAGRAM_SIZE`]: no peer sends one.
     TooLarge(usize),
+    /// The first two bytes are not [`MAGIC`]: stray traffic from another program.
     #[error("not a netcade datagram (starts with {0:02x?})")]
     BadMagic([u8; 2]),
+    /// The kind byte names no message of this protocol version.
     #[error("unknown message kind {0}")]
     UnknownKind(u8),
+    /// A LEB128 number is too big for its field or not in its shortest form.
     #[error("malformed variable-length number")]
     BadVarint,
+    /// A handshake's core name or version is not UTF-8.
     #[error("a text field is not valid UTF-8")]
     BadText,
+    /// Handshake settings no session can run with; the text says which rule they break.
     #[error("invalid session settings: {0}")]
     BadSettings(&'static str),
+    /// A Reject carries a reason code this version does not know.
     #[error("unknown reject reason code {0}")]
     UnknownRejectReason(u8),
     #[error("{claimed} entries cannot fit in the {bytes_left} bytes left in the datagram")]
-    CountBeyondDatagram { claimed: u64, bytes_left: usize },
+    /// A count announces more entries than the rest of the datagram can hold,
+    /// so nothing is reserved for them.
+    CountBeyondDatagram {
+        /// Entries the count announces.
+        claimed: u64,
+        /// Bytes left in the datagram after the count.
+        bytes_left: usize,
+    },
+    /// An input message's frames or ack fall outside the frame numbers a u32 holds.
     #[error("frame numbers out of range")]
     FrameRange,
+    /// An input's toggle code changes more than the 16 buttons a pad has.
     #[error("an input frame toggles more buttons than a pad has")]
     BadInputBits,
+    /// An input message carries frames but names no player they belong to.
     #[error("inputs without player slots")]
     InputsWithoutSlots,
+    /// A blob chunk announces a total size in bytes over [`MAX_BLOB_SIZE`].
     #[error("blob of {0} bytes is over the {MAX_BLOB_SIZE}-byte cap")]
     BlobTooLarge(u32),
     #[error("blob chunk {index} of {count} is inconsistent with the blob size or its own length")]
-    BadBlobChunk { index: u32, count: u32 },
+    /// A blob chunk or ack whose chunk numbers or length do not match the blob's size.
+    BadBlobChunk {
+        /// The chunk number carried (for an ack, its first missing chunk).
+        index: u32,
+        /// The chunk count carried (for an ack, the most any blob can have).
+        count: u32,
+    },
+    /// This many bytes follow a complete message; no peer of this version sends them.
     #[error("{0} unexpected bytes after the message")]
     TrailingBytes(usize),
+    /// An input datagram's piggyback flags byte sets bits this version does not know.
     #[error("unknown piggyback flags {0:#04x} in an input datagram")]
     UnknownPiggyback(u8),
+    /// An input datagram's flags announce a checksum report with zero entries.
     #[error("an input datagram flags a checksum report but carries no checksum")]
     EmptyPiggybackChecksums,
 }
@@ -94,16 +122,34 @@ pub enum DecodeError {
 /// A message that cannot be put in one datagram.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EncodeError {
+    /// The bytes the message needs (for inputs, an estimate), over [`MAX_DATAGRAM_SIZE`].
     #[error("message needs {0} bytes, over the {MAX_DATAGRAM_SIZE}-byte datagram limit")]
     TooLarge(usize),
     #[error("{field} is {len} bytes long, at most 255 fit")]
-    TextTooLong { field: &'static str, len: usize },
+    /// A handshake text is longer than its one-byte length prefix allows.
+    TextTooLong {
+        /// Which text ("core name" or "core version").
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+    },
     #[error("an input message holds {actual} inputs where its frames and slots need {expected}")]
-    InputCountMismatch { expected: usize, actual: usize },
+    /// An input message whose inputs do not fill `frame_count × slots` exactly.
+    InputCountMismatch {
+        /// Inputs the frame count and slots call for.
+        expected: usize,
+        /// Inputs the message holds.
+        actual: usize,
+    },
+    /// A checksum report with more entries (the count given) than [`MAX_CHECKSUMS_PER_REPORT`].
     #[error("a checksum report holds {0} entries, at most {MAX_CHECKSUMS_PER_REPORT} fit")]
     TooManyChecksums(usize),
     #[error("blob chunk {index} is inconsistent with the blob size or its own length")]
-    BadBlobChunk { index: u32 },
+    /// A blob chunk whose count, index or length does not match its total size.
+    BadBlobChunk {
+        /// The chunk's index.
+        index: u32,
+    },
 }
 
 // ---------------------------------------------------------------- writing
@@ -219,9 +265,13 @@ fn frames_fitting(
 /// The fields of an input datagram besides the inputs themselves.
 #[derive(Clone, Copy, Debug)]
 pub struct InputPrefix<'a> {
+    /// The first frame carried, as in [`InputMessage::start_frame`].
     pub start_frame: Frame,
+    /// The ack of the receiver's inputs, as in [`InputMessage::next_expected`].
     pub next_expected: Frame,
+    /// Whose inputs are carried, as in [`InputMessage::slots`].
     pub slots: PlayerSlots,
+    /// The sender's view of who dropped, as in [`InputMessage::status`].
     pub status: &'a ConnectionStatus,
     /// Reports to send along (checksums beyond [`MAX_CHECKSUMS_PER_REPORT`] are left out).
     pub piggyback: &'a Piggyback,

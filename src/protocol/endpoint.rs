@@ -22,14 +22,21 @@ pub type Millis = u64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     /// The host's token is random, chosen by the caller.
-    Host { session: SessionToken },
+    Host {
+        /// The token every datagram of this session carries.
+        session: SessionToken,
+    },
     /// A joiner may know the token (e.g. from an invite) or learn it from the Welcome.
-    Joiner { session: Option<SessionToken> },
+    Joiner {
+        /// The token if known in advance; `None` to take the one in the Welcome.
+        session: Option<SessionToken>,
+    },
 }
 
 /// Everything an endpoint is told when it is made.
 #[derive(Clone, Debug)]
 pub struct EndpointConfig {
+    /// Host or joiner of this link, with the session token if known.
     pub role: Role,
     /// Always [`PROTOCOL_VERSION`] except in tests of version mismatches.
     pub protocol_version: u8,
@@ -47,7 +54,9 @@ pub struct EndpointConfig {
     pub throttled_interval_ms: Millis,
     /// A keep-alive goes out when nothing else was sent for this long.
     pub keep_alive_interval_ms: Millis,
+    /// A quality report (clock and frame advantage, for ping) goes out this often.
     pub quality_report_interval_ms: Millis,
+    /// A joiner sends Hello again this often until the host answers.
     pub hello_retry_ms: Millis,
     /// Unacked inputs are sent again this often when no new input comes.
     pub input_resend_ms: Millis,
@@ -98,9 +107,13 @@ impl EndpointConfig {
 /// What a peer says it is, for messages about mismatches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// The protocol version in the peer's datagram header.
     pub protocol_version: u8,
+    /// The libretro core named in its handshake.
     pub core_name: String,
+    /// That core's version.
     pub core_version: String,
+    /// xxh3 of its content (ROM), shown in hex.
     pub content_hash: u64,
 }
 
@@ -128,10 +141,13 @@ impl fmt::Display for Identity {
 /// A refused handshake: why, who refused, and both sides' identities.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {
+    /// What did not match.
     pub reason: RejectReason,
     /// True when this side refused the peer, false when the peer refused us.
     pub by_us: bool,
+    /// This side's identity.
     pub local: Identity,
+    /// The peer's identity, as its handshake gave it.
     pub remote: Identity,
 }
 
@@ -157,14 +173,20 @@ impl fmt::Display for Rejection {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DisconnectCause {
     /// Nothing heard for `silent_for_ms`.
-    Timeout { silent_for_ms: Millis },
+    Timeout {
+        /// How long the peer had been silent, in ms (at least `disconnect_after_ms`).
+        silent_for_ms: Millis,
+    },
     /// The peer said goodbye.
     PeerLeft(DisconnectReason),
     /// The host refused us.
     Rejected(RejectReason),
     /// The peer left [`MAX_UNACKED_FRAMES`] of our frames unacknowledged
     /// while the connection was alive: we stopped keeping them.
-    Unacknowledged { frames: u32 },
+    Unacknowledged {
+        /// Our input frames waiting for the peer's ack when we gave up.
+        frames: u32,
+    },
 }
 
 impl fmt::Display for DisconnectCause {
@@ -190,43 +212,81 @@ impl fmt::Display for DisconnectCause {
 pub enum Event {
     /// The handshake completed: play may start with these settings.
     Synchronized {
+        /// The token both sides now put in every datagram.
         session: SessionToken,
+        /// The host's settings, which both sides play with.
         settings: SessionSettings,
+        /// The players the peer controls (none for a spectator).
         remote_slots: PlayerSlots,
     },
     /// A handshake was refused (by either side), naming the problem.
     Rejected(Rejection),
     /// A remote player's input for a frame: each exactly once, frames in order.
     RemoteInput {
+        /// The player slot (0-based) the input belongs to.
         player: u8,
+        /// The frame the input is for.
         frame: Frame,
+        /// The buttons held on that frame.
         buttons: Buttons,
     },
     /// The peer's latest frame advantage report.
     RemoteFrameAdvantage(i16),
     /// A new round-trip measurement (`sample_ms`) and the smoothed figure
     /// after it (`rtt_ms`).
-    Ping { rtt_ms: u32, sample_ms: u32 },
+    Ping {
+        /// The smoothed round-trip time after this sample, in ms.
+        rtt_ms: u32,
+        /// This measurement's round-trip time, in ms.
+        sample_ms: u32,
+    },
     /// The peer's checksum of a confirmed frame (each frame once, ascending).
-    RemoteChecksum { frame: Frame, checksum: Checksum },
+    RemoteChecksum {
+        /// The confirmed frame the peer took the checksum at.
+        frame: Frame,
+        /// The peer's checksum of its state at `frame`.
+        checksum: Checksum,
+    },
     /// The peer reports that `player` dropped: their input is NONE from `at`.
-    RemoteSeesDisconnect { player: u8, at: Frame },
+    RemoteSeesDisconnect {
+        /// The player slot (0-based) that dropped.
+        player: u8,
+        /// The first frame whose input for `player` is NONE.
+        at: Frame,
+    },
     /// Nothing heard for a while (the match should show "waiting").
-    NetworkInterrupted { silent_for_ms: Millis },
+    NetworkInterrupted {
+        /// How long the peer has been silent, in ms (at least `interrupt_after_ms`).
+        silent_for_ms: Millis,
+    },
     /// Datagrams arrive again after an interruption.
     NetworkResumed,
     /// The connection is over; nothing more will be sent or accepted.
-    Disconnected { cause: DisconnectCause },
+    Disconnected {
+        /// Why it ended.
+        cause: DisconnectCause,
+    },
     /// A whole blob arrived.
-    BlobReceived { id: BlobId, bytes: Vec<u8> },
+    BlobReceived {
+        /// The sender's number for the transfer.
+        id: BlobId,
+        /// The whole blob, `total_size` bytes.
+        bytes: Vec<u8>,
+    },
     /// The peer acknowledged every chunk of a blob we sent.
-    BlobDelivered { id: BlobId },
+    BlobDelivered {
+        /// The id [`PeerEndpoint::send_blob`] returned.
+        id: BlobId,
+    },
     /// The peer is synchronized with every machine of the match and waits
     /// for our Start (we are the host of the start-up).
     PeerReady,
     /// The host says: begin frame 0 `delay_ms` after now. Each copy that
     /// arrives is reported (and acknowledged for us).
-    StartRequested { delay_ms: u16 },
+    StartRequested {
+        /// Milliseconds from this event until frame 0 should run.
+        delay_ms: u16,
+    },
     /// The peer received a Start we sent.
     StartAcknowledged,
 }
@@ -234,18 +294,26 @@ pub enum Event {
 /// Where the connection is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConnectionState {
+    /// Hello sent or awaited; no inputs flow yet.
     Handshaking,
+    /// Synchronized: inputs, reports and blobs flow.
     Running,
+    /// Over (timed out, refused, or either side left); only goodbyes still go out.
     Disconnected,
 }
 
 /// Counters for the on-screen stats and for tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EndpointStats {
+    /// Datagrams handed to the caller to send, of every kind.
     pub datagrams_sent: u64,
+    /// Bytes of those datagrams (netcade header included, IP/UDP headers not).
     pub bytes_sent: u64,
+    /// Datagrams handed to us, dropped ones included.
     pub datagrams_received: u64,
+    /// Bytes of those datagrams.
     pub bytes_received: u64,
+    /// Of the datagrams sent, those carrying inputs.
     pub input_datagrams_sent: u64,
     /// Datagrams carrying another session's token.
     pub dropped_wrong_token: u64,
@@ -261,6 +329,8 @@ pub struct EndpointStats {
     pub blobs_refused: u64,
     /// Smoothed round-trip time, once measured.
     pub ping_ms: Option<u32>,
+    /// The peer's latest reported frame lag: frames it runs past our newest
+    /// input, less its input delay (positive: the peer is ahead); 0 until one arrives.
     pub remote_frame_advantage: i16,
     /// Local input frames the peer has not acknowledged yet.
     pub unacked_frames: u32,
@@ -269,16 +339,40 @@ pub struct EndpointStats {
 /// Mistakes of the caller (not of the network).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EndpointError {
+    /// Local input was added out of order: frames go in one by one, none skipped.
     #[error("input for frame {got} added, but frame {expected} is next")]
-    NotNextFrame { expected: Frame, got: Frame },
+    NotNextFrame {
+        /// The frame the endpoint expects next.
+        expected: Frame,
+        /// The frame the caller gave.
+        got: Frame,
+    },
+    /// Local input for a number of players other than the ones this side controls.
     #[error("{got} inputs given for {expected} local players")]
-    WrongSlotCount { expected: usize, got: usize },
+    WrongSlotCount {
+        /// Players this side controls.
+        expected: usize,
+        /// Inputs the caller gave.
+        got: usize,
+    },
+    /// A blob to send is bigger than any peer accepts.
     #[error("a blob of {size} bytes is over the {max}-byte limit")]
-    BlobTooLarge { size: usize, max: usize },
+    BlobTooLarge {
+        /// The blob's size in bytes.
+        size: usize,
+        /// The cap in bytes ([`MAX_BLOB_SIZE`]).
+        max: usize,
+    },
+    /// The connection is over: nothing more can be sent on it.
     #[error("the connection is closed")]
     Disconnected,
+    /// A blob was offered while another is still being sent.
     #[error("blob {} is still being sent: one blob at a time", .id.0)]
-    BlobInProgress { id: BlobId },
+    BlobInProgress {
+        /// The transfer still under way.
+        id: BlobId,
+    },
+    /// The endpoint cannot be made from this configuration; the text says why.
     #[error("invalid endpoint configuration: {0}")]
     InvalidConfig(String),
 }
@@ -517,10 +611,12 @@ impl PeerEndpoint {
 
     // ------------------------------------------------------------ queries
 
+    /// Where the connection is: handshaking, running or over.
     pub fn state(&self) -> ConnectionState {
         self.state
     }
 
+    /// Whether the handshake is done and the connection not over.
     pub fn is_running(&self) -> bool {
         self.state == ConnectionState::Running
     }
@@ -552,6 +648,7 @@ impl PeerEndpoint {
         self.remote_slots
     }
 
+    /// The counters so far, with the current ping and unacknowledged frames.
     pub fn stats(&self) -> EndpointStats {
         let mut stats = self.stats;
         stats.unacked_frames = self.next_local_frame - self.unacked_start;

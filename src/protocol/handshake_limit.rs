@@ -45,6 +45,7 @@ pub struct HandshakeLimiter<A> {
 }
 
 impl<A: Ord + Copy> HandshakeLimiter<A> {
+    /// A limiter that remembers no address yet and has refused nothing.
     pub fn new(limit: HandshakeLimit) -> Self {
         HandshakeLimiter {
             limit,
@@ -84,6 +85,7 @@ impl<A: Ord + Copy> HandshakeLimiter<A> {
         self.allowances.len()
     }
 
+    /// Whether no address is remembered.
     pub fn is_empty(&self) -> bool {
         self.allowances.is_empty()
     }

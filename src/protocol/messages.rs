@@ -86,8 +86,11 @@ impl Sequence {
 /// What precedes every message on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The sender's [`PROTOCOL_VERSION`]; other versions are dropped except in handshake messages.
     pub version: u8,
+    /// The session this datagram belongs to ([`SessionToken::UNKNOWN`] in a Hello).
     pub session: SessionToken,
+    /// Counts the sender's datagrams on this link, so the receiver can drop duplicates and stale reports.
     pub sequence: Sequence,
 }
 
@@ -96,20 +99,25 @@ pub struct Header {
 pub struct PlayerSlots(pub u8);
 
 impl PlayerSlots {
+    /// No player at all (a spectator's slots).
     pub const NONE: PlayerSlots = PlayerSlots(0);
 
+    /// The set holding only `player` (0..[`MAX_SLOTS`]).
     pub const fn single(player: u8) -> PlayerSlots {
         PlayerSlots(1 << player)
     }
 
+    /// Whether `player` is in the set; slots at or beyond [`MAX_SLOTS`] never are.
     pub const fn contains(self, player: u8) -> bool {
         (player as usize) < MAX_SLOTS && self.0 & (1 << player) != 0
     }
 
+    /// How many players the set holds.
     pub const fn count(self) -> usize {
         self.0.count_ones() as usize
     }
 
+    /// Whether the set holds no player.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -119,6 +127,7 @@ impl PlayerSlots {
         (self.0 as u16) >> player_count == 0
     }
 
+    /// Whether the two sets share a player (two machines claiming the same slot).
     pub const fn overlaps(self, other: PlayerSlots) -> bool {
         self.0 & other.0 != 0
     }
@@ -142,6 +151,7 @@ pub struct SessionSettings {
     pub checksum_interval: u16,
     /// Bounds of the dynamic local input delay, in frames (min ≤ max).
     pub input_delay_min: u8,
+    /// Upper bound of the dynamic local input delay, in frames.
     pub input_delay_max: u8,
 }
 
@@ -161,12 +171,15 @@ impl Default for SessionSettings {
 /// A Hello (joiner → host) or Welcome (host → joiner): who the sender is and what it plays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Handshake {
+    /// The sender's libretro core; peers with another name are refused.
     pub core_name: String,
+    /// The sender's core version; peers with another version are refused.
     pub core_version: String,
     /// xxh3 of the loaded content (ROM).
     pub content_hash: u64,
     /// The players the sender controls.
     pub local_slots: PlayerSlots,
+    /// The sender's settings: a joiner's proposal, or the host's decision in a Welcome or Reject.
     pub settings: SessionSettings,
 }
 
@@ -284,6 +297,7 @@ impl fmt::Display for DisconnectReason {
 /// while connected. Peers merge these views (earliest frame wins) so all agree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnectionStatus {
+    /// Per player slot: the first frame whose input is NONE because the player dropped, `None` while connected.
     pub disconnected_at: [Option<Frame>; MAX_SLOTS],
 }
 
@@ -300,6 +314,7 @@ pub struct QualityReport {
 /// The echo of a [`QualityReport`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QualityReply {
+    /// The [`QualityReport::timestamp_ms`] being answered, unchanged.
     pub echoed_timestamp_ms: u32,
     /// How long the reply waited here before going out (to ride an input
     /// datagram): the sender of the report subtracts it from the round trip.
@@ -309,7 +324,9 @@ pub struct QualityReply {
 /// Reports that ride on an input datagram rather than costing one of their own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Piggyback {
+    /// A report of the sender's clock and frame advantage, if one is due.
     pub quality_report: Option<QualityReport>,
+    /// The answer to the receiver's latest report, if one is waiting.
     pub quality_reply: Option<QualityReply>,
     /// As in [`Message::ChecksumReport`] (at most [`MAX_CHECKSUMS_PER_REPORT`]).
     pub checksums: Vec<ChecksumEntry>,
@@ -336,6 +353,7 @@ pub struct InputMessage {
     pub frame_count: u32,
     /// `frame_count × slots.count()` inputs, frame by frame, slots ascending.
     pub inputs: Vec<Buttons>,
+    /// Which players the sender knows to have dropped, and from which frame.
     pub status: ConnectionStatus,
     /// Reports sent along with the inputs.
     pub piggyback: Piggyback,
@@ -361,7 +379,9 @@ impl InputMessage {
 /// The checksum of a confirmed frame, for desync detection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChecksumEntry {
+    /// The confirmed frame the checksum was taken at.
     pub frame: Frame,
+    /// The checksum of the emulator's state at `frame`.
     pub checksum: Checksum,
 }
 
@@ -372,12 +392,15 @@ pub struct BlobId(pub u32);
 /// One piece of a blob (a savestate sent to a spectator or for desync repair).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlobChunk {
+    /// Which transfer this chunk belongs to.
     pub id: BlobId,
     /// Size of the whole blob (≤ [`MAX_BLOB_SIZE`]).
     pub total_size: u32,
     /// `total_size` split into [`BLOB_CHUNK_SIZE`] pieces (at least one).
     pub chunk_count: u32,
+    /// Position of this chunk in the blob, from 0 to `chunk_count - 1`.
     pub index: u32,
+    /// The chunk's data: [`BLOB_CHUNK_SIZE`] bytes, or fewer in the last chunk.
     pub bytes: Vec<u8>,
 }
 
@@ -394,7 +417,9 @@ pub const fn blob_chunk_count(total_size: usize) -> u32 {
 /// the [`BLOB_ACK_WINDOW`] chunks after it, those whose bit is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlobAck {
+    /// Which transfer is acknowledged.
     pub id: BlobId,
+    /// The first chunk not received yet (`chunk_count` once all have arrived).
     pub next_missing: u32,
     /// Bit i (of word i / 64) = chunk `next_missing + 1 + i` is held.
     pub held_after: [u64; (BLOB_ACK_WINDOW / 64) as usize],
@@ -424,12 +449,16 @@ pub enum Message {
     Welcome(Handshake),
     /// Host → joiner: refused, with the host's own identity so the joiner can say what differs.
     Reject {
+        /// Why the joiner was refused.
         reason: RejectReason,
+        /// The host's own core, content and settings.
         host: Handshake,
     },
+    /// The sender's inputs for a run of frames, with reports riding along.
     Input(InputMessage),
     /// "I have all your inputs before `next_expected`", from a peer with none of its own to send.
     InputAck {
+        /// The first frame of the receiver's inputs the sender still lacks.
         next_expected: Frame,
     },
     /// A quality report that found no input datagram to ride on.
@@ -438,13 +467,19 @@ pub enum Message {
     QualityReply(QualityReply),
     /// The sender's most recent confirmed-frame checksums, oldest first.
     ChecksumReport {
+        /// Checksums of confirmed frames, oldest first (at most [`MAX_CHECKSUMS_PER_REPORT`]).
         entries: Vec<ChecksumEntry>,
     },
+    /// Sent by a running link that sent nothing else for a while, so the peer does not time it out.
     KeepAlive,
+    /// The sender leaves the session; never acknowledged, so it may come more than once.
     Disconnect {
+        /// Why the sender leaves.
         reason: DisconnectReason,
     },
+    /// A piece of a blob being transferred.
     BlobChunk(BlobChunk),
+    /// Which chunks of a blob the receiver holds, so the sender resends only the missing ones.
     BlobAck(BlobAck),
     /// Member → host: synchronized with every machine of the match, so the
     /// host may send Start (repeated until a Start arrives).
@@ -454,6 +489,7 @@ pub enum Message {
     /// until acknowledged; a member already counting down or playing keeps
     /// its start moment.
     Start {
+        /// Milliseconds to wait after this datagram arrives before running frame 0.
         delay_ms: u16,
     },
     /// Member → host: a Start arrived (every copy is acknowledged).

@@ -21,6 +21,7 @@ impl<A: Ord + Copy> Default for PeerTable<A> {
 }
 
 impl<A: Ord + Copy> PeerTable<A> {
+    /// A table with no endpoints and nothing dropped yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -30,26 +31,32 @@ impl<A: Ord + Copy> PeerTable<A> {
         self.peers.insert(address, endpoint)
     }
 
+    /// Takes the endpoint for `address` out of the table, if there is one.
     pub fn remove(&mut self, address: &A) -> Option<PeerEndpoint> {
         self.peers.remove(address)
     }
 
+    /// The endpoint for `address`, if there is one.
     pub fn get(&self, address: &A) -> Option<&PeerEndpoint> {
         self.peers.get(address)
     }
 
+    /// The endpoint for `address` to change, if there is one.
     pub fn get_mut(&mut self, address: &A) -> Option<&mut PeerEndpoint> {
         self.peers.get_mut(address)
     }
 
+    /// How many endpoints the table holds.
     pub fn len(&self) -> usize {
         self.peers.len()
     }
 
+    /// Whether the table holds no endpoint.
     pub fn is_empty(&self) -> bool {
         self.peers.is_empty()
     }
 
+    /// Every endpoint with its address, in address order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&A, &mut PeerEndpoint)> {
         self.peers.iter_mut()
     }
