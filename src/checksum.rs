@@ -36,11 +36,13 @@ impl fmt::Display for Checksum {
 /// The three checksums netcade reports for a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checksums {
-    /// Checksum of the game's memory (`Emulator::game_memory`), the bytes games and cheats read.
+    /// Checksum of the game's own memory (`Emulator::game_memory`): system
+    /// RAM or its memory map.
     pub memory: Checksum,
     /// Checksum of the full serialized state.
     pub state: Checksum,
-    /// Checksum of the visible pixels of the last drawn frame; zero when the game has drawn none.
+    /// Checksum of the last drawn frame's visible pixels; zero when none was
+    /// taken (nothing drawn yet, or a sync-test not comparing video).
     pub video: Checksum,
 }
 

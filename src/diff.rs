@@ -17,9 +17,9 @@ pub struct ByteDiff {
     pub total_ranges: usize,
     /// All differing bytes (a length difference counts the extra bytes).
     pub differing_bytes: usize,
-    /// Length of the first buffer, in bytes.
+    /// Length of `before`, in bytes.
     pub len_before: usize,
-    /// Length of the second buffer, in bytes.
+    /// Length of `after`, in bytes.
     pub len_after: usize,
 }
 
@@ -74,7 +74,8 @@ impl ByteDiff {
         self.ranges.iter().map(format_range).collect()
     }
 
-    /// The diff as a JSON object: listed ranges as hex strings, the totals and both lengths.
+    /// The diff as a JSON object: the listed ranges as hex strings, the
+    /// totals and both lengths.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "ranges": self.range_strings(),

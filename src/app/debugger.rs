@@ -250,7 +250,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         Ok(debugger)
     }
 
-    /// The frame the game is at: how many frames have run since it loaded.
+    /// The frame the game is at (0: as loaded), in the numbering `goto` takes.
     pub fn frame(&self) -> u32 {
         self.frame
     }

@@ -82,11 +82,12 @@ pub enum AppError {
         /// Every path looked at, in order.
         searched: Vec<PathBuf>,
     },
-    /// A command-line argument is wrong in a way clap cannot check (the
-    /// message says which and why).
+    /// A command-line setting is unusable in a way clap cannot check (a
+    /// history too long, a directory that cannot be created); the message
+    /// names the argument.
     #[error("{message}")]
     BadArgument {
-        /// The whole message, naming the argument.
+        /// The whole message.
         message: String,
     },
     /// The `--inputs` value or the input script it names is unusable.

@@ -72,7 +72,7 @@ pub struct CoreInfo {
 /// Picture and sound timing of the loaded game.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AvInfo {
-    /// Frames per second the game runs at (e.g. 60.0988 for NTSC).
+    /// Frames per second the game runs at (rarely exactly 60).
     pub fps: f64,
     /// Audio sample rate, in Hz (stereo sample pairs a second).
     pub sample_rate: f64,

@@ -28,7 +28,7 @@ pub enum LibretroError {
     /// architecture, or a library it depends on is missing.
     #[error("{} is not a loadable shared library: {reason}", path.display())]
     NotALibrary {
-        /// The core file, resolved to its real path.
+        /// The core path as given.
         path: PathBuf,
         /// The dynamic loader's own message.
         reason: String,
@@ -37,7 +37,7 @@ pub enum LibretroError {
     /// The file loads but lacks a `retro_*` export every core has.
     #[error("{} is a shared library but not a libretro core (it has no `{symbol}` function)", path.display())]
     NotALibretroCore {
-        /// The shared library, resolved to its real path.
+        /// The core path as given.
         path: PathBuf,
         /// The first libretro export found missing, such as `retro_run`.
         symbol: &'static str,
@@ -50,7 +50,7 @@ pub enum LibretroError {
         path.display()
     )]
     WrongApiVersion {
-        /// The core file, resolved to its real path.
+        /// The core path as given.
         path: PathBuf,
         /// The version the core reports.
         found: u32,

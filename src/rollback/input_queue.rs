@@ -51,8 +51,8 @@ pub enum Confirmation {
 /// Why a confirmed input was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
-    /// The input's frame is too far from the current one for the ring to
-    /// hold it (too old to matter or too far in the future to be honest).
+    /// The input's frame is further from the current frame, either way, than
+    /// the queue's window reaches.
     #[error("input for frame {frame} is outside the window around frame {current} (±{half_window} frames)")]
     OutOfWindow {
         /// The frame the input was for.
@@ -63,7 +63,7 @@ pub enum InputError {
         half_window: u32,
     },
     /// A confirmed input arrived again with different buttons: confirmed
-    /// inputs never change, so the sender is broken or cheating.
+    /// inputs never change, so the sender is at fault.
     #[error("input for frame {frame} was already confirmed as {had}, now received as {got}")]
     Conflicting {
         /// The frame the input was for.

@@ -76,7 +76,7 @@ pub enum SessionError {
     /// the peer is at fault).
     #[error("input from {player} refused: {source}")]
     RemoteInput {
-        /// The remote player the input was for.
+        /// The player the input was for.
         player: PlayerId,
         /// What was wrong with it.
         source: InputError,

@@ -367,7 +367,7 @@ pub enum SyncTestError {
         distance: u32,
     },
     /// The frames the test must keep (states and memories) would take more
-    /// bytes than the memory limit; found once the first state is saved.
+    /// bytes than the memory limit; checked as each state is saved.
     #[error("the {kept} frames the test keeps take {needed} bytes ({per_frame} each), more than the {budget} allowed: raise the memory limit or shorten the check distance and settle window")]
     HistoryOverBudget {
         /// Frames kept at once: the check distance plus the settle window, plus one.
