@@ -9,6 +9,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 pub struct Checksum(pub u64);
 
 impl Checksum {
+    /// The xxh3-64 checksum of `bytes`.
     pub fn of(bytes: &[u8]) -> Checksum {
         Checksum(xxh3_64(bytes))
     }
@@ -35,8 +36,13 @@ impl fmt::Display for Checksum {
 /// The three checksums netcade reports for a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checksums {
+    /// Checksum of the game's own memory (`Emulator::game_memory`): system
+    /// RAM or its memory map.
     pub memory: Checksum,
+    /// Checksum of the full serialized state.
     pub state: Checksum,
+    /// Checksum of the last drawn frame's visible pixels; zero when none was
+    /// taken (nothing drawn yet, or a sync-test not comparing video).
     pub video: Checksum,
 }
 

@@ -17,7 +17,9 @@ pub struct ByteDiff {
     pub total_ranges: usize,
     /// All differing bytes (a length difference counts the extra bytes).
     pub differing_bytes: usize,
+    /// Length of `before`, in bytes.
     pub len_before: usize,
+    /// Length of `after`, in bytes.
     pub len_after: usize,
 }
 
@@ -62,6 +64,7 @@ impl ByteDiff {
         }
     }
 
+    /// True when the buffers are equal in length and content.
     pub fn is_identical(&self) -> bool {
         self.total_ranges == 0
     }
@@ -71,6 +74,8 @@ impl ByteDiff {
         self.ranges.iter().map(format_range).collect()
     }
 
+    /// The diff as a JSON object: the listed ranges as hex strings, the
+    /// totals and both lengths.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "ranges": self.range_strings(),

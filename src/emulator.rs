@@ -12,11 +12,14 @@ use crate::input::Buttons;
 pub enum PixelFormat {
     /// 0RGB1555, libretro's default.
     Rgb1555,
+    /// XRGB8888: 32 bits a pixel, the top byte ignored.
     Xrgb8888,
+    /// RGB565: 16 bits a pixel.
     Rgb565,
 }
 
 impl PixelFormat {
+    /// How many bytes one pixel takes in this format (2 or 4).
     pub const fn bytes_per_pixel(self) -> usize {
         match self {
             PixelFormat::Xrgb8888 => 4,
@@ -29,10 +32,15 @@ impl PixelFormat {
 /// of which the first `width * bytes_per_pixel` of each row are the picture.
 #[derive(Clone, Copy, Debug)]
 pub struct VideoFrame<'a> {
+    /// Visible width, in pixels.
     pub width: u32,
+    /// Visible height, in pixels (rows).
     pub height: u32,
+    /// Bytes from the start of one row to the start of the next, padding included.
     pub pitch: usize,
+    /// How each pixel is laid out.
     pub format: PixelFormat,
+    /// The picture bytes: `height` rows of `pitch` bytes each.
     pub pixels: &'a [u8],
 }
 
@@ -50,10 +58,19 @@ impl VideoFrame<'_> {
 /// What went wrong inside a game while netcade drove it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmulatorError {
+    /// The game has no state to save (a state size of 0) or its save call
+    /// failed; rollback and sync-test cannot work with it.
     #[error("the core could not save its state ({reason})")]
-    SaveFailed { reason: String },
+    SaveFailed {
+        /// Why, naming the core: e.g. `retro_serialize of core X returned false`.
+        reason: String,
+    },
+    /// The game rejected a state: wrong size for it, or its load call failed.
     #[error("the core refused to load a saved state ({reason})")]
-    LoadFailed { reason: String },
+    LoadFailed {
+        /// Why, naming the core and the sizes when they disagree.
+        reason: String,
+    },
 }
 
 /// What the states a frame loop saves and loads are for. Some cores skip or

@@ -51,6 +51,7 @@ pub const MAX_LINE: usize = 4096;
 /// Arguments of `netcade debug`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct DebugArgs {
+    /// The core, content and core options to debug.
     #[command(flatten)]
     pub game: GameArgs,
     /// How many frames `back` and `goto` can go back.
@@ -77,19 +78,36 @@ impl DebugArgs {
 /// One debugger command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
+    /// `step [N]`: run this many frames forward (at most [`MAX_STEP`]).
     Step(u32),
+    /// `back [N]`: go this many frames back through the history.
     Back(u32),
+    /// `goto FRAME`: go to this frame number, forward or back.
     Goto(u32),
+    /// `history`: say how many frames are kept and their memory.
     History,
-    Input { player: usize, buttons: Buttons },
+    /// `input PLAYER BUTTONS`: hold buttons from now on.
+    Input {
+        /// The player, 1-based (1 to 4), as typed.
+        player: usize,
+        /// What the player holds from the next frame on.
+        buttons: Buttons,
+    },
+    /// `hash`: print the current frame's checksums.
     Hash,
+    /// `dump PATH`: write `PATH.state` and `PATH.memory`.
     Dump(PathBuf),
+    /// `mark`: remember the current frame to `diff` against.
     Mark,
+    /// `diff`: compare the marked frame's state and memory with the current ones.
     Diff,
+    /// `help`: print [`HELP`].
     Help,
+    /// `quit`: end the session.
     Quit,
 }
 
+/// The command list `help` prints.
 pub const HELP: &str = "\
 commands:
   step [N]               run N frames (default 1)
@@ -232,10 +250,12 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         Ok(debugger)
     }
 
+    /// The frame the game is at (0: as loaded), in the numbering `goto` takes.
     pub fn frame(&self) -> u32 {
         self.frame
     }
 
+    /// The checksums of the current frame.
     pub fn checksums(&self) -> Checksums {
         self.checksums
     }
@@ -448,7 +468,9 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
 /// a failure that ends the session.
 #[derive(Debug)]
 pub enum CommandError {
+    /// A message for the user, such as a bad argument; the session goes on.
     User(String),
+    /// The game or the output failed; the session ends with this error.
     Fatal(AppError),
 }
 

@@ -25,9 +25,13 @@ use crate::rollback::synctest::SyncTestError;
 use crate::rollback::Frame;
 use std::path::PathBuf;
 
+/// The command did what was asked.
 pub const EXIT_SUCCESS: u8 = 0;
+/// A sync-test found a desync, or the demo's machines disagreed.
 pub const EXIT_SYNC_TEST_FAILED: u8 = 1;
+/// The user's arguments or files were at fault.
 pub const EXIT_USER_MISTAKE: u8 = 2;
+/// The game or the machine failed while running.
 pub const EXIT_RUNTIME_FAILURE: u8 = 3;
 /// Set by the libretro host's crash report, which exits by itself.
 pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
@@ -37,6 +41,7 @@ pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// Everything asked was done (a sync-test passed, a run finished).
     Success,
     /// The sync-test ran and found frames that do not re-simulate the same.
     SyncTestFailed,
@@ -44,6 +49,7 @@ pub enum Outcome {
     NetplayFailed,
     /// A `debug` script (stdin not a terminal) had commands that failed.
     DebugCommandsFailed {
+        /// How many of the script's commands failed.
         count: u64,
     },
     /// A netplay match stopped before its last frame, the machines agreeing
@@ -52,6 +58,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The process exit code for this outcome (see the module docs).
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Success => EXIT_SUCCESS,
@@ -65,44 +72,79 @@ impl Outcome {
 /// Everything that can stop a netcade command.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
+    /// The core or its content could not be loaded or set up.
     #[error(transparent)]
     Libretro(#[from] LibretroError),
+    /// The demo needs the bundled Duel core and none of the places it looks
+    /// holds it.
     #[error("the Duel core library was not found (looked for {}); build it with `cargo build --release -p duel` or point NETCADE_DUEL_CORE at libduel.so", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
-    DuelCoreNotFound { searched: Vec<PathBuf> },
+    DuelCoreNotFound {
+        /// Every path looked at, in order.
+        searched: Vec<PathBuf>,
+    },
+    /// A command-line setting is unusable in a way clap cannot check (a
+    /// history too long, a directory that cannot be created); the message
+    /// names the argument.
     #[error("{message}")]
-    BadArgument { message: String },
+    BadArgument {
+        /// The whole message.
+        message: String,
+    },
+    /// The `--inputs` value or the input script it names is unusable.
     #[error(transparent)]
     Inputs(#[from] InputError),
+    /// The game could not save or load a state.
     #[error("the game failed at frame {frame}")]
     Emulator {
+        /// The frame the command was at.
         frame: u32,
+        /// What the game reported.
         #[source]
         source: EmulatorError,
     },
+    /// An output file (a dump, a picture) could not be written.
     #[error("cannot write {what} {}", path.display())]
     WriteFile {
+        /// What the file is, for the message (e.g. `the desync dump`).
         what: &'static str,
+        /// The file or directory.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// A netplay match failed (its cause is the source).
     #[error("netplay failed")]
     Netplay(#[from] NetplayError),
+    /// The netplay session asked to save or load a frame its state ring does
+    /// not hold: a bug in the session, not the user's fault.
     #[error("the netplay session asked for the state of frame {frame}, which it does not keep")]
-    NoStateSlot { frame: Frame },
+    NoStateSlot {
+        /// The frame asked for.
+        frame: Frame,
+    },
+    /// A file the command needs before it starts (a core copy, the content)
+    /// could not be made or read.
     #[error("cannot prepare {what} {}", path.display())]
     PrepareFile {
+        /// What the file is, for the message (e.g. `a copy of the core`).
         what: &'static str,
+        /// The file or directory.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// A picture was asked for before the game drew any frame.
     #[error("the game has not drawn a frame, so there is no picture to save")]
     NoVideoFrame,
+    /// Writing the command's output (standard output, a report) failed.
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
+    /// The sync-test could not run to a verdict.
     #[error(transparent)]
     SyncTest(#[from] SyncTestError),
+    /// The debugger's state history refused a state.
     #[error("cannot keep the state history")]
     StateHistory(#[from] StateHistoryError),
 }
@@ -129,6 +171,8 @@ impl AppError {
         }
     }
 
+    /// Wraps a game failure as [`AppError::Emulator`] at `frame`, for
+    /// `map_err`.
     pub fn at_frame(frame: u32) -> impl FnOnce(EmulatorError) -> AppError {
         move |source| AppError::Emulator { frame, source }
     }

@@ -51,7 +51,10 @@ pub enum InputSpec {
     /// `none`: nobody presses anything.
     Idle,
     /// `random:SEED`: seeded random play.
-    Random { seed: u64 },
+    Random {
+        /// The seed; the same seed gives the same presses on every machine.
+        seed: u64,
+    },
     /// Any other text: an input script file.
     File(PathBuf),
 }
@@ -100,22 +103,39 @@ impl FromStr for InputSpec {
 /// Why inputs could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
+    /// The text after `random:` is not a number that fits in 64 bits.
     #[error("bad random seed {text:?} (expected random:SEED with SEED a number up to 2^64-1)")]
-    BadSeed { text: String },
+    BadSeed {
+        /// The text given as the seed.
+        text: String,
+    },
+    /// `--inputs` was given an empty value.
     #[error("--inputs needs none, random:SEED or the path of an input script")]
     EmptySpec,
+    /// The input script could not be opened or read.
     #[error("cannot read input script {}", path.display())]
     Read {
+        /// The script's path.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The input script is over [`MAX_SCRIPT_BYTES`]; it is refused rather
+    /// than cut short.
     #[error("input script {} is larger than {} bytes", path.display(), MAX_SCRIPT_BYTES)]
-    TooLarge { path: PathBuf },
+    TooLarge {
+        /// The script's path.
+        path: PathBuf,
+    },
+    /// A line of the input script is not valid (or the file is not UTF-8).
     #[error("{}:{line}: {message}", path.display())]
     Parse {
+        /// The script's path.
         path: PathBuf,
+        /// The 1-based line number of the fault.
         line: usize,
+        /// What is wrong on that line.
         message: String,
     },
 }
@@ -245,6 +265,7 @@ pub struct ScriptPlayer {
 }
 
 impl ScriptPlayer {
+    /// A player at the script's first frame.
     pub fn new(script: InputScript) -> Self {
         ScriptPlayer {
             script,
@@ -253,6 +274,7 @@ impl ScriptPlayer {
         }
     }
 
+    /// The next frame's inputs; nothing held once the script has ended.
     pub fn next_frame(&mut self) -> FrameInputs {
         while let Some(&(count, inputs)) = self.script.runs.get(self.run) {
             if self.used_in_run < count {
@@ -274,10 +296,12 @@ pub struct SplitMix64 {
 }
 
 impl SplitMix64 {
+    /// A generator whose numbers follow from `seed` alone.
     pub fn new(seed: u64) -> Self {
         SplitMix64 { state: seed }
     }
 
+    /// The next number, uniform over all of `u64`.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
@@ -322,6 +346,7 @@ const DIRECTIONS: [Buttons; 9] = [
 const ACTIONS: [Buttons; 4] = [Buttons::B, Buttons::A, Buttons::Y, Buttons::X];
 
 impl RandomPlayer {
+    /// A player whose presses follow from `seed` alone.
     pub fn new(seed: u64) -> Self {
         RandomPlayer {
             rng: SplitMix64::new(seed),
@@ -330,6 +355,8 @@ impl RandomPlayer {
         }
     }
 
+    /// The next frame's inputs: the first [`RANDOM_PLAYERS`] ports play,
+    /// the others hold nothing.
     pub fn next_frame(&mut self) -> FrameInputs {
         let mut inputs = NO_INPUTS;
         for (player, input) in inputs.iter_mut().take(RANDOM_PLAYERS).enumerate() {
@@ -400,8 +427,11 @@ impl fmt::Display for ScriptEndsEarly {
 /// The inputs of a headless run, frame after frame.
 #[derive(Clone, Debug)]
 pub enum InputSource {
+    /// Nobody presses anything.
     Idle,
+    /// Seeded random play.
     Random(RandomPlayer),
+    /// An input script, played from its first frame.
     Script(ScriptPlayer),
 }
 
@@ -431,6 +461,7 @@ impl InputSource {
         Ok(source)
     }
 
+    /// The next frame's inputs, one [`Buttons`] per port.
     pub fn next_frame(&mut self) -> FrameInputs {
         match self {
             InputSource::Idle => NO_INPUTS,

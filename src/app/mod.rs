@@ -1,9 +1,10 @@
 //! The frame loops behind netcade's commands: `run`, `synctest`, `debug`,
 //! `demo`. `src/main.rs` only turns the command line into calls to these.
 //!
-//! Everything here is written against [`Game`] (an [`Emulator`] that may also
-//! know how long it spent inside the core), so the loops are tested with small
-//! pure-Rust games (see `testing`) and run unchanged on libretro cores.
+//! Everything here is written against [`Game`] (an
+//! [`Emulator`](crate::emulator::Emulator) that may also know how long it
+//! spent inside the core), so the loops are tested with small pure-Rust games
+//! (see `testing`) and run unchanged on libretro cores.
 
 pub mod debugger;
 pub mod demo;

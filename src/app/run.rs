@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 /// Arguments of `netcade run`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct RunArgs {
+    /// The core, content and core options to run.
     #[command(flatten)]
     pub game: GameArgs,
     /// How many frames to run (at least 1).
@@ -25,14 +26,18 @@ pub struct RunArgs {
 /// What a run measured.
 #[derive(Clone, Debug)]
 pub struct RunReport {
+    /// Frames run.
     pub frames: u32,
+    /// Wall-clock time the frames took.
     pub elapsed: Duration,
     /// Time spent in the core's own calls during the run, if measured.
     pub time_in_core: Option<Duration>,
+    /// Checksums of the game after the last frame.
     pub checksums: Checksums,
 }
 
 impl RunReport {
+    /// Frames run per second of wall-clock time (0 when no time passed).
     pub fn frames_per_second(&self) -> f64 {
         let seconds = self.elapsed.as_secs_f64();
         if seconds > 0.0 {

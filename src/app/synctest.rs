@@ -14,11 +14,21 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What `--compare` accepts.
+// `help = None` on each variant: clap would show the doc comments as value
+// help, which switches all of `synctest --help` to its long layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CompareArg {
+    /// The game's memory only.
+    #[value(help = None::<&str>)]
     Memory,
+    /// The full serialized state only.
+    #[value(help = None::<&str>)]
     State,
+    /// The picture only.
+    #[value(help = None::<&str>)]
     Video,
+    /// Memory, state and picture.
+    #[value(help = None::<&str>)]
     All,
 }
 
@@ -46,6 +56,7 @@ impl From<CompareArg> for Compare {
 /// Arguments of `netcade synctest`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SyncTestArgs {
+    /// The core, content and core options to test.
     #[command(flatten)]
     pub game: GameArgs,
     /// How many frames to run (at least 1).

@@ -57,7 +57,9 @@ impl Default for CoreConfig {
 /// What a core says about itself (`retro_get_system_info`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoreInfo {
+    /// The core's name, as it reports it (e.g. `Stella`).
     pub name: String,
+    /// The core's version string, as it reports it.
     pub version: String,
     /// File extensions it takes, without dots (`["a26", "bin"]`).
     pub valid_extensions: Vec<String>,
@@ -70,11 +72,17 @@ pub struct CoreInfo {
 /// Picture and sound timing of the loaded game.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AvInfo {
+    /// Frames per second the game runs at (rarely exactly 60).
     pub fps: f64,
+    /// Audio sample rate, in Hz (stereo sample pairs a second).
     pub sample_rate: f64,
+    /// Usual picture width, in pixels.
     pub base_width: u32,
+    /// Usual picture height, in pixels.
     pub base_height: u32,
+    /// Largest picture width the game may draw, in pixels.
     pub max_width: u32,
+    /// Largest picture height the game may draw, in pixels.
     pub max_height: u32,
     /// Display aspect ratio; when the core gives none, width / height.
     pub aspect_ratio: f32,
@@ -109,14 +117,22 @@ impl AvInfo {
 /// One region of the core's memory map (SET_MEMORY_MAPS).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryDescriptor {
+    /// RETRO_MEMDESC_* flags (constant, big-endian, alignment, minimum size).
     pub flags: u64,
     /// Where the region's bytes are in this process (0 for none).
     pub(super) address: usize,
+    /// Offset from `address` to the first byte of the region, in bytes.
     pub offset: usize,
+    /// Where the region starts in the emulated address space.
     pub start: usize,
+    /// Address bits that must match `start` for an address to fall in the
+    /// region (0: derived from `len`).
     pub select: usize,
+    /// Address bits the chip ignores, removed before indexing the region.
     pub disconnect: usize,
+    /// Length of the region, in bytes.
     pub len: usize,
+    /// Name of the address space the region is in (empty for the main one).
     pub addrspace: String,
 }
 
@@ -135,10 +151,15 @@ impl MemoryDescriptor {
 /// A button or axis the core described (SET_INPUT_DESCRIPTORS).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputDescriptor {
+    /// Controller port, from 0 (player 1).
     pub port: u32,
+    /// RETRO_DEVICE_* type of controller (joypad, analog, …).
     pub device: u32,
+    /// For analog inputs, which stick (RETRO_DEVICE_INDEX_ANALOG_*); 0 otherwise.
     pub index: u32,
+    /// Which button or axis (RETRO_DEVICE_ID_*).
     pub id: u32,
+    /// What the core calls it for the player (e.g. `Fire`).
     pub description: String,
 }
 
@@ -579,6 +600,7 @@ impl Core {
         Ok(true)
     }
 
+    /// What the core says about itself (name, version, extensions).
     pub fn info(&self) -> &CoreInfo {
         &self.info
     }
@@ -588,10 +610,14 @@ impl Core {
         &self.path
     }
 
+    /// The content loaded with [`Core::load_content`]; `None` before that and
+    /// for a core started without content.
     pub fn content_path(&self) -> Option<&Path> {
         self.content_path.as_deref()
     }
 
+    /// Picture size and timing of the loaded game; updated when the core
+    /// changes geometry or timing.
     pub fn av_info(&self) -> AvInfo {
         self.context().av_info
     }
@@ -601,14 +627,19 @@ impl Core {
         self.context().options.options()
     }
 
+    /// Serialization quirks the core reported (SET_SERIALIZATION_QUIRKS);
+    /// none if it reported nothing.
     pub fn serialization_quirks(&self) -> SerializationQuirks {
         SerializationQuirks(self.context().serialization_quirks)
     }
 
+    /// The memory map the core reported (SET_MEMORY_MAPS); empty if it reported none.
     pub fn memory_descriptors(&self) -> &[MemoryDescriptor] {
         &self.context().memory_descriptors
     }
 
+    /// Buttons and axes the core described (SET_INPUT_DESCRIPTORS); empty if
+    /// it described none.
     pub fn input_descriptors(&self) -> &[InputDescriptor] {
         &self.context().input_descriptors
     }
@@ -719,6 +750,7 @@ impl Core {
         self.time_in_core
     }
 
+    /// Sets [`Core::time_in_core`] back to zero, to time a new stretch of frames.
     pub fn reset_time_in_core(&mut self) {
         self.time_in_core = Duration::ZERO;
     }

@@ -3,50 +3,89 @@
 
 use std::path::PathBuf;
 
+/// Why a libretro core or its content could not be loaded or set up; each
+/// message names the file, core or option involved.
 #[derive(Debug, thiserror::Error)]
 pub enum LibretroError {
+    /// `--core` names no file (or one that cannot be resolved to a real path).
     #[error("core file {} does not exist", path.display())]
-    CoreMissing { path: PathBuf },
+    CoreMissing {
+        /// The core path as given.
+        path: PathBuf,
+    },
 
     /// `--core` named a directory (which `is_file` alone would call missing).
     #[error(
         "{} is a directory, not a core; give the path of a core library (a *_libretro.so file)",
         path.display()
     )]
-    CoreIsDirectory { path: PathBuf },
+    CoreIsDirectory {
+        /// The directory given as the core.
+        path: PathBuf,
+    },
 
+    /// The dynamic loader refused the file: not a shared library, the wrong
+    /// architecture, or a library it depends on is missing.
     #[error("{} is not a loadable shared library: {reason}", path.display())]
-    NotALibrary { path: PathBuf, reason: String },
+    NotALibrary {
+        /// The core path as given.
+        path: PathBuf,
+        /// The dynamic loader's own message.
+        reason: String,
+    },
 
+    /// The file loads but lacks a `retro_*` export every core has.
     #[error("{} is a shared library but not a libretro core (it has no `{symbol}` function)", path.display())]
-    NotALibretroCore { path: PathBuf, symbol: &'static str },
+    NotALibretroCore {
+        /// The core path as given.
+        path: PathBuf,
+        /// The first libretro export found missing, such as `retro_run`.
+        symbol: &'static str,
+    },
 
+    /// `retro_api_version` returned a version other than the one netcade
+    /// implements, so the two would disagree on struct layouts.
     #[error(
         "core {} speaks libretro API version {found}, netcade speaks version {expected}",
         path.display()
     )]
     WrongApiVersion {
+        /// The core path as given.
         path: PathBuf,
+        /// The version the core reports.
         found: u32,
+        /// The version netcade implements (`RETRO_API_VERSION`).
         expected: u32,
     },
 
+    /// This core file is already open in this process; a second instance of
+    /// the same file would share (and corrupt) the first one's globals.
     #[error(
         "core {} is already loaded in this process; two instances of one file would share its \
          global state (load a copy of the file instead)",
         path.display()
     )]
-    AlreadyLoaded { path: PathBuf },
+    AlreadyLoaded {
+        /// The core file, resolved to its real path (as the other instance has it).
+        path: PathBuf,
+    },
 
+    /// The content path names no file.
     #[error("content file {} does not exist", path.display())]
-    ContentMissing { path: PathBuf },
+    ContentMissing {
+        /// The content path as given.
+        path: PathBuf,
+    },
 
     /// The content path is a directory.
     #[error(
         "{} is a directory, not a content file; give the path of a ROM or game file",
         path.display()
     )]
-    ContentIsDirectory { path: PathBuf },
+    ContentIsDirectory {
+        /// The directory given as content.
+        path: PathBuf,
+    },
 
     /// The content file has no bytes; refused before the core sees it.
     #[error(
@@ -54,24 +93,41 @@ pub enum LibretroError {
          short while it was downloaded or copied",
         path.display()
     )]
-    ContentEmpty { path: PathBuf },
+    ContentEmpty {
+        /// The empty content file.
+        path: PathBuf,
+    },
 
+    /// The content file exists but reading it (or its size) failed.
     #[error("cannot read content file {}: {source}", path.display())]
     ContentUnreadable {
+        /// The content file.
         path: PathBuf,
+        /// The I/O error, such as permission denied.
         #[source]
         source: std::io::Error,
     },
 
+    /// Content the core wants as bytes is larger than netcade will read into
+    /// memory (cores that take a path are not limited).
     #[error("content file {} is too large ({size} bytes, the limit is {limit} bytes)", path.display())]
     ContentTooLarge {
+        /// The content file.
         path: PathBuf,
+        /// Its size, in bytes.
         size: u64,
+        /// The most netcade reads into memory for a core, in bytes.
         limit: u64,
     },
 
+    /// `retro_load_game` returned false: the core cannot run this file.
     #[error("core {core} refused the content {}", path.display())]
-    ContentRejected { core: String, path: PathBuf },
+    ContentRejected {
+        /// The core's name (from `retro_get_system_info`).
+        core: String,
+        /// The content file it refused.
+        path: PathBuf,
+    },
 
     /// `retro_load_game` accepted the content but the core sent SHUTDOWN
     /// while loading it.
@@ -81,35 +137,68 @@ pub enum LibretroError {
         path.display(),
         content_hint(path)
     )]
-    ContentAbandoned { core: String, path: PathBuf },
+    ContentAbandoned {
+        /// The core's name.
+        core: String,
+        /// The content file it gave up on.
+        path: PathBuf,
+    },
 
+    /// The core claims to run without content but its `retro_load_game(NULL)`
+    /// returned false.
     #[error("core {core} refused to start without content")]
-    NoContentRejected { core: String },
+    NoContentRejected {
+        /// The core's name.
+        core: String,
+    },
 
+    /// No content was given to a core that does not support running without
+    /// it (no SET_SUPPORT_NO_GAME).
     #[error("core {core} needs a content file (a ROM) to start")]
-    ContentRequired { core: String },
+    ContentRequired {
+        /// The core's name.
+        core: String,
+    },
 
+    /// Content was given to a core that already has a game loaded.
     #[error("content is already loaded into core {core}")]
-    ContentAlreadyLoaded { core: String },
+    ContentAlreadyLoaded {
+        /// The core's name.
+        core: String,
+    },
 
+    /// An `--option` argument has no `=` or an empty key.
     #[error("option `{text}` is not of the form KEY=VALUE")]
-    MalformedOption { text: String },
+    MalformedOption {
+        /// The argument as given.
+        text: String,
+    },
 
+    /// An option override names a key the core did not declare.
     #[error(
         "core {core} has no option `{key}`; its options are: {}",
         if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
     )]
     UnknownOption {
+        /// The core's name.
         core: String,
+        /// The key given.
         key: String,
+        /// Every key the core declared, in its order.
         known: Vec<String>,
     },
 
+    /// An option override gives a value outside the ones the core declared
+    /// for that key.
     #[error("core {core}'s option `{key}` cannot be `{value}`; allowed values: {}", allowed.join(", "))]
     InvalidOptionValue {
+        /// The core's name.
         core: String,
+        /// The option's key.
         key: String,
+        /// The value given.
         value: String,
+        /// The values the core declared for the key, in its order.
         allowed: Vec<String>,
     },
 }

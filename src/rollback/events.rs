@@ -12,17 +12,28 @@ use crate::input::Buttons;
 pub enum Request {
     /// Save the game's state as the state at the start of `frame` into
     /// `session.state_slot_mut(frame)`, and set its checksum there.
-    Save { frame: Frame },
+    Save {
+        /// The frame whose start the state is.
+        frame: Frame,
+    },
     /// Restore the state saved for `frame` (`session.saved_state(frame)`).
-    Load { frame: Frame },
+    Load {
+        /// The frame to go back to; the game then runs it again.
+        frame: Frame,
+    },
     /// Run the game one frame with these buttons (players beyond the
     /// session's count get `NONE`). `predicted` says whose buttons are a
     /// guess. A `resimulation` replays a frame already shown: do not render
     /// it or play its audio as new (the audio ring splices it instead).
     Advance {
+        /// The frame being run (the one the game is at, before running it).
         frame: Frame,
+        /// Buttons for each player slot, indexed by player (port).
         inputs: [Buttons; MAX_PLAYERS],
+        /// Players whose `inputs` are predicted rather than confirmed.
         predicted: PlayerSet,
+        /// True when the frame was already run once and is replayed after
+        /// a rollback.
         resimulation: bool,
     },
 }
@@ -31,11 +42,19 @@ pub enum Request {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameOutcome {
     /// The frame was simulated; `rolled_back` frames were re-simulated first.
-    Advanced { rolled_back: u32 },
+    Advanced {
+        /// Frames re-simulated before this one (0: no rollback).
+        rolled_back: u32,
+    },
     /// The prediction window is used up: inputs from `players` are needed
     /// before going on. `ticks` counts the calls spent waiting so far. (Any
     /// requests, such as a rollback, must still be carried out.)
-    Waiting { players: PlayerSet, ticks: u32 },
+    Waiting {
+        /// The players whose inputs are missing.
+        players: PlayerSet,
+        /// Consecutive `advance_frame` calls spent waiting, this one included.
+        ticks: u32,
+    },
     /// Time sync stalled this tick to let slower peers catch up: show the
     /// same picture again.
     Stalled,
@@ -44,7 +63,10 @@ pub enum FrameOutcome {
     /// Netplay's start-up: every machine begins frame 0 at the same moment,
     /// `in_ms` milliseconds from now (show a countdown; tick again then).
     /// The rollback session itself never answers this.
-    Starting { in_ms: u64 },
+    Starting {
+        /// Milliseconds until frame 0 starts.
+        in_ms: u64,
+    },
     /// The match is over (too few players left); see the events.
     Ended,
 }
@@ -85,29 +107,56 @@ pub enum Event {
     Running,
     /// Starvation: the prediction window is used up waiting for `players`
     /// (raised when it starts and every so often while it lasts).
-    WaitingForPeer { players: PlayerSet, ticks: u32 },
+    WaitingForPeer {
+        /// The players whose inputs are missing.
+        players: PlayerSet,
+        /// Consecutive `advance_frame` calls spent waiting so far.
+        ticks: u32,
+    },
     /// Inputs arrived and frames run again after waiting `ticks` calls.
-    StoppedWaiting { ticks: u32 },
+    StoppedWaiting {
+        /// How many `advance_frame` calls the wait lasted.
+        ticks: u32,
+    },
     /// Time sync's advice changed.
     TimeSync {
+        /// The new advice.
         advice: TimeSyncAdvice,
+        /// The most frames this machine is ahead of any remote peer
+        /// (negative: behind), averaged over the last window; negative
+        /// infinity while no peer has reported.
         frames_ahead: f32,
     },
     /// Local input delay changed (frames).
-    InputDelayChanged { from: u32, to: u32 },
+    InputDelayChanged {
+        /// The delay before, in frames.
+        from: u32,
+        /// The delay now, in frames.
+        to: u32,
+    },
     /// The checksums of a confirmed frame differ between here and `player`.
     Desync {
+        /// The confirmed frame whose checksums differ.
         frame: Frame,
+        /// The remote player whose checksum differs from ours.
         player: PlayerId,
+        /// This machine's checksum of that frame.
         local: Checksum,
+        /// The checksum `player`'s machine reported for it.
         remote: Checksum,
     },
     /// `player` left; from `at_frame` on their input is fixed to none.
     Disconnected {
+        /// The player who left.
         player: PlayerId,
+        /// The first frame their input is none.
         at_frame: Frame,
+        /// Why they left.
         reason: DisconnectReason,
     },
     /// Too few players are left to go on.
-    MatchEnded { at_frame: Frame },
+    MatchEnded {
+        /// The frame the session was at when it ended.
+        at_frame: Frame,
+    },
 }

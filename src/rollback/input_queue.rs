@@ -51,16 +51,26 @@ pub enum Confirmation {
 /// Why a confirmed input was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
+    /// The input's frame is further from the current frame, either way, than
+    /// the queue's window reaches.
     #[error("input for frame {frame} is outside the window around frame {current} (±{half_window} frames)")]
     OutOfWindow {
+        /// The frame the input was for.
         frame: Frame,
+        /// The session's current frame.
         current: Frame,
+        /// How many frames either side of `current` are kept.
         half_window: u32,
     },
+    /// A confirmed input arrived again with different buttons: confirmed
+    /// inputs never change, so the sender is at fault.
     #[error("input for frame {frame} was already confirmed as {had}, now received as {got}")]
     Conflicting {
+        /// The frame the input was for.
         frame: Frame,
+        /// The buttons confirmed first.
         had: Buttons,
+        /// The different buttons received now.
         got: Buttons,
     },
 }
@@ -103,6 +113,7 @@ impl InputQueue {
         }
     }
 
+    /// How many frames of input the ring holds (a power of two).
     pub fn capacity(&self) -> u32 {
         self.mask + 1
     }
@@ -173,6 +184,8 @@ impl InputQueue {
         self.first_incorrect.take()
     }
 
+    /// The earliest simulated frame whose input turned out wrong, left in
+    /// place; `None` when every prediction used so far held.
     pub fn first_incorrect(&self) -> Option<Frame> {
         self.first_incorrect
     }

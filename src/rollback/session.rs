@@ -40,33 +40,75 @@ use crate::input::Buttons;
 /// What went wrong in a call to the session.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SessionError {
+    /// The `SessionConfig` breaks a rule, named in the message (e.g. the
+    /// player count is not 2 to 4).
     #[error("invalid session settings: {0}")]
     InvalidConfig(&'static str),
+    /// A player id at or past the session's player count.
     #[error("{player} is not in this session (it has {players} players)")]
-    UnknownPlayer { player: PlayerId, players: usize },
+    UnknownPlayer {
+        /// The id given.
+        player: PlayerId,
+        /// How many players the session has.
+        players: usize,
+    },
+    /// Local input was added for a player whose input comes from a peer.
     #[error("{0} is not a local player: its input comes from the network")]
     NotLocal(PlayerId),
+    /// A call meant for a remote player (its input, ping or checksum) named
+    /// a local one.
     #[error("{0} is not a remote player: its input is added locally")]
     NotRemote(PlayerId),
+    /// Local input was added for a player who has already left.
     #[error("{0} has left the match")]
     PlayerDisconnected(PlayerId),
+    /// `advance_frame` was called before every connected local player's
+    /// input for the frame was added.
     #[error("no input was added for local player {player} at frame {frame}: call add_local_input before advance_frame")]
-    MissingLocalInput { player: PlayerId, frame: Frame },
+    MissingLocalInput {
+        /// The local player without input.
+        player: PlayerId,
+        /// The frame about to run.
+        frame: Frame,
+    },
+    /// The player's input queue refused an input: outside the window it
+    /// keeps, or contradicting one already confirmed (for a remote player,
+    /// the peer is at fault).
     #[error("input from {player} refused: {source}")]
     RemoteInput {
+        /// The player the input was for.
         player: PlayerId,
+        /// What was wrong with it.
         source: InputError,
     },
+    /// A rollback needs a state older than the ones kept (the frontend did
+    /// not carry out a `Save` request, or the history is too short).
     #[error("the state of frame {frame} is not saved any more, so it cannot be restored")]
-    StateNotSaved { frame: Frame },
+    StateNotSaved {
+        /// The frame the rollback had to go back to.
+        frame: Frame,
+    },
+    /// A disconnection frame lies before the oldest kept state, so the frames
+    /// since cannot be re-run without the player.
     #[error("{player} cannot be disconnected at frame {frame}: states are kept back to frame {oldest} only")]
     DisconnectTooFarBack {
+        /// The player to disconnect.
         player: PlayerId,
+        /// The frame asked for.
         frame: Frame,
+        /// The oldest frame a disconnection can still start at.
         oldest: Frame,
     },
+    /// Inputs were asked for from a frame older than the input history keeps
+    /// (e.g. a peer acknowledging a very old frame).
     #[error("inputs from frame {from} are no longer kept (the oldest kept is frame {oldest})")]
-    HistoryLost { from: Frame, oldest: Frame },
+    HistoryLost {
+        /// The first frame asked for.
+        from: Frame,
+        /// The oldest frame still kept.
+        oldest: Frame,
+    },
+    /// The saved states would take more bytes than their budget allows.
     #[error(transparent)]
     StatesOverBudget(#[from] StatesOverBudget),
 }
@@ -74,8 +116,11 @@ pub enum SessionError {
 /// The session's phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SessionState {
+    /// Waiting for every remote peer to synchronize; no frame runs yet.
     Synchronizing,
+    /// Frames run.
     Running,
+    /// Too few players are left; no frame runs any more.
     Ended,
 }
 
@@ -167,6 +212,7 @@ impl SessionConfig {
         self
     }
 
+    /// How time sync measures and corrects drift between peers.
     pub fn time_sync(mut self, config: TimeSyncConfig) -> Self {
         self.time_sync = config;
         self
@@ -191,6 +237,8 @@ impl SessionConfig {
         self
     }
 
+    /// How long one frame lasts at the configured frame rate (zero when the
+    /// rate given was not a positive number).
     pub fn frame_period(&self) -> Duration {
         self.frame_period
     }
@@ -716,34 +764,43 @@ impl<P: Predictor> Session<P> {
         }
     }
 
+    /// The session's phase.
     pub fn state(&self) -> SessionState {
         self.state
     }
 
+    /// How many players the session has (2 to 4), connected or not.
     pub fn players(&self) -> usize {
         self.config.players
     }
 
+    /// Whether `player` is local or remote; `None` for an id outside the session.
     pub fn kind(&self, player: PlayerId) -> Option<PlayerKind> {
         (player.index() < self.config.players).then(|| self.config.kinds[player.index()])
     }
 
+    /// The players who have not left.
     pub fn connected_players(&self) -> PlayerSet {
         self.connected
     }
 
+    /// The local input delay now, in frames.
     pub fn input_delay(&self) -> u32 {
         self.delay.delay()
     }
 
+    /// Time sync's advice from its last complete window.
     pub fn time_sync_advice(&self) -> TimeSyncAdvice {
         self.time_sync.advice()
     }
 
+    /// Ping, lag and rollback figures about `player`; `None` for an id
+    /// outside the session.
     pub fn peer_stats(&self, player: PlayerId) -> Option<PeerStats> {
         (player.index() < self.config.players).then(|| self.stats[player.index()])
     }
 
+    /// The settings the session was built with.
     pub fn config(&self) -> &SessionConfig {
         &self.config
     }

@@ -12,12 +12,31 @@ use std::collections::VecDeque;
 /// Why a history could not take or give back a state.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StateHistoryError {
+    /// A single state, even compressed, is larger than the history's whole
+    /// byte budget, so nothing could be kept.
     #[error("one state takes {bytes} bytes compressed, more than the whole history's {budget}")]
-    StateOverBudget { bytes: usize, budget: usize },
+    StateOverBudget {
+        /// The state's compressed size, in bytes.
+        bytes: usize,
+        /// The history's byte budget.
+        budget: usize,
+    },
+    /// A state was pushed for a frame other than the one after the newest
+    /// kept (the history holds consecutive frames only).
     #[error("frame {frame} does not follow the newest kept frame {newest}")]
-    NotNextFrame { frame: u32, newest: u32 },
+    NotNextFrame {
+        /// The frame pushed.
+        frame: u32,
+        /// The newest frame the history holds.
+        newest: u32,
+    },
+    /// A kept state failed to decompress to its recorded length; the
+    /// history's own bytes were damaged.
     #[error("the kept state of frame {frame} could not be decompressed")]
-    Corrupt { frame: u32 },
+    Corrupt {
+        /// The frame asked for.
+        frame: u32,
+    },
 }
 
 /// One kept frame: its compressed state, the state's length, and what the

@@ -42,6 +42,7 @@ impl StateSlot {
         self.checksum = Some(checksum);
     }
 
+    /// The checksum of the state saved here; `None` until one is set.
     pub fn checksum(&self) -> Option<Checksum> {
         self.checksum
     }
@@ -99,10 +100,13 @@ impl StateRing {
         Ok(())
     }
 
+    /// How many frames' states the ring holds (at least 1).
     pub fn len(&self) -> usize {
         self.slots.len()
     }
 
+    /// Always false (a ring has at least one slot); here for clippy's
+    /// `len_without_is_empty`.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }

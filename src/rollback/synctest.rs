@@ -56,6 +56,7 @@ impl Compare {
         state: false,
         video: false,
     };
+    /// Every kind: memory, full state and picture.
     pub const ALL: Compare = Compare {
         memory: true,
         state: true,
@@ -300,6 +301,8 @@ pub struct SyncTestReport {
     pub checksums: Checksums,
     /// Bytes the kept frames' states and memories took at the most.
     pub history_bytes: usize,
+    /// The first difference that did not heal within the settle window;
+    /// `None` when the test passed.
     pub desync: Option<Box<Desync>>,
 }
 
@@ -339,22 +342,46 @@ pub const DEFAULT_HISTORY_BYTES: usize = 256 << 20;
 /// Why a sync-test could not run to a verdict.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SyncTestError {
+    /// The check distance is 0 or above `MAX_CHECK_DISTANCE`.
     #[error("the check distance must be between 1 and {MAX_CHECK_DISTANCE} (got {distance})")]
-    CheckDistanceOutOfRange { distance: u32 },
+    CheckDistanceOutOfRange {
+        /// The distance given, in frames.
+        distance: u32,
+    },
+    /// The settle window is above `MAX_SETTLE_FRAMES`.
     #[error("the settle window must be at most {MAX_SETTLE_FRAMES} frames (got {settle_frames})")]
-    SettleWindowTooLong { settle_frames: u32 },
+    SettleWindowTooLong {
+        /// The window given, in frames.
+        settle_frames: u32,
+    },
+    /// The run is too short for any frame to be rolled back `distance`
+    /// frames and re-simulated.
     #[error("a check distance of {distance} needs more than {distance} frames (got {frames}): no frame could be re-simulated from that far back")]
-    RunShorterThanDistance { frames: u32, distance: u32 },
+    RunShorterThanDistance {
+        /// Frames the run was to last.
+        frames: u32,
+        /// The check distance, in frames.
+        distance: u32,
+    },
+    /// The frames the test must keep (states and memories) would take more
+    /// bytes than the memory limit; checked as each state is saved.
     #[error("the {kept} frames the test keeps take {needed} bytes ({per_frame} each), more than the {budget} allowed: raise the memory limit or shorten the check distance and settle window")]
     HistoryOverBudget {
+        /// Frames kept at once: the check distance plus the settle window, plus one.
         kept: usize,
+        /// Bytes one kept frame takes: its state plus its memory.
         per_frame: usize,
+        /// `kept * per_frame`, in bytes.
         needed: usize,
+        /// The memory limit, in bytes.
         budget: usize,
     },
+    /// The game could not save or load a state.
     #[error("the game failed at frame {frame}")]
     Game {
+        /// The frame the test was at.
         frame: u32,
+        /// What the game reported.
         #[source]
         source: EmulatorError,
     },
