@@ -2,6 +2,8 @@
 
 // All FFI lives in `libretro`; everything else stays safe Rust.
 #![deny(unsafe_code)]
+// Every public item says what it is for (units, sides, when it is absent).
+#![warn(missing_docs)]
 
 pub mod app;
 pub mod checksum;
