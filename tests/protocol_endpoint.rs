@@ -19,6 +19,7 @@ fn identity(slot: u8) -> Handshake {
         content_hash: 0xC0FFEE,
         local_slots: PlayerSlots::single(slot),
         settings: SessionSettings::default(),
+        ..Handshake::default()
     }
 }
 

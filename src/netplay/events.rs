@@ -1,6 +1,7 @@
 //! What a netplay session tells the frontend: one event enum for the match
 //! and the network, stats per player, and its error type.
 
+use super::start_state::StartStateError;
 use crate::checksum::Checksum;
 use crate::protocol::{EndpointError, Millis, Rejection};
 use crate::rollback::{DisconnectReason, Frame, PlayerId, PlayerSet, SessionError, TimeSyncAdvice};
@@ -63,6 +64,9 @@ pub enum NetplayEvent {
     },
     /// Too few players are left (or we left): the match is over.
     MatchEnded { at_frame: Frame },
+    /// The start-up host's start state arrived (`bytes` once expanded): the
+    /// frontend loads it (`NetplaySession::take_start_state`) before frame 0.
+    StartStateArrived { bytes: usize },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left or fell too far behind.
@@ -97,6 +101,9 @@ pub enum PeerFault {
     },
     /// It left `frames` of our inputs unacknowledged.
     StoppedAcknowledging { frames: u32 },
+    /// It is the start-up host and its start state cannot be used (too
+    /// large, truncated or corrupt): we cannot begin as it did.
+    BadStartState(StartStateError),
 }
 
 impl std::fmt::Display for PeerFault {
@@ -117,6 +124,7 @@ impl std::fmt::Display for PeerFault {
             PeerFault::StoppedAcknowledging { frames } => {
                 write!(f, "it left {frames} frames of our inputs unacknowledged")
             }
+            PeerFault::BadStartState(error) => write!(f, "its start state is unusable: {error}"),
         }
     }
 }

@@ -440,6 +440,7 @@ impl<G: Emulator> Cluster<G> {
             content_hash: CONTENT_HASH,
             local_slots: PlayerSlots::NONE,
             settings: settings(setup),
+            ..Handshake::default()
         });
         config.first_frame = Frame::ZERO;
         self.spectator = Some(Spectator {
