@@ -158,7 +158,7 @@ impl Rejection {
     /// refused, naming what differs with the host's values first, e.g.
     /// `the host runs Stella 6.7 with content 3fa2…; you have Stella 6.5 …`.
     pub fn explanation(&self) -> String {
-        // Who is the host in this pair: the side that refused, or the peer.
+        // The host of this pair is the side that refused.
         let (host, joiner) = if self.by_us {
             (&self.local, &self.remote)
         } else {
@@ -171,45 +171,34 @@ impl Rejection {
             RejectReason::Core | RejectReason::CoreVersion => {
                 format!("{} {}", identity.core_name, identity.core_version)
             }
-            _ => format!(
+            RejectReason::Content => format!(
                 "{} {} with content {}",
                 identity.core_name,
                 identity.core_version,
                 short_hash(identity.content_hash)
             ),
-        };
-        let verb = if self.reason == RejectReason::ProtocolVersion {
-            "speaks"
-        } else {
-            "runs"
-        };
-        let detail = match self.reason {
-            RejectReason::ProtocolVersion
-            | RejectReason::Core
-            | RejectReason::CoreVersion
-            | RejectReason::Content => None,
-            other => Some(other),
-        };
-        let line = if self.by_us {
-            format!(
-                "refused a joiner ({}): you host {}; it has {}",
-                self.reason,
-                what(host),
-                what(joiner)
-            )
-        } else {
-            format!(
-                "the host {verb} {}; you have {} ({})",
-                what(host),
-                what(joiner),
-                self.reason
-            )
-        };
-        match detail {
             // Slots, settings, room: nothing of the identity differs.
-            Some(reason) if !self.by_us => format!("the host refused to play: {reason}"),
-            Some(reason) => format!("refused a joiner: {reason}"),
-            None => line,
+            _ => String::new(),
+        };
+        let (host_has, joiner_has) = (what(host), what(joiner));
+        match (self.by_us, host_has.is_empty()) {
+            (false, true) => format!("the host refused to play: {}", self.reason),
+            (true, true) => format!("refused a joiner: {}", self.reason),
+            (false, false) => {
+                let verb = if self.reason == RejectReason::ProtocolVersion {
+                    "speaks"
+                } else {
+                    "runs"
+                };
+                format!(
+                    "the host {verb} {host_has}; you have {joiner_has} ({})",
+                    self.reason
+                )
+            }
+            (true, false) => format!(
+                "refused a joiner ({}): it has {joiner_has}; you host {host_has}",
+                self.reason
+            ),
         }
     }
 }
