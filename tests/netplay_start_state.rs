@@ -147,7 +147,15 @@ fn a_start_state_of_many_chunks_arrives_under_30_percent_loss() {
     );
     cluster.run_until(20_000);
     cluster.assert_same_final_checksums(&[0, 1], 300);
-    assert!(arrived(cluster.events_of(1)));
+    let events = cluster.events_of(1);
+    let moment = |wanted: fn(&NetplayEvent) -> bool| {
+        events.iter().position(|(_, e)| wanted(e)).expect("it happened")
+    };
+    assert!(
+        moment(|e| matches!(e, NetplayEvent::StartStateArrived { .. }))
+            < moment(|e| matches!(e, NetplayEvent::Starting { .. })),
+        "the joiner was ready only once it had the state"
+    );
     assert_eq!(
         cluster.machines[0].game.padding, cluster.machines[1].game.padding,
         "the whole state arrived, not just the part the checksum sees"
