@@ -149,7 +149,10 @@ fn a_start_state_of_many_chunks_arrives_under_30_percent_loss() {
     cluster.assert_same_final_checksums(&[0, 1], 300);
     let events = cluster.events_of(1);
     let moment = |wanted: fn(&NetplayEvent) -> bool| {
-        events.iter().position(|(_, e)| wanted(e)).expect("it happened")
+        events
+            .iter()
+            .position(|(_, e)| wanted(e))
+            .expect("it happened")
     };
     assert!(
         moment(|e| matches!(e, NetplayEvent::StartStateArrived { .. }))
