@@ -32,6 +32,14 @@
 //! each), in that order. A standalone quality reply (kind 7) also carries
 //! its held milliseconds.
 //!
+//! Version 4 appends to every handshake (Hello, Welcome, the host's in a
+//! Reject) a flags byte (bit 0: the sender sends its start state) and the
+//! sender's core options: a varint count (at most [`MAX_CORE_OPTIONS`]),
+//! then key and value as length-prefixed text each. A handshake ending
+//! before the flags is a version-3 one (no options, no start state), and
+//! bytes after the options are left to later versions. Reject reason 8
+//! (`CoreVersion`) is new.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
