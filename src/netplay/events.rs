@@ -66,7 +66,10 @@ pub enum NetplayEvent {
     MatchEnded { at_frame: Frame },
     /// The start-up host's start state arrived (`bytes` once expanded): the
     /// frontend loads it (`NetplaySession::take_start_state`) before frame 0.
-    StartStateArrived { bytes: usize },
+    StartStateArrived {
+        /// Its size once expanded.
+        bytes: usize,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left or fell too far behind.

@@ -112,6 +112,7 @@ pub enum EncodeError {
     TooManyChecksums(usize),
     #[error("blob chunk {index} is inconsistent with the blob size or its own length")]
     BadBlobChunk { index: u32 },
+    /// A handshake with more than [`MAX_CORE_OPTIONS`] core options.
     #[error("a handshake holds {0} core options, at most {MAX_CORE_OPTIONS} fit")]
     TooManyCoreOptions(usize),
 }
