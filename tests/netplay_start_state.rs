@@ -368,3 +368,42 @@ fn the_host_advertises_its_core_options_to_the_joiner() {
     assert!(cluster.machines[0].netplay.host_handshake().is_none());
     assert!(cluster.machines[1].netplay.current_frame() > Frame::ZERO);
 }
+
+#[test]
+fn in_a_three_player_match_every_member_loads_the_hosts_start_state() {
+    let setup = MatchSetup::new(3, 28, LinkConditions::latency(25).with_jitter(5));
+    let mut cluster = Cluster::with_games_and_configs(
+        setup,
+        |me| advance(PaddedGame::new(u64::from(me) + 1, 3_000), u32::from(me) * 5),
+        host_sends_its_state,
+    );
+    cluster.run_until(8_000);
+    cluster.assert_all_in_sync_without_trouble(300);
+    assert!(arrived(cluster.events_of(1)) && arrived(cluster.events_of(2)));
+    assert_eq!(
+        cluster.machines[0].game.padding,
+        cluster.machines[2].game.padding
+    );
+}
+
+#[test]
+fn a_spectator_is_not_told_to_wait_for_a_start_state() {
+    let setup = MatchSetup::new(2, 29, LinkConditions::latency(10));
+    let mut cluster = Cluster::with_games_and_configs(
+        setup,
+        |_| PartyGame::default(),
+        |me, config, game| {
+            host_sends_its_state(me, config, game);
+            config.accept_spectators = true;
+        },
+    );
+    cluster.add_spectator(&setup, 9);
+    cluster.run_until(2_000);
+    let spectator = cluster.spectator.as_ref().unwrap();
+    let host = spectator
+        .endpoint
+        .remote_handshake()
+        .expect("the spectator was welcomed");
+    assert!(!host.start_state);
+    assert!(!spectator.inputs.is_empty(), "and it is fed inputs");
+}

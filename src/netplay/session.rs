@@ -707,7 +707,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             }
             // We relay every player's confirmed input to the spectator.
             let all = PlayerSlots((1u16 << self.session.players()) as u8 - 1);
-            let handshake = self.config.handshake(all);
+            let mut handshake = self.config.handshake(all);
+            // A spectator is sent no start state (it watches from inputs).
+            handshake.start_state = false;
             let mut config = self.endpoint_config(Some(self.config.token), handshake);
             // A spectator only watches: it has nothing to send us in bulk.
             config.max_blob_size = 0;
