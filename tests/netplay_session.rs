@@ -181,6 +181,7 @@ fn a_spectator_receives_every_players_confirmed_inputs_in_order() {
         content_hash: 1,
         local_slots: PlayerSlots::NONE,
         settings: SessionSettings::default(),
+        ..Handshake::default()
     });
     watch.first_frame = Frame::ZERO;
     pair.spectator = Some(PeerEndpoint::new(watch, 0).unwrap());

@@ -30,7 +30,23 @@ fn handshake() -> Handshake {
             input_delay_min: 1,
             input_delay_max: 4,
         },
+        core_options: vec![
+            CoreOption {
+                key: "duel_arena".into(),
+                value: "dojo".into(),
+            },
+            CoreOption {
+                key: "duel_inject_nondeterminism".into(),
+                value: "disabled".into(),
+            },
+        ],
+        start_state: true,
     }
+}
+
+/// Bytes of a handshake's version-3 fields after the header (before the flags).
+fn version_3_handshake_len(hs: &Handshake) -> usize {
+    2 + hs.core_name.len() + hs.core_version.len() + 8 + 1 + 1 + 4 + 1 + 2 + 1 + 1
 }
 
 fn input_message(start: u32, inputs: Vec<Buttons>, slots: PlayerSlots) -> InputMessage {
@@ -164,13 +180,69 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
     let mut out = Vec::new();
     for message in every_message() {
         codec::encode(&header(), &message, &mut out).unwrap();
+        // A handshake cut where version 3's ended reads as a version-3
+        // one (no options, no start state); any other cut is an error.
+        let version_3_end = match &message {
+            Message::Hello(hs) | Message::Welcome(hs) => {
+                Some(HEADER_SIZE + version_3_handshake_len(hs))
+            }
+            Message::Reject { host, .. } => Some(HEADER_SIZE + 1 + version_3_handshake_len(host)),
+            _ => None,
+        };
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
-            // A handshake cut after its known fields would still be fine, but
-            // none of these is: every field is needed.
+            if Some(len) == version_3_end {
+                let Ok((
+                    _,
+                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
+                )) = result
+                else {
+                    panic!("{message:?} cut to its version-3 fields did not decode: {result:?}");
+                };
+                assert!(hs.core_options.is_empty() && !hs.start_state);
+                continue;
+            }
             assert!(result.is_err(), "{message:?} cut to {len} bytes decoded");
         }
     }
+}
+
+#[test]
+fn a_handshake_claiming_more_core_options_than_it_holds_is_refused() {
+    let mut out = Vec::new();
+    let hello = Message::Hello(Handshake {
+        core_options: Vec::new(),
+        ..handshake()
+    });
+    codec::encode(&header(), &hello, &mut out).unwrap();
+    // The option count is the last byte: claim a million options.
+    out.pop();
+    out.extend_from_slice(&[0xC0, 0x84, 0x3D]);
+    assert!(matches!(
+        codec::decode(&out),
+        Err(DecodeError::CountBeyondDatagram {
+            claimed: 1_000_000,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_handshake_with_too_many_core_options_is_not_encoded() {
+    let options = (0..=MAX_CORE_OPTIONS)
+        .map(|i| CoreOption {
+            key: format!("k{i}"),
+            value: "v".into(),
+        })
+        .collect();
+    let hello = Message::Hello(Handshake {
+        core_options: options,
+        ..handshake()
+    });
+    assert_eq!(
+        codec::encode(&header(), &hello, &mut Vec::new()),
+        Err(codec::EncodeError::TooManyCoreOptions(MAX_CORE_OPTIONS + 1))
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ fn identity(slot: u8) -> Handshake {
         content_hash: 0xC0FFEE,
         local_slots: PlayerSlots::single(slot),
         settings: SessionSettings::default(),
+        ..Handshake::default()
     }
 }
 
@@ -248,6 +249,20 @@ fn a_joiner_speaking_another_protocol_version_is_rejected_naming_both_versions()
     }));
     let host_side = rejection(&game.host.events).expect("host reports it too");
     assert!(host_side.by_us);
+    // The one line each side prints names both versions, the host's first.
+    let (ours, theirs) = (PROTOCOL_VERSION, PROTOCOL_VERSION + 1);
+    assert_eq!(
+        refused.explanation(),
+        format!(
+            "the host speaks netcade protocol {ours}; you have netcade protocol {theirs} (different netcade protocol versions)"
+        )
+    );
+    assert_eq!(
+        host_side.explanation(),
+        format!(
+            "refused a joiner (different netcade protocol versions): it has netcade protocol {theirs}; you host netcade protocol {ours}"
+        )
+    );
     assert_eq!(synchronized(&game.host.events), None);
     assert_eq!(game.joiner.endpoint.state(), ConnectionState::Disconnected);
 }
@@ -457,7 +472,20 @@ fn a_blob_over_the_receivers_cap_is_refused() {
         .events
         .iter()
         .any(|e| matches!(e, Event::BlobReceived { .. })));
-    assert!(game.joiner.endpoint.stats().blobs_refused > 0);
+    assert!(
+        game.joiner.endpoint.stats().blobs_refused > 1,
+        "chunk after chunk"
+    );
+    let refusals: Vec<_> = game
+        .joiner
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::BlobRefused { .. }))
+        .collect();
+    assert!(
+        matches!(refusals[..], [Event::BlobRefused { size: 20_000, .. }]),
+        "reported once, with its size: {refusals:?}"
+    );
 }
 
 fn first_time(events: &[Event], wanted: impl Fn(&Event) -> bool) -> bool {

@@ -229,6 +229,7 @@ fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
                 player_count: 2,
                 ..SessionSettings::default()
             },
+            ..Handshake::default()
         };
         let mut out = Vec::new();
         codec::encode(&header, &Message::Hello(spectator), &mut out).unwrap();
@@ -264,6 +265,7 @@ mod admission {
             content_hash: 1,
             local_slots: slots,
             settings: SessionSettings::default(),
+            ..Handshake::default()
         }
     }
 
@@ -429,6 +431,7 @@ mod link {
             content_hash: 1,
             local_slots: PlayerSlots::single(slot),
             settings: SessionSettings::default(),
+            ..Handshake::default()
         }
     }
 

@@ -227,7 +227,12 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
         NetplayEvent::PeerFault { fault, .. } => format!("dropped the other machine: {fault}"),
         NetplayEvent::MatchEnded { at_frame } => format!("match ended at frame {at_frame}"),
-        NetplayEvent::Rejected(rejection) => format!("handshake refused: {rejection:?}"),
+        NetplayEvent::Rejected(rejection) => {
+            format!("handshake refused: {}", rejection.explanation())
+        }
+        NetplayEvent::StartStateArrived { bytes } => {
+            format!("loaded the host's start state ({bytes} bytes)")
+        }
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined

@@ -62,6 +62,11 @@ impl NetplayDriver {
         hooks: &mut dyn TickHooks,
     ) -> Result<FrameOutcome, AppError> {
         game.set_savestate_context(SavestateContext::Netplay);
+        // Before frame 0: the host's start state replaces whatever this
+        // machine's game holds, so every machine begins from the same bytes.
+        if let Some(state) = netplay.take_start_state() {
+            game.load_state(&state).map_err(AppError::at_frame(0))?;
+        }
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         let players = netplay.session().players();
         let checkpoint_interval = u32::from(netplay.settings().checksum_interval);
@@ -394,14 +399,23 @@ where
     G::Target: Emulator,
 {
     /// A match between `games` (one per player, already loaded with the same
-    /// content, at their first frame; boxed, so any game fits).
+    /// content, at their first frame; boxed, so any game fits). The host
+    /// (player 0) sends its game's state as the start state, which the other
+    /// loads before frame 0.
     pub fn new(setup: MatchSetup, games: [G; PLAYERS as usize]) -> Result<Self, AppError> {
         let mut net = SimNet::new(setup.seed);
         net.set_default_conditions(setup.conditions);
         let mut machines = Vec::new();
-        for (player, game) in (0u8..).zip(games) {
+        for (player, mut game) in (0u8..).zip(games) {
             let frames_per_second = game.frames_per_second();
-            let netplay = NetplaySession::new(config_for(&setup, player, frames_per_second), 0)?;
+            let mut config = config_for(&setup, player, frames_per_second);
+            if player == 0 {
+                game.set_savestate_context(SavestateContext::Netplay);
+                let mut state = Vec::new();
+                game.save_state(&mut state).map_err(AppError::at_frame(0))?;
+                config.start_state = Some(state);
+            }
+            let netplay = NetplaySession::new(config, 0)?;
             // The machines' frame clocks are out of phase, as real ones are.
             let clock = FrameClock::new(frames_per_second, 1_000 + u64::from(player) * 3_700);
             let mut machine =
@@ -634,6 +648,20 @@ mod tests {
             "the lossy link never rolled back"
         );
         assert!(a.peer_stats().unwrap().ping_ms.is_some());
+    }
+
+    #[test]
+    fn a_joiner_whose_game_differs_at_load_begins_from_the_hosts_start_state() {
+        let mut joiner = StubGame::deterministic();
+        for frame in 0..7 {
+            joiner.run_frame(&[buttons(0, frame), buttons(1, frame)], false);
+        }
+        let games = [Box::new(StubGame::deterministic()), Box::new(joiner)];
+        let (game_match, end) = play(games, 300);
+        assert_eq!(end, MatchEnd::Finished);
+        let comparison = compare(&game_match);
+        assert_eq!(comparison.first_difference, None, "{comparison:?}");
+        assert_eq!(comparison.compared, 300);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! how they connect, the settings everyone agreed on in the lobby.
 
 use crate::protocol::{
-    Handshake, HandshakeLimit, Millis, PlayerSlots, SessionSettings, SessionToken,
+    CoreOption, Handshake, HandshakeLimit, Millis, PlayerSlots, SessionSettings, SessionToken,
+    MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 
@@ -72,6 +73,18 @@ pub struct NetplayConfig<A> {
     /// Time added to every start delay, so each machine learns its start
     /// moment at least a frame before it (frontends tick once a frame).
     pub start_lead_ms: Millis,
+    /// The core options this machine's core was loaded with; the host's are
+    /// sent in its handshake, and win.
+    pub core_options: Vec<CoreOption>,
+    /// The start-up host's savestate at frame 0: sent lz4-compressed to every
+    /// member, which loads it before saying Ready, so save RAM, clocks and
+    /// whatever a core seeded at load are the same everywhere. Only the
+    /// machine of player 0 sends one.
+    pub start_state: Option<Vec<u8>>,
+    /// The largest start state accepted from the host, uncompressed (its
+    /// compressed blob is capped accordingly): a larger one, or one that
+    /// expands past this, closes the host's link.
+    pub max_start_state_bytes: usize,
 }
 
 impl<A> NetplayConfig<A> {
@@ -103,6 +116,9 @@ impl<A> NetplayConfig<A> {
             time_sync: TimeSyncConfig::default(),
             compensate_start_latency: true,
             start_lead_ms: 50,
+            core_options: Vec::new(),
+            start_state: None,
+            max_start_state_bytes: MAX_BLOB_SIZE,
         }
     }
 
@@ -134,6 +150,14 @@ impl<A> NetplayConfig<A> {
             content_hash: self.content_hash,
             local_slots: slots,
             settings: self.settings,
+            core_options: self.core_options.clone(),
+            start_state: self.sends_start_state(),
         }
+    }
+
+    /// Whether this machine sends a start state: it has one and hosts the
+    /// start-up (controls player 0).
+    pub(crate) fn sends_start_state(&self) -> bool {
+        self.start_state.is_some() && self.local_players.contains(0)
     }
 }

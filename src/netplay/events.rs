@@ -1,6 +1,7 @@
 //! What a netplay session tells the frontend: one event enum for the match
 //! and the network, stats per player, and its error type.
 
+use super::start_state::StartStateError;
 use crate::checksum::Checksum;
 use crate::protocol::{EndpointError, Millis, Rejection};
 use crate::rollback::{DisconnectReason, Frame, PlayerId, PlayerSet, SessionError, TimeSyncAdvice};
@@ -100,6 +101,12 @@ pub enum NetplayEvent {
         /// The frame at which the match ended.
         at_frame: Frame,
     },
+    /// The start-up host's start state arrived (`bytes` once expanded): the
+    /// frontend loads it (`NetplaySession::take_start_state`) before frame 0.
+    StartStateArrived {
+        /// Its size once expanded.
+        bytes: usize,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left or fell too far behind.
@@ -144,6 +151,9 @@ pub enum PeerFault {
         /// Our input frames waiting for its ack when we gave up.
         frames: u32,
     },
+    /// It is the start-up host and its start state cannot be used (too
+    /// large, truncated or corrupt): we cannot begin as it did.
+    BadStartState(StartStateError),
 }
 
 impl std::fmt::Display for PeerFault {
@@ -164,6 +174,7 @@ impl std::fmt::Display for PeerFault {
             PeerFault::StoppedAcknowledging { frames } => {
                 write!(f, "it left {frames} frames of our inputs unacknowledged")
             }
+            PeerFault::BadStartState(error) => write!(f, "its start state is unusable: {error}"),
         }
     }
 }

@@ -13,9 +13,11 @@
 pub mod config;
 pub mod events;
 mod session;
+pub mod start_state;
 pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
 pub use session::NetplaySession;
+pub use start_state::StartStateError;
 pub use startup::StartPhase;

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use super::config::{Connect, NetplayConfig};
 use super::events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
+use super::start_state;
 use super::startup::{self, Begin, StartMessage, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
-    self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent,
+    self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent, Handshake,
     HandshakeLimiter, Header, Message, Millis, PeerEndpoint, PeerTable, PlayerSlots, RejectReason,
-    Sequence, SessionSettings, SessionToken, MAX_UNACKED_FRAMES, PROTOCOL_VERSION,
+    Sequence, SessionSettings, SessionToken, MAX_BLOB_SIZE, MAX_UNACKED_FRAMES, PROTOCOL_VERSION,
 };
 use crate::rollback::{
     DisconnectReason, Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet,
@@ -64,6 +65,19 @@ struct Departure {
     decided: bool,
 }
 
+/// A member's progress with the start-up host's start state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum StartStateWait {
+    /// None comes (we host, or the host sends none): Ready when synchronized.
+    NotAwaited,
+    /// The host's handshake said one follows.
+    Awaited,
+    /// It arrived, for the frontend to take and load.
+    Arrived(Vec<u8>),
+    /// The frontend took it: Ready may go out.
+    Taken,
+}
+
 /// A netplay match for 2–4 players over any transport, keyed by address `A`.
 ///
 /// Each tick the frontend: hands over every datagram that arrived
@@ -84,6 +98,11 @@ struct Departure {
 /// long to wait (see `netplay::startup`); until then `advance_frame`
 /// answers `Synchronizing`, then `Starting { in_ms }` (tick again at that
 /// moment), and local inputs are held back.
+///
+/// Start state: the host (machine of player 0) given one in its
+/// configuration sends it, lz4-compressed, to each member once their
+/// handshake is done; a member says Ready only after the frontend took it
+/// (`take_start_state`, announced by `StartStateArrived`) to load it.
 pub struct NetplaySession<A: Ord + Copy> {
     config: NetplayConfig<A>,
     session: Session,
@@ -109,6 +128,9 @@ pub struct NetplaySession<A: Ord + Copy> {
     startup: StartUp,
     /// The quality-report interval once play begins (the start-up measures faster).
     quality_report_interval_ms: Millis,
+    /// The host's start state as sent (compressed), if we send one.
+    start_state_blob: Option<Vec<u8>>,
+    start_state_wait: StartStateWait,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -158,6 +180,17 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return Err(invalid(
                 "the input delay minimum is above its maximum".to_string(),
             ));
+        }
+        let start_state_blob = config
+            .sends_start_state()
+            .then(|| start_state::compress(config.start_state.as_deref().unwrap_or_default()));
+        if let Some(blob) = &start_state_blob {
+            if blob.len() > MAX_BLOB_SIZE {
+                return Err(invalid(format!(
+                    "the start state compresses to {} bytes, over the {MAX_BLOB_SIZE}-byte blob limit",
+                    blob.len()
+                )));
+            }
         }
 
         let mut session_config = SessionConfig::new();
@@ -229,6 +262,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
             now,
             startup,
             quality_report_interval_ms: 0,
+            start_state_blob,
+            start_state_wait: StartStateWait::NotAwaited,
         };
         netplay.quality_report_interval_ms =
             EndpointConfig::joiner(netplay.config.handshake(netplay.local_players))
@@ -342,6 +377,30 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.remove_closed_spectators();
         self.decide_departures();
         self.pull_session_events();
+    }
+
+    /// The start-up host's start state, once it arrived (see
+    /// [`NetplayEvent::StartStateArrived`]): load it into the game before
+    /// frame 0. Taking it lets this machine say Ready. `None` before it
+    /// arrives, after it was taken, and when none comes.
+    pub fn take_start_state(&mut self) -> Option<Vec<u8>> {
+        if !matches!(self.start_state_wait, StartStateWait::Arrived(_)) {
+            return None;
+        }
+        match std::mem::replace(&mut self.start_state_wait, StartStateWait::Taken) {
+            StartStateWait::Arrived(state) => Some(state),
+            _ => None,
+        }
+    }
+
+    /// The start-up host's handshake (its core, content, core options and
+    /// settings, which win), once synchronized with it; `None` on the host.
+    pub fn host_handshake(&self) -> Option<&Handshake> {
+        if self.local_players.contains(0) {
+            return None;
+        }
+        let link = self.links.iter().find(|link| link.players.contains(0))?;
+        self.endpoints.get(&link.address?)?.remote_handshake()
     }
 
     /// The next event to show or log, oldest first.
@@ -561,7 +620,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// The host keeps resending after its own start, until every member has
     /// its Start.
     fn poll_startup(&mut self, now: Millis) {
-        let synchronized = self.session.state() == SessionState::Running;
+        // A member with a start state to load is not ready before it did.
+        let start_state_loaded = matches!(
+            self.start_state_wait,
+            StartStateWait::NotAwaited | StartStateWait::Taken
+        );
+        let synchronized = self.session.state() == SessionState::Running && start_state_loaded;
         let (startup, endpoints, links) = (&mut self.startup, &mut self.endpoints, &self.links);
         let decided = startup.poll(now, synchronized, |message| {
             let (StartMessage::Ready { link } | StartMessage::Start { link, .. }) = message;
@@ -608,6 +672,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
         };
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
+        // The only blob a player's link takes is the host's start state.
+        config.max_blob_size =
+            start_state::max_blob_size(self.config.max_start_state_bytes).min(MAX_BLOB_SIZE);
         if self.startup.is_host() && !self.startup.has_started() {
             config.quality_report_interval_ms = startup::STARTUP_QUALITY_INTERVAL_MS;
         }
@@ -644,7 +711,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             }
             // We relay every player's confirmed input to the spectator.
             let all = PlayerSlots((1u16 << self.session.players()) as u8 - 1);
-            let handshake = self.config.handshake(all);
+            let mut handshake = self.config.handshake(all);
+            // A spectator is sent no start state (it watches from inputs).
+            handshake.start_state = false;
             let mut config = self.endpoint_config(Some(self.config.token), handshake);
             // A spectator only watches: it has nothing to send us in bulk.
             config.max_blob_size = 0;
@@ -884,6 +953,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     self.close_for_fault(index, PeerFault::WrongPlayersOrSettings);
                     return;
                 }
+                self.start_state_handshake(index);
                 for player in link.players.iter() {
                     let result = self.session.peer_synchronized(PlayerId::new(player));
                     self.record(result);
@@ -1003,8 +1073,56 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 }
             }
             NetEvent::StartAcknowledged => self.startup.on_start_acknowledged(index),
-            NetEvent::BlobReceived { .. } | NetEvent::BlobDelivered { .. } => {}
+            NetEvent::BlobReceived { bytes, .. } if self.awaits_start_state_on(index) => {
+                match start_state::decompress(&bytes, self.config.max_start_state_bytes) {
+                    Ok(state) => {
+                        self.events
+                            .push_back(NetplayEvent::StartStateArrived { bytes: state.len() });
+                        self.start_state_wait = StartStateWait::Arrived(state);
+                    }
+                    Err(error) => self.close_for_fault(index, PeerFault::BadStartState(error)),
+                }
+            }
+            NetEvent::BlobRefused { size, .. } if self.awaits_start_state_on(index) => {
+                let error = start_state::StartStateError::TooLarge {
+                    size: size as usize,
+                    max: start_state::max_blob_size(self.config.max_start_state_bytes)
+                        .min(MAX_BLOB_SIZE),
+                };
+                self.close_for_fault(index, PeerFault::BadStartState(error));
+            }
+            NetEvent::BlobReceived { .. }
+            | NetEvent::BlobDelivered { .. }
+            | NetEvent::BlobRefused { .. } => {}
         }
+    }
+
+    /// Link `index` finished its handshake: the host sends the member its
+    /// start state; a member learns from the host's handshake whether one
+    /// comes.
+    fn start_state_handshake(&mut self, index: usize) {
+        let from_host = self.links[index].players.contains(0);
+        if let Some(blob) = self.start_state_blob.clone() {
+            if let Some(endpoint) = self.open_endpoint(index) {
+                // The first blob on a fresh link: never over the cap (checked
+                // in `new`) nor behind another.
+                let sent = endpoint.send_blob(blob);
+                debug_assert!(sent.is_ok(), "{sent:?}");
+            }
+        } else if from_host && self.start_state_wait == StartStateWait::NotAwaited {
+            let announced = self
+                .open_endpoint(index)
+                .and_then(|endpoint| endpoint.remote_handshake())
+                .is_some_and(|handshake| handshake.start_state);
+            if announced {
+                self.start_state_wait = StartStateWait::Awaited;
+            }
+        }
+    }
+
+    /// Whether link `index` is the host's and its start state is awaited.
+    fn awaits_start_state_on(&self, index: usize) -> bool {
+        self.start_state_wait == StartStateWait::Awaited && self.links[index].players.contains(0)
     }
 
     /// The peer of link `index` did something no honest peer does: only its

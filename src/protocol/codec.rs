@@ -32,6 +32,14 @@
 //! each), in that order. A standalone quality reply (kind 7) also carries
 //! its held milliseconds.
 //!
+//! Version 4 appends to every handshake (Hello, Welcome, the host's in a
+//! Reject) a flags byte (bit 0: the sender sends its start state) and the
+//! sender's core options: a varint count (at most [`MAX_CORE_OPTIONS`]),
+//! then key and value as length-prefixed text each. A handshake ending
+//! before the flags is a version-3 one (no options, no start state), and
+//! bytes after the options are left to later versions. Reject reason 8
+//! (`CoreVersion`) is new.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -150,6 +158,9 @@ pub enum EncodeError {
         /// The chunk's index.
         index: u32,
     },
+    /// A handshake with more than [`MAX_CORE_OPTIONS`] core options.
+    #[error("a handshake holds {0} core options, at most {MAX_CORE_OPTIONS} fit")]
+    TooManyCoreOptions(usize),
 }
 
 // ---------------------------------------------------------------- writing
@@ -216,8 +227,25 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
     out.extend_from_slice(&s.checksum_interval.to_le_bytes());
     out.push(s.input_delay_min);
     out.push(s.input_delay_max);
+    // Version 4 on: appended, so older decoders still read the rest.
+    out.push(if hs.start_state {
+        HANDSHAKE_START_STATE
+    } else {
+        0
+    });
+    if hs.core_options.len() > MAX_CORE_OPTIONS {
+        return Err(EncodeError::TooManyCoreOptions(hs.core_options.len()));
+    }
+    put_varint(out, hs.core_options.len() as u64);
+    for option in &hs.core_options {
+        put_text(out, "core option key", &option.key)?;
+        put_text(out, "core option value", &option.value)?;
+    }
     Ok(())
 }
+
+/// Handshake flag: the sender sends its start state.
+const HANDSHAKE_START_STATE: u8 = 1;
 
 /// The bits one input costs in the toggle code, given the input before it.
 const fn toggle_cost(previous: Buttons, current: Buttons) -> usize {
@@ -762,13 +790,44 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
             "input delay minimum above maximum",
         ));
     }
+    // A version-3 handshake ends here: no options, no start state.
+    let (start_state, core_options) = if reader.remaining() == 0 {
+        (false, Vec::new())
+    } else {
+        // Flags this version does not know belong to later versions.
+        let flags = reader.u8()?;
+        (
+            flags & HANDSHAKE_START_STATE != 0,
+            read_core_options(reader)?,
+        )
+    };
     Ok(Handshake {
         core_name,
         core_version,
         content_hash,
         local_slots,
         settings,
+        core_options,
+        start_state,
     })
+}
+
+fn read_core_options(reader: &mut Reader<'_>) -> Result<Vec<CoreOption>, DecodeError> {
+    let count = reader.varint()?;
+    // Each option takes two length bytes at least.
+    if count > MAX_CORE_OPTIONS as u64 || count.saturating_mul(2) > reader.remaining() as u64 {
+        return Err(DecodeError::CountBeyondDatagram {
+            claimed: count,
+            bytes_left: reader.remaining(),
+        });
+    }
+    let mut options = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let key = reader.text()?;
+        let value = reader.text()?;
+        options.push(CoreOption { key, value });
+    }
+    Ok(options)
 }
 
 fn read_input(

@@ -169,6 +169,61 @@ impl fmt::Display for Rejection {
     }
 }
 
+impl Rejection {
+    /// The one line both sides print (after `error: `) when a handshake is
+    /// refused, naming what differs with the host's values first, e.g.
+    /// `the host runs Stella 6.7 with content 3fa2…; you have Stella 6.5 …`.
+    pub fn explanation(&self) -> String {
+        // The host of this pair is the side that refused.
+        let (host, joiner) = if self.by_us {
+            (&self.local, &self.remote)
+        } else {
+            (&self.remote, &self.local)
+        };
+        let what = |identity: &Identity| match self.reason {
+            RejectReason::ProtocolVersion => {
+                format!("netcade protocol {}", identity.protocol_version)
+            }
+            RejectReason::Core | RejectReason::CoreVersion => {
+                format!("{} {}", identity.core_name, identity.core_version)
+            }
+            RejectReason::Content => format!(
+                "{} {} with content {}",
+                identity.core_name,
+                identity.core_version,
+                short_hash(identity.content_hash)
+            ),
+            // Slots, settings, room: nothing of the identity differs.
+            _ => String::new(),
+        };
+        let (host_has, joiner_has) = (what(host), what(joiner));
+        match (self.by_us, host_has.is_empty()) {
+            (false, true) => format!("the host refused to play: {}", self.reason),
+            (true, true) => format!("refused a joiner: {}", self.reason),
+            (false, false) => {
+                let verb = if self.reason == RejectReason::ProtocolVersion {
+                    "speaks"
+                } else {
+                    "runs"
+                };
+                format!(
+                    "the host {verb} {host_has}; you have {joiner_has} ({})",
+                    self.reason
+                )
+            }
+            (true, false) => format!(
+                "refused a joiner ({}): it has {joiner_has}; you host {host_has}",
+                self.reason
+            ),
+        }
+    }
+}
+
+/// The first 4 bytes of a content hash, enough to tell contents apart on screen.
+fn short_hash(hash: u64) -> String {
+    format!("{:08x}…", hash >> 32)
+}
+
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DisconnectCause {
@@ -277,6 +332,14 @@ pub enum Event {
     BlobDelivered {
         /// The id [`PeerEndpoint::send_blob`] returned.
         id: BlobId,
+    },
+    /// The peer sends a blob over our size cap: its chunks are dropped
+    /// unstored (reported once per blob).
+    BlobRefused {
+        /// The blob.
+        id: BlobId,
+        /// The size it announced.
+        size: u32,
     },
     /// The peer is synchronized with every machine of the match and waits
     /// for our Start (we are the host of the start-up).
@@ -462,6 +525,8 @@ pub struct PeerEndpoint {
     session: SessionToken,
     settings: SessionSettings,
     remote_slots: PlayerSlots,
+    /// The peer's Hello or Welcome, once the handshake succeeded.
+    remote_handshake: Option<Handshake>,
     next_sequence: Sequence,
     received: ReceiveWindow,
     last_received_at: Millis,
@@ -505,6 +570,8 @@ pub struct PeerEndpoint {
     outgoing_blobs: VecDeque<OutgoingBlob>,
     next_blob_id: u32,
     incoming_blob: Option<IncomingBlob>,
+    /// The last blob refused for its size (reported once).
+    refused_blob: Option<BlobId>,
     /// The last blob received whole and its chunk count, so that its late
     /// chunks are acked rather than restarting it.
     finished_blob: Option<(BlobId, u32)>,
@@ -581,6 +648,7 @@ impl PeerEndpoint {
             status_sends_left: 0,
             next_remote_frame: first_frame,
             ack_due_since: None,
+            remote_handshake: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
             next_quality_at: 0,
@@ -594,6 +662,7 @@ impl PeerEndpoint {
             outgoing_blobs: VecDeque::new(),
             next_blob_id: 1,
             incoming_blob: None,
+            refused_blob: None,
             finished_blob: None,
             blob_ack_due: None,
             ready_due: false,
@@ -644,6 +713,13 @@ impl PeerEndpoint {
     }
 
     /// The players the peer controls (known once synchronized).
+    /// What the peer said in its Hello or Welcome (core, content, options,
+    /// whether a start state follows), once the handshake succeeded.
+    pub fn remote_handshake(&self) -> Option<&Handshake> {
+        self.remote_handshake.as_ref()
+    }
+
+    /// The players the peer controls.
     pub fn remote_slots(&self) -> PlayerSlots {
         self.remote_slots
     }
@@ -936,8 +1012,10 @@ impl PeerEndpoint {
         let ours = &self.config.local;
         if version != self.config.protocol_version {
             Some(RejectReason::ProtocolVersion)
-        } else if hello.core_name != ours.core_name || hello.core_version != ours.core_version {
+        } else if hello.core_name != ours.core_name {
             Some(RejectReason::Core)
+        } else if hello.core_version != ours.core_version {
+            Some(RejectReason::CoreVersion)
         } else if hello.content_hash != ours.content_hash {
             Some(RejectReason::Content)
         } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
@@ -979,6 +1057,7 @@ impl PeerEndpoint {
                 }
                 None => {
                     self.remote_slots = hello.local_slots;
+                    self.remote_handshake = Some(hello);
                     self.state = ConnectionState::Running;
                     self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
                     self.events.push_back(Event::Synchronized {
@@ -1012,6 +1091,7 @@ impl PeerEndpoint {
         self.session = header.session;
         self.settings = welcome.settings;
         self.remote_slots = welcome.local_slots;
+        self.remote_handshake = Some(welcome);
         self.state = ConnectionState::Running;
         self.events.push_back(Event::Synchronized {
             session: self.session,
@@ -1159,6 +1239,13 @@ impl PeerEndpoint {
         }
         if chunk.total_size as usize > self.config.max_blob_size {
             self.stats.blobs_refused += 1;
+            if self.refused_blob != Some(chunk.id) {
+                self.refused_blob = Some(chunk.id);
+                self.events.push_back(Event::BlobRefused {
+                    id: chunk.id,
+                    size: chunk.total_size,
+                });
+            }
             return;
         }
         // One blob at a time, each newer than the last: a peer cannot make
@@ -1593,6 +1680,7 @@ mod tests {
             content_hash: 7,
             local_slots: PlayerSlots::single(slot),
             settings: SessionSettings::default(),
+            ..Handshake::default()
         }
     }
 

@@ -20,7 +20,11 @@ use std::fmt;
 ///   at 60 fps sends about one datagram per frame each way; a quality reply
 ///   says how long it was held before going out, so that waiting for an
 ///   input datagram does not count as round-trip time.
-pub const PROTOCOL_VERSION: u8 = 3;
+/// - 4: handshakes end with a flags byte (whether the start-up host sends
+///   its start state) and the host's core options; the start state is the
+///   first blob on the link to the start-up host, and a member says Ready
+///   only once it is loaded. Rejects may say `CoreVersion`.
+pub const PROTOCOL_VERSION: u8 = 4;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -168,19 +172,42 @@ impl Default for SessionSettings {
     }
 }
 
+/// A handshake carries at most this many core options (the datagram limit
+/// bounds their bytes).
+pub const MAX_CORE_OPTIONS: usize = 64;
+
+/// One core option as `KEY=VALUE` (libretro variable and its value).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CoreOption {
+    /// The variable, e.g. `genesis_plus_gx_addr_error`.
+    pub key: String,
+    /// Its value, e.g. `disabled`.
+    pub value: String,
+}
+
 /// A Hello (joiner → host) or Welcome (host → joiner): who the sender is and what it plays.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Handshake {
-    /// The sender's libretro core; peers with another name are refused.
+    /// The sender's libretro core (`retro_system_info.library_name`); peers
+    /// with another name are refused.
     pub core_name: String,
-    /// The sender's core version; peers with another version are refused.
+    /// The sender's core version (`retro_system_info.library_version`);
+    /// peers with another version are refused.
     pub core_version: String,
     /// xxh3 of the loaded content (ROM).
     pub content_hash: u64,
     /// The players the sender controls.
     pub local_slots: PlayerSlots,
-    /// The sender's settings: a joiner's proposal, or the host's decision in a Welcome or Reject.
+    /// The sender's session settings: a joiner's proposal, or the host's
+    /// decision in a Welcome or Reject (the host's win).
     pub settings: SessionSettings,
+    /// The core options the sender set (at most [`MAX_CORE_OPTIONS`]); the
+    /// host's win: a joiner loads its core with them.
+    pub core_options: Vec<CoreOption>,
+    /// The sender is the start-up host and sends its start state (a blob,
+    /// lz4-compressed) as the first blob on this link; the receiver loads
+    /// it before saying Ready.
+    pub start_state: bool,
 }
 
 /// Why a host refused a joiner.
@@ -188,7 +215,7 @@ pub struct Handshake {
 pub enum RejectReason {
     /// The peers speak different protocol versions.
     ProtocolVersion,
-    /// Different libretro cores (name or version).
+    /// Different libretro cores (by name).
     Core,
     /// Different content (ROM) according to its hash.
     Content,
@@ -200,6 +227,8 @@ pub enum RejectReason {
     NotAccepting,
     /// The host already feeds as many spectators as it allows.
     SpectatorsFull,
+    /// The same core in different versions.
+    CoreVersion,
 }
 
 impl RejectReason {
@@ -212,6 +241,7 @@ impl RejectReason {
             RejectReason::SlotTaken => 5,
             RejectReason::NotAccepting => 6,
             RejectReason::SpectatorsFull => 7,
+            RejectReason::CoreVersion => 8,
         }
     }
 
@@ -224,6 +254,7 @@ impl RejectReason {
             5 => RejectReason::SlotTaken,
             6 => RejectReason::NotAccepting,
             7 => RejectReason::SpectatorsFull,
+            8 => RejectReason::CoreVersion,
             _ => return None,
         })
     }
@@ -234,6 +265,7 @@ impl fmt::Display for RejectReason {
         f.write_str(match self {
             RejectReason::ProtocolVersion => "different netcade protocol versions",
             RejectReason::Core => "different cores",
+            RejectReason::CoreVersion => "different core versions",
             RejectReason::Content => "different content (ROM)",
             RejectReason::Settings => "incompatible session settings",
             RejectReason::SlotTaken => "the requested player slot is taken",

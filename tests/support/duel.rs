@@ -36,7 +36,7 @@ pub fn duel_arena(name: &str) -> PathBuf {
         .join(format!("{name}.arena"))
 }
 
-/// A Duel core of its own (a private copy of the library) with the dojo
+/// A Duel core of its own (a private copy of the library) with an arena
 /// loaded, its system and save folders in a temporary directory; the copy
 /// and the folders live as long as this does.
 pub struct LoadedDuel {
@@ -48,6 +48,12 @@ pub struct LoadedDuel {
 /// Loads a Duel core of its own with the dojo arena, through the real
 /// libretro path.
 pub fn load_duel_dojo() -> LoadedDuel {
+    load_duel("dojo")
+}
+
+/// Loads a Duel core of its own with the arena shipped as `name`
+/// (`"dojo"`, `"moon"`), through the real libretro path.
+pub fn load_duel(name: &str) -> LoadedDuel {
     let copy = duel_core_copy();
     let dirs = tempfile::tempdir().expect("cannot create a temporary directory");
     let config = CoreConfig {
@@ -57,7 +63,7 @@ pub fn load_duel_dojo() -> LoadedDuel {
         ..CoreConfig::default()
     };
     let mut core = Core::load(&copy.path, config).expect("the Duel core loads");
-    core.load_content(Some(&duel_arena("dojo")))
-        .expect("the dojo arena loads");
+    core.load_content(Some(&duel_arena(name)))
+        .expect("the arena loads");
     LoadedDuel { core, copy, dirs }
 }

@@ -13,4 +13,4 @@ pub use content::{
     real_core, real_core_copy, real_rom, system_c_library, test_content_dir, CoreCopy,
 };
 #[allow(unused_imports)]
-pub use duel::{duel_arena, duel_core, duel_core_copy, load_duel_dojo, LoadedDuel};
+pub use duel::{duel_arena, duel_core, duel_core_copy, load_duel, load_duel_dojo, LoadedDuel};

@@ -105,8 +105,13 @@ pub struct DuelGame {
 
 impl DuelGame {
     pub fn load() -> DuelGame {
+        Self::load_arena("dojo")
+    }
+
+    /// Duel with the arena shipped as `name` (`"dojo"`, `"moon"`).
+    pub fn load_arena(name: &str) -> DuelGame {
         DuelGame {
-            duel: super::load_duel_dojo(),
+            duel: super::load_duel(name),
         }
     }
 }
@@ -346,9 +351,9 @@ pub fn settings(setup: &MatchSetup) -> SessionSettings {
 }
 
 /// The handshake every machine of the match presents.
-const CORE_NAME: &str = "netcade-test";
-const CORE_VERSION: &str = "1";
-const CONTENT_HASH: u64 = 0xC0FFEE;
+pub const CORE_NAME: &str = "netcade-test";
+pub const CORE_VERSION: &str = "1";
+pub const CONTENT_HASH: u64 = 0xC0FFEE;
 
 /// Machine `me`'s configuration (machine 0 hosts, every pair is linked).
 pub fn config_for(setup: &MatchSetup, me: u8) -> NetplayConfig<u8> {
@@ -372,22 +377,33 @@ impl<G: Emulator> Cluster<G> {
     /// A match whose configurations `adjust` may change first.
     pub fn with_configs(
         setup: MatchSetup,
-        mut game: impl FnMut(u8) -> G,
+        game: impl FnMut(u8) -> G,
         mut adjust: impl FnMut(u8, &mut NetplayConfig<u8>),
+    ) -> Self {
+        Self::with_games_and_configs(setup, game, |me, config, _| adjust(me, config))
+    }
+
+    /// A match whose configurations `adjust` may change first, seeing each
+    /// machine's game as loaded (e.g. to give the host its start state).
+    pub fn with_games_and_configs(
+        setup: MatchSetup,
+        mut game: impl FnMut(u8) -> G,
+        mut adjust: impl FnMut(u8, &mut NetplayConfig<u8>, &mut G),
     ) -> Self {
         let mut net = SimNet::new(setup.seed);
         net.set_default_conditions(setup.conditions);
         let machines = (0..setup.players)
             .map(|me| {
                 let mut config = config_for(&setup, me);
-                adjust(me, &mut config);
+                let mut game = Box::new(game(me));
+                adjust(me, &mut config, &mut game);
                 let netplay = NetplaySession::new(config, 0).expect("a valid configuration");
                 // Machines start their frame clocks out of phase.
                 let clock = FrameClock::new(60.0, 1000 + u64::from(me) * 3_700);
                 Machine {
                     node: NetplayMachine::new(
                         netplay,
-                        Box::new(game(me)),
+                        game,
                         ChecksumLog::new(LOGGED_FRAMES),
                         clock,
                     ),
@@ -424,6 +440,7 @@ impl<G: Emulator> Cluster<G> {
             content_hash: CONTENT_HASH,
             local_slots: PlayerSlots::NONE,
             settings: settings(setup),
+            ..Handshake::default()
         });
         config.first_frame = Frame::ZERO;
         self.spectator = Some(Spectator {

@@ -14,6 +14,7 @@ fn identity(slot: u8) -> Handshake {
         content_hash: 1,
         local_slots: PlayerSlots::single(slot),
         settings: SessionSettings::default(),
+        ..Handshake::default()
     }
 }
 
