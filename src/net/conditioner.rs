@@ -318,7 +318,7 @@ mod tests {
             clock.set(n * 1000);
             sender.send(to, &n.to_le_bytes());
             // Loopback is quick but not instant: read what came, as a loop would.
-            while let Some(_) = receiver.receive(&mut received) {
+            while receiver.receive(&mut received).is_some() {
                 let sent_at_us = u64::from_le_bytes(received[..8].try_into().unwrap()) * 1000;
                 assert!(
                     n * 1000 >= sent_at_us + 30_000,

@@ -175,6 +175,26 @@ mod tests {
         assert_eq!(received, datagram);
     }
 
+    #[test]
+    fn junk_sent_to_a_laminar_port_never_reaches_the_protocol() {
+        let mut transport = LaminarTransport::bind(loopback()).unwrap();
+        let junk_sender = UdpSocket::bind(loopback()).unwrap();
+        let mut peer = LaminarTransport::bind(loopback()).unwrap();
+        junk_sender
+            .send_to(b"not a laminar packet", transport.local_address())
+            .unwrap();
+        peer.send(transport.local_address(), b"real");
+        let mut received = Vec::new();
+        // laminar checks its header's protocol id and drops what fails, so
+        // the session above never sees (nor counts) such datagrams: the
+        // first thing through is the peer's, sent after the junk.
+        let from = receive_soon(&mut transport, &mut received);
+        assert_eq!(from, Some(peer.local_address()));
+        assert_eq!(received, b"real");
+        assert_eq!(transport.receive(&mut received), None);
+        assert_eq!(transport.wire_stats().received_datagrams, 1);
+    }
+
     /// A spectator mostly receives: laminar's 5-second idle timeout drops
     /// the sender's connection to it again and again (upstream issues #184,
     /// #277), yet every datagram still arrives and the late reply too.

@@ -89,7 +89,9 @@ impl LinkArgs {
             TransportKind::Udp => SocketTransport::Udp(
                 UdpTransport::bind(address).map_err(|source| NetError::Bind { address, source })?,
             ),
-            TransportKind::Laminar => SocketTransport::Laminar(LaminarTransport::bind(address)?),
+            TransportKind::Laminar => {
+                SocketTransport::Laminar(Box::new(LaminarTransport::bind(address)?))
+            }
         };
         Ok(ConditionedTransport::new(
             socket,
@@ -109,10 +111,22 @@ pub enum SocketTransport {
     /// Plain UDP.
     Udp(UdpTransport),
     /// laminar's socket.
-    Laminar(LaminarTransport),
+    Laminar(Box<LaminarTransport>),
 }
 
 impl SocketTransport {
+    /// Binds a `kind` socket at `address` (port 0 picks a free port).
+    pub fn bind(kind: TransportKind, address: SocketAddr) -> Result<Self, NetError> {
+        Ok(match kind {
+            TransportKind::Udp => SocketTransport::Udp(
+                UdpTransport::bind(address).map_err(|source| NetError::Bind { address, source })?,
+            ),
+            TransportKind::Laminar => {
+                SocketTransport::Laminar(Box::new(LaminarTransport::bind(address)?))
+            }
+        })
+    }
+
     /// The address peers reach this socket at.
     pub fn local_address(&self) -> SocketAddr {
         match self {
@@ -228,6 +242,20 @@ mod tests {
             assert_eq!(from, Some(a.inner().local_address()), "{kind:?}");
             assert_eq!(received, b"over the link");
         }
+    }
+
+    #[test]
+    fn a_link_transport_can_move_to_the_thread_that_runs_its_loop() {
+        fn movable<T: Send + 'static>(_: &T) {}
+        let link = LinkArgs {
+            transport: TransportKind::Laminar,
+            ..LinkArgs::default()
+        };
+        let transport = link.open("127.0.0.1:0".parse().unwrap()).unwrap();
+        movable(&transport);
+        std::thread::spawn(move || transport.inner().local_address())
+            .join()
+            .unwrap();
     }
 
     #[test]
