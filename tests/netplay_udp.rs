@@ -4,7 +4,7 @@
 //! clusters use, and agree on every final frame — over plain UDP and over
 //! laminar, IPv4 and IPv6, with and without the link conditioner.
 //!
-//! `cargo test --release --test netplay_udp -- --nocapture --test-threads 1`
+//! `cargo test --test netplay_udp -- --nocapture --test-threads 1`
 //! prints each run's wire rates (README, "Transports").
 
 mod support;
@@ -15,7 +15,7 @@ use netcade::app::netplay_tick::NetplayMachine;
 use netcade::net::conditioner::ConditionedTransport;
 use netcade::net::link::{SocketTransport, TransportKind};
 use netcade::net::sim::LinkConditions;
-use netcade::net::{ManualClock, WireStats, IPV4_UDP_HEADER_BYTES, IPV6_UDP_HEADER_BYTES};
+use netcade::net::{ip_udp_header_bytes, ManualClock, WireStats};
 use netcade::netplay::{NetplayConfig, NetplaySession};
 use netcade::protocol::{PlayerSlots, SessionSettings, SessionToken, MAX_DATAGRAM_SIZE};
 use std::net::SocketAddr;
@@ -205,7 +205,7 @@ fn two_duel_machines_over_ipv6_loopback_agree_on_both_transports() {
             &format!("{kind:?} IPv6"),
             &reports,
             seconds,
-            IPV6_UDP_HEADER_BYTES,
+            ip_udp_header_bytes("[::1]:0".parse().unwrap()),
         );
     }
 }
@@ -235,7 +235,8 @@ fn udp_sends_fewer_bytes_than_laminar_for_the_same_match() {
         ),
     ] {
         let (reports, seconds) = play_duel_match(kind, "127.0.0.1:0", conditions);
-        rates.push(print_rates(label, &reports, seconds, IPV4_UDP_HEADER_BYTES));
+        let ipv4 = ip_udp_header_bytes("127.0.0.1:0".parse().unwrap());
+        rates.push(print_rates(label, &reports, seconds, ipv4));
     }
     assert!(
         rates[0] < rates[1],

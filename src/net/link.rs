@@ -27,10 +27,10 @@ pub struct LinkArgs {
     #[arg(long, value_enum, default_value_t = TransportKind::Udp)]
     pub transport: TransportKind,
     /// Test aid: delays each outgoing datagram by this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = milliseconds())]
     pub sim_latency: u64,
     /// Test aid: varies each outgoing datagram's delay by up to ± this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = milliseconds())]
     pub sim_jitter: u64,
     /// Test aid: loses this percentage of outgoing datagrams.
     #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = percentage)]
@@ -58,6 +58,14 @@ impl Default for LinkArgs {
             sim_seed: 1,
         }
     }
+}
+
+/// Longest simulated delay: a minute is far beyond any link netplay survives.
+const MAX_SIMULATED_DELAY_MS: u64 = 60_000;
+
+/// Milliseconds from 0 to [`MAX_SIMULATED_DELAY_MS`].
+fn milliseconds() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=MAX_SIMULATED_DELAY_MS)
 }
 
 /// A percentage from 0 to 100.
@@ -221,6 +229,12 @@ mod tests {
         assert!(error.contains("--sim-loss"), "{error}");
         assert!(error.contains("not a percentage from 0 to 100"), "{error}");
         assert!(parse(&["--sim-dup", "-1"]).is_err());
+        let error = parse(&["--sim-latency", "99999999999999999"])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("--sim-latency"), "{error}");
+        assert!(parse(&["--sim-jitter", "60001"]).is_err());
+        assert!(parse(&["--sim-jitter", "60000"]).is_ok());
         assert!(parse(&["--transport", "tcp"]).is_err());
     }
 

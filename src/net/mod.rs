@@ -121,6 +121,14 @@ pub const IPV4_UDP_HEADER_BYTES: u64 = 28;
 /// IP and UDP header bytes of one IPv6 datagram.
 pub const IPV6_UDP_HEADER_BYTES: u64 = 48;
 
+/// IP and UDP header bytes of one datagram to or from `address`.
+pub fn ip_udp_header_bytes(address: std::net::SocketAddr) -> u64 {
+    match address {
+        std::net::SocketAddr::V4(_) => IPV4_UDP_HEADER_BYTES,
+        std::net::SocketAddr::V6(_) => IPV6_UDP_HEADER_BYTES,
+    }
+}
+
 impl WireStats {
     /// Sent and received bytes counting `ip_header` bytes per datagram
     /// ([`IPV4_UDP_HEADER_BYTES`] or [`IPV6_UDP_HEADER_BYTES`]), as a link carries them.
@@ -143,4 +151,29 @@ pub enum NetError {
         /// Why the system refused.
         source: std::io::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_bytes_count_each_datagrams_ip_and_udp_headers() {
+        let wire = WireStats {
+            sent_datagrams: 10,
+            sent_bytes: 500,
+            received_datagrams: 2,
+            received_bytes: 100,
+        };
+        let v4 = ip_udp_header_bytes("127.0.0.1:7000".parse().unwrap());
+        let v6 = ip_udp_header_bytes("[::1]:7000".parse().unwrap());
+        assert_eq!(
+            wire.bytes_with_ip_headers(v4),
+            (500 + 10 * 28, 100 + 2 * 28)
+        );
+        assert_eq!(
+            wire.bytes_with_ip_headers(v6),
+            (500 + 10 * 48, 100 + 2 * 48)
+        );
+    }
 }
