@@ -136,7 +136,7 @@ pub struct SimStats {
 
 /// SplitMix64: tiny, fast, and plenty random for picking which datagrams suffer.
 #[derive(Clone, Debug)]
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
     fn next_u64(&mut self) -> u64 {
@@ -187,13 +187,91 @@ impl<A> Ord for InFlight<A> {
     }
 }
 
-#[derive(Clone, Debug, Default)]
-struct LinkState {
-    conditions: Option<LinkConditions>,
+/// The timing one direction of a link remembers between datagrams.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LinkTimeline {
     /// When the bandwidth-limited link finishes sending what is queued.
     busy_until_us: u64,
     /// Latest arrival of a datagram not chosen for reordering.
     last_in_order_us: u64,
+}
+
+/// When one copy of a datagram arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arrival {
+    /// Microseconds, on the clock the datagram was sent by.
+    pub(crate) at_us: u64,
+    /// Held back so later datagrams overtake it.
+    pub(crate) reordered: bool,
+}
+
+/// What a link does to one datagram: the fault model the simulated network
+/// and the link conditioner over real sockets share.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Fate {
+    /// Lost to the link's loss rate.
+    pub(crate) lost: bool,
+    /// A second copy was made.
+    pub(crate) duplicated: bool,
+    /// Copies dropped by a full bandwidth queue.
+    pub(crate) dropped_by_queue: u8,
+    /// Each copy that gets through.
+    pub(crate) arrivals: [Option<Arrival>; 2],
+}
+
+impl LinkConditions {
+    /// Decides the fate of a `length`-byte datagram sent at `now_us`.
+    pub(crate) fn fate(
+        &self,
+        rng: &mut SplitMix64,
+        timeline: &mut LinkTimeline,
+        now_us: u64,
+        length: usize,
+    ) -> Fate {
+        let mut fate = Fate::default();
+        if rng.chance(self.loss) {
+            fate.lost = true;
+            return fate;
+        }
+        fate.duplicated = rng.chance(self.duplicate);
+        let copies = if fate.duplicated { 2 } else { 1 };
+        for copy in 0..copies {
+            let mut departure_us = now_us;
+            if let Some(bandwidth) = self.bandwidth_bytes_per_s.filter(|&b| b > 0) {
+                let start_us = timeline.busy_until_us.max(now_us);
+                if start_us - now_us > self.max_queue_ms * 1000 {
+                    fate.dropped_by_queue += 1;
+                    continue;
+                }
+                let transmit_us = (length as u64 * 1_000_000).div_ceil(bandwidth);
+                timeline.busy_until_us = start_us + transmit_us;
+                departure_us = timeline.busy_until_us;
+            }
+            let jitter_us = self.jitter_ms * 1000;
+            let delay_us =
+                (self.latency_ms * 1000 + rng.up_to(2 * jitter_us)).saturating_sub(jitter_us);
+            let mut arrival_us = departure_us + delay_us;
+            let reordered = rng.chance(self.reorder);
+            if reordered {
+                // Held back long enough for a few later datagrams to overtake it.
+                arrival_us += 1000 + rng.up_to(self.latency_ms * 1000 + 2 * jitter_us + 20_000);
+            } else {
+                arrival_us = arrival_us.max(timeline.last_in_order_us);
+                timeline.last_in_order_us = arrival_us;
+            }
+            fate.arrivals[copy] = Some(Arrival {
+                at_us: arrival_us,
+                reordered,
+            });
+        }
+        fate
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct LinkState {
+    conditions: Option<LinkConditions>,
+    timeline: LinkTimeline,
 }
 
 /// The simulated network between nodes addressed by `A` (a `SocketAddr`, a small id…).
@@ -287,53 +365,24 @@ impl<A: Copy + Ord> SimNet<A> {
         let default_conditions = self.default_conditions;
         let link = self.links.entry((from, to)).or_default();
         let conditions = link.conditions.unwrap_or(default_conditions);
-        if self.rng.chance(conditions.loss) {
+        let fate = conditions.fate(&mut self.rng, &mut link.timeline, now * 1000, bytes.len());
+        if fate.lost {
             self.stats.lost += 1;
             return;
         }
-        let copies = if self.rng.chance(conditions.duplicate) {
-            self.stats.duplicated += 1;
-            2
-        } else {
-            1
-        };
-        let now_us = now * 1000;
-        for _ in 0..copies {
-            let mut departure_us = now_us;
-            if let Some(bandwidth) = conditions.bandwidth_bytes_per_s.filter(|&b| b > 0) {
-                let start_us = link.busy_until_us.max(now_us);
-                if start_us - now_us > conditions.max_queue_ms * 1000 {
-                    self.stats.dropped_by_queue += 1;
-                    continue;
-                }
-                let transmit_us = (bytes.len() as u64 * 1_000_000).div_ceil(bandwidth);
-                link.busy_until_us = start_us + transmit_us;
-                departure_us = link.busy_until_us;
-            }
-            let jitter_us = conditions.jitter_ms * 1000;
-            let delay_us = (conditions.latency_ms * 1000 + self.rng.up_to(2 * jitter_us))
-                .saturating_sub(jitter_us);
-            let mut arrival_us = departure_us + delay_us;
-            if self.rng.chance(conditions.reorder) {
-                // Held back long enough for a few later datagrams to overtake it.
-                self.stats.reordered += 1;
-                arrival_us += 1000
-                    + self
-                        .rng
-                        .up_to(conditions.latency_ms * 1000 + 2 * jitter_us + 20_000);
-            } else {
-                arrival_us = arrival_us.max(link.last_in_order_us);
-                link.last_in_order_us = arrival_us;
-            }
+        self.stats.duplicated += u64::from(fate.duplicated);
+        self.stats.dropped_by_queue += u64::from(fate.dropped_by_queue);
+        for arrival in fate.arrivals.into_iter().flatten() {
+            self.stats.reordered += u64::from(arrival.reordered);
             self.in_flight.push(InFlight {
-                deliver_at_us: arrival_us,
+                deliver_at_us: arrival.at_us,
                 serial: self.next_serial,
                 delivery: Delivery {
                     from,
                     to,
                     bytes: bytes.to_vec(),
                     sent_at: now,
-                    delivered_at_us: arrival_us,
+                    delivered_at_us: arrival.at_us,
                 },
             });
             self.next_serial += 1;

@@ -1,7 +1,7 @@
 //! A plain non-blocking UDP socket as a [`Transport`] (what GGRS uses too:
 //! the protocol above handles loss, order and resends).
 
-use super::Transport;
+use super::{Transport, WireStats};
 use crate::protocol::MAX_DATAGRAM_SIZE;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
@@ -19,6 +19,7 @@ pub struct UdpTransport {
     /// Datagrams that could not be sent (the OS buffer was full, the
     /// address unreachable): lost, as on the wire.
     pub send_failures: u64,
+    wire: WireStats,
 }
 
 impl UdpTransport {
@@ -30,6 +31,7 @@ impl UdpTransport {
             socket,
             buffer: Box::new([0; RECEIVE_BUFFER]),
             send_failures: 0,
+            wire: WireStats::default(),
         })
     }
 
@@ -37,14 +39,23 @@ impl UdpTransport {
     pub fn local_address(&self) -> io::Result<SocketAddr> {
         self.socket.local_addr()
     }
+
+    /// What this socket sent and received so far.
+    pub fn wire_stats(&self) -> WireStats {
+        self.wire
+    }
 }
 
 impl Transport for UdpTransport {
     type Address = SocketAddr;
 
     fn send(&mut self, to: SocketAddr, datagram: &[u8]) {
-        if self.socket.send_to(datagram, to).is_err() {
-            self.send_failures += 1;
+        match self.socket.send_to(datagram, to) {
+            Ok(sent) => {
+                self.wire.sent_datagrams += 1;
+                self.wire.sent_bytes += sent as u64;
+            }
+            Err(_) => self.send_failures += 1,
         }
     }
 
@@ -52,6 +63,8 @@ impl Transport for UdpTransport {
         loop {
             match self.socket.recv_from(&mut self.buffer[..]) {
                 Ok((length, from)) => {
+                    self.wire.received_datagrams += 1;
+                    self.wire.received_bytes += length as u64;
                     into.clear();
                     into.extend_from_slice(&self.buffer[..length]);
                     return Some(from);

@@ -1,0 +1,340 @@
+//! The link conditioner: a [`Transport`] wrapper that applies the simulated
+//! network's fault model ([`LinkConditions`]: latency, jitter, loss,
+//! duplication, reordering) to outgoing datagrams on real sockets, seeded.
+//! Delayed datagrams wait here and go out on a later `send` or `receive`
+//! once due, so a loop polling every millisecond releases them on time.
+
+use super::sim::{LinkConditions, LinkTimeline, SimStats, SplitMix64};
+use super::{MicrosClock, Transport};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// Most datagrams held back at once; more are dropped (counted as
+/// `dropped_by_queue`), as a full router queue would.
+pub const MAX_HELD_DATAGRAMS: usize = 4096;
+
+/// A datagram waiting for its moment, ordered by due time then by when it
+/// was held (so equal times keep their sending order).
+struct Held<A> {
+    due_us: u64,
+    serial: u64,
+    to: A,
+    bytes: Vec<u8>,
+}
+
+impl<A> PartialEq for Held<A> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.due_us, self.serial) == (other.due_us, other.serial)
+    }
+}
+impl<A> Eq for Held<A> {}
+impl<A> PartialOrd for Held<A> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<A> Ord for Held<A> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.due_us, self.serial).cmp(&(other.due_us, other.serial))
+    }
+}
+
+/// `inner` with `conditions` applied to everything it sends.
+pub struct ConditionedTransport<T: Transport, C: MicrosClock> {
+    inner: T,
+    conditions: LinkConditions,
+    clock: C,
+    rng: SplitMix64,
+    timelines: BTreeMap<T::Address, LinkTimeline>,
+    held: BinaryHeap<Reverse<Held<T::Address>>>,
+    next_serial: u64,
+    stats: SimStats,
+}
+
+impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
+    /// Wraps `inner`; `seed` picks which datagrams suffer, `clock` says when
+    /// held ones are due.
+    pub fn new(inner: T, conditions: LinkConditions, seed: u64, clock: C) -> Self {
+        ConditionedTransport {
+            inner,
+            conditions,
+            clock,
+            rng: SplitMix64(seed),
+            timelines: BTreeMap::new(),
+            held: BinaryHeap::new(),
+            next_serial: 0,
+            stats: SimStats::default(),
+        }
+    }
+
+    /// The transport underneath.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    /// The conditions applied.
+    pub fn conditions(&self) -> LinkConditions {
+        self.conditions
+    }
+
+    /// What the conditioner did so far (`delivered` counts datagrams handed
+    /// to the transport underneath).
+    pub fn stats(&self) -> SimStats {
+        self.stats
+    }
+
+    /// Datagrams held back, not yet due.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Sends every held datagram due by now.
+    pub fn release_due(&mut self) {
+        let now_us = self.clock.now_us();
+        while self
+            .held
+            .peek()
+            .is_some_and(|Reverse(next)| next.due_us <= now_us)
+        {
+            let Reverse(next) = self.held.pop().expect("peeked");
+            self.stats.delivered += 1;
+            self.inner.send(next.to, &next.bytes);
+        }
+    }
+}
+
+impl<T: Transport, C: MicrosClock> Transport for ConditionedTransport<T, C> {
+    type Address = T::Address;
+
+    fn send(&mut self, to: T::Address, datagram: &[u8]) {
+        self.release_due();
+        self.stats.sent += 1;
+        let now_us = self.clock.now_us();
+        let timeline = self.timelines.entry(to).or_default();
+        let fate = self
+            .conditions
+            .fate(&mut self.rng, timeline, now_us, datagram.len());
+        if fate.lost {
+            self.stats.lost += 1;
+            return;
+        }
+        self.stats.duplicated += u64::from(fate.duplicated);
+        self.stats.dropped_by_queue += u64::from(fate.dropped_by_queue);
+        for arrival in fate.arrivals.into_iter().flatten() {
+            self.stats.reordered += u64::from(arrival.reordered);
+            if arrival.at_us <= now_us && self.held.is_empty() {
+                self.stats.delivered += 1;
+                self.inner.send(to, datagram);
+            } else if self.held.len() < MAX_HELD_DATAGRAMS {
+                self.held.push(Reverse(Held {
+                    due_us: arrival.at_us,
+                    serial: self.next_serial,
+                    to,
+                    bytes: datagram.to_vec(),
+                }));
+                self.next_serial += 1;
+            } else {
+                self.stats.dropped_by_queue += 1;
+            }
+        }
+        self.release_due();
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<T::Address> {
+        self.release_due();
+        self.inner.receive(into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::udp::UdpTransport;
+    use crate::net::ManualClock;
+
+    /// Records what reaches the wire, and when.
+    #[derive(Default)]
+    struct Wire {
+        clock: ManualClock,
+        sent: Vec<(u64, u8, Vec<u8>)>,
+    }
+
+    impl Transport for Wire {
+        type Address = u8;
+        fn send(&mut self, to: u8, datagram: &[u8]) {
+            let now = self.clock.clone().now_us();
+            self.sent.push((now, to, datagram.to_vec()));
+        }
+        fn receive(&mut self, _into: &mut Vec<u8>) -> Option<u8> {
+            None
+        }
+    }
+
+    fn conditioned(
+        conditions: LinkConditions,
+    ) -> (ManualClock, ConditionedTransport<Wire, ManualClock>) {
+        let clock = ManualClock::new();
+        let wire = Wire {
+            clock: clock.clone(),
+            sent: Vec::new(),
+        };
+        let transport = ConditionedTransport::new(wire, conditions, 42, clock.clone());
+        (clock, transport)
+    }
+
+    /// One datagram a millisecond for `count` ms, then polled every
+    /// millisecond for two more seconds, long enough for all to leave.
+    fn send_numbered(
+        clock: &ManualClock,
+        transport: &mut ConditionedTransport<Wire, ManualClock>,
+        count: u32,
+    ) {
+        for ms in 0..count + 2000 {
+            clock.set(u64::from(ms) * 1000);
+            if ms < count {
+                transport.send(1, &ms.to_le_bytes());
+            } else {
+                transport.release_due();
+            }
+        }
+        assert_eq!(transport.held(), 0);
+    }
+
+    fn number(bytes: &[u8]) -> u32 {
+        u32::from_le_bytes(bytes.try_into().unwrap())
+    }
+
+    #[test]
+    fn measured_loss_and_duplication_match_the_configured_rates() {
+        let conditions = LinkConditions::PERFECT
+            .with_loss(0.05)
+            .with_duplication(0.02);
+        let (clock, mut transport) = conditioned(conditions);
+        send_numbered(&clock, &mut transport, 5000);
+        let stats = transport.stats();
+        let loss = stats.lost as f64 / 5000.0;
+        let duplication = stats.duplicated as f64 / (5000 - stats.lost) as f64;
+        assert!((loss - 0.05).abs() < 0.01, "loss {loss}");
+        assert!(
+            (duplication - 0.02).abs() < 0.006,
+            "duplication {duplication}"
+        );
+        let wire = &transport.inner().sent;
+        assert_eq!(wire.len() as u64, 5000 - stats.lost + stats.duplicated);
+        let mut distinct: Vec<u32> = wire.iter().map(|(_, _, bytes)| number(bytes)).collect();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len() as u64,
+            5000 - stats.lost,
+            "copies go out side by side"
+        );
+    }
+
+    #[test]
+    fn every_datagram_waits_its_latency_give_or_take_the_jitter() {
+        let conditions = LinkConditions::latency(40).with_jitter(10);
+        let (clock, mut transport) = conditioned(conditions);
+        send_numbered(&clock, &mut transport, 2000);
+        let wire = &transport.inner().sent;
+        assert_eq!(wire.len(), 2000);
+        let mut previous = 0;
+        for (left_at_us, _, bytes) in wire {
+            let sent_at_us = u64::from(number(bytes)) * 1000;
+            let delay_us = left_at_us - sent_at_us;
+            assert!((30_000..=50_000).contains(&delay_us), "delay {delay_us} µs");
+            assert!(number(bytes) >= previous, "jitter alone does not reorder");
+            previous = number(bytes);
+        }
+    }
+
+    #[test]
+    fn nothing_leaves_before_its_time_even_when_the_loop_polls_late() {
+        let (clock, mut transport) = conditioned(LinkConditions::latency(50));
+        transport.send(1, b"a");
+        clock.set(49_999);
+        transport.release_due();
+        assert!(transport.inner().sent.is_empty());
+        clock.set(120_000);
+        let mut nothing = Vec::new();
+        assert_eq!(transport.receive(&mut nothing), None);
+        assert_eq!(transport.inner().sent.len(), 1, "released by a receive");
+    }
+
+    #[test]
+    fn reordering_lets_later_datagrams_overtake() {
+        let conditions = LinkConditions::latency(20).with_reordering(0.1);
+        let (clock, mut transport) = conditioned(conditions);
+        send_numbered(&clock, &mut transport, 3000);
+        let order: Vec<u32> = transport
+            .inner()
+            .sent
+            .iter()
+            .map(|(_, _, b)| number(b))
+            .collect();
+        let overtaken = order.windows(2).filter(|pair| pair[0] > pair[1]).count();
+        let reordered = transport.stats().reordered as f64 / 3000.0;
+        assert!((reordered - 0.1).abs() < 0.02, "reordered {reordered}");
+        assert!(overtaken > 100, "only {overtaken} overtakes");
+    }
+
+    #[test]
+    fn the_same_seed_picks_the_same_victims() {
+        let conditions = LinkConditions::latency(30)
+            .with_jitter(5)
+            .with_loss(0.1)
+            .with_duplication(0.05)
+            .with_reordering(0.05);
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                let (clock, mut transport) = conditioned(conditions);
+                send_numbered(&clock, &mut transport, 1000);
+                transport.inner().sent.clone()
+            })
+            .collect();
+        assert_eq!(runs[0], runs[1]);
+    }
+
+    #[test]
+    fn a_stalled_loop_holds_a_bounded_number_of_datagrams() {
+        let (_clock, mut transport) = conditioned(LinkConditions::latency(1000));
+        for _ in 0..MAX_HELD_DATAGRAMS + 10 {
+            transport.send(1, b"x");
+        }
+        assert_eq!(transport.held(), MAX_HELD_DATAGRAMS);
+        assert_eq!(transport.stats().dropped_by_queue, 10);
+    }
+
+    #[test]
+    fn conditioned_loopback_udp_delivers_late_and_counts_its_losses() {
+        let clock = ManualClock::new();
+        let sender = UdpTransport::bind("127.0.0.1:0").unwrap();
+        let mut receiver = UdpTransport::bind("127.0.0.1:0").unwrap();
+        let to = receiver.local_address().unwrap();
+        let conditions = LinkConditions::latency(30).with_loss(0.1);
+        let mut sender = ConditionedTransport::new(sender, conditions, 7, clock.clone());
+        let mut received = Vec::new();
+        let mut arrived = 0u64;
+        for n in 0..2000u64 {
+            clock.set(n * 1000);
+            sender.send(to, &n.to_le_bytes());
+            // Loopback is quick but not instant: read what came, as a loop would.
+            while receiver.receive(&mut received).is_some() {
+                let sent_at_us = u64::from_le_bytes(received[..8].try_into().unwrap()) * 1000;
+                assert!(
+                    n * 1000 >= sent_at_us + 30_000,
+                    "arrived before its latency"
+                );
+                arrived += 1;
+            }
+        }
+        clock.set(3_000_000);
+        sender.release_due();
+        let expected = 2000 - sender.stats().lost;
+        arrived += (0..1_000_000)
+            .filter_map(|_| receiver.receive(&mut received))
+            .take((expected - arrived) as usize)
+            .count() as u64;
+        assert_eq!(arrived, expected);
+        assert_eq!(sender.stats().delivered, expected);
+    }
+}
