@@ -80,8 +80,14 @@ fn assert_same_ending(host: &std::process::Output, join: &std::process::Output, 
         assert_eq!(json["netplay"]["desyncs"], 0, "{json}");
         let wire = &json["netplay"]["wire"];
         assert!(wire["sent_bytes_per_s"].as_f64().unwrap() > 0.0, "{json}");
-        assert!(wire["received_bytes_per_s"].as_f64().unwrap() > 0.0, "{json}");
-        assert!(wire["sent_datagrams_per_s"].as_f64().unwrap() > 0.0, "{json}");
+        assert!(
+            wire["received_bytes_per_s"].as_f64().unwrap() > 0.0,
+            "{json}"
+        );
+        assert!(
+            wire["sent_datagrams_per_s"].as_f64().unwrap() > 0.0,
+            "{json}"
+        );
         assert!(json["netplay"]["peers"][0]["ping_ms"].is_number(), "{json}");
         assert!(json["netplay"]["peers"][0]["rollbacks"]["count"].is_number());
     }
@@ -101,7 +107,10 @@ fn a_duel_host_and_joiner_play_600_frames_over_udp_and_end_on_the_same_checksums
     let (host, join) = play_match(&game, 600, |_, _| {});
     assert_same_ending(&host, &join, 600);
     assert!(stdout(&host).contains("match finished: 600 frames final"));
-    assert!(!stderr(&host).contains("pre-flight"), "Duel restores faithfully");
+    assert!(
+        !stderr(&host).contains("pre-flight"),
+        "Duel restores faithfully"
+    );
 }
 
 #[test]
@@ -110,8 +119,10 @@ fn a_duel_host_and_joiner_play_600_frames_over_udp_and_end_on_the_same_checksums
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
 fn a_stella_host_and_joiner_play_boxing_over_udp_and_end_on_the_same_checksums() {
-    let (Some(core), Some(rom)) = (support::real_core("stella"), support::real_rom("boxing.bin"))
-    else {
+    let (Some(core), Some(rom)) = (
+        support::real_core("stella"),
+        support::real_rom("boxing.bin"),
+    ) else {
         return;
     };
     let (core, rom) = (core.display().to_string(), rom.display().to_string());
@@ -170,8 +181,35 @@ fn when_the_joiner_is_killed_mid_match_the_host_reports_the_lost_peer_and_exits_
         errors.contains("warning: nothing heard from the peer for"),
         "{errors}"
     );
-    assert!(stdout(&host).contains("match the peer was lost"), "{host:?}");
+    assert!(
+        stdout(&host).contains("match the peer was lost"),
+        "{host:?}"
+    );
     assert_eq!(last_json(&host)["end"], "peer_lost");
+}
+
+#[test]
+fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (mut host, port) = start_host(dir.path(), &game, &["--json"]);
+    let mut join = start_join(port, &game, &["--json"]);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.interrupt();
+    let join = join.finish(MATCH_TIMEOUT);
+    assert!(join.status.success(), "{join:?}");
+    assert!(
+        stdout(&join).contains("match interrupted (Ctrl-C)"),
+        "{join:?}"
+    );
+    assert_eq!(last_json(&join)["end"], "interrupted");
+    let host = host.finish(MATCH_TIMEOUT);
+    // Told, not timed out: no silence warning, and the end says so.
+    assert!(host.status.success(), "{host:?}");
+    assert_eq!(last_json(&host)["end"], "peer_left", "{host:?}");
+    assert!(!stderr(&host).contains("nothing heard"), "{host:?}");
 }
 
 /// The one `error:` line of a failed command, and its exit code.
@@ -192,7 +230,10 @@ fn hosting_on_a_busy_port_is_one_clear_error() {
     let port = busy.local_addr().unwrap().port().to_string();
     let arena = arena();
     let (error, code) = failure(&["host", "--core", "duel", "--rom", &arena, "--port", &port]);
-    assert!(error.contains(&format!("cannot listen on UDP port {port}")), "{error}");
+    assert!(
+        error.contains(&format!("cannot listen on UDP port {port}")),
+        "{error}"
+    );
     assert!(error.contains("in use"), "{error}");
     assert_eq!(code, Some(2));
 }

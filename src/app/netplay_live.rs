@@ -120,7 +120,9 @@ impl FromStr for DelayArg {
         let most = SessionSettings::default().input_delay_max;
         match text.parse::<u8>() {
             Ok(frames) if frames <= most => Ok(DelayArg::Fixed(frames)),
-            _ => Err(format!("expected auto or a number of frames from 0 to {most}")),
+            _ => Err(format!(
+                "expected auto or a number of frames from 0 to {most}"
+            )),
         }
     }
 }
@@ -220,7 +222,12 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     })?;
     let mut game = open_game(&args.common.game)?;
     preflight(game.as_mut(), args.common.strict)?;
-    writeln!(out, "joining {} at {host} with {}", args.address, game.title())?;
+    writeln!(
+        out,
+        "joining {} at {host} with {}",
+        args.address,
+        game.title()
+    )?;
     let role = Role {
         command: "join",
         me: 1,
@@ -333,7 +340,8 @@ fn session_token() -> SessionToken {
 /// refuses, when the core does not re-simulate what it ran.
 fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
     let mut loaded = Vec::new();
-    game.save_state(&mut loaded).map_err(AppError::at_frame(0))?;
+    game.save_state(&mut loaded)
+        .map_err(AppError::at_frame(0))?;
     let frames = (game.frames_per_second().round() as u32).max(PREFLIGHT_DISTANCE + 1);
     let mut buttons = RandomPlayer::new(0);
     let report = run_sync_test(
@@ -562,8 +570,7 @@ fn play(
             break MatchEnd::Interrupted;
         }
         if let Some((address, timeout)) = &role.connect_timeout {
-            if !answered && started.elapsed() >= *timeout
-            {
+            if !answered && started.elapsed() >= *timeout {
                 return Err(AppError::NoAnswer {
                     address: address.clone(),
                     seconds: timeout.as_secs_f64(),
@@ -583,7 +590,15 @@ fn play(
     status.interrupt(out)?;
 
     let ended_ms = now_us / 1000;
-    let report = Report::gather(&mut machine, &role, args, end, desyncs, ended_ms, &transport);
+    let report = Report::gather(
+        &mut machine,
+        &role,
+        args,
+        end,
+        desyncs,
+        ended_ms,
+        &transport,
+    );
     report.describe(out)?;
     if args.json {
         writeln!(out, "{}", report.json())?;
@@ -600,7 +615,9 @@ fn play(
 /// peer is told and the summary printed.
 fn install_interrupt_handler() {
     if let Err(error) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)) {
-        tracing::warn!("no Ctrl-C handler ({error}): Ctrl-C ends the match without telling the peer");
+        tracing::warn!(
+            "no Ctrl-C handler ({error}): Ctrl-C ends the match without telling the peer"
+        );
     }
 }
 
@@ -626,7 +643,12 @@ impl StatusLine {
     }
 
     /// Redraws the line when it is due.
-    fn update(&mut self, machine: &LiveMachine, peer: u8, out: &mut dyn Write) -> std::io::Result<()> {
+    fn update(
+        &mut self,
+        machine: &LiveMachine,
+        peer: u8,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
         let every = if self.terminal {
             STATUS_EVERY_TERMINAL
         } else {
@@ -639,11 +661,10 @@ impl StatusLine {
             return Ok(());
         }
         let now = Instant::now();
-        let (since, received_before, sent_before) = *self.last.get_or_insert((
-            now,
-            stats.bytes_received,
-            stats.bytes_sent,
-        ));
+        let (since, received_before, sent_before) =
+            *self
+                .last
+                .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
         let elapsed = now.duration_since(since);
         if elapsed < every {
             return Ok(());
@@ -721,7 +742,9 @@ impl Report {
         transport: &LiveTransport,
     ) -> Report {
         let final_end = machine.sink.log.end_frame();
-        let frames = args.frames.map_or(final_end, |frames| frames.min(final_end));
+        let frames = args
+            .frames
+            .map_or(final_end, |frames| frames.min(final_end));
         let checksums = checksums_after(machine, frames);
         let stats = peer_stats(machine, role.peer).unwrap_or_default();
         let tick = machine.stats;
@@ -916,7 +939,10 @@ mod tests {
         );
         assert_eq!(resolve_host("127.0.0.1:9").unwrap().port(), 9);
         let error = resolve_host("no-such-host.invalid:7000").unwrap_err();
-        assert!(error.to_string().contains("no-such-host.invalid:7000"), "{error}");
+        assert!(
+            error.to_string().contains("no-such-host.invalid:7000"),
+            "{error}"
+        );
         assert!(resolve_host("localhost").is_err(), "a port is required");
     }
 

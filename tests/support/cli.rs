@@ -134,6 +134,15 @@ impl Background {
         }
     }
 
+    /// Sends it SIGINT, as Ctrl-C in its terminal would.
+    pub fn interrupt(&mut self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -INT failed");
+    }
+
     /// Kills it at once (SIGKILL on Unix: no chance to say goodbye).
     pub fn kill(&mut self) {
         self.child.kill().expect("the child can be killed");
