@@ -212,6 +212,24 @@ fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
     assert!(!stderr(&host).contains("nothing heard"), "{host:?}");
 }
 
+#[test]
+fn a_joiner_with_other_content_is_refused_with_one_clear_error_on_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
+    let (host, port) = start_host(dir.path(), &["--core", "duel", "--rom", &dojo], &[]);
+    let join = start_join(port, &["--core", "duel", "--rom", &moon], &[]);
+    for output in [join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT)] {
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let errors = stderr(&output);
+        assert!(
+            errors.starts_with("error: the handshake failed"),
+            "{errors}"
+        );
+        assert!(errors.contains("content"), "{errors}");
+        assert_eq!(errors.lines().count(), 1, "{errors}");
+    }
+}
+
 /// The one `error:` line of a failed command, and its exit code.
 fn failure(args: &[&str]) -> (String, Option<i32>) {
     let output = netcade(args);

@@ -224,7 +224,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     preflight(game.as_mut(), args.common.strict)?;
     writeln!(
         out,
-        "joining {} at {host} with {}",
+        "joining {} ({host}) with {}",
         args.address,
         game.title()
     )?;
@@ -498,11 +498,16 @@ fn play(
     let mut answered = false;
     let mut peer_gone: Option<MatchEnd> = None;
     let mut done_at: Option<Instant> = None;
+    // The traffic when the last frame became final: the wire figures cover
+    // the match, not the goodbye after it.
+    let mut wire_until: Option<(u64, Option<NetplayStats>)> = None;
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
         for event in machine.netplay.events() {
             match event {
+                // Both sides stop: the session gives the refused joiner's
+                // player slot no second chance.
                 NetplayEvent::Rejected(rejection) => {
                     return Err(AppError::HandshakeRefused {
                         reason: rejection.to_string(),
@@ -552,6 +557,7 @@ fn play(
             // answering while the peer may still miss our last inputs.
             machine.stop_at_frame = Some(machine.current_frame());
             done_at = Some(Instant::now());
+            wire_until = Some((now_us / 1000, peer_stats(&machine, role.peer)));
         }
         if let Some(done) = done_at {
             let ping = peer_stats(&machine, role.peer)
@@ -589,16 +595,13 @@ fn play(
     machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
     status.interrupt(out)?;
 
-    let ended_ms = now_us / 1000;
-    let report = Report::gather(
-        &mut machine,
-        &role,
-        args,
-        end,
-        desyncs,
+    let (ended_ms, stats) =
+        wire_until.unwrap_or_else(|| (now_us / 1000, peer_stats(&machine, role.peer)));
+    let wire = Wire {
+        stats: stats.unwrap_or_default(),
         ended_ms,
-        &transport,
-    );
+    };
+    let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
     report.describe(out)?;
     if args.json {
         writeln!(out, "{}", report.json())?;
@@ -710,6 +713,13 @@ fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) ->
     )
 }
 
+/// The peer link's figures and the moment (ms since the session began)
+/// they were taken.
+struct Wire {
+    stats: NetplayStats,
+    ended_ms: u64,
+}
+
 /// What the summary and the JSON say.
 struct Report {
     command: &'static str,
@@ -738,15 +748,15 @@ impl Report {
         args: &MatchArgs,
         end: MatchEnd,
         desyncs: u64,
-        ended_ms: u64,
+        wire: Wire,
         transport: &LiveTransport,
     ) -> Report {
+        let Wire { stats, ended_ms } = wire;
         let final_end = machine.sink.log.end_frame();
         let frames = args
             .frames
             .map_or(final_end, |frames| frames.min(final_end));
         let checksums = checksums_after(machine, frames);
-        let stats = peer_stats(machine, role.peer).unwrap_or_default();
         let tick = machine.stats;
         let seconds = machine
             .netplay
