@@ -16,10 +16,12 @@ use std::process::ExitCode;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
-  1  a sync-test found a desync, or the demo's machines disagreed
+  1  a sync-test found a desync, the demo's machines disagreed, or a host/join match desynced
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
-     or failed commands in a debug script
-  3  a failure while running: the core could not save or load a state, an output could not be written
+     failed commands in a debug script, a busy port, a host name that does not resolve,
+     a refused netplay handshake, or a failed rollback pre-flight with --strict
+  3  a failure while running: the core could not save or load a state, an output could not be
+     written, or the netplay host never answered
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
   5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
   6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame";

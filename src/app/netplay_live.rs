@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 /// Options `host` and `join` share.
 #[derive(Clone, Debug, clap::Args)]
 pub struct MatchArgs {
+    /// The core, its content and options: the same on every machine.
     #[command(flatten)]
     pub game: GameArgs,
     /// No window (the only mode for now; accepted so scripts can say so).
@@ -66,6 +67,7 @@ pub struct MatchArgs {
 /// Arguments of `netcade host`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct HostArgs {
+    /// What both commands take.
     #[command(flatten)]
     pub common: MatchArgs,
     /// The UDP port to listen on (0: any free port; see --port-file).
@@ -85,6 +87,7 @@ pub struct JoinArgs {
     /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets, `[::1]:7000`).
     #[arg(value_name = "HOST:PORT")]
     pub address: String,
+    /// What both commands take.
     #[command(flatten)]
     pub common: MatchArgs,
     /// Seconds to wait for the host to answer before giving up.
