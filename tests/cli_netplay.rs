@@ -42,8 +42,11 @@ fn start_host(dir: &Path, game: &[&str], extra: &[&str]) -> (Background, u16) {
 }
 
 fn start_join(port: u16, game: &[&str], extra: &[&str]) -> Background {
-    let address = format!("127.0.0.1:{port}");
-    let mut args = vec!["join", &address];
+    start_join_at(&format!("127.0.0.1:{port}"), game, extra)
+}
+
+fn start_join_at(address: &str, game: &[&str], extra: &[&str]) -> Background {
+    let mut args = vec!["join", address];
     args.extend_from_slice(game);
     args.extend_from_slice(extra);
     spawn_netcade(&args)
@@ -228,6 +231,26 @@ fn a_joiner_with_other_content_is_refused_with_one_clear_error_on_both_sides() {
         assert!(errors.contains("content"), "{errors}");
         assert_eq!(errors.lines().count(), 1, "{errors}");
     }
+}
+
+#[test]
+fn a_joiner_reaches_the_host_over_ipv6_loopback() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: this machine has no IPv6 loopback"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let frames = ["--frames", "120", "--json"];
+    let (host, port) = start_host(dir.path(), &game, &frames);
+    let join = start_join_at(&format!("[::1]:{port}"), &game, &frames);
+    let (join, host) = (join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT));
+    assert_same_ending(&host, &join, 120);
 }
 
 /// The one `error:` line of a failed command, and its exit code.

@@ -477,7 +477,7 @@ fn play(
     install_interrupt_handler();
     let mut transport = LiveTransport {
         udp,
-        ipv6_peer: false,
+        header_bytes: IPV4_UDP_HEADER,
     };
     let frames_per_second = game.frames_per_second();
     let netplay = NetplaySession::new(config, 0)?;
@@ -765,11 +765,7 @@ impl Report {
             .netplay
             .started_at()
             .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
-        let header_bytes = if transport.ipv6_peer {
-            IPV6_UDP_HEADER
-        } else {
-            IPV4_UDP_HEADER
-        };
+        let header_bytes = transport.header_bytes;
         Report {
             command: role.command,
             game: machine.game.title(),
@@ -888,22 +884,27 @@ impl Report {
     }
 }
 
-/// The UDP socket, noting which IP version the peer is reached over (a
-/// dual-stack socket sees IPv4 peers as IPv4-mapped IPv6 addresses), for
-/// the header bytes the wire figures count.
+/// The UDP socket, noting the IP and UDP header bytes each datagram to the
+/// peer costs on the wire, for the wire figures.
 struct LiveTransport {
     udp: UdpTransport,
-    ipv6_peer: bool,
+    header_bytes: u64,
+}
+
+/// IP and UDP header bytes of a datagram to `to`: a dual-stack socket sees
+/// IPv4 peers as IPv4-mapped IPv6 addresses, which travel as IPv4.
+fn udp_header_bytes(to: SocketAddr) -> u64 {
+    match to {
+        SocketAddr::V6(v6) if v6.ip().to_ipv4_mapped().is_none() => IPV6_UDP_HEADER,
+        _ => IPV4_UDP_HEADER,
+    }
 }
 
 impl Transport for LiveTransport {
     type Address = SocketAddr;
 
     fn send(&mut self, to: SocketAddr, datagram: &[u8]) {
-        self.ipv6_peer = match to {
-            SocketAddr::V4(_) => false,
-            SocketAddr::V6(v6) => v6.ip().to_ipv4_mapped().is_none(),
-        };
+        self.header_bytes = udp_header_bytes(to);
         self.udp.send(to, datagram);
     }
 
@@ -957,6 +958,14 @@ mod tests {
             "{error}"
         );
         assert!(resolve_host("localhost").is_err(), "a port is required");
+    }
+
+    #[test]
+    fn ipv6_datagrams_count_48_header_bytes_and_ipv4_ones_28_even_on_a_dual_stack_socket() {
+        let at = |text: &str| text.parse::<SocketAddr>().unwrap();
+        assert_eq!(udp_header_bytes(at("127.0.0.1:7000")), 28);
+        assert_eq!(udp_header_bytes(at("[::1]:7000")), 48);
+        assert_eq!(udp_header_bytes(at("[::ffff:127.0.0.1]:7000")), 28);
     }
 
     #[test]
