@@ -143,11 +143,16 @@ fn junk_datagrams_fired_at_the_host_during_a_match_are_counted_and_harmless() {
         host.wait_for_stdout("the match began", MATCH_TIMEOUT);
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         for index in 0..junk_count {
-            // Random bytes, and datagrams as long as real ones.
-            let length = 1 + index % 60;
-            let junk: Vec<u8> = (0..length)
-                .map(|byte| (index * 31 + byte * 7) as u8)
-                .collect();
+            // Every other one well-formed but with a session token nobody
+            // uses; the rest garbage of real datagrams' lengths.
+            let junk = if index % 2 == 0 {
+                wrong_token_keep_alive(index as u16)
+            } else {
+                let length = 1 + index % 60;
+                (0..length)
+                    .map(|byte| (index * 31 + byte * 7) as u8)
+                    .collect()
+            };
             socket.send_to(&junk, ("127.0.0.1", port)).unwrap();
             if index % 20 == 0 {
                 std::thread::sleep(Duration::from_millis(10));
@@ -165,6 +170,19 @@ fn junk_datagrams_fired_at_the_host_during_a_match_are_counted_and_harmless() {
         "{dropped} dropped"
     );
     assert_eq!(last_json(&join)["netplay"]["dropped_datagrams"], 0);
+}
+
+/// A well-formed keep-alive of a session that does not exist.
+fn wrong_token_keep_alive(sequence: u16) -> Vec<u8> {
+    use netcade::protocol::{encode, Header, Message, Sequence, SessionToken, PROTOCOL_VERSION};
+    let header = Header {
+        version: PROTOCOL_VERSION,
+        session: SessionToken(0xBAD_70CE),
+        sequence: Sequence(sequence),
+    };
+    let mut datagram = Vec::new();
+    encode(&header, &Message::KeepAlive, &mut datagram).unwrap();
+    datagram
 }
 
 #[test]

@@ -171,7 +171,7 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
             ),
         });
     }
-    let inputs = InputSource::open(&args.common.inputs)?;
+    let inputs = open_inputs(&args.common)?;
     let transport = bind_listening(args.port)?;
     let bound = transport.local_address()?;
     if let Some(path) = &args.port_file {
@@ -212,7 +212,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
             ),
         });
     }
-    let inputs = InputSource::open(&args.common.inputs)?;
+    let inputs = open_inputs(&args.common)?;
     let host = resolve_host(&args.address)?;
     let local = if host.is_ipv4() {
         "0.0.0.0:0"
@@ -243,6 +243,15 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     let config = match_config(&args.common, game.as_ref(), role.me)?
         .dial(host, PlayerSlots::single(role.peer));
     play(role, &args.common, game, inputs, transport, config, out)
+}
+
+/// This machine's input source; an input script shorter than `--frames`
+/// is said once, as `run` says it.
+fn open_inputs(args: &MatchArgs) -> Result<InputSource, AppError> {
+    Ok(match args.frames {
+        Some(frames) => InputSource::open_for_run(&args.inputs, frames)?,
+        None => InputSource::open(&args.inputs)?,
+    })
 }
 
 /// Which side of the match this machine is.
