@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use netcade::app::debugger::{debug_command, DebugArgs};
 use netcade::app::demo::{demo_command, DemoArgs};
 use netcade::app::error::error_chain;
+use netcade::app::netplay_live::{host_command, join_command, HostArgs, JoinArgs};
 use netcade::app::run::{run_command, RunArgs};
 use netcade::app::synctest::{synctest_command, SyncTestArgs};
 use netcade::app::{init_logging, AppError, Outcome};
@@ -15,12 +16,15 @@ use std::process::ExitCode;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
-  1  a sync-test found a desync, or the demo's machines disagreed
+  1  a sync-test found a desync, the demo's machines disagreed, or a host/join match desynced
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
-     or failed commands in a debug script
-  3  a failure while running: the core could not save or load a state, an output could not be written
+     failed commands in a debug script, a busy port, a host name that does not resolve,
+     a refused netplay handshake, or a failed rollback pre-flight with --strict
+  3  a failure while running: the core could not save or load a state, an output could not be
+     written, or the netplay host never answered
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
-  5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)";
+  5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
+  6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame";
 
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]
@@ -45,6 +49,10 @@ enum Command {
     /// process, over a simulated network in simulated time (far faster than
     /// real time), checked in sync.
     Demo(DemoArgs),
+    /// Host a two-player netplay match over UDP and wait for a player to join.
+    Host(HostArgs),
+    /// Join a netplay match hosted at HOST:PORT.
+    Join(JoinArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +64,8 @@ fn main() -> ExitCode {
         Command::Synctest(args) => synctest_command(args, &mut stdout),
         Command::Debug(args) => debug_command(args),
         Command::Demo(args) => demo_command(args, &mut stdout),
+        Command::Host(args) => host_command(args, &mut stdout),
+        Command::Join(args) => join_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -15,6 +15,8 @@
 //!   [`EXIT_CORE_CRASHED`] itself.
 //! - 5: the demo's netplay match did not finish: a machine left, or its
 //!   simulated time limit passed ([`Outcome::NetplayUnfinished`]).
+//! - 6: `host`/`join`: the peer was lost (or left) before the match's last
+//!   frame ([`Outcome::PeerLost`]).
 
 use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
@@ -37,6 +39,8 @@ pub const EXIT_RUNTIME_FAILURE: u8 = 3;
 pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
 /// The demo's match did not finish.
 pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
+/// A `host`/`join` match lost its peer before its last frame.
+pub const EXIT_PEER_LOST: u8 = 6;
 
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +59,9 @@ pub enum Outcome {
     /// A netplay match stopped before its last frame, the machines agreeing
     /// on every frame they finalized.
     NetplayUnfinished,
+    /// A `host`/`join` match ended before its last frame because the peer
+    /// left or went silent past the disconnect timeout.
+    PeerLost,
 }
 
 impl Outcome {
@@ -65,6 +72,7 @@ impl Outcome {
             Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
             Outcome::DebugCommandsFailed { .. } => EXIT_USER_MISTAKE,
             Outcome::NetplayUnfinished => EXIT_NETPLAY_UNFINISHED,
+            Outcome::PeerLost => EXIT_PEER_LOST,
         }
     }
 }
@@ -147,6 +155,44 @@ pub enum AppError {
     /// The debugger's state history refused a state.
     #[error("cannot keep the state history")]
     StateHistory(#[from] StateHistoryError),
+    /// A netplay socket could not be opened (a busy port, most often).
+    #[error("cannot listen on {address}")]
+    Bind {
+        /// The address or port asked for.
+        address: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `join`'s address does not name a host.
+    #[error("cannot find the host {address}: {reason}")]
+    UnresolvableHost {
+        /// The address as typed.
+        address: String,
+        /// What the resolver said.
+        reason: String,
+    },
+    /// The host never answered the joiner's handshake.
+    #[error("no answer from {address} within {seconds} s: is a host running there, and is its UDP port reachable?")]
+    NoAnswer {
+        /// The address as typed.
+        address: String,
+        /// The connect timeout.
+        seconds: f64,
+    },
+    /// The peer's handshake did not match ours (another core or content).
+    #[error("the handshake failed: {reason}")]
+    HandshakeRefused {
+        /// What differs.
+        reason: String,
+    },
+    /// `--strict` and the rollback pre-flight found the core unfaithful.
+    #[error("rollback pre-flight: {game} does not restore its state faithfully, refusing to play (--strict): {verdict}")]
+    PreflightFailed {
+        /// The core and its version.
+        game: String,
+        /// The sync-test's verdict.
+        verdict: String,
+    },
 }
 
 impl AppError {
@@ -156,7 +202,12 @@ impl AppError {
             AppError::Libretro(_)
             | AppError::DuelCoreNotFound { .. }
             | AppError::BadArgument { .. }
-            | AppError::Inputs(_) => EXIT_USER_MISTAKE,
+            | AppError::Inputs(_)
+            | AppError::Bind { .. }
+            | AppError::UnresolvableHost { .. }
+            | AppError::HandshakeRefused { .. }
+            | AppError::PreflightFailed { .. } => EXIT_USER_MISTAKE,
+            AppError::NoAnswer { .. } => EXIT_RUNTIME_FAILURE,
             AppError::Emulator { .. }
             | AppError::WriteFile { .. }
             | AppError::Netplay(_)

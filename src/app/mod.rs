@@ -13,6 +13,7 @@ pub mod frame_clock;
 pub mod frame_sink;
 pub mod game;
 pub mod inputs;
+pub mod netplay_live;
 pub mod netplay_match;
 pub mod netplay_tick;
 pub mod png;

@@ -62,3 +62,121 @@ pub fn last_json(output: &Output) -> serde_json::Value {
     let last = text.lines().last().unwrap_or_default();
     serde_json::from_str(last).unwrap_or_else(|err| panic!("{err}: {output:?}"))
 }
+
+/// A `netcade` started in the background, its output read as it comes.
+pub struct Background {
+    child: std::process::Child,
+    stdout: std::sync::Arc<std::sync::Mutex<String>>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Starts `netcade ARGS` in the background (finding Duel as [`netcade`] does).
+pub fn spawn_netcade(args: &[&str]) -> Background {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .env("NETCADE_DUEL_CORE", super::duel_core())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the netcade binary runs");
+    let stdout = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let readers = vec![
+        drain(child.stdout.take().expect("piped"), stdout.clone()),
+        drain(child.stderr.take().expect("piped"), stderr.clone()),
+    ];
+    Background {
+        child,
+        stdout,
+        stderr,
+        readers,
+    }
+}
+
+fn drain(
+    mut from: impl std::io::Read + Send + 'static,
+    into: std::sync::Arc<std::sync::Mutex<String>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(read) = from.read(&mut buffer) {
+            if read == 0 {
+                break;
+            }
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    })
+}
+
+impl Background {
+    /// Everything printed on stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    /// Waits until stdout contains `text` (panics after `timeout`, killing it).
+    pub fn wait_for_stdout(&mut self, text: &str, timeout: std::time::Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        while !self.stdout_so_far().contains(text) {
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "netcade did not print {text:?} within {timeout:?}; stdout: {}\nstderr: {}",
+                    self.stdout_so_far(),
+                    self.stderr.lock().unwrap()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Sends it SIGINT, as Ctrl-C in its terminal would.
+    pub fn interrupt(&mut self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -INT failed");
+    }
+
+    /// Kills it at once (SIGKILL on Unix: no chance to say goodbye).
+    pub fn kill(&mut self) {
+        self.child.kill().expect("the child can be killed");
+        let _ = self.child.wait();
+    }
+
+    /// Waits for it to end and returns what it printed; kills it and
+    /// panics if it runs past `timeout`.
+    pub fn finish(mut self, timeout: std::time::Duration) -> Output {
+        let deadline = std::time::Instant::now() + timeout;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("waiting works") {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "netcade still ran after {timeout:?}; stdout: {}\nstderr: {}",
+                    self.stdout_so_far(),
+                    self.stderr.lock().unwrap()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        for reader in self.readers.drain(..) {
+            let _ = reader.join();
+        }
+        let take = |text: &std::sync::Arc<std::sync::Mutex<String>>| {
+            std::mem::take(&mut *text.lock().unwrap()).into_bytes()
+        };
+        Output {
+            status,
+            stdout: take(&self.stdout),
+            stderr: take(&self.stderr),
+        }
+    }
+}

@@ -1,0 +1,994 @@
+//! `netcade host` and `netcade join`: a two-player match over real UDP,
+//! headless. The real-time frame loop here paces the one
+//! [`NetplayMachine::tick`] (the demo and the tests run the same tick on a
+//! simulated clock) with the monotonic clock: it sleeps until the next
+//! frame's deadline or the next millisecond of network polling, whichever
+//! comes first, and frames fall due from the start moment on (the
+//! [`FrameClock`]), so the pace never drifts.
+//!
+//! Before the match a rollback pre-flight sync-tests the loaded core with the
+//! one sync-test engine. It runs on the match's own core and then restores
+//! the state the core had just after loading: every machine runs the same
+//! pre-flight (same frames, same buttons), so even a core that restores its
+//! state imperfectly starts the match the same way everywhere.
+
+use crate::app::frame_clock::FrameClock;
+use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer, NO_INPUTS};
+use crate::app::netplay_tick::{NetplayMachine, TickHooks};
+use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
+use crate::checksum::{Checksum, Checksums};
+use crate::input::Buttons;
+use crate::net::udp::UdpTransport;
+use crate::net::Transport;
+use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
+use crate::protocol::{PlayerSlots, SessionSettings, SessionToken};
+use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
+use crate::rollback::{DisconnectReason, Frame, PlayerId};
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Options `host` and `join` share.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MatchArgs {
+    /// The core, its content and options: the same on every machine.
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// No window (the only mode for now; accepted so scripts can say so).
+    #[arg(long)]
+    pub headless: bool,
+    /// Where this machine's buttons come from: none, random:SEED (the
+    /// player's column of `run --inputs random:SEED`), or an input script file.
+    #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
+    pub inputs: InputSpec,
+    /// End the match cleanly after N frames on every machine [default: play
+    /// until Ctrl-C or the peer leaves]. Both machines must give the same N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: Option<u32>,
+    /// End the output with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
+    /// Refuse to play (exit 2) when the rollback pre-flight finds that the
+    /// core does not restore its state faithfully (else: a warning).
+    #[arg(long)]
+    pub strict: bool,
+    /// Local input delay in frames: `auto` follows the network, a number
+    /// (0–4) keeps it fixed.
+    #[arg(long, value_name = "auto|N", default_value_t = DelayArg::Auto)]
+    pub delay: DelayArg,
+}
+
+/// Arguments of `netcade host`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct HostArgs {
+    /// What both commands take.
+    #[command(flatten)]
+    pub common: MatchArgs,
+    /// The UDP port to listen on (0: any free port; see --port-file).
+    #[arg(long, default_value_t = 7000)]
+    pub port: u16,
+    /// Players in the match (one per machine; only 2 for now).
+    #[arg(long, default_value_t = 2)]
+    pub players: u8,
+    /// Writes the port listened on to this file once bound.
+    #[arg(long, value_name = "PATH")]
+    pub port_file: Option<PathBuf>,
+}
+
+/// Arguments of `netcade join`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct JoinArgs {
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets, `[::1]:7000`).
+    #[arg(value_name = "HOST:PORT")]
+    pub address: String,
+    /// What both commands take.
+    #[command(flatten)]
+    pub common: MatchArgs,
+    /// Seconds to wait for the host to answer before giving up.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub connect_timeout_s: f64,
+}
+
+/// `--delay`: follow the network, or a fixed number of frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelayArg {
+    /// The delay follows the network (seed 000's hysteresis).
+    Auto,
+    /// This many frames, always.
+    Fixed(u8),
+}
+
+impl fmt::Display for DelayArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DelayArg::Auto => f.write_str("auto"),
+            DelayArg::Fixed(frames) => write!(f, "{frames}"),
+        }
+    }
+}
+
+impl FromStr for DelayArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(DelayArg::Auto);
+        }
+        let most = SessionSettings::default().input_delay_max;
+        match text.parse::<u8>() {
+            Ok(frames) if frames <= most => Ok(DelayArg::Fixed(frames)),
+            _ => Err(format!(
+                "expected auto or a number of frames from 0 to {most}"
+            )),
+        }
+    }
+}
+
+/// Silence before the peer is reported interrupted, and gone (the session's
+/// timings: a warning at 750 ms, the peer dropped at 5 s).
+const INTERRUPT_AFTER_MS: u64 = 750;
+const DISCONNECT_AFTER_MS: u64 = 5_000;
+
+/// Bytes of IPv4 + UDP headers, and of IPv6 + UDP, on every datagram.
+const IPV4_UDP_HEADER: u64 = 28;
+const IPV6_UDP_HEADER: u64 = 48;
+
+/// Longest sleep between network polls: datagrams are read at least this
+/// often even when no frame is due.
+const POLL_EVERY: Duration = Duration::from_millis(1);
+
+/// How often the status line is redrawn on a terminal, and printed as a
+/// plain line otherwise.
+const STATUS_EVERY_TERMINAL: Duration = Duration::from_millis(250);
+const STATUS_EVERY_PLAIN: Duration = Duration::from_secs(5);
+
+/// After its last frame is final, how long a machine keeps answering a
+/// peer that may still miss some of its inputs, beyond two round trips.
+const LINGER: Duration = Duration::from_secs(1);
+
+/// The pre-flight: about a second of frames, going back this far each frame.
+const PREFLIGHT_DISTANCE: u32 = 4;
+
+/// Final frames whose buttons are kept (to rebuild the end state).
+const FINAL_INPUTS_KEPT: usize = 256;
+
+/// Set by Ctrl-C: leave the match (the peer is told) and print the summary.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// `netcade host`.
+pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    if args.players != 2 {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--players {}: only two-player matches can be hosted for now",
+                args.players
+            ),
+        });
+    }
+    let inputs = open_inputs(&args.common)?;
+    let transport = bind_listening(args.port)?;
+    let bound = transport.local_address()?;
+    if let Some(path) = &args.port_file {
+        std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| {
+            AppError::WriteFile {
+                what: "the port file",
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    let mut game = open_game(&args.common.game)?;
+    preflight(game.as_mut(), args.common.strict)?;
+    writeln!(
+        out,
+        "hosting {} on UDP port {}: waiting for a player to join",
+        game.title(),
+        bound.port()
+    )?;
+    let role = Role {
+        command: "host",
+        me: 0,
+        peer: 1,
+        connect_timeout: None,
+    };
+    let config = match_config(&args.common, game.as_ref(), role.me)?
+        .accept(None, PlayerSlots::single(role.peer));
+    play(role, &args.common, game, inputs, transport, config, out)
+}
+
+/// `netcade join`.
+pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    if !(args.connect_timeout_s > 0.0 && args.connect_timeout_s.is_finite()) {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--connect-timeout-s {}: expected a number of seconds above 0",
+                args.connect_timeout_s
+            ),
+        });
+    }
+    let inputs = open_inputs(&args.common)?;
+    let host = resolve_host(&args.address)?;
+    let local = if host.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    };
+    let transport = UdpTransport::bind(local).map_err(|source| AppError::Bind {
+        address: local.to_string(),
+        source,
+    })?;
+    let mut game = open_game(&args.common.game)?;
+    preflight(game.as_mut(), args.common.strict)?;
+    writeln!(
+        out,
+        "joining {} ({host}) with {}",
+        args.address,
+        game.title()
+    )?;
+    let role = Role {
+        command: "join",
+        me: 1,
+        peer: 0,
+        connect_timeout: Some((
+            args.address.clone(),
+            Duration::from_secs_f64(args.connect_timeout_s),
+        )),
+    };
+    let config = match_config(&args.common, game.as_ref(), role.me)?
+        .dial(host, PlayerSlots::single(role.peer));
+    play(role, &args.common, game, inputs, transport, config, out)
+}
+
+/// This machine's input source; an input script shorter than `--frames`
+/// is said once, as `run` says it.
+fn open_inputs(args: &MatchArgs) -> Result<InputSource, AppError> {
+    Ok(match args.frames {
+        Some(frames) => InputSource::open_for_run(&args.inputs, frames)?,
+        None => InputSource::open(&args.inputs)?,
+    })
+}
+
+/// Which side of the match this machine is.
+struct Role {
+    command: &'static str,
+    /// This machine's player, and the peer's.
+    me: u8,
+    peer: u8,
+    /// The address dialled and how long to wait for it (the joiner).
+    connect_timeout: Option<(String, Duration)>,
+}
+
+/// Binds the host's port: IPv6 and IPv4 both where the system allows (a
+/// dual-stack socket), else IPv4 only.
+fn bind_listening(port: u16) -> Result<UdpTransport, AppError> {
+    match UdpTransport::bind(("::", port)) {
+        Ok(transport) => Ok(transport),
+        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => Err(AppError::Bind {
+            address: format!("UDP port {port}"),
+            source: error,
+        }),
+        Err(_) => UdpTransport::bind(("0.0.0.0", port)).map_err(|source| AppError::Bind {
+            address: format!("UDP port {port}"),
+            source,
+        }),
+    }
+}
+
+/// The first address `HOST:PORT` names.
+pub fn resolve_host(address: &str) -> Result<SocketAddr, AppError> {
+    let unresolvable = |reason: String| AppError::UnresolvableHost {
+        address: address.to_string(),
+        reason,
+    };
+    if !address.contains(':') {
+        return Err(unresolvable("expected HOST:PORT".into()));
+    }
+    address
+        .to_socket_addrs()
+        .map_err(|error| unresolvable(error.to_string()))?
+        .next()
+        .ok_or_else(|| unresolvable("the name has no address".into()))
+}
+
+/// The session configuration both sides build the same way from the same
+/// core and content (the handshake checks they did).
+fn match_config(
+    args: &MatchArgs,
+    game: &dyn Game,
+    me: u8,
+) -> Result<NetplayConfig<SocketAddr>, AppError> {
+    let content_hash = match &args.game.rom {
+        Some(rom) => {
+            let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
+                what: "the content",
+                path: rom.clone(),
+                source,
+            })?;
+            Checksum::of(&content).0
+        }
+        None => 0,
+    };
+    let settings = SessionSettings {
+        player_count: 2,
+        frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
+        ..SessionSettings::default()
+    };
+    let mut config = NetplayConfig::new(
+        session_token(),
+        game.title(),
+        env!("CARGO_PKG_VERSION"),
+        content_hash,
+        settings,
+        PlayerSlots::single(me),
+    );
+    config.interrupt_after_ms = INTERRUPT_AFTER_MS;
+    config.disconnect_after_ms = DISCONNECT_AFTER_MS;
+    if let DelayArg::Fixed(frames) = args.delay {
+        config.initial_input_delay = u32::from(frames);
+        config.dynamic_input_delay = false;
+    }
+    Ok(config)
+}
+
+/// A token nobody else guesses: guards the links we accept against
+/// datagrams from other sessions.
+fn session_token() -> SessionToken {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let mut seed = nanos.to_le_bytes().to_vec();
+    seed.extend_from_slice(&std::process::id().to_le_bytes());
+    SessionToken(Checksum::of(&seed).0 as u32)
+}
+
+/// The rollback pre-flight (see the module docs): warns, or with `strict`
+/// refuses, when the core does not re-simulate what it ran.
+fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
+    let mut loaded = Vec::new();
+    game.save_state(&mut loaded)
+        .map_err(AppError::at_frame(0))?;
+    let frames = (game.frames_per_second().round() as u32).max(PREFLIGHT_DISTANCE + 1);
+    let mut buttons = RandomPlayer::new(0);
+    let report = run_sync_test(
+        game,
+        SyncTestSettings::new(frames, PREFLIGHT_DISTANCE),
+        &mut || buttons.next_frame(),
+        &mut |_| {},
+    )?;
+    game.load_state(&loaded).map_err(AppError::at_frame(0))?;
+    if report.desync.is_none() {
+        tracing::info!("rollback pre-flight: {}", report.verdict());
+        return Ok(());
+    }
+    let verdict = report.verdict();
+    if strict {
+        return Err(AppError::PreflightFailed {
+            game: game.title(),
+            verdict,
+        });
+    }
+    eprintln!(
+        "warning: rollback pre-flight: {} does not restore its state faithfully ({verdict}); the match may desync",
+        game.title()
+    );
+    Ok(())
+}
+
+/// This machine's buttons: its player's column of the input source, one
+/// row per frame (the session asks again while it synchronizes).
+struct LiveHooks {
+    inputs: InputSource,
+    current: Option<(Frame, FrameInputs)>,
+    started: Instant,
+}
+
+impl TickHooks for LiveHooks {
+    fn local_input(&mut self, player: PlayerId, frame: Frame) -> Buttons {
+        let row = match self.current {
+            Some((at, row)) if at == frame => row,
+            _ => {
+                let row = self.inputs.next_frame();
+                self.current = Some((frame, row));
+                row
+            }
+        };
+        row[player.index()]
+    }
+
+    fn stopwatch(&mut self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+/// Where this machine's frames go: the checksum log of final frames, how
+/// many frames were re-simulated, and the buttons of the latest final frames.
+struct LiveSink {
+    log: ChecksumLog,
+    resimulated_frames: u64,
+    final_inputs: VecDeque<(Frame, FrameInputs)>,
+}
+
+impl FrameSink for LiveSink {
+    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+        if frame.resimulated {
+            self.resimulated_frames += 1;
+        }
+    }
+
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        self.log.frame_finalized(frame);
+        let mut row = NO_INPUTS;
+        row[..frame.inputs.len()].copy_from_slice(frame.inputs);
+        self.final_inputs.push_back((frame.frame, row));
+        if self.final_inputs.len() > FINAL_INPUTS_KEPT {
+            self.final_inputs.pop_front();
+        }
+    }
+
+    fn wants_checksums(&self) -> bool {
+        true
+    }
+}
+
+/// How a match ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MatchEnd {
+    /// Every frame asked for is final.
+    Finished,
+    /// Ctrl-C: we left, the peer was told.
+    Interrupted,
+    /// The peer said it was leaving.
+    PeerLeft,
+    /// Nothing heard from the peer for the disconnect timeout (or it broke
+    /// the protocol and its link was closed).
+    PeerLost,
+}
+
+impl MatchEnd {
+    fn describe(self) -> &'static str {
+        match self {
+            MatchEnd::Finished => "finished",
+            MatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            MatchEnd::PeerLeft => "the peer left",
+            MatchEnd::PeerLost => "the peer was lost",
+        }
+    }
+
+    fn json_name(self) -> &'static str {
+        match self {
+            MatchEnd::Finished => "finished",
+            MatchEnd::Interrupted => "interrupted",
+            MatchEnd::PeerLeft => "peer_left",
+            MatchEnd::PeerLost => "peer_lost",
+        }
+    }
+}
+
+type LiveMachine = NetplayMachine<SocketAddr, Box<dyn Game>, LiveSink>;
+
+/// Plays the match in real time, then prints its summary (and JSON).
+fn play(
+    role: Role,
+    args: &MatchArgs,
+    game: Box<dyn Game>,
+    inputs: InputSource,
+    udp: UdpTransport,
+    config: NetplayConfig<SocketAddr>,
+    out: &mut dyn Write,
+) -> Result<Outcome, AppError> {
+    install_interrupt_handler();
+    let mut transport = LiveTransport {
+        udp,
+        header_bytes: IPV4_UDP_HEADER,
+    };
+    let frames_per_second = game.frames_per_second();
+    let netplay = NetplaySession::new(config, 0)?;
+    let sink = LiveSink {
+        log: ChecksumLog::new(1 << 16),
+        resimulated_frames: 0,
+        final_inputs: VecDeque::new(),
+    };
+    let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
+    let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
+    let started = Instant::now();
+    let mut hooks = LiveHooks {
+        inputs,
+        current: None,
+        started,
+    };
+    let mut status = StatusLine::new(std::io::stdout().is_terminal());
+    let mut desyncs = 0u64;
+    // Whether the peer finished the handshake (the joiner's connect timeout
+    // runs until then).
+    let mut answered = false;
+    let mut peer_gone: Option<MatchEnd> = None;
+    let mut done_at: Option<Instant> = None;
+    // The traffic when the last frame became final: the wire figures cover
+    // the match, not the goodbye after it.
+    let mut wire_until: Option<(u64, Option<NetplayStats>)> = None;
+    let end = loop {
+        let now_us = started.elapsed().as_micros() as u64;
+        machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
+        for event in machine.netplay.events() {
+            match event {
+                // Both sides stop: the session gives the refused joiner's
+                // player slot no second chance.
+                NetplayEvent::Rejected(rejection) => {
+                    return Err(AppError::HandshakeRefused {
+                        reason: rejection.to_string(),
+                    })
+                }
+                NetplayEvent::Desync {
+                    frame,
+                    local,
+                    remote,
+                    ..
+                } => {
+                    desyncs += 1;
+                    status.interrupt(out)?;
+                    eprintln!("warning: desync at frame {frame}: our checksum {local}, the peer's {remote}");
+                }
+                NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
+                    status.interrupt(out)?;
+                    eprintln!("warning: nothing heard from the peer for {silent_for_ms} ms");
+                }
+                NetplayEvent::NetworkResumed { .. } => {
+                    status.interrupt(out)?;
+                    eprintln!("note: the peer is heard again");
+                }
+                NetplayEvent::PeerFault { fault, .. } => {
+                    status.interrupt(out)?;
+                    eprintln!("warning: closed the link to the peer: {fault}");
+                }
+                NetplayEvent::Disconnected { player, reason, .. }
+                    if player.index() == usize::from(role.peer) =>
+                {
+                    peer_gone.get_or_insert(match reason {
+                        DisconnectReason::Quit => MatchEnd::PeerLeft,
+                        _ => MatchEnd::PeerLost,
+                    });
+                }
+                NetplayEvent::PeerSynchronized { .. } => answered = true,
+                NetplayEvent::Running => {
+                    status.interrupt(out)?;
+                    writeln!(out, "the match began")?;
+                }
+                _ => {}
+            }
+        }
+        let final_end = machine.sink.log.end_frame();
+        if done_at.is_none() && args.frames.is_some_and(|frames| final_end >= frames) {
+            // Every frame asked for is final: run no more, but keep
+            // answering while the peer may still miss our last inputs.
+            machine.stop_at_frame = Some(machine.current_frame());
+            done_at = Some(Instant::now());
+            wire_until = Some((now_us / 1000, peer_stats(&machine, role.peer)));
+        }
+        if let Some(done) = done_at {
+            let ping = peer_stats(&machine, role.peer)
+                .and_then(|stats| stats.ping_ms)
+                .unwrap_or(0);
+            let linger = LINGER + Duration::from_millis(2 * u64::from(ping));
+            if peer_gone.is_some() || done.elapsed() >= linger {
+                break MatchEnd::Finished;
+            }
+        } else if let Some(gone) = peer_gone {
+            break gone;
+        } else if machine.netplay.state() == crate::rollback::SessionState::Ended {
+            break MatchEnd::PeerLost;
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            break MatchEnd::Interrupted;
+        }
+        if let Some((address, timeout)) = &role.connect_timeout {
+            if !answered && started.elapsed() >= *timeout {
+                return Err(AppError::NoAnswer {
+                    address: address.clone(),
+                    seconds: timeout.as_secs_f64(),
+                });
+            }
+        }
+        status.update(&machine, role.peer, out)?;
+        let now_us = started.elapsed().as_micros() as u64;
+        let next_frame_us = machine.clock.next_due_us();
+        let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(POLL_EVERY);
+        std::thread::sleep(wait);
+    };
+    // Tell the peer we are leaving (a no-op once the match ended).
+    machine.netplay.leave();
+    let now_us = started.elapsed().as_micros() as u64;
+    machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
+    status.interrupt(out)?;
+
+    let (ended_ms, stats) =
+        wire_until.unwrap_or_else(|| (now_us / 1000, peer_stats(&machine, role.peer)));
+    let wire = Wire {
+        stats: stats.unwrap_or_default(),
+        ended_ms,
+    };
+    let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
+    report.describe(out)?;
+    if args.json {
+        writeln!(out, "{}", report.json())?;
+    }
+    Ok(match end {
+        _ if desyncs > 0 => Outcome::NetplayFailed,
+        MatchEnd::Finished | MatchEnd::Interrupted => Outcome::Success,
+        MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
+        MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
+    })
+}
+
+/// Makes Ctrl-C set [`INTERRUPTED`] instead of killing the process, so the
+/// peer is told and the summary printed.
+fn install_interrupt_handler() {
+    if let Err(error) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)) {
+        tracing::warn!(
+            "no Ctrl-C handler ({error}): Ctrl-C ends the match without telling the peer"
+        );
+    }
+}
+
+fn peer_stats(machine: &LiveMachine, peer: u8) -> Option<NetplayStats> {
+    machine.netplay.stats(PlayerId::new(peer))
+}
+
+/// The live status line: on a terminal one line redrawn in place; otherwise
+/// a plain line now and then (no escape codes in logs and pipes).
+struct StatusLine {
+    terminal: bool,
+    shown: bool,
+    last: Option<(Instant, u64, u64)>,
+}
+
+impl StatusLine {
+    fn new(terminal: bool) -> Self {
+        StatusLine {
+            terminal,
+            shown: false,
+            last: None,
+        }
+    }
+
+    /// Redraws the line when it is due.
+    fn update(
+        &mut self,
+        machine: &LiveMachine,
+        peer: u8,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let every = if self.terminal {
+            STATUS_EVERY_TERMINAL
+        } else {
+            STATUS_EVERY_PLAIN
+        };
+        let Some(stats) = peer_stats(machine, peer) else {
+            return Ok(());
+        };
+        if machine.netplay.started_at().is_none() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let (since, received_before, sent_before) =
+            *self
+                .last
+                .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
+        let elapsed = now.duration_since(since);
+        if elapsed < every {
+            return Ok(());
+        }
+        self.last = Some((now, stats.bytes_received, stats.bytes_sent));
+        let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
+        let line = status_text(
+            machine.current_frame(),
+            &stats,
+            kbps(stats.bytes_received - received_before),
+            kbps(stats.bytes_sent - sent_before),
+        );
+        if self.terminal {
+            write!(out, "\r\x1b[K{line}")?;
+            self.shown = true;
+        } else {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()
+    }
+
+    /// Ends a line drawn in place, so what is printed next starts clean.
+    fn interrupt(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.shown {
+            self.shown = false;
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`
+fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) -> String {
+    let ping = stats
+        .ping_ms
+        .map_or_else(|| "?".to_string(), |ping| ping.to_string());
+    let advantage = stats
+        .frames_ahead
+        .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
+    format!(
+        "frame {frame} | ping {ping} ms | delay {} | rollback {} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
+        stats.local_input_delay, stats.last_rollback
+    )
+}
+
+/// The peer link's figures and the moment (ms since the session began)
+/// they were taken.
+struct Wire {
+    stats: NetplayStats,
+    ended_ms: u64,
+}
+
+/// What the summary and the JSON say.
+struct Report {
+    command: &'static str,
+    game: String,
+    end: MatchEnd,
+    /// Frames final on this machine (all of them agreed with the peer).
+    frames: u32,
+    checksums: Option<Checksums>,
+    peer: u8,
+    stats: NetplayStats,
+    rollbacks: u64,
+    mean_rollback: f64,
+    max_rollback: u32,
+    stall_frames: u64,
+    desyncs: u64,
+    seconds: f64,
+    header_bytes: u64,
+    dropped_datagrams: u64,
+    inputs: String,
+}
+
+impl Report {
+    fn gather(
+        machine: &mut LiveMachine,
+        role: &Role,
+        args: &MatchArgs,
+        end: MatchEnd,
+        desyncs: u64,
+        wire: Wire,
+        transport: &LiveTransport,
+    ) -> Report {
+        let Wire { stats, ended_ms } = wire;
+        let final_end = machine.sink.log.end_frame();
+        let frames = args
+            .frames
+            .map_or(final_end, |frames| frames.min(final_end));
+        let checksums = checksums_after(machine, frames);
+        let tick = machine.stats;
+        let seconds = machine
+            .netplay
+            .started_at()
+            .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
+        let header_bytes = transport.header_bytes;
+        Report {
+            command: role.command,
+            game: machine.game.title(),
+            end,
+            frames,
+            checksums,
+            peer: role.peer,
+            stats,
+            rollbacks: tick.rollbacks,
+            mean_rollback: if tick.rollbacks == 0 {
+                0.0
+            } else {
+                machine.sink.resimulated_frames as f64 / tick.rollbacks as f64
+            },
+            max_rollback: tick.deepest_rollback,
+            stall_frames: tick.waiting_ticks + tick.stalled_ticks,
+            desyncs,
+            seconds,
+            header_bytes,
+            dropped_datagrams: machine.netplay.dropped_unknown(),
+            inputs: args.inputs.to_string(),
+        }
+    }
+
+    fn per_second(&self, count: u64) -> f64 {
+        if self.seconds > 0.0 {
+            count as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    fn sent_bytes_per_s(&self) -> f64 {
+        self.per_second(self.stats.bytes_sent + self.header_bytes * self.stats.datagrams_sent)
+    }
+
+    fn received_bytes_per_s(&self) -> f64 {
+        self.per_second(
+            self.stats.bytes_received + self.header_bytes * self.stats.datagrams_received,
+        )
+    }
+
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "match {}: {} frames final, {:.1} s, {}",
+            self.end.describe(),
+            self.frames,
+            self.seconds,
+            self.game
+        )?;
+        let ping = self
+            .stats
+            .ping_ms
+            .map_or_else(|| "?".to_string(), |ping| format!("{ping} ms"));
+        writeln!(
+            out,
+            "player {}: ping {ping}, input delay {}, rollbacks {} (mean depth {:.1}, max {}), stall frames {}",
+            self.peer + 1,
+            self.stats.local_input_delay,
+            self.rollbacks,
+            self.mean_rollback,
+            self.max_rollback,
+            self.stall_frames
+        )?;
+        writeln!(
+            out,
+            "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s), received {:.0} B/s; dropped {} stray datagrams",
+            self.sent_bytes_per_s(),
+            self.per_second(self.stats.datagrams_sent),
+            self.received_bytes_per_s(),
+            self.dropped_datagrams
+        )?;
+        writeln!(out, "desyncs: {}", self.desyncs)?;
+        if let Some(checksums) = &self.checksums {
+            writeln!(
+                out,
+                "checksums after frame {}: memory {} state {} video {}",
+                self.frames, checksums.memory, checksums.state, checksums.video
+            )?;
+        }
+        Ok(())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "command": self.command,
+            "game": self.game,
+            "inputs": self.inputs,
+            "end": self.end.json_name(),
+            "frames": self.frames,
+            "seconds": self.seconds,
+            "checksums": self.checksums.as_ref().map(checksums_json),
+            "netplay": {
+                "peers": [{
+                    "player": self.peer,
+                    "ping_ms": self.stats.ping_ms,
+                    "input_delay": self.stats.local_input_delay,
+                    "frames_ahead": self.stats.frames_ahead,
+                    "rollbacks": {
+                        "count": self.rollbacks,
+                        "mean_depth": self.mean_rollback,
+                        "max_depth": self.max_rollback,
+                    },
+                }],
+                "stall_frames": self.stall_frames,
+                "desyncs": self.desyncs,
+                "wire": {
+                    "sent_bytes_per_s": self.sent_bytes_per_s(),
+                    "received_bytes_per_s": self.received_bytes_per_s(),
+                    "sent_datagrams_per_s": self.per_second(self.stats.datagrams_sent),
+                },
+                "dropped_datagrams": self.dropped_datagrams,
+            },
+        })
+    }
+}
+
+/// The UDP socket, noting the IP and UDP header bytes each datagram to the
+/// peer costs on the wire, for the wire figures.
+struct LiveTransport {
+    udp: UdpTransport,
+    header_bytes: u64,
+}
+
+/// IP and UDP header bytes of a datagram to `to`: a dual-stack socket sees
+/// IPv4 peers as IPv4-mapped IPv6 addresses, which travel as IPv4.
+fn udp_header_bytes(to: SocketAddr) -> u64 {
+    match to {
+        SocketAddr::V6(v6) if v6.ip().to_ipv4_mapped().is_none() => IPV6_UDP_HEADER,
+        _ => IPV4_UDP_HEADER,
+    }
+}
+
+impl Transport for LiveTransport {
+    type Address = SocketAddr;
+
+    fn send(&mut self, to: SocketAddr, datagram: &[u8]) {
+        self.header_bytes = udp_header_bytes(to);
+        self.udp.send(to, datagram);
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
+        self.udp.receive(into)
+    }
+}
+
+/// The checksums of the game after `frames` final frames, as `run --frames`
+/// prints them: the state saved at the start of the last one, run again
+/// with its final buttons, drawn. `None` when that state is no longer kept.
+fn checksums_after(machine: &mut LiveMachine, frames: u32) -> Option<Checksums> {
+    let last = Frame::new(frames.checked_sub(1)?);
+    let (_, inputs) = *machine
+        .sink
+        .final_inputs
+        .iter()
+        .find(|(frame, _)| *frame == last)?;
+    let state = machine.netplay.saved_state(last)?.data().to_vec();
+    let players = machine.netplay.session().players();
+    let game = &mut machine.game;
+    game.load_state(&state).ok()?;
+    game.run_frame(&inputs[..players], true);
+    let mut end_state = Vec::new();
+    game.save_state(&mut end_state).ok()?;
+    Some(Checksums::of_game(game.as_ref(), &end_state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_is_auto_or_a_small_number_of_frames() {
+        assert_eq!("auto".parse::<DelayArg>(), Ok(DelayArg::Auto));
+        assert_eq!("3".parse::<DelayArg>(), Ok(DelayArg::Fixed(3)));
+        assert!("9".parse::<DelayArg>().is_err());
+        assert!("soon".parse::<DelayArg>().is_err());
+    }
+
+    #[test]
+    fn host_addresses_resolve_with_ipv6_in_brackets_and_bad_ones_are_named() {
+        assert_eq!(
+            resolve_host("[::1]:7000").unwrap(),
+            "[::1]:7000".parse::<SocketAddr>().unwrap()
+        );
+        assert_eq!(resolve_host("127.0.0.1:9").unwrap().port(), 9);
+        let error = resolve_host("no-such-host.invalid:7000").unwrap_err();
+        assert!(
+            error.to_string().contains("no-such-host.invalid:7000"),
+            "{error}"
+        );
+        assert!(resolve_host("localhost").is_err(), "a port is required");
+    }
+
+    #[test]
+    fn ipv6_datagrams_count_48_header_bytes_and_ipv4_ones_28_even_on_a_dual_stack_socket() {
+        let at = |text: &str| text.parse::<SocketAddr>().unwrap();
+        assert_eq!(udp_header_bytes(at("127.0.0.1:7000")), 28);
+        assert_eq!(udp_header_bytes(at("[::1]:7000")), 48);
+        assert_eq!(udp_header_bytes(at("[::ffff:127.0.0.1]:7000")), 28);
+    }
+
+    #[test]
+    fn the_status_line_shows_frame_ping_delay_rollback_advantage_and_traffic() {
+        let stats = NetplayStats {
+            ping_ms: Some(12),
+            frames_ahead: Some(0.4),
+            local_input_delay: 1,
+            last_rollback: 2,
+            ..NetplayStats::default()
+        };
+        assert_eq!(
+            status_text(1234, &stats, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9"
+        );
+    }
+}

@@ -1,0 +1,374 @@
+//! `netcade host` and `netcade join` as users run them: two processes of the
+//! built binary playing over real UDP on loopback. The host binds port 0 and
+//! writes the port it got to a file (no fixed ports that could collide).
+//! Verdicts never depend on timing: timeouts are generous and only guard
+//! against a hang.
+
+mod support;
+
+use std::net::UdpSocket;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::cli::{last_json, netcade, spawn_netcade, stderr, stdout, Background};
+
+/// Long enough for a 600-frame match (10 s) on a busy machine.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The exit code `host`/`join` document for a lost peer.
+const EXIT_PEER_LOST: i32 = 6;
+
+fn arena() -> String {
+    support::duel_arena("dojo").display().to_string()
+}
+
+/// Starts a host on a free port; returns it and the port it listens on.
+fn start_host(dir: &Path, game: &[&str], extra: &[&str]) -> (Background, u16) {
+    let port_file = dir.join("port");
+    let port_file_arg = port_file.display().to_string();
+    let mut args = vec!["host", "--port", "0", "--port-file", &port_file_arg];
+    args.extend_from_slice(game);
+    args.extend_from_slice(extra);
+    let host = spawn_netcade(&args);
+    let deadline = Instant::now() + MATCH_TIMEOUT;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file) {
+            if let Ok(port) = text.trim().parse::<u16>() {
+                return (host, port);
+            }
+        }
+        assert!(Instant::now() < deadline, "the host never wrote its port");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn start_join(port: u16, game: &[&str], extra: &[&str]) -> Background {
+    start_join_at(&format!("127.0.0.1:{port}"), game, extra)
+}
+
+fn start_join_at(address: &str, game: &[&str], extra: &[&str]) -> Background {
+    let mut args = vec!["join", address];
+    args.extend_from_slice(game);
+    args.extend_from_slice(extra);
+    spawn_netcade(&args)
+}
+
+/// Plays a whole match of `frames` frames; returns host's and joiner's output.
+fn play_match(
+    game: &[&str],
+    frames: u32,
+    during: impl FnOnce(u16, &mut Background),
+) -> (std::process::Output, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = frames.to_string();
+    let host_args = ["--frames", &frames, "--inputs", "random:1", "--json"];
+    let join_args = ["--frames", &frames, "--inputs", "random:2", "--json"];
+    let (mut host, port) = start_host(dir.path(), game, &host_args);
+    let join = start_join(port, game, &join_args);
+    during(port, &mut host);
+    let host = host.finish(MATCH_TIMEOUT);
+    let join = join.finish(MATCH_TIMEOUT);
+    (host, join)
+}
+
+/// Both sides finished every frame, agree on the final checksums and saw
+/// no desync.
+fn assert_same_ending(host: &std::process::Output, join: &std::process::Output, frames: u32) {
+    for (side, output) in [("host", host), ("join", join)] {
+        assert!(output.status.success(), "{side}: {output:?}");
+    }
+    let (host_json, join_json) = (last_json(host), last_json(join));
+    for json in [&host_json, &join_json] {
+        assert_eq!(json["end"], "finished", "{json}");
+        assert_eq!(json["frames"], frames, "{json}");
+        assert_eq!(json["netplay"]["desyncs"], 0, "{json}");
+        let wire = &json["netplay"]["wire"];
+        assert!(wire["sent_bytes_per_s"].as_f64().unwrap() > 0.0, "{json}");
+        assert!(
+            wire["received_bytes_per_s"].as_f64().unwrap() > 0.0,
+            "{json}"
+        );
+        assert!(
+            wire["sent_datagrams_per_s"].as_f64().unwrap() > 0.0,
+            "{json}"
+        );
+        assert!(json["netplay"]["peers"][0]["ping_ms"].is_number(), "{json}");
+        assert!(json["netplay"]["peers"][0]["rollbacks"]["count"].is_number());
+    }
+    // Game memory and picture, netplay's default comparison: raw states
+    // may hold incidental bytes that differ between processes (stella's do).
+    for kind in ["memory", "video"] {
+        let checksum = &host_json["checksums"][kind];
+        assert!(checksum.is_string(), "{host_json}");
+        assert_eq!(checksum, &join_json["checksums"][kind], "{kind}");
+    }
+}
+
+#[test]
+fn a_duel_host_and_joiner_play_600_frames_over_udp_and_end_on_the_same_checksums() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena, "--headless"];
+    let (host, join) = play_match(&game, 600, |_, _| {});
+    assert_same_ending(&host, &join, 600);
+    assert!(stdout(&host).contains("match finished: 600 frames final"));
+    assert!(
+        !stderr(&host).contains("pre-flight"),
+        "Duel restores faithfully"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
+fn a_stella_host_and_joiner_play_boxing_over_udp_and_end_on_the_same_checksums() {
+    let (Some(core), Some(rom)) = (
+        support::real_core("stella"),
+        support::real_rom("boxing.bin"),
+    ) else {
+        return;
+    };
+    let (core, rom) = (core.display().to_string(), rom.display().to_string());
+    let game = ["--core", &core, "--rom", &rom];
+    let (host, join) = play_match(&game, 600, |_, _| {});
+    assert_same_ending(&host, &join, 600);
+}
+
+#[test]
+fn junk_datagrams_fired_at_the_host_during_a_match_are_counted_and_harmless() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let junk_count = 200;
+    let (host, join) = play_match(&game, 600, |port, host| {
+        host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for index in 0..junk_count {
+            // Every other one well-formed but with a session token nobody
+            // uses; the rest garbage of real datagrams' lengths.
+            let junk = if index % 2 == 0 {
+                wrong_token_keep_alive(index as u16)
+            } else {
+                let length = 1 + index % 60;
+                (0..length)
+                    .map(|byte| (index * 31 + byte * 7) as u8)
+                    .collect()
+            };
+            socket.send_to(&junk, ("127.0.0.1", port)).unwrap();
+            if index % 20 == 0 {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    });
+    assert_same_ending(&host, &join, 600);
+    let dropped = last_json(&host)["netplay"]["dropped_datagrams"]
+        .as_u64()
+        .unwrap();
+    // Loopback may lose a datagram under load; most arrive and all that do
+    // are dropped.
+    assert!(
+        (junk_count as u64 / 2..=junk_count as u64).contains(&dropped),
+        "{dropped} dropped"
+    );
+    assert_eq!(last_json(&join)["netplay"]["dropped_datagrams"], 0);
+}
+
+/// A well-formed keep-alive of a session that does not exist.
+fn wrong_token_keep_alive(sequence: u16) -> Vec<u8> {
+    use netcade::protocol::{encode, Header, Message, Sequence, SessionToken, PROTOCOL_VERSION};
+    let header = Header {
+        version: PROTOCOL_VERSION,
+        session: SessionToken(0xBAD_70CE),
+        sequence: Sequence(sequence),
+    };
+    let mut datagram = Vec::new();
+    encode(&header, &Message::KeepAlive, &mut datagram).unwrap();
+    datagram
+}
+
+#[test]
+fn when_the_joiner_is_killed_mid_match_the_host_reports_the_lost_peer_and_exits_6() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (mut host, port) = start_host(dir.path(), &game, &["--json"]);
+    let mut join = start_join(port, &game, &[]);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.kill();
+    let host = host.finish(MATCH_TIMEOUT);
+    assert_eq!(host.status.code(), Some(EXIT_PEER_LOST), "{host:?}");
+    let errors = stderr(&host);
+    assert!(
+        errors.contains("warning: nothing heard from the peer for"),
+        "{errors}"
+    );
+    assert!(
+        stdout(&host).contains("match the peer was lost"),
+        "{host:?}"
+    );
+    assert_eq!(last_json(&host)["end"], "peer_lost");
+}
+
+#[test]
+fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (mut host, port) = start_host(dir.path(), &game, &["--json"]);
+    let mut join = start_join(port, &game, &["--json"]);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.interrupt();
+    let join = join.finish(MATCH_TIMEOUT);
+    assert!(join.status.success(), "{join:?}");
+    assert!(
+        stdout(&join).contains("match interrupted (Ctrl-C)"),
+        "{join:?}"
+    );
+    assert_eq!(last_json(&join)["end"], "interrupted");
+    let host = host.finish(MATCH_TIMEOUT);
+    // Told, not timed out: no silence warning, and the end says so.
+    assert!(host.status.success(), "{host:?}");
+    assert_eq!(last_json(&host)["end"], "peer_left", "{host:?}");
+    assert!(!stderr(&host).contains("nothing heard"), "{host:?}");
+}
+
+#[test]
+fn a_joiner_with_other_content_is_refused_with_one_clear_error_on_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
+    let (host, port) = start_host(dir.path(), &["--core", "duel", "--rom", &dojo], &[]);
+    let join = start_join(port, &["--core", "duel", "--rom", &moon], &[]);
+    for output in [join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT)] {
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let errors = stderr(&output);
+        assert!(
+            errors.starts_with("error: the handshake failed"),
+            "{errors}"
+        );
+        assert!(errors.contains("content"), "{errors}");
+        assert_eq!(errors.lines().count(), 1, "{errors}");
+    }
+}
+
+#[test]
+fn a_joiner_reaches_the_host_over_ipv6_loopback() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: this machine has no IPv6 loopback"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let frames = ["--frames", "120", "--json"];
+    let (host, port) = start_host(dir.path(), &game, &frames);
+    let join = start_join_at(&format!("[::1]:{port}"), &game, &frames);
+    let (join, host) = (join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT));
+    assert_same_ending(&host, &join, 120);
+}
+
+/// The one `error:` line of a failed command, and its exit code.
+fn failure(args: &[&str]) -> (String, Option<i32>) {
+    let output = netcade(args);
+    let errors: Vec<String> = stderr(&output)
+        .lines()
+        .filter(|line| line.starts_with("error:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(errors.len(), 1, "{output:?}");
+    (errors[0].clone(), output.status.code())
+}
+
+#[test]
+fn hosting_on_a_busy_port_is_one_clear_error() {
+    let busy = UdpSocket::bind("0.0.0.0:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let arena = arena();
+    let (error, code) = failure(&["host", "--core", "duel", "--rom", &arena, "--port", &port]);
+    assert!(
+        error.contains(&format!("cannot listen on UDP port {port}")),
+        "{error}"
+    );
+    assert!(error.contains("in use"), "{error}");
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn joining_a_host_name_that_does_not_resolve_is_one_clear_error() {
+    let arena = arena();
+    let (error, code) = failure(&[
+        "join",
+        "no-such-host.invalid:7000",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+    ]);
+    assert!(
+        error.contains("cannot find the host no-such-host.invalid:7000"),
+        "{error}"
+    );
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn joining_a_port_where_nobody_answers_times_out_with_one_clear_error() {
+    // A bound socket that never answers: the datagrams are not refused.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let arena = arena();
+    let (error, code) = failure(&[
+        "join",
+        &address,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--connect-timeout-s",
+        "1",
+    ]);
+    assert!(
+        error.contains(&format!("no answer from {address} within 1 s")),
+        "{error}"
+    );
+    assert_eq!(code, Some(3));
+}
+
+#[test]
+fn a_core_that_fails_the_rollback_pre_flight_is_refused_with_strict_and_warned_about_without() {
+    let arena = arena();
+    let unfaithful = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+    ];
+    let mut strict = vec!["host", "--port", "0", "--strict"];
+    strict.extend_from_slice(&unfaithful);
+    let (error, code) = failure(&strict);
+    assert!(
+        error.contains("rollback pre-flight: Duel") && error.contains("--strict"),
+        "{error}"
+    );
+    assert_eq!(code, Some(2));
+
+    // Without --strict: a warning, then the join goes ahead (and, nobody
+    // answering, times out).
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let mut lenient = vec!["join", &address, "--connect-timeout-s", "1"];
+    lenient.extend_from_slice(&unfaithful);
+    let output = netcade(&lenient);
+    let errors = stderr(&output);
+    assert!(
+        errors.contains("warning: rollback pre-flight: Duel"),
+        "{errors}"
+    );
+    assert!(errors.contains("error: no answer"), "{errors}");
+}
