@@ -242,12 +242,61 @@ fn a_joiner_with_other_content_is_refused_with_one_clear_error_on_both_sides() {
     for output in [join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT)] {
         assert_eq!(output.status.code(), Some(2), "{output:?}");
         let errors = stderr(&output);
+        // The host's values first, on both sides.
+        let with_content = "Duel 0.1.0 with content";
         assert!(
-            errors.starts_with("error: the handshake failed"),
+            errors.starts_with("error: the host runs Duel")
+                || errors
+                    .starts_with("error: refused a joiner (different content (ROM)): it has Duel"),
             "{errors}"
         );
-        assert!(errors.contains("content"), "{errors}");
+        assert!(errors.contains(with_content), "{errors}");
         assert_eq!(errors.lines().count(), 1, "{errors}");
+    }
+}
+
+#[test]
+fn the_joiner_begins_from_the_hosts_start_state() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (host, join) = play_match(&game, 120, |_, _| {});
+    assert_same_ending(&host, &join, 120);
+    let joined = stdout(&join);
+    assert!(
+        joined.contains("loaded the host's start state ("),
+        "{joined}"
+    );
+    assert!(!stdout(&host).contains("loaded the host's start state"));
+}
+
+#[test]
+fn a_conditioned_link_over_laminar_still_ends_in_sync_and_its_latency_shows_in_the_ping() {
+    let arena = arena();
+    let link = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--transport",
+        "laminar",
+        "--sim-latency",
+        "40",
+        "--sim-jitter",
+        "5",
+        "--sim-loss",
+        "5",
+        "--sim-dup",
+        "1",
+        "--sim-reorder",
+        "1",
+    ];
+    let (host, join) = play_match(&link, 300, |_, _| {});
+    assert_same_ending(&host, &join, 300);
+    for output in [&host, &join] {
+        let json = last_json(output);
+        let ping = json["netplay"]["peers"][0]["ping_ms"].as_f64().unwrap();
+        // 40 ms each way (±5) from both conditioners.
+        assert!(ping >= 70.0, "ping {ping} ms: {json}");
     }
 }
 

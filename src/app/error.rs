@@ -160,6 +160,7 @@ pub enum AppError {
     Bind {
         /// The address or port asked for.
         address: String,
+        /// Why the system refused.
         #[source]
         source: std::io::Error,
     },
@@ -179,8 +180,9 @@ pub enum AppError {
         /// The connect timeout.
         seconds: f64,
     },
-    /// The peer's handshake did not match ours (another core or content).
-    #[error("the handshake failed: {reason}")]
+    /// The peer's handshake did not match ours (another core or content):
+    /// `reason` names what differs, the host's values first.
+    #[error("{reason}")]
     HandshakeRefused {
         /// What differs.
         reason: String,

@@ -16,8 +16,16 @@ pub trait Game: Emulator {
         None
     }
 
+    /// The core's name (`Duel`), which netplay peers must share.
+    fn core_name(&self) -> String;
+
+    /// The core's version (`0.1.0`), which netplay peers must share.
+    fn core_version(&self) -> String;
+
     /// What is running, for reports (`Duel 0.1.0`).
-    fn title(&self) -> String;
+    fn title(&self) -> String {
+        format!("{} {}", self.core_name(), self.core_version())
+    }
 }
 
 /// Which core to load, with which content and core options, and where the
@@ -182,8 +190,12 @@ impl Game for Core {
         Some(Core::time_in_core(self))
     }
 
-    fn title(&self) -> String {
-        format!("{} {}", self.info().name, self.info().version)
+    fn core_name(&self) -> String {
+        self.info().name.clone()
+    }
+
+    fn core_version(&self) -> String {
+        self.info().version.clone()
     }
 }
 

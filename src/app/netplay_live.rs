@@ -19,8 +19,8 @@ use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::input::Buttons;
-use crate::net::udp::UdpTransport;
-use crate::net::Transport;
+use crate::net::link::{LinkArgs, LinkTransport};
+use crate::net::{ip_udp_header_bytes, NetError, Transport, IPV4_UDP_HEADER_BYTES};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
 use crate::protocol::{PlayerSlots, SessionSettings, SessionToken};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
@@ -62,6 +62,9 @@ pub struct MatchArgs {
     /// (0–4) keeps it fixed.
     #[arg(long, value_name = "auto|N", default_value_t = DelayArg::Auto)]
     pub delay: DelayArg,
+    /// The socket transport and the link conditioner over it.
+    #[command(flatten)]
+    pub link: LinkArgs,
 }
 
 /// Arguments of `netcade host`.
@@ -135,10 +138,6 @@ impl FromStr for DelayArg {
 const INTERRUPT_AFTER_MS: u64 = 750;
 const DISCONNECT_AFTER_MS: u64 = 5_000;
 
-/// Bytes of IPv4 + UDP headers, and of IPv6 + UDP, on every datagram.
-const IPV4_UDP_HEADER: u64 = 28;
-const IPV6_UDP_HEADER: u64 = 48;
-
 /// Longest sleep between network polls: datagrams are read at least this
 /// often even when no frame is due.
 const POLL_EVERY: Duration = Duration::from_millis(1);
@@ -172,8 +171,8 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         });
     }
     let inputs = open_inputs(&args.common)?;
-    let transport = bind_listening(args.port)?;
-    let bound = transport.local_address()?;
+    let transport = bind_listening(&args.common.link, args.port)?;
+    let bound = transport.inner().local_address();
     if let Some(path) = &args.port_file {
         std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| {
             AppError::WriteFile {
@@ -197,8 +196,14 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         peer: 1,
         connect_timeout: None,
     };
-    let config = match_config(&args.common, game.as_ref(), role.me)?
+    // Every member begins from the host's game as loaded: save RAM, clocks
+    // and anything the core seeded at load are the same everywhere.
+    let mut start_state = Vec::new();
+    game.save_state(&mut start_state)
+        .map_err(AppError::at_frame(0))?;
+    let mut config = match_config(&args.common, game.as_ref(), role.me)?
         .accept(None, PlayerSlots::single(role.peer));
+    config.start_state = Some(start_state);
     play(role, &args.common, game, inputs, transport, config, out)
 }
 
@@ -219,10 +224,8 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     } else {
         "[::]:0"
     };
-    let transport = UdpTransport::bind(local).map_err(|source| AppError::Bind {
-        address: local.to_string(),
-        source,
-    })?;
+    let local: SocketAddr = local.parse().expect("a literal socket address");
+    let transport = args.common.link.open(local).map_err(bind_error)?;
     let mut game = open_game(&args.common.game)?;
     preflight(game.as_mut(), args.common.strict)?;
     writeln!(
@@ -266,17 +269,22 @@ struct Role {
 
 /// Binds the host's port: IPv6 and IPv4 both where the system allows (a
 /// dual-stack socket), else IPv4 only.
-fn bind_listening(port: u16) -> Result<UdpTransport, AppError> {
-    match UdpTransport::bind(("::", port)) {
+fn bind_listening(link: &LinkArgs, port: u16) -> Result<LinkTransport, AppError> {
+    match link.open(SocketAddr::from(([0u16; 8], port))) {
         Ok(transport) => Ok(transport),
-        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => Err(AppError::Bind {
-            address: format!("UDP port {port}"),
-            source: error,
-        }),
-        Err(_) => UdpTransport::bind(("0.0.0.0", port)).map_err(|source| AppError::Bind {
-            address: format!("UDP port {port}"),
-            source,
-        }),
+        Err(NetError::Bind { source, .. }) if source.kind() != std::io::ErrorKind::AddrInUse => {
+            link.open(SocketAddr::from(([0u8; 4], port)))
+                .map_err(bind_error)
+        }
+        Err(error) => Err(bind_error(error)),
+    }
+}
+
+/// A socket that could not be bound (a busy port, most often).
+fn bind_error(NetError::Bind { address, source }: NetError) -> AppError {
+    AppError::Bind {
+        address: format!("UDP port {}", address.port()),
+        source,
     }
 }
 
@@ -321,8 +329,8 @@ fn match_config(
     };
     let mut config = NetplayConfig::new(
         session_token(),
-        game.title(),
-        env!("CARGO_PKG_VERSION"),
+        game.core_name(),
+        game.core_version(),
         content_hash,
         settings,
         PlayerSlots::single(me),
@@ -479,14 +487,14 @@ fn play(
     args: &MatchArgs,
     game: Box<dyn Game>,
     inputs: InputSource,
-    udp: UdpTransport,
+    link: LinkTransport,
     config: NetplayConfig<SocketAddr>,
     out: &mut dyn Write,
 ) -> Result<Outcome, AppError> {
     install_interrupt_handler();
     let mut transport = LiveTransport {
-        udp,
-        header_bytes: IPV4_UDP_HEADER,
+        link,
+        header_bytes: IPV4_UDP_HEADER_BYTES,
     };
     let frames_per_second = game.frames_per_second();
     let netplay = NetplaySession::new(config, 0)?;
@@ -522,7 +530,7 @@ fn play(
                 // player slot no second chance.
                 NetplayEvent::Rejected(rejection) => {
                     return Err(AppError::HandshakeRefused {
-                        reason: rejection.to_string(),
+                        reason: rejection.explanation(),
                     })
                 }
                 NetplayEvent::Desync {
@@ -556,6 +564,10 @@ fn play(
                     });
                 }
                 NetplayEvent::PeerSynchronized { .. } => answered = true,
+                NetplayEvent::StartStateArrived { bytes } => {
+                    status.interrupt(out)?;
+                    writeln!(out, "loaded the host's start state ({bytes} bytes)")?;
+                }
                 NetplayEvent::Running => {
                     status.interrupt(out)?;
                     writeln!(out, "the match began")?;
@@ -893,32 +905,23 @@ impl Report {
     }
 }
 
-/// The UDP socket, noting the IP and UDP header bytes each datagram to the
-/// peer costs on the wire, for the wire figures.
+/// The socket transport, noting the IP and UDP header bytes each datagram
+/// to the peer costs on the wire, for the wire figures.
 struct LiveTransport {
-    udp: UdpTransport,
+    link: LinkTransport,
     header_bytes: u64,
-}
-
-/// IP and UDP header bytes of a datagram to `to`: a dual-stack socket sees
-/// IPv4 peers as IPv4-mapped IPv6 addresses, which travel as IPv4.
-fn udp_header_bytes(to: SocketAddr) -> u64 {
-    match to {
-        SocketAddr::V6(v6) if v6.ip().to_ipv4_mapped().is_none() => IPV6_UDP_HEADER,
-        _ => IPV4_UDP_HEADER,
-    }
 }
 
 impl Transport for LiveTransport {
     type Address = SocketAddr;
 
     fn send(&mut self, to: SocketAddr, datagram: &[u8]) {
-        self.header_bytes = udp_header_bytes(to);
-        self.udp.send(to, datagram);
+        self.header_bytes = ip_udp_header_bytes(to);
+        self.link.send(to, datagram);
     }
 
     fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
-        self.udp.receive(into)
+        self.link.receive(into)
     }
 }
 
@@ -967,14 +970,6 @@ mod tests {
             "{error}"
         );
         assert!(resolve_host("localhost").is_err(), "a port is required");
-    }
-
-    #[test]
-    fn ipv6_datagrams_count_48_header_bytes_and_ipv4_ones_28_even_on_a_dual_stack_socket() {
-        let at = |text: &str| text.parse::<SocketAddr>().unwrap();
-        assert_eq!(udp_header_bytes(at("127.0.0.1:7000")), 28);
-        assert_eq!(udp_header_bytes(at("[::1]:7000")), 48);
-        assert_eq!(udp_header_bytes(at("[::ffff:127.0.0.1]:7000")), 28);
     }
 
     #[test]

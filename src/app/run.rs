@@ -178,8 +178,11 @@ mod tests {
         fn time_in_core(&self) -> Option<Duration> {
             Some(self.per_frame * self.frames)
         }
-        fn title(&self) -> String {
+        fn core_name(&self) -> String {
             "timed stub".into()
+        }
+        fn core_version(&self) -> String {
+            "1".into()
         }
     }
 

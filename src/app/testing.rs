@@ -175,6 +175,14 @@ impl Emulator for StubGame {
 }
 
 impl Game for StubGame {
+    fn core_name(&self) -> String {
+        "stub game".to_string()
+    }
+
+    fn core_version(&self) -> String {
+        "1".to_string()
+    }
+
     fn title(&self) -> String {
         if self.hidden_ticks.is_some() {
             "stub game (with hidden state)".to_string()

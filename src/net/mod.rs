@@ -121,11 +121,13 @@ pub const IPV4_UDP_HEADER_BYTES: u64 = 28;
 /// IP and UDP header bytes of one IPv6 datagram.
 pub const IPV6_UDP_HEADER_BYTES: u64 = 48;
 
-/// IP and UDP header bytes of one datagram to or from `address`.
+/// IP and UDP header bytes of one datagram to or from `address`. A
+/// dual-stack socket sees IPv4 peers as IPv4-mapped IPv6 addresses, which
+/// travel as IPv4.
 pub fn ip_udp_header_bytes(address: std::net::SocketAddr) -> u64 {
     match address {
-        std::net::SocketAddr::V4(_) => IPV4_UDP_HEADER_BYTES,
-        std::net::SocketAddr::V6(_) => IPV6_UDP_HEADER_BYTES,
+        std::net::SocketAddr::V6(v6) if v6.ip().to_ipv4_mapped().is_none() => IPV6_UDP_HEADER_BYTES,
+        _ => IPV4_UDP_HEADER_BYTES,
     }
 }
 
@@ -156,6 +158,14 @@ pub enum NetError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_datagrams_count_48_header_bytes_and_ipv4_ones_28_even_on_a_dual_stack_socket() {
+        let at = |text: &str| text.parse::<std::net::SocketAddr>().unwrap();
+        assert_eq!(ip_udp_header_bytes(at("127.0.0.1:7000")), 28);
+        assert_eq!(ip_udp_header_bytes(at("[::1]:7000")), 48);
+        assert_eq!(ip_udp_header_bytes(at("[::ffff:127.0.0.1]:7000")), 28);
+    }
 
     #[test]
     fn wire_bytes_count_each_datagrams_ip_and_udp_headers() {
