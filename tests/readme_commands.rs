@@ -226,7 +226,29 @@ fn the_readme_points_at_nothing_outside_the_repository() {
         .split("](")
         .skip(1)
         .filter_map(|rest| rest.split(')').next());
+    // GitHub's anchors: a heading's words, lower case, joined by '-'.
+    let anchors: Vec<String> = readme
+        .lines()
+        .filter_map(|line| line.strip_prefix('#'))
+        .map(|heading| {
+            heading
+                .trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+                .map(|c| if c == ' ' { '-' } else { c })
+                .collect()
+        })
+        .collect();
     for link in links.filter(|link| !link.starts_with("http")) {
+        if let Some(anchor) = link.strip_prefix('#') {
+            assert!(
+                anchors.iter().any(|known| known == anchor),
+                "README links to #{anchor}, a heading it does not have"
+            );
+            continue;
+        }
         let target = Path::new(env!("CARGO_MANIFEST_DIR")).join(link);
         assert!(
             target.exists(),
