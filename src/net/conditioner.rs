@@ -4,40 +4,13 @@
 //! Delayed datagrams wait here and go out on a later `send` or `receive`
 //! once due, so a loop polling every millisecond releases them on time.
 
-use super::sim::{LinkConditions, LinkTimeline, SimStats, SplitMix64};
+use super::sim::{DueQueue, LinkConditions, LinkTimeline, SimStats, SplitMix64};
 use super::{MicrosClock, Transport};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 /// Most datagrams held back at once; more are dropped (counted as
 /// `dropped_by_queue`), as a full router queue would.
 pub const MAX_HELD_DATAGRAMS: usize = 4096;
-
-/// A datagram waiting for its moment, ordered by due time then by when it
-/// was held (so equal times keep their sending order).
-struct Held<A> {
-    due_us: u64,
-    serial: u64,
-    to: A,
-    bytes: Vec<u8>,
-}
-
-impl<A> PartialEq for Held<A> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.due_us, self.serial) == (other.due_us, other.serial)
-    }
-}
-impl<A> Eq for Held<A> {}
-impl<A> PartialOrd for Held<A> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<A> Ord for Held<A> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.due_us, self.serial).cmp(&(other.due_us, other.serial))
-    }
-}
 
 /// `inner` with `conditions` applied to everything it sends.
 pub struct ConditionedTransport<T: Transport, C: MicrosClock> {
@@ -46,8 +19,7 @@ pub struct ConditionedTransport<T: Transport, C: MicrosClock> {
     clock: C,
     rng: SplitMix64,
     timelines: BTreeMap<T::Address, LinkTimeline>,
-    held: BinaryHeap<Reverse<Held<T::Address>>>,
-    next_serial: u64,
+    held: DueQueue<(T::Address, Vec<u8>)>,
     stats: SimStats,
 }
 
@@ -61,8 +33,7 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
             clock,
             rng: SplitMix64(seed),
             timelines: BTreeMap::new(),
-            held: BinaryHeap::new(),
-            next_serial: 0,
+            held: DueQueue::default(),
             stats: SimStats::default(),
         }
     }
@@ -91,14 +62,9 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
     /// Sends every held datagram due by now.
     pub fn release_due(&mut self) {
         let now_us = self.clock.now_us();
-        while self
-            .held
-            .peek()
-            .is_some_and(|Reverse(next)| next.due_us <= now_us)
-        {
-            let Reverse(next) = self.held.pop().expect("peeked");
+        while let Some((to, bytes)) = self.held.pop_due(now_us) {
             self.stats.delivered += 1;
-            self.inner.send(next.to, &next.bytes);
+            self.inner.send(to, &bytes);
         }
     }
 }
@@ -126,13 +92,7 @@ impl<T: Transport, C: MicrosClock> Transport for ConditionedTransport<T, C> {
                 self.stats.delivered += 1;
                 self.inner.send(to, datagram);
             } else if self.held.len() < MAX_HELD_DATAGRAMS {
-                self.held.push(Reverse(Held {
-                    due_us: arrival.at_us,
-                    serial: self.next_serial,
-                    to,
-                    bytes: datagram.to_vec(),
-                }));
-                self.next_serial += 1;
+                self.held.push(arrival.at_us, (to, datagram.to_vec()));
             } else {
                 self.stats.dropped_by_queue += 1;
             }

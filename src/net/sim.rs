@@ -162,28 +162,81 @@ impl SplitMix64 {
     }
 }
 
+/// Items waiting for a moment in microseconds, handed out earliest first
+/// (items due at the same moment in the order they were pushed): the
+/// datagrams on a simulated wire, or held back by the link conditioner.
 #[derive(Clone, Debug)]
-struct InFlight<A> {
-    deliver_at_us: u64,
-    serial: u64,
-    delivery: Delivery<A>,
+pub(crate) struct DueQueue<T> {
+    heap: BinaryHeap<Due<T>>,
+    next_serial: u64,
 }
 
-impl<A> PartialEq for InFlight<A> {
+#[derive(Clone, Debug)]
+struct Due<T> {
+    at_us: u64,
+    serial: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Due<T> {
     fn eq(&self, other: &Self) -> bool {
-        (self.deliver_at_us, self.serial) == (other.deliver_at_us, other.serial)
+        (self.at_us, self.serial) == (other.at_us, other.serial)
     }
 }
-impl<A> Eq for InFlight<A> {}
-impl<A> PartialOrd for InFlight<A> {
+impl<T> Eq for Due<T> {}
+impl<T> PartialOrd for Due<T> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-/// Reversed so the max-heap pops the earliest delivery (ties: first sent first).
-impl<A> Ord for InFlight<A> {
+/// Reversed so the max-heap pops the earliest (ties: first pushed first).
+impl<T> Ord for Due<T> {
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.deliver_at_us, other.serial).cmp(&(self.deliver_at_us, self.serial))
+        (other.at_us, other.serial).cmp(&(self.at_us, self.serial))
+    }
+}
+
+impl<T> Default for DueQueue<T> {
+    fn default() -> Self {
+        DueQueue {
+            heap: BinaryHeap::new(),
+            next_serial: 0,
+        }
+    }
+}
+
+impl<T> DueQueue<T> {
+    /// Queues `item` for the moment `at_us`.
+    pub(crate) fn push(&mut self, at_us: u64, item: T) {
+        self.heap.push(Due {
+            at_us,
+            serial: self.next_serial,
+            item,
+        });
+        self.next_serial += 1;
+    }
+
+    /// The earliest item due by `now_us`, taken out of the queue.
+    pub(crate) fn pop_due(&mut self, now_us: u64) -> Option<T> {
+        if self.heap.peek()?.at_us > now_us {
+            return None;
+        }
+        self.heap.pop().map(|due| due.item)
+    }
+
+    /// When the earliest item is due.
+    pub(crate) fn next_at_us(&self) -> Option<u64> {
+        self.heap.peek().map(|due| due.at_us)
+    }
+
+    /// Items waiting.
+    pub(crate) fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether nothing waits.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
     }
 }
 
@@ -280,8 +333,7 @@ pub struct SimNet<A> {
     default_conditions: LinkConditions,
     links: BTreeMap<(A, A), LinkState>,
     partitions: BTreeSet<(A, A)>,
-    in_flight: BinaryHeap<InFlight<A>>,
-    next_serial: u64,
+    in_flight: DueQueue<Delivery<A>>,
     stats: SimStats,
 }
 
@@ -293,8 +345,7 @@ impl<A: Copy + Ord> SimNet<A> {
             default_conditions: LinkConditions::PERFECT,
             links: BTreeMap::new(),
             partitions: BTreeSet::new(),
-            in_flight: BinaryHeap::new(),
-            next_serial: 0,
+            in_flight: DueQueue::default(),
             stats: SimStats::default(),
         }
     }
@@ -351,8 +402,8 @@ impl<A: Copy + Ord> SimNet<A> {
     /// When the next datagram arrives (rounded up to a millisecond), if any is on its way.
     pub fn next_delivery_at(&self) -> Option<Millis> {
         self.in_flight
-            .peek()
-            .map(|next| next.deliver_at_us.div_ceil(1000))
+            .next_at_us()
+            .map(|at_us| at_us.div_ceil(1000))
     }
 
     /// Puts a datagram on the wire at `now`.
@@ -374,18 +425,16 @@ impl<A: Copy + Ord> SimNet<A> {
         self.stats.dropped_by_queue += u64::from(fate.dropped_by_queue);
         for arrival in fate.arrivals.into_iter().flatten() {
             self.stats.reordered += u64::from(arrival.reordered);
-            self.in_flight.push(InFlight {
-                deliver_at_us: arrival.at_us,
-                serial: self.next_serial,
-                delivery: Delivery {
+            self.in_flight.push(
+                arrival.at_us,
+                Delivery {
                     from,
                     to,
                     bytes: bytes.to_vec(),
                     sent_at: now,
                     delivered_at_us: arrival.at_us,
                 },
-            });
-            self.next_serial += 1;
+            );
         }
     }
 
@@ -393,14 +442,9 @@ impl<A: Copy + Ord> SimNet<A> {
     pub fn deliver_due(&mut self, now: Millis) -> Vec<Delivery<A>> {
         let mut due = Vec::new();
         let now_us = now * 1000;
-        while self
-            .in_flight
-            .peek()
-            .is_some_and(|next| next.deliver_at_us <= now_us)
-        {
-            let next = self.in_flight.pop().expect("peeked");
+        while let Some(delivery) = self.in_flight.pop_due(now_us) {
             self.stats.delivered += 1;
-            due.push(next.delivery);
+            due.push(delivery);
         }
         due
     }
