@@ -526,8 +526,14 @@ fn play(
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
         for event in machine.netplay.events() {
             match event {
-                // Both sides stop: the session gives the refused joiner's
-                // player slot no second chance.
+                // The host keeps waiting: the session reopened the slot.
+                NetplayEvent::Rejected(rejection) if rejection.by_us && role.me == 0 => {
+                    status.interrupt(out)?;
+                    eprintln!(
+                        "warning: {}; still waiting for a player to join",
+                        rejection.explanation()
+                    );
+                }
                 NetplayEvent::Rejected(rejection) => {
                     return Err(AppError::HandshakeRefused {
                         reason: rejection.explanation(),

@@ -24,6 +24,8 @@ pub enum NetplayEvent {
     /// Frame 0 began (every machine begins it at about the same moment).
     Running,
     /// A handshake was refused, by us or by the peer; says what differs.
+    /// Refused by us as the host before the match began, the joiner's slot
+    /// stays open for another (told once per joiner and reason).
     Rejected(Rejection),
     /// The prediction window is used up waiting for `players`' inputs, for
     /// `waited_ms` so far (raised when it starts and every second or so).
