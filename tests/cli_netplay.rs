@@ -272,6 +272,39 @@ fn a_joiner_with_other_content_is_refused_while_the_host_keeps_its_slot_for_the_
 }
 
 #[test]
+fn the_joiner_plays_with_the_hosts_core_options_over_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", arena.as_str()];
+    let host_args = ["--frames", "300", "--inputs", "random:1", "--json"];
+    let (host, port) = start_host(dir.path(), &game, &host_args);
+    // Nondeterministic on the joiner alone, it would desync at once.
+    let join_args = [
+        "--frames",
+        "300",
+        "--inputs",
+        "random:2",
+        "--json",
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+    ];
+    let join = start_join(port, &game, &join_args).finish(MATCH_TIMEOUT);
+    let host = host.finish(MATCH_TIMEOUT);
+    assert_same_ending(&host, &join, 300);
+    let notes = stderr(&join);
+    let overridden: Vec<&str> = notes
+        .lines()
+        .filter(|line| line.contains("core options"))
+        .collect();
+    assert_eq!(
+        overridden,
+        ["note: the host's core options win, loading the core again with them: duel_inject_nondeterminism: enabled → default"],
+        "{notes}"
+    );
+    assert!(!stderr(&host).contains("core options"), "{host:?}");
+}
+
+#[test]
 fn the_joiner_begins_from_the_hosts_start_state() {
     let arena = arena();
     let game = ["--core", "duel", "--rom", &arena];
