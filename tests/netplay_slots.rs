@@ -117,6 +117,13 @@ fn a_joiner_that_vanishes_before_the_start_leaves_its_slot_to_the_next() {
         None,
         "the host never played with it"
     );
+    assert!(
+        any_event(cluster.events_of(0), |e| matches!(
+            e,
+            NetplayEvent::JoinerLeftBeforeStart { .. }
+        )),
+        "the host was told its slot is open again"
+    );
 
     cluster.reconnect(1);
     cluster.run_until(11_000);

@@ -659,6 +659,12 @@ fn play(
                         rejection.explanation()
                     );
                 }
+                NetplayEvent::JoinerLeftBeforeStart { .. } => {
+                    status.interrupt(out)?;
+                    eprintln!(
+                        "warning: the joiner left before the match began; still waiting for a player to join"
+                    );
+                }
                 NetplayEvent::Rejected(rejection) => {
                     return Err(AppError::HandshakeRefused {
                         reason: rejection.explanation(),

@@ -1174,6 +1174,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             if let Some(endpoint) = self.open_endpoint(index) {
                 endpoint.disconnect(protocol::DisconnectReason::ProtocolError);
             }
+            self.events.push_back(NetplayEvent::JoinerLeftBeforeStart {
+                players: player_set(self.links[index].players),
+            });
             self.reopen_slot(index);
             return;
         }
