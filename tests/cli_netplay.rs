@@ -234,25 +234,74 @@ fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
 }
 
 #[test]
-fn a_joiner_with_other_content_is_refused_with_one_clear_error_on_both_sides() {
+fn a_joiner_with_other_content_is_refused_while_the_host_keeps_its_slot_for_the_right_one() {
     let dir = tempfile::tempdir().unwrap();
     let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
-    let (host, port) = start_host(dir.path(), &["--core", "duel", "--rom", &dojo], &[]);
-    let join = start_join(port, &["--core", "duel", "--rom", &moon], &[]);
-    for output in [join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT)] {
-        assert_eq!(output.status.code(), Some(2), "{output:?}");
-        let errors = stderr(&output);
-        // The host's values first, on both sides.
-        let with_content = "Duel 0.1.0 with content";
-        assert!(
-            errors.starts_with("error: the host runs Duel")
-                || errors
-                    .starts_with("error: refused a joiner (different content (ROM)): it has Duel"),
-            "{errors}"
-        );
-        assert!(errors.contains(with_content), "{errors}");
-        assert_eq!(errors.lines().count(), 1, "{errors}");
-    }
+    let right = ["--core", "duel", "--rom", dojo.as_str()];
+    let host_args = ["--frames", "120", "--inputs", "random:1", "--json"];
+    let (host, port) = start_host(dir.path(), &right, &host_args);
+    let wrong = start_join(port, &["--core", "duel", "--rom", &moon], &[]).finish(MATCH_TIMEOUT);
+    assert_eq!(wrong.status.code(), Some(2), "{wrong:?}");
+    let errors = stderr(&wrong);
+    assert!(
+        errors.starts_with("error: the host runs Duel 0.1.0 with content"),
+        "the host's values first: {errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+
+    let join_args = ["--frames", "120", "--inputs", "random:2", "--json"];
+    let join = start_join(port, &right, &join_args).finish(MATCH_TIMEOUT);
+    let host = host.finish(MATCH_TIMEOUT);
+    assert_same_ending(&host, &join, 120);
+    let warnings = stderr(&host);
+    let refusals: Vec<&str> = warnings
+        .lines()
+        .filter(|line| line.contains("refused a joiner"))
+        .collect();
+    assert_eq!(refusals.len(), 1, "{warnings}");
+    assert!(
+        refusals[0].starts_with(
+            "warning: refused a joiner (different content (ROM)): it has Duel 0.1.0 with content"
+        ),
+        "{warnings}"
+    );
+    assert!(
+        refusals[0].ends_with("still waiting for a player to join"),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn the_joiner_plays_with_the_hosts_core_options_over_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", arena.as_str()];
+    let host_args = ["--frames", "300", "--inputs", "random:1", "--json"];
+    let (host, port) = start_host(dir.path(), &game, &host_args);
+    // Nondeterministic on the joiner alone, it would desync at once.
+    let join_args = [
+        "--frames",
+        "300",
+        "--inputs",
+        "random:2",
+        "--json",
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+    ];
+    let join = start_join(port, &game, &join_args).finish(MATCH_TIMEOUT);
+    let host = host.finish(MATCH_TIMEOUT);
+    assert_same_ending(&host, &join, 300);
+    let notes = stderr(&join);
+    let overridden: Vec<&str> = notes
+        .lines()
+        .filter(|line| line.contains("core options"))
+        .collect();
+    assert_eq!(
+        overridden,
+        ["note: the host's core options win, loading the core again with them: duel_inject_nondeterminism: enabled → default"],
+        "{notes}"
+    );
+    assert!(!stderr(&host).contains("core options"), "{host:?}");
 }
 
 #[test]

@@ -233,6 +233,9 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::StartStateArrived { bytes } => {
             format!("loaded the host's start state ({bytes} bytes)")
         }
+        NetplayEvent::JoinerLeftBeforeStart { .. } => {
+            "the joiner left before the match began: its slot is open again".into()
+        }
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined

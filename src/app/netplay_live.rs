@@ -22,10 +22,10 @@ use crate::input::Buttons;
 use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::{ip_udp_header_bytes, NetError, Transport, IPV4_UDP_HEADER_BYTES};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
-use crate::protocol::{PlayerSlots, SessionSettings, SessionToken};
+use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
 use crate::rollback::{DisconnectReason, Frame, PlayerId};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -204,7 +204,17 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let mut config = match_config(&args.common, game.as_ref(), role.me)?
         .accept(None, PlayerSlots::single(role.peer));
     config.start_state = Some(start_state);
-    play(role, &args.common, game, inputs, transport, config, out)
+    install_interrupt_handler();
+    let started = Instant::now();
+    let netplay = NetplaySession::new(config, 0)?;
+    let transport = LiveTransport::new(transport);
+    let machine = Machine {
+        game,
+        netplay,
+        transport,
+        started,
+    };
+    play(role, &args.common, machine, inputs, out)
 }
 
 /// `netcade join`.
@@ -245,7 +255,106 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     };
     let config = match_config(&args.common, game.as_ref(), role.me)?
         .dial(host, PlayerSlots::single(role.peer));
-    play(role, &args.common, game, inputs, transport, config, out)
+    install_interrupt_handler();
+    let started = Instant::now();
+    let mut netplay = NetplaySession::new(config, 0)?;
+    let mut transport = LiveTransport::new(transport);
+    await_host_handshake(&mut netplay, &mut transport, started, &role);
+    let host_options = netplay
+        .host_handshake()
+        .map(|host| host_option_overrides(&host.core_options));
+    let game = match host_options {
+        Some(host_options) => adopt_host_options(game, &args.common.game, host_options)?,
+        None => game,
+    };
+    let machine = Machine {
+        game,
+        netplay,
+        transport,
+        started,
+    };
+    play(role, &args.common, machine, inputs, out)
+}
+
+/// Shakes hands with the host before anything is run: the joiner learns
+/// the host's core options while nothing of its game is used yet. Returns
+/// once the host's handshake is known, or once the session ended (refused),
+/// the connect timeout passed or Ctrl-C was pressed: `play` reports those.
+fn await_host_handshake(
+    netplay: &mut NetplaySession<SocketAddr>,
+    transport: &mut LiveTransport,
+    started: Instant,
+    role: &Role,
+) {
+    let mut datagram = Vec::new();
+    loop {
+        let now = started.elapsed().as_millis() as u64;
+        while let Some(from) = transport.receive(&mut datagram) {
+            netplay.handle_datagram(now, from, &datagram);
+        }
+        netplay.poll(now, |to, bytes| transport.send(to, bytes));
+        let timed_out = role
+            .connect_timeout
+            .as_ref()
+            .is_some_and(|(_, timeout)| started.elapsed() >= *timeout);
+        if netplay.host_handshake().is_some()
+            || netplay.state() == crate::rollback::SessionState::Ended
+            || timed_out
+            || INTERRUPTED.load(Ordering::Relaxed)
+        {
+            return;
+        }
+        std::thread::sleep(POLL_EVERY);
+    }
+}
+
+/// The host's core options as `--option` overrides.
+fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
+    options
+        .iter()
+        .map(|option| (option.key.clone(), option.value.clone()))
+        .collect()
+}
+
+/// The host's options win: when the joiner's `--option`s differ from the
+/// host's, its core is loaded again with the host's (before the host's
+/// start state is loaded into it) and one `note:` line says what changed.
+fn adopt_host_options(
+    game: Box<dyn Game>,
+    args: &GameArgs,
+    host_options: Vec<(String, String)>,
+) -> Result<Box<dyn Game>, AppError> {
+    let Some(changes) = option_changes(&args.options, &host_options) else {
+        return Ok(game);
+    };
+    eprintln!("note: the host's core options win, loading the core again with them: {changes}");
+    // A core library is loaded once per process: the old one goes first.
+    drop(game);
+    open_game(&GameArgs {
+        options: host_options,
+        ..args.clone()
+    })
+}
+
+/// What differs between our `--option`s and the host's, as
+/// `key: ours → the host's` (`default` for an option not given), or `None`
+/// when they agree.
+fn option_changes(ours: &[(String, String)], host: &[(String, String)]) -> Option<String> {
+    // A later `--option` of the same key wins, as when the core is loaded.
+    let ours: BTreeMap<&str, &str> = ours.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let host: BTreeMap<&str, &str> = host.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let keys: BTreeSet<&str> = ours.keys().chain(host.keys()).copied().collect();
+    let changes: Vec<String> = keys
+        .into_iter()
+        .filter(|key| ours.get(key) != host.get(key))
+        .map(|key| {
+            let value = |options: &BTreeMap<&str, &str>| -> String {
+                options.get(key).copied().unwrap_or("default").to_string()
+            };
+            format!("{key}: {} → {}", value(&ours), value(&host))
+        })
+        .collect();
+    (!changes.is_empty()).then(|| changes.join(", "))
 }
 
 /// This machine's input source; an input script shorter than `--frames`
@@ -335,6 +444,25 @@ fn match_config(
         settings,
         PlayerSlots::single(me),
     );
+    if args.game.options.len() > MAX_CORE_OPTIONS {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "{} --option flags: at most {MAX_CORE_OPTIONS} fit in a netplay handshake",
+                args.game.options.len()
+            ),
+        });
+    }
+    // Only the options set: the handshake already made sure both sides run
+    // the same core version, so the defaults are the same.
+    config.core_options = args
+        .game
+        .options
+        .iter()
+        .map(|(key, value)| CoreOption {
+            key: key.clone(),
+            value: value.clone(),
+        })
+        .collect();
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
     if let DelayArg::Fixed(frames) = args.delay {
@@ -485,19 +613,17 @@ type LiveMachine = NetplayMachine<SocketAddr, Box<dyn Game>, LiveSink>;
 fn play(
     role: Role,
     args: &MatchArgs,
-    game: Box<dyn Game>,
+    machine: Machine,
     inputs: InputSource,
-    link: LinkTransport,
-    config: NetplayConfig<SocketAddr>,
     out: &mut dyn Write,
 ) -> Result<Outcome, AppError> {
-    install_interrupt_handler();
-    let mut transport = LiveTransport {
-        link,
-        header_bytes: IPV4_UDP_HEADER_BYTES,
-    };
+    let Machine {
+        game,
+        netplay,
+        mut transport,
+        started,
+    } = machine;
     let frames_per_second = game.frames_per_second();
-    let netplay = NetplaySession::new(config, 0)?;
     let sink = LiveSink {
         log: ChecksumLog::new(1 << 16),
         resimulated_frames: 0,
@@ -505,7 +631,6 @@ fn play(
     };
     let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
-    let started = Instant::now();
     let mut hooks = LiveHooks {
         inputs,
         current: None,
@@ -526,8 +651,20 @@ fn play(
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
         for event in machine.netplay.events() {
             match event {
-                // Both sides stop: the session gives the refused joiner's
-                // player slot no second chance.
+                // The host keeps waiting: the session reopened the slot.
+                NetplayEvent::Rejected(rejection) if rejection.by_us && role.me == 0 => {
+                    status.interrupt(out)?;
+                    eprintln!(
+                        "warning: {}; still waiting for a player to join",
+                        rejection.explanation()
+                    );
+                }
+                NetplayEvent::JoinerLeftBeforeStart { .. } => {
+                    status.interrupt(out)?;
+                    eprintln!(
+                        "warning: the joiner left before the match began; still waiting for a player to join"
+                    );
+                }
                 NetplayEvent::Rejected(rejection) => {
                     return Err(AppError::HandshakeRefused {
                         reason: rejection.explanation(),
@@ -905,11 +1042,29 @@ impl Report {
     }
 }
 
+/// What a match is played with: the game, the session (its clock began at
+/// `started`) and the socket.
+struct Machine {
+    game: Box<dyn Game>,
+    netplay: NetplaySession<SocketAddr>,
+    transport: LiveTransport,
+    started: Instant,
+}
+
 /// The socket transport, noting the IP and UDP header bytes each datagram
 /// to the peer costs on the wire, for the wire figures.
 struct LiveTransport {
     link: LinkTransport,
     header_bytes: u64,
+}
+
+impl LiveTransport {
+    fn new(link: LinkTransport) -> Self {
+        LiveTransport {
+            link,
+            header_bytes: IPV4_UDP_HEADER_BYTES,
+        }
+    }
 }
 
 impl Transport for LiveTransport {
@@ -948,6 +1103,23 @@ fn checksums_after(machine: &mut LiveMachine, frames: u32) -> Option<Checksums> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn option_changes_name_each_differing_key_with_ours_then_the_hosts() {
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let ours = [
+            pair("a", "1"),
+            pair("b", "2"),
+            pair("b", "3"),
+            pair("c", "4"),
+        ];
+        let host = [pair("b", "3"), pair("c", "5"), pair("d", "6")];
+        assert_eq!(
+            option_changes(&ours, &host).as_deref(),
+            Some("a: 1 → default, c: 4 → 5, d: default → 6")
+        );
+        assert_eq!(option_changes(&ours[1..3], &host[..1]), None);
+    }
 
     #[test]
     fn delay_is_auto_or_a_small_number_of_frames() {

@@ -24,6 +24,8 @@ pub enum NetplayEvent {
     /// Frame 0 began (every machine begins it at about the same moment).
     Running,
     /// A handshake was refused, by us or by the peer; says what differs.
+    /// Refused by us as the host before the match began, the joiner's slot
+    /// stays open for another (told once per joiner and reason).
     Rejected(Rejection),
     /// The prediction window is used up waiting for `players`' inputs, for
     /// `waited_ms` so far (raised when it starts and every second or so).
@@ -107,6 +109,12 @@ pub enum NetplayEvent {
         /// Its size once expanded.
         bytes: usize,
     },
+    /// The joiner of `players` left, vanished or was dropped before the
+    /// match began: its slot waits for another joiner.
+    JoinerLeftBeforeStart {
+        /// The players whose slot is open again.
+        players: PlayerSet,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left or fell too far behind.
@@ -114,6 +122,8 @@ pub enum NetplayEvent {
     /// We closed the link to the machine of `players` because of what it
     /// sent. Its players leave as on any disconnect
     /// (`Disconnected` with `ProtocolViolation` follows); nobody else does.
+    /// Before the match began, a joiner's slot reopens instead
+    /// (`JoinerLeftBeforeStart` follows).
     PeerFault {
         /// The players of the machine whose link was closed.
         players: PlayerSet,

@@ -36,6 +36,9 @@ enum LinkState {
 #[derive(Clone, Debug)]
 struct Link<A> {
     address: Option<A>,
+    /// The address the configuration named, if any: what a reopened slot
+    /// accepts again.
+    configured_address: Option<A>,
     players: PlayerSlots,
     connect: Connect,
     state: LinkState,
@@ -113,6 +116,9 @@ pub struct NetplaySession<A: Ord + Copy> {
     handshakes: HandshakeLimiter<A>,
     /// Rejects to send to addresses we opened no endpoint for.
     refusals: VecDeque<(A, Vec<u8>)>,
+    /// The last joiner refused and why, so that its retried Hellos are
+    /// refused without telling the frontend again.
+    last_refused: Option<(A, RejectReason)>,
     local_players: PlayerSlots,
     local_count: usize,
     /// The next frame of local inputs to hand to the endpoints.
@@ -220,6 +226,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             .iter()
             .map(|peer| Link {
                 address: peer.address,
+                configured_address: peer.address,
                 players: peer.players,
                 connect: peer.connect,
                 state: LinkState::AwaitingHello,
@@ -252,6 +259,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             links,
             spectators: Vec::new(),
             refusals: VecDeque::new(),
+            last_refused: None,
             next_local_frame: Frame::ZERO,
             departures: [None; MAX_PLAYERS],
             events: VecDeque::with_capacity(32),
@@ -962,7 +970,23 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     .push_back(NetplayEvent::PeerSynchronized { players });
             }
             NetEvent::Rejected(rejection) => {
-                self.events.push_back(NetplayEvent::Rejected(rejection));
+                let reason = rejection.reason;
+                let refused_joiner = rejection.by_us && self.reopens(index);
+                // A joiner retrying its Hello is refused again, but told of once.
+                let repeated = refused_joiner
+                    && link
+                        .address
+                        .is_some_and(|address| self.last_refused == Some((address, reason)));
+                if !repeated {
+                    self.events.push_back(NetplayEvent::Rejected(rejection));
+                }
+                if refused_joiner {
+                    if let Some(address) = link.address {
+                        self.last_refused = Some((address, reason));
+                        self.refuse(address, reason);
+                    }
+                    self.reopen_slot(index);
+                }
             }
             NetEvent::RemoteInput {
                 player,
@@ -1142,10 +1166,21 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// The link is over: its players leave once every machine still
     /// playing has said how far it holds their inputs.
     fn close_link(&mut self, index: usize, reason: DisconnectReason) {
-        let link = &mut self.links[index];
-        if link.state == LinkState::Closed {
+        if self.links[index].state == LinkState::Closed {
             return;
         }
+        if self.reopens(index) {
+            // Nothing was played with this joiner: another may take its slot.
+            if let Some(endpoint) = self.open_endpoint(index) {
+                endpoint.disconnect(protocol::DisconnectReason::ProtocolError);
+            }
+            self.events.push_back(NetplayEvent::JoinerLeftBeforeStart {
+                players: player_set(self.links[index].players),
+            });
+            self.reopen_slot(index);
+            return;
+        }
+        let link = &mut self.links[index];
         link.state = LinkState::Closed;
         let players = link.players;
         self.startup.on_link_closed(index);
@@ -1172,6 +1207,27 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 }
             }
         }
+    }
+
+    /// Whether link `index` goes back to waiting for a joiner when it fails:
+    /// a link we accept, before the start moment was decided.
+    fn reopens(&self, index: usize) -> bool {
+        self.links[index].connect == Connect::Accept
+            && self.startup.phase() == StartPhase::Waiting
+            && !self.left
+    }
+
+    /// Link `index` waits for a Hello again, as when the session began: its
+    /// endpoint is dropped (a refusal already queued still goes out) and the
+    /// start-up forgets what it measured of that joiner.
+    fn reopen_slot(&mut self, index: usize) {
+        let link = &mut self.links[index];
+        if let Some(address) = link.address.take() {
+            self.endpoints.remove(&address);
+        }
+        link.address = link.configured_address;
+        link.state = LinkState::AwaitingHello;
+        self.startup.on_link_reopened(index);
     }
 
     /// Drops each leaving player whose frame every machine still playing

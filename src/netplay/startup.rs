@@ -238,6 +238,17 @@ impl StartUp {
         }
     }
 
+    /// The host's link `link` waits for a new joiner: what was measured of
+    /// the old one is forgotten, and the member counts again.
+    pub fn on_link_reopened(&mut self, link: usize) {
+        if let Some(member) = self.member_mut(link) {
+            *member = Member {
+                open: true,
+                ..Member::default()
+            };
+        }
+    }
+
     /// The link is closed: the host stops waiting for (and sending to) that
     /// member; a member whose host left starts at the next poll.
     pub fn on_link_closed(&mut self, link: usize) {

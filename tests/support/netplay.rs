@@ -490,13 +490,7 @@ impl<G: Emulator> Cluster<G> {
         }
         if let Some(spectator) = &mut self.spectator {
             let mut port = self.sockets.port(spectator.address);
-            let mut datagram = Vec::new();
-            while port.receive(&mut datagram).is_some() {
-                spectator.endpoint.handle_datagram(now, &datagram);
-            }
-            for datagram in spectator.endpoint.poll_datagrams(now) {
-                port.send(0, &datagram);
-            }
+            exchange(&mut port, &mut spectator.endpoint, now, 0);
             for event in spectator.endpoint.drain_events() {
                 if let Event::RemoteInput {
                     player,
@@ -624,6 +618,18 @@ impl<G: Emulator> Cluster<G> {
         self.machines
             .iter()
             .all(|m| m.netplay.state() == SessionState::Running)
+    }
+}
+
+/// One millisecond of a bare endpoint at `port` talking to machine `to`:
+/// it takes in what arrived and sends what is due.
+pub fn exchange(port: &mut SimPort<'_, u8>, endpoint: &mut PeerEndpoint, now: Millis, to: u8) {
+    let mut datagram = Vec::new();
+    while port.receive(&mut datagram).is_some() {
+        endpoint.handle_datagram(now, &datagram);
+    }
+    for datagram in endpoint.poll_datagrams(now) {
+        port.send(to, &datagram);
     }
 }
 
