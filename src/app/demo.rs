@@ -233,6 +233,9 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::StartStateArrived { bytes } => {
             format!("loaded the host's start state ({bytes} bytes)")
         }
+        NetplayEvent::HostCheckpointState { frame, .. } => {
+            format!("the host's state of frame {frame} arrived")
+        }
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined

@@ -10,6 +10,7 @@
 //! Both are free of I/O, clocks and randomness: `now`, the network's seed and
 //! the stopwatch come in, so the same arguments give the same match.
 
+use crate::app::desync_diagnosis::CheckpointStates;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
@@ -40,6 +41,9 @@ pub struct NetplayDriver {
     /// The next frame to hand to the sink as final.
     next_final: Frame,
     resimulation: ResimulationCost,
+    /// The latest checkpoints' states: what the host sends a member whose
+    /// checksum differed, and what a member diffs the host's against.
+    checkpoints: CheckpointStates,
 }
 
 impl NetplayDriver {
@@ -98,6 +102,9 @@ impl NetplayDriver {
                     if !hashed {
                         remember(&mut self.pending, frame, None);
                         continue;
+                    }
+                    if checkpoint {
+                        self.checkpoints.keep(frame, slot.data());
                     }
                     let memory = game.game_memory();
                     let checksum = if by_state {
@@ -188,6 +195,12 @@ impl NetplayDriver {
             });
             self.next_final = frame.next();
         }
+    }
+
+    /// This machine's state of checkpoint `frame` (saved at its start), while
+    /// it is among the latest few checkpoints.
+    pub fn checkpoint_state(&self, frame: Frame) -> Option<&[u8]> {
+        self.checkpoints.get(frame)
     }
 
     /// The median cost of re-simulating one frame over recent rollbacks, if
