@@ -427,7 +427,8 @@ fn a_core_that_fails_the_rollback_pre_flight_is_refused_with_strict_and_warned_a
 const DUEL_FIGHTER_BYTES: std::ops::Range<usize> = 0x27..0x5b;
 
 #[test]
-fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_and_the_match_finishes() {
+fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_is_repaired_and_the_match_finishes(
+) {
     let arena = arena();
     // The option leaves state out of Duel's savestate: the two machines'
     // different rollbacks make them diverge. A latency makes rollbacks sure.
@@ -471,6 +472,11 @@ fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_and_the_match_
         joined["netplay"]["desyncs_diagnosed"].as_u64().unwrap() >= 1,
         "{joined}"
     );
+    assert!(
+        joined["netplay"]["repairs"].as_u64().unwrap() >= 1,
+        "{joined}"
+    );
+    assert!(stderr(&join).contains("loaded the host's state of frame"));
     let ranges = joined["netplay"]["last_desync_memory_diff"]["ranges"]
         .as_array()
         .unwrap_or_else(|| panic!("{joined}"));

@@ -458,7 +458,7 @@ struct Desyncs {
     detected: u64,
     /// Of those, compared with the host's state of the frame (the joiner).
     diagnosed: u64,
-    /// Of those, replaced by the host's state (none yet: see the README).
+    /// Of those, replaced by the host's state and re-simulated.
     repaired: u64,
     /// The game memory bytes that differed at the last diagnosed one.
     last_memory_diff: Option<ByteDiff>,
@@ -577,6 +577,10 @@ fn play(
                     };
                     let diagnosis =
                         CheckpointDiagnosis::diagnose(&mut *machine.game, frame, &ours, state)?;
+                    if diagnosis.memory_diff.is_identical() && diagnosis.state_diff.is_identical() {
+                        // A checkpoint reported before an earlier repair.
+                        continue;
+                    }
                     let dumps = diagnosis.write_dumps(&args.dump_dir)?;
                     eprintln!(
                         "warning: desync at frame {frame}: {} (dumps in {})",
@@ -584,6 +588,19 @@ fn play(
                         dumps.display()
                     );
                     desyncs.diagnosed += 1;
+                    let repaired = machine.driver.repair(
+                        &mut machine.netplay,
+                        &mut *machine.game,
+                        frame,
+                        &diagnosis.host_state,
+                        &mut machine.sink,
+                    )?;
+                    if repaired {
+                        desyncs.repaired += 1;
+                        eprintln!("note: loaded the host's state of frame {frame} and re-simulated to the present");
+                    } else {
+                        eprintln!("warning: frame {frame} is too far back to re-simulate from: not repaired");
+                    }
                     desyncs.last_memory_diff = Some(diagnosis.memory_diff);
                 }
                 NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
