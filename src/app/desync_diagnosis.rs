@@ -4,9 +4,12 @@
 //! [`ByteDiff`] names the bytes that diverged (the sync-test's region
 //! report). Both versions and a `report.txt` go to the dump directory.
 
+use crate::app::frame_sink::FrameSink;
+use crate::app::netplay_tick::NetplayMachine;
 use crate::app::AppError;
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
+use crate::netplay::NetplayEvent;
 use crate::rollback::Frame;
 use std::collections::VecDeque;
 use std::io::Write;
@@ -160,6 +163,81 @@ impl CheckpointDiagnosis {
         self.describe(&mut text).map_err(AppError::Output)?;
         write("report.txt", &text)?;
         Ok(dir)
+    }
+}
+
+/// What a machine did about a desync event.
+#[derive(Debug)]
+pub enum DesyncAnswer {
+    /// Not a desync event, or nothing to do (the host no longer holds the
+    /// frame's state, or a blob is still on its way).
+    Nothing,
+    /// The host sent its state of the frame to the member.
+    StateSent,
+    /// The host's state arrived after ours of the frame was dropped.
+    TooLate,
+    /// The host's state equals ours: a checkpoint reported before an
+    /// earlier repair.
+    AlreadyRepaired,
+    /// The member compared the host's state with its own, and repaired its
+    /// game with it unless the frame was too far back.
+    Diagnosed {
+        /// Where the two differ.
+        diagnosis: Box<CheckpointDiagnosis>,
+        /// Whether the game now continues from the host's state.
+        repaired: bool,
+    },
+}
+
+impl<A, G, S> NetplayMachine<A, G, S>
+where
+    A: Ord + Copy,
+    G: std::ops::DerefMut,
+    G::Target: Emulator,
+    S: FrameSink,
+{
+    /// Answers a desync: on [`NetplayEvent::Desync`] the host sends the
+    /// member its state of the frame; on [`NetplayEvent::HostCheckpointState`]
+    /// the member diffs it against its own and repairs its game from it.
+    /// Every frontend calls this for each event it drains.
+    pub fn answer_desync(&mut self, event: &NetplayEvent) -> Result<DesyncAnswer, AppError> {
+        match event {
+            NetplayEvent::Desync { frame, player, .. } => {
+                let Some(state) = self.driver.checkpoint_state(*frame) else {
+                    return Ok(DesyncAnswer::Nothing);
+                };
+                let state = state.to_vec();
+                Ok(
+                    if self.netplay.send_checkpoint_state(*player, *frame, &state) {
+                        DesyncAnswer::StateSent
+                    } else {
+                        DesyncAnswer::Nothing
+                    },
+                )
+            }
+            NetplayEvent::HostCheckpointState { frame, state } => {
+                let Some(ours) = self.driver.checkpoint_state(*frame).map(<[u8]>::to_vec) else {
+                    return Ok(DesyncAnswer::TooLate);
+                };
+                let diagnosis =
+                    CheckpointDiagnosis::diagnose(&mut *self.game, *frame, &ours, state.clone())?;
+                if diagnosis.memory_diff.is_identical() && diagnosis.state_diff.is_identical() {
+                    return Ok(DesyncAnswer::AlreadyRepaired);
+                }
+                let repaired = self.driver.repair(
+                    &mut self.netplay,
+                    &mut *self.game,
+                    *frame,
+                    &diagnosis.host_state,
+                    &mut self.sink,
+                )?;
+                Ok(DesyncAnswer::Diagnosed {
+                    diagnosis: Box::new(diagnosis),
+                    repaired,
+                })
+            }
+            _ => Ok(DesyncAnswer::Nothing),
+        }
     }
 }
 

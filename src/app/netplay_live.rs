@@ -12,7 +12,7 @@
 //! pre-flight (same frames, same buttons), so even a core that restores its
 //! state imperfectly starts the match the same way everywhere.
 
-use crate::app::desync_diagnosis::CheckpointDiagnosis;
+use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer, NO_INPUTS};
@@ -555,53 +555,37 @@ fn play(
                 }
                 NetplayEvent::Desync {
                     frame,
-                    player,
                     local,
                     remote,
+                    ..
                 } => {
                     desyncs.detected += 1;
                     status.interrupt(out)?;
                     eprintln!("warning: desync at frame {frame}: our checksum {local}, the peer's {remote}");
-                    // The host shows the member its version of the frame.
-                    if let Some(state) = machine.driver.checkpoint_state(frame) {
-                        let state = state.to_vec();
-                        machine.netplay.send_checkpoint_state(player, frame, &state);
-                    }
+                    machine.answer_desync(&event)?;
                 }
-                NetplayEvent::HostCheckpointState { frame, state } => {
+                NetplayEvent::HostCheckpointState { frame, .. } => {
                     status.interrupt(out)?;
-                    let Some(ours) = machine.driver.checkpoint_state(frame).map(<[u8]>::to_vec)
-                    else {
-                        eprintln!("warning: the host's state of frame {frame} arrived after ours was dropped: not compared");
-                        continue;
-                    };
-                    let diagnosis =
-                        CheckpointDiagnosis::diagnose(&mut *machine.game, frame, &ours, state)?;
-                    if diagnosis.memory_diff.is_identical() && diagnosis.state_diff.is_identical() {
-                        // A checkpoint reported before an earlier repair.
-                        continue;
+                    match machine.answer_desync(&event)? {
+                        DesyncAnswer::TooLate => eprintln!("warning: the host's state of frame {frame} arrived after ours was dropped: not compared"),
+                        DesyncAnswer::Diagnosed { diagnosis, repaired } => {
+                            let dumps = diagnosis.write_dumps(&args.dump_dir)?;
+                            eprintln!(
+                                "warning: desync at frame {frame}: {} (dumps in {})",
+                                diagnosis.summary(),
+                                dumps.display()
+                            );
+                            desyncs.diagnosed += 1;
+                            if repaired {
+                                desyncs.repaired += 1;
+                                eprintln!("note: loaded the host's state of frame {frame} and re-simulated to the present");
+                            } else {
+                                eprintln!("warning: frame {frame} is too far back to re-simulate from: not repaired");
+                            }
+                            desyncs.last_memory_diff = Some(diagnosis.memory_diff);
+                        }
+                        DesyncAnswer::Nothing | DesyncAnswer::StateSent | DesyncAnswer::AlreadyRepaired => {}
                     }
-                    let dumps = diagnosis.write_dumps(&args.dump_dir)?;
-                    eprintln!(
-                        "warning: desync at frame {frame}: {} (dumps in {})",
-                        diagnosis.summary(),
-                        dumps.display()
-                    );
-                    desyncs.diagnosed += 1;
-                    let repaired = machine.driver.repair(
-                        &mut machine.netplay,
-                        &mut *machine.game,
-                        frame,
-                        &diagnosis.host_state,
-                        &mut machine.sink,
-                    )?;
-                    if repaired {
-                        desyncs.repaired += 1;
-                        eprintln!("note: loaded the host's state of frame {frame} and re-simulated to the present");
-                    } else {
-                        eprintln!("warning: frame {frame} is too far back to re-simulate from: not repaired");
-                    }
-                    desyncs.last_memory_diff = Some(diagnosis.memory_diff);
                 }
                 NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
                     status.interrupt(out)?;
