@@ -5,7 +5,7 @@ mod support;
 
 use netcade::app::desync_diagnosis::DesyncAnswer;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::NetplayEvent;
+use netcade::netplay::{NetplayEvent, PeerFault, StartStateError};
 use netcade::rollback::{Frame, PlayerId};
 use support::netplay::{Cluster, DuelGame, MatchSetup, PartyGame};
 
@@ -157,5 +157,49 @@ fn a_member_repaired_from_the_hosts_state_ends_identical_to_the_host_and_is_told
     assert!(
         last_differing < (checkpoint + interval) as usize,
         "frame {last_differing} still differs after the repair at {checkpoint}"
+    );
+}
+
+#[test]
+fn a_checkpoint_state_from_the_host_over_the_members_limit_closes_only_the_hosts_link() {
+    let setup = MatchSetup::new(2, 34, LinkConditions::latency(10));
+    let mut cluster = Cluster::with_configs(
+        setup,
+        |_| PartyGame::default(),
+        |me, config| {
+            if me == 1 {
+                config.max_start_state_bytes = 100;
+            }
+        },
+    );
+    cluster.run_until(2_000);
+    // A few bytes on the wire (zeros compress well), far more once expanded.
+    let sent = cluster.machines[0].netplay.send_checkpoint_state(
+        PlayerId::new(1),
+        Frame::new(60),
+        &[0; 5_000],
+    );
+    assert!(sent, "the host sends it");
+    cluster.run_until(3_000);
+    let fault = cluster.machines[1]
+        .events
+        .iter()
+        .find_map(|(_, event)| match event {
+            NetplayEvent::PeerFault {
+                fault: PeerFault::BadCheckpointState(error),
+                ..
+            } => Some(error.clone()),
+            _ => None,
+        });
+    assert_eq!(
+        fault,
+        Some(StartStateError::TooLarge {
+            size: 5_000,
+            max: 100
+        })
+    );
+    assert!(
+        cluster.machines[1].desync_answers.is_empty(),
+        "nothing loaded"
     );
 }
