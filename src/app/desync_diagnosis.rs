@@ -113,7 +113,7 @@ impl CheckpointDiagnosis {
         })
     }
 
-    /// `game memory differs at 0x0027..0x0028 (1 byte)`-style one-liner.
+    /// One line: where game memory and the serialized state differ.
     pub fn summary(&self) -> String {
         format!(
             "game memory differs from the host's at {}; serialized state at {}",
