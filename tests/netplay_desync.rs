@@ -203,3 +203,28 @@ fn a_checkpoint_state_from_the_host_over_the_members_limit_closes_only_the_hosts
         "nothing loaded"
     );
 }
+
+/// The blob chunk's message kind (the header's fourth byte).
+const BLOB_CHUNK_KIND: u8 = 11;
+
+#[test]
+fn a_hosts_state_arriving_after_the_member_dropped_its_own_is_not_compared_and_the_match_goes_on() {
+    let mut setup = MatchSetup::new(2, 35, LinkConditions::latency(ONE_WAY_MS));
+    setup.checksum_interval = INTERVAL;
+    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    cluster.run_until(3_000);
+    let perturbed = Frame::new(cluster.machines[1].current_frame() + 5);
+    cluster.machines[1].perturb_from = Some(perturbed);
+    // The host's chunks are lost for 3 s: 180 frames, past the 8
+    // checkpoints (80 frames) whose states the member keeps.
+    cluster.lose_kind.push((0, BLOB_CHUNK_KIND, 6_000));
+    cluster.run_until(8_000);
+    let answers = &cluster.machines[1].desync_answers;
+    assert!(
+        matches!(answers.first(), Some(DesyncAnswer::TooLate)),
+        "{answers:?}"
+    );
+    let frame_at_8_s = cluster.machines[1].current_frame();
+    cluster.run_until(9_000);
+    assert!(cluster.machines[1].current_frame() > frame_at_8_s + 50);
+}
