@@ -470,3 +470,89 @@ fn a_core_that_fails_the_rollback_pre_flight_is_refused_with_strict_and_warned_a
     );
     assert!(errors.contains("error: no answer"), "{errors}");
 }
+
+/// Duel's fighter records (fighter 1's x at 0x27, through fighter 2's last
+/// byte): see cores/duel's RAM layout.
+const DUEL_FIGHTER_BYTES: std::ops::Range<usize> = 0x27..0x5b;
+
+#[test]
+fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_is_repaired_and_the_match_finishes(
+) {
+    let arena = arena();
+    // The option leaves state out of Duel's savestate: the two machines'
+    // different rollbacks make them diverge. A latency makes rollbacks sure.
+    let game = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+        "--sim-latency",
+        "30",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    let dumps_arg = dumps.display().to_string();
+    let common = ["--frames", "600", "--json", "--dump-dir", &dumps_arg];
+    let (host, port) = start_host(
+        dir.path(),
+        &game,
+        &[&common[..], &["--inputs", "random:1"]].concat(),
+    );
+    let join = start_join(
+        port,
+        &game,
+        &[&common[..], &["--inputs", "random:2"]].concat(),
+    );
+    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        // A desync, even diagnosed, makes the match a failed one: exit 1.
+        assert_eq!(output.status.code(), Some(1), "{side}: {output:?}");
+        let json = last_json(output);
+        assert_eq!(json["end"], "finished", "{side}: {json}");
+        assert!(
+            json["netplay"]["desyncs"].as_u64().unwrap() >= 1,
+            "{side}: {json}"
+        );
+    }
+    let joined = last_json(&join);
+    assert!(
+        joined["netplay"]["desyncs_diagnosed"].as_u64().unwrap() >= 1,
+        "{joined}"
+    );
+    assert!(
+        joined["netplay"]["repairs"].as_u64().unwrap() >= 1,
+        "{joined}"
+    );
+    assert!(stderr(&join).contains("loaded the host's state of frame"));
+    let ranges = joined["netplay"]["last_desync_memory_diff"]["ranges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{joined}"));
+    let starts: Vec<usize> = ranges
+        .iter()
+        .map(|range| {
+            let text = range.as_str().unwrap();
+            let start = text.split("..").next().unwrap();
+            usize::from_str_radix(start.trim_start_matches("0x"), 16).unwrap()
+        })
+        .collect();
+    assert!(
+        starts
+            .iter()
+            .any(|start| DUEL_FIGHTER_BYTES.contains(start)),
+        "no fighter byte in {ranges:?}"
+    );
+    let report_dir = std::fs::read_dir(&dumps)
+        .unwrap()
+        .next()
+        .expect("a dump directory")
+        .unwrap()
+        .path();
+    let report = std::fs::read_to_string(report_dir.join("report.txt")).unwrap();
+    assert!(report.contains("game memory bytes: 0x"), "{report}");
+    for name in ["ours.state", "host.state", "ours.memory", "host.memory"] {
+        assert!(report_dir.join(name).exists(), "{name}");
+    }
+    assert!(stderr(&join).contains("game memory differs from the host's at"));
+}

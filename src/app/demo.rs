@@ -236,6 +236,9 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::JoinerLeftBeforeStart { .. } => {
             "the joiner left before the match began: its slot is open again".into()
         }
+        NetplayEvent::HostCheckpointState { frame, .. } => {
+            format!("the host's state of frame {frame} arrived")
+        }
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined

@@ -12,12 +12,14 @@
 //! pre-flight (same frames, same buttons), so even a core that restores its
 //! state imperfectly starts the match the same way everywhere.
 
+use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer, NO_INPUTS};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
+use crate::diff::ByteDiff;
 use crate::input::Buttons;
 use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::{ip_udp_header_bytes, NetError, Transport, IPV4_UDP_HEADER_BYTES};
@@ -65,6 +67,10 @@ pub struct MatchArgs {
     /// The socket transport and the link conditioner over it.
     #[command(flatten)]
     pub link: LinkArgs,
+    /// Where the joiner writes both versions of a desynced checkpoint and
+    /// the report naming the bytes that differ.
+    #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
+    pub dump_dir: PathBuf,
 }
 
 /// Arguments of `netcade host`.
@@ -573,6 +579,19 @@ impl FrameSink for LiveSink {
     }
 }
 
+/// What became of the match's desyncs.
+#[derive(Clone, Debug, Default)]
+struct Desyncs {
+    /// Checkpoints whose checksums differed here and at the peer.
+    detected: u64,
+    /// Of those, compared with the host's state of the frame (the joiner).
+    diagnosed: u64,
+    /// Of those, replaced by the host's state and re-simulated.
+    repaired: u64,
+    /// The game memory bytes that differed at the last diagnosed one.
+    last_memory_diff: Option<ByteDiff>,
+}
+
 /// How a match ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MatchEnd {
@@ -637,7 +656,7 @@ fn play(
         started,
     };
     let mut status = StatusLine::new(std::io::stdout().is_terminal());
-    let mut desyncs = 0u64;
+    let mut desyncs = Desyncs::default();
     // Whether the peer finished the handshake (the joiner's connect timeout
     // runs until then).
     let mut answered = false;
@@ -649,7 +668,8 @@ fn play(
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
-        for event in machine.netplay.events() {
+        let events: Vec<NetplayEvent> = machine.netplay.events().collect();
+        for event in events {
             match event {
                 // The host keeps waiting: the session reopened the slot.
                 NetplayEvent::Rejected(rejection) if rejection.by_us && role.me == 0 => {
@@ -676,9 +696,33 @@ fn play(
                     remote,
                     ..
                 } => {
-                    desyncs += 1;
+                    desyncs.detected += 1;
                     status.interrupt(out)?;
                     eprintln!("warning: desync at frame {frame}: our checksum {local}, the peer's {remote}");
+                    machine.answer_desync(&event)?;
+                }
+                NetplayEvent::HostCheckpointState { frame, .. } => {
+                    status.interrupt(out)?;
+                    match machine.answer_desync(&event)? {
+                        DesyncAnswer::TooLate => eprintln!("warning: the host's state of frame {frame} arrived after ours was dropped: not compared"),
+                        DesyncAnswer::Diagnosed { diagnosis, repaired } => {
+                            let dumps = diagnosis.write_dumps(&args.dump_dir)?;
+                            eprintln!(
+                                "warning: desync at frame {frame}: {} (dumps in {})",
+                                diagnosis.summary(),
+                                dumps.display()
+                            );
+                            desyncs.diagnosed += 1;
+                            if repaired {
+                                desyncs.repaired += 1;
+                                eprintln!("note: loaded the host's state of frame {frame} and re-simulated to the present");
+                            } else {
+                                eprintln!("warning: frame {frame} is too far back to re-simulate from: not repaired");
+                            }
+                            desyncs.last_memory_diff = Some(diagnosis.memory_diff);
+                        }
+                        DesyncAnswer::Nothing | DesyncAnswer::StateSent | DesyncAnswer::AlreadyRepaired => {}
+                    }
                 }
                 NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
                     status.interrupt(out)?;
@@ -762,13 +806,14 @@ fn play(
         stats: stats.unwrap_or_default(),
         ended_ms,
     };
+    let had_desyncs = desyncs.detected > 0;
     let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
     report.describe(out)?;
     if args.json {
         writeln!(out, "{}", report.json())?;
     }
     Ok(match end {
-        _ if desyncs > 0 => Outcome::NetplayFailed,
+        _ if had_desyncs => Outcome::NetplayFailed,
         MatchEnd::Finished | MatchEnd::Interrupted => Outcome::Success,
         MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
@@ -895,7 +940,7 @@ struct Report {
     mean_rollback: f64,
     max_rollback: u32,
     stall_frames: u64,
-    desyncs: u64,
+    desyncs: Desyncs,
     seconds: f64,
     header_bytes: u64,
     dropped_datagrams: u64,
@@ -908,7 +953,7 @@ impl Report {
         role: &Role,
         args: &MatchArgs,
         end: MatchEnd,
-        desyncs: u64,
+        desyncs: Desyncs,
         wire: Wire,
         transport: &LiveTransport,
     ) -> Report {
@@ -997,7 +1042,11 @@ impl Report {
             self.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
-        writeln!(out, "desyncs: {}", self.desyncs)?;
+        writeln!(
+            out,
+            "desyncs: {} ({} diagnosed, {} repaired)",
+            self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
+        )?;
         if let Some(checksums) = &self.checksums {
             writeln!(
                 out,
@@ -1030,7 +1079,10 @@ impl Report {
                     },
                 }],
                 "stall_frames": self.stall_frames,
-                "desyncs": self.desyncs,
+                "desyncs": self.desyncs.detected,
+                "desyncs_diagnosed": self.desyncs.diagnosed,
+                "repairs": self.desyncs.repaired,
+                "last_desync_memory_diff": self.desyncs.last_memory_diff.as_ref().map(ByteDiff::to_json),
                 "wire": {
                     "sent_bytes_per_s": self.sent_bytes_per_s(),
                     "received_bytes_per_s": self.received_bytes_per_s(),

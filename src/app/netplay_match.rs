@@ -10,6 +10,7 @@
 //! Both are free of I/O, clocks and randomness: `now`, the network's seed and
 //! the stopwatch come in, so the same arguments give the same match.
 
+use crate::app::desync_diagnosis::CheckpointStates;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
@@ -40,7 +41,17 @@ pub struct NetplayDriver {
     /// The next frame to hand to the sink as final.
     next_final: Frame,
     resimulation: ResimulationCost,
+    /// The latest checkpoints' states: what the host sends a member whose
+    /// checksum differed, and what a member diffs the host's against.
+    checkpoints: CheckpointStates,
+    /// The buttons of the latest final frames, oldest first: a repair
+    /// re-simulates from a checkpoint some way back.
+    final_inputs: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
 }
+
+/// Final frames whose buttons are kept for repairs: more than the
+/// checkpoint states kept reach back (8 checkpoints of 60 frames).
+const FINAL_INPUTS_KEPT: usize = 1024;
 
 impl NetplayDriver {
     /// A driver at frame 0.
@@ -98,6 +109,9 @@ impl NetplayDriver {
                     if !hashed {
                         remember(&mut self.pending, frame, None);
                         continue;
+                    }
+                    if checkpoint {
+                        self.checkpoints.keep(frame, slot.data());
                     }
                     let memory = game.game_memory();
                     let checksum = if by_state {
@@ -178,6 +192,12 @@ impl NetplayDriver {
             }
             let pending = self.pending.front().filter(|p| p.frame == frame);
             let inputs = pending.and_then(|p| p.inputs);
+            if let Some(inputs) = inputs {
+                if self.final_inputs.len() == FINAL_INPUTS_KEPT {
+                    self.final_inputs.pop_front();
+                }
+                self.final_inputs.push_back((frame, inputs));
+            }
             let players = netplay.session().players();
             sink.frame_finalized(&FinalFrame {
                 frame,
@@ -188,6 +208,91 @@ impl NetplayDriver {
             });
             self.next_final = frame.next();
         }
+    }
+
+    /// This machine's state of checkpoint `frame` (saved at its start), while
+    /// it is among the latest few checkpoints.
+    pub fn checkpoint_state(&self, frame: Frame) -> Option<&[u8]> {
+        self.checkpoints.get(frame)
+    }
+
+    /// Replaces this machine's game from checkpoint `frame` on with the
+    /// host's: loads `host_state` and re-simulates every frame up to the
+    /// present with the buttons each was last run with, saving into the
+    /// session's state slots on the way, so a later rollback loads repaired
+    /// states and the checksums still to be compared are the repaired ones.
+    /// Returns false (and changes nothing) when the buttons of a frame since
+    /// `frame` are no longer kept.
+    pub fn repair<A: Ord + Copy, G: Emulator + ?Sized>(
+        &mut self,
+        netplay: &mut NetplaySession<A>,
+        game: &mut G,
+        frame: Frame,
+        host_state: &[u8],
+        sink: &mut dyn FrameSink,
+    ) -> Result<bool, AppError> {
+        let present = netplay.current_frame();
+        let mut inputs = Vec::new();
+        let mut at = frame;
+        while at < present {
+            let known = self
+                .final_inputs
+                .iter()
+                .find(|(kept, _)| *kept == at)
+                .map(|(_, inputs)| *inputs)
+                .or_else(|| {
+                    self.pending
+                        .iter()
+                        .find(|p| p.frame == at)
+                        .and_then(|p| p.inputs)
+                });
+            let Some(known) = known else {
+                return Ok(false);
+            };
+            inputs.push(known);
+            at = at.next();
+        }
+        game.set_savestate_context(SavestateContext::Netplay);
+        game.load_state(host_state)
+            .map_err(AppError::at_frame(frame.number()))?;
+        self.checkpoints.keep(frame, host_state);
+        let players = netplay.session().players();
+        let checkpoint_interval = u32::from(netplay.settings().checksum_interval);
+        let by_state = game.game_memory().is_empty();
+        let mut at = frame;
+        for inputs in inputs {
+            if let Some(slot) = netplay.state_slot_mut(at) {
+                let saved = if by_state {
+                    game.save_state(slot.buffer_mut())
+                } else {
+                    game.save_state_to_load(slot.buffer_mut())
+                };
+                saved.map_err(AppError::at_frame(at.number()))?;
+                let checksum = if by_state {
+                    Checksum::of(slot.data())
+                } else {
+                    Checksum::of(game.game_memory())
+                };
+                slot.set_checksum(checksum);
+                if checkpoint_interval != 0 && at.number() % checkpoint_interval == 0 {
+                    self.checkpoints.keep(at, slot.data());
+                }
+                if let Some(pending) = self.pending.iter_mut().find(|p| p.frame == at) {
+                    if pending.checksum.is_some() {
+                        pending.checksum = Some(checksum);
+                    }
+                }
+            }
+            game.run_frame(&inputs[..players], false);
+            sink.frame_run(&FinishedFrame {
+                frame: at,
+                resimulated: true,
+                inputs: &inputs[..players],
+                audio: game.audio_samples(),
+            });
+            at = at.next();
+        }
+        Ok(true)
     }
 
     /// The median cost of re-simulating one frame over recent rollbacks, if

@@ -115,6 +115,15 @@ pub enum NetplayEvent {
         /// The players whose slot is open again.
         players: PlayerSet,
     },
+    /// The host's state of checkpoint `frame`, sent because our checksums
+    /// of it differed: the frontend compares it with its own state of that
+    /// frame to name the bytes that diverged.
+    HostCheckpointState {
+        /// The checkpoint frame (the state as saved at its start).
+        frame: Frame,
+        /// The host's state, expanded.
+        state: Vec<u8>,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left or fell too far behind.
@@ -164,6 +173,9 @@ pub enum PeerFault {
     /// It is the start-up host and its start state cannot be used (too
     /// large, truncated or corrupt): we cannot begin as it did.
     BadStartState(StartStateError),
+    /// It is the host and the state it sent of a desynced checkpoint cannot
+    /// be used.
+    BadCheckpointState(StartStateError),
 }
 
 impl std::fmt::Display for PeerFault {
@@ -185,6 +197,9 @@ impl std::fmt::Display for PeerFault {
                 write!(f, "it left {frames} frames of our inputs unacknowledged")
             }
             PeerFault::BadStartState(error) => write!(f, "its start state is unusable: {error}"),
+            PeerFault::BadCheckpointState(error) => {
+                write!(f, "its state of a desynced checkpoint is unusable: {error}")
+            }
         }
     }
 }

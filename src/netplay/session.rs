@@ -680,9 +680,11 @@ impl<A: Ord + Copy> NetplaySession<A> {
         };
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
-        // The only blob a player's link takes is the host's start state.
+        // The only blobs a player's link takes are the host's start state
+        // and its state of a checkpoint that desynced (a frame number more).
         config.max_blob_size =
-            start_state::max_blob_size(self.config.max_start_state_bytes).min(MAX_BLOB_SIZE);
+            start_state::max_checkpoint_blob_size(self.config.max_start_state_bytes)
+                .min(MAX_BLOB_SIZE);
         if self.startup.is_host() && !self.startup.has_started() {
             config.quality_report_interval_ms = startup::STARTUP_QUALITY_INTERVAL_MS;
         }
@@ -1115,6 +1117,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 };
                 self.close_for_fault(index, PeerFault::BadStartState(error));
             }
+            NetEvent::BlobReceived { bytes, .. } if self.links[index].players.contains(0) => {
+                match start_state::decompress_checkpoint(&bytes, self.config.max_start_state_bytes)
+                {
+                    Ok((frame, state)) => self
+                        .events
+                        .push_back(NetplayEvent::HostCheckpointState { frame, state }),
+                    Err(error) => self.close_for_fault(index, PeerFault::BadCheckpointState(error)),
+                }
+            }
             NetEvent::BlobReceived { .. }
             | NetEvent::BlobDelivered { .. }
             | NetEvent::BlobRefused { .. } => {}
@@ -1142,6 +1153,27 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 self.start_state_wait = StartStateWait::Awaited;
             }
         }
+    }
+
+    /// The host answers a desync with `player`'s machine: sends it our state
+    /// of checkpoint `frame` (as saved at the start of that frame) so that it
+    /// can name the bytes that differ. Returns whether it went out: not to a
+    /// closed link, nor while another blob is still on its way (the member
+    /// diagnoses one checkpoint at a time). Only the start-up host sends.
+    pub fn send_checkpoint_state(&mut self, player: PlayerId, frame: Frame, state: &[u8]) -> bool {
+        if !self.startup.is_host() || state.len() > self.config.max_start_state_bytes {
+            return false;
+        }
+        let Some(index) = self
+            .links
+            .iter()
+            .position(|link| link.players.contains(player.index() as u8))
+        else {
+            return false;
+        };
+        let blob = start_state::compress_checkpoint(frame, state);
+        self.open_endpoint(index)
+            .is_some_and(|endpoint| endpoint.send_blob(blob).is_ok())
     }
 
     /// Whether link `index` is the host's and its start state is awaited.

@@ -4,6 +4,8 @@
 //! the decompressor never writes past it, so a start state that claims or
 //! expands to more (a "zip bomb") is refused.
 
+use crate::rollback::Frame;
+
 /// Why a start state from the host cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StartStateError {
@@ -59,12 +61,58 @@ pub fn decompress(blob: &[u8], max_state_bytes: usize) -> Result<Vec<u8>, StartS
     Ok(state)
 }
 
+/// Bytes of the frame number in front of a checkpoint state's blob.
+const FRAME_PREFIX: usize = 4;
+
+/// The blob carrying the host's state of checkpoint `frame`, sent to a
+/// member whose checksum of that frame differed (the member diffs it against
+/// its own): the frame number as 4 bytes little-endian, then the state as a
+/// start state is sent.
+pub fn compress_checkpoint(frame: Frame, state: &[u8]) -> Vec<u8> {
+    let mut blob = frame.number().to_le_bytes().to_vec();
+    blob.extend_from_slice(&compress(state));
+    blob
+}
+
+/// The largest blob a checkpoint state of at most `max_state_bytes` takes.
+pub fn max_checkpoint_blob_size(max_state_bytes: usize) -> usize {
+    FRAME_PREFIX + max_blob_size(max_state_bytes)
+}
+
+/// The frame and state a checkpoint blob carries, if the state is at most
+/// `max_state_bytes` once expanded.
+pub fn decompress_checkpoint(
+    blob: &[u8],
+    max_state_bytes: usize,
+) -> Result<(Frame, Vec<u8>), StartStateError> {
+    let Some((prefix, rest)) = blob.split_first_chunk::<FRAME_PREFIX>() else {
+        return Err(StartStateError::Truncated(blob.len()));
+    };
+    let frame = Frame::new(u32::from_le_bytes(*prefix));
+    Ok((frame, decompress(rest, max_state_bytes)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn a_state() -> Vec<u8> {
         (0..5000u32).map(|i| (i % 7 + i / 600) as u8).collect()
+    }
+
+    #[test]
+    fn a_checkpoint_state_comes_back_with_its_frame() {
+        let state = a_state();
+        let blob = compress_checkpoint(Frame::new(120), &state);
+        assert!(blob.len() <= max_checkpoint_blob_size(state.len()));
+        assert_eq!(
+            decompress_checkpoint(&blob, state.len()),
+            Ok((Frame::new(120), state))
+        );
+        assert_eq!(
+            decompress_checkpoint(&blob[..3], 10),
+            Err(StartStateError::Truncated(3))
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! is final (no rollback or departure can change it), so tests compare
 //! machines frame by frame. Same seed, same run.
 
+use netcade::app::desync_diagnosis::DesyncAnswer;
 use netcade::app::frame_clock::FrameClock;
 use netcade::app::frame_sink::ChecksumLog;
 use netcade::app::netplay_match::one_player_per_machine;
@@ -159,6 +160,9 @@ pub struct Machine<G: Emulator> {
     pub perturb_from: Option<Frame>,
     /// The modelled cost of re-simulating one frame on this machine.
     pub resimulation_cost: Duration,
+    /// What this machine did about desyncs (a host sending its state, a
+    /// member diagnosing and repairing), as a real loop does.
+    pub desync_answers: Vec<DesyncAnswer>,
 }
 
 impl<G: Emulator> Deref for Machine<G> {
@@ -412,6 +416,7 @@ impl<G: Emulator> Cluster<G> {
                     events: Vec::new(),
                     perturb_from: None,
                     resimulation_cost: Duration::ZERO,
+                    desync_answers: Vec::new(),
                 }
             })
             .collect();
@@ -485,8 +490,17 @@ impl<G: Emulator> Cluster<G> {
                 !machine.game.game_memory().is_empty(),
                 "the game shows its memory"
             );
-            let events = machine.node.netplay.events().map(|event| (now, event));
-            machine.events.extend(events.collect::<Vec<_>>());
+            let events: Vec<NetplayEvent> = machine.node.netplay.events().collect();
+            for event in events {
+                let answer = machine
+                    .node
+                    .answer_desync(&event)
+                    .expect("a desync is answered");
+                if !matches!(answer, DesyncAnswer::Nothing) {
+                    machine.desync_answers.push(answer);
+                }
+                machine.events.push((now, event));
+            }
         }
         if let Some(spectator) = &mut self.spectator {
             let mut port = self.sockets.port(spectator.address);

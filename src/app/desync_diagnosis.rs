@@ -1,0 +1,290 @@
+//! A live match's desync, diagnosed: the member holds its own state of the
+//! checkpoint whose checksums differed ([`CheckpointStates`]) and receives the
+//! host's; loading each into the game in turn shows both game memories, and
+//! [`ByteDiff`] names the bytes that diverged (the sync-test's region
+//! report). Both versions and a `report.txt` go to the dump directory.
+
+use crate::app::frame_sink::FrameSink;
+use crate::app::netplay_tick::NetplayMachine;
+use crate::app::AppError;
+use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
+use crate::emulator::Emulator;
+use crate::netplay::NetplayEvent;
+use crate::rollback::Frame;
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Checkpoint states kept: a desync is reported a round trip after its
+/// checkpoint, a few checkpoints at most.
+pub const CHECKPOINT_STATES_KEPT: usize = 8;
+
+/// Bytes of checkpoint states kept, whatever their count.
+pub const CHECKPOINT_STATES_MAX_BYTES: usize = 64 << 20;
+
+/// The latest states saved at checkpoint frames, bounded in count and bytes.
+#[derive(Debug, Default)]
+pub struct CheckpointStates {
+    states: VecDeque<(Frame, Vec<u8>)>,
+    bytes: usize,
+}
+
+impl CheckpointStates {
+    /// Keeps `state` as checkpoint `frame`'s (a re-simulation's save replaces
+    /// the earlier one), dropping the oldest beyond the bounds.
+    pub fn keep(&mut self, frame: Frame, state: &[u8]) {
+        if let Some(position) = self.states.iter().position(|(kept, _)| *kept == frame) {
+            if let Some((_, old)) = self.states.remove(position) {
+                self.bytes -= old.len();
+            }
+        }
+        self.bytes += state.len();
+        self.states.push_back((frame, state.to_vec()));
+        while self.states.len() > CHECKPOINT_STATES_KEPT
+            || (self.bytes > CHECKPOINT_STATES_MAX_BYTES && self.states.len() > 1)
+        {
+            if let Some((_, old)) = self.states.pop_front() {
+                self.bytes -= old.len();
+            }
+        }
+    }
+
+    /// The state kept for checkpoint `frame`, if still kept.
+    pub fn get(&self, frame: Frame) -> Option<&[u8]> {
+        self.states
+            .iter()
+            .find(|(kept, _)| *kept == frame)
+            .map(|(_, state)| state.as_slice())
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// Where our game and the host's differ at a desynced checkpoint.
+#[derive(Clone, Debug)]
+pub struct CheckpointDiagnosis {
+    /// The checkpoint frame (both states as saved at its start).
+    pub frame: Frame,
+    /// Game memory bytes that differ (ours before, the host's after).
+    pub memory_diff: ByteDiff,
+    /// Serialized state bytes that differ.
+    pub state_diff: ByteDiff,
+    /// Our state of the frame.
+    pub our_state: Vec<u8>,
+    /// Our game memory at the frame.
+    pub our_memory: Vec<u8>,
+    /// The host's state of the frame.
+    pub host_state: Vec<u8>,
+    /// The host's game memory at the frame.
+    pub host_memory: Vec<u8>,
+}
+
+impl CheckpointDiagnosis {
+    /// Loads `our_state` then `host_state` into `game` to read both game
+    /// memories, then puts `game` back as it was.
+    pub fn diagnose<G: Emulator + ?Sized>(
+        game: &mut G,
+        frame: Frame,
+        our_state: &[u8],
+        host_state: Vec<u8>,
+    ) -> Result<CheckpointDiagnosis, AppError> {
+        let at = AppError::at_frame(frame.number());
+        let mut present = Vec::new();
+        game.save_state_to_load(&mut present).map_err(at)?;
+        let at = AppError::at_frame(frame.number());
+        game.load_state(our_state).map_err(at)?;
+        let our_memory = game.game_memory().to_vec();
+        let at = AppError::at_frame(frame.number());
+        game.load_state(&host_state).map_err(at)?;
+        let host_memory = game.game_memory().to_vec();
+        let at = AppError::at_frame(frame.number());
+        game.load_state(&present).map_err(at)?;
+        Ok(CheckpointDiagnosis {
+            frame,
+            memory_diff: ByteDiff::between(&our_memory, &host_memory, DEFAULT_RANGE_CAP),
+            state_diff: ByteDiff::between(our_state, &host_state, DEFAULT_RANGE_CAP),
+            our_state: our_state.to_vec(),
+            our_memory,
+            host_state,
+            host_memory,
+        })
+    }
+
+    /// One line: where game memory and the serialized state differ.
+    pub fn summary(&self) -> String {
+        format!(
+            "game memory differs from the host's at {}; serialized state at {}",
+            self.memory_diff, self.state_diff
+        )
+    }
+
+    /// The report lines.
+    pub fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "desync: checkpoint frame {} differs between this machine and the host",
+            self.frame
+        )?;
+        writeln!(out, "  game memory bytes: {}", self.memory_diff)?;
+        writeln!(out, "  serialized state bytes: {}", self.state_diff)
+    }
+
+    /// Writes both versions and `report.txt` into a new subdirectory of
+    /// `parent` and returns it.
+    pub fn write_dumps(&self, parent: &Path) -> Result<PathBuf, AppError> {
+        let base = format!("netplay-{}-frame{}", std::process::id(), self.frame);
+        let mut dir = parent.join(&base);
+        let mut attempt = 1;
+        while dir.exists() {
+            attempt += 1;
+            dir = parent.join(format!("{base}-{attempt}"));
+        }
+        std::fs::create_dir_all(&dir).map_err(|source| AppError::WriteFile {
+            what: "the dump directory",
+            path: dir.clone(),
+            source,
+        })?;
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(|source| AppError::WriteFile {
+                what: "the desync dump",
+                path,
+                source,
+            })
+        };
+        write("ours.state", &self.our_state)?;
+        write("ours.memory", &self.our_memory)?;
+        write("host.state", &self.host_state)?;
+        write("host.memory", &self.host_memory)?;
+        let mut text = Vec::new();
+        self.describe(&mut text).map_err(AppError::Output)?;
+        write("report.txt", &text)?;
+        Ok(dir)
+    }
+}
+
+/// What a machine did about a desync event.
+#[derive(Debug)]
+pub enum DesyncAnswer {
+    /// Not a desync event, or nothing to do (the host no longer holds the
+    /// frame's state, or a blob is still on its way).
+    Nothing,
+    /// The host sent its state of the frame to the member.
+    StateSent,
+    /// The host's state arrived after ours of the frame was dropped.
+    TooLate,
+    /// The host's state equals ours: a checkpoint reported before an
+    /// earlier repair.
+    AlreadyRepaired,
+    /// The member compared the host's state with its own, and repaired its
+    /// game with it unless the frame was too far back.
+    Diagnosed {
+        /// Where the two differ.
+        diagnosis: Box<CheckpointDiagnosis>,
+        /// Whether the game now continues from the host's state.
+        repaired: bool,
+    },
+}
+
+impl<A, G, S> NetplayMachine<A, G, S>
+where
+    A: Ord + Copy,
+    G: std::ops::DerefMut,
+    G::Target: Emulator,
+    S: FrameSink,
+{
+    /// Answers a desync: on [`NetplayEvent::Desync`] the host sends the
+    /// member its state of the frame; on [`NetplayEvent::HostCheckpointState`]
+    /// the member diffs it against its own and repairs its game from it.
+    /// Every frontend calls this for each event it drains.
+    pub fn answer_desync(&mut self, event: &NetplayEvent) -> Result<DesyncAnswer, AppError> {
+        match event {
+            NetplayEvent::Desync { frame, player, .. } => {
+                let Some(state) = self.driver.checkpoint_state(*frame) else {
+                    return Ok(DesyncAnswer::Nothing);
+                };
+                let state = state.to_vec();
+                Ok(
+                    if self.netplay.send_checkpoint_state(*player, *frame, &state) {
+                        DesyncAnswer::StateSent
+                    } else {
+                        DesyncAnswer::Nothing
+                    },
+                )
+            }
+            NetplayEvent::HostCheckpointState { frame, state } => {
+                let Some(ours) = self.driver.checkpoint_state(*frame).map(<[u8]>::to_vec) else {
+                    return Ok(DesyncAnswer::TooLate);
+                };
+                let diagnosis =
+                    CheckpointDiagnosis::diagnose(&mut *self.game, *frame, &ours, state.clone())?;
+                if diagnosis.memory_diff.is_identical() && diagnosis.state_diff.is_identical() {
+                    return Ok(DesyncAnswer::AlreadyRepaired);
+                }
+                let repaired = self.driver.repair(
+                    &mut self.netplay,
+                    &mut *self.game,
+                    *frame,
+                    &diagnosis.host_state,
+                    &mut self.sink,
+                )?;
+                Ok(DesyncAnswer::Diagnosed {
+                    diagnosis: Box::new(diagnosis),
+                    repaired,
+                })
+            }
+            _ => Ok(DesyncAnswer::Nothing),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::StubGame;
+
+    #[test]
+    fn checkpoint_states_stay_bounded_and_a_resave_replaces_the_first() {
+        let mut kept = CheckpointStates::default();
+        for number in 0..20 {
+            kept.keep(Frame::new(number * 10), &[number as u8; 100]);
+        }
+        kept.keep(Frame::new(190), &[7; 50]);
+        assert_eq!(kept.get(Frame::new(190)), Some(&[7u8; 50][..]));
+        assert_eq!(kept.get(Frame::new(0)), None, "the oldest went");
+        assert_eq!(kept.bytes(), 7 * 100 + 50);
+    }
+
+    #[test]
+    fn a_diagnosis_names_the_memory_bytes_that_differ_and_leaves_the_game_as_it_was() {
+        let mut game = StubGame::deterministic();
+        let mut ours = Vec::new();
+        game.save_state(&mut ours).unwrap();
+        let mut host_game = StubGame::deterministic();
+        host_game.run_frame(&[crate::input::Buttons::RIGHT], false);
+        let mut host = Vec::new();
+        host_game.save_state(&mut host).unwrap();
+        game.run_frame(&[crate::input::Buttons::default()], false);
+        game.run_frame(&[crate::input::Buttons::default()], false);
+        let mut before = Vec::new();
+        game.save_state(&mut before).unwrap();
+        let diagnosis =
+            CheckpointDiagnosis::diagnose(&mut game, Frame::new(3), &ours, host).unwrap();
+        assert_eq!(
+            diagnosis.memory_diff.ranges.first(),
+            Some(&(0..1)),
+            "player 1's x, which only the host moved"
+        );
+        let mut after = Vec::new();
+        game.save_state(&mut after).unwrap();
+        assert_eq!(before, after, "the game is back where it was");
+        let parent = tempfile::tempdir().unwrap();
+        let dir = diagnosis.write_dumps(parent.path()).unwrap();
+        let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+        assert!(report.contains("game memory bytes: 0x"), "{report}");
+        assert!(dir.join("host.memory").exists());
+    }
+}
