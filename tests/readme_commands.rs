@@ -92,7 +92,9 @@ fn plan(command: &ReadmeCommand) -> Result<Plan, String> {
         ["netcade", args @ ..] => args,
         ["cargo", "run", "--release", "--", args @ ..] => args,
         ["cargo", "test", ..] => return Ok(Plan::NotRunHere("it is this test run")),
-        ["cargo", "bench", ..] | ["scripts/bench-host-overhead", ..] => {
+        ["cargo", "bench", ..]
+        | ["scripts/bench-host-overhead", ..]
+        | ["scripts/bench-netplay", ..] => {
             return Ok(Plan::NotRunHere("benchmarks run on their own"))
         }
         ["cargo", "+nightly", "fuzz", ..] => {
