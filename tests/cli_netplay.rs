@@ -125,16 +125,20 @@ fn a_duel_host_and_joiner_play_600_frames_over_udp_and_end_on_the_same_checksums
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
 fn a_stella_host_and_joiner_play_boxing_over_udp_and_end_on_the_same_checksums() {
-    let (Some(core), Some(rom)) = (
-        support::real_core("stella"),
-        support::real_rom("boxing.bin"),
-    ) else {
+    let Some((core, rom)) = real_game("stella", "boxing.bin") else {
         return;
     };
-    let (core, rom) = (core.display().to_string(), rom.display().to_string());
     let game = ["--core", &core, "--rom", &rom];
     let (host, join) = play_match(&game, 600, |_, _| {});
     assert_same_ending(&host, &join, 600);
+}
+
+/// A real core and ROM from the test content, as command-line paths, or
+/// `None` once the lookup has said why the calling test is skipped.
+fn real_game(core: &str, rom: &str) -> Option<(String, String)> {
+    let core = support::real_core(core)?;
+    let rom = support::real_rom(rom)?;
+    Some((core.display().to_string(), rom.display().to_string()))
 }
 
 /// Issue 6's rough link, the same on both sides: 100 ms round trip ±20 ms,
@@ -166,13 +170,9 @@ fn assert_a_minute_over_a_rough_link_ends_in_sync(game: &[&str]) {
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
 fn a_minute_of_stella_boxing_over_a_lossy_jittery_link_ends_in_sync() {
-    let (Some(core), Some(rom)) = (
-        support::real_core("stella"),
-        support::real_rom("boxing.bin"),
-    ) else {
+    let Some((core, rom)) = real_game("stella", "boxing.bin") else {
         return;
     };
-    let (core, rom) = (core.display().to_string(), rom.display().to_string());
     assert_a_minute_over_a_rough_link_ends_in_sync(&["--core", &core, "--rom", &rom]);
 }
 
@@ -182,13 +182,9 @@ fn a_minute_of_stella_boxing_over_a_lossy_jittery_link_ends_in_sync() {
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
 fn a_minute_of_genesis_airstriker_over_a_lossy_jittery_link_ends_in_sync() {
-    let (Some(core), Some(rom)) = (
-        support::real_core("genesis_plus_gx"),
-        support::real_rom("airstriker.md"),
-    ) else {
+    let Some((core, rom)) = real_game("genesis_plus_gx", "airstriker.md") else {
         return;
     };
-    let (core, rom) = (core.display().to_string(), rom.display().to_string());
     // With default options Airstriker stops on a 68k address-error screen.
     assert_a_minute_over_a_rough_link_ends_in_sync(&[
         "--core",
