@@ -1,9 +1,9 @@
 //! `netcade host` and `netcade join`: a two-player match over real UDP,
 //! headless. The real-time frame loop here paces the one
 //! [`NetplayMachine::tick`] (the demo and the tests run the same tick on a
-//! simulated clock) with the monotonic clock: it sleeps until the next
-//! frame's deadline or the next millisecond of network polling, whichever
-//! comes first, and frames fall due from the start moment on (the
+//! simulated clock) with the monotonic clock: it waits in the kernel until
+//! the next frame's deadline or a datagram's arrival, whichever comes first
+//! ([`Transport::wait`]), and frames fall due from the start moment on (the
 //! [`FrameClock`]), so the pace never drifts.
 //!
 //! Before the match a rollback pre-flight sync-tests the loaded core with the
@@ -144,9 +144,12 @@ impl FromStr for DelayArg {
 const INTERRUPT_AFTER_MS: u64 = 750;
 const DISCONNECT_AFTER_MS: u64 = 5_000;
 
-/// Longest sleep between network polls: datagrams are read at least this
-/// often even when no frame is due.
-const POLL_EVERY: Duration = Duration::from_millis(1);
+/// Longest wait between two looks at the network and the session's timers
+/// when no frame is due sooner (datagrams wake the loop at once).
+const LONGEST_WAIT: Duration = Duration::from_millis(8);
+
+/// Wait between two looks while shaking hands, before any frame is due.
+const HANDSHAKE_POLL: Duration = Duration::from_millis(1);
 
 /// How often the status line is redrawn on a terminal, and printed as a
 /// plain line otherwise.
@@ -310,7 +313,7 @@ fn await_host_handshake(
         {
             return;
         }
-        std::thread::sleep(POLL_EVERY);
+        transport.wait(HANDSHAKE_POLL);
     }
 }
 
@@ -791,8 +794,8 @@ fn play(
         status.update(&machine, role.peer, out)?;
         let now_us = started.elapsed().as_micros() as u64;
         let next_frame_us = machine.clock.next_due_us();
-        let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(POLL_EVERY);
-        std::thread::sleep(wait);
+        let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(LONGEST_WAIT);
+        transport.wait(wait);
     };
     // Tell the peer we are leaving (a no-op once the match ended).
     machine.netplay.leave();
@@ -1129,6 +1132,10 @@ impl Transport for LiveTransport {
 
     fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
         self.link.receive(into)
+    }
+
+    fn wait(&mut self, timeout: Duration) {
+        self.link.wait(timeout);
     }
 }
 

@@ -104,6 +104,19 @@ impl<T: Transport, C: MicrosClock> Transport for ConditionedTransport<T, C> {
         self.release_due();
         self.inner.receive(into)
     }
+
+    fn wait(&mut self, timeout: std::time::Duration) {
+        // Wake in time to send the next held datagram.
+        let until_held_us = self
+            .held
+            .next_at_us()
+            .map(|at_us| at_us.saturating_sub(self.clock.now_us()));
+        let timeout = match until_held_us {
+            Some(us) => timeout.min(std::time::Duration::from_micros(us)),
+            None => timeout,
+        };
+        self.inner.wait(timeout);
+    }
 }
 
 #[cfg(test)]

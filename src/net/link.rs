@@ -170,6 +170,17 @@ impl Transport for SocketTransport {
             SocketTransport::Laminar(laminar) => laminar.receive(into),
         }
     }
+
+    fn wait(&mut self, timeout: std::time::Duration) {
+        match self {
+            SocketTransport::Udp(udp) => udp.wait(timeout),
+            // laminar reads its socket only when polled: look every
+            // millisecond, as before there was a way to wait.
+            SocketTransport::Laminar(_) => {
+                std::thread::sleep(timeout.min(std::time::Duration::from_millis(1)))
+            }
+        }
+    }
 }
 
 #[cfg(test)]

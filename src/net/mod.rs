@@ -28,6 +28,14 @@ pub trait Transport {
     /// The next datagram that arrived, written into `into` (replacing its
     /// contents), with its sender; `None` when nothing is waiting.
     fn receive(&mut self, into: &mut Vec<u8>) -> Option<Self::Address>;
+
+    /// Waits until a datagram may be waiting or `timeout` has passed,
+    /// whichever comes first, so a real-time loop idles between frames
+    /// without waking to look. The default only sleeps; sockets wake early
+    /// when a datagram arrives.
+    fn wait(&mut self, timeout: std::time::Duration) {
+        std::thread::sleep(timeout);
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -39,6 +47,10 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
 
     fn receive(&mut self, into: &mut Vec<u8>) -> Option<Self::Address> {
         (**self).receive(into)
+    }
+
+    fn wait(&mut self, timeout: std::time::Duration) {
+        (**self).wait(timeout);
     }
 }
 

@@ -5,6 +5,7 @@ use super::{Transport, WireStats};
 use crate::protocol::MAX_DATAGRAM_SIZE;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::time::Duration;
 
 /// Bytes read per datagram: one more than the protocol's limit, so a
 /// bigger datagram arrives cut but still over the limit, and is refused by
@@ -76,11 +77,51 @@ impl Transport for UdpTransport {
             }
         }
     }
+
+    fn wait(&mut self, timeout: Duration) {
+        if timeout.is_zero() {
+            return;
+        }
+        // Block in the kernel until a datagram arrives or the time is up
+        // (peeking leaves it for `receive`), rather than waking to look.
+        let blocking = self.socket.set_nonblocking(false).is_ok()
+            && self.socket.set_read_timeout(Some(timeout)).is_ok();
+        if blocking {
+            let _ = self.socket.peek_from(&mut [0u8; 1]);
+        } else {
+            std::thread::sleep(timeout);
+        }
+        // A socket left blocking would stall `receive`: nothing runs on
+        // without it being non-blocking again.
+        self.socket
+            .set_nonblocking(true)
+            .expect("a socket that was non-blocking can be made so again");
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waiting_ends_when_a_datagram_arrives_and_leaves_the_socket_non_blocking() {
+        let mut a = UdpTransport::bind("127.0.0.1:0").unwrap();
+        let mut b = UdpTransport::bind("127.0.0.1:0").unwrap();
+        a.send(b.local_address().unwrap(), b"wake up");
+        let started = std::time::Instant::now();
+        // Far longer than the test may take: only an arrival ends it early.
+        b.wait(Duration::from_secs(60));
+        assert!(started.elapsed() < Duration::from_secs(30));
+        let mut received = Vec::new();
+        assert_eq!(
+            b.receive(&mut received),
+            Some(a.local_address().unwrap()),
+            "the wait peeked, it did not take the datagram"
+        );
+        assert_eq!(received, b"wake up");
+        // Blocking now would hang here.
+        assert_eq!(b.receive(&mut received), None);
+    }
 
     #[test]
     fn two_loopback_sockets_exchange_datagrams_without_blocking() {
