@@ -95,6 +95,10 @@ fn assert_same_ending(host: &std::process::Output, join: &std::process::Output, 
             "{json}"
         );
         assert!(json["netplay"]["peers"][0]["ping_ms"].is_number(), "{json}");
+        // The saved states are reported, and bounded: a Duel or Atari state
+        // is under a kilobyte, a Genesis one ~1 MB, never a history of them.
+        let state_bytes = json["netplay"]["state_bytes"].as_u64().unwrap();
+        assert!((1..=256 << 20).contains(&state_bytes), "{json}");
         assert!(json["netplay"]["peers"][0]["rollbacks"]["count"].is_number());
     }
     // Game memory and picture, netplay's default comparison: raw states

@@ -947,6 +947,9 @@ struct Report {
     seconds: f64,
     header_bytes: u64,
     dropped_datagrams: u64,
+    /// Bytes the saved states took at the end: the rollback window's and
+    /// the checkpoints kept for desync repair (both bounded).
+    state_bytes: usize,
     inputs: String,
 }
 
@@ -992,6 +995,8 @@ impl Report {
             seconds,
             header_bytes,
             dropped_datagrams: machine.netplay.dropped_unknown(),
+            state_bytes: machine.netplay.session().state_bytes()
+                + machine.driver.checkpoint_state_bytes(),
             inputs: args.inputs.to_string(),
         }
     }
@@ -1047,6 +1052,11 @@ impl Report {
         )?;
         writeln!(
             out,
+            "saved states: {:.1} MiB (rollback window and desync-repair checkpoints)",
+            self.state_bytes as f64 / f64::from(1 << 20)
+        )?;
+        writeln!(
+            out,
             "desyncs: {} ({} diagnosed, {} repaired)",
             self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
         )?;
@@ -1092,6 +1102,7 @@ impl Report {
                     "sent_datagrams_per_s": self.per_second(self.stats.datagrams_sent),
                 },
                 "dropped_datagrams": self.dropped_datagrams,
+                "state_bytes": self.state_bytes,
             },
         })
     }

@@ -295,6 +295,11 @@ impl NetplayDriver {
         Ok(true)
     }
 
+    /// Bytes the kept checkpoint states take (bounded, for desync repair).
+    pub fn checkpoint_state_bytes(&self) -> usize {
+        self.checkpoints.bytes()
+    }
+
     /// The median cost of re-simulating one frame over recent rollbacks, if
     /// any were timed.
     pub fn resimulation_cost(&self) -> Option<Duration> {
