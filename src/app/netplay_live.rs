@@ -15,7 +15,7 @@
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
-use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer, NO_INPUTS};
+use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
@@ -27,7 +27,7 @@ use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
 use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
 use crate::rollback::{DisconnectReason, Frame, PlayerId};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -162,9 +162,6 @@ const LINGER: Duration = Duration::from_secs(1);
 
 /// The pre-flight: about a second of frames, going back this far each frame.
 const PREFLIGHT_DISTANCE: u32 = 4;
-
-/// Final frames whose buttons are kept (to rebuild the end state).
-const FINAL_INPUTS_KEPT: usize = 256;
 
 /// Set by Ctrl-C: leave the match (the peer is told) and print the summary.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -552,12 +549,11 @@ impl TickHooks for LiveHooks {
     }
 }
 
-/// Where this machine's frames go: the checksum log of final frames, how
-/// many frames were re-simulated, and the buttons of the latest final frames.
+/// Where this machine's frames go: the checksum log of final frames, and
+/// how many frames were re-simulated.
 struct LiveSink {
     log: ChecksumLog,
     resimulated_frames: u64,
-    final_inputs: VecDeque<(Frame, FrameInputs)>,
 }
 
 impl FrameSink for LiveSink {
@@ -569,12 +565,6 @@ impl FrameSink for LiveSink {
 
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         self.log.frame_finalized(frame);
-        let mut row = NO_INPUTS;
-        row[..frame.inputs.len()].copy_from_slice(frame.inputs);
-        self.final_inputs.push_back((frame.frame, row));
-        if self.final_inputs.len() > FINAL_INPUTS_KEPT {
-            self.final_inputs.pop_front();
-        }
     }
 
     fn wants_checksums(&self) -> bool {
@@ -649,7 +639,6 @@ fn play(
     let sink = LiveSink {
         log: ChecksumLog::new(1 << 16),
         resimulated_frames: 0,
-        final_inputs: VecDeque::new(),
     };
     let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
@@ -1155,11 +1144,7 @@ impl Transport for LiveTransport {
 /// with its final buttons, drawn. `None` when that state is no longer kept.
 fn checksums_after(machine: &mut LiveMachine, frames: u32) -> Option<Checksums> {
     let last = Frame::new(frames.checked_sub(1)?);
-    let (_, inputs) = *machine
-        .sink
-        .final_inputs
-        .iter()
-        .find(|(frame, _)| *frame == last)?;
+    let inputs = machine.driver.final_inputs(last)?;
     let state = machine.netplay.saved_state(last)?.data().to_vec();
     let players = machine.netplay.session().players();
     let game = &mut machine.game;

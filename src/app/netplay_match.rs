@@ -210,6 +210,16 @@ impl NetplayDriver {
         }
     }
 
+    /// The buttons final frame `frame` was run with, while it is among the
+    /// latest final frames kept.
+    pub fn final_inputs(&self, frame: Frame) -> Option<[Buttons; MAX_PLAYERS]> {
+        self.final_inputs
+            .iter()
+            .rev()
+            .find(|(kept, _)| *kept == frame)
+            .map(|(_, inputs)| *inputs)
+    }
+
     /// This machine's state of checkpoint `frame` (saved at its start), while
     /// it is among the latest few checkpoints.
     pub fn checkpoint_state(&self, frame: Frame) -> Option<&[u8]> {
@@ -235,17 +245,12 @@ impl NetplayDriver {
         let mut inputs = Vec::new();
         let mut at = frame;
         while at < present {
-            let known = self
-                .final_inputs
-                .iter()
-                .find(|(kept, _)| *kept == at)
-                .map(|(_, inputs)| *inputs)
-                .or_else(|| {
-                    self.pending
-                        .iter()
-                        .find(|p| p.frame == at)
-                        .and_then(|p| p.inputs)
-                });
+            let known = self.final_inputs(at).or_else(|| {
+                self.pending
+                    .iter()
+                    .find(|p| p.frame == at)
+                    .and_then(|p| p.inputs)
+            });
             let Some(known) = known else {
                 return Ok(false);
             };
