@@ -6,7 +6,7 @@
 
 use crate::app::frame_sink::FrameSink;
 use crate::app::netplay_tick::NetplayMachine;
-use crate::app::AppError;
+use crate::app::{write_dump_dir, AppError};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
 use crate::netplay::NetplayEvent;
@@ -136,33 +136,19 @@ impl CheckpointDiagnosis {
     /// `parent` and returns it.
     pub fn write_dumps(&self, parent: &Path) -> Result<PathBuf, AppError> {
         let base = format!("netplay-{}-frame{}", std::process::id(), self.frame);
-        let mut dir = parent.join(&base);
-        let mut attempt = 1;
-        while dir.exists() {
-            attempt += 1;
-            dir = parent.join(format!("{base}-{attempt}"));
-        }
-        std::fs::create_dir_all(&dir).map_err(|source| AppError::WriteFile {
-            what: "the dump directory",
-            path: dir.clone(),
-            source,
-        })?;
-        let write = |name: &str, bytes: &[u8]| {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(|source| AppError::WriteFile {
-                what: "the desync dump",
-                path,
-                source,
-            })
-        };
-        write("ours.state", &self.our_state)?;
-        write("ours.memory", &self.our_memory)?;
-        write("host.state", &self.host_state)?;
-        write("host.memory", &self.host_memory)?;
-        let mut text = Vec::new();
-        self.describe(&mut text).map_err(AppError::Output)?;
-        write("report.txt", &text)?;
-        Ok(dir)
+        let mut report = Vec::new();
+        self.describe(&mut report).map_err(AppError::Output)?;
+        write_dump_dir(
+            parent,
+            &base,
+            &[
+                ("ours.state", &self.our_state),
+                ("ours.memory", &self.our_memory),
+                ("host.state", &self.host_state),
+                ("host.memory", &self.host_memory),
+                ("report.txt", &report),
+            ],
+        )
     }
 }
 

@@ -55,3 +55,33 @@ pub fn init_logging(verbosity: u8) {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
+
+/// Writes a desync's evidence into a new directory `base` under `parent`
+/// (`base-2`, `base-3`, … when it exists already), one file per
+/// `(name, bytes)`, and returns the directory.
+pub fn write_dump_dir(
+    parent: &std::path::Path,
+    base: &str,
+    files: &[(&str, &[u8])],
+) -> Result<std::path::PathBuf, AppError> {
+    let mut dir = parent.join(base);
+    let mut attempt = 1;
+    while dir.exists() {
+        attempt += 1;
+        dir = parent.join(format!("{base}-{attempt}"));
+    }
+    std::fs::create_dir_all(&dir).map_err(|source| AppError::WriteFile {
+        what: "the dump directory",
+        path: dir.clone(),
+        source,
+    })?;
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|source| AppError::WriteFile {
+            what: "the desync dump",
+            path,
+            source,
+        })?;
+    }
+    Ok(dir)
+}

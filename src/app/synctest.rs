@@ -3,7 +3,7 @@
 
 use crate::app::error::error_chain;
 use crate::app::inputs::{InputSource, InputSpec};
-use crate::app::{checksums_json, open_game, AppError, GameArgs, Outcome};
+use crate::app::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
 use crate::rollback::synctest::{
     run_sync_test, Compare, Desync, SyncTestSettings, Transients, DEFAULT_HISTORY_BYTES,
     MAX_CHECK_DISTANCE, MAX_SETTLE_FRAMES,
@@ -270,33 +270,19 @@ pub fn write_dumps(parent: &Path, desync: &Desync) -> Result<PathBuf, AppError> 
         std::process::id(),
         desync.frame
     );
-    let mut dir = parent.join(&base);
-    let mut attempt = 1;
-    while dir.exists() {
-        attempt += 1;
-        dir = parent.join(format!("{base}-{attempt}"));
-    }
-    let write = |name: &str, bytes: &[u8]| {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).map_err(|source| AppError::WriteFile {
-            what: "the desync dump",
-            path,
-            source,
-        })
-    };
-    std::fs::create_dir_all(&dir).map_err(|source| AppError::WriteFile {
-        what: "the dump directory",
-        path: dir.clone(),
-        source,
-    })?;
-    write("first-pass.state", &desync.first_pass_state)?;
-    write("first-pass.memory", &desync.first_pass_memory)?;
-    write("resimulated.state", &desync.resimulated_state)?;
-    write("resimulated.memory", &desync.resimulated_memory)?;
-    let mut text = Vec::new();
-    describe_desync(desync, &mut text).map_err(AppError::Output)?;
-    write("report.txt", &text)?;
-    Ok(dir)
+    let mut report = Vec::new();
+    describe_desync(desync, &mut report).map_err(AppError::Output)?;
+    write_dump_dir(
+        parent,
+        &base,
+        &[
+            ("first-pass.state", &desync.first_pass_state),
+            ("first-pass.memory", &desync.first_pass_memory),
+            ("resimulated.state", &desync.resimulated_state),
+            ("resimulated.memory", &desync.resimulated_memory),
+            ("report.txt", &report),
+        ],
+    )
 }
 
 #[cfg(test)]
