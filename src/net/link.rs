@@ -93,16 +93,8 @@ impl LinkArgs {
     /// Binds the chosen transport at `address` (port 0 picks a free port)
     /// behind the conditioner.
     pub fn open(&self, address: SocketAddr) -> Result<LinkTransport, NetError> {
-        let socket = match self.transport {
-            TransportKind::Udp => SocketTransport::Udp(
-                UdpTransport::bind(address).map_err(|source| NetError::Bind { address, source })?,
-            ),
-            TransportKind::Laminar => {
-                SocketTransport::Laminar(Box::new(LaminarTransport::bind(address)?))
-            }
-        };
         Ok(ConditionedTransport::new(
-            socket,
+            SocketTransport::bind(self.transport, address)?,
             self.conditions(),
             self.sim_seed,
             MonotonicClock::new(),
