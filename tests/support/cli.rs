@@ -33,19 +33,34 @@ pub fn netcade_binary_as_user(binary: &Path, dir: &Path, args: &[&str], stdin: &
 }
 
 fn finish(mut command: Command, args: &[&str], stdin: &str) -> Output {
-    let mut child = command
+    command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the netcade binary runs");
+        .stderr(Stdio::piped());
+    let mut child = spawn_copy_safely(&mut command);
     let mut input = child.stdin.take().expect("stdin is piped");
     input
         .write_all(stdin.as_bytes())
         .expect("netcade reads its stdin");
     drop(input);
     child.wait_with_output().expect("netcade ends")
+}
+
+/// Spawns `command`. A test that has just copied an executable can meet
+/// "text file busy": another test thread forked while the copy's write
+/// handle was open, and the child holds it until its own exec. The window
+/// is short, so try again a few times.
+fn spawn_copy_safely(command: &mut Command) -> std::process::Child {
+    for _ in 0..50 {
+        match command.spawn() {
+            Err(error) if error.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            spawned => return spawned.expect("the netcade binary runs"),
+        }
+    }
+    command.spawn().expect("the netcade binary runs")
 }
 
 pub fn stdout(output: &Output) -> String {
