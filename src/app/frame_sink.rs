@@ -61,6 +61,40 @@ pub trait FrameSink {
 /// A sink that keeps nothing.
 impl FrameSink for () {}
 
+/// Two sinks fed the same frames, in order (nest pairs for more), so the
+/// audio ring, the replay recorder and a checksum log can all listen to one
+/// driver.
+impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
+    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+        self.0.frame_run(frame);
+        self.1.frame_run(frame);
+    }
+
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        self.0.frame_finalized(frame);
+        self.1.frame_finalized(frame);
+    }
+
+    fn wants_checksums(&self) -> bool {
+        self.0.wants_checksums() || self.1.wants_checksums()
+    }
+}
+
+/// A sink borrowed for the length of a run.
+impl<S: FrameSink + ?Sized> FrameSink for &mut S {
+    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+        (**self).frame_run(frame);
+    }
+
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        (**self).frame_finalized(frame);
+    }
+
+    fn wants_checksums(&self) -> bool {
+        (**self).wants_checksums()
+    }
+}
+
 /// The checksums of the most recent final frames, at most `capacity` of
 /// them (the oldest are forgotten first), for comparing machines.
 #[derive(Clone, Debug)]
@@ -190,6 +224,15 @@ mod tests {
         let c = log_of(0, &[1, 2, 3], 100);
         assert_eq!(compare_checksum_logs(&a, &c).first_difference, None);
         assert_eq!(compare_checksum_logs(&a, &c).compared, 3);
+    }
+
+    #[test]
+    fn a_pair_of_sinks_both_hear_every_frame_and_want_checksums_if_either_does() {
+        let mut pair = (ChecksumLog::new(10), ());
+        assert!(pair.wants_checksums());
+        pair.frame_finalized(&final_frame(0, Some(Checksum(7))));
+        assert_eq!(pair.0.get(0), Some(Some(Checksum(7))));
+        assert!(!((), ()).wants_checksums());
     }
 
     #[test]

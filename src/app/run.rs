@@ -1,8 +1,10 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
+use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
-use crate::checksum::Checksums;
+use crate::checksum::{Checksum, Checksums};
+use crate::rollback::Frame;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -56,24 +58,50 @@ impl RunReport {
     }
 }
 
-/// Runs `frames` frames as fast as the game goes, drawing each.
+/// Runs `frames` frames as fast as the game goes, drawing each, and hands
+/// every frame to `sink`: a local run never rolls back, so each frame is
+/// final as soon as it has run.
 pub fn run_frames<G: Game + ?Sized>(
     game: &mut G,
     frames: u32,
     inputs: &mut InputSource,
+    sink: &mut dyn FrameSink,
 ) -> Result<RunReport, AppError> {
     let core_before = game.time_in_core();
     let started = Instant::now();
-    for _ in 0..frames {
+    let wants_checksums = sink.wants_checksums();
+    let mut state = Vec::new();
+    for number in 0..frames {
+        let frame = Frame::new(number);
+        // The same checksum the netplay driver gives its final frames.
+        let checksum = if !wants_checksums {
+            None
+        } else if game.game_memory().is_empty() {
+            game.save_state(&mut state)
+                .map_err(AppError::at_frame(number))?;
+            Some(Checksum::of(&state))
+        } else {
+            Some(Checksum::of(game.game_memory()))
+        };
         let frame_inputs = inputs.next_frame();
         game.run_frame(&frame_inputs, true);
+        sink.frame_run(&FinishedFrame {
+            frame,
+            resimulated: false,
+            inputs: &frame_inputs,
+            audio: game.audio_samples(),
+        });
+        sink.frame_finalized(&FinalFrame {
+            frame,
+            inputs: &frame_inputs,
+            checksum,
+        });
     }
     let elapsed = started.elapsed();
     let time_in_core = match (core_before, game.time_in_core()) {
         (Some(before), Some(after)) => Some(after.saturating_sub(before)),
         _ => None,
     };
-    let mut state = Vec::new();
     game.save_state(&mut state)
         .map_err(AppError::at_frame(frames))?;
     Ok(RunReport {
@@ -119,7 +147,7 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
-    let report = run_frames(game.as_mut(), args.frames, &mut inputs)?;
+    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut ())?;
     writeln!(out, "{}", game.title())?;
     describe(&report, out)?;
     if args.json {
@@ -190,19 +218,38 @@ mod tests {
     fn a_run_reports_its_frames_and_the_checksums_of_where_it_ended() {
         let mut game = StubGame::deterministic();
         let mut inputs = InputSource::open(&InputSpec::Random { seed: 9 }).unwrap();
-        let report = run_frames(&mut game, 120, &mut inputs).unwrap();
+        let report = run_frames(&mut game, 120, &mut inputs, &mut ()).unwrap();
         assert_eq!(report.frames, 120);
         assert_eq!(game.frames_run(), 120);
 
         let mut again = StubGame::deterministic();
         let mut inputs = InputSource::open(&InputSpec::Random { seed: 9 }).unwrap();
         assert_eq!(
-            run_frames(&mut again, 120, &mut inputs).unwrap().checksums,
+            run_frames(&mut again, 120, &mut inputs, &mut ())
+                .unwrap()
+                .checksums,
             report.checksums
         );
         assert!(
             report.overhead_share().is_none(),
             "the stub measures no core time"
+        );
+    }
+
+    #[test]
+    fn a_run_hands_every_frame_to_its_sink_as_final_with_the_memory_checksum() {
+        let mut game = StubGame::deterministic();
+        let mut log = crate::app::frame_sink::ChecksumLog::new(1000);
+        let mut inputs = InputSource::open(&InputSpec::Random { seed: 3 }).unwrap();
+        run_frames(&mut game, 50, &mut inputs, &mut log).unwrap();
+        assert_eq!((log.first_frame(), log.end_frame()), (0, 50));
+        let mut again = StubGame::deterministic();
+        let mut inputs = InputSource::open(&InputSpec::Random { seed: 3 }).unwrap();
+        run_frames(&mut again, 10, &mut inputs, &mut ()).unwrap();
+        assert_eq!(
+            log.get(10),
+            Some(Some(Checksum::of(again.game_memory()))),
+            "frame 10's checksum is of the memory it started from"
         );
     }
 
@@ -213,7 +260,7 @@ mod tests {
             per_frame: Duration::from_millis(2),
             frames: 0,
         };
-        let report = run_frames(&mut game, 20, &mut InputSource::Idle).unwrap();
+        let report = run_frames(&mut game, 20, &mut InputSource::Idle, &mut ()).unwrap();
         assert_eq!(report.time_in_core, Some(Duration::from_millis(40)));
     }
 
@@ -237,7 +284,7 @@ mod tests {
     #[test]
     fn the_json_report_has_frames_fps_overhead_and_hex_checksums() {
         let mut game = StubGame::deterministic();
-        let report = run_frames(&mut game, 10, &mut InputSource::Idle).unwrap();
+        let report = run_frames(&mut game, 10, &mut InputSource::Idle, &mut ()).unwrap();
         let json = report_json(&report);
         assert_eq!(json["frames"], 10);
         assert!(json["fps"].is_number());
