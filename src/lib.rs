@@ -15,4 +15,5 @@ pub mod libretro;
 pub mod net;
 pub mod netplay;
 pub mod protocol;
+pub mod replay;
 pub mod rollback;

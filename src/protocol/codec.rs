@@ -165,7 +165,8 @@ pub enum EncodeError {
 
 // ---------------------------------------------------------------- writing
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+/// Appends `value` as a LEB128 varint (7 bits a byte, low bits first).
+pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     loop {
         let byte = (value & 0x7F) as u8;
         value >>= 7;
@@ -252,7 +253,9 @@ const fn toggle_cost(previous: Buttons, current: Buttons) -> usize {
     1 + 5 * (previous.bits() ^ current.bits()).count_ones() as usize
 }
 
-fn put_toggles(bits: &mut BitWriter<'_>, previous: Buttons, current: Buttons) {
+/// Writes `current` as GGPO's toggle code against `previous` (see the module
+/// docs): `1` + 4-bit index per changed button, `0` ends the input.
+pub fn put_toggles(bits: &mut BitWriter<'_>, previous: Buttons, current: Buttons) {
     let mut changed = previous.bits() ^ current.bits();
     while changed != 0 {
         let index = changed.trailing_zeros();
@@ -592,6 +595,28 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Reads one input written by [`put_toggles`] against `previous`.
+pub fn read_toggles(bits: &mut BitReader<'_>, previous: Buttons) -> Result<Buttons, DecodeError> {
+    let mut value = previous.bits();
+    let mut toggles = 0;
+    while bits.read_bit()? {
+        toggles += 1;
+        if toggles > 16 {
+            return Err(DecodeError::BadInputBits);
+        }
+        value ^= 1 << bits.read_bits(4)?;
+    }
+    Ok(Buttons::from_bits(value))
+}
+
+/// Reads a varint written by [`put_varint`] from the start of `bytes`
+/// (shortest form only, at most 64 bits): the value and the bytes it took.
+pub fn read_varint(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
+    let mut reader = Reader { bytes, pos: 0 };
+    let value = reader.varint()?;
+    Ok((value, reader.pos))
+}
+
 /// Reads only the header, e.g. to check the session token before anything else.
 pub fn decode_header(datagram: &[u8]) -> Result<(Header, u8), DecodeError> {
     if datagram.len() > MAX_DATAGRAM_SIZE {
@@ -872,16 +897,7 @@ fn read_input(
     let mut previous = [Buttons::NONE; MAX_SLOTS];
     for _ in 0..frame_count {
         for before in previous.iter_mut().take(slot_count) {
-            let mut value = before.bits();
-            let mut toggles = 0;
-            while bits.read_bit()? {
-                toggles += 1;
-                if toggles > 16 {
-                    return Err(DecodeError::BadInputBits);
-                }
-                value ^= 1 << bits.read_bits(4)?;
-            }
-            *before = Buttons::from_bits(value);
+            *before = read_toggles(&mut bits, *before)?;
             inputs.push(*before);
         }
     }

@@ -1,0 +1,163 @@
+//! Writing a replay as the match goes: inputs are gathered for one second of
+//! game time, then written with that second's checkpoint and flushed, so a
+//! crash or a kill loses at most about a second.
+
+use super::format::{
+    encode_record, preamble, Checkpoint, EndReason, Record, ReplayHeader, MAX_FRAMES_PER_RECORD,
+};
+use crate::checksum::Checksum;
+use crate::input::Buttons;
+use crate::rollback::Frame;
+use std::io::{self, Write};
+
+/// Frames between checkpoints: one second at 60 fps, as the netplay
+/// checksums.
+pub const CHECKPOINT_INTERVAL: u32 = 60;
+
+/// Streams a replay to `W`. See the module docs.
+#[derive(Debug)]
+pub struct ReplayWriter<W: Write> {
+    out: W,
+    players: u8,
+    /// The next frame [`ReplayWriter::frame`] expects.
+    next_frame: Frame,
+    /// The first frame of `pending`.
+    pending_first: Frame,
+    pending: Vec<Buttons>,
+    /// Frames gathered before a flush: one second of game time.
+    frames_per_flush: u32,
+    encoded: Vec<u8>,
+    bytes_written: u64,
+}
+
+impl<W: Write> ReplayWriter<W> {
+    /// Starts a replay: writes the preamble and `header`, and flushes.
+    pub fn new(mut out: W, header: &ReplayHeader) -> io::Result<Self> {
+        let mut encoded = preamble().to_vec();
+        encode_record(&Record::Header(header.clone()), &mut encoded);
+        out.write_all(&encoded)?;
+        out.flush()?;
+        let frames_per_flush = (header.frames_per_second.round() as u32).clamp(1, MAX_FRAMES_PER_RECORD);
+        Ok(ReplayWriter {
+            out,
+            players: header.players,
+            next_frame: Frame::new(0),
+            pending_first: Frame::new(0),
+            pending: Vec::new(),
+            frames_per_flush,
+            bytes_written: encoded.len() as u64,
+            encoded: Vec::new(),
+        })
+    }
+
+    /// Frames recorded so far.
+    pub fn frames(&self) -> u32 {
+        self.next_frame.number()
+    }
+
+    /// Bytes written to `W` so far (what is still gathered is not counted).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
+    /// Records final frame `frame` (the next one: frames come in order) run
+    /// with `inputs` (missing players hold nothing); `memory` is the game
+    /// memory's checksum at its start and `video` the last picture's, kept
+    /// every [`CHECKPOINT_INTERVAL`] frames.
+    pub fn frame(
+        &mut self,
+        frame: Frame,
+        inputs: &[Buttons],
+        memory: Option<Checksum>,
+        video: Option<Checksum>,
+    ) -> io::Result<()> {
+        if frame != self.next_frame {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "frame {} recorded where frame {} was expected",
+                    frame.number(),
+                    self.next_frame.number()
+                ),
+            ));
+        }
+        if let Some(memory) = memory.filter(|_| frame.number() % CHECKPOINT_INTERVAL == 0) {
+            encode_record(
+                &Record::Checkpoint(Checkpoint {
+                    frame,
+                    memory,
+                    video,
+                }),
+                &mut self.encoded,
+            );
+        }
+        for player in 0..usize::from(self.players) {
+            self.pending
+                .push(inputs.get(player).copied().unwrap_or(Buttons::NONE));
+        }
+        self.next_frame = frame.next();
+        if self.next_frame.number() - self.pending_first.number() >= self.frames_per_flush {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Records a desync repair: the game loaded `state` at the start of
+    /// `frame` (a frame already recorded).
+    pub fn repair(&mut self, frame: Frame, state: &[u8]) -> io::Result<()> {
+        self.encode_pending();
+        encode_record(
+            &Record::Repair {
+                frame,
+                state: state.to_vec(),
+            },
+            &mut self.encoded,
+        );
+        self.flush()
+    }
+
+    /// Records that `player` (0-based) left, holding nothing from `frame` on.
+    pub fn player_left(&mut self, frame: Frame, player: u8) -> io::Result<()> {
+        self.encode_pending();
+        encode_record(&Record::PlayerLeft { frame, player }, &mut self.encoded);
+        self.flush()
+    }
+
+    /// Ends the replay with its end record, flushes, and hands back `W`.
+    pub fn finish(mut self, reason: EndReason) -> io::Result<W> {
+        self.encode_pending();
+        encode_record(
+            &Record::End {
+                frames: self.next_frame.number(),
+                reason,
+            },
+            &mut self.encoded,
+        );
+        self.flush()?;
+        Ok(self.out)
+    }
+
+    fn encode_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        encode_record(
+            &Record::Inputs {
+                first: self.pending_first,
+                players: self.players,
+                buttons: std::mem::take(&mut self.pending),
+            },
+            &mut self.encoded,
+        );
+        self.pending_first = self.next_frame;
+    }
+
+    /// Writes everything gathered and flushes `W`.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.encode_pending();
+        self.out.write_all(&self.encoded)?;
+        self.bytes_written += self.encoded.len() as u64;
+        self.encoded.clear();
+        self.out.flush()
+    }
+}

@@ -1,0 +1,300 @@
+//! The replay format as recorders and players rely on it: what is written
+//! reads back, a file cut anywhere reads up to its last whole record, and
+//! corrupted or hostile bytes are refused with the offset at fault.
+
+use netcade::checksum::Checksum;
+use netcade::input::Buttons;
+use netcade::replay::{
+    read_replay, EndReason, ReplayError, ReplayEvent, ReplayHeader, ReplayWriter, MAX_STATE_BYTES,
+};
+use netcade::rollback::Frame;
+use proptest::prelude::*;
+
+fn header(players: u8) -> ReplayHeader {
+    ReplayHeader {
+        netcade_version: "0.1.0".into(),
+        core_name: "Duel".into(),
+        core_version: "0.1.0".into(),
+        core_path: "/cores/libduel.so".into(),
+        content_name: "dojo.duel".into(),
+        content_path: "/roms/dojo.duel".into(),
+        content_hash: Checksum(0x1234),
+        core_options: vec![("duel_speed".into(), "fast".into())],
+        players,
+        frames_per_second: 60.0,
+        sample_rate: 48_000.0,
+        recorded_at_unix: 1_795_000_000,
+        player_names: vec!["host".into(), "127.0.0.1:7000".into()],
+        start_state: (0..4000u32).map(|i| (i % 13) as u8).collect(),
+        start_memory_checksum: Checksum(99),
+    }
+}
+
+/// Player `p`'s buttons in frame `f`: changing every few frames, as in play.
+fn buttons(player: usize, frame: u32) -> Buttons {
+    Buttons::from_bits(((frame / (5 + player as u32)) as u16).wrapping_mul(0x9e37) & 0x0ff3)
+}
+
+/// A replay of `frames` frames with a checkpoint every 60, a repair and a
+/// departure.
+fn recorded(frames: u32) -> Vec<u8> {
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    for frame in 0..frames {
+        let inputs = [buttons(0, frame), buttons(1, frame)];
+        writer
+            .frame(
+                Frame::new(frame),
+                &inputs,
+                Some(Checksum(u64::from(frame) * 7)),
+                Some(Checksum(u64::from(frame))),
+            )
+            .unwrap();
+        if frame == 130 {
+            writer.repair(Frame::new(120), &[5; 300]).unwrap();
+        }
+    }
+    writer.player_left(Frame::new(frames), 1).unwrap();
+    writer.finish(EndReason::Disconnect).unwrap()
+}
+
+#[test]
+fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
+    let bytes = recorded(300);
+    let replay = read_replay(&bytes[..]).unwrap();
+    assert_eq!(replay.header, header(2));
+    assert_eq!(replay.frames(), 300);
+    for frame in 0..300 {
+        let inputs = replay.inputs(Frame::new(frame));
+        assert_eq!(inputs[..2], [buttons(0, frame), buttons(1, frame)]);
+        assert_eq!(inputs[2], Buttons::NONE);
+    }
+    let frames: Vec<u32> = replay.checkpoints.iter().map(|c| c.frame.number()).collect();
+    // The repair of frame 120 supersedes the checkpoint of 120 recorded
+    // before it.
+    assert_eq!(frames, [0, 60, 180, 240]);
+    assert_eq!(
+        replay.checkpoint(Frame::new(60)).map(|c| (c.memory, c.video)),
+        Some((Checksum(420), Some(Checksum(60))))
+    );
+    assert_eq!(
+        replay.events,
+        [
+            ReplayEvent::Repair {
+                frame: Frame::new(120),
+                state: vec![5; 300]
+            },
+            ReplayEvent::PlayerLeft {
+                frame: Frame::new(300),
+                player: 1
+            }
+        ]
+    );
+    assert_eq!(replay.end, Some((300, EndReason::Disconnect)));
+    assert_eq!(replay.cut_at, None);
+    assert_eq!(replay.bytes, bytes.len() as u64);
+}
+
+#[test]
+fn the_writer_flushes_every_second_of_game_time() {
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    let after_header = writer.bytes_written();
+    for frame in 0..59 {
+        writer.frame(Frame::new(frame), &[], None, None).unwrap();
+    }
+    assert_eq!(writer.bytes_written(), after_header, "still gathering");
+    writer.frame(Frame::new(59), &[], None, None).unwrap();
+    assert!(writer.bytes_written() > after_header, "one second is written");
+}
+
+#[test]
+fn idle_frames_cost_about_a_bit_per_player() {
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    let after_header = writer.bytes_written();
+    for frame in 0..6000 {
+        writer.frame(Frame::new(frame), &[], None, None).unwrap();
+    }
+    // One bit per player and frame, plus each second's record framing.
+    let per_player_frame = (writer.bytes_written() - after_header) as f64 * 8.0 / 12_000.0;
+    assert!(per_player_frame < 2.0, "{per_player_frame} bits a player and frame");
+}
+
+#[test]
+fn a_file_cut_anywhere_reads_up_to_its_last_whole_record() {
+    let bytes = recorded(200);
+    let whole = read_replay(&bytes[..]).unwrap();
+    let mut previous_frames = 0;
+    for cut in 0..bytes.len() {
+        match read_replay(&bytes[..cut]) {
+            Ok(replay) => {
+                assert!(replay.frames() <= whole.frames());
+                assert!(replay.frames() >= previous_frames, "cut at {cut}");
+                previous_frames = replay.frames();
+                assert_eq!(replay.end, None, "cut at {cut}");
+                assert!(replay.bytes <= cut as u64);
+                if replay.bytes < cut as u64 {
+                    assert_eq!(replay.cut_at, Some(replay.bytes), "cut at {cut}");
+                }
+                for frame in 0..replay.frames() {
+                    assert_eq!(
+                        replay.inputs(Frame::new(frame)),
+                        whole.inputs(Frame::new(frame))
+                    );
+                }
+            }
+            Err(ReplayError::HeaderCut { .. }) | Err(ReplayError::NotAReplay) => {}
+            Err(other) => panic!("cut at {cut}: {other}"),
+        }
+    }
+}
+
+#[test]
+fn a_flipped_byte_is_refused_naming_the_record_it_is_in() {
+    let bytes = recorded(200);
+    let mut corrupted = bytes.clone();
+    let position = bytes.len() - 40;
+    corrupted[position] ^= 0x10;
+    let error = read_replay(&corrupted[..]).unwrap_err();
+    let offset = match error {
+        ReplayError::BadRecordCheck { offset } => offset,
+        ReplayError::RecordTooLong { offset, .. } | ReplayError::UnknownRecord { offset, .. } => {
+            offset
+        }
+        other => panic!("{other}"),
+    };
+    assert!(offset <= position as u64 && offset + 64 > position as u64);
+    assert!(error.to_string().contains(&format!("byte {offset}")), "{error}");
+}
+
+#[test]
+fn another_file_or_version_is_refused() {
+    assert_eq!(
+        read_replay(&b"PNG\x89 not a replay"[..]).unwrap_err(),
+        ReplayError::NotAReplay
+    );
+    let mut bytes = recorded(10);
+    bytes[8] = 9;
+    assert_eq!(
+        read_replay(&bytes[..]).unwrap_err(),
+        ReplayError::UnsupportedVersion { found: 9 }
+    );
+}
+
+/// Appends a record with a valid check, whatever its payload says.
+fn forged_record(kind: u8, payload: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.push(kind);
+    netcade::protocol::codec::put_varint(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+    let check = xxhash_rust::xxh3::xxh3_64(&out[start..]) as u32;
+    out.extend_from_slice(&check.to_le_bytes());
+}
+
+#[test]
+fn a_start_state_claiming_to_expand_past_the_limit_is_refused_before_expanding() {
+    let mut bytes = recorded(0);
+    // Cut back to the preamble and forge a header whose start state claims
+    // 4 GiB: lz4's size prefix says u32::MAX.
+    let mut header_bytes = Vec::new();
+    let good = netcade::replay::ReplayHeader {
+        start_state: vec![0; 16],
+        ..header(2)
+    };
+    netcade::replay::encode_record(&netcade::replay::Record::Header(good), &mut header_bytes);
+    let blob = lz4_flex::block::compress_prepend_size(&[0u8; 16]);
+    let position = header_bytes
+        .windows(blob.len())
+        .position(|window| window == blob)
+        .unwrap();
+    bytes.truncate(netcade::replay::PREAMBLE_SIZE);
+    let length_len = {
+        let (_, used) = netcade::protocol::codec::read_varint(&header_bytes[1..]).unwrap();
+        used
+    };
+    let mut payload = header_bytes[1 + length_len..header_bytes.len() - 4].to_vec();
+    let payload_position = position - 1 - length_len;
+    payload[payload_position..payload_position + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    forged_record(1, &payload, &mut bytes);
+    let error = read_replay(&bytes[..]).unwrap_err().to_string();
+    assert!(
+        error.contains("start state") && error.contains(&MAX_STATE_BYTES.to_string()),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_inputs_record_claiming_more_inputs_than_its_bytes_hold_is_refused() {
+    let mut bytes = recorded(0);
+    // Drop the end record, then forge inputs claiming 8000 with 3 bytes.
+    let end_record_len = 1 + 1 + 2 + 4;
+    bytes.truncate(bytes.len() - end_record_len);
+    let departure_len = 1 + 1 + 2 + 4;
+    bytes.truncate(bytes.len() - departure_len);
+    let mut payload = Vec::new();
+    netcade::protocol::codec::put_varint(&mut payload, 0);
+    netcade::protocol::codec::put_varint(&mut payload, 8000);
+    payload.extend_from_slice(&[0, 0, 0]);
+    forged_record(2, &payload, &mut bytes);
+    let error = read_replay(&bytes[..]).unwrap_err().to_string();
+    assert!(error.contains("cannot fit"), "{error}");
+}
+
+#[test]
+fn a_record_claiming_an_absurd_length_is_refused_without_reading_it() {
+    let mut bytes = recorded(0);
+    bytes.push(3);
+    netcade::protocol::codec::put_varint(&mut bytes, 1 << 40);
+    let error = read_replay(&bytes[..]).unwrap_err();
+    assert!(
+        matches!(error, ReplayError::RecordTooLong { length, .. } if length == 1 << 40),
+        "{error}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let _ = read_replay(&bytes[..]);
+        let mut with_preamble = netcade::replay::preamble().to_vec();
+        with_preamble.extend_from_slice(&bytes);
+        let _ = read_replay(&with_preamble[..]);
+    }
+
+    #[test]
+    fn mutated_replays_never_panic_and_keep_their_whole_prefix(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut bytes = recorded(150);
+        for (index, value) in flips {
+            let at = index.index(bytes.len());
+            bytes[at] = value;
+        }
+        let keep = cut.index(bytes.len() + 1);
+        if let Ok(replay) = read_replay(&bytes[..keep]) {
+            prop_assert!(replay.frames() <= 150 + 4096);
+            prop_assert!(replay.bytes <= keep as u64);
+        }
+    }
+
+    #[test]
+    fn any_inputs_round_trip(
+        rows in proptest::collection::vec(proptest::collection::vec(any::<u16>(), 3), 0..400)
+    ) {
+        let mut writer = ReplayWriter::new(Vec::new(), &header(3)).unwrap();
+        for (frame, row) in rows.iter().enumerate() {
+            let inputs: Vec<Buttons> = row.iter().map(|&bits| Buttons::from_bits(bits)).collect();
+            writer.frame(Frame::new(frame as u32), &inputs, None, None).unwrap();
+        }
+        let bytes = writer.finish(EndReason::Finished).unwrap();
+        let replay = read_replay(&bytes[..]).unwrap();
+        prop_assert_eq!(replay.frames() as usize, rows.len());
+        for (frame, row) in rows.iter().enumerate() {
+            let inputs = replay.inputs(Frame::new(frame as u32));
+            for (player, &bits) in row.iter().enumerate() {
+                prop_assert_eq!(inputs[player].bits(), bits);
+            }
+        }
+    }
+}
