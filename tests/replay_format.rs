@@ -54,7 +54,7 @@ fn recorded(frames: u32) -> Vec<u8> {
         }
     }
     writer.player_left(Frame::new(frames), 1).unwrap();
-    writer.finish(EndReason::Disconnect).unwrap()
+    writer.finish(EndReason::Disconnect).unwrap().0
 }
 
 #[test]
@@ -287,7 +287,7 @@ proptest! {
             let inputs: Vec<Buttons> = row.iter().map(|&bits| Buttons::from_bits(bits)).collect();
             writer.frame(Frame::new(frame as u32), &inputs, None, None).unwrap();
         }
-        let bytes = writer.finish(EndReason::Finished).unwrap();
+        let bytes = writer.finish(EndReason::Finished).unwrap().0;
         let replay = read_replay(&bytes[..]).unwrap();
         prop_assert_eq!(replay.frames() as usize, rows.len());
         for (frame, row) in rows.iter().enumerate() {

@@ -36,6 +36,10 @@ pub struct FinalFrame<'a> {
     /// The checksum of the game's memory at its start, when
     /// [`FrameSink::wants_checksums`] says so (`None` otherwise).
     pub checksum: Option<Checksum>,
+    /// The checksum of the last picture drawn before it, where the driver
+    /// has it: local runs, on the replay checkpoints' frames when checksums
+    /// are wanted (a netplay frame's picture is gone by the time it is final).
+    pub video: Option<Checksum>,
 }
 
 /// Receives the frames a netplay driver runs and finalizes.
@@ -55,6 +59,18 @@ pub trait FrameSink {
     /// save costs time, so drivers only do it when a sink asks.
     fn wants_checksums(&self) -> bool {
         false
+    }
+
+    /// A desync repair loaded `state` (the host's) at the start of `frame`,
+    /// a frame already final: the replay recorder keeps it, since playback
+    /// must load it too.
+    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+        let _ = (frame, state);
+    }
+
+    /// `player` (0-based) left the match; from `frame` on they hold nothing.
+    fn player_left(&mut self, frame: Frame, player: u8) {
+        let _ = (frame, player);
     }
 }
 
@@ -78,6 +94,16 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
     fn wants_checksums(&self) -> bool {
         self.0.wants_checksums() || self.1.wants_checksums()
     }
+
+    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+        self.0.state_repaired(frame, state);
+        self.1.state_repaired(frame, state);
+    }
+
+    fn player_left(&mut self, frame: Frame, player: u8) {
+        self.0.player_left(frame, player);
+        self.1.player_left(frame, player);
+    }
 }
 
 /// A sink borrowed for the length of a run.
@@ -92,6 +118,14 @@ impl<S: FrameSink + ?Sized> FrameSink for &mut S {
 
     fn wants_checksums(&self) -> bool {
         (**self).wants_checksums()
+    }
+
+    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+        (**self).state_repaired(frame, state);
+    }
+
+    fn player_left(&mut self, frame: Frame, player: u8) {
+        (**self).player_left(frame, player);
     }
 }
 
@@ -190,6 +224,7 @@ mod tests {
             frame: Frame::new(frame),
             inputs: &[],
             checksum,
+            video: None,
         }
     }
 

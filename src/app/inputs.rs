@@ -145,6 +145,7 @@ pub enum InputError {
 pub struct InputScript {
     runs: Vec<(u64, FrameInputs)>,
     total_frames: u64,
+    players: usize,
 }
 
 impl InputScript {
@@ -217,6 +218,7 @@ impl InputScript {
                     "a repeat needs buttons after it (e.g. `60x RIGHT NONE`)".to_string(),
                 ));
             }
+            script.players = script.players.max(players);
             script.total_frames += repeat;
             if script.total_frames > MAX_SCRIPT_FRAMES {
                 return Err((
@@ -235,6 +237,11 @@ impl InputScript {
     /// Frames the script describes (after them everybody holds nothing).
     pub fn total_frames(&self) -> u64 {
         self.total_frames
+    }
+
+    /// The most players a line of the script names.
+    pub fn players(&self) -> usize {
+        self.players
     }
 }
 
@@ -459,6 +466,16 @@ impl InputSource {
             }
         }
         Ok(source)
+    }
+
+    /// How many players' buttons it presses (at least 1): a recording
+    /// keeps that many per frame.
+    pub fn players(&self) -> usize {
+        match self {
+            InputSource::Idle => 1,
+            InputSource::Random(_) => RANDOM_PLAYERS,
+            InputSource::Script(player) => player.script.players().max(1),
+        }
     }
 
     /// The next frame's inputs, one [`Buttons`] per port.

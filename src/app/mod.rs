@@ -18,6 +18,7 @@ pub mod netplay_live;
 pub mod netplay_match;
 pub mod netplay_tick;
 pub mod png;
+pub mod replay_record;
 pub mod run;
 pub mod synctest;
 #[cfg(any(test, feature = "testing"))]

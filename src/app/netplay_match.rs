@@ -204,6 +204,7 @@ impl NetplayDriver {
                 // Never missing while the pending ring outreaches the
                 // session's windows; if it were, nothing proves the frame.
                 checksum: pending.and_then(|p| p.checksum),
+                video: None,
                 inputs: inputs.as_ref().map_or(&[][..], |inputs| &inputs[..players]),
             });
             self.next_final = frame.next();
@@ -261,6 +262,7 @@ impl NetplayDriver {
         game.load_state(host_state)
             .map_err(AppError::at_frame(frame.number()))?;
         self.checkpoints.keep(frame, host_state);
+        sink.state_repaired(frame, host_state);
         let players = netplay.session().players();
         let checkpoint_interval = u32::from(netplay.settings().checksum_interval);
         let by_state = game.game_memory().is_empty();

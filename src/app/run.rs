@@ -2,10 +2,14 @@
 
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
+use crate::app::replay_record::{replay_header, RecordingSummary, ReplayRecorder};
+use crate::replay::EndReason;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
+use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Arguments of `netcade run`.
@@ -23,6 +27,9 @@ pub struct RunArgs {
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+    /// Records the run as a replay at PATH (`netcade replay play PATH`).
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
 }
 
 /// What a run measured.
@@ -83,6 +90,10 @@ pub fn run_frames<G: Game + ?Sized>(
         } else {
             Some(Checksum::of(game.game_memory()))
         };
+        // The picture every replay checkpoint, before the frame redraws it.
+        let video = (wants_checksums && number % CHECKPOINT_INTERVAL == 0)
+            .then(|| game.video_frame().map(|picture| Checksum::of_video(&picture)))
+            .flatten();
         let frame_inputs = inputs.next_frame();
         game.run_frame(&frame_inputs, true);
         sink.frame_run(&FinishedFrame {
@@ -95,6 +106,7 @@ pub fn run_frames<G: Game + ?Sized>(
             frame,
             inputs: &frame_inputs,
             checksum,
+            video,
         });
     }
     let elapsed = started.elapsed();
@@ -147,11 +159,34 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
-    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut ())?;
+    let mut recorder = match &args.record {
+        Some(path) => {
+            let mut start_state = Vec::new();
+            game.save_state(&mut start_state)
+                .map_err(AppError::at_frame(0))?;
+            let players = inputs.players() as u8;
+            let header = replay_header(game.as_ref(), &args.game, players, Vec::new(), start_state)?;
+            Some(ReplayRecorder::create(path, &header)?)
+        }
+        None => None,
+    };
+    let report = match &mut recorder {
+        Some(recorder) => run_frames(game.as_mut(), args.frames, &mut inputs, recorder)?,
+        None => run_frames(game.as_mut(), args.frames, &mut inputs, &mut ())?,
+    };
+    let recording = recorder
+        .map(|recorder| recorder.finish(EndReason::Finished))
+        .transpose()?;
     writeln!(out, "{}", game.title())?;
     describe(&report, out)?;
+    if let Some(recording) = &recording {
+        writeln!(out, "replay: {}", recording.path.display())?;
+    }
     if args.json {
         let mut json = report_json(&report);
+        json["replay"] = recording
+            .as_ref()
+            .map_or(serde_json::Value::Null, RecordingSummary::json);
         json["command"] = "run".into();
         json["game"] = game.title().into();
         json["inputs"] = args.inputs.to_string().into();

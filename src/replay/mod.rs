@@ -12,4 +12,4 @@ mod writer;
 
 pub use format::*;
 pub use reader::{read_replay, Replay, ReplayEvent};
-pub use writer::ReplayWriter;
+pub use writer::{ReplayWriter, CHECKPOINT_INTERVAL};

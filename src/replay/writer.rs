@@ -123,8 +123,9 @@ impl<W: Write> ReplayWriter<W> {
         self.flush()
     }
 
-    /// Ends the replay with its end record, flushes, and hands back `W`.
-    pub fn finish(mut self, reason: EndReason) -> io::Result<W> {
+    /// Ends the replay with its end record, flushes, and hands back `W` and
+    /// the bytes written in all.
+    pub fn finish(mut self, reason: EndReason) -> io::Result<(W, u64)> {
         self.encode_pending();
         encode_record(
             &Record::End {
@@ -134,7 +135,7 @@ impl<W: Write> ReplayWriter<W> {
             &mut self.encoded,
         );
         self.flush()?;
-        Ok(self.out)
+        Ok((self.out, self.bytes_written))
     }
 
     fn encode_pending(&mut self) {

@@ -1,0 +1,283 @@
+//! Recording matches and runs: [`ReplayRecorder`] is a [`FrameSink`] that
+//! streams every final frame into a replay file, and [`RecordArgs`] is how
+//! commands choose the file (`--record PATH`, `--no-record`).
+
+use crate::app::frame_sink::{FinalFrame, FrameSink};
+use crate::app::game::resolve_core;
+use crate::app::{AppError, Game, GameArgs};
+use crate::checksum::Checksum;
+use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
+use crate::rollback::Frame;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How a netplay command records its match.
+#[derive(Clone, Debug, Default, PartialEq, Eq, clap::Args)]
+pub struct RecordArgs {
+    /// Write the match's replay to PATH [default: a new file in the `replays`
+    /// folder of netcade's data directory, ~/.local/share/netcade/replays].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_record")]
+    pub record: Option<PathBuf>,
+    /// Do not record the match.
+    #[arg(long)]
+    pub no_record: bool,
+}
+
+/// The environment variable that replaces the default replays folder.
+pub const REPLAY_DIR_ENV: &str = "NETCADE_REPLAY_DIR";
+
+impl RecordArgs {
+    /// The file to record into, if any: `--record`, else a new file named
+    /// after the date, the core and the content in the replays folder.
+    pub fn target(&self, header: &ReplayHeader) -> Result<Option<PathBuf>, AppError> {
+        if self.no_record {
+            return Ok(None);
+        }
+        if let Some(path) = &self.record {
+            return Ok(Some(path.clone()));
+        }
+        let dir = std::env::var_os(REPLAY_DIR_ENV)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                directories::ProjectDirs::from("", "", "netcade")
+                    .map(|dirs| dirs.data_dir().join("replays"))
+            })
+            .ok_or_else(|| AppError::BadArgument {
+                message: format!(
+                    "no home directory to keep replays in: give --record PATH, --no-record or {REPLAY_DIR_ENV}"
+                ),
+            })?;
+        std::fs::create_dir_all(&dir).map_err(|source| AppError::WriteFile {
+            what: "the replays folder",
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(Some(unused_path(&dir, &replay_file_stem(header))))
+    }
+}
+
+/// `2026-11-22_21-04-17_stella_combat`: the date (UTC), the core and the
+/// content, in characters every file system takes.
+pub fn replay_file_stem(header: &ReplayHeader) -> String {
+    let date = humantime::format_rfc3339_seconds(UNIX_EPOCH + std::time::Duration::from_secs(header.recorded_at_unix))
+        .to_string()
+        .trim_end_matches('Z')
+        .replace('T', "_")
+        .replace(':', "-");
+    let content = Path::new(&header.content_name)
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut stem = format!("{date}_{}", header.core_name);
+    if !content.is_empty() {
+        stem.push('_');
+        stem.push_str(&content);
+    }
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `dir/stem.ncr`, or `dir/stem-2.ncr`, … when taken.
+fn unused_path(dir: &Path, stem: &str) -> PathBuf {
+    let mut path = dir.join(format!("{stem}.ncr"));
+    let mut attempt = 1;
+    while path.exists() {
+        attempt += 1;
+        path = dir.join(format!("{stem}-{attempt}.ncr"));
+    }
+    path
+}
+
+/// The xxh3 of the content file (zero without content), as netplay
+/// handshakes and replay headers compare it.
+pub fn content_checksum(rom: Option<&Path>) -> Result<Checksum, AppError> {
+    let Some(rom) = rom else {
+        return Ok(Checksum(0));
+    };
+    let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
+        what: "the content",
+        path: rom.to_path_buf(),
+        source,
+    })?;
+    Ok(Checksum::of(&content))
+}
+
+/// The header of a replay of `game` (loaded as `args` say) beginning from
+/// `start_state`, with `players` players named `player_names`, recorded now.
+pub fn replay_header(
+    game: &dyn Game,
+    args: &GameArgs,
+    players: u8,
+    player_names: Vec<String>,
+    start_state: Vec<u8>,
+) -> Result<ReplayHeader, AppError> {
+    let absolute = |path: &Path| {
+        std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let core_path = resolve_core(&args.core)?;
+    let recorded_at_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|since| since.as_secs())
+        .unwrap_or(0);
+    Ok(ReplayHeader {
+        netcade_version: env!("CARGO_PKG_VERSION").to_string(),
+        core_name: game.core_name(),
+        core_version: game.core_version(),
+        core_path: absolute(&core_path),
+        content_name: args
+            .rom
+            .as_deref()
+            .and_then(Path::file_name)
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        content_path: args.rom.as_deref().map(absolute).unwrap_or_default(),
+        content_hash: content_checksum(args.rom.as_deref())?,
+        core_options: args.options.clone(),
+        players,
+        frames_per_second: game.frames_per_second(),
+        sample_rate: game.sample_rate(),
+        recorded_at_unix,
+        player_names,
+        start_memory_checksum: if game.game_memory().is_empty() {
+            Checksum::of(&start_state)
+        } else {
+            Checksum::of(game.game_memory())
+        },
+        start_state,
+    })
+}
+
+/// Where a recording went, for the summary and the JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingSummary {
+    /// The replay file.
+    pub path: PathBuf,
+    /// Frames recorded.
+    pub frames: u32,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+impl RecordingSummary {
+    /// `{"path": …, "frames": …, "bytes": …}`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path.display().to_string(),
+            "frames": self.frames,
+            "bytes": self.bytes,
+        })
+    }
+}
+
+/// Streams every final frame into a replay file. A write failure stops the
+/// recording (the match goes on) and is reported by [`ReplayRecorder::finish`].
+pub struct ReplayRecorder<W: Write = BufWriter<File>> {
+    writer: Option<ReplayWriter<W>>,
+    path: PathBuf,
+    failure: Option<std::io::Error>,
+}
+
+impl ReplayRecorder {
+    /// Creates the file at `path` and writes `header` into it.
+    pub fn create(path: &Path, header: &ReplayHeader) -> Result<Self, AppError> {
+        let write_error = |source| AppError::WriteFile {
+            what: "the replay",
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::create(path).map_err(write_error)?;
+        let writer = ReplayWriter::new(BufWriter::new(file), header).map_err(write_error)?;
+        Ok(ReplayRecorder::new(writer, path.to_path_buf()))
+    }
+}
+
+impl<W: Write> ReplayRecorder<W> {
+    /// Records through `writer`; `path` names it in reports.
+    pub fn new(writer: ReplayWriter<W>, path: PathBuf) -> Self {
+        ReplayRecorder {
+            writer: Some(writer),
+            path,
+            failure: None,
+        }
+    }
+
+    /// The replay file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn keep(&mut self, result: std::io::Result<()>) {
+        if let Err(error) = result {
+            tracing::warn!(path = %self.path.display(), "replay recording stopped: {error}");
+            self.writer = None;
+            self.failure.get_or_insert(error);
+        }
+    }
+
+    /// Writes the end record and closes the file.
+    pub fn finish(mut self, reason: EndReason) -> Result<RecordingSummary, AppError> {
+        let write_error = |path: &Path, source| AppError::WriteFile {
+            what: "the replay",
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(failure) = self.failure.take() {
+            return Err(write_error(&self.path, failure));
+        }
+        let Some(writer) = self.writer.take() else {
+            return Err(write_error(
+                &self.path,
+                std::io::Error::other("the recording stopped"),
+            ));
+        };
+        let frames = writer.frames();
+        let (_, bytes) = writer
+            .finish(reason)
+            .map_err(|source| write_error(&self.path, source))?;
+        Ok(RecordingSummary {
+            path: self.path,
+            frames,
+            bytes,
+        })
+    }
+}
+
+impl<W: Write> FrameSink for ReplayRecorder<W> {
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        if let Some(writer) = &mut self.writer {
+            let result = writer.frame(frame.frame, frame.inputs, frame.checksum, frame.video);
+            self.keep(result);
+        }
+    }
+
+    fn wants_checksums(&self) -> bool {
+        true
+    }
+
+    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+        if let Some(writer) = &mut self.writer {
+            let result = writer.repair(frame, state);
+            self.keep(result);
+        }
+    }
+
+    fn player_left(&mut self, frame: Frame, player: u8) {
+        if let Some(writer) = &mut self.writer {
+            let result = writer.player_left(frame, player);
+            self.keep(result);
+        }
+    }
+}
