@@ -8,6 +8,7 @@ use netcade::app::debugger::{debug_command, DebugArgs};
 use netcade::app::demo::{demo_command, DemoArgs};
 use netcade::app::error::error_chain;
 use netcade::app::netplay_live::{host_command, join_command, HostArgs, JoinArgs};
+use netcade::app::replay_tools::{replay_command, ReplayArgs};
 use netcade::app::run::{run_command, RunArgs};
 use netcade::app::synctest::{synctest_command, SyncTestArgs};
 use netcade::app::{init_logging, AppError, Outcome};
@@ -16,7 +17,8 @@ use std::process::ExitCode;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
-  1  a sync-test found a desync, the demo's machines disagreed, or a host/join match desynced
+  1  a sync-test found a desync, the demo's machines disagreed, a host/join match desynced,
+     a replay failed --verify, or `replay diff` found a difference
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      failed commands in a debug script, a busy port, a host name that does not resolve,
      a refused netplay handshake, or a failed rollback pre-flight with --strict
@@ -53,6 +55,8 @@ enum Command {
     Host(HostArgs),
     /// Join a netplay match hosted at HOST:PORT.
     Join(JoinArgs),
+    /// Replays: play (verify, seek), info, inputs, diff.
+    Replay(ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_command(args, &mut stdout),
         Command::Host(args) => host_command(args, &mut stdout),
         Command::Join(args) => join_command(args, &mut stdout),
+        Command::Replay(args) => replay_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

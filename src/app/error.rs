@@ -62,6 +62,9 @@ pub enum Outcome {
     /// A `host`/`join` match ended before its last frame because the peer
     /// left or went silent past the disconnect timeout.
     PeerLost,
+    /// `replay play --verify` found a checkpoint playback disagrees with,
+    /// or `replay diff` found two replays differing.
+    ReplayMismatch,
 }
 
 impl Outcome {
@@ -69,7 +72,9 @@ impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Success => EXIT_SUCCESS,
-            Outcome::SyncTestFailed | Outcome::NetplayFailed => EXIT_SYNC_TEST_FAILED,
+            Outcome::SyncTestFailed | Outcome::NetplayFailed | Outcome::ReplayMismatch => {
+                EXIT_SYNC_TEST_FAILED
+            }
             Outcome::DebugCommandsFailed { .. } => EXIT_USER_MISTAKE,
             Outcome::NetplayUnfinished => EXIT_NETPLAY_UNFINISHED,
             Outcome::PeerLost => EXIT_PEER_LOST,
@@ -187,6 +192,23 @@ pub enum AppError {
         /// What differs.
         reason: String,
     },
+    /// A replay file cannot be read: the source names the problem and
+    /// where (byte offset).
+    #[error("cannot read the replay {}", path.display())]
+    ReadReplay {
+        /// The replay file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: crate::replay::ReplayError,
+    },
+    /// A replay cannot be played with the core or content given: `reason`
+    /// names what differs.
+    #[error("{reason}")]
+    ReplayRefused {
+        /// What differs, the replay's value first.
+        reason: String,
+    },
     /// `--strict` and the rollback pre-flight found the core unfaithful.
     #[error("rollback pre-flight: {game} does not restore its state faithfully, refusing to play (--strict): {verdict}")]
     PreflightFailed {
@@ -208,6 +230,8 @@ impl AppError {
             | AppError::Bind { .. }
             | AppError::UnresolvableHost { .. }
             | AppError::HandshakeRefused { .. }
+            | AppError::ReadReplay { .. }
+            | AppError::ReplayRefused { .. }
             | AppError::PreflightFailed { .. } => EXIT_USER_MISTAKE,
             AppError::NoAnswer { .. } => EXIT_RUNTIME_FAILURE,
             AppError::Emulator { .. }

@@ -18,7 +18,9 @@ pub mod netplay_live;
 pub mod netplay_match;
 pub mod netplay_tick;
 pub mod png;
+pub mod replay_play;
 pub mod replay_record;
+pub mod replay_tools;
 pub mod run;
 pub mod synctest;
 #[cfg(any(test, feature = "testing"))]

@@ -6,6 +6,7 @@ use crate::app::replay_record::{replay_header, RecordingSummary, ReplayRecorder}
 use crate::replay::EndReason;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
+use crate::emulator::{Emulator, EmulatorError};
 use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
 use std::io::Write;
@@ -65,6 +66,21 @@ impl RunReport {
     }
 }
 
+/// The checksum a final frame carries and a replay checkpoint holds: of the
+/// game's memory, or of its whole state (saved into `scratch`) for games
+/// that expose no memory.
+pub fn memory_checksum<G: Emulator + ?Sized>(
+    game: &mut G,
+    scratch: &mut Vec<u8>,
+) -> Result<Checksum, EmulatorError> {
+    if game.game_memory().is_empty() {
+        game.save_state(scratch)?;
+        Ok(Checksum::of(scratch))
+    } else {
+        Ok(Checksum::of(game.game_memory()))
+    }
+}
+
 /// Runs `frames` frames as fast as the game goes, drawing each, and hands
 /// every frame to `sink`: a local run never rolls back, so each frame is
 /// final as soon as it has run.
@@ -81,14 +97,10 @@ pub fn run_frames<G: Game + ?Sized>(
     for number in 0..frames {
         let frame = Frame::new(number);
         // The same checksum the netplay driver gives its final frames.
-        let checksum = if !wants_checksums {
-            None
-        } else if game.game_memory().is_empty() {
-            game.save_state(&mut state)
-                .map_err(AppError::at_frame(number))?;
-            Some(Checksum::of(&state))
+        let checksum = if wants_checksums {
+            Some(memory_checksum(game, &mut state).map_err(AppError::at_frame(number))?)
         } else {
-            Some(Checksum::of(game.game_memory()))
+            None
         };
         // The picture every replay checkpoint, before the frame redraws it.
         let video = (wants_checksums && number % CHECKPOINT_INTERVAL == 0)

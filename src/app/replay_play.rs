@@ -1,0 +1,631 @@
+//! Playing replays back: [`ReplayPlayback`] is the frame source (a window
+//! or the debugger steps it, `replay play --headless` runs it flat out),
+//! [`Keyframes`] make seeking cost at most one keyframe interval, and
+//! [`verify`] proves a playback faithful against the recorded checkpoints.
+
+use crate::app::run::memory_checksum;
+use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
+use crate::checksum::{Checksum, Checksums};
+use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
+use crate::emulator::Emulator;
+use crate::input::Buttons;
+use crate::replay::{read_replay, Replay, ReplayEvent};
+use crate::rollback::Frame;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Frames between keyframes: 15 s at 60 fps, as Slippi keeps them.
+pub const KEYFRAME_INTERVAL: u32 = 900;
+
+/// The most memory keyframes may take; past it every other one is dropped
+/// (the interval doubles).
+pub const KEYFRAME_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+
+/// Reads the replay at `path`, saying on stderr when it was cut short.
+pub fn load_replay(path: &Path) -> Result<Replay, AppError> {
+    let file = std::fs::File::open(path).map_err(|source| AppError::PrepareFile {
+        what: "the replay",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let replay = read_replay(BufReader::new(file)).map_err(|source| AppError::ReadReplay {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if let Some(offset) = replay.cut_at {
+        eprintln!(
+            "warning: {} is cut short at byte {offset} (in the middle of a record): it holds its first {} frames",
+            path.display(),
+            replay.frames()
+        );
+    } else if replay.end.is_none() {
+        eprintln!(
+            "warning: {} has no end record (the recording was stopped): it holds its first {} frames",
+            path.display(),
+            replay.frames()
+        );
+    }
+    Ok(replay)
+}
+
+/// Which core and content to play a replay with.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ReplayGameArgs {
+    /// The core [default: the one the replay was recorded with, where it was].
+    #[arg(long, value_name = "CORE")]
+    pub core: Option<PathBuf>,
+    /// The content [default: the replay's, where it was].
+    #[arg(long, value_name = "ROM")]
+    pub rom: Option<PathBuf>,
+    /// Where the core looks for BIOS and other system files (as for `run`).
+    #[arg(long, value_name = "DIR")]
+    pub system_dir: Option<PathBuf>,
+}
+
+/// Opens the game `replay` was recorded with, refusing another core, core
+/// version or content with an error naming what differs.
+pub fn open_replay_game(
+    replay: &Replay,
+    args: &ReplayGameArgs,
+) -> Result<Box<dyn Game>, AppError> {
+    let header = &replay.header;
+    let core = match &args.core {
+        Some(core) => core.clone(),
+        None if Path::new(&header.core_path).exists() => PathBuf::from(&header.core_path),
+        None => {
+            return Err(AppError::BadArgument {
+                message: format!(
+                    "the replay's core {} is not at {} any more: give --core",
+                    header.core_name, header.core_path
+                ),
+            })
+        }
+    };
+    let rom = match &args.rom {
+        Some(rom) => Some(rom.clone()),
+        None if header.content_name.is_empty() => None,
+        None if Path::new(&header.content_path).exists() => {
+            Some(PathBuf::from(&header.content_path))
+        }
+        None => {
+            return Err(AppError::BadArgument {
+                message: format!(
+                    "the replay's content {} is not at {} any more: give --rom",
+                    header.content_name, header.content_path
+                ),
+            })
+        }
+    };
+    let content_hash = crate::app::replay_record::content_checksum(rom.as_deref())?;
+    if content_hash != header.content_hash {
+        return Err(AppError::ReplayRefused {
+            reason: format!(
+                "the replay was recorded with content {} ({}), {} is different ({})",
+                header.content_name,
+                header.content_hash,
+                rom.as_deref()
+                    .map_or("no content".to_string(), |rom| rom.display().to_string()),
+                content_hash
+            ),
+        });
+    }
+    let game = open_game(&GameArgs {
+        core,
+        rom,
+        options: header.core_options.clone(),
+        system_dir: args.system_dir.clone(),
+        save_dir: None,
+    })?;
+    if game.core_name() != header.core_name {
+        return Err(AppError::ReplayRefused {
+            reason: format!(
+                "the replay was recorded with the core {}, this core is {}",
+                header.core_name,
+                game.core_name()
+            ),
+        });
+    }
+    if game.core_version() != header.core_version {
+        return Err(AppError::ReplayRefused {
+            reason: format!(
+                "the replay was recorded with {} version {}, this core is version {}",
+                header.core_name,
+                header.core_version,
+                game.core_version()
+            ),
+        });
+    }
+    Ok(game)
+}
+
+/// Steps a game through a replay's frames: the start state, then each
+/// frame's recorded inputs, with repairs loaded and departed players
+/// holding nothing where the recording says. The game always stands at the
+/// start of [`ReplayPlayback::frame`], that frame's events applied.
+#[derive(Debug)]
+pub struct ReplayPlayback<'r> {
+    replay: &'r Replay,
+    frame: Frame,
+    departed: [bool; crate::input::MAX_PLAYERS],
+}
+
+impl<'r> ReplayPlayback<'r> {
+    /// Loads the replay's start state into `game`: playback stands at frame 0.
+    pub fn start<G: Emulator + ?Sized>(
+        replay: &'r Replay,
+        game: &mut G,
+    ) -> Result<Self, AppError> {
+        let mut playback = ReplayPlayback {
+            replay,
+            frame: Frame::new(0),
+            departed: [false; crate::input::MAX_PLAYERS],
+        };
+        game.load_state(&replay.header.start_state)
+            .map_err(AppError::at_frame(0))?;
+        playback.apply_events(game)?;
+        Ok(playback)
+    }
+
+    /// The frame the game stands at the start of.
+    pub fn frame(&self) -> Frame {
+        self.frame
+    }
+
+    /// Whether every recorded frame has been run.
+    pub fn at_end(&self) -> bool {
+        self.frame.number() >= self.replay.frames()
+    }
+
+    /// The buttons frame `frame` runs with.
+    fn inputs(&self, frame: Frame) -> [Buttons; crate::input::MAX_PLAYERS] {
+        let mut inputs = self.replay.inputs(frame);
+        for (held, departed) in inputs.iter_mut().zip(self.departed) {
+            if departed {
+                *held = Buttons::NONE;
+            }
+        }
+        inputs
+    }
+
+    /// Runs the current frame (drawing it if `render`) and applies the next
+    /// frame's events. Past the last recorded frame nobody holds anything.
+    pub fn step<G: Emulator + ?Sized>(&mut self, game: &mut G, render: bool) -> Result<(), AppError> {
+        let inputs = self.inputs(self.frame);
+        game.run_frame(&inputs[..usize::from(self.replay.header.players)], render);
+        self.frame = self.frame.next();
+        self.apply_events(game)
+    }
+
+    fn apply_events<G: Emulator + ?Sized>(&mut self, game: &mut G) -> Result<(), AppError> {
+        for event in self.replay.events.iter().filter(|e| e.frame() == self.frame) {
+            match event {
+                ReplayEvent::Repair { state, .. } => game
+                    .load_state(state)
+                    .map_err(AppError::at_frame(self.frame.number()))?,
+                ReplayEvent::PlayerLeft { player, .. } => {
+                    if let Some(departed) = self.departed.get_mut(usize::from(*player)) {
+                        *departed = true;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts playback at the start of `frame` from a keyframe saved by
+    /// [`Keyframes::build`] (whose state `game` loads).
+    fn resume_at<G: Emulator + ?Sized>(
+        &mut self,
+        game: &mut G,
+        frame: Frame,
+        state: &[u8],
+    ) -> Result<(), AppError> {
+        game.load_state(state)
+            .map_err(AppError::at_frame(frame.number()))?;
+        self.frame = frame;
+        self.departed = [false; crate::input::MAX_PLAYERS];
+        for event in &self.replay.events {
+            if let ReplayEvent::PlayerLeft { frame: left, player } = event {
+                if *left <= frame {
+                    if let Some(departed) = self.departed.get_mut(usize::from(*player)) {
+                        *departed = true;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Savestates every [`KEYFRAME_INTERVAL`] frames of a replay (or a multiple
+/// of it, within [`KEYFRAME_BUDGET_BYTES`]), kept in memory.
+#[derive(Debug, Default)]
+pub struct Keyframes {
+    /// (frame, state at its start), in frame order, frame 0 first.
+    states: Vec<(Frame, Vec<u8>)>,
+    bytes: usize,
+}
+
+impl Keyframes {
+    /// Plays the whole replay on `game` without drawing, keeping a state
+    /// every keyframe interval; `game` ends at the replay's last frame.
+    pub fn build<G: Emulator + ?Sized>(replay: &Replay, game: &mut G) -> Result<Self, AppError> {
+        let mut keyframes = Keyframes::default();
+        let mut interval = KEYFRAME_INTERVAL;
+        let mut playback = ReplayPlayback::start(replay, game)?;
+        loop {
+            let frame = playback.frame();
+            if frame.number() % interval == 0 {
+                let mut state = Vec::new();
+                game.save_state(&mut state)
+                    .map_err(AppError::at_frame(frame.number()))?;
+                keyframes.bytes += state.len();
+                keyframes.states.push((frame, state));
+                while keyframes.bytes > KEYFRAME_BUDGET_BYTES && keyframes.states.len() > 1 {
+                    interval *= 2;
+                    keyframes.states.retain(|(kept, _)| kept.number() % interval == 0);
+                    keyframes.bytes = keyframes.states.iter().map(|(_, s)| s.len()).sum();
+                }
+            }
+            if playback.at_end() {
+                break;
+            }
+            playback.step(game, false)?;
+        }
+        Ok(keyframes)
+    }
+
+    /// How many keyframes are kept.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether none are (never after a build: frame 0 is always one).
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Bytes the kept states take.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Puts `playback` (and `game`) at the start of `target`: loads the last
+    /// keyframe before it and re-simulates from there, drawing the frame
+    /// before `target` so the picture is the one playing straight there
+    /// shows.
+    pub fn seek<G: Emulator + ?Sized>(
+        &self,
+        playback: &mut ReplayPlayback<'_>,
+        game: &mut G,
+        target: Frame,
+    ) -> Result<(), AppError> {
+        let index = self
+            .states
+            .partition_point(|(frame, _)| *frame < target)
+            .saturating_sub(1);
+        let Some((frame, state)) = self.states.get(index) else {
+            return Ok(());
+        };
+        playback.resume_at(game, *frame, state)?;
+        while playback.frame() < target {
+            let render = playback.frame().next() == target;
+            playback.step(game, render)?;
+        }
+        Ok(())
+    }
+}
+
+/// The first checkpoint a playback disagrees with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The frame.
+    pub frame: Frame,
+    /// Which checksum differs (`memory` or `video`).
+    pub kind: &'static str,
+    /// The recorded checksum.
+    pub recorded: Checksum,
+    /// Playback's.
+    pub played: Checksum,
+    /// The last checkpoint before it that agreed (frame 0's start state
+    /// when none did).
+    pub last_good: Frame,
+    /// The memory of playing from `last_good` to `frame` twice, compared:
+    /// differing regions mean this playback is not deterministic; none
+    /// means the recording's run differed from any run here.
+    pub replayed_memory: ByteDiff,
+}
+
+/// What verifying found.
+#[derive(Clone, Debug)]
+pub struct Verification {
+    /// Checkpoints compared (memory and, where recorded, video).
+    pub checked: usize,
+    /// The first disagreement, if any (verification stops there).
+    pub mismatch: Option<Mismatch>,
+    /// Frames played.
+    pub frames: u32,
+    /// Wall-clock time of the playback.
+    pub elapsed: Duration,
+}
+
+/// Plays the whole replay on `game` at full speed, comparing every
+/// recorded checkpoint, and on the first mismatch plays the stretch since
+/// the last good checkpoint again to report the memory regions that differ.
+pub fn verify<G: Emulator + ?Sized>(replay: &Replay, game: &mut G) -> Result<Verification, AppError> {
+    let started = Instant::now();
+    let mut playback = ReplayPlayback::start(replay, game)?;
+    let mut scratch = Vec::new();
+    let mut checked = 0;
+    let mut last_good = (Frame::new(0), replay.header.start_state.clone());
+    let mut checkpoints = replay.checkpoints.iter().peekable();
+    loop {
+        let frame = playback.frame();
+        while checkpoints.next_if(|c| c.frame < frame).is_some() {}
+        if let Some(checkpoint) = checkpoints.next_if(|c| c.frame == frame) {
+            let memory = memory_checksum(game, &mut scratch)
+                .map_err(AppError::at_frame(frame.number()))?;
+            let video = checkpoint.video.map(|recorded| {
+                let played = game
+                    .video_frame()
+                    .map(|picture| Checksum::of_video(&picture))
+                    .unwrap_or_default();
+                (recorded, played)
+            });
+            let differs = if memory != checkpoint.memory {
+                Some(("memory", checkpoint.memory, memory))
+            } else {
+                video
+                    .filter(|(recorded, played)| recorded != played)
+                    .map(|(recorded, played)| ("video", recorded, played))
+            };
+            if let Some((kind, recorded, played)) = differs {
+                let replayed_memory = replay_stretch(replay, game, &last_good, frame)?;
+                return Ok(Verification {
+                    checked,
+                    mismatch: Some(Mismatch {
+                        frame,
+                        kind,
+                        recorded,
+                        played,
+                        last_good: last_good.0,
+                        replayed_memory,
+                    }),
+                    frames: frame.number(),
+                    elapsed: started.elapsed(),
+                });
+            }
+            checked += 1;
+            game.save_state(&mut last_good.1)
+                .map_err(AppError::at_frame(frame.number()))?;
+            last_good.0 = frame;
+        }
+        if playback.at_end() {
+            break;
+        }
+        // Only the picture a checkpoint compares needs drawing.
+        let next = playback.frame().next();
+        let render = replay
+            .checkpoint(next)
+            .is_some_and(|checkpoint| checkpoint.video.is_some());
+        playback.step(game, render)?;
+    }
+    Ok(Verification {
+        checked,
+        mismatch: None,
+        frames: playback.frame().number(),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The memory at `frame` now, against playing from `from` to `frame` again.
+fn replay_stretch<G: Emulator + ?Sized>(
+    replay: &Replay,
+    game: &mut G,
+    from: &(Frame, Vec<u8>),
+    frame: Frame,
+) -> Result<ByteDiff, AppError> {
+    let first = game.game_memory().to_vec();
+    let mut playback = ReplayPlayback::start(replay, game)?;
+    playback.resume_at(game, from.0, &from.1)?;
+    while playback.frame() < frame {
+        playback.step(game, false)?;
+    }
+    Ok(ByteDiff::between(&first, game.game_memory(), DEFAULT_RANGE_CAP))
+}
+
+/// Arguments of `netcade replay play`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct PlayArgs {
+    /// The replay file.
+    pub file: PathBuf,
+    /// Which core and content to play it with.
+    #[command(flatten)]
+    pub game: ReplayGameArgs,
+    /// Play without a window, at full speed, and print the final checksums
+    /// (required until netcade has a window).
+    #[arg(long)]
+    pub headless: bool,
+    /// Check every recorded checkpoint; report the first mismatching frame
+    /// and the memory regions that differ (exit 1).
+    #[arg(long, conflicts_with_all = ["seek", "frames"])]
+    pub verify: bool,
+    /// Land on the start of FRAME first (keyframes are built on load).
+    #[arg(long, value_name = "FRAME")]
+    pub seek: Option<u32>,
+    /// Play N frames (from the seek frame, else from the start) [default: to
+    /// the replay's end].
+    #[arg(long, value_name = "N")]
+    pub frames: Option<u32>,
+    /// Ends the output with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn game_checksums<G: Emulator + ?Sized>(game: &mut G, frame: Frame) -> Result<Checksums, AppError> {
+    let mut state = Vec::new();
+    game.save_state(&mut state)
+        .map_err(AppError::at_frame(frame.number()))?;
+    Ok(Checksums::of_game(game, &state))
+}
+
+/// `netcade replay play`.
+pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    if !args.headless {
+        return Err(AppError::BadArgument {
+            message: "replay play needs --headless: netcade has no window yet".into(),
+        });
+    }
+    let replay = load_replay(&args.file)?;
+    let mut game = open_replay_game(&replay, &args.game)?;
+    let game = game.as_mut();
+    writeln!(
+        out,
+        "{}: {} frames of {}",
+        args.file.display(),
+        replay.frames(),
+        game.title()
+    )?;
+    let mut json = serde_json::json!({
+        "command": "replay play",
+        "replay": args.file.display().to_string(),
+        "game": game.title(),
+    });
+    if args.verify {
+        let verification = verify(&replay, game)?;
+        let seconds = verification.elapsed.as_secs_f64();
+        let fps = if seconds > 0.0 {
+            f64::from(verification.frames) / seconds
+        } else {
+            0.0
+        };
+        json["frames"] = verification.frames.into();
+        json["seconds"] = seconds.into();
+        json["fps"] = fps.into();
+        json["checkpoints_checked"] = verification.checked.into();
+        let outcome = match &verification.mismatch {
+            None => {
+                writeln!(
+                    out,
+                    "verified: {} checkpoints agree over {} frames ({:.3} s, {fps:.1} fps)",
+                    verification.checked, verification.frames, seconds
+                )?;
+                json["verified"] = true.into();
+                Outcome::Success
+            }
+            Some(mismatch) => {
+                writeln!(
+                    out,
+                    "mismatch at frame {}: {} checksum {} recorded, {} played ({} earlier checkpoints agree)",
+                    mismatch.frame.number(),
+                    mismatch.kind,
+                    mismatch.recorded,
+                    mismatch.played,
+                    verification.checked
+                )?;
+                if mismatch.replayed_memory.is_identical() {
+                    writeln!(
+                        out,
+                        "playing frames {}..{} again gives the same memory: this playback is deterministic, the recorded run differed",
+                        mismatch.last_good.number(),
+                        mismatch.frame.number()
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "playing frames {}..{} again changes memory regions {}: this playback is not deterministic",
+                        mismatch.last_good.number(),
+                        mismatch.frame.number(),
+                        mismatch.replayed_memory
+                    )?;
+                }
+                json["verified"] = false.into();
+                json["mismatch"] = serde_json::json!({
+                    "frame": mismatch.frame.number(),
+                    "kind": mismatch.kind,
+                    "recorded": mismatch.recorded.to_string(),
+                    "played": mismatch.played.to_string(),
+                    "last_good_frame": mismatch.last_good.number(),
+                    "replayed_memory": mismatch.replayed_memory.to_json(),
+                });
+                Outcome::ReplayMismatch
+            }
+        };
+        json["checksums"] = checksums_json(&game_checksums(game, Frame::new(verification.frames))?);
+        if args.json {
+            writeln!(out, "{json}")?;
+        }
+        return Ok(outcome);
+    }
+
+    let mut playback = ReplayPlayback::start(&replay, game)?;
+    if let Some(seek) = args.seek {
+        if seek > replay.frames() {
+            return Err(AppError::BadArgument {
+                message: format!(
+                    "--seek {seek}: the replay holds {} frames",
+                    replay.frames()
+                ),
+            });
+        }
+        let built = Instant::now();
+        let keyframes = Keyframes::build(&replay, game)?;
+        let build_time = built.elapsed();
+        let sought = Instant::now();
+        keyframes.seek(&mut playback, game, Frame::new(seek))?;
+        let seek_time = sought.elapsed();
+        let at = game_checksums(game, Frame::new(seek))?;
+        writeln!(
+            out,
+            "keyframes: {} ({} KiB) built in {:.3} s; seek to frame {seek} took {:.3} ms",
+            keyframes.len(),
+            keyframes.bytes() / 1024,
+            build_time.as_secs_f64(),
+            seek_time.as_secs_f64() * 1000.0
+        )?;
+        writeln!(
+            out,
+            "at frame {seek}: memory {} state {} video {}",
+            at.memory, at.state, at.video
+        )?;
+        json["seek"] = serde_json::json!({
+            "frame": seek,
+            "keyframes": keyframes.len(),
+            "keyframe_bytes": keyframes.bytes(),
+            "keyframe_build_seconds": build_time.as_secs_f64(),
+            "seek_seconds": seek_time.as_secs_f64(),
+            "checksums": checksums_json(&at),
+        });
+    }
+    let start = playback.frame().number();
+    let frames = args
+        .frames
+        .unwrap_or_else(|| replay.frames().saturating_sub(start));
+    let started = Instant::now();
+    for _ in 0..frames {
+        playback.step(game, true)?;
+    }
+    let elapsed = started.elapsed();
+    let end = playback.frame();
+    let checksums = game_checksums(game, end)?;
+    writeln!(
+        out,
+        "played frames {start}..{} in {:.3} s",
+        end.number(),
+        elapsed.as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "checksums: memory {} state {} video {}",
+        checksums.memory, checksums.state, checksums.video
+    )?;
+    if args.json {
+        json["first_frame"] = start.into();
+        json["frames"] = frames.into();
+        json["seconds"] = elapsed.as_secs_f64().into();
+        json["checksums"] = checksums_json(&checksums);
+        writeln!(out, "{json}")?;
+    }
+    Ok(Outcome::Success)
+}
