@@ -1,0 +1,213 @@
+//! `netcade run --record` and `netcade replay …` as users run them, on the
+//! real stella core (skipped without the test content) and on Duel.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use support::cli::{last_json, netcade, stderr, stdout};
+
+/// The stella core and combat.bin, or `None` (the test is skipped).
+fn stella() -> Option<(String, String)> {
+    let core = support::real_core("stella")?;
+    let rom = support::real_rom("combat.bin")?;
+    Some((core.display().to_string(), rom.display().to_string()))
+}
+
+/// Records `frames` frames of `inputs` on stella into `dir/name`; returns
+/// the path and the run's JSON.
+fn record(
+    (core, rom): &(String, String),
+    dir: &Path,
+    name: &str,
+    frames: u32,
+    inputs: &str,
+) -> (PathBuf, serde_json::Value) {
+    let path = dir.join(name);
+    let path_text = path.display().to_string();
+    let frames = frames.to_string();
+    let output = netcade(&[
+        "run", "--core", core, "--rom", rom, "--frames", &frames, "--inputs", inputs, "--record",
+        &path_text, "--json",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    (path, last_json(&output))
+}
+
+fn replay(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["replay"];
+    all.extend_from_slice(args);
+    netcade(&all)
+}
+
+#[test]
+fn a_recorded_run_plays_back_to_its_final_checksums_and_verifies() {
+    let Some(game) = stella() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, run) = record(&game, dir.path(), "run.ncr", 1200, "random:5");
+    let path = path.display().to_string();
+    assert_eq!(run["replay"]["path"], path.as_str());
+    assert_eq!(run["replay"]["frames"], 1200);
+
+    let played = replay(&["play", &path, "--headless", "--json"]);
+    assert!(played.status.success(), "{played:?}");
+    assert_eq!(last_json(&played)["checksums"]["memory"], run["checksums"]["memory"]);
+    assert_eq!(last_json(&played)["checksums"]["video"], run["checksums"]["video"]);
+
+    let verified = replay(&["play", &path, "--headless", "--verify", "--json"]);
+    assert!(verified.status.success(), "{verified:?}");
+    let json = last_json(&verified);
+    assert_eq!(json["verified"], true);
+    assert_eq!(json["checkpoints_checked"], 20);
+    assert_eq!(json["checksums"]["memory"], run["checksums"]["memory"]);
+}
+
+#[test]
+fn a_seek_lands_on_the_memory_and_picture_of_playing_straight_there() {
+    let Some(game) = stella() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = record(&game, dir.path(), "seek.ncr", 2000, "random:6");
+    let path = path.display().to_string();
+    // Before, on and after the keyframe of frame 900, and the last frame.
+    for target in ["899", "900", "901", "1801", "2000"] {
+        let straight = replay(&["play", &path, "--headless", "--frames", target, "--json"]);
+        assert!(straight.status.success(), "{straight:?}");
+        let sought = replay(&[
+            "play", &path, "--headless", "--seek", target, "--frames", "0", "--json",
+        ]);
+        assert!(sought.status.success(), "{sought:?}");
+        let (straight, sought) = (last_json(&straight), last_json(&sought));
+        assert_eq!(sought["seek"]["checksums"], straight["checksums"], "frame {target}");
+        assert_eq!(sought["checksums"], straight["checksums"], "frame {target}");
+    }
+    // Seeking then playing on ends where playing straight does.
+    let on = replay(&["play", &path, "--headless", "--seek", "950", "--frames", "50", "--json"]);
+    let straight = replay(&["play", &path, "--headless", "--frames", "1000", "--json"]);
+    assert_eq!(last_json(&on)["checksums"], last_json(&straight)["checksums"]);
+}
+
+#[test]
+fn exported_inputs_rerun_by_run_reproduce_the_replays_final_checksum() {
+    let Some(game) = stella() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, run) = record(&game, dir.path(), "inputs.ncr", 900, "random:7");
+    let exported = replay(&["inputs", &path.display().to_string()]);
+    assert!(exported.status.success(), "{exported:?}");
+    let script = dir.path().join("inputs.txt");
+    std::fs::write(&script, stdout(&exported)).unwrap();
+    let script_text = script.display().to_string();
+    let (_, rerun) = record(&game, dir.path(), "again.ncr", 900, &script_text);
+    assert_eq!(rerun["checksums"]["memory"], run["checksums"]["memory"]);
+    assert_eq!(rerun["checksums"]["video"], run["checksums"]["video"]);
+    // And the re-run's replay holds the very same inputs and checkpoints.
+    let diff = replay(&[
+        "diff",
+        &path.display().to_string(),
+        &dir.path().join("again.ncr").display().to_string(),
+    ]);
+    assert!(diff.status.success(), "{diff:?}");
+    assert!(stdout(&diff).starts_with("identical"), "{diff:?}");
+}
+
+#[test]
+fn diff_names_the_frame_and_player_where_two_runs_part() {
+    let Some(game) = stella() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.txt");
+    let b = dir.path().join("b.txt");
+    std::fs::write(&a, "250x RIGHT NONE\n100x UP NONE\n").unwrap();
+    std::fs::write(&b, "250x RIGHT NONE\n100x UP B\n").unwrap();
+    let (a, _) = record(&game, dir.path(), "a.ncr", 350, &a.display().to_string());
+    let (b, _) = record(&game, dir.path(), "b.ncr", 350, &b.display().to_string());
+    let diff = replay(&[
+        "diff",
+        &a.display().to_string(),
+        &b.display().to_string(),
+        "--json",
+    ]);
+    assert_eq!(diff.status.code(), Some(1), "{diff:?}");
+    assert!(
+        stdout(&diff).starts_with("frame 250: the inputs of player 2 differ"),
+        "{diff:?}"
+    );
+    let json = last_json(&diff);
+    assert_eq!(json["frame"], 250);
+    assert_eq!(json["difference"]["players"], serde_json::json!([2]));
+}
+
+#[test]
+fn a_replay_of_one_rom_is_refused_with_another() {
+    let Some(game) = stella() else { return };
+    let Some(boxing) = support::real_rom("boxing.bin") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = record(&game, dir.path(), "combat.ncr", 60, "none");
+    let refused = replay(&[
+        "play",
+        &path.display().to_string(),
+        "--headless",
+        "--rom",
+        &boxing.display().to_string(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let error = stderr(&refused);
+    assert!(
+        error.starts_with("error: the replay was recorded with content combat.bin"),
+        "{error}"
+    );
+    assert!(error.contains("boxing.bin is different"), "{error}");
+}
+
+#[test]
+fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
+    let Some(game) = stella() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = record(&game, dir.path(), "cut.ncr", 600, "random:8");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 30]).unwrap();
+    let path = path.display().to_string();
+    let played = replay(&["play", &path, "--headless", "--verify", "--json"]);
+    assert!(played.status.success(), "{played:?}");
+    let warning = stderr(&played);
+    assert!(warning.contains("is cut short at byte"), "{warning}");
+    let frames = last_json(&played)["frames"].as_u64().unwrap();
+    assert!((540..600).contains(&frames), "{frames}");
+    let info = replay(&["info", &path]);
+    assert!(stdout(&info).contains("end: none: the file is cut short at byte"), "{info:?}");
+}
+
+#[test]
+fn a_file_that_is_not_a_replay_gets_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "hello").unwrap();
+    let output = replay(&["info", &path.display().to_string()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output).trim(),
+        format!(
+            "error: cannot read the replay {}: not a netcade replay (it does not start with NCREPLAY)",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn info_shows_the_header_and_the_end_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("duel.ncr");
+    let arena = support::duel_arena("dojo").display().to_string();
+    let recorded = netcade(&[
+        "run", "--core", "duel", "--rom", &arena, "--frames", "120", "--record",
+        &path.display().to_string(),
+    ]);
+    assert!(recorded.status.success(), "{recorded:?}");
+    let info = replay(&["info", &path.display().to_string(), "--json"]);
+    assert!(info.status.success(), "{info:?}");
+    let json = last_json(&info);
+    assert_eq!(json["core"]["name"], "Duel");
+    assert_eq!(json["content"]["name"], "dojo.arena");
+    assert_eq!(json["frames"], 120);
+    assert_eq!(json["players"], 2);
+    assert_eq!(json["end"]["reason"], "finished");
+    let text = stdout(&replay(&["info", &path.display().to_string()]));
+    assert!(text.contains("end: finished after 120 frames"), "{text}");
+}
