@@ -61,6 +61,13 @@ pub trait FrameSink {
         false
     }
 
+    /// Frame 0 is about to run from `start_state` (the host's start state
+    /// in a netplay match), whose memory checksum is `memory`: the replay
+    /// recorder's header keeps both.
+    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+        let _ = (start_state, memory);
+    }
+
     /// A desync repair loaded `state` (the host's) at the start of `frame`,
     /// a frame already final: the replay recorder keeps it, since playback
     /// must load it too.
@@ -95,6 +102,11 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
         self.0.wants_checksums() || self.1.wants_checksums()
     }
 
+    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+        self.0.match_started(start_state, memory);
+        self.1.match_started(start_state, memory);
+    }
+
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
         self.0.state_repaired(frame, state);
         self.1.state_repaired(frame, state);
@@ -103,6 +115,43 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
     fn player_left(&mut self, frame: Frame, player: u8) {
         self.0.player_left(frame, player);
         self.1.player_left(frame, player);
+    }
+}
+
+/// A sink that may be absent (`--no-record`): frames go to it when present.
+impl<S: FrameSink> FrameSink for Option<S> {
+    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+        if let Some(sink) = self {
+            sink.frame_run(frame);
+        }
+    }
+
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        if let Some(sink) = self {
+            sink.frame_finalized(frame);
+        }
+    }
+
+    fn wants_checksums(&self) -> bool {
+        self.as_ref().is_some_and(FrameSink::wants_checksums)
+    }
+
+    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+        if let Some(sink) = self {
+            sink.match_started(start_state, memory);
+        }
+    }
+
+    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+        if let Some(sink) = self {
+            sink.state_repaired(frame, state);
+        }
+    }
+
+    fn player_left(&mut self, frame: Frame, player: u8) {
+        if let Some(sink) = self {
+            sink.player_left(frame, player);
+        }
     }
 }
 
@@ -118,6 +167,10 @@ impl<S: FrameSink + ?Sized> FrameSink for &mut S {
 
     fn wants_checksums(&self) -> bool {
         (**self).wants_checksums()
+    }
+
+    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+        (**self).match_started(start_state, memory);
     }
 
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {

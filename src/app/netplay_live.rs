@@ -15,6 +15,8 @@
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::app::replay_record::{match_recorder, RecordArgs, RecordingSummary, ReplayRecorder};
+use crate::replay::EndReason;
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
@@ -71,6 +73,9 @@ pub struct MatchArgs {
     /// the report naming the bytes that differ.
     #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
     pub dump_dir: PathBuf,
+    /// Where the match's replay goes (`--record PATH`, `--no-record`).
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// Arguments of `netcade host`.
@@ -214,11 +219,13 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let transport = LiveTransport::new(transport);
+    let recorder = match_recorder(&args.common.record, game.as_ref(), &args.common.game, 2, vec![])?;
     let machine = Machine {
         game,
         netplay,
         transport,
         started,
+        recorder,
     };
     play(role, &args.common, machine, inputs, out)
 }
@@ -269,15 +276,22 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
+    let mut game_args = args.common.game.clone();
     let game = match host_options {
-        Some(host_options) => adopt_host_options(game, &args.common.game, host_options)?,
+        Some(host_options) => {
+            game_args.options = host_options.clone();
+            adopt_host_options(game, &args.common.game, host_options)?
+        }
         None => game,
     };
+    let names = vec![args.address.clone()];
+    let recorder = match_recorder(&args.common.record, game.as_ref(), &game_args, 2, names)?;
     let machine = Machine {
         game,
         netplay,
         transport,
         started,
+        recorder,
     };
     play(role, &args.common, machine, inputs, out)
 }
@@ -554,6 +568,7 @@ impl TickHooks for LiveHooks {
 struct LiveSink {
     log: ChecksumLog,
     resimulated_frames: u64,
+    recorder: Option<ReplayRecorder>,
 }
 
 impl FrameSink for LiveSink {
@@ -565,10 +580,19 @@ impl FrameSink for LiveSink {
 
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         self.log.frame_finalized(frame);
+        self.recorder.frame_finalized(frame);
     }
 
     fn wants_checksums(&self) -> bool {
         true
+    }
+
+    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+        self.recorder.match_started(start_state, memory);
+    }
+
+    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+        self.recorder.state_repaired(frame, state);
     }
 }
 
@@ -634,11 +658,13 @@ fn play(
         netplay,
         mut transport,
         started,
+        recorder,
     } = machine;
     let frames_per_second = game.frames_per_second();
     let sink = LiveSink {
         log: ChecksumLog::new(1 << 16),
         resimulated_frames: 0,
+        recorder,
     };
     let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
@@ -799,10 +825,18 @@ fn play(
         ended_ms,
     };
     let had_desyncs = desyncs.detected > 0;
+    let recording = finish_recording(machine.sink.recorder.take(), end);
     let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
     report.describe(out)?;
+    if let Some(recording) = &recording {
+        writeln!(out, "replay: {}", recording.path.display())?;
+    }
     if args.json {
-        writeln!(out, "{}", report.json())?;
+        let mut json = report.json();
+        json["replay"] = recording
+            .as_ref()
+            .map_or(serde_json::Value::Null, RecordingSummary::json);
+        writeln!(out, "{json}")?;
     }
     Ok(match end {
         _ if had_desyncs => Outcome::NetplayFailed,
@@ -810,6 +844,23 @@ fn play(
         MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
     })
+}
+
+/// Ends the match's replay; a recording that failed is a warning, not the
+/// match's failure.
+fn finish_recording(recorder: Option<ReplayRecorder>, end: MatchEnd) -> Option<RecordingSummary> {
+    let reason = match end {
+        MatchEnd::Finished => EndReason::Finished,
+        MatchEnd::Interrupted => EndReason::Interrupted,
+        MatchEnd::PeerLeft | MatchEnd::PeerLost => EndReason::Disconnect,
+    };
+    match recorder?.finish(reason) {
+        Ok(summary) => Some(summary),
+        Err(error) => {
+            eprintln!("warning: {}", crate::app::error::error_chain(&error));
+            None
+        }
+    }
 }
 
 /// Makes Ctrl-C set [`INTERRUPTED`] instead of killing the process, so the
@@ -1104,6 +1155,7 @@ struct Machine {
     netplay: NetplaySession<SocketAddr>,
     transport: LiveTransport,
     started: Instant,
+    recorder: Option<ReplayRecorder>,
 }
 
 /// The socket transport, noting the IP and UDP header bytes each datagram

@@ -47,6 +47,8 @@ pub struct NetplayDriver {
     /// The buttons of the latest final frames, oldest first: a repair
     /// re-simulates from a checkpoint some way back.
     final_inputs: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
+    /// Whether the sink heard the state frame 0 began from.
+    start_told: bool,
 }
 
 /// Final frames whose buttons are kept for repairs: more than the
@@ -79,6 +81,16 @@ impl NetplayDriver {
             game.load_state(&state).map_err(AppError::at_frame(0))?;
         }
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
+        if !self.start_told && !self.requests.is_empty() {
+            // The game holds the state every machine begins frame 0 from.
+            self.start_told = true;
+            let mut start_state = Vec::new();
+            game.save_state(&mut start_state)
+                .map_err(AppError::at_frame(0))?;
+            let memory = crate::app::run::memory_checksum(game, &mut Vec::new())
+                .map_err(AppError::at_frame(0))?;
+            sink.match_started(&start_state, memory);
+        }
         let players = netplay.session().players();
         let checkpoint_interval = u32::from(netplay.settings().checksum_interval);
         let hash_every_save = sink.wants_checksums();

@@ -9,7 +9,7 @@ use crate::checksum::Checksum;
 use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
 use crate::rollback::Frame;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -184,8 +184,11 @@ impl RecordingSummary {
 
 /// Streams every final frame into a replay file. A write failure stops the
 /// recording (the match goes on) and is reported by [`ReplayRecorder::finish`].
-pub struct ReplayRecorder<W: Write = BufWriter<File>> {
-    writer: Option<ReplayWriter<W>>,
+pub struct ReplayRecorder {
+    /// The header still waiting for the match's start state (netplay: the
+    /// file is created when frame 0 is about to run).
+    waiting: Option<ReplayHeader>,
+    writer: Option<ReplayWriter<BufWriter<File>>>,
     path: PathBuf,
     failure: Option<std::io::Error>,
 }
@@ -193,25 +196,34 @@ pub struct ReplayRecorder<W: Write = BufWriter<File>> {
 impl ReplayRecorder {
     /// Creates the file at `path` and writes `header` into it.
     pub fn create(path: &Path, header: &ReplayHeader) -> Result<Self, AppError> {
-        let write_error = |source| AppError::WriteFile {
+        let writer = open_writer(path, header).map_err(|source| AppError::WriteFile {
             what: "the replay",
             path: path.to_path_buf(),
             source,
-        };
-        let file = File::create(path).map_err(write_error)?;
-        let writer = ReplayWriter::new(BufWriter::new(file), header).map_err(write_error)?;
-        Ok(ReplayRecorder::new(writer, path.to_path_buf()))
-    }
-}
-
-impl<W: Write> ReplayRecorder<W> {
-    /// Records through `writer`; `path` names it in reports.
-    pub fn new(writer: ReplayWriter<W>, path: PathBuf) -> Self {
-        ReplayRecorder {
+        })?;
+        Ok(ReplayRecorder {
+            waiting: None,
             writer: Some(writer),
-            path,
+            path: path.to_path_buf(),
             failure: None,
-        }
+        })
+    }
+
+    /// A recorder that creates the file at `path` once the match is about
+    /// to start ([`FrameSink::match_started`]), with `header` and the start
+    /// state. Checks now that the file can be created.
+    pub fn create_at_start(path: &Path, header: ReplayHeader) -> Result<Self, AppError> {
+        File::create(path).map_err(|source| AppError::WriteFile {
+            what: "the replay",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(ReplayRecorder {
+            waiting: Some(header),
+            writer: None,
+            path: path.to_path_buf(),
+            failure: None,
+        })
     }
 
     /// The replay file.
@@ -238,9 +250,11 @@ impl<W: Write> ReplayRecorder<W> {
             return Err(write_error(&self.path, failure));
         }
         let Some(writer) = self.writer.take() else {
+            // The match never started: nothing to keep.
+            let _ = std::fs::remove_file(&self.path);
             return Err(write_error(
                 &self.path,
-                std::io::Error::other("the recording stopped"),
+                std::io::Error::other("the match never started, so nothing was recorded"),
             ));
         };
         let frames = writer.frames();
@@ -255,7 +269,11 @@ impl<W: Write> ReplayRecorder<W> {
     }
 }
 
-impl<W: Write> FrameSink for ReplayRecorder<W> {
+fn open_writer(path: &Path, header: &ReplayHeader) -> std::io::Result<ReplayWriter<BufWriter<File>>> {
+    ReplayWriter::new(BufWriter::new(File::create(path)?), header)
+}
+
+impl FrameSink for ReplayRecorder {
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         if let Some(writer) = &mut self.writer {
             let result = writer.frame(frame.frame, frame.inputs, frame.checksum, frame.video);
@@ -265,6 +283,16 @@ impl<W: Write> FrameSink for ReplayRecorder<W> {
 
     fn wants_checksums(&self) -> bool {
         true
+    }
+
+    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+        let Some(mut header) = self.waiting.take() else {
+            return;
+        };
+        header.start_state = start_state.to_vec();
+        header.start_memory_checksum = memory;
+        let result = open_writer(&self.path, &header).map(|writer| self.writer = Some(writer));
+        self.keep(result);
     }
 
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
@@ -279,5 +307,22 @@ impl<W: Write> FrameSink for ReplayRecorder<W> {
             let result = writer.player_left(frame, player);
             self.keep(result);
         }
+    }
+}
+
+/// The recorder of a netplay match (`host`, `join`, `spectate`), or `None`
+/// with `--no-record`: `game_args` as the match runs them (the host's core
+/// options for a joiner). The file is created now and written from frame 0.
+pub fn match_recorder(
+    record: &RecordArgs,
+    game: &dyn Game,
+    game_args: &GameArgs,
+    players: u8,
+    player_names: Vec<String>,
+) -> Result<Option<ReplayRecorder>, AppError> {
+    let header = replay_header(game, game_args, players, player_names, Vec::new())?;
+    match record.target(&header)? {
+        Some(path) => Ok(Some(ReplayRecorder::create_at_start(&path, header)?)),
+        None => Ok(None),
     }
 }

@@ -32,8 +32,15 @@ pub fn netcade_binary_as_user(binary: &Path, dir: &Path, args: &[&str], stdin: &
     finish(command, args, stdin)
 }
 
+/// Where the tests' `host` and `join` keep the replays they record, rather
+/// than the user's data directory.
+pub fn test_replay_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("replays")
+}
+
 fn finish(mut command: Command, args: &[&str], stdin: &str) -> Output {
     command
+        .env("NETCADE_REPLAY_DIR", test_replay_dir())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -90,6 +97,7 @@ pub struct Background {
 pub fn spawn_netcade(args: &[&str]) -> Background {
     let mut child = Command::new(env!("CARGO_BIN_EXE_netcade"))
         .env("NETCADE_DUEL_CORE", super::duel_core())
+        .env("NETCADE_REPLAY_DIR", test_replay_dir())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -193,5 +201,28 @@ impl Background {
             stdout: take(&self.stdout),
             stderr: take(&self.stderr),
         }
+    }
+}
+
+/// Starts `netcade host` on a free port (`--port 0`, read back from its
+/// `--port-file` in `dir`); returns it and the port.
+pub fn spawn_host(dir: &Path, args: &[&str], timeout: std::time::Duration) -> (Background, u16) {
+    let port_file = dir.join("port");
+    let port_file_arg = port_file.display().to_string();
+    let mut all = vec!["host", "--port", "0", "--port-file", &port_file_arg];
+    all.extend_from_slice(args);
+    let host = spawn_netcade(&all);
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file) {
+            if let Ok(port) = text.trim().parse::<u16>() {
+                return (host, port);
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the host never wrote its port"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

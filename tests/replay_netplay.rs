@@ -1,0 +1,73 @@
+//! Replays of real netplay matches: `netcade host` and `netcade join` over
+//! loopback UDP record their matches, and each replay plays back to the
+//! match's checksums.
+
+mod support;
+
+use std::time::Duration;
+use support::cli::{last_json, netcade, spawn_host, spawn_netcade, stdout};
+
+/// Generous: only guards against a hang.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Plays a `frames`-frame Duel match with `extra` on both sides, each
+/// recording into `dir`; returns both sides' JSON and replay paths.
+fn recorded_match(
+    dir: &std::path::Path,
+    frames: u32,
+    extra: &[&str],
+) -> [(serde_json::Value, String); 2] {
+    let arena = support::duel_arena("dojo").display().to_string();
+    let frames = frames.to_string();
+    let host_replay = dir.join("host.ncr").display().to_string();
+    let join_replay = dir.join("join.ncr").display().to_string();
+    let mut host_args = vec![
+        "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs", "random:1",
+        "--json", "--record", &host_replay,
+    ];
+    host_args.extend_from_slice(extra);
+    let (host, port) = spawn_host(dir, &host_args, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let mut join_args = vec![
+        "join", &address, "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs",
+        "random:2", "--json", "--record", &join_replay,
+    ];
+    join_args.extend_from_slice(extra);
+    let join = spawn_netcade(&join_args).finish(MATCH_TIMEOUT);
+    let host = host.finish(MATCH_TIMEOUT);
+    let (host, join) = (last_json(&host), last_json(&join));
+    assert_eq!(host["replay"]["path"], host_replay.as_str(), "{host}");
+    assert_eq!(join["replay"]["path"], join_replay.as_str(), "{join}");
+    [(host, host_replay), (join, join_replay)]
+}
+
+#[test]
+fn both_sides_of_a_recorded_match_verify_and_play_back_to_the_matchs_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = recorded_match(dir.path(), 300, &["--sim-latency", "20"]);
+    for (json, replay) in &sides {
+        assert_eq!(json["end"], "finished", "{json}");
+        let verified = netcade(&["replay", "play", replay, "--headless", "--verify", "--json"]);
+        assert!(verified.status.success(), "{verified:?}");
+        let verdict = last_json(&verified);
+        assert_eq!(verdict["verified"], true);
+        assert!(verdict["checkpoints_checked"].as_u64().unwrap() >= 5, "{verdict}");
+        let played = netcade(&[
+            "replay", "play", replay, "--headless", "--frames", "300", "--json",
+        ]);
+        assert!(played.status.success(), "{played:?}");
+        assert_eq!(last_json(&played)["checksums"]["memory"], json["checksums"]["memory"]);
+    }
+    // Both machines recorded the same final frames (one may hold a few more).
+    let diff = stdout(&netcade(&["replay", "diff", &sides[0].1, &sides[1].1]));
+    assert!(
+        diff.starts_with("identical") || diff.contains("then one ends"),
+        "{diff}"
+    );
+    let info = last_json(&netcade(&["replay", "info", &sides[1].1, "--json"]));
+    assert!(
+        info["player_names"][0].as_str().unwrap().starts_with("127.0.0.1:"),
+        "{info}"
+    );
+    assert_eq!(info["end"]["reason"], "finished");
+}
