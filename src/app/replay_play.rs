@@ -629,3 +629,173 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     }
     Ok(Outcome::Success)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::{StubGame, HIDDEN_STATE_OFFSET};
+    use crate::replay::{EndReason, ReplayHeader, ReplayWriter, CHECKPOINT_INTERVAL};
+
+    fn buttons(seed: u32, frame: u32) -> [Buttons; 2] {
+        let pick = |n: u32| [Buttons::RIGHT, Buttons::DOWN | Buttons::B, Buttons::LEFT][(n % 3) as usize];
+        [pick(frame / 7 + seed), pick(frame / 11 + 2 * seed)]
+    }
+
+    fn header(game: &mut StubGame) -> ReplayHeader {
+        let mut start_state = Vec::new();
+        game.save_state(&mut start_state).unwrap();
+        ReplayHeader {
+            netcade_version: "test".into(),
+            core_name: "stub".into(),
+            core_version: "1".into(),
+            core_path: String::new(),
+            content_name: String::new(),
+            content_path: String::new(),
+            content_hash: Checksum(0),
+            core_options: vec![],
+            players: 2,
+            frames_per_second: 60.0,
+            sample_rate: 48_000.0,
+            recorded_at_unix: 0,
+            player_names: vec![],
+            start_memory_checksum: Checksum::of(game.game_memory()),
+            start_state,
+        }
+    }
+
+    /// How a recording departs from plain play.
+    #[derive(Clone, Copy, Default)]
+    struct Twist {
+        /// (F, A): once frame A is recorded the game is repaired at F (with
+        /// another run's state of F) and re-simulated, as a netplay joiner's
+        /// repair arrives after F became final.
+        repair: Option<(u32, u32)>,
+        /// Whether the repair is written into the replay.
+        record_repair: bool,
+        /// A checkpoint whose recorded checksum is wrong.
+        wrong_checkpoint: Option<u32>,
+    }
+
+    fn recorded(mut game: StubGame, frames: u32, twist: Twist) -> Replay {
+        let mut writer = ReplayWriter::new(Vec::new(), &header(&mut game)).unwrap();
+        for frame in 0..frames {
+            if let Some((repaired, after)) = twist.repair.filter(|&(_, after)| after == frame) {
+                let mut other = StubGame::deterministic();
+                for earlier in 0..repaired {
+                    other.run_frame(&buttons(9, earlier), false);
+                }
+                let mut state = Vec::new();
+                other.save_state(&mut state).unwrap();
+                if twist.record_repair {
+                    writer.repair(Frame::new(repaired), &state).unwrap();
+                }
+                game.load_state(&state).unwrap();
+                for earlier in repaired..after {
+                    game.run_frame(&buttons(1, earlier), false);
+                }
+            }
+            let mut memory = Checksum::of(game.game_memory());
+            if twist.wrong_checkpoint == Some(frame) {
+                memory.0 ^= 1;
+            }
+            writer
+                .frame(Frame::new(frame), &buttons(1, frame), Some(memory), None)
+                .unwrap();
+            game.run_frame(&buttons(1, frame), true);
+        }
+        let (bytes, _) = writer.finish(EndReason::Finished).unwrap();
+        read_replay(&bytes[..]).unwrap()
+    }
+
+    #[test]
+    fn a_replay_verifies_on_every_checkpoint_of_the_run_it_recorded() {
+        let replay = recorded(StubGame::deterministic(), 600, Twist::default());
+        let verification = verify(&replay, &mut StubGame::deterministic()).unwrap();
+        assert_eq!(verification.mismatch, None);
+        assert_eq!(verification.checked, (600 / CHECKPOINT_INTERVAL) as usize);
+        assert_eq!(verification.frames, 600);
+    }
+
+    #[test]
+    fn a_desync_repair_recorded_late_is_loaded_at_its_frame_and_the_replay_verifies() {
+        let twist = Twist {
+            repair: Some((120, 170)),
+            record_repair: true,
+            ..Twist::default()
+        };
+        let replay = recorded(StubGame::deterministic(), 600, twist);
+        let verification = verify(&replay, &mut StubGame::deterministic()).unwrap();
+        assert_eq!(verification.mismatch, None);
+        // The checkpoint of frame 120 recorded before the repair is dropped.
+        assert_eq!(verification.checked, (600 / CHECKPOINT_INTERVAL) as usize - 1);
+
+        let unrecorded = recorded(
+            StubGame::deterministic(),
+            600,
+            Twist {
+                record_repair: false,
+                ..twist
+            },
+        );
+        let mismatch = verify(&unrecorded, &mut StubGame::deterministic())
+            .unwrap()
+            .mismatch
+            .expect("without the repair playback parts from the recording");
+        assert_eq!(mismatch.frame, Frame::new(180));
+    }
+
+    #[test]
+    fn a_mismatch_in_a_deterministic_playback_blames_the_recording() {
+        let twist = Twist {
+            wrong_checkpoint: Some(240),
+            ..Twist::default()
+        };
+        let replay = recorded(StubGame::deterministic(), 600, twist);
+        let verification = verify(&replay, &mut StubGame::deterministic()).unwrap();
+        let mismatch = verification.mismatch.unwrap();
+        assert_eq!((mismatch.frame, mismatch.kind), (Frame::new(240), "memory"));
+        assert_eq!(mismatch.last_good, Frame::new(180));
+        assert!(mismatch.replayed_memory.is_identical());
+        assert_eq!(verification.checked, 4);
+    }
+
+    #[test]
+    fn a_mismatch_in_a_nondeterministic_playback_names_the_memory_that_changes() {
+        let twist = Twist {
+            wrong_checkpoint: Some(240),
+            ..Twist::default()
+        };
+        let replay = recorded(StubGame::with_hidden_state(), 600, twist);
+        let mismatch = verify(&replay, &mut StubGame::with_hidden_state())
+            .unwrap()
+            .mismatch
+            .unwrap();
+        assert_eq!(
+            mismatch.replayed_memory.ranges,
+            [HIDDEN_STATE_OFFSET..HIDDEN_STATE_OFFSET + 2]
+        );
+    }
+
+    #[test]
+    fn a_seek_lands_where_playing_straight_does_before_on_and_after_a_keyframe() {
+        let replay = recorded(StubGame::deterministic(), 2000, Twist::default());
+        let mut game = StubGame::deterministic();
+        let keyframes = Keyframes::build(&replay, &mut game).unwrap();
+        assert_eq!(keyframes.len(), 3, "frames 0, 900 and 1800");
+        for target in [0, 1, 899, 900, 901, 1999, 2000] {
+            let mut straight_game = StubGame::deterministic();
+            let mut straight = ReplayPlayback::start(&replay, &mut straight_game).unwrap();
+            while straight.frame().number() < target {
+                straight.step(&mut straight_game, true).unwrap();
+            }
+            let mut playback = ReplayPlayback::start(&replay, &mut game).unwrap();
+            keyframes.seek(&mut playback, &mut game, Frame::new(target)).unwrap();
+            assert_eq!(playback.frame().number(), target);
+            assert_eq!(game.game_memory(), straight_game.game_memory(), "frame {target}");
+            let picture = |g: &StubGame| g.video_frame().map(|v| Checksum::of_video(&v));
+            if target > 0 {
+                assert_eq!(picture(&game), picture(&straight_game), "frame {target}");
+            }
+        }
+    }
+}
