@@ -42,6 +42,27 @@ fn recorded_match(
 }
 
 #[test]
+fn a_match_is_recorded_into_the_replays_folder_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::duel_arena("dojo").display().to_string();
+    let game = ["--core", "duel", "--rom", &arena, "--frames", "60", "--json"];
+    let (host, port) = spawn_host(dir.path(), &[&game[..], &["--no-record"]].concat(), MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let join = spawn_netcade(&[&["join", &address][..], &game[..]].concat()).finish(MATCH_TIMEOUT);
+    let (host, join) = (last_json(&host.finish(MATCH_TIMEOUT)), last_json(&join));
+    assert!(host["replay"].is_null(), "{host}");
+    let path = std::path::PathBuf::from(join["replay"]["path"].as_str().unwrap());
+    assert!(path.starts_with(support::cli::test_replay_dir()), "{path:?}");
+    let name = path.file_name().unwrap().to_str().unwrap();
+    // 2026-11-22_21-04-17_duel_dojo.ncr (-2 … when taken).
+    assert!(name.starts_with("20") && name.contains("_duel_dojo"), "{name}");
+    assert!(name.ends_with(".ncr"), "{name}");
+    let verified = netcade(&["replay", "play", path.to_str().unwrap(), "--headless", "--verify"]);
+    assert!(verified.status.success(), "{verified:?}");
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
 fn both_sides_of_a_recorded_match_verify_and_play_back_to_the_matchs_checksums() {
     let dir = tempfile::tempdir().unwrap();
     let sides = recorded_match(dir.path(), 300, &["--sim-latency", "20"]);
@@ -70,4 +91,30 @@ fn both_sides_of_a_recorded_match_verify_and_play_back_to_the_matchs_checksums()
         "{info}"
     );
     assert_eq!(info["end"]["reason"], "finished");
+}
+
+#[test]
+fn the_joiners_replay_keeps_each_desync_repair_with_the_hosts_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps").display().to_string();
+    // As in cli_netplay: state left out of Duel's savestate makes the
+    // machines' different rollbacks diverge, and the joiner repairs.
+    let extra = [
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+        "--sim-latency",
+        "30",
+        "--dump-dir",
+        &dumps,
+    ];
+    let [_, (joined, replay)] = recorded_match(dir.path(), 600, &extra);
+    let repairs = joined["netplay"]["repairs"].as_u64().unwrap();
+    assert!(repairs >= 1, "{joined}");
+    let info = last_json(&netcade(&["replay", "info", &replay, "--json"]));
+    assert_eq!(info["repairs"].as_u64(), Some(repairs), "{info}");
+    assert_eq!(info["core_options"][0]["value"], "enabled", "{info}");
+    // The core is not deterministic, so verifying would fail: playing it
+    // through, loading each repair on the way, still works.
+    let played = netcade(&["replay", "play", &replay, "--headless", "--json"]);
+    assert!(played.status.success(), "{played:?}");
 }
