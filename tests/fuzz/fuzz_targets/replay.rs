@@ -1,0 +1,17 @@
+//! The replay reader on arbitrary bytes: it must return an error or a replay,
+//! never panic, and never allocate more than the bytes justify.
+//!
+//! Run with `cargo +nightly fuzz run --fuzz-dir tests/fuzz replay`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|bytes: &[u8]| {
+    if let Ok(replay) = netcade::replay::read_replay(bytes) {
+        // Whatever was read is usable: every frame's inputs can be asked for.
+        for frame in 0..replay.frames().min(10_000) {
+            let _ = replay.inputs(netcade::rollback::Frame::new(frame));
+        }
+        assert!(replay.bytes <= bytes.len() as u64);
+    }
+});
