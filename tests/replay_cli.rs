@@ -211,3 +211,30 @@ fn info_shows_the_header_and_the_end_record() {
     let text = stdout(&replay(&["info", &path.display().to_string()]));
     assert!(text.contains("end: finished after 120 frames"), "{text}");
 }
+
+#[test]
+fn the_debugger_steps_through_a_replays_recorded_inputs() {
+    let Some(game) = stella() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = record(&game, dir.path(), "debug.ncr", 400, "random:9");
+    let path = path.display().to_string();
+    let script = "step 250\nback 50\ngoto 300\ninput 1 RIGHT\nquit\n";
+    let session = support::cli::netcade_with_stdin(&["debug", "--replay", &path], script);
+    // The refused `input` makes a script fail; every other answer stands.
+    assert_eq!(session.status.code(), Some(2), "{session:?}");
+    assert_eq!(stderr(&session).trim(), "error: input: the replay decides the buttons");
+    let answers = stdout(&session);
+    let at = |frame: u32| {
+        let played = replay(&["play", &path, "--headless", "--frames", &frame.to_string(), "--json"]);
+        last_json(&played)["checksums"]["memory"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for frame in [250, 200, 300] {
+        assert!(
+            answers.contains(&format!("frame={frame} memory={}", at(frame))),
+            "frame {frame}: {answers}"
+        );
+    }
+}

@@ -25,6 +25,7 @@
 //! comments are ignored.
 
 use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::app::replay_play::{load_replay, open_replay_game, ReplayGameArgs, ReplayPlayback};
 use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
@@ -50,10 +51,17 @@ pub const MAX_LINE: usize = 4096;
 
 /// Arguments of `netcade debug`.
 #[derive(Clone, Debug, clap::Args)]
+// A replay names its core and content: `--core` is needed only without one.
+#[command(mut_arg("core", |core| core.required(false).required_unless_present("replay")))]
 pub struct DebugArgs {
-    /// The core, content and core options to debug.
+    /// The core, content and core options to debug (with --replay: the
+    /// core and content to play it with, if not the recorded ones).
     #[command(flatten)]
-    pub game: GameArgs,
+    pub game: Option<GameArgs>,
+    /// Step through this replay: the debugger begins at its start state and
+    /// `step`, `back` and `goto` follow its recorded inputs.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
     /// How many frames `back` and `goto` can go back.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_HISTORY)]
     pub history: u32,
@@ -187,6 +195,15 @@ pub fn parse_command(line: &str) -> Result<Option<Command>, String> {
     Ok(Some(command))
 }
 
+/// Frames decided beforehand: a replay's, for `debug --replay`. The
+/// debugger then runs each frame with these buttons instead of held ones.
+pub trait RecordedFrames {
+    /// Every player's buttons during `frame`.
+    fn inputs(&self, frame: u32) -> FrameInputs;
+    /// A state the game loads at the start of `frame` (a desync repair).
+    fn state_at(&self, frame: u32) -> Option<&[u8]>;
+}
+
 /// What the history keeps with each frame's state: its checksums, and the
 /// inputs of the frame that starts there.
 #[derive(Clone, Copy, Debug)]
@@ -217,6 +234,7 @@ pub struct Debugger<'g, G: Emulator + ?Sized> {
     held: FrameInputs,
     checksums: Checksums,
     mark: Option<Mark>,
+    recorded: Option<&'g dyn RecordedFrames>,
 }
 
 impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
@@ -245,9 +263,17 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             held: NO_INPUTS,
             checksums: Checksums::default(),
             mark: None,
+            recorded: None,
         };
         debugger.keep_current()?;
         Ok(debugger)
+    }
+
+    /// Runs every frame from now on with `recorded`'s buttons (and states);
+    /// the game must stand at its frame 0.
+    pub fn following(mut self, recorded: &'g dyn RecordedFrames) -> Self {
+        self.recorded = Some(recorded);
+        self
     }
 
     /// The frame the game is at (0: as loaded), in the numbering `goto` takes.
@@ -295,12 +321,27 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Runs `frames` frames with the held buttons.
     pub fn step(&mut self, frames: u32) -> Result<(), AppError> {
         for _ in 0..frames {
+            let inputs = match self.recorded {
+                Some(recorded) => recorded.inputs(self.frame),
+                None => self.held,
+            };
             if let Some(kept) = self.history.extra_mut(self.frame) {
-                kept.inputs = self.held;
+                kept.inputs = inputs;
             }
-            self.game.run_frame(&self.held, true);
+            self.game.run_frame(&inputs, true);
             self.frame += 1;
+            self.load_recorded_state()?;
             self.keep_current()?;
+        }
+        Ok(())
+    }
+
+    /// Loads the recorded state of the current frame, if there is one.
+    fn load_recorded_state(&mut self) -> Result<(), AppError> {
+        if let Some(state) = self.recorded.and_then(|r| r.state_at(self.frame)) {
+            self.game
+                .load_state(state)
+                .map_err(AppError::at_frame(self.frame))?;
         }
         Ok(())
     }
@@ -338,6 +379,11 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                     .load_state(&self.scratch)
                     .map_err(|err| restore_failed(&err))?;
                 self.game.run_frame(&before.inputs, true);
+                if let Some(state) = self.recorded.and_then(|r| r.state_at(target)) {
+                    self.game
+                        .load_state(state)
+                        .map_err(|err| restore_failed(&err))?;
+                }
                 self.game
                     .save_state(&mut self.current_state)
                     .map_err(|err| format!("cannot save frame {target}: {err}"))?;
@@ -395,6 +441,9 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.step(frames)?;
             }
             Command::Goto(target) => self.go_back_to(*target)?,
+            Command::Input { .. } if self.recorded.is_some() => {
+                return Err("input: the replay decides the buttons".to_string().into());
+            }
             Command::Input { player, buttons } => {
                 self.held[player - 1] = *buttons;
                 writeln!(out, "player {player} holds {buttons}")?;
@@ -505,11 +554,15 @@ pub fn debug_session<G: Emulator + ?Sized>(
     game: &mut G,
     history_frames: u32,
     history_bytes: usize,
+    recorded: Option<&dyn RecordedFrames>,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
     errors: &mut dyn Write,
 ) -> Result<SessionSummary, AppError> {
     let mut debugger = Debugger::new(game, history_frames, history_bytes)?;
+    if let Some(recorded) = recorded {
+        debugger = debugger.following(recorded);
+    }
     let mut summary = SessionSummary::default();
     let mut fail = |message: &str| -> std::io::Result<()> {
         summary.failed_commands += 1;
@@ -574,7 +627,26 @@ fn skip_rest_of_line(input: &mut dyn BufRead) -> std::io::Result<()> {
 
 /// `netcade debug`: a session on stdin and stdout.
 pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
-    let mut game = open_game(&args.game)?;
+    let replay = args.replay.as_deref().map(load_replay).transpose()?;
+    let mut game = match (&replay, &args.game) {
+        (Some(replay), game) => {
+            let with = ReplayGameArgs {
+                core: game.as_ref().map(|game| game.core.clone()),
+                rom: game.as_ref().and_then(|game| game.rom.clone()),
+                system_dir: game.as_ref().and_then(|game| game.system_dir.clone()),
+            };
+            let mut game = open_replay_game(replay, &with)?;
+            // Frame 0 as the replay began it: its start state, its events.
+            ReplayPlayback::start(replay, game.as_mut())?;
+            game
+        }
+        (None, Some(game)) => open_game(game)?,
+        (None, None) => {
+            return Err(AppError::BadArgument {
+                message: "debug needs --core CORE (and --rom ROM), or --replay FILE".into(),
+            })
+        }
+    };
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
@@ -582,6 +654,7 @@ pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
         game.as_mut(),
         args.history,
         args.history_bytes(),
+        replay.as_ref().map(|replay| replay as &dyn RecordedFrames),
         &mut stdin.lock(),
         &mut stdout.lock(),
         &mut stderr.lock(),
@@ -620,6 +693,7 @@ mod tests {
             &mut game,
             history,
             history_bytes,
+            None,
             &mut script.as_bytes(),
             &mut out,
             &mut errors,
@@ -645,6 +719,7 @@ mod tests {
             &mut game,
             history,
             HISTORY_BYTES,
+            None,
             &mut script.as_bytes(),
             &mut interleaved,
             &mut errors,
@@ -851,6 +926,7 @@ mod tests {
             &mut game,
             600,
             4,
+            None,
             &mut "".as_bytes(),
             &mut Vec::new(),
             &mut Vec::new(),

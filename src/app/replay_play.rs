@@ -3,7 +3,9 @@
 //! [`Keyframes`] make seeking cost at most one keyframe interval, and
 //! [`verify`] proves a playback faithful against the recorded checkpoints.
 
+use crate::app::debugger::RecordedFrames;
 use crate::app::run::memory_checksum;
+use crate::input::FrameInputs;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
@@ -147,7 +149,6 @@ pub fn open_replay_game(
 pub struct ReplayPlayback<'r> {
     replay: &'r Replay,
     frame: Frame,
-    departed: [bool; crate::input::MAX_PLAYERS],
 }
 
 impl<'r> ReplayPlayback<'r> {
@@ -156,13 +157,12 @@ impl<'r> ReplayPlayback<'r> {
         replay: &'r Replay,
         game: &mut G,
     ) -> Result<Self, AppError> {
-        let mut playback = ReplayPlayback {
-            replay,
-            frame: Frame::new(0),
-            departed: [false; crate::input::MAX_PLAYERS],
-        };
         game.load_state(&replay.header.start_state)
             .map_err(AppError::at_frame(0))?;
+        let playback = ReplayPlayback {
+            replay,
+            frame: Frame::new(0),
+        };
         playback.apply_events(game)?;
         Ok(playback)
     }
@@ -177,44 +177,27 @@ impl<'r> ReplayPlayback<'r> {
         self.frame.number() >= self.replay.frames()
     }
 
-    /// The buttons frame `frame` runs with.
-    fn inputs(&self, frame: Frame) -> [Buttons; crate::input::MAX_PLAYERS] {
-        let mut inputs = self.replay.inputs(frame);
-        for (held, departed) in inputs.iter_mut().zip(self.departed) {
-            if departed {
-                *held = Buttons::NONE;
-            }
-        }
-        inputs
-    }
-
     /// Runs the current frame (drawing it if `render`) and applies the next
     /// frame's events. Past the last recorded frame nobody holds anything.
     pub fn step<G: Emulator + ?Sized>(&mut self, game: &mut G, render: bool) -> Result<(), AppError> {
-        let inputs = self.inputs(self.frame);
+        let inputs = RecordedFrames::inputs(self.replay, self.frame.number());
         game.run_frame(&inputs[..usize::from(self.replay.header.players)], render);
         self.frame = self.frame.next();
         self.apply_events(game)
     }
 
-    fn apply_events<G: Emulator + ?Sized>(&mut self, game: &mut G) -> Result<(), AppError> {
-        for event in self.replay.events.iter().filter(|e| e.frame() == self.frame) {
-            match event {
-                ReplayEvent::Repair { state, .. } => game
-                    .load_state(state)
-                    .map_err(AppError::at_frame(self.frame.number()))?,
-                ReplayEvent::PlayerLeft { player, .. } => {
-                    if let Some(departed) = self.departed.get_mut(usize::from(*player)) {
-                        *departed = true;
-                    }
-                }
-            }
+    /// Loads the current frame's repair state, if any (departures are in
+    /// the inputs).
+    fn apply_events<G: Emulator + ?Sized>(&self, game: &mut G) -> Result<(), AppError> {
+        if let Some(state) = self.replay.state_at(self.frame.number()) {
+            game.load_state(state)
+                .map_err(AppError::at_frame(self.frame.number()))?;
         }
         Ok(())
     }
 
-    /// Puts playback at the start of `frame` from a keyframe saved by
-    /// [`Keyframes::build`] (whose state `game` loads).
+    /// Puts playback at the start of `frame` from a state saved there (its
+    /// events applied), which `game` loads.
     fn resume_at<G: Emulator + ?Sized>(
         &mut self,
         game: &mut G,
@@ -224,17 +207,34 @@ impl<'r> ReplayPlayback<'r> {
         game.load_state(state)
             .map_err(AppError::at_frame(frame.number()))?;
         self.frame = frame;
-        self.departed = [false; crate::input::MAX_PLAYERS];
-        for event in &self.replay.events {
+        Ok(())
+    }
+}
+
+/// `debug --replay`: the debugger steps through the recorded frames.
+impl RecordedFrames for Replay {
+    fn inputs(&self, frame: u32) -> FrameInputs {
+        let frame = Frame::new(frame);
+        let mut inputs = Replay::inputs(self, frame);
+        for event in &self.events {
             if let ReplayEvent::PlayerLeft { frame: left, player } = event {
                 if *left <= frame {
-                    if let Some(departed) = self.departed.get_mut(usize::from(*player)) {
-                        *departed = true;
+                    if let Some(held) = inputs.get_mut(usize::from(*player)) {
+                        *held = Buttons::NONE;
                     }
                 }
             }
         }
-        Ok(())
+        inputs
+    }
+
+    fn state_at(&self, frame: u32) -> Option<&[u8]> {
+        self.events.iter().find_map(|event| match event {
+            ReplayEvent::Repair { frame: at, state } if at.number() == frame => {
+                Some(state.as_slice())
+            }
+            _ => None,
+        })
     }
 }
 
