@@ -50,8 +50,14 @@ fn a_recorded_run_plays_back_to_its_final_checksums_and_verifies() {
 
     let played = replay(&["play", &path, "--headless", "--json"]);
     assert!(played.status.success(), "{played:?}");
-    assert_eq!(last_json(&played)["checksums"]["memory"], run["checksums"]["memory"]);
-    assert_eq!(last_json(&played)["checksums"]["video"], run["checksums"]["video"]);
+    assert_eq!(
+        last_json(&played)["checksums"]["memory"],
+        run["checksums"]["memory"]
+    );
+    assert_eq!(
+        last_json(&played)["checksums"]["video"],
+        run["checksums"]["video"]
+    );
 
     let verified = replay(&["play", &path, "--headless", "--verify", "--json"]);
     assert!(verified.status.success(), "{verified:?}");
@@ -72,17 +78,39 @@ fn a_seek_lands_on_the_memory_and_picture_of_playing_straight_there() {
         let straight = replay(&["play", &path, "--headless", "--frames", target, "--json"]);
         assert!(straight.status.success(), "{straight:?}");
         let sought = replay(&[
-            "play", &path, "--headless", "--seek", target, "--frames", "0", "--json",
+            "play",
+            &path,
+            "--headless",
+            "--seek",
+            target,
+            "--frames",
+            "0",
+            "--json",
         ]);
         assert!(sought.status.success(), "{sought:?}");
         let (straight, sought) = (last_json(&straight), last_json(&sought));
-        assert_eq!(sought["seek"]["checksums"], straight["checksums"], "frame {target}");
+        assert_eq!(
+            sought["seek"]["checksums"], straight["checksums"],
+            "frame {target}"
+        );
         assert_eq!(sought["checksums"], straight["checksums"], "frame {target}");
     }
     // Seeking then playing on ends where playing straight does.
-    let on = replay(&["play", &path, "--headless", "--seek", "950", "--frames", "50", "--json"]);
+    let on = replay(&[
+        "play",
+        &path,
+        "--headless",
+        "--seek",
+        "950",
+        "--frames",
+        "50",
+        "--json",
+    ]);
     let straight = replay(&["play", &path, "--headless", "--frames", "1000", "--json"]);
-    assert_eq!(last_json(&on)["checksums"], last_json(&straight)["checksums"]);
+    assert_eq!(
+        last_json(&on)["checksums"],
+        last_json(&straight)["checksums"]
+    );
 }
 
 #[test]
@@ -137,7 +165,9 @@ fn diff_names_the_frame_and_player_where_two_runs_part() {
 #[test]
 fn a_replay_of_one_rom_is_refused_with_another() {
     let Some(game) = stella() else { return };
-    let Some(boxing) = support::real_rom("boxing.bin") else { return };
+    let Some(boxing) = support::real_rom("boxing.bin") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = record(&game, dir.path(), "combat.ncr", 60, "none");
     let refused = replay(&[
@@ -171,7 +201,10 @@ fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
     let frames = last_json(&played)["frames"].as_u64().unwrap();
     assert!((540..600).contains(&frames), "{frames}");
     let info = replay(&["info", &path]);
-    assert!(stdout(&info).contains("end: none: the file is cut short at byte"), "{info:?}");
+    assert!(
+        stdout(&info).contains("end: none: the file is cut short at byte"),
+        "{info:?}"
+    );
 }
 
 #[test]
@@ -196,7 +229,14 @@ fn info_shows_the_header_and_the_end_record() {
     let path = dir.path().join("duel.ncr");
     let arena = support::duel_arena("dojo").display().to_string();
     let recorded = netcade(&[
-        "run", "--core", "duel", "--rom", &arena, "--frames", "120", "--record",
+        "run",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--frames",
+        "120",
+        "--record",
         &path.display().to_string(),
     ]);
     assert!(recorded.status.success(), "{recorded:?}");
@@ -222,10 +262,20 @@ fn the_debugger_steps_through_a_replays_recorded_inputs() {
     let session = support::cli::netcade_with_stdin(&["debug", "--replay", &path], script);
     // The refused `input` makes a script fail; every other answer stands.
     assert_eq!(session.status.code(), Some(2), "{session:?}");
-    assert_eq!(stderr(&session).trim(), "error: input: the replay decides the buttons");
+    assert_eq!(
+        stderr(&session).trim(),
+        "error: input: the replay decides the buttons"
+    );
     let answers = stdout(&session);
     let at = |frame: u32| {
-        let played = replay(&["play", &path, "--headless", "--frames", &frame.to_string(), "--json"]);
+        let played = replay(&[
+            "play",
+            &path,
+            "--headless",
+            "--frames",
+            &frame.to_string(),
+            "--json",
+        ]);
         last_json(&played)["checksums"]["memory"]
             .as_str()
             .unwrap()

@@ -68,12 +68,18 @@ fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
         assert_eq!(inputs[..2], [buttons(0, frame), buttons(1, frame)]);
         assert_eq!(inputs[2], Buttons::NONE);
     }
-    let frames: Vec<u32> = replay.checkpoints.iter().map(|c| c.frame.number()).collect();
+    let frames: Vec<u32> = replay
+        .checkpoints
+        .iter()
+        .map(|c| c.frame.number())
+        .collect();
     // The repair of frame 120 supersedes the checkpoint of 120 recorded
     // before it.
     assert_eq!(frames, [0, 60, 180, 240]);
     assert_eq!(
-        replay.checkpoint(Frame::new(60)).map(|c| (c.memory, c.video)),
+        replay
+            .checkpoint(Frame::new(60))
+            .map(|c| (c.memory, c.video)),
         Some((Checksum(420), Some(Checksum(60))))
     );
     assert_eq!(
@@ -103,7 +109,10 @@ fn the_writer_flushes_every_second_of_game_time() {
     }
     assert_eq!(writer.bytes_written(), after_header, "still gathering");
     writer.frame(Frame::new(59), &[], None, None).unwrap();
-    assert!(writer.bytes_written() > after_header, "one second is written");
+    assert!(
+        writer.bytes_written() > after_header,
+        "one second is written"
+    );
 }
 
 #[test]
@@ -115,7 +124,10 @@ fn idle_frames_cost_about_a_bit_per_player() {
     }
     // One bit per player and frame, plus each second's record framing.
     let per_player_frame = (writer.bytes_written() - after_header) as f64 * 8.0 / 12_000.0;
-    assert!(per_player_frame < 2.0, "{per_player_frame} bits a player and frame");
+    assert!(
+        per_player_frame < 2.0,
+        "{per_player_frame} bits a player and frame"
+    );
 }
 
 #[test]
@@ -162,7 +174,10 @@ fn a_flipped_byte_is_refused_naming_the_record_it_is_in() {
         other => panic!("{other}"),
     };
     assert!(offset <= position as u64 && offset + 64 > position as u64);
-    assert!(error.to_string().contains(&format!("byte {offset}")), "{error}");
+    assert!(
+        error.to_string().contains(&format!("byte {offset}")),
+        "{error}"
+    );
 }
 
 #[test]
@@ -199,7 +214,10 @@ fn a_start_state_claiming_to_expand_past_the_limit_is_refused_before_expanding()
         start_state: vec![0; 16],
         ..header(2)
     };
-    netcade::replay::encode_record(&netcade::replay::Record::Header(good), &mut header_bytes);
+    netcade::replay::encode_record(
+        &netcade::replay::Record::Header(Box::new(good)),
+        &mut header_bytes,
+    );
     let blob = lz4_flex::block::compress_prepend_size(&[0u8; 16]);
     let position = header_bytes
         .windows(blob.len())

@@ -22,15 +22,35 @@ fn recorded_match(
     let host_replay = dir.join("host.ncr").display().to_string();
     let join_replay = dir.join("join.ncr").display().to_string();
     let mut host_args = vec![
-        "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs", "random:1",
-        "--json", "--record", &host_replay,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--frames",
+        &frames,
+        "--inputs",
+        "random:1",
+        "--json",
+        "--record",
+        &host_replay,
     ];
     host_args.extend_from_slice(extra);
     let (host, port) = spawn_host(dir, &host_args, MATCH_TIMEOUT);
     let address = format!("127.0.0.1:{port}");
     let mut join_args = vec![
-        "join", &address, "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs",
-        "random:2", "--json", "--record", &join_replay,
+        "join",
+        &address,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--frames",
+        &frames,
+        "--inputs",
+        "random:2",
+        "--json",
+        "--record",
+        &join_replay,
     ];
     join_args.extend_from_slice(extra);
     let join = spawn_netcade(&join_args).finish(MATCH_TIMEOUT);
@@ -45,19 +65,37 @@ fn recorded_match(
 fn a_match_is_recorded_into_the_replays_folder_unless_told_not_to() {
     let dir = tempfile::tempdir().unwrap();
     let arena = support::duel_arena("dojo").display().to_string();
-    let game = ["--core", "duel", "--rom", &arena, "--frames", "60", "--json"];
-    let (host, port) = spawn_host(dir.path(), &[&game[..], &["--no-record"]].concat(), MATCH_TIMEOUT);
+    let game = [
+        "--core", "duel", "--rom", &arena, "--frames", "60", "--json",
+    ];
+    let (host, port) = spawn_host(
+        dir.path(),
+        &[&game[..], &["--no-record"]].concat(),
+        MATCH_TIMEOUT,
+    );
     let address = format!("127.0.0.1:{port}");
     let join = spawn_netcade(&[&["join", &address][..], &game[..]].concat()).finish(MATCH_TIMEOUT);
     let (host, join) = (last_json(&host.finish(MATCH_TIMEOUT)), last_json(&join));
     assert!(host["replay"].is_null(), "{host}");
     let path = std::path::PathBuf::from(join["replay"]["path"].as_str().unwrap());
-    assert!(path.starts_with(support::cli::test_replay_dir()), "{path:?}");
+    assert!(
+        path.starts_with(support::cli::test_replay_dir()),
+        "{path:?}"
+    );
     let name = path.file_name().unwrap().to_str().unwrap();
     // 2026-11-22_21-04-17_duel_dojo.ncr (-2 … when taken).
-    assert!(name.starts_with("20") && name.contains("_duel_dojo"), "{name}");
+    assert!(
+        name.starts_with("20") && name.contains("_duel_dojo"),
+        "{name}"
+    );
     assert!(name.ends_with(".ncr"), "{name}");
-    let verified = netcade(&["replay", "play", path.to_str().unwrap(), "--headless", "--verify"]);
+    let verified = netcade(&[
+        "replay",
+        "play",
+        path.to_str().unwrap(),
+        "--headless",
+        "--verify",
+    ]);
     assert!(verified.status.success(), "{verified:?}");
     std::fs::remove_file(&path).unwrap();
 }
@@ -72,12 +110,24 @@ fn both_sides_of_a_recorded_match_verify_and_play_back_to_the_matchs_checksums()
         assert!(verified.status.success(), "{verified:?}");
         let verdict = last_json(&verified);
         assert_eq!(verdict["verified"], true);
-        assert!(verdict["checkpoints_checked"].as_u64().unwrap() >= 5, "{verdict}");
+        assert!(
+            verdict["checkpoints_checked"].as_u64().unwrap() >= 5,
+            "{verdict}"
+        );
         let played = netcade(&[
-            "replay", "play", replay, "--headless", "--frames", "300", "--json",
+            "replay",
+            "play",
+            replay,
+            "--headless",
+            "--frames",
+            "300",
+            "--json",
         ]);
         assert!(played.status.success(), "{played:?}");
-        assert_eq!(last_json(&played)["checksums"]["memory"], json["checksums"]["memory"]);
+        assert_eq!(
+            last_json(&played)["checksums"]["memory"],
+            json["checksums"]["memory"]
+        );
     }
     // Both machines recorded the same final frames (one may hold a few more).
     let diff = stdout(&netcade(&["replay", "diff", &sides[0].1, &sides[1].1]));
@@ -87,7 +137,10 @@ fn both_sides_of_a_recorded_match_verify_and_play_back_to_the_matchs_checksums()
     );
     let info = last_json(&netcade(&["replay", "info", &sides[1].1, "--json"]));
     assert!(
-        info["player_names"][0].as_str().unwrap().starts_with("127.0.0.1:"),
+        info["player_names"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:"),
         "{info}"
     );
     assert_eq!(info["end"]["reason"], "finished");

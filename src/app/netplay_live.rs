@@ -15,10 +15,9 @@
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
-use crate::app::replay_record::{match_recorder, RecordArgs, RecordingSummary, ReplayRecorder};
-use crate::replay::EndReason;
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
+use crate::app::replay_record::{match_recorder, RecordArgs, RecordingSummary, ReplayRecorder};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::ByteDiff;
@@ -27,6 +26,7 @@ use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::{ip_udp_header_bytes, NetError, Transport, IPV4_UDP_HEADER_BYTES};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
 use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
+use crate::replay::EndReason;
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
 use crate::rollback::{DisconnectReason, Frame, PlayerId};
 use std::collections::{BTreeMap, BTreeSet};
@@ -219,7 +219,13 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let transport = LiveTransport::new(transport);
-    let recorder = match_recorder(&args.common.record, game.as_ref(), &args.common.game, 2, vec![])?;
+    let recorder = match_recorder(
+        &args.common.record,
+        game.as_ref(),
+        &args.common.game,
+        2,
+        vec![],
+    )?;
     let machine = Machine {
         game,
         netplay,

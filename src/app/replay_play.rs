@@ -5,12 +5,12 @@
 
 use crate::app::debugger::RecordedFrames;
 use crate::app::run::memory_checksum;
-use crate::input::FrameInputs;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
 use crate::input::Buttons;
+use crate::input::FrameInputs;
 use crate::replay::{read_replay, Replay, ReplayEvent};
 use crate::rollback::Frame;
 use std::io::{BufReader, Write};
@@ -67,10 +67,7 @@ pub struct ReplayGameArgs {
 
 /// Opens the game `replay` was recorded with, refusing another core, core
 /// version or content with an error naming what differs.
-pub fn open_replay_game(
-    replay: &Replay,
-    args: &ReplayGameArgs,
-) -> Result<Box<dyn Game>, AppError> {
+pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dyn Game>, AppError> {
     let header = &replay.header;
     let core = match &args.core {
         Some(core) => core.clone(),
@@ -153,10 +150,7 @@ pub struct ReplayPlayback<'r> {
 
 impl<'r> ReplayPlayback<'r> {
     /// Loads the replay's start state into `game`: playback stands at frame 0.
-    pub fn start<G: Emulator + ?Sized>(
-        replay: &'r Replay,
-        game: &mut G,
-    ) -> Result<Self, AppError> {
+    pub fn start<G: Emulator + ?Sized>(replay: &'r Replay, game: &mut G) -> Result<Self, AppError> {
         game.load_state(&replay.header.start_state)
             .map_err(AppError::at_frame(0))?;
         let playback = ReplayPlayback {
@@ -179,7 +173,11 @@ impl<'r> ReplayPlayback<'r> {
 
     /// Runs the current frame (drawing it if `render`) and applies the next
     /// frame's events. Past the last recorded frame nobody holds anything.
-    pub fn step<G: Emulator + ?Sized>(&mut self, game: &mut G, render: bool) -> Result<(), AppError> {
+    pub fn step<G: Emulator + ?Sized>(
+        &mut self,
+        game: &mut G,
+        render: bool,
+    ) -> Result<(), AppError> {
         let inputs = RecordedFrames::inputs(self.replay, self.frame.number());
         game.run_frame(&inputs[..usize::from(self.replay.header.players)], render);
         self.frame = self.frame.next();
@@ -217,7 +215,11 @@ impl RecordedFrames for Replay {
         let frame = Frame::new(frame);
         let mut inputs = Replay::inputs(self, frame);
         for event in &self.events {
-            if let ReplayEvent::PlayerLeft { frame: left, player } = event {
+            if let ReplayEvent::PlayerLeft {
+                frame: left,
+                player,
+            } = event
+            {
                 if *left <= frame {
                     if let Some(held) = inputs.get_mut(usize::from(*player)) {
                         *held = Buttons::NONE;
@@ -264,7 +266,9 @@ impl Keyframes {
                 keyframes.states.push((frame, state));
                 while keyframes.bytes > KEYFRAME_BUDGET_BYTES && keyframes.states.len() > 1 {
                     interval *= 2;
-                    keyframes.states.retain(|(kept, _)| kept.number() % interval == 0);
+                    keyframes
+                        .states
+                        .retain(|(kept, _)| kept.number() % interval == 0);
                     keyframes.bytes = keyframes.states.iter().map(|(_, s)| s.len()).sum();
                 }
             }
@@ -353,7 +357,10 @@ pub struct Verification {
 /// Plays the whole replay on `game` at full speed, comparing every
 /// recorded checkpoint, and on the first mismatch plays the stretch since
 /// the last good checkpoint again to report the memory regions that differ.
-pub fn verify<G: Emulator + ?Sized>(replay: &Replay, game: &mut G) -> Result<Verification, AppError> {
+pub fn verify<G: Emulator + ?Sized>(
+    replay: &Replay,
+    game: &mut G,
+) -> Result<Verification, AppError> {
     let started = Instant::now();
     let mut playback = ReplayPlayback::start(replay, game)?;
     let mut scratch = Vec::new();
@@ -364,8 +371,8 @@ pub fn verify<G: Emulator + ?Sized>(replay: &Replay, game: &mut G) -> Result<Ver
         let frame = playback.frame();
         while checkpoints.next_if(|c| c.frame < frame).is_some() {}
         if let Some(checkpoint) = checkpoints.next_if(|c| c.frame == frame) {
-            let memory = memory_checksum(game, &mut scratch)
-                .map_err(AppError::at_frame(frame.number()))?;
+            let memory =
+                memory_checksum(game, &mut scratch).map_err(AppError::at_frame(frame.number()))?;
             let video = checkpoint.video.map(|recorded| {
                 let played = game
                     .video_frame()
@@ -432,7 +439,11 @@ fn replay_stretch<G: Emulator + ?Sized>(
     while playback.frame() < frame {
         playback.step(game, false)?;
     }
-    Ok(ByteDiff::between(&first, game.game_memory(), DEFAULT_RANGE_CAP))
+    Ok(ByteDiff::between(
+        &first,
+        game.game_memory(),
+        DEFAULT_RANGE_CAP,
+    ))
 }
 
 /// Arguments of `netcade replay play`.
@@ -563,10 +574,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     if let Some(seek) = args.seek {
         if seek > replay.frames() {
             return Err(AppError::BadArgument {
-                message: format!(
-                    "--seek {seek}: the replay holds {} frames",
-                    replay.frames()
-                ),
+                message: format!("--seek {seek}: the replay holds {} frames", replay.frames()),
             });
         }
         let built = Instant::now();
@@ -637,7 +645,8 @@ mod tests {
     use crate::replay::{EndReason, ReplayHeader, ReplayWriter, CHECKPOINT_INTERVAL};
 
     fn buttons(seed: u32, frame: u32) -> [Buttons; 2] {
-        let pick = |n: u32| [Buttons::RIGHT, Buttons::DOWN | Buttons::B, Buttons::LEFT][(n % 3) as usize];
+        let pick =
+            |n: u32| [Buttons::RIGHT, Buttons::DOWN | Buttons::B, Buttons::LEFT][(n % 3) as usize];
         [pick(frame / 7 + seed), pick(frame / 11 + 2 * seed)]
     }
 
@@ -727,7 +736,10 @@ mod tests {
         let verification = verify(&replay, &mut StubGame::deterministic()).unwrap();
         assert_eq!(verification.mismatch, None);
         // The checkpoint of frame 120 recorded before the repair is dropped.
-        assert_eq!(verification.checked, (600 / CHECKPOINT_INTERVAL) as usize - 1);
+        assert_eq!(
+            verification.checked,
+            (600 / CHECKPOINT_INTERVAL) as usize - 1
+        );
 
         let unrecorded = recorded(
             StubGame::deterministic(),
@@ -770,10 +782,9 @@ mod tests {
             .unwrap()
             .mismatch
             .unwrap();
-        assert_eq!(
-            mismatch.replayed_memory.ranges,
-            [HIDDEN_STATE_OFFSET..HIDDEN_STATE_OFFSET + 2]
-        );
+        let ranges = &mismatch.replayed_memory.ranges;
+        assert_eq!(ranges.len(), 1, "{ranges:?}");
+        assert_eq!(ranges[0], HIDDEN_STATE_OFFSET..HIDDEN_STATE_OFFSET + 2);
     }
 
     #[test]
@@ -789,9 +800,15 @@ mod tests {
                 straight.step(&mut straight_game, true).unwrap();
             }
             let mut playback = ReplayPlayback::start(&replay, &mut game).unwrap();
-            keyframes.seek(&mut playback, &mut game, Frame::new(target)).unwrap();
+            keyframes
+                .seek(&mut playback, &mut game, Frame::new(target))
+                .unwrap();
             assert_eq!(playback.frame().number(), target);
-            assert_eq!(game.game_memory(), straight_game.game_memory(), "frame {target}");
+            assert_eq!(
+                game.game_memory(),
+                straight_game.game_memory(),
+                "frame {target}"
+            );
             let picture = |g: &StubGame| g.video_frame().map(|v| Checksum::of_video(&v));
             if target > 0 {
                 assert_eq!(picture(&game), picture(&straight_game), "frame {target}");

@@ -62,11 +62,13 @@ impl RecordArgs {
 /// `2026-11-22_21-04-17_stella_combat`: the date (UTC), the core and the
 /// content, in characters every file system takes.
 pub fn replay_file_stem(header: &ReplayHeader) -> String {
-    let date = humantime::format_rfc3339_seconds(UNIX_EPOCH + std::time::Duration::from_secs(header.recorded_at_unix))
-        .to_string()
-        .trim_end_matches('Z')
-        .replace('T', "_")
-        .replace(':', "-");
+    let date = humantime::format_rfc3339_seconds(
+        UNIX_EPOCH + std::time::Duration::from_secs(header.recorded_at_unix),
+    )
+    .to_string()
+    .trim_end_matches('Z')
+    .replace('T', "_")
+    .replace(':', "-");
     let content = Path::new(&header.content_name)
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
@@ -269,7 +271,10 @@ impl ReplayRecorder {
     }
 }
 
-fn open_writer(path: &Path, header: &ReplayHeader) -> std::io::Result<ReplayWriter<BufWriter<File>>> {
+fn open_writer(
+    path: &Path,
+    header: &ReplayHeader,
+) -> std::io::Result<ReplayWriter<BufWriter<File>>> {
     ReplayWriter::new(BufWriter::new(File::create(path)?), header)
 }
 

@@ -341,17 +341,26 @@ pub fn diff_command(args: &DiffArgs, out: &mut dyn Write) -> Result<Outcome, App
     let b = load_replay(&args.b)?;
     let difference = first_difference(&a, &b);
     let text = match &difference {
-        None => format!("identical: {} frames, same inputs and checksums", a.frames()),
+        None => format!(
+            "identical: {} frames, same inputs and checksums",
+            a.frames()
+        ),
         Some(ReplayDifference::StartState) => "the start states differ (frame 0)".into(),
         Some(ReplayDifference::Inputs { frame, players }) => {
             let names: Vec<String> = players.iter().map(|p| format!("player {p}")).collect();
-            format!("frame {frame}: the inputs of {} differ", names.join(" and "))
+            format!(
+                "frame {frame}: the inputs of {} differ",
+                names.join(" and ")
+            )
         }
         Some(ReplayDifference::Checksum { frame, kind }) => {
             format!("frame {frame}: the {kind} checksums differ with the same inputs before it")
         }
         Some(ReplayDifference::Length { a, b }) => {
-            format!("the same over {} frames, then one ends: {a} against {b} frames", (*a).min(*b))
+            format!(
+                "the same over {} frames, then one ends: {a} against {b} frames",
+                (*a).min(*b)
+            )
         }
     };
     writeln!(out, "{text}")?;

@@ -3,10 +3,10 @@
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
 use crate::app::replay_record::{replay_header, RecordingSummary, ReplayRecorder};
-use crate::replay::EndReason;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::emulator::{Emulator, EmulatorError};
+use crate::replay::EndReason;
 use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
 use std::io::Write;
@@ -104,7 +104,10 @@ pub fn run_frames<G: Game + ?Sized>(
         };
         // The picture every replay checkpoint, before the frame redraws it.
         let video = (wants_checksums && number % CHECKPOINT_INTERVAL == 0)
-            .then(|| game.video_frame().map(|picture| Checksum::of_video(&picture)))
+            .then(|| {
+                game.video_frame()
+                    .map(|picture| Checksum::of_video(&picture))
+            })
             .flatten();
         let frame_inputs = inputs.next_frame();
         game.run_frame(&frame_inputs, true);
@@ -177,7 +180,8 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
             game.save_state(&mut start_state)
                 .map_err(AppError::at_frame(0))?;
             let players = inputs.players() as u8;
-            let header = replay_header(game.as_ref(), &args.game, players, Vec::new(), start_state)?;
+            let header =
+                replay_header(game.as_ref(), &args.game, players, Vec::new(), start_state)?;
             Some(ReplayRecorder::create(path, &header)?)
         }
         None => None,

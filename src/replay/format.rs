@@ -203,8 +203,9 @@ pub struct Checkpoint {
 /// One record of a replay, as the bytes hold it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
-    /// The header: always first, exactly once.
-    Header(ReplayHeader),
+    /// The header: always first, exactly once (boxed: it is far larger than
+    /// the per-second records).
+    Header(Box<ReplayHeader>),
     /// Inputs of consecutive frames from `first`, `players` per frame.
     Inputs {
         /// The first frame.
@@ -517,7 +518,7 @@ pub(crate) fn decode_payload(
             )?;
             let start_state = start_state::decompress(blob, MAX_STATE_BYTES)
                 .map_err(|err| format!("the start state: {err}"))?;
-            Record::Header(ReplayHeader {
+            Record::Header(Box::new(ReplayHeader {
                 netcade_version,
                 core_name,
                 core_version,
@@ -533,7 +534,7 @@ pub(crate) fn decode_payload(
                 player_names,
                 start_state,
                 start_memory_checksum,
-            })
+            }))
         }
         KIND_INPUTS => {
             let players = players.ok_or("inputs before the header")?;

@@ -144,10 +144,7 @@ enum Next {
     Cut,
 }
 
-fn read_record<R: Read>(
-    input: &mut Counted<R>,
-    players: Option<u8>,
-) -> Result<Next, ReplayError> {
+fn read_record<R: Read>(input: &mut Counted<R>, players: Option<u8>) -> Result<Next, ReplayError> {
     let start = input.offset;
     let failed = |err: io::Error| ReplayError::Io(err.to_string());
     let mut kind = [0u8];
@@ -231,7 +228,7 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
     }
     check_preamble(&preamble[..got])?;
     let header = match read_record(&mut input, None)? {
-        Next::Record(Record::Header(header)) => header,
+        Next::Record(Record::Header(header)) => *header,
         Next::Record(_) => {
             return Err(ReplayError::OutOfOrder {
                 offset: PREAMBLE_SIZE as u64,
@@ -313,14 +310,18 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
                     )));
                 }
                 // The checksums of the frames it replaced are not the match's.
-                replay.checkpoints.retain(|checkpoint| checkpoint.frame < frame);
+                replay
+                    .checkpoints
+                    .retain(|checkpoint| checkpoint.frame < frame);
                 replay.events.push(ReplayEvent::Repair { frame, state });
             }
             Record::PlayerLeft { frame, player } => {
                 if replay.events.len() == MAX_EVENTS {
                     return Err(out_of_order(format!("more than {MAX_EVENTS} events")));
                 }
-                replay.events.push(ReplayEvent::PlayerLeft { frame, player });
+                replay
+                    .events
+                    .push(ReplayEvent::PlayerLeft { frame, player });
             }
             Record::End { frames, reason } => {
                 if frames != replay.frames() {

@@ -34,10 +34,11 @@ impl<W: Write> ReplayWriter<W> {
     /// Starts a replay: writes the preamble and `header`, and flushes.
     pub fn new(mut out: W, header: &ReplayHeader) -> io::Result<Self> {
         let mut encoded = preamble().to_vec();
-        encode_record(&Record::Header(header.clone()), &mut encoded);
+        encode_record(&Record::Header(Box::new(header.clone())), &mut encoded);
         out.write_all(&encoded)?;
         out.flush()?;
-        let frames_per_flush = (header.frames_per_second.round() as u32).clamp(1, MAX_FRAMES_PER_RECORD);
+        let frames_per_flush =
+            (header.frames_per_second.round() as u32).clamp(1, MAX_FRAMES_PER_RECORD);
         Ok(ReplayWriter {
             out,
             players: header.players,
