@@ -78,15 +78,16 @@ pub fn replay_file_stem(header: &ReplayHeader) -> String {
         stem.push('_');
         stem.push_str(&content);
     }
-    stem.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    // Anything else becomes one `_` between words, none at the end.
+    let mut name = String::with_capacity(stem.len());
+    for c in stem.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    name.trim_end_matches('_').to_string()
 }
 
 /// `dir/stem.ncr`, or `dir/stem-2.ncr`, … when taken.
@@ -329,5 +330,93 @@ pub fn match_recorder(
     match record.target(&header)? {
         Some(path) => Ok(Some(ReplayRecorder::create_at_start(&path, header)?)),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Buttons;
+    use crate::replay::read_replay;
+
+    fn header() -> ReplayHeader {
+        ReplayHeader {
+            netcade_version: "0.1.0".into(),
+            core_name: "Stella".into(),
+            core_version: "3.9.3".into(),
+            core_path: "/cores/stella_libretro.so".into(),
+            content_name: "Combat (1977).bin".into(),
+            content_path: "/roms/Combat (1977).bin".into(),
+            content_hash: Checksum(1),
+            core_options: vec![],
+            players: 2,
+            frames_per_second: 60.0,
+            sample_rate: 31_400.0,
+            recorded_at_unix: 1_795_381_457,
+            player_names: vec![],
+            start_state: vec![],
+            start_memory_checksum: Checksum(0),
+        }
+    }
+
+    #[test]
+    fn a_replay_file_is_named_after_its_date_core_and_content() {
+        assert_eq!(
+            replay_file_stem(&header()),
+            "2026-11-22_21-04-17_stella_combat_1977"
+        );
+    }
+
+    #[test]
+    fn a_match_recorder_writes_its_header_with_the_start_state_it_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("match.ncr");
+        let mut recorder = ReplayRecorder::create_at_start(&path, header()).unwrap();
+        recorder.match_started(&[7; 40], Checksum(77));
+        for frame in 0..90 {
+            recorder.frame_finalized(&FinalFrame {
+                frame: Frame::new(frame),
+                inputs: &[Buttons::A, Buttons::NONE],
+                checksum: Some(Checksum(u64::from(frame))),
+                video: None,
+            });
+        }
+        let summary = recorder.finish(EndReason::Disconnect).unwrap();
+        assert_eq!(
+            (summary.frames, summary.path.as_path()),
+            (90, path.as_path())
+        );
+        let replay = read_replay(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(replay.header.start_state, vec![7; 40]);
+        assert_eq!(replay.header.start_memory_checksum, Checksum(77));
+        assert_eq!(replay.frames(), 90);
+        assert_eq!(replay.end, Some((90, EndReason::Disconnect)));
+        assert_eq!(summary.bytes, std::fs::metadata(&path).unwrap().len());
+    }
+
+    #[test]
+    fn a_match_that_never_started_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("never.ncr");
+        let recorder = ReplayRecorder::create_at_start(&path, header()).unwrap();
+        assert!(recorder.finish(EndReason::Interrupted).is_err());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn no_record_records_nothing_and_record_names_the_file() {
+        let none = RecordArgs {
+            record: None,
+            no_record: true,
+        };
+        assert_eq!(none.target(&header()).unwrap(), None);
+        let chosen = RecordArgs {
+            record: Some(PathBuf::from("mine.ncr")),
+            no_record: false,
+        };
+        assert_eq!(
+            chosen.target(&header()).unwrap(),
+            Some(PathBuf::from("mine.ncr"))
+        );
     }
 }
