@@ -171,3 +171,39 @@ fn the_joiners_replay_keeps_each_desync_repair_with_the_hosts_state() {
     let played = netcade(&["replay", "play", &replay, "--headless", "--json"]);
     assert!(played.status.success(), "{played:?}");
 }
+
+#[test]
+fn a_match_left_with_ctrl_c_ends_each_replay_with_why_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::duel_arena("dojo").display().to_string();
+    let host_replay = dir.path().join("host.ncr").display().to_string();
+    let join_replay = dir.path().join("join.ncr").display().to_string();
+    let game = ["--core", "duel", "--rom", &arena, "--json"];
+    let (mut host, port) = spawn_host(
+        dir.path(),
+        &[&game[..], &["--record", &host_replay]].concat(),
+        MATCH_TIMEOUT,
+    );
+    let address = format!("127.0.0.1:{port}");
+    let mut join = spawn_netcade(
+        &[
+            &["join", &address][..],
+            &game[..],
+            &["--record", &join_replay],
+        ]
+        .concat(),
+    );
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.interrupt();
+    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+    let info = |path: &str| last_json(&netcade(&["replay", "info", path, "--json"]));
+    let (hosted, joined) = (info(&host_replay), info(&join_replay));
+    assert_eq!(joined["end"]["reason"], "interrupted", "{join:?}");
+    assert_eq!(hosted["end"]["reason"], "disconnect", "{host:?}");
+    assert_eq!(hosted["departures"][0]["player"], 2, "{hosted}");
+    for replay in [&host_replay, &join_replay] {
+        let verified = netcade(&["replay", "play", replay, "--headless", "--verify"]);
+        assert!(verified.status.success(), "{verified:?}");
+    }
+}

@@ -600,6 +600,10 @@ impl FrameSink for LiveSink {
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
         self.recorder.state_repaired(frame, state);
     }
+
+    fn player_left(&mut self, frame: Frame, player: u8) {
+        self.recorder.player_left(frame, player);
+    }
 }
 
 /// What became of the match's desyncs.
@@ -760,9 +764,12 @@ fn play(
                     status.interrupt(out)?;
                     eprintln!("warning: closed the link to the peer: {fault}");
                 }
-                NetplayEvent::Disconnected { player, reason, .. }
-                    if player.index() == usize::from(role.peer) =>
-                {
+                NetplayEvent::Disconnected {
+                    player,
+                    reason,
+                    at_frame,
+                } if player.index() == usize::from(role.peer) => {
+                    machine.sink.player_left(at_frame, role.peer);
                     peer_gone.get_or_insert(match reason {
                         DisconnectReason::Quit => MatchEnd::PeerLeft,
                         _ => MatchEnd::PeerLost,
