@@ -288,3 +288,28 @@ fn the_debugger_steps_through_a_replays_recorded_inputs() {
         );
     }
 }
+
+#[test]
+fn a_replay_is_refused_by_another_core_before_it_is_given_the_content() {
+    let Some(game) = stella() else { return };
+    let Some(genesis) = support::real_core("genesis_plus_gx") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = record(&game, dir.path(), "stella.ncr", 60, "none");
+    let refused = replay(&[
+        "play",
+        &path.display().to_string(),
+        "--headless",
+        "--core",
+        &genesis.display().to_string(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let error = stderr(&refused);
+    assert!(
+        error.starts_with(
+            "error: the replay was recorded with the core Stella, this core is Genesis Plus GX"
+        ),
+        "{error}"
+    );
+}

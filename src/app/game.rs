@@ -69,6 +69,16 @@ pub const BUNDLED_DUEL: &str = "duel";
 /// SRAM is not read from or written to the save directory: headless runs
 /// must start from the same memory every time to be comparable.
 pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
+    open_game_accepting(args, |_| Ok(()))
+}
+
+/// Like [`open_game`], asking `accept` about the core (its name and
+/// version) before the content is loaded: a replay refuses another core
+/// before that core is handed content it may not take.
+pub fn open_game_accepting(
+    args: &GameArgs,
+    accept: impl FnOnce(&crate::libretro::CoreInfo) -> Result<(), AppError>,
+) -> Result<Box<dyn Game>, AppError> {
     let core_path = resolve_core(&args.core)?;
     let defaults = CoreConfig::default();
     let config = CoreConfig {
@@ -81,6 +91,7 @@ pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
         ..CoreConfig::default()
     };
     let mut core = Core::load(&core_path, config)?;
+    accept(core.info())?;
     core.load_content(args.rom.as_deref())?;
     tracing::info!(
         core = %core_path.display(),

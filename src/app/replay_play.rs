@@ -4,8 +4,9 @@
 //! [`verify`] proves a playback faithful against the recorded checkpoints.
 
 use crate::app::debugger::RecordedFrames;
+use crate::app::game::open_game_accepting;
 use crate::app::run::memory_checksum;
-use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
+use crate::app::{checksums_json, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
@@ -109,32 +110,35 @@ pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dy
             ),
         });
     }
-    let game = open_game(&GameArgs {
-        core,
-        rom,
-        options: header.core_options.clone(),
-        system_dir: args.system_dir.clone(),
-        save_dir: None,
-    })?;
-    if game.core_name() != header.core_name {
-        return Err(AppError::ReplayRefused {
-            reason: format!(
-                "the replay was recorded with the core {}, this core is {}",
-                header.core_name,
-                game.core_name()
-            ),
-        });
-    }
-    if game.core_version() != header.core_version {
-        return Err(AppError::ReplayRefused {
-            reason: format!(
-                "the replay was recorded with {} version {}, this core is version {}",
-                header.core_name,
-                header.core_version,
-                game.core_version()
-            ),
-        });
-    }
+    let accept = |core: &crate::libretro::CoreInfo| {
+        if core.name != header.core_name {
+            return Err(AppError::ReplayRefused {
+                reason: format!(
+                    "the replay was recorded with the core {}, this core is {}",
+                    header.core_name, core.name
+                ),
+            });
+        }
+        if core.version != header.core_version {
+            return Err(AppError::ReplayRefused {
+                reason: format!(
+                    "the replay was recorded with {} version {}, this core is version {}",
+                    header.core_name, header.core_version, core.version
+                ),
+            });
+        }
+        Ok(())
+    };
+    let game = open_game_accepting(
+        &GameArgs {
+            core,
+            rom,
+            options: header.core_options.clone(),
+            system_dir: args.system_dir.clone(),
+            save_dir: None,
+        },
+        accept,
+    )?;
     Ok(game)
 }
 
