@@ -1,5 +1,6 @@
 //! `netcade run --record` and `netcade replay …` as users run them, on the
-//! real stella core (skipped without the test content) and on Duel.
+//! real stella core (ignored while scripts/fetch-test-content has not run,
+//! see `support::content`) and on Duel.
 
 mod support;
 
@@ -40,6 +41,10 @@ fn replay(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_recorded_run_plays_back_to_its_final_checksums_and_verifies() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -68,6 +73,10 @@ fn a_recorded_run_plays_back_to_its_final_checksums_and_verifies() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_seek_lands_on_the_memory_and_picture_of_playing_straight_there() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -114,6 +123,10 @@ fn a_seek_lands_on_the_memory_and_picture_of_playing_straight_there() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn exported_inputs_rerun_by_run_reproduce_the_replays_final_checksum() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -137,6 +150,10 @@ fn exported_inputs_rerun_by_run_reproduce_the_replays_final_checksum() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn diff_names_the_frame_and_player_where_two_runs_part() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -163,6 +180,10 @@ fn diff_names_the_frame_and_player_where_two_runs_part() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_replay_of_one_rom_is_refused_with_another() {
     let Some(game) = stella() else { return };
     let Some(boxing) = support::real_rom("boxing.bin") else {
@@ -187,6 +208,10 @@ fn a_replay_of_one_rom_is_refused_with_another() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -253,6 +278,10 @@ fn info_shows_the_header_and_the_end_record() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn the_debugger_steps_through_a_replays_recorded_inputs() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -290,6 +319,10 @@ fn the_debugger_steps_through_a_replays_recorded_inputs() {
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
 fn a_replay_is_refused_by_another_core_before_it_is_given_the_content() {
     let Some(game) = stella() else { return };
     let Some(genesis) = support::real_core("genesis_plus_gx") else {

@@ -621,11 +621,16 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let elapsed = started.elapsed();
     let end = playback.frame();
     let checksums = game_checksums(game, end)?;
+    let seconds = elapsed.as_secs_f64();
+    let fps = if seconds > 0.0 {
+        f64::from(frames) / seconds
+    } else {
+        0.0
+    };
     writeln!(
         out,
-        "played frames {start}..{} in {:.3} s",
-        end.number(),
-        elapsed.as_secs_f64()
+        "played frames {start}..{} in {seconds:.3} s: {fps:.1} fps",
+        end.number()
     )?;
     writeln!(
         out,
@@ -635,7 +640,8 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     if args.json {
         json["first_frame"] = start.into();
         json["frames"] = frames.into();
-        json["seconds"] = elapsed.as_secs_f64().into();
+        json["seconds"] = seconds.into();
+        json["fps"] = fps.into();
         json["checksums"] = checksums_json(&checksums);
         writeln!(out, "{json}")?;
     }
