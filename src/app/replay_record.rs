@@ -253,8 +253,7 @@ impl ReplayRecorder {
             return Err(write_error(&self.path, failure));
         }
         let Some(writer) = self.writer.take() else {
-            // The match never started: nothing to keep.
-            let _ = std::fs::remove_file(&self.path);
+            // The match never started: dropping removes the empty file.
             return Err(write_error(
                 &self.path,
                 std::io::Error::other("the match never started, so nothing was recorded"),
@@ -265,10 +264,20 @@ impl ReplayRecorder {
             .finish(reason)
             .map_err(|source| write_error(&self.path, source))?;
         Ok(RecordingSummary {
-            path: self.path,
+            path: std::mem::take(&mut self.path),
             frames,
             bytes,
         })
+    }
+}
+
+/// A match that never started (refused, abandoned before frame 0) leaves
+/// no empty file behind.
+impl Drop for ReplayRecorder {
+    fn drop(&mut self) {
+        if self.waiting.is_some() && !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -399,7 +408,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("never.ncr");
         let recorder = ReplayRecorder::create_at_start(&path, header()).unwrap();
+        assert!(path.exists(), "created at once, to fail early");
         assert!(recorder.finish(EndReason::Interrupted).is_err());
+        assert!(!path.exists());
+        let abandoned = ReplayRecorder::create_at_start(&path, header()).unwrap();
+        drop(abandoned);
         assert!(!path.exists());
     }
 
