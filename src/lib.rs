@@ -9,6 +9,8 @@ pub mod app;
 pub mod checksum;
 pub mod diff;
 pub mod emulator;
+#[cfg(feature = "gui")]
+pub mod gui;
 pub mod input;
 #[allow(unsafe_code)]
 pub mod libretro;

@@ -11,6 +11,8 @@ use netcade::app::netplay_live::{host_command, join_command, HostArgs, JoinArgs}
 use netcade::app::run::{run_command, RunArgs};
 use netcade::app::synctest::{synctest_command, SyncTestArgs};
 use netcade::app::{init_logging, AppError, Outcome};
+#[cfg(feature = "gui")]
+use netcade::gui::play::{input_command, play_command, InputArgs, PlayArgs};
 use std::process::ExitCode;
 
 const EXIT_CODES: &str = "\
@@ -53,6 +55,13 @@ enum Command {
     Host(HostArgs),
     /// Join a netplay match hosted at HOST:PORT.
     Join(JoinArgs),
+    /// Play a game in a window, alone or two on one keyboard (P pauses,
+    /// `.` steps, `,` steps back, F1 overlay, F12 screenshot).
+    #[cfg(feature = "gui")]
+    Play(PlayArgs),
+    /// Print the input mapping and its config file; --test shows what you press.
+    #[cfg(feature = "gui")]
+    Input(InputArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +75,10 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_command(args, &mut stdout),
         Command::Host(args) => host_command(args, &mut stdout),
         Command::Join(args) => join_command(args, &mut stdout),
+        #[cfg(feature = "gui")]
+        Command::Play(args) => play_command(args, &mut stdout),
+        #[cfg(feature = "gui")]
+        Command::Input(args) => input_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
