@@ -4,6 +4,7 @@
 //! back for screenshots. The only module outside `src/libretro/` with
 //! `unsafe`: every `glow` call is an FFI call into the GL driver.
 
+use crate::app::png::frame_to_rgb;
 use crate::emulator::{PixelFormat, VideoFrame};
 use crate::gui::layout::Rect;
 use crate::gui::GuiError;
@@ -120,7 +121,7 @@ pub struct Renderer {
     vertex_buffer: glow::Buffer,
     frame: SizedTexture,
     overlay_texture: SizedTexture,
-    /// Rows copied tightly when a core's pitch is not a whole number of pixels.
+    /// A 16-bit frame converted to RGB for upload.
     staging: Vec<u8>,
 }
 
@@ -173,42 +174,12 @@ fn link_program(gl: &glow::Context, name: &str, fragment: &str) -> Result<Progra
     }
 }
 
-/// Compiles and links every shader of `shaders/` (each display shader and
-/// the overlay's) on `gl`, returning the first that fails. The window does
-/// this when it opens; tests call it to prove every shader builds.
-pub fn check_all_shaders(gl: &glow::Context) -> Result<Vec<String>, GuiError> {
-    let mut linked = Vec::new();
-    for (name, source) in DisplayShader::ALL
-        .iter()
-        .map(|s| (s.file_name(), s.source()))
-        .chain([("overlay.frag", OVERLAY_SHADER)])
-    {
-        let program = link_program(gl, name, source)?;
-        // SAFETY: the program was created on this context and is unused.
-        unsafe { gl.delete_program(program.program) };
-        linked.push(name.to_string());
-    }
-    Ok(linked)
-}
-
 /// Loads the GL functions of the context current on `video`'s window.
 pub fn load_gl(video: &sdl2::VideoSubsystem) -> glow::Context {
     // SAFETY: SDL returns function pointers of the context made current
     // just before; glow only calls them while that context is current.
     unsafe {
         glow::Context::from_loader_function(|name| video.gl_get_proc_address(name) as *const _)
-    }
-}
-
-/// How a pixel format is handed to `glTexImage2D`: (format, type).
-fn upload_format(format: PixelFormat) -> (u32, u32) {
-    match format {
-        // Little-endian 0xXXRRGGBB is the bytes B, G, R, X in memory.
-        PixelFormat::Xrgb8888 => (glow::BGRA, glow::UNSIGNED_BYTE),
-        // Red in the top 5 bits, as GL's 5_6_5 type.
-        PixelFormat::Rgb565 => (glow::RGB, glow::UNSIGNED_SHORT_5_6_5),
-        // Blue in the low 5 bits, then green, red, one unused bit.
-        PixelFormat::Rgb1555 => (glow::BGRA, glow::UNSIGNED_SHORT_1_5_5_5_REV),
     }
 }
 
@@ -293,6 +264,16 @@ impl Renderer {
         }
     }
 
+    /// Compiles `fragment` (GLSL 330 core) and links it with the display
+    /// vertex shader, then throws it away: proves a shader builds on this
+    /// driver. `name` names it in the error.
+    pub fn check_shader(&self, name: &str, fragment: &str) -> Result<(), GuiError> {
+        let program = link_program(&self.gl, name, fragment)?;
+        // SAFETY: the program was created on this context and is unused.
+        unsafe { self.gl.delete_program(program.program) };
+        Ok(())
+    }
+
     /// The size of the last frame uploaded, if any.
     pub fn frame_size(&self) -> Option<(u32, u32)> {
         self.frame.size
@@ -301,35 +282,44 @@ impl Renderer {
     /// Uploads the core's frame (any pixel format, pitch and size; a new
     /// size reallocates the texture).
     pub fn upload_frame(&mut self, frame: &VideoFrame<'_>) {
-        let bytes_per_pixel = frame.format.bytes_per_pixel();
         if frame.width == 0 || frame.height == 0 {
             return;
         }
+        let bytes_per_pixel = frame.format.bytes_per_pixel();
         let row_bytes = frame.width as usize * bytes_per_pixel;
         let needed = frame.pitch * (frame.height as usize - 1) + row_bytes;
-        let (pixels, row_length): (&[u8], usize) =
-            if frame.pitch % bytes_per_pixel == 0 && frame.pixels.len() >= needed {
-                (&frame.pixels[..needed], frame.pitch / bytes_per_pixel)
-            } else {
-                // An odd pitch or a short buffer: copy the rows there are.
-                self.staging.clear();
-                for (index, row) in frame.rows().enumerate() {
-                    self.staging.extend_from_slice(row);
-                    self.staging.resize((index + 1) * row_bytes, 0);
-                }
-                self.staging.resize(row_bytes * frame.height as usize, 0);
-                (&self.staging, frame.width as usize)
-            };
-        let (format, kind) = upload_format(frame.format);
-        upload(
-            &self.gl,
-            &mut self.frame,
-            (frame.width, frame.height),
-            row_length,
-            format,
-            kind,
-            pixels,
-        );
+        if frame.format == PixelFormat::Xrgb8888
+            && frame.pitch % bytes_per_pixel == 0
+            && frame.pixels.len() >= needed
+        {
+            // Little-endian 0xXXRRGGBB is the bytes B, G, R, X: GL reads
+            // the rows in place, `pitch` apart.
+            upload(
+                &self.gl,
+                &mut self.frame,
+                (frame.width, frame.height),
+                frame.pitch / bytes_per_pixel,
+                glow::BGRA,
+                glow::UNSIGNED_BYTE,
+                &frame.pixels[..needed],
+            );
+        } else {
+            // 16-bit formats (and odd pitches) go through the PNG writer's
+            // conversion, so the screen and screenshots round each channel
+            // the same way (drivers widen 5- and 6-bit channels differently).
+            self.staging = frame_to_rgb(frame);
+            self.staging
+                .resize(frame.width as usize * frame.height as usize * 3, 0);
+            upload(
+                &self.gl,
+                &mut self.frame,
+                (frame.width, frame.height),
+                frame.width as usize,
+                glow::RGB,
+                glow::UNSIGNED_BYTE,
+                &self.staging,
+            );
+        }
     }
 
     /// Uploads the overlay's picture: `width * height` RGBA pixels, top row first.

@@ -183,6 +183,13 @@ impl Window {
         self.renderer.gl_version()
     }
 
+    /// Compiles and links a fragment shader with the display vertex shader
+    /// on this window's context (every shader netcade ships is built when
+    /// the window opens; this checks others, and tests use it).
+    pub fn check_shader(&self, name: &str, fragment: &str) -> Result<(), GuiError> {
+        self.renderer.check_shader(name, fragment)
+    }
+
     /// The drawable size in pixels.
     pub fn size(&self) -> (u32, u32) {
         self.window.drawable_size()
