@@ -15,6 +15,7 @@
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::app::front_end::{open_front_end, FrontEnd, MatchView};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
@@ -42,7 +43,8 @@ pub struct MatchArgs {
     /// The core, its content and options: the same on every machine.
     #[command(flatten)]
     pub game: GameArgs,
-    /// No window (the only mode for now; accepted so scripts can say so).
+    /// No window: the terminal only, buttons from --inputs (always so in
+    /// a build without the `gui` feature).
     #[arg(long)]
     pub headless: bool,
     /// Where this machine's buttons come from: none, random:SEED (the
@@ -214,13 +216,14 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let transport = LiveTransport::new(transport);
+    let mut front = open_front_end(args.common.headless, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
         transport,
         started,
     };
-    play(role, &args.common, machine, inputs, out)
+    play(role, &args.common, machine, inputs, front.as_mut(), out)
 }
 
 /// `netcade join`.
@@ -273,13 +276,14 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         Some(host_options) => adopt_host_options(game, &args.common.game, host_options)?,
         None => game,
     };
+    let mut front = open_front_end(args.common.headless, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
         transport,
         started,
     };
-    play(role, &args.common, machine, inputs, out)
+    play(role, &args.common, machine, inputs, front.as_mut(), out)
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns
@@ -527,6 +531,9 @@ fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
 /// row per frame (the session asks again while it synchronizes).
 struct LiveHooks {
     inputs: InputSource,
+    /// The window's buttons for this machine's player, when it has one
+    /// (held together with the input source's).
+    device: Option<Buttons>,
     current: Option<(Frame, FrameInputs)>,
     started: Instant,
 }
@@ -536,7 +543,10 @@ impl TickHooks for LiveHooks {
         let row = match self.current {
             Some((at, row)) if at == frame => row,
             _ => {
-                let row = self.inputs.next_frame();
+                let mut row = self.inputs.next_frame();
+                if let Some(buttons) = self.device {
+                    row[player.index()] = row[player.index()] | buttons;
+                }
                 self.current = Some((frame, row));
                 row
             }
@@ -592,6 +602,8 @@ enum MatchEnd {
     Finished,
     /// Ctrl-C: we left, the peer was told.
     Interrupted,
+    /// The window was closed: we left, the peer was told.
+    WindowClosed,
     /// The peer said it was leaving.
     PeerLeft,
     /// Nothing heard from the peer for the disconnect timeout (or it broke
@@ -604,6 +616,7 @@ impl MatchEnd {
         match self {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            MatchEnd::WindowClosed => "the window was closed",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
         }
@@ -613,6 +626,7 @@ impl MatchEnd {
         match self {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted",
+            MatchEnd::WindowClosed => "window_closed",
             MatchEnd::PeerLeft => "peer_left",
             MatchEnd::PeerLost => "peer_lost",
         }
@@ -627,6 +641,7 @@ fn play(
     args: &MatchArgs,
     machine: Machine,
     inputs: InputSource,
+    front: &mut dyn FrontEnd,
     out: &mut dyn Write,
 ) -> Result<Outcome, AppError> {
     let Machine {
@@ -644,6 +659,7 @@ fn play(
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
     let mut hooks = LiveHooks {
         inputs,
+        device: None,
         current: None,
         started,
     };
@@ -659,6 +675,8 @@ fn play(
     let mut wire_until: Option<(u64, Option<NetplayStats>)> = None;
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
+        hooks.device = front.local_buttons();
+        let (frame_before, stalls_before) = (machine.current_frame(), machine.stats.stalled_ticks);
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
         let events: Vec<NetplayEvent> = machine.netplay.events().collect();
         for event in events {
@@ -691,6 +709,7 @@ fn play(
                     desyncs.detected += 1;
                     status.interrupt(out)?;
                     eprintln!("warning: desync at frame {frame}: our checksum {local}, the peer's {remote}");
+                    front.notice(&format!("desync at frame {frame}"));
                     machine.answer_desync(&event)?;
                 }
                 NetplayEvent::HostCheckpointState { frame, .. } => {
@@ -708,6 +727,7 @@ fn play(
                             if repaired {
                                 desyncs.repaired += 1;
                                 eprintln!("note: loaded the host's state of frame {frame} and re-simulated to the present");
+                                front.notice(&format!("desync at frame {frame} repaired"));
                             } else {
                                 eprintln!("warning: frame {frame} is too far back to re-simulate from: not repaired");
                             }
@@ -719,10 +739,14 @@ fn play(
                 NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
                     status.interrupt(out)?;
                     eprintln!("warning: nothing heard from the peer for {silent_for_ms} ms");
+                    front.notice(&format!(
+                        "nothing heard from the peer for {silent_for_ms} ms"
+                    ));
                 }
                 NetplayEvent::NetworkResumed { .. } => {
                     status.interrupt(out)?;
                     eprintln!("note: the peer is heard again");
+                    front.notice("the peer is heard again");
                 }
                 NetplayEvent::PeerFault { fault, .. } => {
                     status.interrupt(out)?;
@@ -744,6 +768,7 @@ fn play(
                 NetplayEvent::Running => {
                     status.interrupt(out)?;
                     writeln!(out, "the match began")?;
+                    front.notice("the match began");
                 }
                 _ => {}
             }
@@ -781,6 +806,17 @@ fn play(
             }
         }
         status.update(&machine, role.peer, out)?;
+        let view = MatchView {
+            frame: machine.current_frame(),
+            new_picture: machine.current_frame() != frame_before,
+            stats: peer_stats(&machine, role.peer),
+            stalled: machine.stats.stalled_ticks > stalls_before,
+            spectators: machine.netplay.spectator_count(),
+        };
+        front.present(machine.game.as_ref(), &view);
+        if front.quit_requested() {
+            break MatchEnd::WindowClosed;
+        }
         let now_us = started.elapsed().as_micros() as u64;
         let next_frame_us = machine.clock.next_due_us();
         let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(LONGEST_WAIT);
@@ -806,7 +842,7 @@ fn play(
     }
     Ok(match end {
         _ if had_desyncs => Outcome::NetplayFailed,
-        MatchEnd::Finished | MatchEnd::Interrupted => Outcome::Success,
+        MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
         MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
     })

@@ -11,6 +11,7 @@
 
 pub mod input_map;
 pub mod layout;
+pub mod netplay;
 pub mod overlay;
 pub mod play;
 #[allow(unsafe_code)]

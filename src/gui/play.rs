@@ -242,6 +242,16 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                 debugger.frame()
             ));
         }
+        if overlay.panel_visible {
+            lines.push(format!(
+                "{}   frame {}   {:.2} fps   shader {}",
+                debugger.game().title(),
+                debugger.frame(),
+                fps,
+                window.shader()
+            ));
+            lines.push(debugger.history_line());
+        }
         lines.extend(diff_lines.iter().cloned());
         overlay.set_lines(lines);
         let capture = screenshot_pending
