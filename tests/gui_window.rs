@@ -6,6 +6,7 @@
 
 mod support;
 
+use netcade::app::front_end::FrontEnd;
 use netcade::app::png::frame_to_rgb;
 use netcade::emulator::{Emulator, PixelFormat, VideoFrame};
 use netcade::gui::input_map::InputMap;
@@ -220,4 +221,32 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
     window.push_event(key(false)).unwrap();
     window.poll();
     assert_eq!(window.held(2)[0], Buttons::NONE);
+}
+
+#[test]
+fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the_local_player() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    // The window reads the input config: keep it out of the user's.
+    let config = tempfile::tempdir().unwrap();
+    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
+    let duel = support::load_duel_dojo();
+    let mut front =
+        netcade::gui::netplay::WindowFrontEnd::open(&duel.core).expect("the window opens");
+    let key_down = Event::KeyDown {
+        timestamp: 0,
+        window_id: 0,
+        keycode: Some(Keycode::J),
+        scancode: None,
+        keymod: Mod::NOMOD,
+        repeat: false,
+    };
+    front.window().push_event(key_down).unwrap();
+    assert_eq!(front.local_buttons(), Some(Buttons::B));
+    assert!(!front.quit_requested());
+    front
+        .window()
+        .push_event(Event::Quit { timestamp: 0 })
+        .unwrap();
+    front.local_buttons();
+    assert!(front.quit_requested());
 }

@@ -66,6 +66,11 @@ impl WindowFrontEnd {
         })
     }
 
+    /// The window (tests queue events through it).
+    pub fn window(&self) -> &Window {
+        &self.window
+    }
+
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }

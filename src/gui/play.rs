@@ -3,7 +3,7 @@
 //! step back (,), mark (M) and diff (N) are the `debug` command's own
 //! `step`, `back`, `mark` and `diff`, shown in the overlay.
 
-use crate::app::debugger::{Command, Debugger, DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
+use crate::app::debugger::{Command, CommandError, Debugger, DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
@@ -13,6 +13,7 @@ use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{Action, DisplayArgs, Window};
 use crate::gui::GuiError;
+use crate::input::FrameInputs;
 use crate::rollback::Frame;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -156,19 +157,21 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         window.gl_version()
     )?;
     let history_bytes = (args.history_mb.saturating_mul(1 << 20)).min(usize::MAX as u64) as usize;
-    let mut audio = audio_output(&*game);
-    let mut debugger = Debugger::new(&mut *game, args.history, history_bytes)?;
+    let audio = audio_output(&*game);
+    let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, audio)?;
     let players = usize::from(args.players);
-    let fps = debugger.game().frames_per_second();
+    let fps = play.game().frames_per_second();
     let started = Instant::now();
     let now_us = || started.elapsed().as_micros() as u64;
     let mut clock = FrameClock::new(fps, 0).with_catch_up(2, 4);
     let mut overlay = Overlay::new(args.overlay);
-    let mut paused = false;
     let mut new_picture = true;
     let mut screenshot_pending = screenshot_at;
-    let mut diff_lines: Vec<String> = Vec::new();
     let mut frames_run: u32 = 0;
+    let mut held = |window: &Window| match &mut scripted {
+        Some(source) => source.next_frame(),
+        None => window.held(players),
+    };
     'play: loop {
         let now_ms = started.elapsed().as_millis() as u64;
         for action in window.poll() {
@@ -177,88 +180,55 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                 Action::ToggleOverlay => overlay.panel_visible = !overlay.panel_visible,
                 Action::Notice(text) => overlay.notice(now_ms, text),
                 Action::Screenshot => {
-                    let game: &dyn Game = debugger.game();
-                    match save_game_frame(game, debugger.frame(), &screenshot_dir()) {
+                    match save_game_frame(play.game(), play.frame(), &screenshot_dir()) {
                         Ok(path) => overlay.notice(now_ms, format!("saved {}", path.display())),
                         Err(err) => overlay.notice(now_ms, format!("screenshot failed: {err}")),
                     }
                 }
-                Action::Pause => {
-                    paused = !paused;
-                    if !paused {
+                stepping => {
+                    let was_paused = play.paused();
+                    new_picture |= play.stepping(&stepping, held(&window))?;
+                    if was_paused && !play.paused() {
                         clock.start_at(now_us());
                     }
                 }
-                Action::StepForward if paused => {
-                    step(&mut debugger, &mut scripted, &window, players, &mut *audio)?;
-                    new_picture = true;
-                }
-                Action::StepBack if paused => {
-                    let mut lines = Vec::new();
-                    if let Err(err) = debugger.execute(&Command::Back(1), &mut lines) {
-                        overlay.notice(now_ms, format!("cannot step back: {err:?}"));
-                    }
-                    new_picture = true;
-                }
-                Action::Mark | Action::Diff => {
-                    let command = if action == Action::Mark {
-                        Command::Mark
-                    } else {
-                        Command::Diff
-                    };
-                    let mut text = Vec::new();
-                    diff_lines = match debugger.execute(&command, &mut text) {
-                        Ok(()) => String::from_utf8_lossy(&text)
-                            .lines()
-                            .map(str::to_string)
-                            .collect(),
-                        Err(err) => vec![format!("{err:?}")],
-                    };
-                }
-                Action::StepForward | Action::StepBack => {}
             }
         }
-        if !paused {
+        if !play.paused() {
             let due = clock.due(now_us(), 1.0);
             for _ in 0..due {
                 if args.frames.is_some_and(|frames| frames_run >= frames) {
                     break;
                 }
-                step(&mut debugger, &mut scripted, &window, players, &mut *audio)?;
+                play.run_frame(held(&window))?;
                 frames_run += 1;
                 new_picture = true;
                 if screenshot_pending
                     .as_ref()
-                    .is_some_and(|(at, _)| *at == debugger.frame())
+                    .is_some_and(|(at, _)| *at == play.frame())
                 {
                     break;
                 }
             }
         }
         let mut lines = Vec::new();
-        if paused {
-            lines.push(format!(
-                "PAUSED frame {}   P resume  . step  , back  M mark  N diff",
-                debugger.frame()
-            ));
-        }
         if overlay.panel_visible {
             lines.push(format!(
                 "{}   frame {}   {:.2} fps   shader {}",
-                debugger.game().title(),
-                debugger.frame(),
+                play.game().title(),
+                play.frame(),
                 fps,
                 window.shader()
             ));
-            lines.push(debugger.history_line());
+            lines.push(play.debugger.history_line());
         }
-        lines.extend(diff_lines.iter().cloned());
+        lines.extend(play.stepping_lines());
         overlay.set_lines(lines);
         let capture = screenshot_pending
             .as_ref()
-            .is_some_and(|(at, _)| *at <= debugger.frame());
+            .is_some_and(|(at, _)| *at <= play.frame());
         let picture = overlay.render(now_ms);
-        let game: &dyn Game = debugger.game();
+        let game = play.game();
         let (_, aspect) = picture_geometry(game);
         let frame = if new_picture {
             game.video_frame()
@@ -280,7 +250,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
             writeln!(
                 out,
                 "wrote the window's picture at frame {} to {}",
-                debugger.frame(),
+                play.frame(),
                 path.display()
             )?;
         }
@@ -291,38 +261,121 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         let wait = clock.next_due_us().saturating_sub(now_us());
         std::thread::sleep(Duration::from_micros(wait.clamp(500, 8_000)));
     }
-    writeln!(out, "{}", debugger.status_line())?;
+    writeln!(out, "{}", play.debugger.status_line())?;
     Ok(Outcome::Success)
 }
 
-/// Runs one frame with the local players' (or the script's) buttons and
-/// hands its sound to the audio output.
-fn step(
-    debugger: &mut Debugger<'_, dyn Game>,
-    scripted: &mut Option<InputSource>,
-    window: &Window,
-    players: usize,
-    audio: &mut dyn FrameSink,
-) -> Result<(), AppError> {
-    let held = match scripted {
-        Some(source) => source.next_frame(),
-        None => window.held(players),
-    };
-    let frame = Frame::new(debugger.frame());
-    debugger.hold(held);
-    debugger.step(1)?;
-    audio.frame_run(&FinishedFrame {
-        frame,
-        resimulated: false,
-        inputs: &held,
-        audio: debugger.game().audio_samples(),
-    });
-    audio.frame_finalized(&FinalFrame {
-        frame,
-        inputs: &held,
-        checksum: None,
-    });
-    Ok(())
+/// Local play on the debugger's engine: every frame is kept for stepping
+/// back, and pause, step, back, mark and diff are the debugger's own.
+pub struct LocalPlay<'g> {
+    debugger: Debugger<'g, dyn Game + 'g>,
+    audio: Box<dyn FrameSink>,
+    paused: bool,
+    /// What the last mark or diff said (shown in the overlay).
+    said: Vec<String>,
+}
+
+impl<'g> LocalPlay<'g> {
+    /// Starts at frame 0 with `game` as loaded, able to step back up to
+    /// `history_frames` frames kept in `history_bytes`; each frame's sound
+    /// goes to `audio`.
+    pub fn new(
+        game: &'g mut (dyn Game + 'g),
+        history_frames: u32,
+        history_bytes: usize,
+        audio: Box<dyn FrameSink>,
+    ) -> Result<Self, AppError> {
+        Ok(LocalPlay {
+            debugger: Debugger::new(game, history_frames, history_bytes)?,
+            audio,
+            paused: false,
+            said: Vec::new(),
+        })
+    }
+
+    /// The game (its picture, sound and memory).
+    pub fn game(&self) -> &dyn Game {
+        self.debugger.game()
+    }
+
+    /// The frame the game is at (0: as loaded).
+    pub fn frame(&self) -> u32 {
+        self.debugger.frame()
+    }
+
+    /// Whether play is paused (P).
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Runs one frame with `held` (one per port) and hands its sound to
+    /// the audio output.
+    pub fn run_frame(&mut self, held: FrameInputs) -> Result<(), AppError> {
+        let frame = Frame::new(self.debugger.frame());
+        self.debugger.hold(held);
+        self.debugger.step(1)?;
+        self.audio.frame_run(&FinishedFrame {
+            frame,
+            resimulated: false,
+            inputs: &held,
+            audio: self.debugger.game().audio_samples(),
+        });
+        self.audio.frame_finalized(&FinalFrame {
+            frame,
+            inputs: &held,
+            checksum: None,
+        });
+        Ok(())
+    }
+
+    /// Carries out a stepping key: P pauses or resumes; while paused `.`
+    /// runs one frame with `held`, `,` goes back one; M marks and N diffs
+    /// at any time. Returns whether the picture changed.
+    pub fn stepping(&mut self, action: &Action, held: FrameInputs) -> Result<bool, AppError> {
+        let command = match action {
+            Action::Pause => {
+                self.paused = !self.paused;
+                return Ok(false);
+            }
+            Action::StepForward if self.paused => {
+                self.run_frame(held)?;
+                return Ok(true);
+            }
+            Action::StepBack if self.paused => Command::Back(1),
+            Action::Mark => Command::Mark,
+            Action::Diff => Command::Diff,
+            _ => return Ok(false),
+        };
+        let mut text = Vec::new();
+        match self.debugger.execute(&command, &mut text) {
+            Ok(()) => {
+                let said = String::from_utf8_lossy(&text);
+                if command != Command::Back(1) {
+                    self.said = said.lines().map(str::to_string).collect();
+                }
+                Ok(command == Command::Back(1))
+            }
+            Err(CommandError::User(message)) => {
+                self.said = vec![message];
+                Ok(false)
+            }
+            Err(CommandError::Fatal(error)) => Err(error),
+        }
+    }
+
+    /// The overlay's lines about stepping: the pause banner, what the last
+    /// mark or diff said.
+    pub fn stepping_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.paused {
+            lines.push(format!(
+                "PAUSED frame {}   P resume  . step  , back  M mark  N diff",
+                self.frame()
+            ));
+        }
+        lines.extend(self.said.iter().cloned());
+        lines
+    }
 }
 
 /// Arguments of `netcade input`.
@@ -417,6 +470,64 @@ mod tests {
         let err = screenshot_request(&["soon".into(), "shot.png".into()]).unwrap_err();
         assert!(err.to_string().contains("\"soon\""), "{err}");
         assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+    }
+
+    use crate::app::inputs::NO_INPUTS;
+    use crate::app::testing::StubGame;
+    use crate::input::Buttons;
+
+    fn playing(game: &mut StubGame) -> LocalPlay<'_> {
+        LocalPlay::new(game, 100, 1 << 20, Box::new(())).unwrap()
+    }
+
+    #[test]
+    fn paused_play_steps_one_frame_with_dot_and_back_with_comma_to_the_same_game() {
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game);
+        let mut right = NO_INPUTS;
+        right[0] = Buttons::RIGHT;
+        for _ in 0..5 {
+            play.run_frame(right).unwrap();
+        }
+        let at_five = play.game().game_memory().to_vec();
+        // Not paused: the stepping keys do nothing.
+        assert!(!play.stepping(&Action::StepForward, right).unwrap());
+        assert!(!play.stepping(&Action::StepBack, right).unwrap());
+        assert_eq!(play.frame(), 5);
+        play.stepping(&Action::Pause, right).unwrap();
+        assert!(play.stepping_lines()[0].starts_with("PAUSED frame 5"));
+        assert!(play.stepping(&Action::StepForward, right).unwrap());
+        assert_eq!(play.frame(), 6);
+        assert_ne!(play.game().game_memory(), &at_five[..]);
+        assert!(play.stepping(&Action::StepBack, right).unwrap());
+        assert_eq!(play.frame(), 5);
+        assert_eq!(play.game().game_memory(), &at_five[..]);
+        play.stepping(&Action::Pause, right).unwrap();
+        assert!(!play.paused());
+    }
+
+    #[test]
+    fn mark_then_diff_shows_the_debuggers_comparison_in_the_overlay_lines() {
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game);
+        play.stepping(&Action::Diff, NO_INPUTS).unwrap();
+        assert!(
+            play.stepping_lines()[0].contains("no frame marked"),
+            "{:?}",
+            play.stepping_lines()
+        );
+        play.stepping(&Action::Mark, NO_INPUTS).unwrap();
+        assert_eq!(play.stepping_lines(), ["marked frame 0"]);
+        let mut right = NO_INPUTS;
+        right[0] = Buttons::RIGHT;
+        play.run_frame(right).unwrap();
+        play.stepping(&Action::Diff, NO_INPUTS).unwrap();
+        let lines = play.stepping_lines();
+        assert!(lines[0].starts_with("diff frame 0 -> frame 1"), "{lines:?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("memory: ")),
+            "{lines:?}"
+        );
     }
 
     #[test]
