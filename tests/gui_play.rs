@@ -202,3 +202,45 @@ fn a_bad_shader_name_is_refused_naming_the_shaders_there_are() {
         stderr(&output)
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
+fn stellas_160_wide_frames_open_a_four_by_three_window_filled_at_that_shape() {
+    let (Some(core), Some(rom)) = (
+        support::real_core("stella"),
+        support::real_rom("boxing.bin"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("stella.png");
+    let output = netcade_in(
+        dir.path(),
+        &[
+            "play",
+            "--core",
+            core.to_str().unwrap(),
+            "--rom",
+            rom.to_str().unwrap(),
+            "--frames",
+            "35",
+            "--screenshot-at",
+            "30",
+            shot.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (width, height, rgb) = read_png(&shot);
+    assert_eq!(width * 3, height * 4, "{width}x{height} is not 4:3");
+    // The picture reaches the right edge: no letterbox beside a 160:210 grid.
+    let right_column_lit = (0..height)
+        .filter(|y| {
+            let at = ((y * width + width - 1) * 3) as usize;
+            rgb[at..at + 3] != [0, 0, 0]
+        })
+        .count();
+    assert!(right_column_lit > height as usize / 2);
+}
