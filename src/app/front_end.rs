@@ -19,8 +19,8 @@ pub struct MatchView {
     pub new_picture: bool,
     /// The peer link's figures, once the match runs.
     pub stats: Option<NetplayStats>,
-    /// Whether this tick waited for the opponent's input.
-    pub stalled: bool,
+    /// Whether this tick had a frame due but waited for the opponent's input.
+    pub waiting: bool,
     /// Spectators watching.
     pub spectators: usize,
 }

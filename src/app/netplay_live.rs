@@ -676,7 +676,7 @@ fn play(
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
         hooks.device = front.local_buttons();
-        let (frame_before, stalls_before) = (machine.current_frame(), machine.stats.stalled_ticks);
+        let (frame_before, waits_before) = (machine.current_frame(), machine.stats.waiting_ticks);
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
         let events: Vec<NetplayEvent> = machine.netplay.events().collect();
         for event in events {
@@ -810,7 +810,7 @@ fn play(
             frame: machine.current_frame(),
             new_picture: machine.current_frame() != frame_before,
             stats: peer_stats(&machine, role.peer),
-            stalled: machine.stats.stalled_ticks > stalls_before,
+            waiting: machine.stats.waiting_ticks > waits_before,
             spectators: machine.netplay.spectator_count(),
         };
         front.present(machine.game.as_ref(), &view);

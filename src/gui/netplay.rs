@@ -24,6 +24,9 @@ pub const SCREENSHOT_ENV: &str = "NETCADE_SCREENSHOT_AT";
 /// How often the window is redrawn while no frame runs (a stall).
 const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// How long frames must wait for the opponent before the window says so.
+const STALL_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A match's window.
 pub struct WindowFrontEnd {
     window: Window,
@@ -35,6 +38,8 @@ pub struct WindowFrontEnd {
     kbps: (f64, f64),
     screenshot_at: Option<(u32, PathBuf)>,
     last_shown: Option<Instant>,
+    /// Since when frames wait for the opponent's input (cleared by a frame).
+    waiting_since: Option<Instant>,
 }
 
 impl WindowFrontEnd {
@@ -63,6 +68,7 @@ impl WindowFrontEnd {
             kbps: (0.0, 0.0),
             screenshot_at,
             last_shown: None,
+            waiting_since: None,
         })
     }
 
@@ -101,6 +107,11 @@ impl FrontEnd for WindowFrontEnd {
 
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
         let now = Instant::now();
+        if view.new_picture {
+            self.waiting_since = None;
+        } else if view.waiting {
+            self.waiting_since.get_or_insert(now);
+        }
         // Between frames only the overlay can change: redraw it now and then.
         if !view.new_picture
             && self
@@ -136,7 +147,11 @@ impl FrontEnd for WindowFrontEnd {
                 });
             }
         }
-        self.overlay.set_stalled(view.stalled);
+        // A frame or two of waiting is normal; longer is a stall to show.
+        self.overlay.set_stalled(
+            self.waiting_since
+                .is_some_and(|since| now.duration_since(since) >= STALL_SHOWN_AFTER),
+        );
         self.overlay.set_lines(if self.overlay.panel_visible {
             vec![format!("{}   frame {}", game.title(), view.frame)]
         } else {

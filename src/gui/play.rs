@@ -19,6 +19,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// How often the window is redrawn while no frame runs (paused).
+const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
+
 /// Arguments of `netcade play`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct PlayArgs {
@@ -168,6 +171,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let mut new_picture = true;
     let mut screenshot_pending = screenshot_at;
     let mut frames_run: u32 = 0;
+    let mut last_shown = Instant::now();
     let mut held = |window: &Window| match &mut scripted {
         Some(source) => source.next_frame(),
         None => window.held(players),
@@ -227,32 +231,36 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         let capture = screenshot_pending
             .as_ref()
             .is_some_and(|(at, _)| *at <= play.frame());
-        let picture = overlay.render(now_ms);
-        let game = play.game();
-        let (_, aspect) = picture_geometry(game);
-        let frame = if new_picture {
-            game.video_frame()
-        } else {
-            None
-        };
-        let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
-        new_picture = false;
-        if let Some(((width, height, rgb), (_, path))) =
-            captured.and_then(|picture| Some((picture, screenshot_pending.take()?)))
-        {
-            std::fs::write(&path, encode_rgb(width, height, &rgb)).map_err(|source| {
-                AppError::WriteFile {
-                    what: "the screenshot",
-                    path: path.clone(),
-                    source,
-                }
-            })?;
-            writeln!(
-                out,
-                "wrote the window's picture at frame {} to {}",
-                play.frame(),
-                path.display()
-            )?;
+        // Between frames only the overlay can change: redraw it now and then.
+        if new_picture || capture || last_shown.elapsed() >= REDRAW_WITHOUT_FRAMES {
+            last_shown = Instant::now();
+            let picture = overlay.render(now_ms);
+            let game = play.game();
+            let (_, aspect) = picture_geometry(game);
+            let frame = if new_picture {
+                game.video_frame()
+            } else {
+                None
+            };
+            let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
+            new_picture = false;
+            if let Some(((width, height, rgb), (_, path))) =
+                captured.and_then(|picture| Some((picture, screenshot_pending.take()?)))
+            {
+                std::fs::write(&path, encode_rgb(width, height, &rgb)).map_err(|source| {
+                    AppError::WriteFile {
+                        what: "the screenshot",
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+                writeln!(
+                    out,
+                    "wrote the window's picture at frame {} to {}",
+                    play.frame(),
+                    path.display()
+                )?;
+            }
         }
         if args.frames.is_some_and(|frames| frames_run >= frames) && screenshot_pending.is_none() {
             break;
