@@ -5,17 +5,14 @@
 
 mod support;
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::cli::{last_json, spawn_netcade_with_env, stderr, Background};
 
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
-fn spawn_in_window(args: &[&str], config: &Path, extra_env: &[(&str, &OsStr)]) -> Background {
-    let mut env = vec![("NETCADE_CONFIG_DIR", config.as_os_str())];
-    env.extend_from_slice(extra_env);
-    spawn_netcade_with_env(args, &env)
+fn spawn_in_window(args: &[&str], config: &Path) -> Background {
+    spawn_netcade_with_env(args, &[("NETCADE_CONFIG_DIR", config.as_os_str())])
 }
 
 #[test]
@@ -24,7 +21,7 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
     let arena = support::duel_arena("dojo").display().to_string();
     let port_file = dir.path().join("port");
     let shot = dir.path().join("host.png");
-    let screenshot_at = format!("300:{}", shot.display());
+    let shot_arg = shot.display().to_string();
     let port_file_arg = port_file.display().to_string();
     let game = [
         "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
@@ -37,16 +34,13 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
         &port_file_arg,
         "--inputs",
         "random:1",
+        "--overlay",
+        "--screenshot-at",
+        "300",
+        &shot_arg,
     ];
     host_args.extend_from_slice(&game);
-    let host = spawn_in_window(
-        &host_args,
-        dir.path(),
-        &[
-            ("NETCADE_OVERLAY", OsStr::new("1")),
-            ("NETCADE_SCREENSHOT_AT", OsStr::new(&screenshot_at)),
-        ],
-    );
+    let host = spawn_in_window(&host_args, dir.path());
     let deadline = Instant::now() + MATCH_TIMEOUT;
     let port = loop {
         if let Some(port) = std::fs::read_to_string(&port_file)
@@ -61,7 +55,7 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
     let address = format!("127.0.0.1:{port}");
     let mut join_args = vec!["join", &address, "--inputs", "random:2"];
     join_args.extend_from_slice(&game);
-    let join = spawn_in_window(&join_args, dir.path(), &[]);
+    let join = spawn_in_window(&join_args, dir.path());
     let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
     let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
     for (side, output) in [("host", &host), ("join", &join)] {

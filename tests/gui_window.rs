@@ -231,7 +231,8 @@ fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the
     std::env::set_var("NETCADE_CONFIG_DIR", config.path());
     let duel = support::load_duel_dojo();
     let mut front =
-        netcade::gui::netplay::WindowFrontEnd::open(&duel.core).expect("the window opens");
+        netcade::gui::netplay::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
+            .expect("the window opens");
     let key_down = Event::KeyDown {
         timestamp: 0,
         window_id: 0,

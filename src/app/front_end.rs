@@ -55,16 +55,19 @@ pub struct Headless;
 
 impl FrontEnd for Headless {}
 
-/// The front end a match gets: the window, unless `headless` or built
+/// The front end a match gets: the window, unless `--headless` or built
 /// without the `gui` feature.
 pub fn open_front_end(
-    headless: bool,
+    args: &crate::app::netplay_live::MatchArgs,
     game: &dyn Game,
 ) -> Result<Box<dyn FrontEnd>, crate::app::AppError> {
     #[cfg(feature = "gui")]
-    if !headless {
-        return Ok(Box::new(crate::gui::netplay::WindowFrontEnd::open(game)?));
+    if !args.headless {
+        return Ok(Box::new(crate::gui::netplay::WindowFrontEnd::open(
+            game,
+            &args.display,
+        )?));
     }
-    let _ = (headless, game);
+    let _ = (args, game);
     Ok(Box::new(Headless))
 }

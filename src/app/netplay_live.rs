@@ -47,6 +47,10 @@ pub struct MatchArgs {
     /// a build without the `gui` feature).
     #[arg(long)]
     pub headless: bool,
+    /// How the window shows the game (builds with the `gui` feature).
+    #[cfg(feature = "gui")]
+    #[command(flatten)]
+    pub display: crate::gui::window::DisplayArgs,
     /// Where this machine's buttons come from: none, random:SEED (the
     /// player's column of `run --inputs random:SEED`), or an input script file.
     #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
@@ -216,7 +220,7 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let transport = LiveTransport::new(transport);
-    let mut front = open_front_end(args.common.headless, game.as_ref())?;
+    let mut front = open_front_end(&args.common, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
@@ -276,7 +280,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         Some(host_options) => adopt_host_options(game, &args.common.game, host_options)?,
         None => game,
     };
-    let mut front = open_front_end(args.common.headless, game.as_ref())?;
+    let mut front = open_front_end(&args.common, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,

@@ -5,21 +5,13 @@
 //! Frame stepping is local play's only: a match cannot pause.
 
 use crate::app::front_end::{FrontEnd, MatchView};
-use crate::app::png::encode_rgb;
-use crate::app::Game;
+use crate::app::{AppError, Game};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
-use crate::gui::window::{Action, DisplayArgs, Window};
-use crate::gui::GuiError;
+use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::input::Buttons;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// The environment variable that starts a match's window with the stats
-/// panel shown.
-pub const OVERLAY_ENV: &str = "NETCADE_OVERLAY";
-/// `FRAME:PATH`: write the window's picture at that frame (tests, README).
-pub const SCREENSHOT_ENV: &str = "NETCADE_SCREENSHOT_AT";
 
 /// How often the window is redrawn while no frame runs (a stall).
 const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_millis(50);
@@ -43,25 +35,20 @@ pub struct WindowFrontEnd {
 }
 
 impl WindowFrontEnd {
-    /// Opens the window for `game`, with the default display settings
-    /// (`NETCADE_OVERLAY=1` shows the panel from the start).
-    pub fn open(game: &dyn Game) -> Result<WindowFrontEnd, GuiError> {
+    /// Opens the window for `game`, shown as `display` says.
+    pub fn open(game: &dyn Game, display: &DisplayArgs) -> Result<WindowFrontEnd, AppError> {
+        let screenshot_at = display.screenshot_request()?;
         let (width, height, aspect) = game.display_geometry();
         let window = Window::open(
             &game.title(),
             (width, height),
             aspect,
-            &DisplayArgs::default(),
+            display,
             load_input_map(),
         )?;
-        let shown = std::env::var_os(OVERLAY_ENV).is_some_and(|value| value == "1");
-        let screenshot_at = std::env::var(SCREENSHOT_ENV).ok().and_then(|value| {
-            let (frame, path) = value.split_once(':')?;
-            Some((frame.parse().ok()?, PathBuf::from(path)))
-        });
         Ok(WindowFrontEnd {
             window,
-            overlay: Overlay::new(shown),
+            overlay: Overlay::new(display.overlay),
             started: Instant::now(),
             quit: false,
             traffic: None,
@@ -172,14 +159,11 @@ impl FrontEnd for WindowFrontEnd {
         let captured = self
             .window
             .present(frame.as_ref(), aspect, picture.as_ref(), capture);
-        if let Some(((width, height, rgb), (_, path))) =
+        if let Some((picture, (_, path))) =
             captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
         {
-            if let Err(err) = std::fs::write(&path, encode_rgb(width, height, &rgb)) {
-                eprintln!(
-                    "warning: cannot write the screenshot {}: {err}",
-                    path.display()
-                );
+            if let Err(err) = save_picture(&path, &picture) {
+                eprintln!("warning: {}", crate::app::error::error_chain(&err));
             }
         }
     }

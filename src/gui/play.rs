@@ -11,7 +11,7 @@ use crate::app::png::{encode_rgb, frame_to_rgb};
 use crate::app::{open_game, AppError, Game, GameArgs, Outcome};
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
-use crate::gui::window::{Action, DisplayArgs, Window};
+use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::gui::GuiError;
 use crate::input::FrameInputs;
 use crate::rollback::Frame;
@@ -35,17 +35,10 @@ pub struct PlayArgs {
     /// Quit after N frames [default: play until the window closes].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
-    /// Write the window's picture as drawn to PATH (PNG) once FRAME frames
-    /// have run (for tests and README pictures).
-    #[arg(long, num_args = 2, value_names = ["FRAME", "PATH"])]
-    pub screenshot_at: Vec<String>,
     /// Take every player's buttons from none, random:SEED or an input
     /// script instead of the keyboard and controllers (as `run --inputs`).
     #[arg(long, value_name = "SOURCE")]
     pub inputs: Option<InputSpec>,
-    /// Start with the stats panel shown (F1 toggles it).
-    #[arg(long)]
-    pub overlay: bool,
     /// How the picture is shown.
     #[command(flatten)]
     pub display: DisplayArgs,
@@ -55,24 +48,6 @@ pub struct PlayArgs {
     /// The most memory the step-back history may take, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_HISTORY_MB)]
     pub history_mb: u64,
-}
-
-/// `--screenshot-at FRAME PATH`, checked.
-fn screenshot_request(values: &[String]) -> Result<Option<(u32, PathBuf)>, AppError> {
-    match values {
-        [] => Ok(None),
-        [frame, path] => {
-            let frame = frame.parse::<u32>().map_err(|_| AppError::BadArgument {
-                message: format!(
-                    "--screenshot-at takes FRAME PATH; {frame:?} is not a frame number"
-                ),
-            })?;
-            Ok(Some((frame, PathBuf::from(path))))
-        }
-        _ => Err(AppError::BadArgument {
-            message: "--screenshot-at takes FRAME PATH".to_string(),
-        }),
-    }
 }
 
 /// The input mapping from the config file (created with the defaults on
@@ -147,7 +122,7 @@ fn picture_geometry(game: &dyn Game) -> ((u32, u32), f32) {
 
 /// Plays the game in a window until it closes (or `--frames`).
 pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let screenshot_at = screenshot_request(&args.screenshot_at)?;
+    let screenshot_at = args.display.screenshot_request()?;
     let mut scripted = args.inputs.as_ref().map(InputSource::open).transpose()?;
     let mut game = open_game(&args.game)?;
     let map = load_input_map();
@@ -167,7 +142,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let started = Instant::now();
     let now_us = || started.elapsed().as_micros() as u64;
     let mut clock = FrameClock::new(fps, 0).with_catch_up(2, 4);
-    let mut overlay = Overlay::new(args.overlay);
+    let mut overlay = Overlay::new(args.display.overlay);
     let mut new_picture = true;
     let mut screenshot_pending = screenshot_at;
     let mut frames_run: u32 = 0;
@@ -244,16 +219,10 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
             };
             let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
             new_picture = false;
-            if let Some(((width, height, rgb), (_, path))) =
+            if let Some((picture, (_, path))) =
                 captured.and_then(|picture| Some((picture, screenshot_pending.take()?)))
             {
-                std::fs::write(&path, encode_rgb(width, height, &rgb)).map_err(|source| {
-                    AppError::WriteFile {
-                        what: "the screenshot",
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
+                save_picture(&path, &picture)?;
                 writeln!(
                     out,
                     "wrote the window's picture at frame {} to {}",
@@ -469,16 +438,6 @@ impl From<GuiError> for AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_screenshot_request_needs_a_frame_number_and_a_path() {
-        assert_eq!(screenshot_request(&[]).unwrap(), None);
-        let request = screenshot_request(&["60".into(), "shot.png".into()]).unwrap();
-        assert_eq!(request, Some((60, PathBuf::from("shot.png"))));
-        let err = screenshot_request(&["soon".into(), "shot.png".into()]).unwrap_err();
-        assert!(err.to_string().contains("\"soon\""), "{err}");
-        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
-    }
 
     use crate::app::inputs::NO_INPUTS;
     use crate::app::testing::StubGame;

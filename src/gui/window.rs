@@ -4,6 +4,8 @@
 //! player did, [`Window::held`] for the RetroPad buttons held, and
 //! [`Window::present`] with the picture to show.
 
+use crate::app::png::encode_rgb;
+use crate::app::AppError;
 use crate::emulator::VideoFrame;
 use crate::gui::input_map::InputMap;
 use crate::gui::layout::{fit_frame, window_size_for, Rect};
@@ -16,6 +18,7 @@ use sdl2::event::{Event, WindowEvent};
 use sdl2::keyboard::{Keycode, Mod};
 use sdl2::video::{FullscreenType, GLProfile, SwapInterval};
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 /// How the game is shown: shader, scaling, vsync, size.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -37,6 +40,45 @@ pub struct DisplayArgs {
     /// its aspect ratio].
     #[arg(long, value_name = "WIDTHxHEIGHT", value_parser = parse_size)]
     pub window_size: Option<(u32, u32)>,
+    /// Start with the stats panel shown (F1 toggles it).
+    #[arg(long)]
+    pub overlay: bool,
+    /// Write the window's picture as drawn to PATH (PNG) once FRAME frames
+    /// have run (for tests and README pictures).
+    #[arg(long, num_args = 2, value_names = ["FRAME", "PATH"])]
+    pub screenshot_at: Vec<String>,
+}
+
+impl DisplayArgs {
+    /// `--screenshot-at FRAME PATH`, checked.
+    pub fn screenshot_request(&self) -> Result<Option<(u32, PathBuf)>, AppError> {
+        match &self.screenshot_at[..] {
+            [] => Ok(None),
+            [frame, path] => {
+                let frame = frame.parse::<u32>().map_err(|_| AppError::BadArgument {
+                    message: format!(
+                        "--screenshot-at takes FRAME PATH; {frame:?} is not a frame number"
+                    ),
+                })?;
+                Ok(Some((frame, PathBuf::from(path))))
+            }
+            _ => Err(AppError::BadArgument {
+                message: "--screenshot-at takes FRAME PATH".to_string(),
+            }),
+        }
+    }
+}
+
+/// Writes a picture [`Window::present`] captured to `path` as a PNG.
+pub fn save_picture(
+    path: &Path,
+    (width, height, rgb): &(u32, u32, Vec<u8>),
+) -> Result<(), AppError> {
+    std::fs::write(path, encode_rgb(*width, *height, rgb)).map_err(|source| AppError::WriteFile {
+        what: "the screenshot",
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Parses `640x480`.
@@ -145,8 +187,12 @@ impl Window {
             SwapInterval::Immediate
         };
         if let Err(reason) = video.gl_set_swap_interval(interval) {
-            let wanted = display.vsync;
-            tracing::warn!("cannot set vsync to {wanted}: {reason}");
+            // Drivers without swap control (Xvfb's) never wait anyway.
+            if display.vsync {
+                tracing::warn!("cannot turn vsync on: {reason}");
+            } else {
+                tracing::debug!("cannot turn vsync off: {reason}");
+            }
         }
         let gl = crate::gui::renderer::load_gl(&video);
         let renderer = Renderer::new(gl)?;
@@ -392,6 +438,22 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_screenshot_request_needs_a_frame_number_and_a_path() {
+        let asking = |values: &[&str]| DisplayArgs {
+            screenshot_at: values.iter().map(|v| v.to_string()).collect(),
+            ..DisplayArgs::default()
+        };
+        assert_eq!(asking(&[]).screenshot_request().unwrap(), None);
+        let request = asking(&["60", "shot.png"]).screenshot_request().unwrap();
+        assert_eq!(request, Some((60, PathBuf::from("shot.png"))));
+        let err = asking(&["soon", "shot.png"])
+            .screenshot_request()
+            .unwrap_err();
+        assert!(err.to_string().contains("\"soon\""), "{err}");
+        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+    }
 
     #[test]
     fn window_sizes_parse_and_nonsense_is_refused() {
