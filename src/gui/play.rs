@@ -4,9 +4,10 @@
 //! `step`, `back`, `mark` and `diff`, shown in the overlay.
 
 use crate::app::debugger::{Command, CommandError, Debugger, DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
+use crate::app::error::error_chain;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::inputs::{InputSource, InputSpec};
+use crate::app::inputs::{InputSource, InputSpec, NO_INPUTS};
 use crate::app::png::{encode_rgb, frame_to_rgb};
 use crate::app::{open_game, AppError, Game, GameArgs, Outcome};
 use crate::gui::input_map::{config_path, InputMap};
@@ -161,12 +162,19 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                 Action::Screenshot => {
                     match save_game_frame(play.game(), play.frame(), &screenshot_dir()) {
                         Ok(path) => overlay.notice(now_ms, format!("saved {}", path.display())),
-                        Err(err) => overlay.notice(now_ms, format!("screenshot failed: {err}")),
+                        Err(err) => overlay
+                            .notice(now_ms, format!("screenshot failed: {}", error_chain(&err))),
                     }
                 }
                 stepping => {
                     let was_paused = play.paused();
-                    new_picture |= play.stepping(&stepping, held(&window))?;
+                    // Only a step runs a frame (and takes a script's row).
+                    let inputs = if stepping == Action::StepForward {
+                        held(&window)
+                    } else {
+                        NO_INPUTS
+                    };
+                    new_picture |= play.stepping(&stepping, inputs)?;
                     if was_paused && !play.paused() {
                         clock.start_at(now_us());
                     }
@@ -439,7 +447,6 @@ impl From<GuiError> for AppError {
 mod tests {
     use super::*;
 
-    use crate::app::inputs::NO_INPUTS;
     use crate::app::testing::StubGame;
     use crate::input::Buttons;
 
