@@ -755,16 +755,20 @@ fn play(
                 NetplayEvent::PeerFault { fault, .. } => {
                     status.interrupt(out)?;
                     eprintln!("warning: closed the link to the peer: {fault}");
+                    front.notice(&format!("closed the link to the peer: {fault}"));
                 }
                 NetplayEvent::Disconnected { player, reason, .. }
                     if player.index() == usize::from(role.peer) =>
                 {
-                    peer_gone.get_or_insert(match reason {
+                    let gone = *peer_gone.get_or_insert(match reason {
                         DisconnectReason::Quit => MatchEnd::PeerLeft,
                         _ => MatchEnd::PeerLost,
                     });
+                    front.notice(gone.describe());
                 }
                 NetplayEvent::PeerSynchronized { .. } => answered = true,
+                NetplayEvent::SpectatorJoined => front.notice("a spectator joined"),
+                NetplayEvent::SpectatorLeft => front.notice("a spectator left"),
                 NetplayEvent::StartStateArrived { bytes } => {
                     status.interrupt(out)?;
                     writeln!(out, "loaded the host's start state ({bytes} bytes)")?;
