@@ -1,6 +1,7 @@
 //! netcade: a libretro netplay frontend with GGPO-style rollback.
 
-// All FFI lives in `libretro`; everything else stays safe Rust.
+// All FFI lives in `libretro` (and the GL calls in `gui::renderer`);
+// everything else stays safe Rust.
 #![deny(unsafe_code)]
 // Every public item says what it is for (units, sides, when it is absent).
 #![warn(missing_docs)]
@@ -9,6 +10,8 @@ pub mod app;
 pub mod checksum;
 pub mod diff;
 pub mod emulator;
+#[cfg(feature = "gui")]
+pub mod gui;
 pub mod input;
 #[allow(unsafe_code)]
 pub mod libretro;

@@ -12,6 +12,8 @@ use netcade::app::replay_tools::{replay_command, ReplayArgs};
 use netcade::app::run::{run_command, RunArgs};
 use netcade::app::synctest::{synctest_command, SyncTestArgs};
 use netcade::app::{init_logging, AppError, Outcome};
+#[cfg(feature = "gui")]
+use netcade::gui::play::{input_command, play_command, InputArgs, PlayArgs};
 use std::process::ExitCode;
 
 const EXIT_CODES: &str = "\
@@ -57,6 +59,13 @@ enum Command {
     Join(JoinArgs),
     /// Replays: play (verify, seek), info, inputs, diff.
     Replay(ReplayArgs),
+    /// Play a game in a window, alone or two on one keyboard (P pauses,
+    /// `.` steps, `,` steps back, F1 overlay, F12 screenshot).
+    #[cfg(feature = "gui")]
+    Play(PlayArgs),
+    /// Print the input mapping and its config file; --test shows what you press.
+    #[cfg(feature = "gui")]
+    Input(InputArgs),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +80,10 @@ fn main() -> ExitCode {
         Command::Host(args) => host_command(args, &mut stdout),
         Command::Join(args) => join_command(args, &mut stdout),
         Command::Replay(args) => replay_command(args, &mut stdout),
+        #[cfg(feature = "gui")]
+        Command::Play(args) => play_command(args, &mut stdout),
+        #[cfg(feature = "gui")]
+        Command::Input(args) => input_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -281,6 +281,17 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.frame
     }
 
+    /// The game being debugged (its picture, sound and memory).
+    pub fn game(&self) -> &G {
+        self.game
+    }
+
+    /// Holds `inputs` (one per port) from the next step on, as `input`
+    /// commands do.
+    pub fn hold(&mut self, inputs: FrameInputs) {
+        self.held = inputs;
+    }
+
     /// The checksums of the current frame.
     pub fn checksums(&self) -> Checksums {
         self.checksums

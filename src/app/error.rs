@@ -151,6 +151,10 @@ pub enum AppError {
     /// A picture was asked for before the game drew any frame.
     #[error("the game has not drawn a frame, so there is no picture to save")]
     NoVideoFrame,
+    /// The window, its GL context or the input config failed.
+    #[cfg(feature = "gui")]
+    #[error(transparent)]
+    Gui(crate::gui::GuiError),
     /// Writing the command's output (standard output, a report) failed.
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
@@ -245,6 +249,10 @@ impl AppError {
             AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,
             AppError::StateHistory(StateHistoryError::StateOverBudget { .. }) => EXIT_USER_MISTAKE,
             AppError::StateHistory(_) => EXIT_RUNTIME_FAILURE,
+            #[cfg(feature = "gui")]
+            AppError::Gui(error) if error.is_user_mistake() => EXIT_USER_MISTAKE,
+            #[cfg(feature = "gui")]
+            AppError::Gui(_) => EXIT_RUNTIME_FAILURE,
         }
     }
 

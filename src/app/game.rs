@@ -22,6 +22,14 @@ pub trait Game: Emulator {
     /// The core's version (`0.1.0`), which netplay peers must share.
     fn core_version(&self) -> String;
 
+    /// The picture's usual size in pixels and the aspect ratio it is shown
+    /// at (width, height, aspect; an aspect of 0 means square pixels), as
+    /// the core last declared them (SET_GEOMETRY, SET_SYSTEM_AV_INFO).
+    fn display_geometry(&self) -> (u32, u32, f32) {
+        self.video_frame()
+            .map_or((320, 240, 0.0), |frame| (frame.width, frame.height, 0.0))
+    }
+
     /// What is running, for reports (`Duel 0.1.0`).
     fn title(&self) -> String {
         format!("{} {}", self.core_name(), self.core_version())
@@ -207,6 +215,11 @@ impl Game for Core {
 
     fn core_version(&self) -> String {
         self.info().version.clone()
+    }
+
+    fn display_geometry(&self) -> (u32, u32, f32) {
+        let av = self.av_info();
+        (av.base_width, av.base_height, av.aspect_ratio)
     }
 }
 

@@ -12,6 +12,7 @@ pub mod desync_diagnosis;
 pub mod error;
 pub mod frame_clock;
 pub mod frame_sink;
+pub mod front_end;
 pub mod game;
 pub mod inputs;
 pub mod netplay_live;

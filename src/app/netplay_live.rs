@@ -15,6 +15,7 @@
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::app::front_end::{open_front_end, FrontEnd, MatchView};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::replay_record::{match_recorder, RecordArgs, RecordingSummary, ReplayRecorder};
@@ -44,9 +45,14 @@ pub struct MatchArgs {
     /// The core, its content and options: the same on every machine.
     #[command(flatten)]
     pub game: GameArgs,
-    /// No window (the only mode for now; accepted so scripts can say so).
+    /// No window: the terminal only, buttons from --inputs (always so in
+    /// a build without the `gui` feature).
     #[arg(long)]
     pub headless: bool,
+    /// How the window shows the game (builds with the `gui` feature).
+    #[cfg(feature = "gui")]
+    #[command(flatten)]
+    pub display: crate::gui::window::DisplayArgs,
     /// Where this machine's buttons come from: none, random:SEED (the
     /// player's column of `run --inputs random:SEED`), or an input script file.
     #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
@@ -226,6 +232,7 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         2,
         vec![],
     )?;
+    let mut front = open_front_end(&args.common, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
@@ -233,7 +240,7 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, out)
+    play(role, &args.common, machine, inputs, front.as_mut(), out)
 }
 
 /// `netcade join`.
@@ -292,6 +299,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     };
     let names = vec![args.address.clone()];
     let recorder = match_recorder(&args.common.record, game.as_ref(), &game_args, 2, names)?;
+    let mut front = open_front_end(&args.common, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
@@ -299,7 +307,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, out)
+    play(role, &args.common, machine, inputs, front.as_mut(), out)
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns
@@ -547,6 +555,9 @@ fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
 /// row per frame (the session asks again while it synchronizes).
 struct LiveHooks {
     inputs: InputSource,
+    /// The window's buttons for this machine's player, when it has one
+    /// (held together with the input source's).
+    device: Option<Buttons>,
     current: Option<(Frame, FrameInputs)>,
     started: Instant,
 }
@@ -556,7 +567,10 @@ impl TickHooks for LiveHooks {
         let row = match self.current {
             Some((at, row)) if at == frame => row,
             _ => {
-                let row = self.inputs.next_frame();
+                let mut row = self.inputs.next_frame();
+                if let Some(buttons) = self.device {
+                    row[player.index()] = row[player.index()] | buttons;
+                }
                 self.current = Some((frame, row));
                 row
             }
@@ -626,6 +640,8 @@ enum MatchEnd {
     Finished,
     /// Ctrl-C: we left, the peer was told.
     Interrupted,
+    /// The window was closed: we left, the peer was told.
+    WindowClosed,
     /// The peer said it was leaving.
     PeerLeft,
     /// Nothing heard from the peer for the disconnect timeout (or it broke
@@ -638,6 +654,7 @@ impl MatchEnd {
         match self {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            MatchEnd::WindowClosed => "the window was closed",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
         }
@@ -647,6 +664,7 @@ impl MatchEnd {
         match self {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted",
+            MatchEnd::WindowClosed => "window_closed",
             MatchEnd::PeerLeft => "peer_left",
             MatchEnd::PeerLost => "peer_lost",
         }
@@ -661,6 +679,7 @@ fn play(
     args: &MatchArgs,
     machine: Machine,
     inputs: InputSource,
+    front: &mut dyn FrontEnd,
     out: &mut dyn Write,
 ) -> Result<Outcome, AppError> {
     let Machine {
@@ -680,6 +699,7 @@ fn play(
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
     let mut hooks = LiveHooks {
         inputs,
+        device: None,
         current: None,
         started,
     };
@@ -695,6 +715,8 @@ fn play(
     let mut wire_until: Option<(u64, Option<NetplayStats>)> = None;
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
+        hooks.device = front.local_buttons();
+        let (frame_before, waits_before) = (machine.current_frame(), machine.stats.waiting_ticks);
         machine.tick(now_us, 1.0, &mut transport, &mut hooks)?;
         let events: Vec<NetplayEvent> = machine.netplay.events().collect();
         for event in events {
@@ -727,6 +749,7 @@ fn play(
                     desyncs.detected += 1;
                     status.interrupt(out)?;
                     eprintln!("warning: desync at frame {frame}: our checksum {local}, the peer's {remote}");
+                    front.notice(&format!("desync at frame {frame}"));
                     machine.answer_desync(&event)?;
                 }
                 NetplayEvent::HostCheckpointState { frame, .. } => {
@@ -744,6 +767,7 @@ fn play(
                             if repaired {
                                 desyncs.repaired += 1;
                                 eprintln!("note: loaded the host's state of frame {frame} and re-simulated to the present");
+                                front.notice(&format!("desync at frame {frame} repaired"));
                             } else {
                                 eprintln!("warning: frame {frame} is too far back to re-simulate from: not repaired");
                             }
@@ -755,14 +779,19 @@ fn play(
                 NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => {
                     status.interrupt(out)?;
                     eprintln!("warning: nothing heard from the peer for {silent_for_ms} ms");
+                    front.notice(&format!(
+                        "nothing heard from the peer for {silent_for_ms} ms"
+                    ));
                 }
                 NetplayEvent::NetworkResumed { .. } => {
                     status.interrupt(out)?;
                     eprintln!("note: the peer is heard again");
+                    front.notice("the peer is heard again");
                 }
                 NetplayEvent::PeerFault { fault, .. } => {
                     status.interrupt(out)?;
                     eprintln!("warning: closed the link to the peer: {fault}");
+                    front.notice(&format!("closed the link to the peer: {fault}"));
                 }
                 NetplayEvent::Disconnected {
                     player,
@@ -770,12 +799,15 @@ fn play(
                     at_frame,
                 } if player.index() == usize::from(role.peer) => {
                     machine.sink.player_left(at_frame, role.peer);
-                    peer_gone.get_or_insert(match reason {
+                    let gone = *peer_gone.get_or_insert(match reason {
                         DisconnectReason::Quit => MatchEnd::PeerLeft,
                         _ => MatchEnd::PeerLost,
                     });
+                    front.notice(gone.describe());
                 }
                 NetplayEvent::PeerSynchronized { .. } => answered = true,
+                NetplayEvent::SpectatorJoined => front.notice("a spectator joined"),
+                NetplayEvent::SpectatorLeft => front.notice("a spectator left"),
                 NetplayEvent::StartStateArrived { bytes } => {
                     status.interrupt(out)?;
                     writeln!(out, "loaded the host's start state ({bytes} bytes)")?;
@@ -783,6 +815,7 @@ fn play(
                 NetplayEvent::Running => {
                     status.interrupt(out)?;
                     writeln!(out, "the match began")?;
+                    front.notice("the match began");
                 }
                 _ => {}
             }
@@ -820,6 +853,17 @@ fn play(
             }
         }
         status.update(&machine, role.peer, out)?;
+        let view = MatchView {
+            frame: machine.current_frame(),
+            new_picture: machine.current_frame() != frame_before,
+            stats: peer_stats(&machine, role.peer),
+            waiting: machine.stats.waiting_ticks > waits_before,
+            spectators: machine.netplay.spectator_count(),
+        };
+        front.present(machine.game.as_ref(), &view);
+        if front.quit_requested() {
+            break MatchEnd::WindowClosed;
+        }
         let now_us = started.elapsed().as_micros() as u64;
         let next_frame_us = machine.clock.next_due_us();
         let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(LONGEST_WAIT);
@@ -853,7 +897,7 @@ fn play(
     }
     Ok(match end {
         _ if had_desyncs => Outcome::NetplayFailed,
-        MatchEnd::Finished | MatchEnd::Interrupted => Outcome::Success,
+        MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
         MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
     })
@@ -864,7 +908,7 @@ fn play(
 fn finish_recording(recorder: Option<ReplayRecorder>, end: MatchEnd) -> Option<RecordingSummary> {
     let reason = match end {
         MatchEnd::Finished => EndReason::Finished,
-        MatchEnd::Interrupted => EndReason::Interrupted,
+        MatchEnd::Interrupted | MatchEnd::WindowClosed => EndReason::Interrupted,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => EndReason::Disconnect,
     };
     match recorder?.finish(reason) {

@@ -95,9 +95,15 @@ pub struct Background {
 
 /// Starts `netcade ARGS` in the background (finding Duel as [`netcade`] does).
 pub fn spawn_netcade(args: &[&str]) -> Background {
+    spawn_netcade_with_env(args, &[])
+}
+
+/// [`spawn_netcade`] with environment variables set for it.
+pub fn spawn_netcade_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Background {
     let mut child = Command::new(env!("CARGO_BIN_EXE_netcade"))
         .env("NETCADE_DUEL_CORE", super::duel_core())
         .env("NETCADE_REPLAY_DIR", test_replay_dir())
+        .envs(env.iter().copied())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

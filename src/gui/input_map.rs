@@ -1,0 +1,418 @@
+//! Keyboard and game controller mapping to the RetroPad, read from a TOML
+//! file in netcade's config directory. The file is written with the
+//! defaults and comments on first run; the defaults are parsed from that
+//! same text, so the file and the built-in mapping never disagree.
+//!
+//! Keys are SDL key names (`W`, `Left`, `Return`, `Keypad 1`), controller
+//! inputs SDL's game controller names (`a`, `dpup`, `leftshoulder`) or a
+//! stick direction (`leftx-`, `lefty+`); several inputs for one button
+//! are joined with `|`.
+
+use crate::gui::GuiError;
+use crate::input::{Buttons, MAX_PLAYERS};
+use sdl2::controller::{Axis, Button};
+use sdl2::keyboard::Keycode;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The config file's name in netcade's config directory.
+pub const CONFIG_FILE_NAME: &str = "input.toml";
+
+/// How far a stick must lean (of 32767) to press its direction.
+pub const AXIS_THRESHOLD: i16 = 16_384;
+
+/// The default mapping, written to the config file on first run.
+pub const DEFAULT_CONFIG: &str = r#"# netcade's input mapping: which keys and controller inputs press which
+# RetroPad buttons. Edit and restart netcade; `netcade input` prints the
+# mapping in use, `netcade input --test` shows what you press.
+#
+# Buttons: up down left right b a y x l r l2 r2 l3 r3 select start
+# (the RetroPad's B is the bottom face button, A the right one).
+# Keyboard keys are SDL key names ("W", "Left", "Return", "Keypad 1",
+# "Right Shift"); join alternatives with "|" ("Return|Space").
+# Hotkeys (not remappable): F1 overlay, F2 shader, F11 or Alt+Enter
+# fullscreen, F12 screenshot, P pause, . step, , step back, M mark, N diff.
+
+# Player 1 on the left of the keyboard.
+[keyboard.player1]
+up = "W"
+down = "S"
+left = "A"
+right = "D"
+b = "J"
+a = "K"
+y = "U"
+x = "I"
+l = "Q"
+r = "E"
+select = "Tab"
+start = "Return"
+
+# Player 2 on the arrows and the keypad.
+[keyboard.player2]
+up = "Up"
+down = "Down"
+left = "Left"
+right = "Right"
+b = "Keypad 1"
+a = "Keypad 2"
+y = "Keypad 4"
+x = "Keypad 5"
+l = "Keypad 7"
+r = "Keypad 8"
+select = "Right Shift"
+start = "Keypad Enter"
+
+# Every game controller (SDL's names: a b x y back guide start leftstick
+# rightstick leftshoulder rightshoulder dpup dpdown dpleft dpright, and
+# stick directions leftx- leftx+ lefty- lefty+ rightx- ... ; triggers:
+# lefttrigger righttrigger). Controllers become players 1, 2, ... in the
+# order they connect.
+[controller]
+up = "dpup|lefty-"
+down = "dpdown|lefty+"
+left = "dpleft|leftx-"
+right = "dpright|leftx+"
+b = "a"
+a = "b"
+y = "x"
+x = "y"
+l = "leftshoulder"
+r = "rightshoulder"
+l2 = "lefttrigger"
+r2 = "righttrigger"
+l3 = "leftstick"
+r3 = "rightstick"
+select = "back"
+start = "start"
+"#;
+
+/// One input of a game controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControllerInput {
+    /// A button.
+    Button(Button),
+    /// A stick leaning negative (left, up) past [`AXIS_THRESHOLD`].
+    AxisNegative(Axis),
+    /// A stick leaning positive (right, down) or a trigger pressed past it.
+    AxisPositive(Axis),
+}
+
+impl ControllerInput {
+    fn parse(name: &str) -> Option<ControllerInput> {
+        if let Some(axis) = name.strip_suffix('-') {
+            return Axis::from_string(axis).map(ControllerInput::AxisNegative);
+        }
+        if let Some(axis) = name.strip_suffix('+') {
+            return Axis::from_string(axis).map(ControllerInput::AxisPositive);
+        }
+        if let Some(button) = Button::from_string(name) {
+            return Some(ControllerInput::Button(button));
+        }
+        // Triggers are axes that only go positive.
+        Axis::from_string(name)
+            .filter(|axis| matches!(axis, Axis::TriggerLeft | Axis::TriggerRight))
+            .map(ControllerInput::AxisPositive)
+    }
+
+    fn name(self) -> String {
+        match self {
+            ControllerInput::Button(button) => button.string(),
+            ControllerInput::AxisNegative(axis) => format!("{}-", axis.string()),
+            ControllerInput::AxisPositive(axis @ (Axis::TriggerLeft | Axis::TriggerRight)) => {
+                axis.string()
+            }
+            ControllerInput::AxisPositive(axis) => format!("{}+", axis.string()),
+        }
+    }
+}
+
+/// Button name → inputs, each with its place in the file.
+type Table = BTreeMap<Spanned<String>, Spanned<String>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    keyboard: BTreeMap<Spanned<String>, Table>,
+    #[serde(default)]
+    controller: Table,
+}
+
+/// The active mapping: keys per player, and the controller inputs every
+/// controller uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputMap {
+    /// `keyboard[p]`: the keys of player `p + 1` and the button each presses.
+    pub keyboard: Vec<Vec<(Keycode, Buttons)>>,
+    /// What each controller input presses.
+    pub controller: Vec<(ControllerInput, Buttons)>,
+}
+
+/// A config file's mistake: the line it is on and what is wrong.
+fn config_error(text: &str, path: &Path, at: usize, message: impl Into<String>) -> GuiError {
+    GuiError::Config {
+        path: path.to_path_buf(),
+        line: text[..at.min(text.len())].matches('\n').count() + 1,
+        message: message.into(),
+    }
+}
+
+impl InputMap {
+    /// The built-in mapping ([`DEFAULT_CONFIG`]).
+    pub fn defaults() -> InputMap {
+        InputMap::parse(DEFAULT_CONFIG, Path::new("(built-in defaults)"))
+            .expect("the default mapping parses")
+    }
+
+    /// Parses a config file's text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<InputMap, GuiError> {
+        let file: ConfigFile = toml::from_str(text).map_err(|err| {
+            let at = err.span().map_or(0, |span| span.start);
+            config_error(text, path, at, err.message().trim().to_string())
+        })?;
+        let mut keyboard = vec![Vec::new(); MAX_PLAYERS];
+        for (player_name, table) in &file.keyboard {
+            let player = player_name
+                .get_ref()
+                .strip_prefix("player")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| (1..=MAX_PLAYERS).contains(n))
+                .ok_or_else(|| {
+                    config_error(
+                        text,
+                        path,
+                        player_name.span().start,
+                        format!(
+                            "unknown keyboard player {:?} (player1 to player{MAX_PLAYERS})",
+                            player_name.get_ref()
+                        ),
+                    )
+                })?;
+            keyboard[player - 1] = parse_table(text, path, table, |name| {
+                Keycode::from_name(name).ok_or_else(|| format!("unknown key {name:?} (SDL key names: W, Left, Return, Keypad 1, Right Shift, ...)"))
+            })?;
+        }
+        let controller = parse_table(text, path, &file.controller, |name| {
+            ControllerInput::parse(name).ok_or_else(|| {
+                format!("unknown controller input {name:?} (a, b, x, y, dpup, leftshoulder, lefttrigger, leftx-, ...)")
+            })
+        })?;
+        Ok(InputMap {
+            keyboard,
+            controller,
+        })
+    }
+
+    /// Reads the config file at `path`, writing it with the defaults first
+    /// when it does not exist. Returns the mapping and whether the file was
+    /// just created.
+    pub fn load_or_create(path: &Path) -> Result<(InputMap, bool), GuiError> {
+        let io_error = |source: std::io::Error| GuiError::ConfigFile {
+            path: path.to_path_buf(),
+            source,
+        };
+        if !path.exists() {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(io_error)?;
+            }
+            std::fs::write(path, DEFAULT_CONFIG).map_err(io_error)?;
+            return Ok((InputMap::defaults(), true));
+        }
+        let text = std::fs::read_to_string(path).map_err(io_error)?;
+        Ok((InputMap::parse(&text, path)?, false))
+    }
+
+    /// The mapping as text: one line per player and for controllers,
+    /// `button=key` pairs.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for (index, keys) in self.keyboard.iter().enumerate() {
+            if keys.is_empty() {
+                continue;
+            }
+            let pairs: Vec<String> = keys
+                .iter()
+                .map(|(key, buttons)| format!("{buttons}={}", key.name()))
+                .collect();
+            out.push_str(&format!(
+                "keyboard player {}: {}\n",
+                index + 1,
+                pairs.join(", ")
+            ));
+        }
+        let pairs: Vec<String> = self
+            .controller
+            .iter()
+            .map(|(input, buttons)| format!("{buttons}={}", input.name()))
+            .collect();
+        out.push_str(&format!("controllers: {}\n", pairs.join(", ")));
+        out
+    }
+
+    /// The buttons player `player` (0-based) holds with `keys` down.
+    pub fn keyboard_buttons(&self, player: usize, keys: &HashSet<Keycode>) -> Buttons {
+        self.keyboard.get(player).map_or(Buttons::NONE, |mapping| {
+            mapping
+                .iter()
+                .filter(|(key, _)| keys.contains(key))
+                .fold(Buttons::NONE, |held, (_, buttons)| held | *buttons)
+        })
+    }
+
+    /// The buttons a controller holds, given how to read its inputs.
+    pub fn controller_buttons(
+        &self,
+        button: impl Fn(Button) -> bool,
+        axis: impl Fn(Axis) -> i16,
+    ) -> Buttons {
+        self.controller
+            .iter()
+            .filter(|(input, _)| match *input {
+                ControllerInput::Button(b) => button(b),
+                ControllerInput::AxisNegative(a) => axis(a) <= -AXIS_THRESHOLD,
+                ControllerInput::AxisPositive(a) => axis(a) >= AXIS_THRESHOLD,
+            })
+            .fold(Buttons::NONE, |held, (_, buttons)| held | *buttons)
+    }
+}
+
+/// Parses one table of `button = "input|input"` lines.
+fn parse_table<T>(
+    text: &str,
+    path: &Path,
+    table: &Table,
+    parse_input: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<(T, Buttons)>, GuiError> {
+    let mut mapping = Vec::new();
+    for (button_name, inputs) in table {
+        let buttons: Buttons = button_name
+            .get_ref()
+            .parse()
+            .ok()
+            .filter(|b: &Buttons| b.bits().count_ones() == 1)
+            .ok_or_else(|| {
+                config_error(
+                    text,
+                    path,
+                    button_name.span().start,
+                    format!(
+                        "unknown RetroPad button {:?} (up down left right b a y x l r l2 r2 l3 r3 select start)",
+                        button_name.get_ref()
+                    ),
+                )
+            })?;
+        for name in inputs.get_ref().split('|').map(str::trim) {
+            let input = parse_input(name)
+                .map_err(|message| config_error(text, path, inputs.span().start, message))?;
+            mapping.push((input, buttons));
+        }
+    }
+    Ok(mapping)
+}
+
+/// Where the config file lives: `$NETCADE_CONFIG_DIR`, else netcade's
+/// config directory (`~/.config/netcade` on Linux).
+pub fn config_path() -> Option<PathBuf> {
+    let dir = std::env::var_os(CONFIG_DIR_ENV)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "netcade")
+                .map(|dirs| dirs.config_dir().to_path_buf())
+        })?;
+    Some(dir.join(CONFIG_FILE_NAME))
+}
+
+/// The environment variable that replaces netcade's config directory.
+pub const CONFIG_DIR_ENV: &str = "NETCADE_CONFIG_DIR";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<InputMap, GuiError> {
+        InputMap::parse(text, Path::new("input.toml"))
+    }
+
+    #[test]
+    fn the_defaults_give_two_keyboard_players_and_every_controller_button() {
+        let map = InputMap::defaults();
+        let keys: HashSet<Keycode> = [Keycode::D, Keycode::J].into();
+        assert_eq!(map.keyboard_buttons(0, &keys), Buttons::RIGHT | Buttons::B);
+        assert_eq!(map.keyboard_buttons(1, &keys), Buttons::NONE);
+        let arrows: HashSet<Keycode> = [Keycode::Left].into();
+        assert_eq!(map.keyboard_buttons(1, &arrows), Buttons::LEFT);
+        let pressed = map.controller_buttons(
+            |b| b == Button::A,
+            |a| {
+                if a == Axis::LeftY {
+                    -30_000
+                } else {
+                    0
+                }
+            },
+        );
+        assert_eq!(pressed, Buttons::B | Buttons::UP);
+    }
+
+    #[test]
+    fn a_bad_key_name_is_an_error_naming_its_line() {
+        let text = "[keyboard.player1]\nup = \"W\"\ndown = \"NoSuchKey\"\n";
+        let err = parse(text).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("input.toml line 3"), "{message}");
+        assert!(message.contains("NoSuchKey"), "{message}");
+    }
+
+    #[test]
+    fn a_bad_button_a_bad_player_and_broken_toml_name_their_lines() {
+        let err = parse("\n[controller]\nturbo = \"a\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 3") && err.contains("turbo"), "{err}");
+        let err = parse("[keyboard.player9]\nup = \"W\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 1") && err.contains("player9"), "{err}");
+        let err = parse("[controller]\n\nup = \n").unwrap_err().to_string();
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn alternatives_and_stick_directions_all_press_the_button() {
+        let map = parse("[controller]\nup = \"dpup|lefty-\"\nr2 = \"righttrigger\"\n").unwrap();
+        assert_eq!(map.controller.len(), 3);
+        let stick_up =
+            map.controller_buttons(|_| false, |a| if a == Axis::LeftY { -20_000 } else { 0 });
+        assert_eq!(stick_up, Buttons::UP);
+        let trigger = map.controller_buttons(
+            |_| false,
+            |a| if a == Axis::TriggerRight { 20_000 } else { 0 },
+        );
+        assert_eq!(trigger, Buttons::R2);
+    }
+
+    #[test]
+    fn a_missing_config_file_is_created_with_the_commented_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join(CONFIG_FILE_NAME);
+        let (map, created) = InputMap::load_or_create(&path).unwrap();
+        assert!(created);
+        assert_eq!(map, InputMap::defaults());
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(written.starts_with("# netcade's input mapping"));
+        let (_, created_again) = InputMap::load_or_create(&path).unwrap();
+        assert!(!created_again);
+    }
+
+    #[test]
+    fn the_mapping_description_names_keys_and_buttons() {
+        let text = InputMap::defaults().describe();
+        assert!(text.contains("keyboard player 1: "), "{text}");
+        assert!(text.contains("RIGHT=D"), "{text}");
+        assert!(text.contains("UP=dpup"), "{text}");
+    }
+}

@@ -1,0 +1,79 @@
+//! The player's window (cargo feature `gui`): an SDL2 window with an
+//! OpenGL 3.3 core context through `glow`, the display shaders of
+//! `shaders/`, keyboard and game controller input mapped to the RetroPad,
+//! the netplay overlay, and `netcade play` (local play with in-window
+//! frame stepping on the debugger's engine).
+//!
+//! The window never paces the emulation: frame loops run on their own
+//! clock and hand the window a frame to present (vsync is off unless asked
+//! for). Re-simulated frames are never presented: only the picture a loop
+//! shows after its frames ran.
+
+pub mod input_map;
+pub mod layout;
+pub mod netplay;
+pub mod overlay;
+pub mod play;
+#[allow(unsafe_code)]
+pub mod renderer;
+pub mod window;
+
+use std::path::PathBuf;
+
+/// What went wrong in the window, its GL context or the input config.
+#[derive(Debug, thiserror::Error)]
+pub enum GuiError {
+    /// SDL could not start, open the window or make the GL context.
+    #[error("cannot {what}: {reason} (is there a display? set DISPLAY, or run under xvfb-run)")]
+    Sdl {
+        /// What was being done (`open the window`).
+        what: &'static str,
+        /// SDL's message.
+        reason: String,
+    },
+    /// A shader of `shaders/` did not compile.
+    #[error("the shader {name} does not compile: {log}")]
+    ShaderCompile {
+        /// The shader's file name.
+        name: String,
+        /// The driver's compile log.
+        log: String,
+    },
+    /// A shader program did not link.
+    #[error("the shader {name} does not link: {log}")]
+    ShaderLink {
+        /// The fragment shader's file name.
+        name: String,
+        /// The driver's link log.
+        log: String,
+    },
+    /// A GL object could not be created.
+    #[error("OpenGL: {0}")]
+    Gl(String),
+    /// The input config file has a mistake.
+    #[error("{} line {line}: {message}", path.display())]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// Its line (1-based) with the mistake.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The input config file could not be read or written.
+    #[error("cannot read or write the input config {}", path.display())]
+    ConfigFile {
+        /// The config file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl GuiError {
+    /// Whether the user can fix it in their files (exit 2) rather than
+    /// the machine failing (exit 3).
+    pub fn is_user_mistake(&self) -> bool {
+        matches!(self, GuiError::Config { .. })
+    }
+}

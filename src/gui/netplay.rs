@@ -1,0 +1,179 @@
+//! The window as a live match's front end: each tick's newest picture with
+//! the overlay (F1 stats panel and graph, "waiting for opponent...",
+//! notices), this machine's player's buttons from the keyboard and
+//! controllers, and closing the window to leave the match cleanly.
+//! Frame stepping is local play's only: a match cannot pause.
+
+use crate::app::front_end::{FrontEnd, MatchView};
+use crate::app::{AppError, Game};
+use crate::gui::overlay::{NetStats, Overlay};
+use crate::gui::play::load_input_map;
+use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
+use crate::input::Buttons;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// How often the window is redrawn while no frame runs (a stall).
+const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How long frames must wait for the opponent before the window says so.
+const STALL_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A match's window.
+pub struct WindowFrontEnd {
+    window: Window,
+    overlay: Overlay,
+    started: Instant,
+    quit: bool,
+    /// (time, bytes received, bytes sent) at the last kbps figure.
+    traffic: Option<(Instant, u64, u64)>,
+    kbps: (f64, f64),
+    screenshot_at: Option<(u32, PathBuf)>,
+    last_shown: Option<Instant>,
+    /// Since when frames wait for the opponent's input (cleared by a frame).
+    waiting_since: Option<Instant>,
+}
+
+impl WindowFrontEnd {
+    /// Opens the window for `game`, shown as `display` says.
+    pub fn open(game: &dyn Game, display: &DisplayArgs) -> Result<WindowFrontEnd, AppError> {
+        let screenshot_at = display.screenshot_request()?;
+        let (width, height, aspect) = game.display_geometry();
+        let window = Window::open(
+            &game.title(),
+            (width, height),
+            aspect,
+            display,
+            load_input_map(),
+        )?;
+        Ok(WindowFrontEnd {
+            window,
+            overlay: Overlay::new(display.overlay),
+            started: Instant::now(),
+            quit: false,
+            traffic: None,
+            kbps: (0.0, 0.0),
+            screenshot_at,
+            last_shown: None,
+            waiting_since: None,
+        })
+    }
+
+    /// The window (tests queue events through it).
+    pub fn window(&self) -> &Window {
+        &self.window
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+}
+
+impl FrontEnd for WindowFrontEnd {
+    fn local_buttons(&mut self) -> Option<Buttons> {
+        let now_ms = self.now_ms();
+        for action in self.window.poll() {
+            match action {
+                Action::Quit => self.quit = true,
+                Action::ToggleOverlay => self.overlay.panel_visible = !self.overlay.panel_visible,
+                Action::Notice(text) => self.overlay.notice(now_ms, text),
+                Action::Pause
+                | Action::StepForward
+                | Action::StepBack
+                | Action::Mark
+                | Action::Diff => {
+                    self.overlay
+                        .notice(now_ms, "frame stepping is for local play, not netplay");
+                }
+                Action::Screenshot => {}
+            }
+        }
+        // One player at this machine: every device plays as it.
+        Some(self.window.held(1)[0])
+    }
+
+    fn present(&mut self, game: &dyn Game, view: &MatchView) {
+        let now = Instant::now();
+        if view.new_picture {
+            self.waiting_since = None;
+        } else if view.waiting {
+            self.waiting_since.get_or_insert(now);
+        }
+        // Between frames only the overlay can change: redraw it now and then.
+        if !view.new_picture
+            && self
+                .last_shown
+                .is_some_and(|shown| now.duration_since(shown) < REDRAW_WITHOUT_FRAMES)
+        {
+            return;
+        }
+        self.last_shown = Some(now);
+        if let Some(stats) = &view.stats {
+            let (since, received, sent) =
+                *self
+                    .traffic
+                    .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
+            let elapsed = now.duration_since(since).as_secs_f64();
+            if elapsed >= 0.5 {
+                let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
+                self.kbps = (
+                    kbps(stats.bytes_received.saturating_sub(received)),
+                    kbps(stats.bytes_sent.saturating_sub(sent)),
+                );
+                self.traffic = Some((now, stats.bytes_received, stats.bytes_sent));
+            }
+            if view.new_picture {
+                self.overlay.record(NetStats {
+                    ping_ms: stats.ping_ms,
+                    input_delay: stats.local_input_delay,
+                    frames_ahead: stats.frames_ahead,
+                    rollback_depth: stats.last_rollback,
+                    kbps_in: self.kbps.0,
+                    kbps_out: self.kbps.1,
+                    spectators: view.spectators as u32,
+                });
+            }
+        }
+        // A frame or two of waiting is normal; longer is a stall to show.
+        self.overlay.set_stalled(
+            self.waiting_since
+                .is_some_and(|since| now.duration_since(since) >= STALL_SHOWN_AFTER),
+        );
+        self.overlay.set_lines(if self.overlay.panel_visible {
+            vec![format!("{}   frame {}", game.title(), view.frame)]
+        } else {
+            Vec::new()
+        });
+        let now_ms = self.now_ms();
+        let picture = self.overlay.render(now_ms);
+        let (_, _, aspect) = game.display_geometry();
+        let frame = if view.new_picture {
+            game.video_frame()
+        } else {
+            None
+        };
+        let capture = self
+            .screenshot_at
+            .as_ref()
+            .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
+        let captured = self
+            .window
+            .present(frame.as_ref(), aspect, picture.as_ref(), capture);
+        if let Some((picture, (_, path))) =
+            captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
+        {
+            if let Err(err) = save_picture(&path, &picture) {
+                eprintln!("warning: {}", crate::app::error::error_chain(&err));
+            }
+        }
+    }
+
+    fn notice(&mut self, text: &str) {
+        let now_ms = self.now_ms();
+        self.overlay.notice(now_ms, text);
+    }
+
+    fn quit_requested(&mut self) -> bool {
+        self.quit
+    }
+}

@@ -1,0 +1,322 @@
+//! The overlay drawn over the game: the stats panel (F1) with a graph of
+//! rollback depth and ping over the last ~5 seconds (GGPO's perfmon idea),
+//! the "waiting for opponent" indicator during stalls, brief notices, and
+//! the lines of in-window frame stepping. Built as an RGBA picture on the
+//! CPU with an embedded 8×8 bitmap font (`font8x8`), which the renderer
+//! uploads and blends over the game. Time is a parameter (milliseconds
+//! from any fixed start), so all of it is tested without a window.
+
+use std::collections::VecDeque;
+
+/// Glyph cell size in overlay pixels (8×8 glyphs, 2 pixels between lines).
+const CELL_W: u32 = 8;
+const LINE_H: u32 = 10;
+/// The overlay picture's width: 44 characters.
+pub const OVERLAY_WIDTH: u32 = 44 * CELL_W + 8;
+/// Samples the graph keeps: one per presented frame, ~5 s at 60 fps.
+pub const GRAPH_SAMPLES: usize = 300;
+const GRAPH_HEIGHT: u32 = 48;
+/// How long a notice stays on screen.
+pub const NOTICE_MS: u64 = 4000;
+/// The most notices shown at once (older ones go first).
+const MAX_NOTICES: usize = 4;
+
+const TEXT: [u8; 4] = [240, 240, 240, 255];
+const DIM: [u8; 4] = [150, 150, 150, 255];
+const PANEL: [u8; 4] = [0, 0, 0, 170];
+const ROLLBACK: [u8; 4] = [255, 170, 40, 255];
+const PING: [u8; 4] = [80, 200, 255, 255];
+const WARNING: [u8; 4] = [255, 90, 90, 255];
+
+/// An RGBA picture, top row first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Canvas {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height` RGBA pixels, 4 bytes each.
+    pub rgba: Vec<u8>,
+}
+
+impl Canvas {
+    /// A transparent canvas.
+    pub fn new(width: u32, height: u32) -> Canvas {
+        Canvas {
+            width,
+            height,
+            rgba: vec![0; width as usize * height as usize * 4],
+        }
+    }
+
+    /// The colour at (x, y).
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        let at = (y as usize * self.width as usize + x as usize) * 4;
+        [
+            self.rgba[at],
+            self.rgba[at + 1],
+            self.rgba[at + 2],
+            self.rgba[at + 3],
+        ]
+    }
+
+    /// Fills a rectangle (clipped to the canvas).
+    pub fn fill(&mut self, x: u32, y: u32, width: u32, height: u32, colour: [u8; 4]) {
+        for row in y..(y + height).min(self.height) {
+            for column in x..(x + width).min(self.width) {
+                let at = (row as usize * self.width as usize + column as usize) * 4;
+                self.rgba[at..at + 4].copy_from_slice(&colour);
+            }
+        }
+    }
+
+    /// Writes `text` from (x, y) in the 8×8 font; characters outside
+    /// ASCII show as `?`.
+    pub fn text(&mut self, x: u32, y: u32, text: &str, colour: [u8; 4]) {
+        for (index, character) in text.chars().enumerate() {
+            let code = if character.is_ascii() {
+                character as usize
+            } else {
+                '?' as usize
+            };
+            let glyph = font8x8::legacy::BASIC_LEGACY[code];
+            let left = x + index as u32 * CELL_W;
+            for (row, bits) in glyph.iter().enumerate() {
+                for column in 0..8 {
+                    // font8x8: bit 0 is the leftmost pixel.
+                    if bits & (1 << column) != 0 {
+                        self.fill(left + column, y + row as u32, 1, 1, colour);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The netplay figures the panel shows, as the status line has them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NetStats {
+    /// Round trip to the peer, once measured.
+    pub ping_ms: Option<u32>,
+    /// Local input delay, in frames.
+    pub input_delay: u32,
+    /// Frames ahead of the peer (negative: behind), once known.
+    pub frames_ahead: Option<f32>,
+    /// The last rollback's depth, in frames.
+    pub rollback_depth: u32,
+    /// Payload received, kilobits a second.
+    pub kbps_in: f64,
+    /// Payload sent, kilobits a second.
+    pub kbps_out: f64,
+    /// Spectators watching.
+    pub spectators: u32,
+}
+
+/// What the overlay shows and remembers between frames.
+#[derive(Clone, Debug, Default)]
+pub struct Overlay {
+    /// Whether the stats panel is shown (F1 toggles it).
+    pub panel_visible: bool,
+    stats: Option<NetStats>,
+    /// (rollback depth, ping) per presented frame, newest last.
+    graph: VecDeque<(u32, Option<u32>)>,
+    notices: VecDeque<(String, u64)>,
+    stalled: bool,
+    lines: Vec<String>,
+}
+
+impl Overlay {
+    /// An overlay with the panel shown or hidden.
+    pub fn new(panel_visible: bool) -> Overlay {
+        Overlay {
+            panel_visible,
+            ..Overlay::default()
+        }
+    }
+
+    /// This frame's netplay figures: shown in the panel and added to the graph.
+    pub fn record(&mut self, stats: NetStats) {
+        if self.graph.len() == GRAPH_SAMPLES {
+            self.graph.pop_front();
+        }
+        self.graph.push_back((stats.rollback_depth, stats.ping_ms));
+        self.stats = Some(stats);
+    }
+
+    /// Shows `text` for [`NOTICE_MS`] from `now_ms`.
+    pub fn notice(&mut self, now_ms: u64, text: impl Into<String>) {
+        if self.notices.len() == MAX_NOTICES {
+            self.notices.pop_front();
+        }
+        self.notices.push_back((text.into(), now_ms + NOTICE_MS));
+    }
+
+    /// Whether the match is waiting for the opponent's input.
+    pub fn set_stalled(&mut self, stalled: bool) {
+        self.stalled = stalled;
+    }
+
+    /// Lines shown at the top whatever the panel (frame stepping's state,
+    /// a diff's result); empty for none.
+    pub fn set_lines(&mut self, lines: Vec<String>) {
+        self.lines = lines;
+    }
+
+    /// The notices still showing at `now_ms`, oldest first.
+    pub fn notices(&mut self, now_ms: u64) -> impl Iterator<Item = &str> {
+        self.notices.retain(|(_, until)| *until > now_ms);
+        self.notices.iter().map(|(text, _)| text.as_str())
+    }
+
+    /// The panel's text lines (empty when hidden or not in netplay).
+    pub fn panel_lines(&self) -> Vec<String> {
+        let Some(stats) = self.stats.as_ref().filter(|_| self.panel_visible) else {
+            return Vec::new();
+        };
+        let ping = stats.ping_ms.map_or("?".to_string(), |p| format!("{p} ms"));
+        let ahead = stats
+            .frames_ahead
+            .map_or("?".to_string(), |a| format!("{a:+.1}"));
+        vec![
+            format!(
+                "ping {ping}   delay {}   advantage {ahead}",
+                stats.input_delay
+            ),
+            format!(
+                "rollback {}   spectators {}",
+                stats.rollback_depth, stats.spectators
+            ),
+            format!("kbps in {:.1}   out {:.1}", stats.kbps_in, stats.kbps_out),
+        ]
+    }
+
+    /// The overlay's picture at `now_ms`, or `None` when it shows nothing.
+    pub fn render(&mut self, now_ms: u64) -> Option<Canvas> {
+        let notices: Vec<String> = self.notices(now_ms).map(str::to_string).collect();
+        let panel = self.panel_lines();
+        let graph = !panel.is_empty();
+        let mut text: Vec<(String, [u8; 4])> = Vec::new();
+        text.extend(self.lines.iter().map(|line| (line.clone(), TEXT)));
+        text.extend(panel.into_iter().map(|line| (line, TEXT)));
+        let graph_top = 4 + text.len() as u32 * LINE_H;
+        let mut after: Vec<(String, [u8; 4])> = Vec::new();
+        if self.stalled {
+            after.push(("waiting for opponent...".to_string(), WARNING));
+        }
+        after.extend(notices.into_iter().map(|line| (line, DIM)));
+        if text.is_empty() && after.is_empty() {
+            return None;
+        }
+        let graph_height = if graph { GRAPH_HEIGHT + 14 } else { 0 };
+        let height = 8 + (text.len() + after.len()) as u32 * LINE_H + graph_height;
+        let mut canvas = Canvas::new(OVERLAY_WIDTH, height);
+        canvas.fill(0, 0, OVERLAY_WIDTH, height, PANEL);
+        for (index, (line, colour)) in text.iter().enumerate() {
+            canvas.text(4, 4 + index as u32 * LINE_H, line, *colour);
+        }
+        if graph {
+            self.draw_graph(&mut canvas, graph_top + 2);
+        }
+        let after_top = graph_top + graph_height;
+        for (index, (line, colour)) in after.iter().enumerate() {
+            canvas.text(4, after_top + index as u32 * LINE_H, line, *colour);
+        }
+        Some(canvas)
+    }
+
+    /// Rollback depth (orange bars, 0–8 frames full height) and ping
+    /// (blue dots, 0–200 ms full height), oldest on the left.
+    fn draw_graph(&self, canvas: &mut Canvas, top: u32) {
+        let left = 4;
+        canvas.text(left, top, "rollback", ROLLBACK);
+        canvas.text(left + 10 * CELL_W, top, "ping", PING);
+        let base = top + 10 + GRAPH_HEIGHT;
+        canvas.fill(left, base, GRAPH_SAMPLES as u32, 1, DIM);
+        for (x, (depth, ping)) in self.graph.iter().enumerate() {
+            let x = left + x as u32;
+            let bar = (depth.min(&8) * GRAPH_HEIGHT) / 8;
+            canvas.fill(x, base - bar, 1, bar, ROLLBACK);
+            if let Some(ping) = ping {
+                let y = (ping.min(&200) * GRAPH_HEIGHT) / 200;
+                canvas.fill(x, base - y.max(1), 1, 1, PING);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_drawn_with_the_bitmap_font_glyphs() {
+        let mut canvas = Canvas::new(16, 8);
+        canvas.text(0, 0, "I", TEXT);
+        let glyph = font8x8::legacy::BASIC_LEGACY['I' as usize];
+        for (row, bits) in glyph.iter().enumerate() {
+            for column in 0..8 {
+                let lit = canvas.pixel(column, row as u32)[3] != 0;
+                assert_eq!(lit, bits & (1 << column) != 0, "pixel {column},{row}");
+            }
+        }
+        assert!(glyph.iter().any(|bits| *bits != 0));
+    }
+
+    #[test]
+    fn nothing_to_show_gives_no_picture_and_the_panel_needs_netplay_figures() {
+        let mut overlay = Overlay::new(true);
+        assert!(overlay.render(0).is_none());
+        overlay.record(NetStats {
+            ping_ms: Some(40),
+            input_delay: 1,
+            frames_ahead: Some(0.5),
+            rollback_depth: 2,
+            kbps_in: 25.0,
+            kbps_out: 24.5,
+            spectators: 3,
+        });
+        let lines = overlay.panel_lines();
+        assert_eq!(lines[0], "ping 40 ms   delay 1   advantage +0.5");
+        assert_eq!(lines[1], "rollback 2   spectators 3");
+        let picture = overlay.render(0).unwrap();
+        assert_eq!(picture.width, OVERLAY_WIDTH);
+        overlay.panel_visible = false;
+        assert!(overlay.render(0).is_none());
+    }
+
+    #[test]
+    fn notices_disappear_after_their_time_and_only_the_newest_few_stay() {
+        let mut overlay = Overlay::new(false);
+        overlay.notice(0, "a spectator joined");
+        assert_eq!(overlay.notices(NOTICE_MS - 1).count(), 1);
+        assert_eq!(overlay.notices(NOTICE_MS).count(), 0);
+        for index in 0..10 {
+            overlay.notice(100, format!("notice {index}"));
+        }
+        let shown: Vec<&str> = overlay.notices(100).collect();
+        assert_eq!(shown, ["notice 6", "notice 7", "notice 8", "notice 9"]);
+    }
+
+    #[test]
+    fn the_graph_keeps_about_five_seconds_of_samples() {
+        let mut overlay = Overlay::new(true);
+        for depth in 0..1000 {
+            overlay.record(NetStats {
+                rollback_depth: depth % 9,
+                ..NetStats::default()
+            });
+        }
+        assert_eq!(overlay.graph.len(), GRAPH_SAMPLES);
+        assert_eq!(overlay.graph.back(), Some(&(999 % 9, None)));
+    }
+
+    #[test]
+    fn a_stall_shows_the_waiting_indicator_without_the_panel() {
+        let mut overlay = Overlay::new(false);
+        overlay.set_stalled(true);
+        let picture = overlay.render(0).expect("the indicator shows");
+        // Some pixel of the first text line is the warning colour.
+        let found = (0..picture.width).any(|x| (4..12).any(|y| picture.pixel(x, y) == WARNING));
+        assert!(found);
+    }
+}

@@ -1,0 +1,523 @@
+//! `netcade play`: local play in a window, and `netcade input`. Local play
+//! runs on the debugger's engine ([`Debugger`]), so pause (P), step (.),
+//! step back (,), mark (M) and diff (N) are the `debug` command's own
+//! `step`, `back`, `mark` and `diff`, shown in the overlay.
+
+use crate::app::debugger::{Command, CommandError, Debugger, DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
+use crate::app::error::error_chain;
+use crate::app::frame_clock::FrameClock;
+use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
+use crate::app::inputs::{InputSource, InputSpec, NO_INPUTS};
+use crate::app::png::{encode_rgb, frame_to_rgb};
+use crate::app::{open_game, AppError, Game, GameArgs, Outcome};
+use crate::gui::input_map::{config_path, InputMap};
+use crate::gui::overlay::Overlay;
+use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
+use crate::gui::GuiError;
+use crate::input::FrameInputs;
+use crate::rollback::Frame;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How often the window is redrawn while no frame runs (paused).
+const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
+
+/// Arguments of `netcade play`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct PlayArgs {
+    /// The core, its content and options.
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Players at this machine: 1, or 2 sharing the keyboard (and
+    /// controllers taking turns).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub players: u8,
+    /// Quit after N frames [default: play until the window closes].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: Option<u32>,
+    /// Take every player's buttons from none, random:SEED or an input
+    /// script instead of the keyboard and controllers (as `run --inputs`).
+    #[arg(long, value_name = "SOURCE")]
+    pub inputs: Option<InputSpec>,
+    /// How the picture is shown.
+    #[command(flatten)]
+    pub display: DisplayArgs,
+    /// How many frames step back (,) can go back.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_HISTORY)]
+    pub history: u32,
+    /// The most memory the step-back history may take, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_HISTORY_MB)]
+    pub history_mb: u64,
+}
+
+/// The input mapping from the config file (created with the defaults on
+/// first run). A broken file is reported as an `error:` line naming its
+/// line, and play goes on with the defaults.
+pub fn load_input_map() -> InputMap {
+    let Some(path) = config_path() else {
+        tracing::warn!("no config directory: using the default input mapping");
+        return InputMap::defaults();
+    };
+    match InputMap::load_or_create(&path) {
+        Ok((map, created)) => {
+            if created {
+                eprintln!(
+                    "note: wrote the default input mapping to {}",
+                    path.display()
+                );
+            }
+            map
+        }
+        Err(err) => {
+            eprintln!("error: {err}; using the default input mapping");
+            InputMap::defaults()
+        }
+    }
+}
+
+/// The place a frame's sound goes. The audio output plugs in here (a
+/// [`FrameSink`] fed each frame's samples); until then local play is silent.
+fn audio_output(_game: &dyn Game) -> Box<dyn FrameSink> {
+    Box::new(())
+}
+
+/// Where F12 puts screenshots: `screenshots/` in netcade's data directory.
+fn screenshot_dir() -> PathBuf {
+    directories::ProjectDirs::from("", "", "netcade")
+        .map(|dirs| dirs.data_dir().to_path_buf())
+        .unwrap_or_else(std::env::temp_dir)
+        .join("screenshots")
+}
+
+/// Writes the game's current frame as a PNG under `dir`, named after the
+/// core and frame (`-2`, `-3`, … when taken again).
+fn save_game_frame(game: &dyn Game, frame: u32, dir: &Path) -> Result<PathBuf, AppError> {
+    let picture = game.video_frame().ok_or(AppError::NoVideoFrame)?;
+    let base = format!("{}-frame{frame}", game.core_name().replace(['/', ' '], "_"));
+    let mut path = dir.join(format!("{base}.png"));
+    let mut attempt = 1;
+    while path.exists() {
+        attempt += 1;
+        path = dir.join(format!("{base}-{attempt}.png"));
+    }
+    let write_error = |source| AppError::WriteFile {
+        what: "the screenshot",
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(write_error)?;
+    let png = encode_rgb(picture.width, picture.height, &frame_to_rgb(&picture));
+    std::fs::write(&path, png).map_err(write_error)?;
+    Ok(path)
+}
+
+/// The game's picture size and display aspect, before its first frame too.
+fn picture_geometry(game: &dyn Game) -> ((u32, u32), f32) {
+    let (width, height, aspect) = game.display_geometry();
+    let size = game
+        .video_frame()
+        .map_or((width, height), |frame| (frame.width, frame.height));
+    (size, aspect)
+}
+
+/// Plays the game in a window until it closes (or `--frames`).
+pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let screenshot_at = args.display.screenshot_request()?;
+    let mut scripted = args.inputs.as_ref().map(InputSource::open).transpose()?;
+    let mut game = open_game(&args.game)?;
+    let map = load_input_map();
+    let (source, aspect) = picture_geometry(&*game);
+    let mut window = Window::open(&game.title(), source, aspect, &args.display, map)?;
+    writeln!(
+        out,
+        "playing {} in a window (OpenGL {}); F1 overlay, P pause, Esc quits",
+        game.title(),
+        window.gl_version()
+    )?;
+    let history_bytes = (args.history_mb.saturating_mul(1 << 20)).min(usize::MAX as u64) as usize;
+    let audio = audio_output(&*game);
+    let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, audio)?;
+    let players = usize::from(args.players);
+    let fps = play.game().frames_per_second();
+    let started = Instant::now();
+    let now_us = || started.elapsed().as_micros() as u64;
+    let mut clock = FrameClock::new(fps, 0).with_catch_up(2, 4);
+    let mut overlay = Overlay::new(args.display.overlay);
+    let mut new_picture = true;
+    let mut screenshot_pending = screenshot_at;
+    let mut frames_run: u32 = 0;
+    let mut last_shown = Instant::now();
+    let mut held = |window: &Window| match &mut scripted {
+        Some(source) => source.next_frame(),
+        None => window.held(players),
+    };
+    'play: loop {
+        let now_ms = started.elapsed().as_millis() as u64;
+        for action in window.poll() {
+            match action {
+                Action::Quit => break 'play,
+                Action::ToggleOverlay => overlay.panel_visible = !overlay.panel_visible,
+                Action::Notice(text) => overlay.notice(now_ms, text),
+                Action::Screenshot => {
+                    match save_game_frame(play.game(), play.frame(), &screenshot_dir()) {
+                        Ok(path) => overlay.notice(now_ms, format!("saved {}", path.display())),
+                        Err(err) => overlay
+                            .notice(now_ms, format!("screenshot failed: {}", error_chain(&err))),
+                    }
+                }
+                stepping => {
+                    let was_paused = play.paused();
+                    // Only a step runs a frame (and takes a script's row).
+                    let inputs = if stepping == Action::StepForward {
+                        held(&window)
+                    } else {
+                        NO_INPUTS
+                    };
+                    new_picture |= play.stepping(&stepping, inputs)?;
+                    if was_paused && !play.paused() {
+                        clock.start_at(now_us());
+                    }
+                }
+            }
+        }
+        if !play.paused() {
+            let due = clock.due(now_us(), 1.0);
+            for _ in 0..due {
+                if args.frames.is_some_and(|frames| frames_run >= frames) {
+                    break;
+                }
+                play.run_frame(held(&window))?;
+                frames_run += 1;
+                new_picture = true;
+                if screenshot_pending
+                    .as_ref()
+                    .is_some_and(|(at, _)| *at == play.frame())
+                {
+                    break;
+                }
+            }
+        }
+        let mut lines = Vec::new();
+        if overlay.panel_visible {
+            lines.push(format!(
+                "{}   frame {}   {:.2} fps   shader {}",
+                play.game().title(),
+                play.frame(),
+                fps,
+                window.shader()
+            ));
+            lines.push(play.debugger.history_line());
+        }
+        lines.extend(play.stepping_lines());
+        overlay.set_lines(lines);
+        let capture = screenshot_pending
+            .as_ref()
+            .is_some_and(|(at, _)| *at <= play.frame());
+        // Between frames only the overlay can change: redraw it now and then.
+        if new_picture || capture || last_shown.elapsed() >= REDRAW_WITHOUT_FRAMES {
+            last_shown = Instant::now();
+            let picture = overlay.render(now_ms);
+            let game = play.game();
+            let (_, aspect) = picture_geometry(game);
+            let frame = if new_picture {
+                game.video_frame()
+            } else {
+                None
+            };
+            let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
+            new_picture = false;
+            if let Some((picture, (_, path))) =
+                captured.and_then(|picture| Some((picture, screenshot_pending.take()?)))
+            {
+                save_picture(&path, &picture)?;
+                writeln!(
+                    out,
+                    "wrote the window's picture at frame {} to {}",
+                    play.frame(),
+                    path.display()
+                )?;
+            }
+        }
+        if args.frames.is_some_and(|frames| frames_run >= frames) && screenshot_pending.is_none() {
+            break;
+        }
+        // Sleep until the next frame is due (the window does not pace).
+        let wait = clock.next_due_us().saturating_sub(now_us());
+        std::thread::sleep(Duration::from_micros(wait.clamp(500, 8_000)));
+    }
+    writeln!(out, "{}", play.debugger.status_line())?;
+    Ok(Outcome::Success)
+}
+
+/// Local play on the debugger's engine: every frame is kept for stepping
+/// back, and pause, step, back, mark and diff are the debugger's own.
+pub struct LocalPlay<'g> {
+    debugger: Debugger<'g, dyn Game + 'g>,
+    audio: Box<dyn FrameSink>,
+    paused: bool,
+    /// What the last mark or diff said (shown in the overlay).
+    said: Vec<String>,
+}
+
+impl<'g> LocalPlay<'g> {
+    /// Starts at frame 0 with `game` as loaded, able to step back up to
+    /// `history_frames` frames kept in `history_bytes`; each frame's sound
+    /// goes to `audio`.
+    pub fn new(
+        game: &'g mut (dyn Game + 'g),
+        history_frames: u32,
+        history_bytes: usize,
+        audio: Box<dyn FrameSink>,
+    ) -> Result<Self, AppError> {
+        Ok(LocalPlay {
+            debugger: Debugger::new(game, history_frames, history_bytes)?,
+            audio,
+            paused: false,
+            said: Vec::new(),
+        })
+    }
+
+    /// The game (its picture, sound and memory).
+    pub fn game(&self) -> &dyn Game {
+        self.debugger.game()
+    }
+
+    /// The frame the game is at (0: as loaded).
+    pub fn frame(&self) -> u32 {
+        self.debugger.frame()
+    }
+
+    /// Whether play is paused (P).
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Runs one frame with `held` (one per port) and hands its sound to
+    /// the audio output.
+    pub fn run_frame(&mut self, held: FrameInputs) -> Result<(), AppError> {
+        let frame = Frame::new(self.debugger.frame());
+        self.debugger.hold(held);
+        self.debugger.step(1)?;
+        self.audio.frame_run(&FinishedFrame {
+            frame,
+            resimulated: false,
+            inputs: &held,
+            audio: self.debugger.game().audio_samples(),
+        });
+        self.audio.frame_finalized(&FinalFrame {
+            frame,
+            inputs: &held,
+            checksum: None,
+        });
+        Ok(())
+    }
+
+    /// Carries out a stepping key: P pauses or resumes; while paused `.`
+    /// runs one frame with `held`, `,` goes back one; M marks and N diffs
+    /// at any time. Returns whether the picture changed.
+    pub fn stepping(&mut self, action: &Action, held: FrameInputs) -> Result<bool, AppError> {
+        let command = match action {
+            Action::Pause => {
+                self.paused = !self.paused;
+                return Ok(false);
+            }
+            Action::StepForward if self.paused => {
+                self.run_frame(held)?;
+                return Ok(true);
+            }
+            Action::StepBack if self.paused => Command::Back(1),
+            Action::Mark => Command::Mark,
+            Action::Diff => Command::Diff,
+            _ => return Ok(false),
+        };
+        let mut text = Vec::new();
+        match self.debugger.execute(&command, &mut text) {
+            Ok(()) => {
+                let said = String::from_utf8_lossy(&text);
+                if command != Command::Back(1) {
+                    self.said = said.lines().map(str::to_string).collect();
+                }
+                Ok(command == Command::Back(1))
+            }
+            Err(CommandError::User(message)) => {
+                self.said = vec![message];
+                Ok(false)
+            }
+            Err(CommandError::Fatal(error)) => Err(error),
+        }
+    }
+
+    /// The overlay's lines about stepping: the pause banner, what the last
+    /// mark or diff said.
+    pub fn stepping_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.paused {
+            lines.push(format!(
+                "PAUSED frame {}   P resume  . step  , back  M mark  N diff",
+                self.frame()
+            ));
+        }
+        lines.extend(self.said.iter().cloned());
+        lines
+    }
+}
+
+/// Arguments of `netcade input`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct InputArgs {
+    /// Open a window and print which RetroPad buttons are held as you
+    /// press keys and controller buttons (close the window to stop).
+    #[arg(long)]
+    pub test: bool,
+    /// Players to show in --test.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub players: u8,
+}
+
+/// `netcade input`: prints the config file's path and the mapping in use;
+/// with `--test`, what is held as keys are pressed.
+pub fn input_command(args: &InputArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let path = config_path().ok_or_else(|| AppError::BadArgument {
+        message: "no config directory: set NETCADE_CONFIG_DIR".to_string(),
+    })?;
+    let (map, created) = InputMap::load_or_create(&path)?;
+    writeln!(
+        out,
+        "config: {}{}",
+        path.display(),
+        if created {
+            " (just written with the defaults)"
+        } else {
+            ""
+        }
+    )?;
+    write!(out, "{}", map.describe())?;
+    if !args.test {
+        return Ok(Outcome::Success);
+    }
+    let display = DisplayArgs {
+        window_size: Some((640, 200)),
+        ..DisplayArgs::default()
+    };
+    let mut window = Window::open("netcade input --test", (320, 100), 0.0, &display, map)?;
+    writeln!(
+        out,
+        "press keys or controller buttons in the window; close it to stop"
+    )?;
+    let players = usize::from(args.players);
+    let mut overlay = Overlay::new(false);
+    let mut last = None;
+    let started = Instant::now();
+    loop {
+        let now_ms = started.elapsed().as_millis() as u64;
+        for action in window.poll() {
+            match action {
+                Action::Quit => return Ok(Outcome::Success),
+                Action::Notice(text) => {
+                    writeln!(out, "{text}")?;
+                    overlay.notice(now_ms, text);
+                }
+                _ => {}
+            }
+        }
+        let held = window.held(players);
+        let lines: Vec<String> = (0..players)
+            .map(|p| format!("player {}: {}", p + 1, held[p]))
+            .chain([format!("keys: {}", window.keys_held().join(" "))])
+            .collect();
+        if last.as_ref() != Some(&lines) {
+            writeln!(out, "{}", lines.join(" | "))?;
+            last = Some(lines.clone());
+        }
+        overlay.set_lines(lines);
+        let picture = overlay.render(now_ms);
+        window.present(None, 0.0, picture.as_ref(), false);
+        std::thread::sleep(Duration::from_millis(16));
+    }
+}
+
+impl From<GuiError> for AppError {
+    fn from(error: GuiError) -> AppError {
+        AppError::Gui(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::app::testing::StubGame;
+    use crate::input::Buttons;
+
+    fn playing(game: &mut StubGame) -> LocalPlay<'_> {
+        LocalPlay::new(game, 100, 1 << 20, Box::new(())).unwrap()
+    }
+
+    #[test]
+    fn paused_play_steps_one_frame_with_dot_and_back_with_comma_to_the_same_game() {
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game);
+        let mut right = NO_INPUTS;
+        right[0] = Buttons::RIGHT;
+        for _ in 0..5 {
+            play.run_frame(right).unwrap();
+        }
+        let at_five = play.game().game_memory().to_vec();
+        // Not paused: the stepping keys do nothing.
+        assert!(!play.stepping(&Action::StepForward, right).unwrap());
+        assert!(!play.stepping(&Action::StepBack, right).unwrap());
+        assert_eq!(play.frame(), 5);
+        play.stepping(&Action::Pause, right).unwrap();
+        assert!(play.stepping_lines()[0].starts_with("PAUSED frame 5"));
+        assert!(play.stepping(&Action::StepForward, right).unwrap());
+        assert_eq!(play.frame(), 6);
+        assert_ne!(play.game().game_memory(), &at_five[..]);
+        assert!(play.stepping(&Action::StepBack, right).unwrap());
+        assert_eq!(play.frame(), 5);
+        assert_eq!(play.game().game_memory(), &at_five[..]);
+        play.stepping(&Action::Pause, right).unwrap();
+        assert!(!play.paused());
+    }
+
+    #[test]
+    fn mark_then_diff_shows_the_debuggers_comparison_in_the_overlay_lines() {
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game);
+        play.stepping(&Action::Diff, NO_INPUTS).unwrap();
+        assert!(
+            play.stepping_lines()[0].contains("no frame marked"),
+            "{:?}",
+            play.stepping_lines()
+        );
+        play.stepping(&Action::Mark, NO_INPUTS).unwrap();
+        assert_eq!(play.stepping_lines(), ["marked frame 0"]);
+        let mut right = NO_INPUTS;
+        right[0] = Buttons::RIGHT;
+        play.run_frame(right).unwrap();
+        play.stepping(&Action::Diff, NO_INPUTS).unwrap();
+        let lines = play.stepping_lines();
+        assert!(lines[0].starts_with("diff frame 0 -> frame 1"), "{lines:?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("memory: ")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_game_frame_screenshot_is_a_png_of_the_frame_named_after_core_and_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut game = crate::app::testing::StubGame::deterministic();
+        crate::emulator::Emulator::run_frame(&mut game, &[], true);
+        let first = save_game_frame(&game, 7, dir.path()).unwrap();
+        let second = save_game_frame(&game, 7, dir.path()).unwrap();
+        assert_ne!(first, second);
+        assert!(first
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with("-frame7.png"));
+        let png = std::fs::read(&first).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+    }
+}

@@ -1,0 +1,466 @@
+//! The SDL2 window: an OpenGL 3.3 core context, the [`Renderer`], hotkeys,
+//! and the keyboard and game controllers (hot-plugged controllers are
+//! opened and announced). Frame loops call [`Window::poll`] for what the
+//! player did, [`Window::held`] for the RetroPad buttons held, and
+//! [`Window::present`] with the picture to show.
+
+use crate::app::png::encode_rgb;
+use crate::app::AppError;
+use crate::emulator::VideoFrame;
+use crate::gui::input_map::InputMap;
+use crate::gui::layout::{fit_frame, window_size_for, Rect};
+use crate::gui::overlay::Canvas;
+use crate::gui::renderer::{DisplayShader, Renderer};
+use crate::gui::GuiError;
+use crate::input::{FrameInputs, MAX_PLAYERS};
+use sdl2::controller::GameController;
+use sdl2::event::{Event, WindowEvent};
+use sdl2::keyboard::{Keycode, Mod};
+use sdl2::video::{FullscreenType, GLProfile, SwapInterval};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// How the game is shown: shader, scaling, vsync, size.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct DisplayArgs {
+    /// The display shader: sharp-bilinear, nearest or crt (F2 cycles them).
+    #[arg(long, value_name = "NAME", default_value_t = DisplayShader::default())]
+    pub shader: DisplayShader,
+    /// Scale the picture by whole multiples of its pixels only.
+    #[arg(long)]
+    pub integer_scale: bool,
+    /// Wait for the display's refresh when showing a frame (off by
+    /// default: the frame loop's own clock paces the game).
+    #[arg(long)]
+    pub vsync: bool,
+    /// Start in fullscreen (F11 or Alt+Enter toggles it).
+    #[arg(long)]
+    pub fullscreen: bool,
+    /// The window's size in pixels [default: 3 times the game's height, at
+    /// its aspect ratio].
+    #[arg(long, value_name = "WIDTHxHEIGHT", value_parser = parse_size)]
+    pub window_size: Option<(u32, u32)>,
+    /// Start with the stats panel shown (F1 toggles it).
+    #[arg(long)]
+    pub overlay: bool,
+    /// Write the window's picture as drawn to PATH (PNG) once FRAME frames
+    /// have run (for tests and README pictures).
+    #[arg(long, num_args = 2, value_names = ["FRAME", "PATH"])]
+    pub screenshot_at: Vec<String>,
+}
+
+impl DisplayArgs {
+    /// `--screenshot-at FRAME PATH`, checked.
+    pub fn screenshot_request(&self) -> Result<Option<(u32, PathBuf)>, AppError> {
+        match &self.screenshot_at[..] {
+            [] => Ok(None),
+            [frame, path] => {
+                let frame = frame.parse::<u32>().map_err(|_| AppError::BadArgument {
+                    message: format!(
+                        "--screenshot-at takes FRAME PATH; {frame:?} is not a frame number"
+                    ),
+                })?;
+                Ok(Some((frame, PathBuf::from(path))))
+            }
+            _ => Err(AppError::BadArgument {
+                message: "--screenshot-at takes FRAME PATH".to_string(),
+            }),
+        }
+    }
+}
+
+/// Writes a picture [`Window::present`] captured to `path` as a PNG.
+pub fn save_picture(
+    path: &Path,
+    (width, height, rgb): &(u32, u32, Vec<u8>),
+) -> Result<(), AppError> {
+    std::fs::write(path, encode_rgb(*width, *height, rgb)).map_err(|source| AppError::WriteFile {
+        what: "the screenshot",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Parses `640x480`.
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected WIDTHxHEIGHT in pixels, like 960x720 (got {text:?})");
+    let (width, height) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let width: u32 = width.trim().parse().map_err(|_| bad())?;
+    let height: u32 = height.trim().parse().map_err(|_| bad())?;
+    if !(1..=16_384).contains(&width) || !(1..=16_384).contains(&height) {
+        return Err(bad());
+    }
+    Ok((width, height))
+}
+
+/// Something the player asked for through the window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The window was closed (or Escape pressed).
+    Quit,
+    /// F1: show or hide the stats panel.
+    ToggleOverlay,
+    /// F12: save the game's frame as a PNG.
+    Screenshot,
+    /// P: pause or resume (local play only).
+    Pause,
+    /// `.`: run one frame while paused.
+    StepForward,
+    /// `,`: go back one frame while paused.
+    StepBack,
+    /// M: mark this frame for a later diff.
+    Mark,
+    /// N: compare the marked frame with this one.
+    Diff,
+    /// Something to tell the player briefly (a controller connected, the
+    /// shader changed).
+    Notice(String),
+}
+
+/// An open controller and the player it plays as.
+struct Controller {
+    controller: GameController,
+}
+
+/// The window, its GL context and renderer, and the input devices.
+pub struct Window {
+    // Dropped first: its GL objects need the context below.
+    renderer: Renderer,
+    _gl_context: sdl2::video::GLContext,
+    window: sdl2::video::Window,
+    events: sdl2::EventPump,
+    event_subsystem: sdl2::EventSubsystem,
+    controller_subsystem: sdl2::GameControllerSubsystem,
+    controllers: Vec<Controller>,
+    keys_held: HashSet<Keycode>,
+    map: InputMap,
+    shader: DisplayShader,
+    integer_scale: bool,
+    fullscreen: bool,
+    _video: sdl2::VideoSubsystem,
+    _sdl: sdl2::Sdl,
+}
+
+fn sdl_error(what: &'static str) -> impl FnOnce(String) -> GuiError {
+    move |reason| GuiError::Sdl { what, reason }
+}
+
+impl Window {
+    /// Opens a resizable window titled `title` for a game whose frames are
+    /// `source` pixels shown at `aspect`, with an OpenGL 3.3 core context
+    /// and every shader compiled.
+    pub fn open(
+        title: &str,
+        source: (u32, u32),
+        aspect: f32,
+        display: &DisplayArgs,
+        map: InputMap,
+    ) -> Result<Window, GuiError> {
+        let sdl = sdl2::init().map_err(sdl_error("start SDL"))?;
+        let video = sdl.video().map_err(sdl_error("start SDL's video"))?;
+        let gl_attr = video.gl_attr();
+        gl_attr.set_context_profile(GLProfile::Core);
+        gl_attr.set_context_version(3, 3);
+        gl_attr.set_double_buffer(true);
+        let (width, height) = display
+            .window_size
+            .unwrap_or_else(|| window_size_for(source, aspect, 3));
+        let window = video
+            .window(title, width, height)
+            .opengl()
+            .resizable()
+            .position_centered()
+            .build()
+            .map_err(|err| GuiError::Sdl {
+                what: "open the window",
+                reason: err.to_string(),
+            })?;
+        let gl_context = window
+            .gl_create_context()
+            .map_err(sdl_error("create an OpenGL 3.3 core context"))?;
+        window
+            .gl_make_current(&gl_context)
+            .map_err(sdl_error("use the OpenGL context"))?;
+        let interval = if display.vsync {
+            SwapInterval::VSync
+        } else {
+            SwapInterval::Immediate
+        };
+        if let Err(reason) = video.gl_set_swap_interval(interval) {
+            // Drivers without swap control (Xvfb's) never wait anyway.
+            if display.vsync {
+                tracing::warn!("cannot turn vsync on: {reason}");
+            } else {
+                tracing::debug!("cannot turn vsync off: {reason}");
+            }
+        }
+        let gl = crate::gui::renderer::load_gl(&video);
+        let renderer = Renderer::new(gl)?;
+        tracing::info!("OpenGL {}", renderer.gl_version());
+        let events = sdl.event_pump().map_err(sdl_error("read input events"))?;
+        let event_subsystem = sdl.event().map_err(sdl_error("start SDL's events"))?;
+        let controller_subsystem = sdl
+            .game_controller()
+            .map_err(sdl_error("start SDL's game controllers"))?;
+        let mut window = Window {
+            renderer,
+            _gl_context: gl_context,
+            window,
+            events,
+            event_subsystem,
+            controller_subsystem,
+            controllers: Vec::new(),
+            keys_held: HashSet::new(),
+            map,
+            shader: display.shader,
+            integer_scale: display.integer_scale,
+            fullscreen: false,
+            _video: video,
+            _sdl: sdl,
+        };
+        if display.fullscreen {
+            window.toggle_fullscreen();
+        }
+        Ok(window)
+    }
+
+    /// The GL version and renderer, e.g. `4.5 (Core Profile) Mesa 22.3.6 (llvmpipe …)`.
+    pub fn gl_version(&self) -> String {
+        self.renderer.gl_version()
+    }
+
+    /// Compiles and links a fragment shader with the display vertex shader
+    /// on this window's context (every shader netcade ships is built when
+    /// the window opens; this checks others, and tests use it).
+    pub fn check_shader(&self, name: &str, fragment: &str) -> Result<(), GuiError> {
+        self.renderer.check_shader(name, fragment)
+    }
+
+    /// The drawable size in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        self.window.drawable_size()
+    }
+
+    /// The display shader in use.
+    pub fn shader(&self) -> DisplayShader {
+        self.shader
+    }
+
+    /// Queues an event as if SDL had received it (tests inject keys this way).
+    pub fn push_event(&self, event: Event) -> Result<(), GuiError> {
+        self.event_subsystem
+            .push_event(event)
+            .map_err(sdl_error("queue an event"))
+    }
+
+    /// Handles every pending event: keys and controllers update what is
+    /// held, the window's own keys (F2 shader, F11/Alt+Enter fullscreen)
+    /// act at once, the rest come back as actions.
+    pub fn poll(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let events: Vec<Event> = self.events.poll_iter().collect();
+        for event in events {
+            match event {
+                Event::Quit { .. }
+                | Event::Window {
+                    win_event: WindowEvent::Close,
+                    ..
+                } => actions.push(Action::Quit),
+                Event::KeyDown {
+                    keycode: Some(key),
+                    keymod,
+                    repeat,
+                    ..
+                } => {
+                    self.keys_held.insert(key);
+                    if !repeat {
+                        if let Some(action) = self.hotkey(key, keymod) {
+                            actions.push(action);
+                        }
+                    }
+                }
+                Event::KeyUp {
+                    keycode: Some(key), ..
+                } => {
+                    self.keys_held.remove(&key);
+                }
+                Event::ControllerDeviceAdded { which, .. } => {
+                    if let Some(notice) = self.add_controller(which) {
+                        actions.push(Action::Notice(notice));
+                    }
+                }
+                Event::ControllerDeviceRemoved { which, .. } => {
+                    if let Some(index) = self
+                        .controllers
+                        .iter()
+                        .position(|c| c.controller.instance_id() == which)
+                    {
+                        let gone = self.controllers.remove(index);
+                        actions.push(Action::Notice(format!(
+                            "controller disconnected: {}",
+                            gone.controller.name()
+                        )));
+                    }
+                }
+                _ => {}
+            }
+        }
+        actions
+    }
+
+    /// Opens the controller SDL just announced.
+    fn add_controller(&mut self, joystick_index: u32) -> Option<String> {
+        match self.controller_subsystem.open(joystick_index) {
+            Ok(controller) => {
+                let id = controller.instance_id();
+                if self
+                    .controllers
+                    .iter()
+                    .any(|c| c.controller.instance_id() == id)
+                {
+                    return None;
+                }
+                let notice = format!(
+                    "controller connected: {} (controller {})",
+                    controller.name(),
+                    self.controllers.len() + 1
+                );
+                self.controllers.push(Controller { controller });
+                Some(notice)
+            }
+            Err(err) => Some(format!("cannot open controller {joystick_index}: {err}")),
+        }
+    }
+
+    fn hotkey(&mut self, key: Keycode, keymod: Mod) -> Option<Action> {
+        let alt = keymod.intersects(Mod::LALTMOD | Mod::RALTMOD);
+        match key {
+            Keycode::Escape => Some(Action::Quit),
+            Keycode::F1 => Some(Action::ToggleOverlay),
+            Keycode::F2 => {
+                self.shader = self.shader.next();
+                Some(Action::Notice(format!("shader: {}", self.shader)))
+            }
+            Keycode::F11 => self.toggle_fullscreen(),
+            Keycode::Return if alt => self.toggle_fullscreen(),
+            Keycode::F12 => Some(Action::Screenshot),
+            Keycode::P => Some(Action::Pause),
+            Keycode::Period => Some(Action::StepForward),
+            Keycode::Comma => Some(Action::StepBack),
+            Keycode::M => Some(Action::Mark),
+            Keycode::N => Some(Action::Diff),
+            _ => None,
+        }
+    }
+
+    fn toggle_fullscreen(&mut self) -> Option<Action> {
+        let wanted = if self.fullscreen {
+            FullscreenType::Off
+        } else {
+            FullscreenType::Desktop
+        };
+        match self.window.set_fullscreen(wanted) {
+            Ok(()) => {
+                self.fullscreen = !self.fullscreen;
+                None
+            }
+            Err(err) => Some(Action::Notice(format!("cannot switch fullscreen: {err}"))),
+        }
+    }
+
+    /// The buttons each of `players` local players holds: player `p`'s
+    /// keyboard keys, and controller `c` for player `c % players`.
+    pub fn held(&self, players: usize) -> FrameInputs {
+        let players = players.clamp(1, MAX_PLAYERS);
+        let mut held = [crate::input::Buttons::NONE; MAX_PLAYERS];
+        for (player, buttons) in held.iter_mut().enumerate().take(players) {
+            *buttons = self.map.keyboard_buttons(player, &self.keys_held);
+        }
+        for (index, controller) in self.controllers.iter().enumerate() {
+            let pad = &controller.controller;
+            held[index % players] = held[index % players]
+                | self
+                    .map
+                    .controller_buttons(|b| pad.button(b), |a| pad.axis(a));
+        }
+        held
+    }
+
+    /// The keys held now, by SDL name (for `netcade input --test`).
+    pub fn keys_held(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.keys_held.iter().map(|k| k.name()).collect();
+        names.sort();
+        names
+    }
+
+    /// Where the picture of `source` pixels at `aspect` goes now.
+    pub fn picture_rect(&self, source: (u32, u32), aspect: f32) -> Rect {
+        fit_frame(self.size(), source, aspect, self.integer_scale)
+    }
+
+    /// Draws and shows a picture: `frame` when a new one ran (else the
+    /// last one uploaded stays), letterboxed at `aspect`, with `overlay`
+    /// over it. With `capture`, returns the window's picture as drawn
+    /// (width, height, RGB rows top first).
+    pub fn present(
+        &mut self,
+        frame: Option<&VideoFrame<'_>>,
+        aspect: f32,
+        overlay: Option<&Canvas>,
+        capture: bool,
+    ) -> Option<(u32, u32, Vec<u8>)> {
+        if let Some(frame) = frame {
+            self.renderer.upload_frame(frame);
+        }
+        let size = self.size();
+        let picture = self
+            .renderer
+            .frame_size()
+            .map(|source| (self.picture_rect(source, aspect), self.shader));
+        let overlay_rect = overlay.map(|canvas| {
+            self.renderer
+                .upload_overlay(canvas.width, canvas.height, &canvas.rgba);
+            let scale = (size.1 / 400).max(1);
+            Rect {
+                x: 8,
+                y: 8,
+                width: canvas.width * scale,
+                height: canvas.height * scale,
+            }
+        });
+        self.renderer.draw(size, picture, overlay_rect);
+        let captured = capture.then(|| (size.0, size.1, self.renderer.read_window(size)));
+        self.window.gl_swap_window();
+        captured
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_screenshot_request_needs_a_frame_number_and_a_path() {
+        let asking = |values: &[&str]| DisplayArgs {
+            screenshot_at: values.iter().map(|v| v.to_string()).collect(),
+            ..DisplayArgs::default()
+        };
+        assert_eq!(asking(&[]).screenshot_request().unwrap(), None);
+        let request = asking(&["60", "shot.png"]).screenshot_request().unwrap();
+        assert_eq!(request, Some((60, PathBuf::from("shot.png"))));
+        let err = asking(&["soon", "shot.png"])
+            .screenshot_request()
+            .unwrap_err();
+        assert!(err.to_string().contains("\"soon\""), "{err}");
+        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+    }
+
+    #[test]
+    fn window_sizes_parse_and_nonsense_is_refused() {
+        assert_eq!(parse_size("640x480"), Ok((640, 480)));
+        assert_eq!(parse_size("1920X1080"), Ok((1920, 1080)));
+        for bad in ["640", "0x480", "axb", "99999x10"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `host` and `join` in windows (built with `gui`, without `--headless`):
+//! two windows on one display play a whole match in sync, with the
+//! overlay drawn over the game.
+#![cfg(feature = "gui")]
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::cli::{last_json, spawn_netcade_with_env, stderr, Background};
+
+const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn spawn_in_window(args: &[&str], config: &Path) -> Background {
+    spawn_netcade_with_env(args, &[("NETCADE_CONFIG_DIR", config.as_os_str())])
+}
+
+#[test]
+fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::duel_arena("dojo").display().to_string();
+    let port_file = dir.path().join("port");
+    let shot = dir.path().join("host.png");
+    let shot_arg = shot.display().to_string();
+    let port_file_arg = port_file.display().to_string();
+    let game = [
+        "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
+    ];
+    let mut host_args = vec![
+        "host",
+        "--port",
+        "0",
+        "--port-file",
+        &port_file_arg,
+        "--inputs",
+        "random:1",
+        "--overlay",
+        "--screenshot-at",
+        "300",
+        &shot_arg,
+    ];
+    host_args.extend_from_slice(&game);
+    let host = spawn_in_window(&host_args, dir.path());
+    let deadline = Instant::now() + MATCH_TIMEOUT;
+    let port = loop {
+        if let Some(port) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u16>().ok())
+        {
+            break port;
+        }
+        assert!(Instant::now() < deadline, "the host never wrote its port");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let address = format!("127.0.0.1:{port}");
+    let mut join_args = vec!["join", &address, "--inputs", "random:2"];
+    join_args.extend_from_slice(&game);
+    let join = spawn_in_window(&join_args, dir.path());
+    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        assert!(output.status.success(), "{side}: {}", stderr(output));
+        assert!(
+            !stderr(output).contains("cannot open"),
+            "{side}: {}",
+            stderr(output)
+        );
+    }
+    let (host_json, join_json) = (last_json(&host), last_json(&join));
+    for json in [&host_json, &join_json] {
+        assert_eq!(json["end"], "finished", "{json}");
+        assert_eq!(json["frames"], 600, "{json}");
+        assert_eq!(json["netplay"]["desyncs"], 0, "{json}");
+    }
+    for kind in ["memory", "video"] {
+        assert_eq!(
+            host_json["checksums"][kind], join_json["checksums"][kind],
+            "{kind}"
+        );
+    }
+    // The host's window at frame 300: the game with the overlay's panel
+    // (its text is drawn opaque in the overlay's text colour).
+    let decoder =
+        png::Decoder::new(std::fs::File::open(&shot).expect("the host wrote its screenshot"));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width, info.height), (960, 720));
+    let text_pixels = rgb[..(info.width * 120 * 3) as usize]
+        .chunks(3)
+        .filter(|pixel| *pixel == [240, 240, 240])
+        .count();
+    assert!(
+        text_pixels > 200,
+        "overlay text pixels in the top rows: {text_pixels}"
+    );
+}

@@ -1,0 +1,253 @@
+//! The window itself, in this process, on whatever display `DISPLAY` names
+//! (`.ci/run` runs these under `xvfb-run`, where Mesa's llvmpipe gives an
+//! OpenGL 4.5 core context): shaders build, every pixel format reaches the
+//! screen exactly, and keys injected as SDL events reach the core.
+#![cfg(feature = "gui")]
+
+mod support;
+
+use netcade::app::front_end::FrontEnd;
+use netcade::app::png::frame_to_rgb;
+use netcade::emulator::{Emulator, PixelFormat, VideoFrame};
+use netcade::gui::input_map::InputMap;
+use netcade::gui::renderer::DisplayShader;
+use netcade::gui::window::{DisplayArgs, Window};
+use netcade::input::Buttons;
+use sdl2::event::Event;
+use sdl2::keyboard::{Keycode, Mod};
+use std::sync::Mutex;
+
+/// SDL allows one live context per process, used from the thread that made
+/// it: the tests take turns.
+static SDL: Mutex<()> = Mutex::new(());
+
+fn open_window(size: (u32, u32), shader: DisplayShader, integer_scale: bool) -> Window {
+    let display = DisplayArgs {
+        shader,
+        integer_scale,
+        window_size: Some(size),
+        ..DisplayArgs::default()
+    };
+    Window::open("netcade test", size, 0.0, &display, InputMap::defaults())
+        .unwrap_or_else(|err| panic!("the window opens (run under xvfb-run): {err}"))
+}
+
+/// `rgb` (width × height) scaled by whole factors.
+fn scaled(rgb: &[u8], width: u32, height: u32, by: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    for y in 0..height * by {
+        for x in 0..width * by {
+            let at = (((y / by) * width + x / by) * 3) as usize;
+            out.extend_from_slice(&rgb[at..at + 3]);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_shader_in_the_shaders_folder_compiles_and_links_on_this_driver() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let window = open_window((320, 240), DisplayShader::default(), false);
+    assert!(
+        window.gl_version().contains("Core Profile")
+            || window.gl_version().starts_with('3')
+            || window.gl_version().starts_with('4'),
+        "{}",
+        window.gl_version()
+    );
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut checked = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "frag") {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            let source = std::fs::read_to_string(&path).unwrap();
+            window
+                .check_shader(&name, &source)
+                .unwrap_or_else(|err| panic!("{err}"));
+            checked.push(name);
+        }
+    }
+    checked.sort();
+    assert_eq!(
+        checked,
+        [
+            "crt_scanlines.frag",
+            "nearest.frag",
+            "overlay.frag",
+            "sharp_bilinear.frag"
+        ]
+    );
+    let broken = window
+        .check_shader(
+            "broken.frag",
+            "#version 330 core\nvoid main() { nonsense; }\n",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(broken.contains("broken.frag"), "{broken}");
+}
+
+/// A test picture: every pixel a different colour, in `format`, rows
+/// `pitch` bytes apart (padding filled with junk that must not show).
+fn test_pattern(width: u32, height: u32, format: PixelFormat, pitch: usize) -> Vec<u8> {
+    let mut bytes = vec![0xa5; pitch * height as usize];
+    for y in 0..height {
+        for x in 0..width {
+            let (r, g, b) = ((x * 8) as u8, (y * 8) as u8, ((x + y) * 4) as u8);
+            let at = y as usize * pitch + x as usize * format.bytes_per_pixel();
+            match format {
+                PixelFormat::Xrgb8888 => bytes[at..at + 4].copy_from_slice(
+                    &(u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b)).to_le_bytes(),
+                ),
+                PixelFormat::Rgb565 => {
+                    let value =
+                        (u16::from(r) >> 3) << 11 | (u16::from(g) >> 2) << 5 | u16::from(b) >> 3;
+                    bytes[at..at + 2].copy_from_slice(&value.to_le_bytes());
+                }
+                PixelFormat::Rgb1555 => {
+                    let value =
+                        (u16::from(r) >> 3) << 10 | (u16::from(g) >> 3) << 5 | u16::from(b) >> 3;
+                    bytes[at..at + 2].copy_from_slice(&value.to_le_bytes());
+                }
+            }
+        }
+    }
+    bytes
+}
+
+#[test]
+fn every_pixel_format_with_padded_rows_is_shown_pixel_for_pixel_through_nearest_at_integer_scale() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let (width, height) = (32u32, 24u32);
+    let mut window = open_window((width * 3, height * 3), DisplayShader::Nearest, true);
+    for format in [
+        PixelFormat::Xrgb8888,
+        PixelFormat::Rgb565,
+        PixelFormat::Rgb1555,
+    ] {
+        let pitch = width as usize * format.bytes_per_pixel() + 12;
+        let pixels = test_pattern(width, height, format, pitch);
+        let frame = VideoFrame {
+            width,
+            height,
+            pitch,
+            format,
+            pixels: &pixels,
+        };
+        let (w, h, shown) = window
+            .present(Some(&frame), 0.0, None, true)
+            .expect("the picture is captured");
+        assert_eq!((w, h), (width * 3, height * 3));
+        assert!(
+            shown == scaled(&frame_to_rgb(&frame), width, height, 3),
+            "{format:?}: the window's picture differs from the frame scaled 3x"
+        );
+    }
+}
+
+#[test]
+fn a_geometry_change_shows_the_new_size_letterboxed_at_once() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut window = open_window((128, 96), DisplayShader::Nearest, true);
+    let big = test_pattern(64, 48, PixelFormat::Xrgb8888, 256);
+    let frame = VideoFrame {
+        width: 64,
+        height: 48,
+        pitch: 256,
+        format: PixelFormat::Xrgb8888,
+        pixels: &big,
+    };
+    window.present(Some(&frame), 0.0, None, false);
+    // A smaller picture (as after SET_GEOMETRY): 2x fits 32x24 three times,
+    // so it is scaled 4x and centred.
+    let small = test_pattern(32, 24, PixelFormat::Xrgb8888, 128);
+    let frame = VideoFrame {
+        width: 32,
+        height: 24,
+        pitch: 128,
+        format: PixelFormat::Xrgb8888,
+        pixels: &small,
+    };
+    let (_, _, shown) = window.present(Some(&frame), 0.0, None, true).unwrap();
+    assert!(shown == scaled(&frame_to_rgb(&frame), 32, 24, 4));
+}
+
+#[test]
+fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut window = open_window((320, 240), DisplayShader::default(), false);
+    let mut duel = support::load_duel_dojo();
+    let x_of_fighter_1 = |core: &netcade::libretro::Core| {
+        let at = duel::layout::F1_X.offset;
+        i32::from_le_bytes(core.game_memory()[at..at + 4].try_into().unwrap())
+    };
+    let start = x_of_fighter_1(&duel.core);
+    let key = |down: bool| {
+        let (timestamp, window_id, keycode, scancode, keymod, repeat) =
+            (0, 0, Some(Keycode::D), None, Mod::NOMOD, false);
+        if down {
+            Event::KeyDown {
+                timestamp,
+                window_id,
+                keycode,
+                scancode,
+                keymod,
+                repeat,
+            }
+        } else {
+            Event::KeyUp {
+                timestamp,
+                window_id,
+                keycode,
+                scancode,
+                keymod,
+                repeat,
+            }
+        }
+    };
+    window.push_event(key(true)).unwrap();
+    for _ in 0..30 {
+        window.poll();
+        let held = window.held(2);
+        assert_eq!(held[0], Buttons::RIGHT, "D is player 1's right");
+        duel.core.run_frame(&held, true);
+    }
+    let moved = x_of_fighter_1(&duel.core);
+    assert!(
+        moved > start,
+        "fighter 1 walked right: x {start} -> {moved}"
+    );
+    window.push_event(key(false)).unwrap();
+    window.poll();
+    assert_eq!(window.held(2)[0], Buttons::NONE);
+}
+
+#[test]
+fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the_local_player() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    // The window reads the input config: keep it out of the user's.
+    let config = tempfile::tempdir().unwrap();
+    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
+    let duel = support::load_duel_dojo();
+    let mut front =
+        netcade::gui::netplay::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
+            .expect("the window opens");
+    let key_down = Event::KeyDown {
+        timestamp: 0,
+        window_id: 0,
+        keycode: Some(Keycode::J),
+        scancode: None,
+        keymod: Mod::NOMOD,
+        repeat: false,
+    };
+    front.window().push_event(key_down).unwrap();
+    assert_eq!(front.local_buttons(), Some(Buttons::B));
+    assert!(!front.quit_requested());
+    front
+        .window()
+        .push_event(Event::Quit { timestamp: 0 })
+        .unwrap();
+    front.local_buttons();
+    assert!(front.quit_requested());
+}
