@@ -242,7 +242,8 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
-        | NetplayEvent::SpectatorLeft => return None,
+        | NetplayEvent::SpectatorLeft
+        | NetplayEvent::SpectatorDropped { .. } => return None,
     })
 }
 

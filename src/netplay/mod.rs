@@ -17,7 +17,7 @@ pub mod start_state;
 pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
-pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
+pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
 pub use session::NetplaySession;
 pub use start_state::StartStateError;
 pub use startup::StartPhase;
