@@ -274,10 +274,9 @@ pub enum SpectatorDrop {
 impl std::fmt::Display for SpectatorDrop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SpectatorDrop::FellBehind { frames } => write!(
-                f,
-                "it fell more than {frames} frames behind the match"
-            ),
+            SpectatorDrop::FellBehind { frames } => {
+                write!(f, "it fell more than {frames} frames behind the match")
+            }
             SpectatorDrop::StateTooLarge { bytes } => write!(
                 f,
                 "the savestate it needs compresses to {bytes} bytes, over the blob limit"

@@ -1007,8 +1007,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     let blob = start_state::compress_checkpoint(frame, state.data());
                     if blob.len() > MAX_BLOB_SIZE {
                         drop = Some(SpectatorDrop::StateTooLarge { bytes: blob.len() });
-                    } else if endpoint.send_inputs_from(frame) && endpoint.send_blob(blob).is_ok()
-                    {
+                    } else if endpoint.send_inputs_from(frame) && endpoint.send_blob(blob).is_ok() {
                         spectator.next_frame = frame;
                         spectator.snapshot = Snapshot::Sending;
                     }
@@ -1023,12 +1022,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                         // A late joiner catches up over several polls, as
                         // its acks make room, rather than overflowing the
                         // endpoint's queue.
-                        let room = MAX_UNACKED_FRAMES
-                            .saturating_sub(endpoint.stats().unacked_frames + 1);
-                        let end = self
-                            .final_rows
-                            .end()
-                            .min(spectator.next_frame + room);
+                        let room =
+                            MAX_UNACKED_FRAMES.saturating_sub(endpoint.stats().unacked_frames + 1);
+                        let end = self.final_rows.end().min(spectator.next_frame + room);
                         while spectator.next_frame < end {
                             let frame = spectator.next_frame;
                             let Some(row) = self.final_rows.get(frame) else {

@@ -1,0 +1,165 @@
+//! Spectators on the seeded simulated network: one joining mid-match gets
+//! the host's savestate of a recent final frame and the final inputs from
+//! there, plays them on its own game through a jitter buffer and logs the
+//! same checksums as the players, catching up to a small delay; one that
+//! vanishes costs the players nothing.
+
+mod support;
+
+use netcade::app::frame_sink::compare_checksum_logs;
+use netcade::net::sim::LinkConditions;
+use netcade::netplay::{NetplayEvent, SpectatorEvent, SpectatorPhase};
+use support::netplay::{any_event, Cluster, DuelGame, MatchSetup, PartyGame};
+
+const WATCHER: u8 = 7;
+
+/// 40 ms each way, ±10 ms, 2 % loss.
+fn bumpy() -> LinkConditions {
+    LinkConditions {
+        latency_ms: 40,
+        jitter_ms: 10,
+        loss: 0.02,
+        ..LinkConditions::PERFECT
+    }
+}
+
+fn watched_match<G: netcade::emulator::Emulator>(
+    seed: u64,
+    game: impl FnMut(u8) -> G,
+) -> (Cluster<G>, MatchSetup) {
+    let setup = MatchSetup::new(2, seed, bumpy());
+    let cluster = Cluster::with_configs(setup, game, |me, config| {
+        if me == 0 {
+            config.accept_spectators = true;
+        }
+    });
+    (cluster, setup)
+}
+
+#[test]
+fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_frames_behind() {
+    let (mut cluster, setup) = watched_match(61, |_| PartyGame::default());
+    cluster.run_until(10_000);
+    let live_at_join = cluster.machines[0].current_frame();
+    assert!(live_at_join > 500, "the match is well under way");
+    cluster.add_watcher(&setup, WATCHER, PartyGame::default());
+    cluster.run_until(30_000);
+
+    let watcher = &cluster.watchers[0];
+    let joined = watcher
+        .node
+        .stats
+        .joined_at_frame
+        .expect("the state arrived");
+    assert!(
+        joined >= live_at_join && joined < live_at_join + 30,
+        "joined at frame {joined}, live was {live_at_join}: a recent final frame"
+    );
+    let played = watcher.node.sink.end_frame() - joined;
+    assert!(played > 1000, "played {played} frames");
+    for machine in &cluster.machines {
+        let comparison = compare_checksum_logs(&watcher.node.sink, &machine.sink);
+        assert_eq!(comparison.first_difference, None, "{comparison:?}");
+        assert!(comparison.compared as u32 > played - 60, "{comparison:?}");
+    }
+    // It buffered, caught up what arrived while the state was on its way,
+    // and holds a delay of a few frames behind the newest final frame.
+    let delay = watcher.node.stats.median_delay().expect("frames shown");
+    let aimed = watcher.node.spectator.jitter().delay_frames();
+    eprintln!(
+        "joined at {joined} (live {live_at_join}), played {played}, median delay {delay}, aimed {aimed}, catch-up {}",
+        watcher.node.stats.catch_up_frames
+    );
+    assert!(aimed >= 6, "{aimed}");
+    assert!(delay <= aimed + 4, "median delay {delay}, aimed at {aimed}");
+    let live = cluster.machines[0].current_frame();
+    let behind = live - watcher.node.current_frame();
+    assert!(behind < 40, "{behind} frames behind the host's present");
+    assert!(any_event(&cluster.machines[0].events, |e| matches!(
+        e,
+        NetplayEvent::SpectatorJoined
+    )));
+}
+
+#[test]
+fn a_spectator_far_behind_after_joining_catches_up_with_video_off() {
+    // A slow first link: the state and the backlog arrive late, then the
+    // link gets fast and the spectator must run extra frames to catch up.
+    let (mut cluster, setup) = watched_match(62, |_| PartyGame::default());
+    cluster.run_until(3_000);
+    cluster.add_watcher(&setup, WATCHER, PartyGame::default());
+    let slow = LinkConditions {
+        latency_ms: 600,
+        ..LinkConditions::PERFECT
+    };
+    cluster.net().set_link_both_ways(0, WATCHER, slow);
+    cluster.run_until(5_000);
+    cluster.net().set_link_both_ways(0, WATCHER, bumpy());
+    cluster.run_until(20_000);
+    let watcher = &cluster.watchers[0];
+    assert!(
+        watcher.node.stats.catch_up_frames > 20,
+        "caught up with {} extra frames",
+        watcher.node.stats.catch_up_frames
+    );
+    let delay = watcher.node.stats.median_delay().unwrap();
+    assert!(delay <= watcher.node.spectator.jitter().delay_frames() + 4);
+    let comparison = compare_checksum_logs(&watcher.node.sink, &cluster.machines[1].sink);
+    assert_eq!(comparison.first_difference, None);
+}
+
+#[test]
+fn a_spectator_that_vanishes_costs_the_players_nothing_and_is_forgotten() {
+    let (mut cluster, setup) = watched_match(63, |_| PartyGame::default());
+    cluster.run_until(2_000);
+    cluster.add_watcher(&setup, WATCHER, PartyGame::default());
+    cluster.run_until(6_000);
+    assert_eq!(cluster.machines[0].netplay.spectator_count(), 1);
+    let stalls_before: Vec<u64> = cluster
+        .machines
+        .iter()
+        .map(|m| m.stats.waiting_ticks + m.stats.stalled_ticks)
+        .collect();
+    cluster.isolate(WATCHER);
+    cluster.run_until(16_000);
+    let host = &cluster.machines[0];
+    assert_eq!(host.netplay.spectator_count(), 0);
+    assert_eq!(
+        host.netplay.endpoint_count(),
+        1,
+        "only the player's link is left"
+    );
+    assert!(any_event(&host.events, |e| matches!(
+        e,
+        NetplayEvent::SpectatorLeft
+    )));
+    for (machine, before) in cluster.machines.iter().zip(stalls_before) {
+        let stalls = machine.stats.waiting_ticks + machine.stats.stalled_ticks;
+        assert!(
+            stalls - before < 30,
+            "{} stall ticks after the spectator vanished",
+            stalls - before
+        );
+    }
+    cluster.assert_all_in_sync_without_trouble(900);
+    // The spectator gave up on the host too, and says so.
+    let watcher = &cluster.watchers[0];
+    assert_eq!(watcher.node.spectator.phase(), SpectatorPhase::Ended);
+    assert!(watcher
+        .events
+        .iter()
+        .any(|(_, e)| matches!(e, SpectatorEvent::HostGone(_))));
+}
+
+#[test]
+fn a_spectator_of_a_real_core_joins_from_its_savestate_and_agrees_with_the_players() {
+    let (mut cluster, setup) = watched_match(64, |_| DuelGame::load());
+    cluster.run_until(5_000);
+    cluster.add_watcher(&setup, WATCHER, DuelGame::load());
+    cluster.run_until(12_000);
+    let watcher = &cluster.watchers[0];
+    assert!(watcher.node.stats.joined_at_frame.unwrap() > 200);
+    let comparison = compare_checksum_logs(&watcher.node.sink, &cluster.machines[0].sink);
+    assert_eq!(comparison.first_difference, None, "{comparison:?}");
+    assert!(comparison.compared > 300, "{comparison:?}");
+}
