@@ -8,6 +8,7 @@ use netcade::app::debugger::{debug_command, DebugArgs};
 use netcade::app::demo::{demo_command, DemoArgs};
 use netcade::app::error::error_chain;
 use netcade::app::netplay_live::{host_command, join_command, HostArgs, JoinArgs};
+use netcade::app::netplay_spectate::{spectate_command, SpectateArgs};
 use netcade::app::run::{run_command, RunArgs};
 use netcade::app::synctest::{synctest_command, SyncTestArgs};
 use netcade::app::{init_logging, AppError, Outcome};
@@ -53,6 +54,8 @@ enum Command {
     Host(HostArgs),
     /// Join a netplay match hosted at HOST:PORT.
     Join(JoinArgs),
+    /// Watch the netplay match hosted at HOST:PORT live, from any moment.
+    Spectate(SpectateArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_command(args, &mut stdout),
         Command::Host(args) => host_command(args, &mut stdout),
         Command::Join(args) => join_command(args, &mut stdout),
+        Command::Spectate(args) => spectate_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

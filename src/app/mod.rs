@@ -16,6 +16,7 @@ pub mod game;
 pub mod inputs;
 pub mod netplay_live;
 pub mod netplay_match;
+pub mod netplay_spectate;
 pub mod netplay_tick;
 pub mod png;
 pub mod run;

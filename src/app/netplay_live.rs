@@ -88,6 +88,9 @@ pub struct HostArgs {
     /// Writes the port listened on to this file once bound.
     #[arg(long, value_name = "PATH")]
     pub port_file: Option<PathBuf>,
+    /// Spectators fed at most at once (0: none accepted).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_spectators: usize,
 }
 
 /// Arguments of `netcade join`.
@@ -164,7 +167,7 @@ const LINGER: Duration = Duration::from_secs(1);
 const PREFLIGHT_DISTANCE: u32 = 4;
 
 /// Set by Ctrl-C: leave the match (the peer is told) and print the summary.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// `netcade host`.
 pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
@@ -210,6 +213,8 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let mut config = match_config(&args.common, game.as_ref(), role.me)?
         .accept(None, PlayerSlots::single(role.peer));
     config.start_state = Some(start_state);
+    config.accept_spectators = args.max_spectators > 0;
+    config.max_spectators = args.max_spectators;
     install_interrupt_handler();
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
@@ -315,7 +320,7 @@ fn await_host_handshake(
 }
 
 /// The host's core options as `--option` overrides.
-fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
+pub(crate) fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
     options
         .iter()
         .map(|option| (option.key.clone(), option.value.clone()))
@@ -325,7 +330,7 @@ fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
 /// The host's options win: when the joiner's `--option`s differ from the
 /// host's, its core is loaded again with the host's (before the host's
 /// start state is loaded into it) and one `note:` line says what changed.
-fn adopt_host_options(
+pub(crate) fn adopt_host_options(
     game: Box<dyn Game>,
     args: &GameArgs,
     host_options: Vec<(String, String)>,
@@ -396,7 +401,7 @@ fn bind_listening(link: &LinkArgs, port: u16) -> Result<LinkTransport, AppError>
 }
 
 /// A socket that could not be bound (a busy port, most often).
-fn bind_error(NetError::Bind { address, source }: NetError) -> AppError {
+pub(crate) fn bind_error(NetError::Bind { address, source }: NetError) -> AppError {
     AppError::Bind {
         address: format!("UDP port {}", address.port()),
         source,
@@ -426,17 +431,7 @@ fn match_config(
     game: &dyn Game,
     me: u8,
 ) -> Result<NetplayConfig<SocketAddr>, AppError> {
-    let content_hash = match &args.game.rom {
-        Some(rom) => {
-            let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
-                what: "the content",
-                path: rom.clone(),
-                source,
-            })?;
-            Checksum::of(&content).0
-        }
-        None => 0,
-    };
+    let content_hash = content_hash(&args.game)?;
     let settings = SessionSettings {
         player_count: 2,
         frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
@@ -476,6 +471,21 @@ fn match_config(
         config.dynamic_input_delay = false;
     }
     Ok(config)
+}
+
+/// xxh3 of the content file, as handshakes carry it (0 with no content).
+pub(crate) fn content_hash(game: &GameArgs) -> Result<u64, AppError> {
+    Ok(match &game.rom {
+        Some(rom) => {
+            let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
+                what: "the content",
+                path: rom.clone(),
+                source,
+            })?;
+            Checksum::of(&content).0
+        }
+        None => 0,
+    })
 }
 
 /// A token nobody else guesses: guards the links we accept against
@@ -745,6 +755,14 @@ fn play(
                     status.interrupt(out)?;
                     writeln!(out, "the match began")?;
                 }
+                NetplayEvent::SpectatorJoined => {
+                    status.interrupt(out)?;
+                    writeln!(out, "a spectator joined")?;
+                }
+                NetplayEvent::SpectatorDropped { reason } => {
+                    status.interrupt(out)?;
+                    eprintln!("warning: stopped feeding a spectator: {reason}");
+                }
                 _ => {}
             }
         }
@@ -814,7 +832,7 @@ fn play(
 
 /// Makes Ctrl-C set [`INTERRUPTED`] instead of killing the process, so the
 /// peer is told and the summary printed.
-fn install_interrupt_handler() {
+pub(crate) fn install_interrupt_handler() {
     if let Err(error) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)) {
         tracing::warn!(
             "no Ctrl-C handler ({error}): Ctrl-C ends the match without telling the peer"
@@ -1108,13 +1126,13 @@ struct Machine {
 
 /// The socket transport, noting the IP and UDP header bytes each datagram
 /// to the peer costs on the wire, for the wire figures.
-struct LiveTransport {
+pub(crate) struct LiveTransport {
     link: LinkTransport,
-    header_bytes: u64,
+    pub(crate) header_bytes: u64,
 }
 
 impl LiveTransport {
-    fn new(link: LinkTransport) -> Self {
+    pub(crate) fn new(link: LinkTransport) -> Self {
         LiveTransport {
             link,
             header_bytes: IPV4_UDP_HEADER_BYTES,
