@@ -622,3 +622,93 @@ fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_is_repaired_an
     }
     assert!(stderr(&join).contains("game memory differs from the host's at"));
 }
+
+fn start_spectator(port: u16, game: &[&str], extra: &[&str]) -> Background {
+    let address = format!("127.0.0.1:{port}");
+    let mut args = vec!["spectate", address.as_str()];
+    args.extend_from_slice(game);
+    args.extend_from_slice(extra);
+    spawn_netcade(&args)
+}
+
+#[test]
+fn a_spectator_joining_around_frame_1000_ends_on_the_players_checksums_a_few_frames_behind() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena, "--headless"];
+    let mut spectator = None;
+    let (host, join) = play_match(&game, 1500, |port, host| {
+        host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+        // About frame 1000 of the match; the verdict does not depend on it.
+        std::thread::sleep(Duration::from_millis(1000 * 1000 / 60));
+        spectator = Some(start_spectator(
+            port,
+            &game,
+            &["--frames", "1500", "--json"],
+        ));
+    });
+    assert_same_ending(&host, &join, 1500);
+    let spectator = spectator.unwrap().finish(MATCH_TIMEOUT);
+    assert!(spectator.status.success(), "{spectator:?}");
+    let watched = last_json(&spectator);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(watched["frames"], 1500, "{watched}");
+    let joined = watched["spectator"]["joined_at_frame"].as_u64().unwrap();
+    assert!((500..1450).contains(&joined), "{watched}");
+    let host_json = last_json(&host);
+    for kind in ["memory", "video"] {
+        assert_eq!(
+            watched["checksums"][kind], host_json["checksums"][kind],
+            "{kind}"
+        );
+    }
+    let aimed = watched["spectator"]["aimed_delay_frames"].as_u64().unwrap();
+    let delay = watched["spectator"]["delay_frames"].as_u64().unwrap();
+    assert!(aimed >= 6, "{watched}");
+    assert!(delay <= aimed + 4, "{watched}");
+    assert!(
+        watched["netplay"]["wire"]["received_bytes_per_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(stdout(&host).contains("a spectator joined"), "{host:?}");
+}
+
+#[test]
+fn a_spectator_killed_mid_match_leaves_the_players_undisturbed() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (host, join) = play_match(&game, 900, |port, host| {
+        host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+        let mut spectator = start_spectator(port, &game, &[]);
+        spectator.wait_for_stdout("watching from frame", MATCH_TIMEOUT);
+        spectator.kill();
+    });
+    assert_same_ending(&host, &join, 900);
+    for output in [&host, &join] {
+        assert!(
+            last_json(output)["netplay"]["stall_frames"]
+                .as_u64()
+                .unwrap()
+                < 30
+        );
+        assert!(!stderr(output).contains("nothing heard from the peer"));
+    }
+}
+
+#[test]
+fn spectating_a_host_with_other_content_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
+    let (mut host, port) = start_host(dir.path(), &["--core", "duel", "--rom", &dojo], &[]);
+    let refused =
+        start_spectator(port, &["--core", "duel", "--rom", &moon], &[]).finish(MATCH_TIMEOUT);
+    host.kill();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let errors = stderr(&refused);
+    assert!(
+        errors.starts_with("error: the host runs Duel 0.1.0 with content"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+}

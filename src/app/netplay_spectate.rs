@@ -9,8 +9,8 @@
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::ChecksumLog;
 use crate::app::netplay_live::{
-    adopt_host_options, bind_error, content_hash, host_option_overrides,
-    install_interrupt_handler, resolve_host, LiveTransport, INTERRUPTED,
+    adopt_host_options, bind_error, content_hash, host_option_overrides, install_interrupt_handler,
+    resolve_host, LiveTransport, INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
@@ -109,7 +109,12 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
     let link = args.link.open(local).map_err(bind_error)?;
     let mut transport = LiveTransport::new(link);
     let game = open_game(&args.game)?;
-    writeln!(out, "spectating {} ({host}) with {}", args.address, game.title())?;
+    writeln!(
+        out,
+        "spectating {} ({host}) with {}",
+        args.address,
+        game.title()
+    )?;
     let settings = SessionSettings {
         frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
         ..SessionSettings::default()
@@ -284,7 +289,10 @@ impl Status {
             STATUS_EVERY_PLAIN
         };
         let now = Instant::now();
-        if self.last.is_some_and(|last| now.duration_since(last) < every) {
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < every)
+        {
             return Ok(());
         }
         self.last = Some(now);
@@ -382,9 +390,10 @@ impl WatchReport {
     }
 
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let joined = self
-            .joined_at_frame
-            .map_or_else(|| "never got the host's state".to_string(), |f| format!("joined at frame {f}"));
+        let joined = self.joined_at_frame.map_or_else(
+            || "never got the host's state".to_string(),
+            |f| format!("joined at frame {f}"),
+        );
         writeln!(
             out,
             "spectating {}: up to frame {}, {joined}, {:.1} s, {}",
