@@ -712,3 +712,101 @@ fn spectating_a_host_with_other_content_is_one_clear_error() {
     );
     assert_eq!(errors.lines().count(), 1, "{errors}");
 }
+
+/// A UDP relay between a joiner and the host that can cut the link: the
+/// joiner dials the relay's port, the host sees the relay's address.
+struct Relay {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Relay {
+    fn to_host(host_port: u16) -> Relay {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for socket in [&front, &back] {
+            socket
+                .set_read_timeout(Some(Duration::from_millis(1)))
+                .unwrap();
+        }
+        let port = front.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (cut_flag, stop_flag) = (cut.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut joiner = None;
+            let mut buffer = [0u8; 2048];
+            while !stop_flag.load(Ordering::Relaxed) {
+                let cut = cut_flag.load(Ordering::Relaxed);
+                if let Ok((length, from)) = front.recv_from(&mut buffer) {
+                    joiner = Some(from);
+                    if !cut {
+                        let _ = back.send_to(&buffer[..length], ("127.0.0.1", host_port));
+                    }
+                }
+                if let Ok((length, _)) = back.recv_from(&mut buffer) {
+                    if let (Some(joiner), false) = (joiner, cut) {
+                        let _ = front.send_to(&buffer[..length], joiner);
+                    }
+                }
+            }
+        });
+        Relay {
+            port,
+            cut,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn set_cut(&self, cut: bool) {
+        self.cut.store(cut, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
+    let join_args = ["--frames", "900", "--inputs", "random:2", "--json"];
+    let (mut host, port) = start_host(dir.path(), &game, &host_args);
+    let relay = Relay::to_host(port);
+    let join = start_join(relay.port, &game, &join_args);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    std::thread::sleep(Duration::from_secs(3));
+    relay.set_cut(true);
+    std::thread::sleep(Duration::from_secs(2));
+    relay.set_cut(false);
+    let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    let (host, join) = (host.finish(timeout), join.finish(timeout));
+    drop(relay);
+    assert_same_ending(&host, &join, 900);
+    for output in [&host, &join] {
+        let errors = stderr(output);
+        assert!(
+            errors.contains("warning: nothing heard from the peer for"),
+            "{errors}"
+        );
+        assert!(errors.contains("note: the peer is heard again"), "{errors}");
+        // Stalled through most of the outage (not run ahead blindly).
+        let stalls = last_json(output)["netplay"]["stall_frames"]
+            .as_u64()
+            .unwrap();
+        assert!(stalls > 60, "{stalls} stall frames");
+    }
+}
