@@ -46,9 +46,10 @@ enum Command {
     Synctest(SyncTestArgs),
     /// Frame-step debugger reading commands from stdin (type `help`).
     Debug(DebugArgs),
-    /// A netplay match of the bundled Duel core between two machines in this
-    /// process, over a simulated network in simulated time (far faster than
-    /// real time), checked in sync.
+    /// A netplay match of the bundled Duel core in this process: a host and a
+    /// joiner over loopback UDP in real time, with a spectator joining
+    /// mid-match, checked in sync (--simulated: two machines over a
+    /// simulated network in simulated time, far faster than real time).
     Demo(DemoArgs),
     /// Host a two-player netplay match over UDP and wait for a player to join.
     Host(HostArgs),

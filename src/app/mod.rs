@@ -8,6 +8,7 @@
 
 pub mod debugger;
 pub mod demo;
+pub mod demo_live;
 pub mod desync_diagnosis;
 pub mod error;
 pub mod frame_clock;

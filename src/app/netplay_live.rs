@@ -169,8 +169,50 @@ const PREFLIGHT_DISTANCE: u32 = 4;
 /// Set by Ctrl-C: leave the match (the peer is told) and print the summary.
 pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// How a live machine presents itself and what it takes on for the process.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveOptions {
+    /// The status line is redrawn in place (a terminal) rather than printed
+    /// as plain lines.
+    pub status_in_place: bool,
+    /// How often a plain status line is printed.
+    pub plain_status_every: Duration,
+    /// Ctrl-C leaves the match (the peer is told) instead of killing the
+    /// process: a command owns the process; machines sharing one do not.
+    pub handle_ctrl_c: bool,
+}
+
+impl LiveOptions {
+    /// A command's: in place on a terminal, plain lines every 5 s otherwise.
+    pub fn for_stdout() -> Self {
+        LiveOptions {
+            status_in_place: std::io::stdout().is_terminal(),
+            plain_status_every: STATUS_EVERY_PLAIN,
+            handle_ctrl_c: true,
+        }
+    }
+}
+
+/// A match played to its end, for callers that compare machines (the demo).
+#[derive(Debug)]
+pub struct LiveMatch {
+    /// How it ended, as the command's exit code says.
+    pub outcome: Outcome,
+    /// The checksums of the latest final frames it played.
+    pub log: ChecksumLog,
+}
+
 /// `netcade host`.
 pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    host_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
+}
+
+/// Hosts a match (see [`host_command`]) and returns how it went.
+pub fn host_match(
+    args: &HostArgs,
+    options: LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     if args.players != 2 {
         return Err(AppError::BadArgument {
             message: format!(
@@ -215,7 +257,9 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     config.start_state = Some(start_state);
     config.accept_spectators = args.max_spectators > 0;
     config.max_spectators = args.max_spectators;
-    install_interrupt_handler();
+    if options.handle_ctrl_c {
+        install_interrupt_handler();
+    }
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let transport = LiveTransport::new(transport);
@@ -225,11 +269,20 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         transport,
         started,
     };
-    play(role, &args.common, machine, inputs, out)
+    play(role, &args.common, machine, inputs, options, out)
 }
 
 /// `netcade join`.
 pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    join_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
+}
+
+/// Joins a match (see [`join_command`]) and returns how it went.
+pub fn join_match(
+    args: &JoinArgs,
+    options: LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     if !(args.connect_timeout_s > 0.0 && args.connect_timeout_s.is_finite()) {
         return Err(AppError::BadArgument {
             message: format!(
@@ -266,7 +319,9 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     };
     let config = match_config(&args.common, game.as_ref(), role.me)?
         .dial(host, PlayerSlots::single(role.peer));
-    install_interrupt_handler();
+    if options.handle_ctrl_c {
+        install_interrupt_handler();
+    }
     let started = Instant::now();
     let mut netplay = NetplaySession::new(config, 0)?;
     let mut transport = LiveTransport::new(transport);
@@ -284,7 +339,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         transport,
         started,
     };
-    play(role, &args.common, machine, inputs, out)
+    play(role, &args.common, machine, inputs, options, out)
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns
@@ -637,8 +692,9 @@ fn play(
     args: &MatchArgs,
     machine: Machine,
     inputs: InputSource,
+    options: LiveOptions,
     out: &mut dyn Write,
-) -> Result<Outcome, AppError> {
+) -> Result<LiveMatch, AppError> {
     let Machine {
         game,
         netplay,
@@ -657,7 +713,7 @@ fn play(
         current: None,
         started,
     };
-    let mut status = StatusLine::new(std::io::stdout().is_terminal());
+    let mut status = StatusLine::new(options);
     let mut desyncs = Desyncs::default();
     // Whether the peer finished the handshake (the joiner's connect timeout
     // runs until then).
@@ -822,11 +878,15 @@ fn play(
     if args.json {
         writeln!(out, "{}", report.json())?;
     }
-    Ok(match end {
+    let outcome = match end {
         _ if had_desyncs => Outcome::NetplayFailed,
         MatchEnd::Finished | MatchEnd::Interrupted => Outcome::Success,
         MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
+    };
+    Ok(LiveMatch {
+        outcome,
+        log: machine.sink.log,
     })
 }
 
@@ -848,14 +908,16 @@ fn peer_stats(machine: &LiveMachine, peer: u8) -> Option<NetplayStats> {
 /// a plain line now and then (no escape codes in logs and pipes).
 struct StatusLine {
     terminal: bool,
+    plain_every: Duration,
     shown: bool,
     last: Option<(Instant, u64, u64)>,
 }
 
 impl StatusLine {
-    fn new(terminal: bool) -> Self {
+    fn new(options: LiveOptions) -> Self {
         StatusLine {
-            terminal,
+            terminal: options.status_in_place,
+            plain_every: options.plain_status_every,
             shown: false,
             last: None,
         }
@@ -871,7 +933,7 @@ impl StatusLine {
         let every = if self.terminal {
             STATUS_EVERY_TERMINAL
         } else {
-            STATUS_EVERY_PLAIN
+            self.plain_every
         };
         let Some(stats) = peer_stats(machine, peer) else {
             return Ok(());

@@ -10,7 +10,7 @@ use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::ChecksumLog;
 use crate::app::netplay_live::{
     adopt_host_options, bind_error, content_hash, host_option_overrides, install_interrupt_handler,
-    resolve_host, LiveTransport, INTERRUPTED,
+    resolve_host, LiveMatch, LiveOptions, LiveTransport, INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
@@ -19,7 +19,7 @@ use crate::net::link::LinkArgs;
 use crate::net::Transport;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::{DisconnectCause, DisconnectReason, SessionSettings};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -56,7 +56,6 @@ const LONGEST_WAIT: Duration = Duration::from_millis(8);
 
 /// How often the status line is redrawn on a terminal, and printed otherwise.
 const STATUS_EVERY_TERMINAL: Duration = Duration::from_millis(250);
-const STATUS_EVERY_PLAIN: Duration = Duration::from_secs(5);
 
 /// A spectator's frames go to the checksum log of the frames watched.
 type WatchMachine = SpectatorMachine<SocketAddr, Box<dyn Game>, ChecksumLog>;
@@ -92,6 +91,16 @@ impl WatchEnd {
 
 /// `netcade spectate`.
 pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    spectate_match(args, LiveOptions::for_stdout(), out).map(|watched| watched.outcome)
+}
+
+/// Watches a match (see [`spectate_command`]) and returns how it went, with
+/// the checksums of the frames watched.
+pub fn spectate_match(
+    args: &SpectateArgs,
+    options: LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     if !(args.connect_timeout_s > 0.0 && args.connect_timeout_s.is_finite()) {
         return Err(AppError::BadArgument {
             message: format!(
@@ -126,11 +135,17 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
         content_hash(&args.game)?,
         settings,
     );
-    install_interrupt_handler();
+    if options.handle_ctrl_c {
+        install_interrupt_handler();
+    }
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
     let timeout = Duration::from_secs_f64(args.connect_timeout_s);
     let welcomed = await_welcome(&mut spectator, &mut transport, started, timeout);
+    let ended = |outcome| LiveMatch {
+        outcome,
+        log: ChecksumLog::new(1),
+    };
     if let Some(SpectatorEvent::Rejected(rejection)) = welcomed {
         return Err(AppError::HandshakeRefused {
             reason: rejection.explanation(),
@@ -138,7 +153,7 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
     }
     if spectator.host_handshake().is_none() {
         if INTERRUPTED.load(Ordering::Relaxed) {
-            return Ok(Outcome::Success);
+            return Ok(ended(Outcome::Success));
         }
         return Err(AppError::NoAnswer {
             address: args.address.clone(),
@@ -154,7 +169,7 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
     let sink = ChecksumLog::new(1 << 16);
     let mut machine: WatchMachine = SpectatorMachine::new(spectator, game, sink, clock);
     machine.stop_at_frame = args.frames;
-    let mut status = Status::new(std::io::stdout().is_terminal());
+    let mut status = Status::new(options);
     let mut host_gone: Option<DisconnectCause> = None;
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
@@ -223,9 +238,13 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
     if args.json {
         writeln!(out, "{}", report.json())?;
     }
-    Ok(match end {
+    let outcome = match end {
         WatchEnd::Finished | WatchEnd::Interrupted => Outcome::Success,
         WatchEnd::HostLost => Outcome::PeerLost,
+    };
+    Ok(LiveMatch {
+        outcome,
+        log: machine.sink,
     })
 }
 
@@ -266,14 +285,16 @@ fn await_welcome(
 /// The live status line, as `host` and `join` draw theirs.
 struct Status {
     terminal: bool,
+    plain_every: Duration,
     shown: bool,
     last: Option<Instant>,
 }
 
 impl Status {
-    fn new(terminal: bool) -> Self {
+    fn new(options: LiveOptions) -> Self {
         Status {
-            terminal,
+            terminal: options.status_in_place,
+            plain_every: options.plain_status_every,
             shown: false,
             last: None,
         }
@@ -286,7 +307,7 @@ impl Status {
         let every = if self.terminal {
             STATUS_EVERY_TERMINAL
         } else {
-            STATUS_EVERY_PLAIN
+            self.plain_every
         };
         let now = Instant::now();
         if self
