@@ -8,7 +8,7 @@ mod support;
 
 use netcade::app::frame_sink::compare_checksum_logs;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayEvent, SpectatorEvent, SpectatorPhase};
+use netcade::netplay::{NetplayEvent, SpectatorDrop, SpectatorEvent, SpectatorPhase};
 use support::netplay::{any_event, Cluster, DuelGame, MatchSetup, PartyGame};
 
 const WATCHER: u8 = 7;
@@ -66,10 +66,6 @@ fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_fram
     // and holds a delay of a few frames behind the newest final frame.
     let delay = watcher.node.stats.median_delay().expect("frames shown");
     let aimed = watcher.node.spectator.jitter().delay_frames();
-    eprintln!(
-        "joined at {joined} (live {live_at_join}), played {played}, median delay {delay}, aimed {aimed}, catch-up {}",
-        watcher.node.stats.catch_up_frames
-    );
     assert!(aimed >= 6, "{aimed}");
     assert!(delay <= aimed + 4, "median delay {delay}, aimed at {aimed}");
     let live = cluster.machines[0].current_frame();
@@ -162,4 +158,51 @@ fn a_spectator_of_a_real_core_joins_from_its_savestate_and_agrees_with_the_playe
     let comparison = compare_checksum_logs(&watcher.node.sink, &cluster.machines[0].sink);
     assert_eq!(comparison.first_difference, None, "{comparison:?}");
     assert!(comparison.compared > 300, "{comparison:?}");
+}
+
+#[test]
+fn a_spectator_whose_savestate_takes_longer_than_the_backlog_reaches_is_dropped_with_a_reason() {
+    let (mut cluster, setup) = watched_match(65, |_| PartyGame::default());
+    cluster.run_until(2_000);
+    // A patient spectator: it keeps the link however long the host is silent.
+    cluster.add_watcher_with(&setup, WATCHER, PartyGame::default(), |config| {
+        config.interrupt_after_ms = 100_000;
+        config.disconnect_after_ms = 100_000;
+    });
+    while cluster.watchers[0].node.spectator.phase() == SpectatorPhase::Connecting {
+        cluster.step();
+    }
+    // Welcomed; now nothing more from the host reaches it (its savestate
+    // included) while it keeps telling the host it is there.
+    cluster.net().partition_one_way(0, WATCHER);
+    let cut_at = cluster.now;
+    cluster.run_until(cut_at + 65_000);
+    assert!(
+        cluster.machines[0].current_frame() > 3600 + 120,
+        "more than the backlog's 3600 frames went by"
+    );
+    assert_eq!(
+        cluster.machines[0].netplay.spectator_count(),
+        1,
+        "not forgotten: it is heard"
+    );
+    cluster.net().heal(0, WATCHER);
+    cluster.run_until(cut_at + 68_000);
+    let host = &cluster.machines[0];
+    assert!(
+        any_event(&host.events, |e| matches!(
+            e,
+            NetplayEvent::SpectatorDropped {
+                reason: SpectatorDrop::FellBehind { frames: 3600 }
+            }
+        )),
+        "{:?}",
+        host.events.iter().rev().take(5).collect::<Vec<_>>()
+    );
+    assert_eq!(host.netplay.spectator_count(), 0);
+    cluster.assert_all_in_sync_without_trouble(4000);
+    assert!(cluster.watchers[0]
+        .events
+        .iter()
+        .any(|(_, e)| matches!(e, SpectatorEvent::HostGone(_))));
 }

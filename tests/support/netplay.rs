@@ -485,8 +485,20 @@ impl<G: Emulator> Cluster<G> {
     /// A netcade spectator of machine 0 at `address`, watching on `game`
     /// (the same game as the players', as loaded), from now on.
     pub fn add_watcher(&mut self, setup: &MatchSetup, address: u8, game: G) {
-        let config =
+        self.add_watcher_with(setup, address, game, |_| {});
+    }
+
+    /// `add_watcher` with a configuration `adjust` may change first.
+    pub fn add_watcher_with(
+        &mut self,
+        setup: &MatchSetup,
+        address: u8,
+        game: G,
+        adjust: impl FnOnce(&mut SpectatorConfig<u8>),
+    ) {
+        let mut config =
             SpectatorConfig::new(0u8, CORE_NAME, CORE_VERSION, CONTENT_HASH, settings(setup));
+        adjust(&mut config);
         let session = SpectatorSession::new(config, self.now).expect("a valid spectator");
         let clock = FrameClock::new(60.0, self.now * 1000);
         self.watchers.push(Watcher {
