@@ -14,7 +14,7 @@ use crate::app::netplay_live::{
     host_match, join_match, DelayArg, HostArgs, JoinArgs, LiveMatch, LiveOptions, MatchArgs,
 };
 use crate::app::netplay_spectate::{spectate_match, SpectateArgs};
-use crate::app::{AppError, GameArgs, Outcome};
+use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use std::io::Write;
 use std::path::PathBuf;
@@ -94,6 +94,13 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
     let core = locate_duel_core()?;
     let rom = args.rom.clone().unwrap_or_else(default_arena);
     let copies = CoreCopies::new(&core, 3)?;
+    // Content the core refuses is the demo's one error line, before any
+    // machine starts (each loads its game itself, on its own thread).
+    drop(open_game(&GameArgs {
+        core: copies.paths[0].clone(),
+        rom: Some(rom.clone()),
+        ..GameArgs::default()
+    })?);
     let rtt_ms = args.rtt_ms.unwrap_or(80);
     let one_way = rtt_ms / 2;
     let jitter = JITTER_MS.min(one_way);
@@ -240,19 +247,22 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
     }
     // The games are unloaded: their library copies can go.
     drop(copies);
+    // A machine that failed (content the core refuses, a busy port, …) makes
+    // the demo fail with its error: one line, its exit code.
+    if let Some(failed) = results.iter().position(|(_, result)| result.is_err()) {
+        if let (_, Err(error)) = results.swap_remove(failed) {
+            return Err(error);
+        }
+    }
     verdict(&results, args.json, out)
 }
 
-/// Prints one machine's line, or the error that ended it.
+/// Prints one machine's line (an error that ended one is the demo's own,
+/// reported once all have stopped).
 fn show(said: &Said, out: &mut dyn Write) -> std::io::Result<()> {
     match said {
         Said::Line(name, line) => writeln!(out, "[{name}] {line}"),
-        Said::Ended(name, Err(error)) => writeln!(
-            out,
-            "[{name}] error: {}",
-            crate::app::error::error_chain(error)
-        ),
-        Said::Ended(_, Ok(_)) => Ok(()),
+        Said::Ended(..) => Ok(()),
     }
 }
 
