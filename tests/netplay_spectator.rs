@@ -206,3 +206,120 @@ fn a_spectator_whose_savestate_takes_longer_than_the_backlog_reaches_is_dropped_
         .iter()
         .any(|(_, e)| matches!(e, SpectatorEvent::HostGone(_))));
 }
+
+/// A spectator at address 1 and a bare host endpoint (the protocol's, not
+/// netcade's host) at address 0, passing datagrams to each other directly
+/// every millisecond: a host that may misbehave.
+struct BareHost {
+    host: netcade::protocol::PeerEndpoint,
+    spectator: netcade::netplay::SpectatorSession<u8>,
+    now: u64,
+}
+
+impl BareHost {
+    fn new() -> BareHost {
+        use netcade::protocol::{EndpointConfig, Handshake, PlayerSlots, SessionToken};
+        let setup = MatchSetup::new(2, 66, LinkConditions::PERFECT);
+        let handshake = Handshake {
+            core_name: support::netplay::CORE_NAME.into(),
+            core_version: support::netplay::CORE_VERSION.into(),
+            content_hash: support::netplay::CONTENT_HASH,
+            local_slots: PlayerSlots(0b11),
+            settings: support::netplay::settings(&setup),
+            ..Handshake::default()
+        };
+        let host = netcade::protocol::PeerEndpoint::new(
+            EndpointConfig::host(SessionToken(0x5EED), handshake),
+            0,
+        )
+        .unwrap();
+        let config = netcade::netplay::SpectatorConfig::new(
+            0u8,
+            support::netplay::CORE_NAME,
+            support::netplay::CORE_VERSION,
+            support::netplay::CONTENT_HASH,
+            support::netplay::settings(&setup),
+        );
+        let spectator = netcade::netplay::SpectatorSession::new(config, 0).unwrap();
+        BareHost {
+            host,
+            spectator,
+            now: 0,
+        }
+    }
+
+    fn step(&mut self) {
+        self.now += 1;
+        let now = self.now;
+        let (host, spectator) = (&mut self.host, &mut self.spectator);
+        spectator.poll(now, |_, datagram| host.handle_datagram(now, datagram));
+        host.poll(now, &mut |datagram| {
+            spectator.handle_datagram(now, 0, datagram)
+        });
+    }
+
+    fn run_until_welcomed(&mut self) {
+        while self.spectator.phase() == SpectatorPhase::Connecting {
+            self.step();
+            assert!(self.now < 2_000, "welcomed");
+        }
+    }
+
+    fn events(&mut self) -> Vec<SpectatorEvent> {
+        std::iter::from_fn(|| self.spectator.next_event()).collect()
+    }
+}
+
+#[test]
+fn a_savestate_that_does_not_expand_ends_the_spectator_with_a_reason_and_nothing_to_load() {
+    let mut wire = BareHost::new();
+    wire.run_until_welcomed();
+    wire.host
+        .send_blob(vec![7, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3])
+        .unwrap();
+    for _ in 0..200 {
+        wire.step();
+    }
+    assert_eq!(wire.spectator.phase(), SpectatorPhase::Ended);
+    assert!(wire.spectator.take_state().is_none());
+    assert!(wire
+        .events()
+        .iter()
+        .any(|e| matches!(e, SpectatorEvent::BadState(_))));
+}
+
+#[test]
+fn a_host_sending_far_more_frames_than_any_match_runs_is_left_rather_than_buffered_without_end() {
+    use netcade::input::Buttons;
+    use netcade::rollback::Frame;
+    let mut wire = BareHost::new();
+    wire.run_until_welcomed();
+    let state = netcade::netplay::start_state::compress_checkpoint(Frame::ZERO, &[0; 16]);
+    wire.host.send_blob(state).unwrap();
+    // As netcade's host does: inputs only once the savestate is delivered.
+    while wire.spectator.phase() != SpectatorPhase::Watching {
+        wire.step();
+        assert!(wire.now < 4_000, "the savestate arrives");
+    }
+    let mut frame = Frame::ZERO;
+    let limit = netcade::netplay::spectator::MAX_BUFFERED_FRAMES as u32;
+    // Nothing is played: every frame sent stays buffered.
+    while wire.spectator.phase() != SpectatorPhase::Ended {
+        for _ in 0..100 {
+            if wire.host.stats().unacked_frames < 1000 {
+                wire.host
+                    .add_local_input(frame, &[Buttons::NONE, Buttons::NONE])
+                    .unwrap();
+                frame = frame.next();
+            }
+        }
+        wire.step();
+        assert!(frame.number() < 2 * limit, "left before {frame}");
+    }
+    assert!(frame.number() > limit);
+    assert!(wire.spectator.buffered() == 0, "what it held is dropped");
+    assert!(wire
+        .events()
+        .iter()
+        .any(|e| matches!(e, SpectatorEvent::Flooded)));
+}

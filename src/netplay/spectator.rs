@@ -186,7 +186,8 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         let before = self.received_end;
         self.endpoint.handle_datagram(now, datagram);
         self.pump();
-        let arrived = self.received_end - before;
+        // Ending drops what was buffered: nothing arrived then.
+        let arrived = self.received_end.number().saturating_sub(before.number());
         if arrived > 0 {
             self.jitter
                 .on_arrival(now, self.received_end.number(), arrived);
