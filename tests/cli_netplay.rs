@@ -665,6 +665,9 @@ fn a_spectator_joining_around_frame_1000_ends_on_the_players_checksums_a_few_fra
     let delay = watched["spectator"]["delay_frames"].as_u64().unwrap();
     assert!(aimed >= 6, "{watched}");
     assert!(delay <= aimed + 4, "{watched}");
+    // Behind the players: the buffer, plus how far final frames trail them.
+    let live = watched["spectator"]["behind_live_frames"].as_u64().unwrap();
+    assert!(live >= delay && live <= delay + 20, "{watched}");
     assert!(
         watched["netplay"]["wire"]["received_bytes_per_s"]
             .as_f64()

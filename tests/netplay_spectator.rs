@@ -71,6 +71,12 @@ fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_fram
     let live = cluster.machines[0].current_frame();
     let behind = live - watcher.node.current_frame();
     assert!(behind < 40, "{behind} frames behind the host's present");
+    // Its estimate of how far behind live it is holds what the host shows.
+    let estimate = watcher.node.spectator.behind_live();
+    assert!(
+        estimate.abs_diff(behind) <= 4,
+        "estimated {estimate}, really {behind}"
+    );
     assert!(any_event(&cluster.machines[0].events, |e| matches!(
         e,
         NetplayEvent::SpectatorJoined

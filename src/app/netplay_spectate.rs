@@ -323,8 +323,9 @@ impl Status {
             .ping_ms
             .map_or_else(|| "?".to_string(), |ping| ping.to_string());
         let line = format!(
-            "frame {} | ping {ping} ms | behind {} frames (aiming at {}) | caught up {} frames",
+            "frame {} | ping {ping} ms | behind live {} | buffered {} (aiming at {}) | caught up {} frames",
             machine.current_frame(),
+            machine.spectator.behind_live(),
             machine.spectator.buffered(),
             machine.spectator.jitter().delay_frames(),
             machine.stats.catch_up_frames
@@ -355,6 +356,7 @@ struct WatchReport {
     joined_at_frame: Option<u32>,
     checksums: Option<Checksums>,
     delay_frames: Option<u32>,
+    live_delay_frames: Option<u32>,
     aimed_delay_frames: u32,
     catch_up_frames: u64,
     rebuffers: u64,
@@ -390,6 +392,7 @@ impl WatchReport {
             joined_at_frame: joined,
             checksums,
             delay_frames: machine.stats.median_delay(),
+            live_delay_frames: machine.stats.median_live_delay(),
             aimed_delay_frames: machine.spectator.jitter().delay_frames(),
             catch_up_frames: machine.stats.catch_up_frames,
             rebuffers: machine.spectator.jitter().starvations(),
@@ -423,13 +426,15 @@ impl WatchReport {
             self.seconds,
             self.game
         )?;
-        let delay = self
-            .delay_frames
-            .map_or_else(|| "?".to_string(), |d| d.to_string());
+        let frames = |delay: Option<u32>| delay.map_or_else(|| "?".to_string(), |d| d.to_string());
         writeln!(
             out,
-            "delay behind the newest final frame: {delay} frames (median; aiming at {}), {} catch-up frames run, {} rebuffers",
-            self.aimed_delay_frames, self.catch_up_frames, self.rebuffers
+            "delay: {} frames behind the players (median, estimated), {} behind the newest final frame (aiming at {}); {} catch-up frames run, {} rebuffers",
+            frames(self.live_delay_frames),
+            frames(self.delay_frames),
+            self.aimed_delay_frames,
+            self.catch_up_frames,
+            self.rebuffers
         )?;
         writeln!(
             out,
@@ -459,6 +464,7 @@ impl WatchReport {
             "spectator": {
                 "joined_at_frame": self.joined_at_frame,
                 "delay_frames": self.delay_frames,
+                "behind_live_frames": self.live_delay_frames,
                 "aimed_delay_frames": self.aimed_delay_frames,
                 "catch_up_frames": self.catch_up_frames,
                 "rebuffers": self.rebuffers,

@@ -200,6 +200,9 @@ pub struct SpectatorStats {
     /// Frames buffered (behind the newest final frame received) at each of
     /// the latest frames shown, oldest first.
     pub recent_delays: std::collections::VecDeque<u32>,
+    /// Frames behind the players' present (estimated: see
+    /// `SpectatorSession::behind_live`) at each of the latest frames shown.
+    pub recent_live_delays: std::collections::VecDeque<u32>,
 }
 
 /// Delays kept for [`SpectatorStats::recent_delays`] (10 s at 60 fps).
@@ -208,9 +211,32 @@ const RECENT_DELAYS_KEPT: usize = 600;
 impl SpectatorStats {
     /// The median of the recent delays, in frames.
     pub fn median_delay(&self) -> Option<u32> {
-        let mut delays: Vec<u32> = self.recent_delays.iter().copied().collect();
-        delays.sort_unstable();
-        delays.get(delays.len() / 2).copied()
+        median(&self.recent_delays)
+    }
+
+    /// The median of the recent delays behind live, in frames.
+    pub fn median_live_delay(&self) -> Option<u32> {
+        median(&self.recent_live_delays)
+    }
+}
+
+fn median(values: &std::collections::VecDeque<u32>) -> Option<u32> {
+    let mut sorted: Vec<u32> = values.iter().copied().collect();
+    sorted.sort_unstable();
+    sorted.get(sorted.len() / 2).copied()
+}
+
+impl SpectatorStats {
+    fn record_shown(&mut self, delay: u32, live_delay: u32) {
+        for (kept, value) in [
+            (&mut self.recent_delays, delay),
+            (&mut self.recent_live_delays, live_delay),
+        ] {
+            if kept.len() == RECENT_DELAYS_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(value);
+        }
     }
 }
 
@@ -300,11 +326,8 @@ where
                     break;
                 }
                 if shown {
-                    if self.stats.recent_delays.len() == RECENT_DELAYS_KEPT {
-                        self.stats.recent_delays.pop_front();
-                    }
-                    let delay = self.spectator.buffered();
-                    self.stats.recent_delays.push_back(delay);
+                    let (delay, live) = (self.spectator.buffered(), self.spectator.behind_live());
+                    self.stats.record_shown(delay, live);
                 } else {
                     self.stats.catch_up_frames += 1;
                 }

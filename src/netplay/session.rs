@@ -982,6 +982,16 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.extend_final_rows();
         let players = self.session.players();
         let snapshot_frame = self.snapshot_frame();
+        // To a spectator the frame-advantage field of quality reports says
+        // how far our present is past the frames it is fed, so that it can
+        // tell how far behind live it watches.
+        let lead = self.session.current_frame().number()
+            - self
+                .final_rows
+                .end()
+                .number()
+                .min(self.session.current_frame().number());
+        let lead = lead.min(i16::MAX as u32) as i16;
         for spectator in &mut self.spectators {
             if !spectator.open {
                 continue;
@@ -995,6 +1005,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             if !endpoint.is_running() || !endpoint.peer_knows_session() {
                 continue;
             }
+            endpoint.set_local_frame_advantage(lead);
             let mut drop = None;
             match spectator.snapshot {
                 Snapshot::Due => {

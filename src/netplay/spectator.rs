@@ -135,6 +135,9 @@ pub struct SpectatorSession<A> {
     received_end: Frame,
     /// No more frames come.
     host_gone: bool,
+    /// How far the host's present is past its newest final frame, as it
+    /// last reported.
+    host_lead: u32,
     events: VecDeque<SpectatorEvent>,
     dropped_foreign: u64,
     now: Millis,
@@ -170,6 +173,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             rows: VecDeque::new(),
             received_end: Frame::ZERO,
             host_gone: false,
+            host_lead: 0,
             events: VecDeque::new(),
             dropped_foreign: 0,
             now,
@@ -249,6 +253,16 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// frame of the match we know of playback is.
     pub fn buffered(&self) -> u32 {
         self.received_end - self.next_frame.min(self.received_end)
+    }
+
+    /// How many frames playback is behind the players' present, estimated:
+    /// the frames buffered, plus how far the host said its present is past
+    /// its newest final frame, plus the frames that pass while a datagram
+    /// comes from the host (half the round trip).
+    pub fn behind_live(&self) -> u32 {
+        let one_way_ms = f64::from(self.endpoint.stats().ping_ms.unwrap_or(0)) / 2.0;
+        let in_flight = (one_way_ms * self.jitter_config.frames_per_second / 1000.0).round() as u32;
+        self.buffered() + self.host_lead + in_flight
     }
 
     /// The next frame to play.
@@ -380,6 +394,9 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
                 if player + 1 == self.players {
                     self.received_end = frame.next();
                 }
+            }
+            NetEvent::RemoteFrameAdvantage(lead) => {
+                self.host_lead = u32::try_from(lead).unwrap_or(0);
             }
             NetEvent::NetworkInterrupted { silent_for_ms } => self
                 .events
