@@ -855,10 +855,7 @@ fn play(
             }
         }
         status.update(&machine, role.peer, out)?;
-        let now_us = started.elapsed().as_micros() as u64;
-        let next_frame_us = machine.clock.next_due_us();
-        let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(LONGEST_WAIT);
-        transport.wait(wait);
+        wait_for_next_frame(&mut transport, &machine.clock, started);
     };
     // Tell the peer we are leaving (a no-op once the match ended).
     machine.netplay.leave();
@@ -904,21 +901,76 @@ fn peer_stats(machine: &LiveMachine, peer: u8) -> Option<NetplayStats> {
     machine.netplay.stats(PlayerId::new(peer))
 }
 
-/// The live status line: on a terminal one line redrawn in place; otherwise
-/// a plain line now and then (no escape codes in logs and pipes).
-struct StatusLine {
+/// Sleeps in the kernel until `clock`'s next frame is due or a datagram
+/// arrives, and at most [`LONGEST_WAIT`] (the session's timers run between
+/// frames too): the pacing of every real-time loop.
+pub(crate) fn wait_for_next_frame(
+    transport: &mut LiveTransport,
+    clock: &FrameClock,
+    started: Instant,
+) {
+    let now_us = started.elapsed().as_micros() as u64;
+    let wait = Duration::from_micros(clock.next_due_us().saturating_sub(now_us)).min(LONGEST_WAIT);
+    transport.wait(wait);
+}
+
+/// Prints a live status line: on a terminal one line redrawn in place;
+/// otherwise a plain line now and then (no escape codes in logs and pipes).
+pub(crate) struct StatusPrinter {
     terminal: bool,
     plain_every: Duration,
     shown: bool,
+}
+
+impl StatusPrinter {
+    pub(crate) fn new(options: LiveOptions) -> Self {
+        StatusPrinter {
+            terminal: options.status_in_place,
+            plain_every: options.plain_status_every,
+            shown: false,
+        }
+    }
+
+    /// How often a line is printed.
+    pub(crate) fn every(&self) -> Duration {
+        if self.terminal {
+            STATUS_EVERY_TERMINAL
+        } else {
+            self.plain_every
+        }
+    }
+
+    /// Shows `line`, in place of the last one on a terminal.
+    pub(crate) fn print(&mut self, line: &str, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.terminal {
+            write!(out, "\r\x1b[K{line}")?;
+            self.shown = true;
+        } else {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()
+    }
+
+    /// Ends a line drawn in place, so what is printed next starts clean.
+    pub(crate) fn interrupt(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.shown {
+            self.shown = false;
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The players' status line: frame, ping, delay, rollback, advantage, traffic.
+struct StatusLine {
+    printer: StatusPrinter,
     last: Option<(Instant, u64, u64)>,
 }
 
 impl StatusLine {
     fn new(options: LiveOptions) -> Self {
         StatusLine {
-            terminal: options.status_in_place,
-            plain_every: options.plain_status_every,
-            shown: false,
+            printer: StatusPrinter::new(options),
             last: None,
         }
     }
@@ -930,11 +982,7 @@ impl StatusLine {
         peer: u8,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let every = if self.terminal {
-            STATUS_EVERY_TERMINAL
-        } else {
-            self.plain_every
-        };
+        let every = self.printer.every();
         let Some(stats) = peer_stats(machine, peer) else {
             return Ok(());
         };
@@ -958,22 +1006,11 @@ impl StatusLine {
             kbps(stats.bytes_received - received_before),
             kbps(stats.bytes_sent - sent_before),
         );
-        if self.terminal {
-            write!(out, "\r\x1b[K{line}")?;
-            self.shown = true;
-        } else {
-            writeln!(out, "{line}")?;
-        }
-        out.flush()
+        self.printer.print(&line, out)
     }
 
-    /// Ends a line drawn in place, so what is printed next starts clean.
     fn interrupt(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.shown {
-            self.shown = false;
-            writeln!(out)?;
-        }
-        Ok(())
+        self.printer.interrupt(out)
     }
 }
 

@@ -10,7 +10,8 @@ use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::ChecksumLog;
 use crate::app::netplay_live::{
     adopt_host_options, bind_error, content_hash, host_option_overrides, install_interrupt_handler,
-    resolve_host, LiveMatch, LiveOptions, LiveTransport, INTERRUPTED,
+    resolve_host, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport, StatusPrinter,
+    INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
@@ -50,12 +51,6 @@ pub struct SpectateArgs {
     #[command(flatten)]
     pub link: LinkArgs,
 }
-
-/// Longest wait between two looks at the network when no frame is due sooner.
-const LONGEST_WAIT: Duration = Duration::from_millis(8);
-
-/// How often the status line is redrawn on a terminal, and printed otherwise.
-const STATUS_EVERY_TERMINAL: Duration = Duration::from_millis(250);
 
 /// A spectator's frames go to the checksum log of the frames watched.
 type WatchMachine = SpectatorMachine<SocketAddr, Box<dyn Game>, ChecksumLog>;
@@ -223,10 +218,7 @@ pub fn spectate_match(
             break WatchEnd::Interrupted;
         }
         status.update(&machine, out)?;
-        let now_us = started.elapsed().as_micros() as u64;
-        let wait = Duration::from_micros(machine.clock.next_due_us().saturating_sub(now_us))
-            .min(LONGEST_WAIT);
-        transport.wait(wait);
+        wait_for_next_frame(&mut transport, &machine.clock, started);
     };
     let ended_ms = started.elapsed().as_millis() as u64;
     machine.spectator.leave();
@@ -282,20 +274,16 @@ fn await_welcome(
     }
 }
 
-/// The live status line, as `host` and `join` draw theirs.
+/// The spectator's status line: frame, ping, delays, catch-up.
 struct Status {
-    terminal: bool,
-    plain_every: Duration,
-    shown: bool,
+    printer: StatusPrinter,
     last: Option<Instant>,
 }
 
 impl Status {
     fn new(options: LiveOptions) -> Self {
         Status {
-            terminal: options.status_in_place,
-            plain_every: options.plain_status_every,
-            shown: false,
+            printer: StatusPrinter::new(options),
             last: None,
         }
     }
@@ -304,11 +292,7 @@ impl Status {
         if machine.stats.joined_at_frame.is_none() {
             return Ok(());
         }
-        let every = if self.terminal {
-            STATUS_EVERY_TERMINAL
-        } else {
-            self.plain_every
-        };
+        let every = self.printer.every();
         let now = Instant::now();
         if self
             .last
@@ -330,21 +314,11 @@ impl Status {
             machine.spectator.jitter().delay_frames(),
             machine.stats.catch_up_frames
         );
-        if self.terminal {
-            write!(out, "\r\x1b[K{line}")?;
-            self.shown = true;
-        } else {
-            writeln!(out, "{line}")?;
-        }
-        out.flush()
+        self.printer.print(&line, out)
     }
 
     fn interrupt(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.shown {
-            self.shown = false;
-            writeln!(out)?;
-        }
-        Ok(())
+        self.printer.interrupt(out)
     }
 }
 
