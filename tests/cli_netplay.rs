@@ -687,14 +687,10 @@ fn a_spectator_killed_mid_match_leaves_the_players_undisturbed() {
         spectator.wait_for_stdout("watching from frame", MATCH_TIMEOUT);
         spectator.kill();
     });
+    // (That the players never wait for a spectator is checked without
+    // wall-clock timing in tests/netplay_spectator.rs.)
     assert_same_ending(&host, &join, 900);
     for output in [&host, &join] {
-        assert!(
-            last_json(output)["netplay"]["stall_frames"]
-                .as_u64()
-                .unwrap()
-                < 30
-        );
         assert!(!stderr(output).contains("nothing heard from the peer"));
     }
 }
