@@ -809,3 +809,20 @@ fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
         assert!(stalls > 60, "{stalls} stall frames");
     }
 }
+
+#[test]
+fn a_host_with_max_spectators_0_refuses_a_spectator_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", arena.as_str()];
+    let (mut host, port) = start_host(dir.path(), &game, &["--max-spectators", "0"]);
+    let refused = start_spectator(port, &game, &[]).finish(MATCH_TIMEOUT);
+    host.kill();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let errors = stderr(&refused);
+    assert_eq!(
+        errors.trim_end(),
+        "error: the host refused to play: the host is not accepting players",
+        "{errors}"
+    );
+}
