@@ -9,6 +9,7 @@ use netcade::app::demo::{demo_command, DemoArgs};
 use netcade::app::error::error_chain;
 use netcade::app::netplay_live::{host_command, join_command, HostArgs, JoinArgs};
 use netcade::app::replay_tools::{replay_command, ReplayArgs};
+use netcade::app::netplay_spectate::{spectate_command, SpectateArgs};
 use netcade::app::run::{run_command, RunArgs};
 use netcade::app::synctest::{synctest_command, SyncTestArgs};
 use netcade::app::{init_logging, AppError, Outcome};
@@ -49,9 +50,10 @@ enum Command {
     Synctest(SyncTestArgs),
     /// Frame-step debugger reading commands from stdin (type `help`).
     Debug(DebugArgs),
-    /// A netplay match of the bundled Duel core between two machines in this
-    /// process, over a simulated network in simulated time (far faster than
-    /// real time), checked in sync.
+    /// A netplay match of the bundled Duel core in this process: a host and a
+    /// joiner over loopback UDP in real time, with a spectator joining
+    /// mid-match, checked in sync (--simulated: two machines over a
+    /// simulated network in simulated time, far faster than real time).
     Demo(DemoArgs),
     /// Host a two-player netplay match over UDP and wait for a player to join.
     Host(HostArgs),
@@ -66,6 +68,8 @@ enum Command {
     /// Print the input mapping and its config file; --test shows what you press.
     #[cfg(feature = "gui")]
     Input(InputArgs),
+    /// Watch the netplay match hosted at HOST:PORT live, from any moment.
+    Spectate(SpectateArgs),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Command::Play(args) => play_command(args, &mut stdout),
         #[cfg(feature = "gui")]
         Command::Input(args) => input_command(args, &mut stdout),
+        Command::Spectate(args) => spectate_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -289,6 +289,7 @@ fn demo_plays_a_netplay_match_in_sync_over_a_lossy_link_and_saves_a_png() {
     let png = dir.path().join("last.png");
     let output = netcade(&[
         "demo",
+        "--simulated",
         "--frames",
         "300",
         "--png",
@@ -331,6 +332,7 @@ fn demo_reports_a_desync_when_one_machine_runs_a_nondeterministic_duel() {
     // does is frame 360, so the run covers ten checkpoints.
     let output = netcade(&[
         "demo",
+        "--simulated",
         "--frames",
         "600",
         "--machine2-option",

@@ -90,7 +90,14 @@ fn the_demo_gives_its_cores_the_directories_the_environment_names() {
     let png = dir.path().join("last-frame.png");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
         .current_dir(dir.path())
-        .args(["demo", "--frames", "30", "--png", png.to_str().unwrap()])
+        .args([
+            "demo",
+            "--simulated",
+            "--frames",
+            "30",
+            "--png",
+            png.to_str().unwrap(),
+        ])
         .env_remove("NETCADE_DUEL_CORE")
         .env("NETCADE_SYSTEM_DIR", &system)
         .env("NETCADE_SAVE_DIR", &saves)

@@ -622,3 +622,207 @@ fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_is_repaired_an
     }
     assert!(stderr(&join).contains("game memory differs from the host's at"));
 }
+
+fn start_spectator(port: u16, game: &[&str], extra: &[&str]) -> Background {
+    let address = format!("127.0.0.1:{port}");
+    let mut args = vec!["spectate", address.as_str()];
+    args.extend_from_slice(game);
+    args.extend_from_slice(extra);
+    spawn_netcade(&args)
+}
+
+#[test]
+fn a_spectator_joining_around_frame_1000_ends_on_the_players_checksums_a_few_frames_behind() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena, "--headless"];
+    let mut spectator = None;
+    let (host, join) = play_match(&game, 1500, |port, host| {
+        host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+        // About frame 1000 of the match; the verdict does not depend on it.
+        std::thread::sleep(Duration::from_millis(1000 * 1000 / 60));
+        spectator = Some(start_spectator(
+            port,
+            &game,
+            &["--frames", "1500", "--json"],
+        ));
+    });
+    assert_same_ending(&host, &join, 1500);
+    let spectator = spectator.unwrap().finish(MATCH_TIMEOUT);
+    assert!(spectator.status.success(), "{spectator:?}");
+    let watched = last_json(&spectator);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(watched["frames"], 1500, "{watched}");
+    let joined = watched["spectator"]["joined_at_frame"].as_u64().unwrap();
+    assert!((500..1450).contains(&joined), "{watched}");
+    let host_json = last_json(&host);
+    for kind in ["memory", "video"] {
+        assert_eq!(
+            watched["checksums"][kind], host_json["checksums"][kind],
+            "{kind}"
+        );
+    }
+    let aimed = watched["spectator"]["aimed_delay_frames"].as_u64().unwrap();
+    let delay = watched["spectator"]["delay_frames"].as_u64().unwrap();
+    assert!(aimed >= 6, "{watched}");
+    assert!(delay <= aimed + 4, "{watched}");
+    // Behind the players: the buffer, plus how far final frames trail them.
+    let live = watched["spectator"]["behind_live_frames"].as_u64().unwrap();
+    assert!(live >= delay && live <= delay + 20, "{watched}");
+    assert!(
+        watched["netplay"]["wire"]["received_bytes_per_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(stdout(&host).contains("a spectator joined"), "{host:?}");
+}
+
+#[test]
+fn a_spectator_killed_mid_match_leaves_the_players_undisturbed() {
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (host, join) = play_match(&game, 900, |port, host| {
+        host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+        let mut spectator = start_spectator(port, &game, &[]);
+        spectator.wait_for_stdout("watching from frame", MATCH_TIMEOUT);
+        spectator.kill();
+    });
+    // (That the players never wait for a spectator is checked without
+    // wall-clock timing in tests/netplay_spectator.rs.)
+    assert_same_ending(&host, &join, 900);
+    for output in [&host, &join] {
+        assert!(!stderr(output).contains("nothing heard from the peer"));
+    }
+}
+
+#[test]
+fn spectating_a_host_with_other_content_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
+    let (mut host, port) = start_host(dir.path(), &["--core", "duel", "--rom", &dojo], &[]);
+    let refused =
+        start_spectator(port, &["--core", "duel", "--rom", &moon], &[]).finish(MATCH_TIMEOUT);
+    host.kill();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let errors = stderr(&refused);
+    assert!(
+        errors.starts_with("error: the host runs Duel 0.1.0 with content"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+}
+
+/// A UDP relay between a joiner and the host that can cut the link: the
+/// joiner dials the relay's port, the host sees the relay's address.
+struct Relay {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Relay {
+    fn to_host(host_port: u16) -> Relay {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for socket in [&front, &back] {
+            socket
+                .set_read_timeout(Some(Duration::from_millis(1)))
+                .unwrap();
+        }
+        let port = front.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (cut_flag, stop_flag) = (cut.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut joiner = None;
+            let mut buffer = [0u8; 2048];
+            while !stop_flag.load(Ordering::Relaxed) {
+                let cut = cut_flag.load(Ordering::Relaxed);
+                if let Ok((length, from)) = front.recv_from(&mut buffer) {
+                    joiner = Some(from);
+                    if !cut {
+                        let _ = back.send_to(&buffer[..length], ("127.0.0.1", host_port));
+                    }
+                }
+                if let Ok((length, _)) = back.recv_from(&mut buffer) {
+                    if let (Some(joiner), false) = (joiner, cut) {
+                        let _ = front.send_to(&buffer[..length], joiner);
+                    }
+                }
+            }
+        });
+        Relay {
+            port,
+            cut,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn set_cut(&self, cut: bool) {
+        self.cut.store(cut, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
+    let join_args = ["--frames", "900", "--inputs", "random:2", "--json"];
+    let (mut host, port) = start_host(dir.path(), &game, &host_args);
+    let relay = Relay::to_host(port);
+    let join = start_join(relay.port, &game, &join_args);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    std::thread::sleep(Duration::from_secs(3));
+    relay.set_cut(true);
+    std::thread::sleep(Duration::from_secs(2));
+    relay.set_cut(false);
+    let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    let (host, join) = (host.finish(timeout), join.finish(timeout));
+    drop(relay);
+    assert_same_ending(&host, &join, 900);
+    for output in [&host, &join] {
+        let errors = stderr(output);
+        assert!(
+            errors.contains("warning: nothing heard from the peer for"),
+            "{errors}"
+        );
+        assert!(errors.contains("note: the peer is heard again"), "{errors}");
+        // Stalled through most of the outage (not run ahead blindly).
+        let stalls = last_json(output)["netplay"]["stall_frames"]
+            .as_u64()
+            .unwrap();
+        assert!(stalls > 60, "{stalls} stall frames");
+    }
+}
+
+#[test]
+fn a_host_with_max_spectators_0_refuses_a_spectator_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena();
+    let game = ["--core", "duel", "--rom", arena.as_str()];
+    let (mut host, port) = start_host(dir.path(), &game, &["--max-spectators", "0"]);
+    let refused = start_spectator(port, &game, &[]).finish(MATCH_TIMEOUT);
+    host.kill();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let errors = stderr(&refused);
+    assert_eq!(
+        errors.trim_end(),
+        "error: the host refused to play: the host is not accepting players",
+        "{errors}"
+    );
+}

@@ -1,6 +1,7 @@
-//! `netcade demo` as a user meets it: it says its times are simulated, it
-//! leaves nothing in the current directory, every round trip it accepts
-//! finishes, and Ctrl-C leaves no copies of the core behind.
+//! `netcade demo` as a user meets it: over real sockets it checks both
+//! players and a spectator who joined mid-match; `--simulated` says its
+//! times are simulated, leaves nothing in the current directory, finishes at
+//! every round trip it accepts, and Ctrl-C leaves no copies of the core behind.
 
 mod support;
 
@@ -16,7 +17,7 @@ fn demo_in(dir: &Path, args: &[&str]) -> Command {
     std::fs::create_dir_all(&temp).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_netcade"));
     command
-        .arg("demo")
+        .args(["demo", "--simulated"])
         .args(args)
         .current_dir(dir)
         .env("TMPDIR", &temp)
@@ -64,12 +65,13 @@ fn the_demo_says_its_times_are_simulated_and_writes_its_picture_to_the_temporary
 }
 
 #[test]
-fn the_demo_help_says_the_match_is_simulated() {
+fn the_demo_help_says_which_match_is_real_and_which_simulated() {
     let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
         .args(["demo", "--help"])
         .output()
         .unwrap();
     let help = stdout(&output);
+    assert!(help.contains("over loopback UDP in real time"), "{help}");
     assert!(
         help.contains("simulated network in simulated time"),
         "{help}"
@@ -118,4 +120,52 @@ fn ctrl_c_during_the_demo_leaves_no_copies_of_the_core_behind() {
         "left behind: {:?}",
         entries(&dir.path().join("tmp"))
     );
+}
+
+#[test]
+fn the_demo_over_real_sockets_checks_both_players_and_a_spectator_who_joined_mid_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .args(["demo", "--frames", "780", "--json"])
+        .current_dir(dir.path())
+        .env("TMPDIR", dir.path())
+        .env("NETCADE_DUEL_CORE", duel_core())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    for expected in [
+        "[host] the match began",
+        "[join] the match began",
+        "[host] a spectator joined",
+        "[spectator] watching from frame",
+        "[host] match finished: 780 frames final",
+        "[join] match finished: 780 frames final",
+        "verdict: in sync over real sockets",
+    ] {
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    let json = last_json(&output);
+    assert_eq!(json["in_sync"], true, "{json}");
+    assert_eq!(json["finished"], true, "{json}");
+    let joined = json["spectator_joined_at_frame"].as_u64().unwrap();
+    assert!((500..760).contains(&joined), "{json}");
+    assert!(
+        json["compared"]["host_and_spectator"]["frames"]
+            .as_u64()
+            .unwrap()
+            > 20
+    );
+    // The core copies are gone.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("netcade-demo-")
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -29,10 +29,14 @@ pub fn default_arena() -> PathBuf {
 /// Arguments of `netcade demo`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct DemoArgs {
+    /// Play over netcade's simulated network in simulated time (instant)
+    /// instead of real sockets in real time.
+    #[arg(long)]
+    pub simulated: bool,
     /// The arena to load [default: Duel's dojo.arena].
     #[arg(long, value_name = "ROM")]
     pub rom: Option<PathBuf>,
-    /// Frames of the match (1200 = 20 s of simulated play at 60 fps; at least 1).
+    /// Frames of the match (1200 = 20 s of play at 60 fps; at least 1).
     #[arg(
         long,
         value_name = "N",
@@ -40,21 +44,21 @@ pub struct DemoArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub frames: u32,
-    /// Seed of the random players and of the simulated network.
+    /// Seed of the random players and of the network's faults.
     #[arg(long, value_name = "SEED", default_value_t = 2024)]
     pub seed: u64,
-    /// Round trip between the two machines, in milliseconds (±10 ms jitter each way).
+    /// Round trip between the two machines, in milliseconds (±10 ms jitter
+    /// each way) [default: 80 over sockets, 100 simulated].
     #[arg(
         long,
         value_name = "MS",
-        default_value_t = 100,
         value_parser = clap::value_parser!(u64).range(0..=2000)
     )]
-    pub rtt_ms: u64,
+    pub rtt_ms: Option<u64>,
     /// Share of datagrams lost, in percent (0 to 50).
     #[arg(long, value_name = "PERCENT", default_value_t = 2.0, value_parser = parse_loss_percent)]
     pub loss: f64,
-    /// Sets a core option on machine 2 only (repeatable), e.g.
+    /// Sets a core option on machine 2 only (repeatable; with --simulated), e.g.
     /// `duel_inject_nondeterminism=enabled` to watch a desync being caught.
     #[arg(long = "machine2-option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
     pub machine2_options: Vec<(String, String)>,
@@ -80,14 +84,14 @@ fn parse_loss_percent(text: &str) -> Result<f64, String> {
 }
 
 /// Jitter of each direction of the demo's link (ms).
-const JITTER_MS: u64 = 10;
+pub(crate) const JITTER_MS: u64 = 10;
 
 /// Private copies of one core library, one per machine (the libretro host
 /// refuses to load the same file twice in a process: its globals would be
 /// shared). The directory is removed when dropped, or on Ctrl-C.
-struct CoreCopies {
-    dir: PathBuf,
-    paths: Vec<PathBuf>,
+pub(crate) struct CoreCopies {
+    pub(crate) dir: PathBuf,
+    pub(crate) paths: Vec<PathBuf>,
 }
 
 /// Directories of core copies to remove if the process is interrupted.
@@ -118,7 +122,7 @@ fn remove_copies_on_interrupt() {
 }
 
 impl CoreCopies {
-    fn new(original: &Path, count: usize) -> Result<CoreCopies, AppError> {
+    pub(crate) fn new(original: &Path, count: usize) -> Result<CoreCopies, AppError> {
         remove_copies_on_interrupt();
         let base = std::env::temp_dir();
         let mut attempt = 0u32;
@@ -242,7 +246,8 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
-        | NetplayEvent::SpectatorLeft => return None,
+        | NetplayEvent::SpectatorLeft
+        | NetplayEvent::SpectatorDropped { .. } => return None,
     })
 }
 
@@ -262,6 +267,10 @@ fn seconds(at: Millis) -> String {
 
 /// `netcade demo`.
 pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    if !args.simulated {
+        return crate::app::demo_live::live_demo_command(args, out);
+    }
+    let rtt_ms = args.rtt_ms.unwrap_or(100);
     let core = locate_duel_core()?;
     let rom = args.rom.clone().unwrap_or_else(default_arena);
     let png_path = args.png.clone().unwrap_or_else(default_png_path);
@@ -285,7 +294,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
         source,
     })?;
 
-    let one_way = args.rtt_ms / 2;
+    let one_way = rtt_ms / 2;
     let conditions = LinkConditions::latency(one_way)
         .with_jitter(JITTER_MS.min(one_way))
         .with_loss(args.loss / 100.0);
@@ -298,7 +307,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     writeln!(
         out,
         "simulated link: {} ms round trip, ±{} ms jitter, {}% loss; seed {}; {} frames in simulated time",
-        args.rtt_ms, conditions.jitter_ms, args.loss, args.seed, args.frames
+        rtt_ms, conditions.jitter_ms, args.loss, args.seed, args.frames
     )?;
     for (key, value) in &args.machine2_options {
         writeln!(out, "machine 2 only: {key}={value}")?;
@@ -396,7 +405,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
             "checksums": checksums_json(&checksums),
             "png": png_path.display().to_string(),
             "netplay": {
-                "rtt_ms": args.rtt_ms,
+                "rtt_ms": rtt_ms,
                 "jitter_ms": conditions.jitter_ms,
                 "loss": conditions.loss,
                 "seed": args.seed,

@@ -8,6 +8,7 @@
 
 pub mod debugger;
 pub mod demo;
+pub mod demo_live;
 pub mod desync_diagnosis;
 pub mod error;
 pub mod frame_clock;
@@ -17,6 +18,7 @@ pub mod game;
 pub mod inputs;
 pub mod netplay_live;
 pub mod netplay_match;
+pub mod netplay_spectate;
 pub mod netplay_tick;
 pub mod png;
 pub mod replay_play;

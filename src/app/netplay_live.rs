@@ -99,6 +99,9 @@ pub struct HostArgs {
     /// Writes the port listened on to this file once bound.
     #[arg(long, value_name = "PATH")]
     pub port_file: Option<PathBuf>,
+    /// Spectators fed at most at once (0: none accepted).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_spectators: usize,
 }
 
 /// Arguments of `netcade join`.
@@ -175,10 +178,52 @@ const LINGER: Duration = Duration::from_secs(1);
 const PREFLIGHT_DISTANCE: u32 = 4;
 
 /// Set by Ctrl-C: leave the match (the peer is told) and print the summary.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// How a live machine presents itself and what it takes on for the process.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveOptions {
+    /// The status line is redrawn in place (a terminal) rather than printed
+    /// as plain lines.
+    pub status_in_place: bool,
+    /// How often a plain status line is printed.
+    pub plain_status_every: Duration,
+    /// Ctrl-C leaves the match (the peer is told) instead of killing the
+    /// process: a command owns the process; machines sharing one do not.
+    pub handle_ctrl_c: bool,
+}
+
+impl LiveOptions {
+    /// A command's: in place on a terminal, plain lines every 5 s otherwise.
+    pub fn for_stdout() -> Self {
+        LiveOptions {
+            status_in_place: std::io::stdout().is_terminal(),
+            plain_status_every: STATUS_EVERY_PLAIN,
+            handle_ctrl_c: true,
+        }
+    }
+}
+
+/// A match played to its end, for callers that compare machines (the demo).
+#[derive(Debug)]
+pub struct LiveMatch {
+    /// How it ended, as the command's exit code says.
+    pub outcome: Outcome,
+    /// The checksums of the latest final frames it played.
+    pub log: ChecksumLog,
+}
 
 /// `netcade host`.
 pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    host_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
+}
+
+/// Hosts a match (see [`host_command`]) and returns how it went.
+pub fn host_match(
+    args: &HostArgs,
+    options: LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     if args.players != 2 {
         return Err(AppError::BadArgument {
             message: format!(
@@ -221,7 +266,11 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
     let mut config = match_config(&args.common, game.as_ref(), role.me)?
         .accept(None, PlayerSlots::single(role.peer));
     config.start_state = Some(start_state);
-    install_interrupt_handler();
+    config.accept_spectators = args.max_spectators > 0;
+    config.max_spectators = args.max_spectators;
+    if options.handle_ctrl_c {
+        install_interrupt_handler();
+    }
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let transport = LiveTransport::new(transport);
@@ -240,11 +289,20 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, front.as_mut(), out)
+    play(role, &args.common, machine, inputs, front.as_mut(), options, out)
 }
 
 /// `netcade join`.
 pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    join_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
+}
+
+/// Joins a match (see [`join_command`]) and returns how it went.
+pub fn join_match(
+    args: &JoinArgs,
+    options: LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     if !(args.connect_timeout_s > 0.0 && args.connect_timeout_s.is_finite()) {
         return Err(AppError::BadArgument {
             message: format!(
@@ -281,7 +339,9 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
     };
     let config = match_config(&args.common, game.as_ref(), role.me)?
         .dial(host, PlayerSlots::single(role.peer));
-    install_interrupt_handler();
+    if options.handle_ctrl_c {
+        install_interrupt_handler();
+    }
     let started = Instant::now();
     let mut netplay = NetplaySession::new(config, 0)?;
     let mut transport = LiveTransport::new(transport);
@@ -307,7 +367,7 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, front.as_mut(), out)
+    play(role, &args.common, machine, inputs, front.as_mut(), options, out)
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns
@@ -343,7 +403,7 @@ fn await_host_handshake(
 }
 
 /// The host's core options as `--option` overrides.
-fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
+pub(crate) fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
     options
         .iter()
         .map(|option| (option.key.clone(), option.value.clone()))
@@ -353,7 +413,7 @@ fn host_option_overrides(options: &[CoreOption]) -> Vec<(String, String)> {
 /// The host's options win: when the joiner's `--option`s differ from the
 /// host's, its core is loaded again with the host's (before the host's
 /// start state is loaded into it) and one `note:` line says what changed.
-fn adopt_host_options(
+pub(crate) fn adopt_host_options(
     game: Box<dyn Game>,
     args: &GameArgs,
     host_options: Vec<(String, String)>,
@@ -424,7 +484,7 @@ fn bind_listening(link: &LinkArgs, port: u16) -> Result<LinkTransport, AppError>
 }
 
 /// A socket that could not be bound (a busy port, most often).
-fn bind_error(NetError::Bind { address, source }: NetError) -> AppError {
+pub(crate) fn bind_error(NetError::Bind { address, source }: NetError) -> AppError {
     AppError::Bind {
         address: format!("UDP port {}", address.port()),
         source,
@@ -454,17 +514,7 @@ fn match_config(
     game: &dyn Game,
     me: u8,
 ) -> Result<NetplayConfig<SocketAddr>, AppError> {
-    let content_hash = match &args.game.rom {
-        Some(rom) => {
-            let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
-                what: "the content",
-                path: rom.clone(),
-                source,
-            })?;
-            Checksum::of(&content).0
-        }
-        None => 0,
-    };
+    let content_hash = content_hash(&args.game)?;
     let settings = SessionSettings {
         player_count: 2,
         frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
@@ -504,6 +554,21 @@ fn match_config(
         config.dynamic_input_delay = false;
     }
     Ok(config)
+}
+
+/// xxh3 of the content file, as handshakes carry it (0 with no content).
+pub(crate) fn content_hash(game: &GameArgs) -> Result<u64, AppError> {
+    Ok(match &game.rom {
+        Some(rom) => {
+            let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
+                what: "the content",
+                path: rom.clone(),
+                source,
+            })?;
+            Checksum::of(&content).0
+        }
+        None => 0,
+    })
 }
 
 /// A token nobody else guesses: guards the links we accept against
@@ -680,8 +745,9 @@ fn play(
     machine: Machine,
     inputs: InputSource,
     front: &mut dyn FrontEnd,
+    options: LiveOptions,
     out: &mut dyn Write,
-) -> Result<Outcome, AppError> {
+) -> Result<LiveMatch, AppError> {
     let Machine {
         game,
         netplay,
@@ -703,7 +769,7 @@ fn play(
         current: None,
         started,
     };
-    let mut status = StatusLine::new(std::io::stdout().is_terminal());
+    let mut status = StatusLine::new(options);
     let mut desyncs = Desyncs::default();
     // Whether the peer finished the handshake (the joiner's connect timeout
     // runs until then).
@@ -817,6 +883,14 @@ fn play(
                     writeln!(out, "the match began")?;
                     front.notice("the match began");
                 }
+                NetplayEvent::SpectatorJoined => {
+                    status.interrupt(out)?;
+                    writeln!(out, "a spectator joined")?;
+                }
+                NetplayEvent::SpectatorDropped { reason } => {
+                    status.interrupt(out)?;
+                    eprintln!("warning: stopped feeding a spectator: {reason}");
+                }
                 _ => {}
             }
         }
@@ -864,10 +938,7 @@ fn play(
         if front.quit_requested() {
             break MatchEnd::WindowClosed;
         }
-        let now_us = started.elapsed().as_micros() as u64;
-        let next_frame_us = machine.clock.next_due_us();
-        let wait = Duration::from_micros(next_frame_us.saturating_sub(now_us)).min(LONGEST_WAIT);
-        transport.wait(wait);
+        wait_for_next_frame(&mut transport, &machine.clock, started);
     };
     // Tell the peer we are leaving (a no-op once the match ended).
     machine.netplay.leave();
@@ -895,11 +966,15 @@ fn play(
             .map_or(serde_json::Value::Null, RecordingSummary::json);
         writeln!(out, "{json}")?;
     }
-    Ok(match end {
+    let outcome = match end {
         _ if had_desyncs => Outcome::NetplayFailed,
         MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
         MatchEnd::PeerLeft if args.frames.is_none() => Outcome::Success,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
+    };
+    Ok(LiveMatch {
+        outcome,
+        log: machine.sink.log,
     })
 }
 
@@ -922,7 +997,7 @@ fn finish_recording(recorder: Option<ReplayRecorder>, end: MatchEnd) -> Option<R
 
 /// Makes Ctrl-C set [`INTERRUPTED`] instead of killing the process, so the
 /// peer is told and the summary printed.
-fn install_interrupt_handler() {
+pub(crate) fn install_interrupt_handler() {
     if let Err(error) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)) {
         tracing::warn!(
             "no Ctrl-C handler ({error}): Ctrl-C ends the match without telling the peer"
@@ -934,19 +1009,76 @@ fn peer_stats(machine: &LiveMachine, peer: u8) -> Option<NetplayStats> {
     machine.netplay.stats(PlayerId::new(peer))
 }
 
-/// The live status line: on a terminal one line redrawn in place; otherwise
-/// a plain line now and then (no escape codes in logs and pipes).
-struct StatusLine {
+/// Sleeps in the kernel until `clock`'s next frame is due or a datagram
+/// arrives, and at most [`LONGEST_WAIT`] (the session's timers run between
+/// frames too): the pacing of every real-time loop.
+pub(crate) fn wait_for_next_frame(
+    transport: &mut LiveTransport,
+    clock: &FrameClock,
+    started: Instant,
+) {
+    let now_us = started.elapsed().as_micros() as u64;
+    let wait = Duration::from_micros(clock.next_due_us().saturating_sub(now_us)).min(LONGEST_WAIT);
+    transport.wait(wait);
+}
+
+/// Prints a live status line: on a terminal one line redrawn in place;
+/// otherwise a plain line now and then (no escape codes in logs and pipes).
+pub(crate) struct StatusPrinter {
     terminal: bool,
+    plain_every: Duration,
     shown: bool,
+}
+
+impl StatusPrinter {
+    pub(crate) fn new(options: LiveOptions) -> Self {
+        StatusPrinter {
+            terminal: options.status_in_place,
+            plain_every: options.plain_status_every,
+            shown: false,
+        }
+    }
+
+    /// How often a line is printed.
+    pub(crate) fn every(&self) -> Duration {
+        if self.terminal {
+            STATUS_EVERY_TERMINAL
+        } else {
+            self.plain_every
+        }
+    }
+
+    /// Shows `line`, in place of the last one on a terminal.
+    pub(crate) fn print(&mut self, line: &str, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.terminal {
+            write!(out, "\r\x1b[K{line}")?;
+            self.shown = true;
+        } else {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()
+    }
+
+    /// Ends a line drawn in place, so what is printed next starts clean.
+    pub(crate) fn interrupt(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.shown {
+            self.shown = false;
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The players' status line: frame, ping, delay, rollback, advantage, traffic.
+struct StatusLine {
+    printer: StatusPrinter,
     last: Option<(Instant, u64, u64)>,
 }
 
 impl StatusLine {
-    fn new(terminal: bool) -> Self {
+    fn new(options: LiveOptions) -> Self {
         StatusLine {
-            terminal,
-            shown: false,
+            printer: StatusPrinter::new(options),
             last: None,
         }
     }
@@ -958,11 +1090,7 @@ impl StatusLine {
         peer: u8,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let every = if self.terminal {
-            STATUS_EVERY_TERMINAL
-        } else {
-            STATUS_EVERY_PLAIN
-        };
+        let every = self.printer.every();
         let Some(stats) = peer_stats(machine, peer) else {
             return Ok(());
         };
@@ -986,22 +1114,11 @@ impl StatusLine {
             kbps(stats.bytes_received - received_before),
             kbps(stats.bytes_sent - sent_before),
         );
-        if self.terminal {
-            write!(out, "\r\x1b[K{line}")?;
-            self.shown = true;
-        } else {
-            writeln!(out, "{line}")?;
-        }
-        out.flush()
+        self.printer.print(&line, out)
     }
 
-    /// Ends a line drawn in place, so what is printed next starts clean.
     fn interrupt(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.shown {
-            self.shown = false;
-            writeln!(out)?;
-        }
-        Ok(())
+        self.printer.interrupt(out)
     }
 }
 
@@ -1217,13 +1334,13 @@ struct Machine {
 
 /// The socket transport, noting the IP and UDP header bytes each datagram
 /// to the peer costs on the wire, for the wire figures.
-struct LiveTransport {
+pub(crate) struct LiveTransport {
     link: LinkTransport,
-    header_bytes: u64,
+    pub(crate) header_bytes: u64,
 }
 
 impl LiveTransport {
-    fn new(link: LinkTransport) -> Self {
+    pub(crate) fn new(link: LinkTransport) -> Self {
         LiveTransport {
             link,
             header_bytes: IPV4_UDP_HEADER_BYTES,

@@ -326,6 +326,21 @@ impl NetplayDriver {
     }
 }
 
+/// The checksum every machine logs for a frame about to run: of the game's
+/// memory, or for a game that shows none, of its whole state (saved into a
+/// zeroed buffer, as the driver does, so that unwritten bytes agree).
+pub fn start_of_frame_checksum<G: Emulator + ?Sized>(
+    game: &mut G,
+    scratch: &mut Vec<u8>,
+) -> Result<Checksum, crate::emulator::EmulatorError> {
+    if game.game_memory().is_empty() {
+        game.save_state(scratch)?;
+        Ok(Checksum::of(scratch))
+    } else {
+        Ok(Checksum::of(game.game_memory()))
+    }
+}
+
 /// A frame run but not final yet: the checksum of the state saved at its
 /// start (if hashed) and the buttons it was last run with.
 #[derive(Clone, Copy, Debug)]

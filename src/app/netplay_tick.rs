@@ -9,13 +9,13 @@
 //! so every machine begins frame 0 when the host said.
 
 use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::FrameSink;
-use crate::app::netplay_match::NetplayDriver;
+use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
+use crate::app::netplay_match::{start_of_frame_checksum, NetplayDriver};
 use crate::app::AppError;
-use crate::emulator::Emulator;
+use crate::emulator::{Emulator, SavestateContext};
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::Transport;
-use crate::netplay::NetplaySession;
+use crate::netplay::{NetplaySession, SpectatorPhase, SpectatorSession};
 use crate::protocol::Millis;
 use crate::rollback::{Frame, FrameOutcome, PlayerId, PlayerKind};
 use std::time::Duration;
@@ -185,5 +185,192 @@ where
             }
         }
         Ok(())
+    }
+}
+
+/// What a spectator's ticks came to, for summaries and tests.
+#[derive(Clone, Debug, Default)]
+pub struct SpectatorStats {
+    /// The frame the host's savestate was taken at (where watching began).
+    pub joined_at_frame: Option<u32>,
+    /// Frames run, shown or not.
+    pub frames_run: u64,
+    /// Of those, frames run with video off to catch up.
+    pub catch_up_frames: u64,
+    /// Frames buffered (behind the newest final frame received) at each of
+    /// the latest frames shown, oldest first.
+    pub recent_delays: std::collections::VecDeque<u32>,
+    /// Frames behind the players' present (estimated: see
+    /// `SpectatorSession::behind_live`) at each of the latest frames shown.
+    pub recent_live_delays: std::collections::VecDeque<u32>,
+}
+
+/// Delays kept for [`SpectatorStats::recent_delays`] (10 s at 60 fps).
+const RECENT_DELAYS_KEPT: usize = 600;
+
+impl SpectatorStats {
+    /// The median of the recent delays, in frames.
+    pub fn median_delay(&self) -> Option<u32> {
+        median(&self.recent_delays)
+    }
+
+    /// The median of the recent delays behind live, in frames.
+    pub fn median_live_delay(&self) -> Option<u32> {
+        median(&self.recent_live_delays)
+    }
+}
+
+fn median(values: &std::collections::VecDeque<u32>) -> Option<u32> {
+    let mut sorted: Vec<u32> = values.iter().copied().collect();
+    sorted.sort_unstable();
+    sorted.get(sorted.len() / 2).copied()
+}
+
+impl SpectatorStats {
+    fn record_shown(&mut self, delay: u32, live_delay: u32) {
+        for (kept, value) in [
+            (&mut self.recent_delays, delay),
+            (&mut self.recent_live_delays, live_delay),
+        ] {
+            if kept.len() == RECENT_DELAYS_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(value);
+        }
+    }
+}
+
+/// A spectator's machine: its session, its game, where its frames go and
+/// its frame clock (at nominal speed, nudged by the jitter buffer).
+pub struct SpectatorMachine<A, G, S> {
+    /// The spectator session (its state, its events).
+    pub spectator: SpectatorSession<A>,
+    /// The game the frames are run on.
+    pub game: G,
+    /// Receives every frame run; each is final at once.
+    pub sink: S,
+    /// When frames are due.
+    pub clock: FrameClock,
+    /// What the ticks came to.
+    pub stats: SpectatorStats,
+    /// No frame from this one on is run.
+    pub stop_at_frame: Option<u32>,
+    datagram: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl<A, G, S> SpectatorMachine<A, G, S>
+where
+    A: Copy + PartialEq,
+    G: std::ops::DerefMut,
+    G::Target: Emulator,
+    S: FrameSink,
+{
+    /// A spectator whose frames follow `clock`.
+    pub fn new(spectator: SpectatorSession<A>, game: G, sink: S, clock: FrameClock) -> Self {
+        SpectatorMachine {
+            spectator,
+            game,
+            sink,
+            clock,
+            stats: SpectatorStats::default(),
+            stop_at_frame: None,
+            datagram: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The next frame to run.
+    pub fn current_frame(&self) -> u32 {
+        self.spectator.next_frame().number()
+    }
+
+    /// Whether every frame to watch was run.
+    pub fn finished(&self) -> bool {
+        self.spectator.phase() == SpectatorPhase::Ended
+            || self
+                .stop_at_frame
+                .is_some_and(|stop| self.current_frame() >= stop)
+    }
+
+    /// One pass at `now_us` (µs since the session was created): what
+    /// arrived, the host's savestate if it came, the frames due (as many
+    /// as the jitter buffer says for each frame the clock has due), then
+    /// what to send. Drain `spectator.next_event()` after it.
+    pub fn tick<T: Transport<Address = A>>(
+        &mut self,
+        now_us: u64,
+        transport: &mut T,
+    ) -> Result<(), AppError> {
+        let now = now_us / 1000;
+        while let Some(from) = transport.receive(&mut self.datagram) {
+            self.spectator.handle_datagram(now, from, &self.datagram);
+        }
+        if let Some((frame, state)) = self.spectator.take_state() {
+            self.game.set_savestate_context(SavestateContext::Netplay);
+            self.game
+                .load_state(&state)
+                .map_err(AppError::at_frame(frame.number()))?;
+            self.stats.joined_at_frame = Some(frame.number());
+            self.clock.start_at(now_us);
+        }
+        let due = self.clock.due(now_us, self.spectator.speed());
+        for _ in 0..due {
+            let batch = self.spectator.due();
+            for index in 0..batch.frames {
+                if self.finished() {
+                    break;
+                }
+                let shown = index + 1 == batch.frames;
+                if !self.run_frame(shown)? {
+                    break;
+                }
+                if shown {
+                    let (delay, live) = (self.spectator.buffered(), self.spectator.behind_live());
+                    self.stats.record_shown(delay, live);
+                } else {
+                    self.stats.catch_up_frames += 1;
+                }
+            }
+        }
+        self.spectator
+            .poll(now, |to, datagram| transport.send(to, datagram));
+        Ok(())
+    }
+
+    /// Runs the next buffered frame (shown or not; the last frame watched is
+    /// always shown, so that its picture is the match's). Returns false when
+    /// none was buffered.
+    fn run_frame(&mut self, shown: bool) -> Result<bool, AppError> {
+        let Some((frame, inputs)) = self.spectator.next_inputs() else {
+            return Ok(false);
+        };
+        let last = self
+            .stop_at_frame
+            .is_some_and(|stop| frame.next().number() >= stop)
+            || self.spectator.phase() == SpectatorPhase::Ended;
+        let players = self.spectator.players();
+        let checksum = if self.sink.wants_checksums() {
+            Some(
+                start_of_frame_checksum(&mut *self.game, &mut self.scratch)
+                    .map_err(AppError::at_frame(frame.number()))?,
+            )
+        } else {
+            None
+        };
+        self.game.run_frame(&inputs[..players], shown || last);
+        self.stats.frames_run += 1;
+        self.sink.frame_run(&FinishedFrame {
+            frame,
+            resimulated: false,
+            inputs: &inputs[..players],
+            audio: self.game.audio_samples(),
+        });
+        self.sink.frame_finalized(&FinalFrame {
+            frame,
+            inputs: &inputs[..players],
+            checksum,
+        });
+        Ok(true)
     }
 }

@@ -126,8 +126,13 @@ pub enum NetplayEvent {
     },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
-    /// A spectator left or fell too far behind.
+    /// A spectator left, or its connection timed out.
     SpectatorLeft,
+    /// We stopped feeding a spectator, and said goodbye to it.
+    SpectatorDropped {
+        /// Why it was dropped.
+        reason: SpectatorDrop,
+    },
     /// We closed the link to the machine of `players` because of what it
     /// sent. Its players leave as on any disconnect
     /// (`Disconnected` with `ProtocolViolation` follows); nobody else does.
@@ -247,4 +252,35 @@ pub enum NetplayError {
     /// A peer endpoint refused the call (bad configuration, closed link).
     #[error("peer connection: {0}")]
     Endpoint(#[from] EndpointError),
+}
+
+/// Why the host stopped feeding a spectator. The players never wait for
+/// spectators: one that cannot keep up is dropped instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpectatorDrop {
+    /// It acknowledged so little that the frames it still needs fell out of
+    /// the backlog the host keeps (`frames` final frames).
+    FellBehind {
+        /// The frames the backlog holds.
+        frames: u32,
+    },
+    /// The savestate it needs compresses to more than a blob may carry.
+    StateTooLarge {
+        /// The compressed size.
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for SpectatorDrop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpectatorDrop::FellBehind { frames } => {
+                write!(f, "it fell more than {frames} frames behind the match")
+            }
+            SpectatorDrop::StateTooLarge { bytes } => write!(
+                f,
+                "the savestate it needs compresses to {bytes} bytes, over the blob limit"
+            ),
+        }
+    }
 }

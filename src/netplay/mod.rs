@@ -12,12 +12,15 @@
 
 pub mod config;
 pub mod events;
+pub mod jitter;
 mod session;
+pub mod spectator;
 pub mod start_state;
 pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
-pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
-pub use session::NetplaySession;
+pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
+pub use session::{NetplaySession, SPECTATOR_BACKLOG_FRAMES};
+pub use spectator::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 pub use start_state::StartStateError;
 pub use startup::StartPhase;

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::config::{Connect, NetplayConfig};
-use super::events::{NetplayError, NetplayEvent, NetplayStats, PeerFault};
+use super::events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
 use super::start_state;
 use super::startup::{self, Begin, StartMessage, StartPhase, StartUp};
 use crate::input::Buttons;
@@ -50,9 +50,56 @@ struct Link<A> {
 #[derive(Clone, Copy, Debug)]
 struct Spectator<A> {
     address: A,
-    /// The next confirmed frame to hand to its endpoint.
+    /// The next final frame to hand to its endpoint.
     next_frame: Frame,
     open: bool,
+    snapshot: Snapshot,
+}
+
+/// Where a spectator is with the savestate it starts watching from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Snapshot {
+    /// Not sent yet: it goes once the spectator proved its address.
+    Due,
+    /// On its way (the spectator's inputs start at its frame).
+    Sending,
+    /// The spectator has it: inputs flow.
+    Delivered,
+}
+
+/// Final frames kept for spectators (a minute at 60 fps, 8 bytes each):
+/// a spectator is fed from here while it receives its savestate and until
+/// it acknowledges, and is dropped once it needs a frame older than this.
+pub const SPECTATOR_BACKLOG_FRAMES: usize = 3600;
+
+/// Every player's final inputs of the latest final frames, for spectators.
+#[derive(Clone, Debug, Default)]
+struct FinalRows {
+    /// The frame of `rows[0]`.
+    start: Frame,
+    rows: VecDeque<[Buttons; MAX_PLAYERS]>,
+}
+
+impl FinalRows {
+    /// One past the last frame held.
+    fn end(&self) -> Frame {
+        self.start + self.rows.len() as u32
+    }
+
+    fn push(&mut self, row: [Buttons; MAX_PLAYERS]) {
+        if self.rows.len() == SPECTATOR_BACKLOG_FRAMES {
+            self.rows.pop_front();
+            self.start = self.start.next();
+        }
+        self.rows.push_back(row);
+    }
+
+    fn get(&self, frame: Frame) -> Option<&[Buttons; MAX_PLAYERS]> {
+        if frame < self.start {
+            return None;
+        }
+        self.rows.get((frame - self.start) as usize)
+    }
 }
 
 /// Refusals waiting for the next poll at most; more are dropped unanswered
@@ -112,6 +159,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     endpoints: PeerTable<A>,
     links: Vec<Link<A>>,
     spectators: Vec<Spectator<A>>,
+    /// The final inputs spectators are fed from (kept only when they are accepted).
+    final_rows: FinalRows,
     /// Handshakes per address, for every Hello that would open a link.
     handshakes: HandshakeLimiter<A>,
     /// Rejects to send to addresses we opened no endpoint for.
@@ -258,6 +307,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             endpoints: PeerTable::new(),
             links,
             spectators: Vec::new(),
+            final_rows: FinalRows::default(),
             refusals: VecDeque::new(),
             last_refused: None,
             next_local_frame: Frame::ZERO,
@@ -722,7 +772,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
             // We relay every player's confirmed input to the spectator.
             let all = PlayerSlots((1u16 << self.session.players()) as u8 - 1);
             let mut handshake = self.config.handshake(all);
-            // A spectator is sent no start state (it watches from inputs).
+            // A spectator is sent no start state: it gets the savestate of
+            // a recent final frame instead (see `feed_spectators`).
             handshake.start_state = false;
             let mut config = self.endpoint_config(Some(self.config.token), handshake);
             // A spectator only watches: it has nothing to send us in bulk.
@@ -736,6 +787,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 address: from,
                 next_frame: Frame::ZERO,
                 open: true,
+                snapshot: Snapshot::Due,
             });
             self.events.push_back(NetplayEvent::SpectatorJoined);
             return true;
@@ -879,10 +931,67 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
     }
 
-    /// Hands each spectator the frames final since its last ones.
+    /// Keeps the inputs of every frame final since last time, for spectators.
+    fn extend_final_rows(&mut self) {
+        let Some(finalized) = self.finalized_frame() else {
+            return;
+        };
+        let from = self.final_rows.end();
+        match self.session.confirmed_inputs(from) {
+            Ok(inputs) => {
+                for (_, row) in inputs.take_while(|&(frame, _)| frame <= finalized) {
+                    self.final_rows.push(row);
+                }
+            }
+            Err(_) => {
+                // Not polled for longer than the session keeps inputs: start
+                // over from the next final frame (spectators needing the
+                // frames missed are dropped).
+                self.final_rows = FinalRows {
+                    start: finalized.next(),
+                    rows: VecDeque::new(),
+                };
+            }
+        }
+    }
+
+    /// The frame a spectator joining now starts from: the latest whose
+    /// saved state (taken at its start) follows only final inputs and is
+    /// still the one every machine has, and whose inputs we keep.
+    fn snapshot_frame(&self) -> Option<Frame> {
+        let mut frame = self.finalized_frame().map_or(Frame::ZERO, Frame::next);
+        // Only frames already run have their state saved.
+        frame = frame.min(self.session.current_frame().previous()?);
+        if let Some(wrong) = self.session.pending_rollback() {
+            frame = frame.min(wrong);
+        }
+        (frame >= self.final_rows.start).then_some(frame)
+    }
+
+    /// Sends each new spectator the savestate it starts from, and hands
+    /// each the frames final since its last ones. A spectator never holds
+    /// the players back: one that needs frames older than the backlog kept
+    /// is dropped.
     fn feed_spectators(&mut self) {
+        if self.spectators.is_empty() {
+            if self.config.accept_spectators {
+                self.extend_final_rows();
+            }
+            return;
+        }
+        self.extend_final_rows();
         let players = self.session.players();
-        let finalized = self.finalized_frame();
+        let snapshot_frame = self.snapshot_frame();
+        // To a spectator the frame-advantage field of quality reports says
+        // how far our present is past the frames it is fed, so that it can
+        // tell how far behind live it watches.
+        let lead = self.session.current_frame().number()
+            - self
+                .final_rows
+                .end()
+                .number()
+                .min(self.session.current_frame().number());
+        let lead = lead.min(i16::MAX as u32) as i16;
         for spectator in &mut self.spectators {
             if !spectator.open {
                 continue;
@@ -896,25 +1005,55 @@ impl<A: Ord + Copy> NetplaySession<A> {
             if !endpoint.is_running() || !endpoint.peer_knows_session() {
                 continue;
             }
-            let Ok(inputs) = self.session.confirmed_inputs(spectator.next_frame) else {
-                // Too far behind to catch up from inputs alone.
+            endpoint.set_local_frame_advantage(lead);
+            let mut drop = None;
+            match spectator.snapshot {
+                Snapshot::Due => {
+                    let Some(frame) = snapshot_frame else {
+                        continue;
+                    };
+                    let Some(state) = self.session.saved_state(frame) else {
+                        continue;
+                    };
+                    let blob = start_state::compress_checkpoint(frame, state.data());
+                    if blob.len() > MAX_BLOB_SIZE {
+                        drop = Some(SpectatorDrop::StateTooLarge { bytes: blob.len() });
+                    } else if endpoint.send_inputs_from(frame) && endpoint.send_blob(blob).is_ok() {
+                        spectator.next_frame = frame;
+                        spectator.snapshot = Snapshot::Sending;
+                    }
+                }
+                Snapshot::Sending => {}
+                Snapshot::Delivered => {
+                    if spectator.next_frame < self.final_rows.start {
+                        drop = Some(SpectatorDrop::FellBehind {
+                            frames: SPECTATOR_BACKLOG_FRAMES as u32,
+                        });
+                    } else {
+                        // A late joiner catches up over several polls, as
+                        // its acks make room, rather than overflowing the
+                        // endpoint's queue.
+                        let room =
+                            MAX_UNACKED_FRAMES.saturating_sub(endpoint.stats().unacked_frames + 1);
+                        let end = self.final_rows.end().min(spectator.next_frame + room);
+                        while spectator.next_frame < end {
+                            let frame = spectator.next_frame;
+                            let Some(row) = self.final_rows.get(frame) else {
+                                break;
+                            };
+                            if endpoint.add_local_input(frame, &row[..players]).is_err() {
+                                break;
+                            }
+                            spectator.next_frame = frame.next();
+                        }
+                    }
+                }
+            }
+            if let Some(reason) = drop {
                 endpoint.disconnect(protocol::DisconnectReason::Quit);
                 spectator.open = false;
-                self.events.push_back(NetplayEvent::SpectatorLeft);
-                continue;
-            };
-            let finalized = finalized.map_or(Frame::ZERO, Frame::next);
-            // A late joiner catches up over several polls, as its acks
-            // make room, rather than overflowing the endpoint's queue.
-            let room = MAX_UNACKED_FRAMES.saturating_sub(endpoint.stats().unacked_frames + 1);
-            for (frame, row) in inputs
-                .take_while(|&(frame, _)| frame < finalized)
-                .take(room as usize)
-            {
-                if endpoint.add_local_input(frame, &row[..players]).is_err() {
-                    break;
-                }
-                spectator.next_frame = frame.next();
+                self.events
+                    .push_back(NetplayEvent::SpectatorDropped { reason });
             }
         }
     }
@@ -938,6 +1077,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
     }
 
     fn on_spectator_event(&mut self, address: A, event: NetEvent) {
+        if let NetEvent::BlobDelivered { .. } = event {
+            if let Some(spectator) = self
+                .spectators
+                .iter_mut()
+                .find(|s| s.address == address && s.snapshot == Snapshot::Sending)
+            {
+                spectator.snapshot = Snapshot::Delivered;
+            }
+        }
         if let NetEvent::Disconnected { .. } = event {
             if let Some(spectator) = self
                 .spectators

@@ -823,6 +823,18 @@ impl PeerEndpoint {
         true
     }
 
+    /// Starts our inputs at `frame` instead of the configured first frame —
+    /// for the host of a spectator, which feeds it from the frame of the
+    /// savestate it sends. Only possible before any input was queued.
+    pub fn send_inputs_from(&mut self, frame: Frame) -> bool {
+        if self.next_local_frame != self.config.first_frame || !self.unacked.is_empty() {
+            return false;
+        }
+        self.next_local_frame = frame;
+        self.unacked_start = frame;
+        true
+    }
+
     /// Our frame advantage, sent with the next quality reports.
     pub fn set_local_frame_advantage(&mut self, frames: i16) {
         self.local_frame_advantage = frames;

@@ -11,13 +11,15 @@ use netcade::app::desync_diagnosis::DesyncAnswer;
 use netcade::app::frame_clock::FrameClock;
 use netcade::app::frame_sink::ChecksumLog;
 use netcade::app::netplay_match::one_player_per_machine;
-use netcade::app::netplay_tick::{NetplayMachine, TickHooks};
+use netcade::app::netplay_tick::{NetplayMachine, SpectatorMachine, TickHooks};
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
 use netcade::input::{Buttons, MAX_PLAYERS};
 use netcade::net::sim::{LinkConditions, SimNet, SimPort, SimSockets};
 use netcade::net::Transport;
-use netcade::netplay::{NetplayConfig, NetplayEvent, NetplaySession};
+use netcade::netplay::{
+    NetplayConfig, NetplayEvent, NetplaySession, SpectatorConfig, SpectatorEvent, SpectatorSession,
+};
 use netcade::protocol::{
     EndpointConfig, Event, Handshake, Millis, PeerEndpoint, PlayerSlots, SessionSettings,
     SessionToken,
@@ -261,6 +263,27 @@ impl Spectator {
     }
 }
 
+/// A netcade spectator: its machine (session, game, frame clock, checksum
+/// log of the frames it played) and its events.
+pub struct Watcher<G: Emulator> {
+    pub node: SpectatorMachine<u8, Box<G>, ChecksumLog>,
+    pub address: u8,
+    pub events: Vec<(Millis, SpectatorEvent)>,
+}
+
+impl<G: Emulator> Watcher<G> {
+    /// The checksums it logged, by frame, from the frame it joined at.
+    pub fn checksums(&self) -> Vec<(u32, Checksum)> {
+        let first = self.node.sink.first_frame();
+        self.node
+            .sink
+            .checksums()
+            .enumerate()
+            .map(|(index, checksum)| (first + index as u32, checksum.expect("logged")))
+            .collect()
+    }
+}
+
 /// Match settings for the harness.
 #[derive(Clone, Copy, Debug)]
 pub struct MatchSetup {
@@ -299,6 +322,9 @@ pub struct Cluster<G: Emulator> {
     pub lose_kind: Vec<(u8, u8, Millis)>,
     /// A spectator of machine 0, once `add_spectator` was called.
     pub spectator: Option<Spectator>,
+    /// netcade's spectators of machine 0, playing their own games, added by
+    /// `add_watcher`.
+    pub watchers: Vec<Watcher<G>>,
     /// Rewrites datagrams on the wire (`(now, from, to, datagram)`): a
     /// hostile machine for tests of misbehaving peers.
     pub tamper: Option<Box<Tamper>>,
@@ -427,6 +453,7 @@ impl<G: Emulator> Cluster<G> {
             sent_by_kind: [0; 256],
             lose_kind: Vec::new(),
             spectator: None,
+            watchers: Vec::new(),
             tamper: None,
         }
     }
@@ -452,6 +479,37 @@ impl<G: Emulator> Cluster<G> {
             endpoint: PeerEndpoint::new(config, self.now).expect("a valid spectator"),
             address,
             inputs: Vec::new(),
+        });
+    }
+
+    /// A netcade spectator of machine 0 at `address`, watching on `game`
+    /// (the same game as the players', as loaded), from now on.
+    pub fn add_watcher(&mut self, setup: &MatchSetup, address: u8, game: G) {
+        self.add_watcher_with(setup, address, game, |_| {});
+    }
+
+    /// `add_watcher` with a configuration `adjust` may change first.
+    pub fn add_watcher_with(
+        &mut self,
+        setup: &MatchSetup,
+        address: u8,
+        game: G,
+        adjust: impl FnOnce(&mut SpectatorConfig<u8>),
+    ) {
+        let mut config =
+            SpectatorConfig::new(0u8, CORE_NAME, CORE_VERSION, CONTENT_HASH, settings(setup));
+        adjust(&mut config);
+        let session = SpectatorSession::new(config, self.now).expect("a valid spectator");
+        let clock = FrameClock::new(60.0, self.now * 1000);
+        self.watchers.push(Watcher {
+            node: SpectatorMachine::new(
+                session,
+                Box::new(game),
+                ChecksumLog::new(LOGGED_FRAMES),
+                clock,
+            ),
+            address,
+            events: Vec::new(),
         });
     }
 
@@ -500,6 +558,16 @@ impl<G: Emulator> Cluster<G> {
                     machine.desync_answers.push(answer);
                 }
                 machine.events.push((now, event));
+            }
+        }
+        for watcher in &mut self.watchers {
+            let mut port = self.sockets.port(watcher.address);
+            watcher
+                .node
+                .tick(now * 1000, &mut port)
+                .expect("the spectator's game follows");
+            while let Some(event) = watcher.node.spectator.next_event() {
+                watcher.events.push((now, event));
             }
         }
         if let Some(spectator) = &mut self.spectator {

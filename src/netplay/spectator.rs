@@ -1,0 +1,425 @@
+//! A spectator's side of a match, sans-IO: it says Hello with no players,
+//! receives the host's savestate of a recent final frame (lz4, by blob
+//! transfer), then every player's final inputs from that frame on, and plays
+//! them through a [`JitterBuffer`]. It sends only acks and keep-alives: the
+//! players never wait for it.
+
+use std::collections::VecDeque;
+
+use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
+use super::start_state::{self, StartStateError};
+use super::NetplayError;
+use crate::input::{Buttons, MAX_PLAYERS};
+use crate::protocol::{
+    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, Millis, PeerEndpoint,
+    PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
+};
+use crate::rollback::Frame;
+
+/// Frames received but not played kept at most: beyond, the host sends
+/// faster than any match runs, and the link is closed.
+pub const MAX_BUFFERED_FRAMES: usize = 2 * super::session::SPECTATOR_BACKLOG_FRAMES;
+
+/// What a spectator needs to say Hello.
+#[derive(Clone, Debug)]
+pub struct SpectatorConfig<A> {
+    /// The host's address.
+    pub host: A,
+    /// Our core, version and content hash: the host refuses others.
+    pub core_name: String,
+    /// The core's version.
+    pub core_version: String,
+    /// xxh3 of the content (ROM).
+    pub content_hash: u64,
+    /// Our proposal; the host's settings win (its frame rate must match ours).
+    pub settings: SessionSettings,
+    /// Silence after which the host is reported interrupted.
+    pub interrupt_after_ms: Millis,
+    /// Silence after which the host is given up.
+    pub disconnect_after_ms: Millis,
+    /// The largest savestate accepted, expanded.
+    pub max_state_bytes: usize,
+    /// Bounds of the jitter buffer's delay and catch-up (its frame rate is
+    /// replaced by the host's).
+    pub jitter: JitterConfig,
+}
+
+impl<A> SpectatorConfig<A> {
+    /// A spectator of the host at `host` with the default timings and limits.
+    pub fn new(
+        host: A,
+        core_name: impl Into<String>,
+        core_version: impl Into<String>,
+        content_hash: u64,
+        settings: SessionSettings,
+    ) -> Self {
+        SpectatorConfig {
+            host,
+            core_name: core_name.into(),
+            core_version: core_version.into(),
+            content_hash,
+            settings,
+            interrupt_after_ms: 750,
+            disconnect_after_ms: 5000,
+            max_state_bytes: 16 << 20,
+            jitter: JitterConfig::new(f64::from(settings.frame_rate_millihertz) / 1000.0),
+        }
+    }
+}
+
+/// What happened, for the frontend to show or act on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpectatorEvent {
+    /// The host welcomed us: a match of `players` players.
+    Welcomed {
+        /// Players in the match.
+        players: usize,
+    },
+    /// The host refused us (another core, content, version; or full).
+    Rejected(Rejection),
+    /// The savestate arrived: take it ([`SpectatorSession::take_state`]) and
+    /// load it; frames play from `frame` on.
+    StateArrived {
+        /// The frame whose start the state is.
+        frame: Frame,
+        /// Its size, expanded.
+        bytes: usize,
+    },
+    /// The host's savestate could not be read: we left.
+    BadState(StartStateError),
+    /// Nothing heard from the host for a while.
+    NetworkInterrupted {
+        /// How long.
+        silent_for_ms: Millis,
+    },
+    /// The host is heard again.
+    NetworkResumed,
+    /// The link is over (the match ended, the host left or was lost): what
+    /// was received plays out.
+    HostGone(DisconnectCause),
+    /// The host sent more frames than anyone can be behind: we left.
+    Flooded,
+}
+
+/// Where the spectator is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpectatorPhase {
+    /// Saying Hello until the host answers.
+    Connecting,
+    /// Welcomed; the savestate is on its way.
+    AwaitingState,
+    /// Playing (or buffering) the frames received.
+    Watching,
+    /// Nothing more will be played.
+    Ended,
+}
+
+/// A spectator of one host. Each tick the frontend hands over the datagrams
+/// that arrived (`handle_datagram`), loads the state once it arrives
+/// (`take_state`), and for each frame its clock says is due asks
+/// [`SpectatorSession::due`] how many frames to run and takes each one's
+/// inputs ([`SpectatorSession::next_inputs`]); then `poll`s to send.
+pub struct SpectatorSession<A> {
+    host: A,
+    endpoint: PeerEndpoint,
+    max_state_bytes: usize,
+    jitter_config: JitterConfig,
+    jitter: JitterBuffer,
+    phase: SpectatorPhase,
+    players: usize,
+    state: Option<(Frame, Vec<u8>)>,
+    /// The next frame to play, and the inputs of it and those after.
+    next_frame: Frame,
+    rows: VecDeque<[Buttons; MAX_PLAYERS]>,
+    /// Frames whose every player's input arrived end here.
+    received_end: Frame,
+    /// No more frames come.
+    host_gone: bool,
+    /// How far the host's present is past its newest final frame, as it
+    /// last reported.
+    host_lead: u32,
+    events: VecDeque<SpectatorEvent>,
+    dropped_foreign: u64,
+    now: Millis,
+}
+
+impl<A: Copy + PartialEq> SpectatorSession<A> {
+    /// A spectator that says Hello at the first `poll`.
+    pub fn new(config: SpectatorConfig<A>, now: Millis) -> Result<Self, NetplayError> {
+        let handshake = Handshake {
+            core_name: config.core_name,
+            core_version: config.core_version,
+            content_hash: config.content_hash,
+            local_slots: PlayerSlots::NONE,
+            settings: config.settings,
+            ..Handshake::default()
+        };
+        let mut endpoint_config = EndpointConfig::joiner(handshake);
+        endpoint_config.interrupt_after_ms = config.interrupt_after_ms;
+        endpoint_config.disconnect_after_ms = config.disconnect_after_ms;
+        endpoint_config.max_blob_size =
+            start_state::max_checkpoint_blob_size(config.max_state_bytes).min(MAX_BLOB_SIZE);
+        let endpoint = PeerEndpoint::new(endpoint_config, now)?;
+        Ok(SpectatorSession {
+            host: config.host,
+            endpoint,
+            max_state_bytes: config.max_state_bytes,
+            jitter: JitterBuffer::new(config.jitter),
+            jitter_config: config.jitter,
+            phase: SpectatorPhase::Connecting,
+            players: 0,
+            state: None,
+            next_frame: Frame::ZERO,
+            rows: VecDeque::new(),
+            received_end: Frame::ZERO,
+            host_gone: false,
+            host_lead: 0,
+            events: VecDeque::new(),
+            dropped_foreign: 0,
+            now,
+        })
+    }
+
+    /// Takes in one datagram; anything not from the host is dropped and counted.
+    pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
+        self.now = now;
+        if from != self.host {
+            self.dropped_foreign += 1;
+            return;
+        }
+        let before = self.received_end;
+        self.endpoint.handle_datagram(now, datagram);
+        self.pump();
+        // Ending drops what was buffered: nothing arrived then.
+        let arrived = self.received_end.number().saturating_sub(before.number());
+        if arrived > 0 {
+            self.jitter
+                .on_arrival(now, self.received_end.number(), arrived);
+        }
+    }
+
+    /// Sends what is due (Hello, acks, keep-alives) to the host.
+    pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
+        self.now = now;
+        let host = self.host;
+        self.endpoint
+            .poll(now, &mut |datagram| send(host, datagram));
+        self.pump();
+    }
+
+    /// The host's savestate, once arrived: load it before running frames.
+    pub fn take_state(&mut self) -> Option<(Frame, Vec<u8>)> {
+        self.state.take()
+    }
+
+    /// How many frames to run for one frame the clock says is due (the
+    /// last is shown, the others are run with video off to catch up).
+    /// Nothing before the state was taken.
+    pub fn due(&mut self) -> Due {
+        if self.phase != SpectatorPhase::Watching || self.state.is_some() {
+            return Due {
+                frames: 0,
+                catch_up: 0,
+            };
+        }
+        let due = self.jitter.due(self.buffered(), self.host_gone);
+        if self.host_gone && self.buffered() == 0 {
+            self.phase = SpectatorPhase::Ended;
+        }
+        due
+    }
+
+    /// The next frame to play and every player's inputs for it; `None`
+    /// when none is buffered.
+    pub fn next_inputs(&mut self) -> Option<(Frame, [Buttons; MAX_PLAYERS])> {
+        if self.next_frame >= self.received_end {
+            return None;
+        }
+        let row = self.rows.pop_front()?;
+        let frame = self.next_frame;
+        self.next_frame = frame.next();
+        if self.host_gone && self.buffered() == 0 {
+            self.phase = SpectatorPhase::Ended;
+        }
+        Some((frame, row))
+    }
+
+    /// The speed to run the frame clock at (see [`JitterBuffer::speed`]).
+    pub fn speed(&self) -> f64 {
+        self.jitter.speed(self.buffered())
+    }
+
+    /// Frames received and not played yet: how far behind the newest final
+    /// frame of the match we know of playback is.
+    pub fn buffered(&self) -> u32 {
+        self.received_end - self.next_frame.min(self.received_end)
+    }
+
+    /// How many frames playback is behind the players' present, estimated:
+    /// the frames buffered, plus how far the host said its present is past
+    /// its newest final frame, plus the frames that pass while a datagram
+    /// comes from the host (half the round trip).
+    pub fn behind_live(&self) -> u32 {
+        let one_way_ms = f64::from(self.endpoint.stats().ping_ms.unwrap_or(0)) / 2.0;
+        let in_flight = (one_way_ms * self.jitter_config.frames_per_second / 1000.0).round() as u32;
+        self.buffered() + self.host_lead + in_flight
+    }
+
+    /// The next frame to play.
+    pub fn next_frame(&self) -> Frame {
+        self.next_frame
+    }
+
+    /// Players in the match (0 until welcomed).
+    pub fn players(&self) -> usize {
+        self.players
+    }
+
+    /// Where the spectator is.
+    pub fn phase(&self) -> SpectatorPhase {
+        self.phase
+    }
+
+    /// Whether the jitter buffer is playing or filling up.
+    pub fn playback(&self) -> Playback {
+        self.jitter.playback()
+    }
+
+    /// The jitter buffer, for its delay and counters.
+    pub fn jitter(&self) -> &JitterBuffer {
+        &self.jitter
+    }
+
+    /// The host's handshake (its core options win), once welcomed.
+    pub fn host_handshake(&self) -> Option<&Handshake> {
+        self.endpoint.remote_handshake()
+    }
+
+    /// The link's traffic and ping.
+    pub fn link_stats(&self) -> crate::protocol::EndpointStats {
+        self.endpoint.stats()
+    }
+
+    /// Datagrams dropped: from other addresses, or malformed, foreign or
+    /// repeated ones from the host's.
+    pub fn dropped_datagrams(&self) -> u64 {
+        let stats = self.endpoint.stats();
+        self.dropped_foreign
+            + stats.dropped_malformed
+            + stats.dropped_wrong_token
+            + stats.dropped_wrong_version
+    }
+
+    /// The next event, oldest first.
+    pub fn next_event(&mut self) -> Option<SpectatorEvent> {
+        self.events.pop_front()
+    }
+
+    /// Leaves: the host is told, and nothing more is played.
+    pub fn leave(&mut self) {
+        self.endpoint
+            .disconnect(crate::protocol::DisconnectReason::Quit);
+        self.phase = SpectatorPhase::Ended;
+    }
+
+    fn pump(&mut self) {
+        while let Some(event) = self.endpoint.next_event() {
+            self.on_event(event);
+        }
+    }
+
+    fn on_event(&mut self, event: NetEvent) {
+        match event {
+            NetEvent::Synchronized {
+                settings,
+                remote_slots,
+                ..
+            } => {
+                self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
+                let all = PlayerSlots((1u16 << self.players) as u8 - 1);
+                if remote_slots != all {
+                    // A host feeds spectators every player's inputs.
+                    self.end_with(SpectatorEvent::HostGone(DisconnectCause::PeerLeft(
+                        crate::protocol::DisconnectReason::ProtocolError,
+                    )));
+                    return;
+                }
+                let fps = f64::from(settings.frame_rate_millihertz) / 1000.0;
+                self.jitter_config.frames_per_second = fps;
+                self.jitter = JitterBuffer::new(self.jitter_config);
+                self.phase = SpectatorPhase::AwaitingState;
+                self.events.push_back(SpectatorEvent::Welcomed {
+                    players: self.players,
+                });
+            }
+            NetEvent::Rejected(rejection) => {
+                self.phase = SpectatorPhase::Ended;
+                self.events.push_back(SpectatorEvent::Rejected(rejection));
+            }
+            NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::AwaitingState => {
+                match start_state::decompress_checkpoint(&bytes, self.max_state_bytes) {
+                    Ok((frame, state)) => {
+                        self.endpoint.expect_remote_inputs_from(frame);
+                        self.next_frame = frame;
+                        self.received_end = frame;
+                        self.events.push_back(SpectatorEvent::StateArrived {
+                            frame,
+                            bytes: state.len(),
+                        });
+                        self.state = Some((frame, state));
+                        self.phase = SpectatorPhase::Watching;
+                    }
+                    Err(error) => self.end_with(SpectatorEvent::BadState(error)),
+                }
+            }
+            NetEvent::RemoteInput {
+                player,
+                frame,
+                buttons,
+            } if self.phase == SpectatorPhase::Watching => {
+                let player = usize::from(player);
+                if frame != self.received_end || player >= self.players {
+                    return;
+                }
+                if player == 0 {
+                    if self.rows.len() >= MAX_BUFFERED_FRAMES {
+                        self.end_with(SpectatorEvent::Flooded);
+                        return;
+                    }
+                    self.rows.push_back([Buttons::NONE; MAX_PLAYERS]);
+                }
+                if let Some(row) = self.rows.back_mut() {
+                    row[player] = buttons;
+                }
+                if player + 1 == self.players {
+                    self.received_end = frame.next();
+                }
+            }
+            NetEvent::RemoteFrameAdvantage(lead) => {
+                self.host_lead = u32::try_from(lead).unwrap_or(0);
+            }
+            NetEvent::NetworkInterrupted { silent_for_ms } => self
+                .events
+                .push_back(SpectatorEvent::NetworkInterrupted { silent_for_ms }),
+            NetEvent::NetworkResumed => self.events.push_back(SpectatorEvent::NetworkResumed),
+            NetEvent::Disconnected { cause } => {
+                self.host_gone = true;
+                if self.phase != SpectatorPhase::Watching || self.buffered() == 0 {
+                    self.phase = SpectatorPhase::Ended;
+                }
+                self.events.push_back(SpectatorEvent::HostGone(cause));
+            }
+            _ => {}
+        }
+    }
+
+    fn end_with(&mut self, event: SpectatorEvent) {
+        self.endpoint
+            .disconnect(crate::protocol::DisconnectReason::ProtocolError);
+        self.host_gone = true;
+        self.phase = SpectatorPhase::Ended;
+        self.rows.clear();
+        self.received_end = self.next_frame;
+        self.events.push_back(event);
+    }
+}
