@@ -14,6 +14,7 @@ use crate::app::netplay_live::{
     host_match, join_match, DelayArg, HostArgs, JoinArgs, LiveMatch, LiveOptions, MatchArgs,
 };
 use crate::app::netplay_spectate::{spectate_match, SpectateArgs};
+use crate::app::replay_record::RecordArgs;
 use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use std::io::Write;
@@ -148,6 +149,13 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
         delay: DelayArg::Auto,
         link: link(machine as u64),
         dump_dir: PathBuf::from("netcade-dumps"),
+        // The demo is a show, not a match worth keeping.
+        record: RecordArgs {
+            record: None,
+            no_record: true,
+        },
+        #[cfg(feature = "gui")]
+        display: Default::default(),
     };
     let options = LiveOptions {
         status_in_place: false,

@@ -872,7 +872,6 @@ fn play(
                     front.notice(gone.describe());
                 }
                 NetplayEvent::PeerSynchronized { .. } => answered = true,
-                NetplayEvent::SpectatorJoined => front.notice("a spectator joined"),
                 NetplayEvent::SpectatorLeft => front.notice("a spectator left"),
                 NetplayEvent::StartStateArrived { bytes } => {
                     status.interrupt(out)?;
@@ -886,10 +885,12 @@ fn play(
                 NetplayEvent::SpectatorJoined => {
                     status.interrupt(out)?;
                     writeln!(out, "a spectator joined")?;
+                    front.notice("a spectator joined");
                 }
                 NetplayEvent::SpectatorDropped { reason } => {
                     status.interrupt(out)?;
                     eprintln!("warning: stopped feeding a spectator: {reason}");
+                    front.notice(&format!("stopped feeding a spectator: {reason}"));
                 }
                 _ => {}
             }

@@ -370,6 +370,7 @@ where
             frame,
             inputs: &inputs[..players],
             checksum,
+            video: None,
         });
         Ok(true)
     }

@@ -309,6 +309,7 @@ impl<'g> LocalPlay<'g> {
             frame,
             inputs: &held,
             checksum: None,
+            video: None,
         });
         Ok(())
     }
