@@ -144,3 +144,52 @@ impl TimelineCheck {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn played(frame: u32, offset: u32, value: i16) -> Pulled {
+        Pulled {
+            sample: [value, value],
+            source: Some((Frame::new(frame), offset)),
+        }
+    }
+
+    #[test]
+    fn played_samples_count_as_identical_only_if_the_final_run_made_them() {
+        let mut check = TimelineCheck::new();
+        check.frame_run(Frame::new(0), &[1, 1, 2, 2]);
+        check.frame_run(Frame::new(1), &[3, 3, 4, 4]);
+        check.played(&played(0, 0, 1));
+        check.played(&played(0, 1, 2));
+        check.played(&played(1, 0, 3));
+        // A rollback corrects frame 1 after its first sample played.
+        check.frame_run(Frame::new(1), &[5, 5, 6, 6]);
+        check.frame_finalized(Frame::new(0));
+        check.frame_finalized(Frame::new(1));
+        check.played(&played(1, 1, 6));
+        check.played(&Pulled {
+            sample: [0, 0],
+            source: None,
+        });
+        assert_eq!(
+            check.counts(),
+            TimelineCounts {
+                compared: 4,
+                identical: 3,
+                uncompared: 0
+            }
+        );
+        assert_eq!(check.counts().identical_share(), 0.75);
+    }
+
+    #[test]
+    fn the_check_keeps_a_bounded_number_of_frames() {
+        let mut check = TimelineCheck::new();
+        for frame in 0..5000 {
+            check.frame_run(Frame::new(frame), &[0; 1600]);
+        }
+        assert!(check.kept.len() <= FRAMES_KEPT);
+    }
+}

@@ -238,3 +238,139 @@ fn catmull_rom(h: [[f32; 2]; 4], channel: usize, t: f32) -> f32 {
 fn to_i16(value: f32) -> i16 {
     value.round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PER_FRAME: usize = 800;
+
+    /// Plays `seconds` of a producer whose clock runs `producer_rate` times
+    /// the consumer's, rendering 2 ms at a time; returns the pipeline and
+    /// the fills (ms) seen while playing.
+    fn play(seconds: u64, producer_rate: f64, speed: f64) -> (AudioPipeline, f64, f64) {
+        let mut pipeline = AudioPipeline::new(AudioConfig::new(
+            48_000.0,
+            48_000.0,
+            AudioPolicy::Revoke,
+        ));
+        pipeline.set_speed(speed);
+        let tone: Vec<i16> = (0..PER_FRAME)
+            .flat_map(|i| {
+                let v = (8_000.0 * (i as f64 * std::f64::consts::TAU / 80.0).sin()) as i16;
+                [v, v]
+            })
+            .collect();
+        let frame_us = 1_000_000.0 / 60.0 / producer_rate / speed;
+        let mut next_frame_us = 0.0;
+        let mut frame = 0u32;
+        let mut out = vec![[0i16; 2]; 96];
+        let (mut lowest, mut highest) = (f64::MAX, 0.0f64);
+        for tick in 0..seconds * 500 {
+            let now_us = (tick * 2_000) as f64;
+            while next_frame_us <= now_us {
+                pipeline.push(Frame::new(frame), false, &tone);
+                frame += 1;
+                next_frame_us += frame_us;
+            }
+            pipeline.render(&mut out, |_| {});
+            if pipeline.ring.is_playing() {
+                lowest = lowest.min(pipeline.queued_ms());
+                highest = highest.max(pipeline.queued_ms());
+            }
+        }
+        (pipeline, lowest, highest)
+    }
+
+    #[test]
+    fn ten_minutes_of_a_clock_off_by_0_3_percent_never_run_dry_or_over_and_end_on_target() {
+        for producer_rate in [1.003, 0.997] {
+            let (pipeline, lowest, highest) = play(600, producer_rate, 1.0);
+            let stats = pipeline.ring_stats();
+            assert_eq!(stats.stalls, 0, "at {producer_rate}");
+            assert_eq!(stats.silent_samples, 0);
+            assert_eq!(stats.overrun_samples, 0);
+            assert!(lowest > 20.0 && highest < 120.0, "{lowest}..{highest} ms");
+            // The fill rises a frame (16.7 ms) at a time: compare its middle.
+            let fill = pipeline.queued_ms();
+            assert!(
+                (fill - DEFAULT_TARGET_MS).abs() < 10.0 + 1000.0 / 60.0 / 2.0,
+                "{fill} ms at {producer_rate}"
+            );
+            let adjust = pipeline.rate_adjust();
+            assert!(
+                (adjust - (producer_rate - 1.0)).abs() < 0.0005,
+                "adjust {adjust} for {producer_rate}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_time_sync_speed_beyond_the_rate_control_range_is_followed() {
+        // 2 % faster frames: rate control alone (±0.5 %) would overflow.
+        let (pipeline, lowest, highest) = play(60, 1.0, 1.02);
+        let stats = pipeline.ring_stats();
+        assert_eq!((stats.stalls, stats.overrun_samples), (0, 0));
+        assert!(lowest > 20.0 && highest < 120.0, "{lowest}..{highest} ms");
+    }
+
+    #[test]
+    fn equal_rates_pass_samples_through_unchanged() {
+        let mut pipeline = AudioPipeline::new(
+            AudioConfig::new(48_000.0, 48_000.0, AudioPolicy::Revoke).with_target_ms(1.0),
+        );
+        pipeline.rate = RateControl::new(48.0, 0.0);
+        let audio: Vec<i16> = (0..1600).map(|i| (i * 7 % 3000) as i16).collect();
+        pipeline.push(Frame::new(0), false, &audio);
+        pipeline.push(Frame::new(1), false, &audio);
+        let mut out = vec![[0i16; 2]; 1200];
+        pipeline.render(&mut out, |_| {});
+        // After the 5 ms fade-in (240 samples) and the cubic's 2 samples.
+        for (index, sample) in out.iter().enumerate().skip(242) {
+            let source = index - 2;
+            assert_eq!(sample[0], audio[(source % 800) * 2], "at {index}");
+        }
+    }
+
+    #[test]
+    fn converting_31_4_khz_to_48_khz_keeps_a_tone_at_its_pitch() {
+        let core_rate = 31_400.0;
+        let mut pipeline =
+            AudioPipeline::new(AudioConfig::new(core_rate, 48_000.0, AudioPolicy::Revoke));
+        let per_frame = 523;
+        let mut n = 0u64;
+        let mut out = vec![[0i16; 2]; 800];
+        let mut rendered = Vec::new();
+        for frame in 0..120 {
+            let audio: Vec<i16> = (0..per_frame)
+                .flat_map(|_| {
+                    n += 1;
+                    let v = 10_000.0
+                        * (std::f64::consts::TAU * 1_000.0 * n as f64 / core_rate).sin();
+                    [v as i16; 2]
+                })
+                .collect();
+            pipeline.push(Frame::new(frame), false, &audio);
+            pipeline.render(&mut out, |_| {});
+            if frame >= 30 {
+                rendered.extend_from_slice(&out);
+            }
+        }
+        // Zero crossings: 2 per period of the 1 kHz tone at 48 kHz.
+        let crossings = rendered
+            .windows(2)
+            .filter(|w| (w[0][0] < 0) != (w[1][0] < 0))
+            .count() as f64;
+        let hz = crossings / 2.0 / (rendered.len() as f64 / 48_000.0);
+        assert!((hz - 1_000.0).abs() < 10.0, "{hz} Hz");
+    }
+
+    #[test]
+    fn rate_control_consumes_faster_when_fuller_than_its_target() {
+        let mut control = RateControl::new(3_000.0, 0.005);
+        assert!(control.update(4_000.0, 0.01) > 0.0);
+        let mut control = RateControl::new(3_000.0, 0.005);
+        assert!(control.update(2_000.0, 0.01) < 0.0);
+        assert_eq!(control.update(100_000.0, 10.0), 0.005, "never beyond ±0.5 %");
+    }
+}
