@@ -56,6 +56,13 @@ pub trait FrameSink {
     fn wants_checksums(&self) -> bool {
         false
     }
+
+    /// The loop's frame clock reads `now_us` (µs) after this tick's frames,
+    /// which run at `speed` times the nominal frame rate (time sync): a sink
+    /// consuming at a device's pace (the audio output) catches up to it.
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        let _ = (now_us, speed);
+    }
 }
 
 /// A sink that keeps nothing.
@@ -78,6 +85,11 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
     fn wants_checksums(&self) -> bool {
         self.0.wants_checksums() || self.1.wants_checksums()
     }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        self.0.clock_tick(now_us, speed);
+        self.1.clock_tick(now_us, speed);
+    }
 }
 
 /// A sink borrowed for the length of a run.
@@ -92,6 +104,35 @@ impl<S: FrameSink + ?Sized> FrameSink for &mut S {
 
     fn wants_checksums(&self) -> bool {
         (**self).wants_checksums()
+    }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        (**self).clock_tick(now_us, speed);
+    }
+}
+
+/// An optional sink (an output the user may not have asked for).
+impl<S: FrameSink> FrameSink for Option<S> {
+    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+        if let Some(sink) = self {
+            sink.frame_run(frame);
+        }
+    }
+
+    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+        if let Some(sink) = self {
+            sink.frame_finalized(frame);
+        }
+    }
+
+    fn wants_checksums(&self) -> bool {
+        self.as_ref().is_some_and(|sink| sink.wants_checksums())
+    }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        if let Some(sink) = self {
+            sink.clock_tick(now_us, speed);
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 //! (see `testing`) and run unchanged on libretro cores.
 
 pub mod debugger;
+pub mod audio_out;
 pub mod demo;
 pub mod desync_diagnosis;
 pub mod error;

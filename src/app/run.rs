@@ -1,5 +1,6 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
+use crate::app::audio_out::AudioArgs;
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
@@ -23,6 +24,9 @@ pub struct RunArgs {
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
 }
 
 /// What a run measured.
@@ -96,6 +100,9 @@ pub fn run_frames<G: Game + ?Sized>(
             inputs: &frame_inputs,
             checksum,
         });
+        // A local run's clock is its frame count: frames at the nominal rate.
+        let at_us = f64::from(number + 1) * 1e6 / game.frames_per_second().max(1e-3);
+        sink.clock_tick(at_us as u64, 1.0);
     }
     let elapsed = started.elapsed();
     let time_in_core = match (core_before, game.time_in_core()) {
@@ -147,11 +154,19 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
-    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut ())?;
+    let mut audio = args.audio.open_sink(game.sample_rate(), Some(args.frames))?;
+    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut audio)?;
+    let audio = audio.map(|sink| sink.finish()).transpose()?;
     writeln!(out, "{}", game.title())?;
     describe(&report, out)?;
+    if let Some(audio) = &audio {
+        writeln!(out, "{}", audio.describe())?;
+    }
     if args.json {
         let mut json = report_json(&report);
+        if let Some(audio) = &audio {
+            json["audio"] = audio.json();
+        }
         json["command"] = "run".into();
         json["game"] = game.title().into();
         json["inputs"] = args.inputs.to_string().into();

@@ -283,7 +283,10 @@ impl AudioRing {
         }
         if self.queued == 0 {
             self.playing = false;
-            self.stats.stalls += 1;
+            // Running out at the end is no stall.
+            if !self.draining {
+                self.stats.stalls += 1;
+            }
             // The revoked stream is stale after a stall: the fade-in covers it.
             self.fade.len = 0;
             return self.silence();
