@@ -14,6 +14,7 @@
 
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
+use crate::app::audio_out::{AudioArgs, AudioSink};
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
@@ -71,6 +72,9 @@ pub struct MatchArgs {
     /// the report naming the bytes that differ.
     #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
     pub dump_dir: PathBuf,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
 }
 
 /// Arguments of `netcade host`.
@@ -554,6 +558,7 @@ impl TickHooks for LiveHooks {
 struct LiveSink {
     log: ChecksumLog,
     resimulated_frames: u64,
+    audio: Option<AudioSink>,
 }
 
 impl FrameSink for LiveSink {
@@ -561,10 +566,16 @@ impl FrameSink for LiveSink {
         if frame.resimulated {
             self.resimulated_frames += 1;
         }
+        self.audio.frame_run(frame);
     }
 
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         self.log.frame_finalized(frame);
+        self.audio.frame_finalized(frame);
+    }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        self.audio.clock_tick(now_us, speed);
     }
 
     fn wants_checksums(&self) -> bool {
@@ -639,6 +650,7 @@ fn play(
     let sink = LiveSink {
         log: ChecksumLog::new(1 << 16),
         resimulated_frames: 0,
+        audio: args.audio.open_sink(game.sample_rate(), args.frames)?,
     };
     let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
@@ -801,8 +813,16 @@ fn play(
     let had_desyncs = desyncs.detected > 0;
     let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
     report.describe(out)?;
+    let audio = machine.sink.audio.take().map(AudioSink::finish).transpose()?;
+    if let Some(audio) = &audio {
+        writeln!(out, "{}", audio.describe())?;
+    }
     if args.json {
-        writeln!(out, "{}", report.json())?;
+        let mut json = report.json();
+        if let Some(audio) = &audio {
+            json["audio"] = audio.json();
+        }
+        writeln!(out, "{json}")?;
     }
     Ok(match end {
         _ if had_desyncs => Outcome::NetplayFailed,
