@@ -216,27 +216,40 @@ impl AudioPipeline {
                 self.history[3] = [f32::from(pulled.sample[0]), f32::from(pulled.sample[1])];
                 self.phase -= 1.0;
             }
-            let t = self.phase as f32;
-            *sample = [
-                to_i16(catmull_rom(self.history, 0, t)),
-                to_i16(catmull_rom(self.history, 1, t)),
-            ];
+            let w = catmull_rom_weights(self.phase as f32);
+            let h = &self.history;
+            *sample = [0, 1].map(|channel| {
+                to_i16(
+                    w[0] * h[0][channel]
+                        + w[1] * h[1][channel]
+                        + w[2] * h[2][channel]
+                        + w[3] * h[3][channel],
+                )
+            });
             self.phase += step;
         }
         self.rendered += out.len() as u64;
     }
 }
 
-/// Catmull-Rom between `h[1]` and `h[2]` at `t` (exactly `h[1]` at 0).
-fn catmull_rom(h: [[f32; 2]; 4], channel: usize, t: f32) -> f32 {
-    let [p0, p1, p2, p3] = h.map(|s| s[channel]);
-    p1 + 0.5
-        * t
-        * (p2 - p0 + t * (2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3 + t * (3.0 * (p1 - p2) + p3 - p0)))
+/// Catmull-Rom weights of four samples for a point `t` (0–1) between the
+/// middle two: computed once per output sample for both channels, and
+/// exactly (0, 1, 0, 0) at 0.
+fn catmull_rom_weights(t: f32) -> [f32; 4] {
+    let t2 = t * t;
+    let t3 = t2 * t;
+    [
+        0.5 * (-t3 + 2.0 * t2 - t),
+        0.5 * (3.0 * t3 - 5.0 * t2 + 2.0),
+        0.5 * (-3.0 * t3 + 4.0 * t2 + t),
+        0.5 * (t3 - t2),
+    ]
 }
 
+/// Rounds half away from zero; `as` saturates at the i16 range (and is one
+/// instruction, where `f32::round` is a library call on baseline x86-64).
 fn to_i16(value: f32) -> i16 {
-    value.round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16
+    (value + 0.5f32.copysign(value)) as i16
 }
 
 #[cfg(test)]
