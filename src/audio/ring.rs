@@ -108,6 +108,9 @@ struct Crossfade {
     from: Vec<[f32; 2]>,
     len: usize,
     position: usize,
+    /// How alike the two streams are over the fade (0 until measured, at
+    /// its first sample; never below 0).
+    correlation: f32,
 }
 
 impl Crossfade {
@@ -115,11 +118,16 @@ impl Crossfade {
         self.position < self.len
     }
 
-    /// Mixes `to` with the revoked stream at `position`, equal power:
-    /// cos² + sin² = 1 keeps the loudness of uncorrelated streams.
+    /// Mixes `to` with the revoked stream at `position`. Equal power
+    /// (cos² + sin² = 1) keeps the loudness of unrelated streams; streams
+    /// that are alike would add up louder (+3 dB, and steeper steps, for
+    /// identical ones), so the mix is scaled by 1/√(1 + 2·sin·cos·r) for
+    /// their correlation r: identical streams pass unchanged.
     fn mix(&self, position: usize, to: [f32; 2]) -> [f32; 2] {
         let t = (position as f32 + 0.5) / self.len as f32 * FRAC_PI_2;
-        let (fade_in, fade_out) = t.sin_cos();
+        let (sin, cos) = t.sin_cos();
+        let scale = 1.0 / (1.0 + 2.0 * sin * cos * self.correlation).sqrt();
+        let (fade_in, fade_out) = (sin * scale, cos * scale);
         let from = self.from[position];
         [
             from[0] * fade_out + to[0] * fade_in,
@@ -178,6 +186,7 @@ impl AudioRing {
                 from: vec![[0.0; 2]; config.crossfade],
                 len: 0,
                 position: 0,
+                correlation: 0.0,
             },
             scratch: vec![[0.0; 2]; config.crossfade],
             gain: 0.0,
@@ -326,6 +335,9 @@ impl AudioRing {
         }
         let mut value = [f32::from(raw[0]), f32::from(raw[1])];
         let fading = self.fade.active();
+        if fading && self.fade.position == 0 {
+            self.fade.correlation = self.correlation_with_queue(raw);
+        }
         if fading {
             value = self.fade.mix(self.fade.position, value);
             self.fade.position += 1;
@@ -429,8 +441,41 @@ impl AudioRing {
         std::mem::swap(&mut self.scratch, &mut self.fade.from);
         self.fade.len = kept;
         self.fade.position = 0;
+        self.fade.correlation = 0.0;
         self.watch_steps = kept + 1;
         true
+    }
+
+    /// The correlation (0–1; unlike or opposed streams count as 0) of the
+    /// revoked samples being faded from with `first` and the samples queued
+    /// after it, over the fade's length.
+    fn correlation_with_queue(&self, first: Stereo) -> f32 {
+        let following = self
+            .chunks
+            .iter()
+            .enumerate()
+            .flat_map(|(index, chunk)| {
+                let start = if index == 0 { self.read } else { 0 };
+                chunk.samples[start..].iter().copied()
+            });
+        let (mut both, mut from_energy, mut to_energy) = (0.0f64, 0.0f64, 0.0f64);
+        for (from, to) in self.fade.from[..self.fade.len]
+            .iter()
+            .zip(std::iter::once(first).chain(following))
+        {
+            for channel in 0..2 {
+                let (a, b) = (f64::from(from[channel]), f64::from(to[channel]));
+                both += a * b;
+                from_energy += a * a;
+                to_energy += b * b;
+            }
+        }
+        let energy = (from_energy * to_energy).sqrt();
+        if energy > 0.0 {
+            (both / energy).clamp(0.0, 1.0) as f32
+        } else {
+            0.0
+        }
     }
 
     /// The queue is over its bounds: skips the oldest audio, crossfading
@@ -688,6 +733,39 @@ mod tests {
             let after = played + 240;
             let corrected_flat: Vec<i16> = corrected.concat();
             assert_eq!(out[after][0], corrected_flat[2 * after]);
+        }
+    }
+
+    #[test]
+    fn a_splice_between_streams_alike_is_not_louder_or_steeper_than_they_are() {
+        // The same square wave, the correction a little quieter: an
+        // equal-power mix of the two in phase would step 1.4x as far.
+        let square = |amplitude: f64| -> Vec<Vec<i16>> {
+            tone_frames(12, 0, 440.0, 1.0)
+                .into_iter()
+                .map(|frame| {
+                    frame
+                        .into_iter()
+                        .map(|v| if v >= 0 { amplitude as i16 } else { -amplitude as i16 })
+                        .collect()
+                })
+                .collect()
+        };
+        let (predicted, corrected) = (square(12_000.0), square(10_000.0));
+        let own = own_largest_step(&predicted).max(own_largest_step(&corrected));
+        for played in [5 * PER_FRAME + 10, 5 * PER_FRAME + 300, 6 * PER_FRAME + 77] {
+            let (out, stats) = splice(&predicted, &corrected, 2, played);
+            assert_eq!(stats.splices, 1);
+            assert!(stats.largest_splice_step <= own, "{stats:?} over {own}");
+            let peak = out.iter().map(|s| s[0].unsigned_abs()).max().unwrap();
+            assert!(peak <= 12_000, "peak {peak}");
+        }
+        // A correction that changes nothing passes through unchanged.
+        let (out, _) = splice(&predicted, &predicted, 2, 5 * PER_FRAME + 10);
+        let flat: Vec<i16> = predicted.concat();
+        // (Up to the fade-out where the queue runs dry.)
+        for (index, sample) in out.iter().enumerate().take(out.len() - 240).skip(300) {
+            assert!((sample[0] - flat[2 * index]).abs() <= 1, "at {index}");
         }
     }
 
