@@ -153,7 +153,33 @@ impl AudioSummary {
 }
 
 /// Device samples rendered at a time.
-const BLOCK: usize = 512;
+pub const BLOCK: usize = 512;
+
+/// A device's pace without a device: the samples one consuming at `rate`
+/// since the first clock reading would have taken by now (the headless
+/// outputs, and the speaker's fallback when no device is usable).
+#[derive(Clone, Copy, Debug)]
+pub struct DevicePace {
+    rate: f64,
+    started_us: Option<u64>,
+}
+
+impl DevicePace {
+    /// A pace of `rate` samples a second, from the first [`DevicePace::due`].
+    pub fn new(rate: f64) -> DevicePace {
+        DevicePace {
+            rate,
+            started_us: None,
+        }
+    }
+
+    /// How many samples to render at `now_us` when `rendered` were so far.
+    pub fn due(&mut self, now_us: u64, rendered: u64) -> u64 {
+        let started = *self.started_us.get_or_insert(now_us);
+        let due = (now_us.saturating_sub(started) as f64 * self.rate / 1e6) as u64;
+        due.saturating_sub(rendered)
+    }
+}
 
 /// Writes what a speaker would play to a WAV file. See the module docs.
 pub struct AudioSink {
@@ -162,9 +188,8 @@ pub struct AudioSink {
     wav: hound::WavWriter<BufWriter<File>>,
     path: PathBuf,
     block: Vec<Stereo>,
-    /// The clock reading the device started at (the first tick after the
-    /// first audio).
-    started_us: Option<u64>,
+    /// Starts at the first tick after the first audio.
+    pace: DevicePace,
     /// The match's last frame: once it has run, what is queued plays out
     /// and the output stops.
     last_frame: Option<u32>,
@@ -196,7 +221,7 @@ impl AudioSink {
             wav,
             path: path.to_path_buf(),
             block: vec![[0; 2]; BLOCK],
-            started_us: None,
+            pace: DevicePace::new(config.device_rate),
             last_frame: frames.and_then(|frames| frames.checked_sub(1)),
             draining: false,
             ended: false,
@@ -286,13 +311,10 @@ impl FrameSink for AudioSink {
 
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         self.pipeline.set_speed(speed);
-        if self.pipeline.queued() == 0 && self.started_us.is_none() {
+        if self.pipeline.queued() == 0 && self.pipeline.rendered() == 0 {
             return;
         }
-        let started = *self.started_us.get_or_insert(now_us);
-        let due = (now_us.saturating_sub(started) as f64 * self.pipeline.config().device_rate
-            / 1e6) as u64;
-        let count = due.saturating_sub(self.pipeline.rendered());
+        let count = self.pace.due(now_us, self.pipeline.rendered());
         self.render(count);
     }
 }

@@ -7,6 +7,8 @@
 //! (see `testing`) and run unchanged on libretro cores.
 
 pub mod debugger;
+#[cfg(feature = "audio")]
+pub mod audio_device;
 pub mod audio_out;
 pub mod demo;
 pub mod desync_diagnosis;

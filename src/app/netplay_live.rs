@@ -75,6 +75,10 @@ pub struct MatchArgs {
     /// Audio output.
     #[command(flatten)]
     pub audio: AudioArgs,
+    /// The speaker.
+    #[cfg(feature = "audio")]
+    #[command(flatten)]
+    pub speaker: crate::app::audio_device::SpeakerArgs,
 }
 
 /// Arguments of `netcade host`.
@@ -559,6 +563,8 @@ struct LiveSink {
     log: ChecksumLog,
     resimulated_frames: u64,
     audio: Option<AudioSink>,
+    #[cfg(feature = "audio")]
+    speaker: Option<crate::app::audio_device::Speaker>,
 }
 
 impl FrameSink for LiveSink {
@@ -567,6 +573,8 @@ impl FrameSink for LiveSink {
             self.resimulated_frames += 1;
         }
         self.audio.frame_run(frame);
+        #[cfg(feature = "audio")]
+        self.speaker.frame_run(frame);
     }
 
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
@@ -576,6 +584,8 @@ impl FrameSink for LiveSink {
 
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         self.audio.clock_tick(now_us, speed);
+        #[cfg(feature = "audio")]
+        self.speaker.clock_tick(now_us, speed);
     }
 
     fn wants_checksums(&self) -> bool {
@@ -651,6 +661,13 @@ fn play(
         log: ChecksumLog::new(1 << 16),
         resimulated_frames: 0,
         audio: args.audio.open_sink(game.sample_rate(), args.frames)?,
+        #[cfg(feature = "audio")]
+        speaker: crate::app::audio_device::open_speaker_for(
+            &args.audio,
+            &args.speaker,
+            args.headless,
+            game.sample_rate(),
+        )?,
     };
     let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
@@ -816,6 +833,10 @@ fn play(
     let audio = machine.sink.audio.take().map(AudioSink::finish).transpose()?;
     if let Some(audio) = &audio {
         writeln!(out, "{}", audio.describe())?;
+    }
+    #[cfg(feature = "audio")]
+    if let Some(speaker) = &machine.sink.speaker {
+        writeln!(out, "{}", speaker.describe())?;
     }
     if args.json {
         let mut json = report.json();
