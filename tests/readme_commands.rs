@@ -94,7 +94,8 @@ fn plan(command: &ReadmeCommand) -> Result<Plan, String> {
         ["cargo", "test", ..] => return Ok(Plan::NotRunHere("it is this test run")),
         ["cargo", "bench", ..]
         | ["scripts/bench-host-overhead", ..]
-        | ["scripts/bench-netplay", ..] => {
+        | ["scripts/bench-netplay", ..]
+        | ["scripts/bench-audio", ..] => {
             return Ok(Plan::NotRunHere("benchmarks run on their own"))
         }
         ["cargo", "+nightly", "fuzz", ..] => {
