@@ -63,7 +63,11 @@ fn audio_options_out_of_range_are_refused() {
         ["--audio-crossfade", "0"],
         ["--audio-policy", "mute"],
     ] {
-        let output = netcade(&run_args(core.to_str().unwrap(), arena.to_str().unwrap(), &extra));
+        let output = netcade(&run_args(
+            core.to_str().unwrap(),
+            arena.to_str().unwrap(),
+            &extra,
+        ));
         assert_eq!(output.status.code(), Some(2), "{extra:?}");
         assert!(stderr(&output).contains(extra[0]), "{}", stderr(&output));
     }

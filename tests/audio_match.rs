@@ -7,12 +7,12 @@
 mod support;
 
 use netcade::app::audio_out::{AudioArgs, AudioSummary, HEADLESS_DEVICE_RATE};
-use netcade::emulator::Emulator;
 use netcade::app::inputs::{InputSource, InputSpec, RandomPlayer};
 use netcade::app::netplay_match::{MatchEnd, MatchSetup, SimulatedMatch};
 use netcade::app::run::run_frames;
 use netcade::audio::ring::{largest_step, Stereo};
 use netcade::audio::AudioPolicy;
+use netcade::emulator::Emulator;
 use netcade::libretro::Core;
 use netcade::net::sim::LinkConditions;
 use std::ops::{Deref, DerefMut};
@@ -55,9 +55,7 @@ fn audio_args(path: &Path, policy: AudioPolicy) -> AudioArgs {
 fn play_match(dir: &Path, policy: AudioPolicy) -> Vec<(AudioSummary, Vec<Stereo>)> {
     let setup = MatchSetup {
         seed: SEED,
-        conditions: LinkConditions::latency(50)
-            .with_jitter(10)
-            .with_loss(0.02),
+        conditions: LinkConditions::latency(50).with_jitter(10).with_loss(0.02),
         frames: FRAMES,
         content_hash: 1,
     };
@@ -128,7 +126,10 @@ fn revoking_follows_the_confirmed_timeline_better_than_dropping_without_clicks()
         let (revoked, revoked_wav) = &revoke[machine];
         let (dropped, _) = &drop[machine];
         let (r, d) = (revoked.timeline, dropped.timeline);
-        assert!(r.compared as f64 >= 0.99 * f64::from(FRAMES) * 800.0, "{r:?}");
+        assert!(
+            r.compared as f64 >= 0.99 * f64::from(FRAMES) * 800.0,
+            "{r:?}"
+        );
         assert!(
             r.identical_share() > d.identical_share(),
             "machine {machine}: revoke {r:?} vs drop {d:?}"

@@ -37,7 +37,8 @@ fn play(pipeline: &mut AudioPipeline, frames: std::ops::Range<u32>, buffer: &mut
 
 #[test]
 fn a_warmed_up_pipeline_allocates_nothing_per_frame() {
-    let mut pipeline = AudioPipeline::new(AudioConfig::new(48_000.0, 48_000.0, AudioPolicy::Revoke));
+    let mut pipeline =
+        AudioPipeline::new(AudioConfig::new(48_000.0, 48_000.0, AudioPolicy::Revoke));
     let mut buffer = vec![0i16; 1600];
     play(&mut pipeline, 0..600, &mut buffer);
     let allocations =

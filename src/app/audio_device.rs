@@ -122,7 +122,10 @@ pub fn open_speaker(
 #[derive(Debug)]
 enum DeviceProblem {
     /// The device the user named does not exist.
-    NotFound { name: String, available: Vec<String> },
+    NotFound {
+        name: String,
+        available: Vec<String>,
+    },
     /// Nothing usable: a reason for the log.
     Unusable(String),
 }
@@ -155,7 +158,9 @@ fn open_device(wanted: Option<&str>) -> Result<OpenedDevice, DeviceProblem> {
                 let id = device.id().map(|id| id.to_string()).unwrap_or_default();
                 format!("{device} ({id})")
             };
-            let found = devices.iter().position(|device| label(device).contains(name));
+            let found = devices
+                .iter()
+                .position(|device| label(device).contains(name));
             match found {
                 Some(index) => devices.into_iter().nth(index),
                 None => {
@@ -224,7 +229,7 @@ where
     let channels = usize::from(config.channels).max(1);
     let largest = Arc::clone(largest_callback);
     device.build_output_stream(
-        config.clone(),
+        *config,
         move |data: &mut [T], _: &cpal::OutputCallbackInfo| {
             largest.fetch_max(data.len() / channels, Ordering::Relaxed);
             for frame in data.chunks_mut(channels) {
@@ -304,9 +309,13 @@ impl Speaker {
 
     /// One line for a match's summary.
     pub fn describe(&self) -> String {
-        let latency = self.mean_latency_ms().map_or(String::new(), |(revocable, handed)| {
-            format!("; on average {revocable:.1} ms revocable, {handed:.1} ms handed to the device")
-        });
+        let latency = self
+            .mean_latency_ms()
+            .map_or(String::new(), |(revocable, handed)| {
+                format!(
+                    "; on average {revocable:.1} ms revocable, {handed:.1} ms handed to the device"
+                )
+            });
         match self.device_name() {
             Some(name) => format!("audio played on {name}{latency}"),
             None => format!("audio not played (no usable device){latency}"),

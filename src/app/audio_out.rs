@@ -70,10 +70,20 @@ impl AudioArgs {
 
     /// The WAV sink asked for, if any, for a core at `core_rate` whose
     /// match ends after `frames` frames (if known).
-    pub fn open_sink(&self, core_rate: f64, frames: Option<u32>) -> Result<Option<AudioSink>, AppError> {
+    pub fn open_sink(
+        &self,
+        core_rate: f64,
+        frames: Option<u32>,
+    ) -> Result<Option<AudioSink>, AppError> {
         self.audio_out
             .as_deref()
-            .map(|path| AudioSink::create(path, self.config(core_rate, f64::from(HEADLESS_DEVICE_RATE)), frames))
+            .map(|path| {
+                AudioSink::create(
+                    path,
+                    self.config(core_rate, f64::from(HEADLESS_DEVICE_RATE)),
+                    frames,
+                )
+            })
             .transpose()
     }
 }
@@ -203,7 +213,11 @@ pub struct AudioSink {
 
 impl AudioSink {
     /// Creates the WAV file at `path`.
-    pub fn create(path: &Path, config: AudioConfig, frames: Option<u32>) -> Result<AudioSink, AppError> {
+    pub fn create(
+        path: &Path,
+        config: AudioConfig,
+        frames: Option<u32>,
+    ) -> Result<AudioSink, AppError> {
         let spec = hound::WavSpec {
             channels: 2,
             sample_rate: config.device_rate.round() as u32,

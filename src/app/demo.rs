@@ -317,7 +317,11 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     let mut game_match = SimulatedMatch::new(setup, games)?;
     for (index, machine) in game_match.machines.iter_mut().enumerate() {
         let audio = AudioArgs {
-            audio_out: args.audio.audio_out.as_deref().map(|path| machine_audio_path(path, index)),
+            audio_out: args
+                .audio
+                .audio_out
+                .as_deref()
+                .map(|path| machine_audio_path(path, index)),
             ..args.audio.clone()
         };
         let rate = machine.machine.game.sample_rate();

@@ -6,10 +6,10 @@
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
-pub mod debugger;
 #[cfg(feature = "audio")]
 pub mod audio_device;
 pub mod audio_out;
+pub mod debugger;
 pub mod demo;
 pub mod desync_diagnosis;
 pub mod error;

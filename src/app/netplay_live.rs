@@ -12,9 +12,9 @@
 //! pre-flight (same frames, same buttons), so even a core that restores its
 //! state imperfectly starts the match the same way everywhere.
 
+use crate::app::audio_out::{AudioArgs, AudioSink};
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
-use crate::app::audio_out::{AudioArgs, AudioSink};
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
@@ -830,7 +830,12 @@ fn play(
     let had_desyncs = desyncs.detected > 0;
     let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
     report.describe(out)?;
-    let audio = machine.sink.audio.take().map(AudioSink::finish).transpose()?;
+    let audio = machine
+        .sink
+        .audio
+        .take()
+        .map(AudioSink::finish)
+        .transpose()?;
     if let Some(audio) = &audio {
         writeln!(out, "{}", audio.describe())?;
     }

@@ -538,8 +538,12 @@ where
             let netplay = NetplaySession::new(config, 0)?;
             // The machines' frame clocks are out of phase, as real ones are.
             let clock = FrameClock::new(frames_per_second, 1_000 + u64::from(player) * 3_700);
-            let mut machine =
-                NetplayMachine::new(netplay, game, (ChecksumLog::new(CHECKSUM_LOG_FRAMES), None), clock);
+            let mut machine = NetplayMachine::new(
+                netplay,
+                game,
+                (ChecksumLog::new(CHECKSUM_LOG_FRAMES), None),
+                clock,
+            );
             machine.stop_at_frame = Some(setup.frames);
             machines.push(MatchMachine { machine, player });
         }
@@ -789,7 +793,12 @@ mod tests {
         let (first, _) = play(deterministic_pair(), 300);
         let (second, _) = play(deterministic_pair(), 300);
         for (a, b) in first.machines.iter().zip(&second.machines) {
-            assert!(a.machine.sink.0.checksums().eq(b.machine.sink.0.checksums()));
+            assert!(a
+                .machine
+                .sink
+                .0
+                .checksums()
+                .eq(b.machine.sink.0.checksums()));
             assert_eq!(a.machine.stats, b.machine.stats);
             assert_eq!(first.now, second.now);
         }

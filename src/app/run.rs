@@ -154,7 +154,9 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
-    let mut audio = args.audio.open_sink(game.sample_rate(), Some(args.frames))?;
+    let mut audio = args
+        .audio
+        .open_sink(game.sample_rate(), Some(args.frames))?;
     let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut audio)?;
     let audio = audio.map(|sink| sink.finish()).transpose()?;
     writeln!(out, "{}", game.title())?;

@@ -92,11 +92,8 @@ impl TimelineCheck {
             return;
         }
         kept.audio.clear();
-        kept.audio.extend(
-            interleaved
-                .chunks_exact(2)
-                .map(|pair| [pair[0], pair[1]]),
-        );
+        kept.audio
+            .extend(interleaved.chunks_exact(2).map(|pair| [pair[0], pair[1]]));
     }
 
     /// `frame` is final: its latest run is the timeline.
@@ -132,7 +129,11 @@ impl TimelineCheck {
             kept.played.push((offset, pulled.sample));
         }
         // Final frames before the one playing are done with.
-        while self.kept.front().is_some_and(|k| k.final_ && k.frame < frame) {
+        while self
+            .kept
+            .front()
+            .is_some_and(|k| k.final_ && k.frame < frame)
+        {
             self.forget_front();
         }
     }

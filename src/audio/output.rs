@@ -101,8 +101,8 @@ impl RateControl {
         };
         self.average = Some(average);
         let error = (average - self.target) / self.target;
-        self.integral = (self.integral + INTEGRAL * error * seconds)
-            .clamp(-self.max_adjust, self.max_adjust);
+        self.integral =
+            (self.integral + INTEGRAL * error * seconds).clamp(-self.max_adjust, self.max_adjust);
         self.adjust =
             (PROPORTIONAL * error + self.integral).clamp(-self.max_adjust, self.max_adjust);
         self.adjust
@@ -262,11 +262,8 @@ mod tests {
     /// the consumer's, rendering 2 ms at a time; returns the pipeline and
     /// the fills (ms) seen while playing.
     fn play(seconds: u64, producer_rate: f64, speed: f64) -> (AudioPipeline, f64, f64) {
-        let mut pipeline = AudioPipeline::new(AudioConfig::new(
-            48_000.0,
-            48_000.0,
-            AudioPolicy::Revoke,
-        ));
+        let mut pipeline =
+            AudioPipeline::new(AudioConfig::new(48_000.0, 48_000.0, AudioPolicy::Revoke));
         pipeline.set_speed(speed);
         let tone: Vec<i16> = (0..PER_FRAME)
             .flat_map(|i| {
@@ -358,8 +355,8 @@ mod tests {
             let audio: Vec<i16> = (0..per_frame)
                 .flat_map(|_| {
                     n += 1;
-                    let v = 10_000.0
-                        * (std::f64::consts::TAU * 1_000.0 * n as f64 / core_rate).sin();
+                    let v =
+                        10_000.0 * (std::f64::consts::TAU * 1_000.0 * n as f64 / core_rate).sin();
                     [v as i16; 2]
                 })
                 .collect();
@@ -384,6 +381,10 @@ mod tests {
         assert!(control.update(4_000.0, 0.01) > 0.0);
         let mut control = RateControl::new(3_000.0, 0.005);
         assert!(control.update(2_000.0, 0.01) < 0.0);
-        assert_eq!(control.update(100_000.0, 10.0), 0.005, "never beyond ±0.5 %");
+        assert_eq!(
+            control.update(100_000.0, 10.0),
+            0.005,
+            "never beyond ±0.5 %"
+        );
     }
 }

@@ -256,11 +256,7 @@ impl AudioRing {
         self.stats.discarded_samples += skip as u64;
         let mut samples = self.spare.pop().unwrap_or_default();
         samples.clear();
-        samples.extend(
-            interleaved
-                .chunks_exact(2)
-                .map(|pair| [pair[0], pair[1]]),
-        );
+        samples.extend(interleaved.chunks_exact(2).map(|pair| [pair[0], pair[1]]));
         self.queued += count - skip;
         self.chunks.push_back(Chunk { frame, samples });
         if self.queued > self.config.capacity || self.chunks.len() > self.config.max_chunks {
@@ -450,14 +446,10 @@ impl AudioRing {
     /// revoked samples being faded from with `first` and the samples queued
     /// after it, over the fade's length.
     fn correlation_with_queue(&self, first: Stereo) -> f32 {
-        let following = self
-            .chunks
-            .iter()
-            .enumerate()
-            .flat_map(|(index, chunk)| {
-                let start = if index == 0 { self.read } else { 0 };
-                chunk.samples[start..].iter().copied()
-            });
+        let following = self.chunks.iter().enumerate().flat_map(|(index, chunk)| {
+            let start = if index == 0 { self.read } else { 0 };
+            chunk.samples[start..].iter().copied()
+        });
         let (mut both, mut from_energy, mut to_energy) = (0.0f64, 0.0f64, 0.0f64);
         for (from, to) in self.fade.from[..self.fade.len]
             .iter()
@@ -617,7 +609,10 @@ mod tests {
         for pulled in &rest[15..] {
             let (frame, i) = pulled.source.unwrap();
             assert!(frame.number() >= 3);
-            assert_eq!(pulled.sample[0], frame.number() as i16 * 100 + i as i16 + 5000);
+            assert_eq!(
+                pulled.sample[0],
+                frame.number() as i16 * 100 + i as i16 + 5000
+            );
         }
     }
 
@@ -636,7 +631,10 @@ mod tests {
         for pulled in &rest {
             let (frame, i) = pulled.source.unwrap();
             let timeline = if frame.number() == 5 { 5000 } else { 0 };
-            assert_eq!(pulled.sample[0], frame.number() as i16 * 100 + i as i16 + timeline);
+            assert_eq!(
+                pulled.sample[0],
+                frame.number() as i16 * 100 + i as i16 + timeline
+            );
         }
         assert_eq!(ring.stats().revoked_samples, 0);
         assert_eq!(ring.stats().discarded_samples, 40);
@@ -746,7 +744,13 @@ mod tests {
                 .map(|frame| {
                     frame
                         .into_iter()
-                        .map(|v| if v >= 0 { amplitude as i16 } else { -amplitude as i16 })
+                        .map(|v| {
+                            if v >= 0 {
+                                amplitude as i16
+                            } else {
+                                -amplitude as i16
+                            }
+                        })
                         .collect()
                 })
                 .collect()
@@ -783,8 +787,8 @@ mod tests {
         for (number, frame) in corrected.iter_mut().enumerate() {
             for (index, value) in frame.iter_mut().enumerate() {
                 let n = (number * PER_FRAME + index / 2) as f64;
-                *value = (10_000.0 * (std::f64::consts::TAU * 1_000.0 * n / RATE).cos()).round()
-                    as i16;
+                *value =
+                    (10_000.0 * (std::f64::consts::TAU * 1_000.0 * n / RATE).cos()).round() as i16;
             }
         }
         let played = 5 * PER_FRAME + 100;
