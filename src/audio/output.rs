@@ -127,6 +127,8 @@ pub struct AudioPipeline {
     history: [[f32; 2]; 4],
     /// Position between history[1] and history[2] (0–1).
     phase: f64,
+    /// Core samples taken from the ring for the block being rendered.
+    input: Vec<Stereo>,
     rendered: u64,
 }
 
@@ -140,6 +142,7 @@ impl AudioPipeline {
             speed: 1.0,
             history: [[0.0; 2]; 4],
             phase: 1.0,
+            input: Vec::new(),
             rendered: 0,
             config,
         }
@@ -208,12 +211,28 @@ impl AudioPipeline {
             self.rate.adjust()
         };
         let step = self.config.core_rate / self.config.device_rate * self.speed * (1.0 + adjust);
+        // How many core samples this block takes (the same steps as below),
+        // so they come out of the ring in runs rather than one by one.
+        let mut phase = self.phase;
+        let mut needed = 0;
+        for _ in 0..out.len() {
+            while phase >= 1.0 {
+                phase -= 1.0;
+                needed += 1;
+            }
+            phase += step;
+        }
+        // Grows only until it fits the largest block: then never again.
+        if self.input.len() < needed {
+            self.input.resize(needed, [0; 2]);
+        }
+        self.ring.pull_into(&mut self.input[..needed], &mut tap);
+        let mut input = self.input[..needed].iter();
         for sample in out.iter_mut() {
             while self.phase >= 1.0 {
-                let pulled = self.ring.pull();
-                tap(&pulled);
+                let next = input.next().copied().unwrap_or_default();
                 self.history.copy_within(1.., 0);
-                self.history[3] = [f32::from(pulled.sample[0]), f32::from(pulled.sample[1])];
+                self.history[3] = [f32::from(next[0]), f32::from(next[1])];
                 self.phase -= 1.0;
             }
             let w = catmull_rom_weights(self.phase as f32);

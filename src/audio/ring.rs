@@ -270,6 +270,48 @@ impl AudioRing {
         self.draining = true;
     }
 
+    /// Fills `out` as [`AudioRing::pull`] would, one sample after another,
+    /// telling `tap` about each; steady play is copied a run at a time.
+    pub fn pull_into(&mut self, out: &mut [Stereo], mut tap: impl FnMut(&Pulled)) {
+        let mut done = 0;
+        while done < out.len() {
+            let steady = self.playing
+                && self.gain >= 1.0
+                && self.queued > self.config.crossfade
+                && !self.fade.active()
+                && self.watch_steps == 0;
+            if !steady {
+                let pulled = self.pull();
+                tap(&pulled);
+                out[done] = pulled.sample;
+                done += 1;
+                continue;
+            }
+            let chunk = &self.chunks[0];
+            // The last `crossfade` queued samples go one by one: they fade
+            // out if nothing follows them.
+            let run = (out.len() - done)
+                .min(chunk.samples.len() - self.read)
+                .min(self.queued - self.config.crossfade);
+            let taken = &chunk.samples[self.read..self.read + run];
+            out[done..done + run].copy_from_slice(taken);
+            for (offset, &sample) in (self.read..).zip(taken) {
+                tap(&Pulled {
+                    sample,
+                    source: Some((chunk.frame, offset as u32)),
+                });
+            }
+            self.last_output = taken[run - 1];
+            let ended = self.read + run == chunk.samples.len();
+            self.read += run;
+            self.queued -= run;
+            done += run;
+            if ended {
+                self.retire_front();
+            }
+        }
+    }
+
     /// Hands out the next sample: silence while stalled, the queued audio
     /// otherwise, fading out as the queue runs dry and back in after.
     pub fn pull(&mut self) -> Pulled {
@@ -829,6 +871,44 @@ mod tests {
         let fade_in: Vec<i16> = out[..=240].iter().map(|p| p.sample[0]).collect();
         assert!(fade_in.windows(2).all(|w| w[1] >= w[0]), "rises steadily");
         assert!(fade_in[0] < 50 && fade_in[240] == 8_000);
+    }
+
+    #[test]
+    fn pulling_runs_hands_out_exactly_what_pulling_one_by_one_does() {
+        let mut one_by_one = default_ring();
+        let mut in_runs = default_ring();
+        let tone = tone_frames(40, 3, 440.0, 9_000.0);
+        let other = tone_frames(40, 1, 660.0, 9_000.0);
+        let (mut singles, mut runs) = (Vec::new(), Vec::new());
+        let mut out = vec![[0i16; 2]; 1000];
+        for frame in 0..40u32 {
+            for ring in [&mut one_by_one, &mut in_runs] {
+                if frame % 7 == 6 {
+                    for again in frame - 6..frame {
+                        ring.push(Frame::new(again), true, &other[again as usize]);
+                    }
+                }
+                // A stall: frames 20 to 24 come late.
+                if !(20..25).contains(&frame) {
+                    ring.push(Frame::new(frame), false, &tone[frame as usize]);
+                }
+            }
+            let block = 600 + (frame as usize * 37) % 400;
+            for _ in 0..block {
+                singles.push(one_by_one.pull());
+            }
+            in_runs.pull_into(&mut out[..block], |pulled| runs.push(*pulled));
+            assert_eq!(
+                &out[..block],
+                &singles[singles.len() - block..]
+                    .iter()
+                    .map(|p| p.sample)
+                    .collect::<Vec<_>>()[..]
+            );
+        }
+        assert_eq!(singles, runs);
+        assert_eq!(one_by_one.stats(), in_runs.stats());
+        assert!(one_by_one.stats().splices > 0 && one_by_one.stats().stalls > 0);
     }
 
     #[test]
