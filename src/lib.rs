@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod audio;
 pub mod checksum;
 pub mod diff;
 pub mod emulator;

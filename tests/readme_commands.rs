@@ -95,7 +95,8 @@ fn plan(command: &ReadmeCommand) -> Result<Plan, String> {
         ["cargo", "bench", ..]
         | ["scripts/bench-host-overhead", ..]
         | ["scripts/bench-netplay", ..]
-        | ["scripts/bench-replay", ..] => {
+        | ["scripts/bench-replay", ..]
+        | ["scripts/bench-audio", ..] => {
             return Ok(Plan::NotRunHere("benchmarks run on their own"))
         }
         ["cargo", "+nightly", "fuzz", ..] => {

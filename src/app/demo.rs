@@ -5,6 +5,7 @@
 //! (machine 1's view) saved as a PNG. (The netplay check replaces the old
 //! local sync-test: it compares every final frame after real rollbacks.)
 
+use crate::app::audio_out::{machine_audio_path, AudioArgs};
 use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
 use crate::app::game::locate_duel_core;
 use crate::app::inputs::{FrameInputs, RandomPlayer};
@@ -69,6 +70,9 @@ pub struct DemoArgs {
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+    /// Audio output (machine 1's to `--audio-out`, machine 2's beside it).
+    #[command(flatten)]
+    pub audio: AudioArgs,
 }
 
 fn parse_loss_percent(text: &str) -> Result<f64, String> {
@@ -320,6 +324,18 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
         content_hash: Checksum::of(&content).0,
     };
     let mut game_match = SimulatedMatch::new(setup, games)?;
+    for (index, machine) in game_match.machines.iter_mut().enumerate() {
+        let audio = AudioArgs {
+            audio_out: args
+                .audio
+                .audio_out
+                .as_deref()
+                .map(|path| machine_audio_path(path, index)),
+            ..args.audio.clone()
+        };
+        let rate = machine.machine.game.sample_rate();
+        machine.machine.sink.1 = audio.open_sink(rate, Some(args.frames))?;
+    }
     let mut players = ScriptedPlayers {
         random: RandomPlayer::new(args.seed),
         frames: Vec::new(),
@@ -346,8 +362,8 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
     }
 
     let comparison = compare_checksum_logs(
-        &game_match.machines[0].machine.sink,
-        &game_match.machines[1].machine.sink,
+        &game_match.machines[0].machine.sink.0,
+        &game_match.machines[1].machine.sink.0,
     );
     let finished = end == MatchEnd::Finished;
     let agreed = comparison.first_difference.is_none() && desync_reports == 0;
@@ -366,6 +382,14 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
         game_match.now,
     );
     writeln!(out, "{verdict}")?;
+    let mut audio = Vec::new();
+    for machine in &mut game_match.machines {
+        if let Some(sink) = machine.machine.sink.1.take() {
+            let summary = sink.finish()?;
+            writeln!(out, "{}", summary.describe())?;
+            audio.push(summary.json());
+        }
+    }
 
     let shown = &mut game_match.machines[0].machine.game;
     let frame = shown.video_frame().ok_or(AppError::NoVideoFrame)?;
@@ -404,6 +428,7 @@ pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, App
             "frames": played,
             "checksums": checksums_json(&checksums),
             "png": png_path.display().to_string(),
+            "audio": audio,
             "netplay": {
                 "rtt_ms": rtt_ms,
                 "jitter_ms": conditions.jitter_ms,

@@ -6,6 +6,7 @@
 //! the machine's name, then the demo checks that all three agree on every
 //! final frame they share.
 
+use crate::app::audio_out::{machine_audio_path, AudioArgs};
 use crate::app::demo::{default_arena, CoreCopies, DemoArgs, JITTER_MS};
 use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
 use crate::app::game::locate_duel_core;
@@ -154,6 +155,17 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
             record: None,
             no_record: true,
         },
+        audio: AudioArgs {
+            audio_out: args
+                .audio
+                .audio_out
+                .as_deref()
+                .map(|path| machine_audio_path(path, machine)),
+            ..args.audio.clone()
+        },
+        // The demo's machines are threads of one process: no speakers.
+        #[cfg(feature = "audio")]
+        speaker: Default::default(),
         #[cfg(feature = "gui")]
         display: Default::default(),
     };

@@ -79,6 +79,13 @@ pub trait FrameSink {
     fn player_left(&mut self, frame: Frame, player: u8) {
         let _ = (frame, player);
     }
+
+    /// The loop's frame clock reads `now_us` (µs) after this tick's frames,
+    /// which run at `speed` times the nominal frame rate (time sync): a sink
+    /// consuming at a device's pace (the audio output) catches up to it.
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        let _ = (now_us, speed);
+    }
 }
 
 /// A sink that keeps nothing.
@@ -115,6 +122,11 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
     fn player_left(&mut self, frame: Frame, player: u8) {
         self.0.player_left(frame, player);
         self.1.player_left(frame, player);
+    }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        self.0.clock_tick(now_us, speed);
+        self.1.clock_tick(now_us, speed);
     }
 }
 
@@ -153,6 +165,12 @@ impl<S: FrameSink> FrameSink for Option<S> {
             sink.player_left(frame, player);
         }
     }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        if let Some(sink) = self {
+            sink.clock_tick(now_us, speed);
+        }
+    }
 }
 
 /// A sink borrowed for the length of a run.
@@ -179,6 +197,10 @@ impl<S: FrameSink + ?Sized> FrameSink for &mut S {
 
     fn player_left(&mut self, frame: Frame, player: u8) {
         (**self).player_left(frame, player);
+    }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        (**self).clock_tick(now_us, speed);
     }
 }
 

@@ -6,6 +6,9 @@
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
+#[cfg(feature = "audio")]
+pub mod audio_device;
+pub mod audio_out;
 pub mod debugger;
 pub mod demo;
 pub mod demo_live;

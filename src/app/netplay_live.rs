@@ -12,6 +12,7 @@
 //! pre-flight (same frames, same buttons), so even a core that restores its
 //! state imperfectly starts the match the same way everywhere.
 
+use crate::app::audio_out::{AudioArgs, AudioSink};
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
@@ -82,6 +83,13 @@ pub struct MatchArgs {
     /// Where the match's replay goes (`--record PATH`, `--no-record`).
     #[command(flatten)]
     pub record: RecordArgs,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
+    /// The speaker.
+    #[cfg(feature = "audio")]
+    #[command(flatten)]
+    pub speaker: crate::app::audio_device::SpeakerArgs,
 }
 
 /// Arguments of `netcade host`.
@@ -289,7 +297,15 @@ pub fn host_match(
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, front.as_mut(), options, out)
+    play(
+        role,
+        &args.common,
+        machine,
+        inputs,
+        front.as_mut(),
+        options,
+        out,
+    )
 }
 
 /// `netcade join`.
@@ -367,7 +383,15 @@ pub fn join_match(
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, front.as_mut(), options, out)
+    play(
+        role,
+        &args.common,
+        machine,
+        inputs,
+        front.as_mut(),
+        options,
+        out,
+    )
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns
@@ -654,6 +678,9 @@ struct LiveSink {
     log: ChecksumLog,
     resimulated_frames: u64,
     recorder: Option<ReplayRecorder>,
+    audio: Option<AudioSink>,
+    #[cfg(feature = "audio")]
+    speaker: Option<crate::app::audio_device::Speaker>,
 }
 
 impl FrameSink for LiveSink {
@@ -661,11 +688,21 @@ impl FrameSink for LiveSink {
         if frame.resimulated {
             self.resimulated_frames += 1;
         }
+        self.audio.frame_run(frame);
+        #[cfg(feature = "audio")]
+        self.speaker.frame_run(frame);
     }
 
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         self.log.frame_finalized(frame);
         self.recorder.frame_finalized(frame);
+        self.audio.frame_finalized(frame);
+    }
+
+    fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        self.audio.clock_tick(now_us, speed);
+        #[cfg(feature = "audio")]
+        self.speaker.clock_tick(now_us, speed);
     }
 
     fn wants_checksums(&self) -> bool {
@@ -760,6 +797,14 @@ fn play(
         log: ChecksumLog::new(1 << 16),
         resimulated_frames: 0,
         recorder,
+        audio: args.audio.open_sink(game.sample_rate(), args.frames)?,
+        #[cfg(feature = "audio")]
+        speaker: crate::app::audio_device::open_speaker_for(
+            &args.audio,
+            &args.speaker,
+            args.headless,
+            game.sample_rate(),
+        )?,
     };
     let clock = FrameClock::new(frames_per_second, 0).with_catch_up(2, 10);
     let mut machine: LiveMachine = NetplayMachine::new(netplay, game, sink, clock);
@@ -960,11 +1005,27 @@ fn play(
     if let Some(recording) = &recording {
         writeln!(out, "replay: {}", recording.path.display())?;
     }
+    let audio = machine
+        .sink
+        .audio
+        .take()
+        .map(AudioSink::finish)
+        .transpose()?;
+    if let Some(audio) = &audio {
+        writeln!(out, "{}", audio.describe())?;
+    }
+    #[cfg(feature = "audio")]
+    if let Some(speaker) = &machine.sink.speaker {
+        writeln!(out, "{}", speaker.describe())?;
+    }
     if args.json {
         let mut json = report.json();
         json["replay"] = recording
             .as_ref()
             .map_or(serde_json::Value::Null, RecordingSummary::json);
+        if let Some(audio) = &audio {
+            json["audio"] = audio.json();
+        }
         writeln!(out, "{json}")?;
     }
     let outcome = match end {

@@ -10,6 +10,7 @@
 //! Both are free of I/O, clocks and randomness: `now`, the network's seed and
 //! the stopwatch come in, so the same arguments give the same match.
 
+use crate::app::audio_out::AudioSink;
 use crate::app::desync_diagnosis::CheckpointStates;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
@@ -400,12 +401,16 @@ impl ResimulationCost {
     }
 }
 
+/// Where a simulated machine's frames go: the checksum log of its final
+/// frames, and the audio output if one was asked for.
+pub type MatchSink = (ChecksumLog, Option<AudioSink>);
+
 /// One machine of a simulated match: its netplay machine (session, game,
 /// driver, frame clock) with a checksum log of its final frames, and the
 /// player it controls (its address on the network too).
 pub struct MatchMachine<G> {
-    /// The session, game, driver, clock and checksum log.
-    pub machine: NetplayMachine<u8, G, ChecksumLog>,
+    /// The session, game, driver, clock and checksum log (and audio).
+    pub machine: NetplayMachine<u8, G, MatchSink>,
     /// The player this machine controls.
     pub player: u8,
 }
@@ -562,8 +567,12 @@ where
             let netplay = NetplaySession::new(config, 0)?;
             // The machines' frame clocks are out of phase, as real ones are.
             let clock = FrameClock::new(frames_per_second, 1_000 + u64::from(player) * 3_700);
-            let mut machine =
-                NetplayMachine::new(netplay, game, ChecksumLog::new(CHECKSUM_LOG_FRAMES), clock);
+            let mut machine = NetplayMachine::new(
+                netplay,
+                game,
+                (ChecksumLog::new(CHECKSUM_LOG_FRAMES), None),
+                clock,
+            );
             machine.stop_at_frame = Some(setup.frames);
             machines.push(MatchMachine { machine, player });
         }
@@ -649,7 +658,7 @@ where
             && self
                 .machines
                 .iter()
-                .any(|m| m.machine.sink.end_frame() < self.setup.frames)
+                .any(|m| m.machine.sink.0.end_frame() < self.setup.frames)
         {
             self.step(input, stopwatch, update)?;
         }
@@ -774,8 +783,8 @@ mod tests {
 
     fn compare(game_match: &SimulatedMatch<Box<StubGame>>) -> ChecksumComparison {
         compare_checksum_logs(
-            &game_match.machines[0].machine.sink,
-            &game_match.machines[1].machine.sink,
+            &game_match.machines[0].machine.sink.0,
+            &game_match.machines[1].machine.sink.0,
         )
     }
 
@@ -813,7 +822,12 @@ mod tests {
         let (first, _) = play(deterministic_pair(), 300);
         let (second, _) = play(deterministic_pair(), 300);
         for (a, b) in first.machines.iter().zip(&second.machines) {
-            assert!(a.machine.sink.checksums().eq(b.machine.sink.checksums()));
+            assert!(a
+                .machine
+                .sink
+                .0
+                .checksums()
+                .eq(b.machine.sink.0.checksums()));
             assert_eq!(a.machine.stats, b.machine.stats);
             assert_eq!(first.now, second.now);
         }

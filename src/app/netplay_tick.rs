@@ -134,6 +134,7 @@ where
             // Inputs that arrived may have made frames final all the same.
             self.driver.finalize(&self.netplay, &mut self.sink);
         }
+        self.sink.clock_tick(now_us, speed);
         self.netplay
             .poll(now, |to, datagram| transport.send(to, datagram));
         Ok(())

@@ -1,5 +1,6 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
+use crate::app::audio_out::AudioArgs;
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
 use crate::app::replay_record::{replay_header, RecordingSummary, ReplayRecorder};
@@ -31,6 +32,9 @@ pub struct RunArgs {
     /// Records the run as a replay at PATH (`netcade replay play PATH`).
     #[arg(long, value_name = "PATH")]
     pub record: Option<PathBuf>,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
 }
 
 /// What a run measured.
@@ -123,6 +127,9 @@ pub fn run_frames<G: Game + ?Sized>(
             checksum,
             video,
         });
+        // A local run's clock is its frame count: frames at the nominal rate.
+        let at_us = f64::from(number + 1) * 1e6 / game.frames_per_second().max(1e-3);
+        sink.clock_tick(at_us as u64, 1.0);
     }
     let elapsed = started.elapsed();
     let time_in_core = match (core_before, game.time_in_core()) {
@@ -174,7 +181,7 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
-    let mut recorder = match &args.record {
+    let recorder = match &args.record {
         Some(path) => {
             let mut start_state = Vec::new();
             game.save_state(&mut start_state)
@@ -186,15 +193,21 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
         }
         None => None,
     };
-    let report = match &mut recorder {
-        Some(recorder) => run_frames(game.as_mut(), args.frames, &mut inputs, recorder)?,
-        None => run_frames(game.as_mut(), args.frames, &mut inputs, &mut ())?,
-    };
+    let audio = args
+        .audio
+        .open_sink(game.sample_rate(), Some(args.frames))?;
+    let mut sinks = (recorder, audio);
+    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut sinks)?;
+    let (recorder, audio) = sinks;
     let recording = recorder
         .map(|recorder| recorder.finish(EndReason::Finished))
         .transpose()?;
+    let audio = audio.map(|sink| sink.finish()).transpose()?;
     writeln!(out, "{}", game.title())?;
     describe(&report, out)?;
+    if let Some(audio) = &audio {
+        writeln!(out, "{}", audio.describe())?;
+    }
     if let Some(recording) = &recording {
         writeln!(out, "replay: {}", recording.path.display())?;
     }
@@ -203,6 +216,9 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
         json["replay"] = recording
             .as_ref()
             .map_or(serde_json::Value::Null, RecordingSummary::json);
+        if let Some(audio) = &audio {
+            json["audio"] = audio.json();
+        }
         json["command"] = "run".into();
         json["game"] = game.title().into();
         json["inputs"] = args.inputs.to_string().into();

@@ -3,6 +3,8 @@
 //! step back (,), mark (M) and diff (N) are the `debug` command's own
 //! `step`, `back`, `mark` and `diff`, shown in the overlay.
 
+use crate::app::audio_device::{open_speaker_for, SpeakerArgs};
+use crate::app::audio_out::AudioArgs;
 use crate::app::debugger::{Command, CommandError, Debugger, DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
 use crate::app::error::error_chain;
 use crate::app::frame_clock::FrameClock;
@@ -49,6 +51,12 @@ pub struct PlayArgs {
     /// The most memory the step-back history may take, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_HISTORY_MB)]
     pub history_mb: u64,
+    /// How the sound is queued (latency, crossfade).
+    #[command(flatten)]
+    pub audio: AudioArgs,
+    /// The speaker.
+    #[command(flatten)]
+    pub speaker: SpeakerArgs,
 }
 
 /// The input mapping from the config file (created with the defaults on
@@ -76,10 +84,11 @@ pub fn load_input_map() -> InputMap {
     }
 }
 
-/// The place a frame's sound goes. The audio output plugs in here (a
-/// [`FrameSink`] fed each frame's samples); until then local play is silent.
-fn audio_output(_game: &dyn Game) -> Box<dyn FrameSink> {
-    Box::new(())
+/// The place a frame's sound goes: the speaker (or, with no usable device
+/// or `--no-audio`, nothing).
+fn audio_output(game: &dyn Game, args: &PlayArgs) -> Result<Box<dyn FrameSink>, AppError> {
+    let speaker = open_speaker_for(&args.audio, &args.speaker, false, game.sample_rate())?;
+    Ok(Box::new(speaker))
 }
 
 /// Where F12 puts screenshots: `screenshots/` in netcade's data directory.
@@ -136,7 +145,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         window.gl_version()
     )?;
     let history_bytes = (args.history_mb.saturating_mul(1 << 20)).min(usize::MAX as u64) as usize;
-    let audio = audio_output(&*game);
+    let audio = audio_output(&*game, args)?;
     let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, audio)?;
     let players = usize::from(args.players);
     let fps = play.game().frames_per_second();
@@ -198,6 +207,8 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                 }
             }
         }
+        // The speaker plays at the clock's pace; paused, it fades out.
+        play.audio.clock_tick(now_us(), 1.0);
         let mut lines = Vec::new();
         if overlay.panel_visible {
             lines.push(format!(
