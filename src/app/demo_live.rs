@@ -24,7 +24,8 @@ use std::sync::mpsc::{channel, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The frame the spectator joins at, roughly.
+/// The frame the spectator joins a long enough match at, roughly (a
+/// shorter one halfway through).
 const SPECTATOR_JOINS_AT_FRAME: u32 = 600;
 
 /// Plain status lines this often from each machine.
@@ -113,9 +114,11 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
         source,
     })?;
     let port_file = port_dir.join("port");
+    // A short demo still gives the spectator half the match to watch.
+    let spectator_joins_at = SPECTATOR_JOINS_AT_FRAME.min(args.frames / 2);
     writeln!(
         out,
-        "Duel netplay over loopback UDP: a host and a joiner in this process, each its own copy of {}, playing {}; a spectator joins at about frame {SPECTATOR_JOINS_AT_FRAME}",
+        "Duel netplay over loopback UDP: a host and a joiner in this process, each its own copy of {}, playing {}; a spectator joins at about frame {spectator_joins_at}",
         core.display(),
         rom.display()
     )?;
@@ -235,7 +238,7 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
     };
     let mut spectate_args = Some(spectate_args);
     let mut began: Option<Instant> = None;
-    let spectator_delay = Duration::from_secs_f64(f64::from(SPECTATOR_JOINS_AT_FRAME) / 60.0);
+    let spectator_delay = Duration::from_secs_f64(f64::from(spectator_joins_at) / 60.0);
     while results.len() < threads.len() || spectate_args.is_some() && results.len() < 2 {
         if began.is_some_and(|at| at.elapsed() >= spectator_delay) {
             if let Some(spectate_args) = spectate_args.take() {
