@@ -457,3 +457,86 @@ pub fn diff_command(args: &DiffArgs, out: &mut dyn Write) -> Result<Outcome, App
         Outcome::ReplayMismatch
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checksum::Checksum;
+    use crate::replay::{read_replay, EndReason, ReplayHeader, ReplayWriter};
+
+    /// A 2-player replay of frames `start..end`, player 1 holding A from
+    /// `pressed_at` on (when given), with the memory checksum of frame `f`
+    /// being `f`.
+    fn replay(start: u32, end: u32, pressed_at: Option<u32>) -> Replay {
+        let header = ReplayHeader {
+            netcade_version: "0.1.0".into(),
+            core_name: "Duel".into(),
+            core_version: "0.1.0".into(),
+            core_path: String::new(),
+            content_name: String::new(),
+            content_path: String::new(),
+            content_hash: Checksum(0),
+            core_options: vec![],
+            players: 2,
+            frames_per_second: 60.0,
+            sample_rate: 48_000.0,
+            recorded_at_unix: 0,
+            player_names: vec![],
+            start_frame: Frame::new(start),
+            start_state: vec![1, 2, 3],
+            start_memory_checksum: Checksum(u64::from(start)),
+        };
+        let mut writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+        for frame in start..end {
+            let held = pressed_at.is_some_and(|at| frame >= at);
+            let inputs = [if held { Buttons::A } else { Buttons::NONE }, Buttons::NONE];
+            let memory = Checksum(u64::from(frame));
+            writer
+                .frame(Frame::new(frame), &inputs, Some(memory), None)
+                .unwrap();
+        }
+        let bytes = writer.finish(EndReason::Finished).unwrap().0;
+        read_replay(&bytes[..]).unwrap()
+    }
+
+    #[test]
+    fn a_replay_starting_later_is_compared_over_the_frames_both_hold() {
+        let player = replay(0, 600, Some(100));
+        let spectator = replay(250, 600, Some(100));
+        assert_eq!(common_frames(&player, &spectator), Some(250..600));
+        assert_eq!(first_difference(&player, &spectator), None);
+        assert_eq!(first_difference(&spectator, &player), None);
+    }
+
+    #[test]
+    fn a_difference_after_the_later_start_is_named_by_the_matchs_frame() {
+        let player = replay(0, 600, Some(400));
+        let spectator = replay(250, 600, Some(401));
+        assert_eq!(
+            first_difference(&player, &spectator),
+            Some(ReplayDifference::Inputs {
+                frame: 400,
+                players: vec![1]
+            })
+        );
+    }
+
+    #[test]
+    fn replays_holding_no_frame_in_common_are_said_to() {
+        let early = replay(0, 200, None);
+        let late = replay(300, 600, None);
+        assert_eq!(
+            first_difference(&early, &late),
+            Some(ReplayDifference::NoCommonFrames {
+                a: (0, 200),
+                b: (300, 600)
+            })
+        );
+    }
+
+    #[test]
+    fn a_spectators_inputs_script_starts_at_the_frame_it_joined_at() {
+        let spectator = replay(250, 600, Some(400));
+        assert_eq!(inputs_script(&spectator), "150x NONE NONE\n200x A NONE\n");
+    }
+}
