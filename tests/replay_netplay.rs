@@ -20,6 +20,9 @@ fn recorded_match(
     recorded_match_watched(dir, frames, extra, None).0
 }
 
+/// One machine's JSON summary and replay path.
+type Recorded = (serde_json::Value, String);
+
 /// [`recorded_match`], with a spectator joining `watch_after` after the
 /// match began (when given) and recording too; returns its JSON and replay
 /// path as well.
@@ -28,10 +31,7 @@ fn recorded_match_watched(
     frames: u32,
     extra: &[&str],
     watch_after: Option<Duration>,
-) -> (
-    [(serde_json::Value, String); 2],
-    Option<(serde_json::Value, String)>,
-) {
+) -> ([Recorded; 2], Option<Recorded>) {
     let arena = support::duel_arena("dojo").display().to_string();
     let frames = frames.to_string();
     let host_replay = dir.join("host.ncr").display().to_string();
