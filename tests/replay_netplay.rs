@@ -95,6 +95,10 @@ fn recorded_match_watched(
     let spectator = spectator.map(|spectator| {
         let watched = spectator.finish(MATCH_TIMEOUT);
         assert!(watched.status.success(), "{watched:?}");
+        assert!(
+            stdout(&watched).contains(&format!("\nreplay: {spectator_replay}\n")),
+            "{watched:?}"
+        );
         let watched = last_json(&watched);
         assert_eq!(
             watched["replay"]["path"],
