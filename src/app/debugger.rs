@@ -283,7 +283,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         Ok(self)
     }
 
-    /// The frame the game is at (0: as loaded), in the numbering `goto` takes.
+    /// The frame the game is at (0: as loaded; a replay's start frame when
+    /// following one), in the numbering `goto` takes.
     pub fn frame(&self) -> u32 {
         self.frame
     }
