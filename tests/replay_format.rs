@@ -5,7 +5,8 @@
 use netcade::checksum::Checksum;
 use netcade::input::Buttons;
 use netcade::replay::{
-    read_replay, EndReason, ReplayError, ReplayEvent, ReplayHeader, ReplayWriter, MAX_STATE_BYTES,
+    read_replay, EndReason, ReplayError, ReplayEvent, ReplayHeader, ReplayWriter,
+    MAX_REPLAY_FRAMES, MAX_STATE_BYTES,
 };
 use netcade::rollback::Frame;
 use proptest::prelude::*;
@@ -25,6 +26,7 @@ fn header(players: u8) -> ReplayHeader {
         sample_rate: 48_000.0,
         recorded_at_unix: 1_795_000_000,
         player_names: vec!["host".into(), "127.0.0.1:7000".into()],
+        start_frame: Frame::new(0),
         start_state: (0..4000u32).map(|i| (i % 13) as u8).collect(),
         start_memory_checksum: Checksum(99),
     }
@@ -38,8 +40,18 @@ fn buttons(player: usize, frame: u32) -> Buttons {
 /// A replay of `frames` frames with a checkpoint every 60, a repair and a
 /// departure.
 fn recorded(frames: u32) -> Vec<u8> {
-    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
-    for frame in 0..frames {
+    recorded_from(0, frames)
+}
+
+/// [`recorded`], as a spectator who joined at frame `start` records it: the
+/// frames `start..start + frames`, numbered as in the match.
+fn recorded_from(start: u32, frames: u32) -> Vec<u8> {
+    let header = ReplayHeader {
+        start_frame: Frame::new(start),
+        ..header(2)
+    };
+    let mut writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+    for frame in start..start + frames {
         let inputs = [buttons(0, frame), buttons(1, frame)];
         writer
             .frame(
@@ -49,11 +61,11 @@ fn recorded(frames: u32) -> Vec<u8> {
                 Some(Checksum(u64::from(frame))),
             )
             .unwrap();
-        if frame == 130 {
-            writer.repair(Frame::new(120), &[5; 300]).unwrap();
+        if frame == start + 130 {
+            writer.repair(Frame::new(start + 120), &[5; 300]).unwrap();
         }
     }
-    writer.player_left(Frame::new(frames), 1).unwrap();
+    writer.player_left(Frame::new(start + frames), 1).unwrap();
     writer.finish(EndReason::Disconnect).unwrap().0
 }
 
@@ -194,6 +206,81 @@ fn another_file_or_version_is_refused() {
     );
 }
 
+#[test]
+fn a_replay_recorded_from_a_later_frame_reads_back_numbered_as_the_match() {
+    let replay = read_replay(&recorded_from(1000, 150)[..]).unwrap();
+    assert_eq!(
+        (replay.start_frame(), replay.end_frame(), replay.frames()),
+        (Frame::new(1000), Frame::new(1150), 150)
+    );
+    assert_eq!(replay.inputs(Frame::new(1077))[1], buttons(1, 1077));
+    assert_eq!(replay.inputs(Frame::new(999))[1], Buttons::NONE);
+    let checkpoints: Vec<u32> = replay
+        .checkpoints
+        .iter()
+        .map(|c| c.frame.number())
+        .collect();
+    // Checkpoints stay on the match's every-60 frames, so they line up with
+    // the players' replays; 1120's, written before the repair at 1120
+    // replaced that timeline, is gone.
+    assert_eq!(checkpoints, vec![1020, 1080, 1140]);
+    assert_eq!(replay.events[0].frame(), Frame::new(1120));
+    assert_eq!(replay.end, Some((150, EndReason::Disconnect)));
+}
+
+#[test]
+fn a_record_of_a_frame_before_the_start_frame_is_refused() {
+    let mut bytes = recorded_from(600, 0);
+    let end_record_len = 1 + 1 + 2 + 4;
+    let departure_len = 1 + 1 + 3 + 4;
+    bytes.truncate(bytes.len() - end_record_len - departure_len);
+    let mut payload = Vec::new();
+    netcade::protocol::codec::put_varint(&mut payload, 120);
+    payload.extend_from_slice(&7u64.to_le_bytes());
+    payload.push(0);
+    forged_record(3, &payload, &mut bytes);
+    let error = read_replay(&bytes[..]).unwrap_err().to_string();
+    assert!(
+        error.contains("before the recording's start frame 600"),
+        "{error}"
+    );
+}
+
+/// The bytes of a replay from frame 127 whose header's start frame varint
+/// is replaced by `start` (any number, as a hostile file may hold).
+fn with_start_frame(start: u64, version: Option<u16>) -> Vec<u8> {
+    let good = recorded_from(127, 0);
+    let preamble = netcade::replay::PREAMBLE_SIZE;
+    let (length, used) = netcade::protocol::codec::read_varint(&good[preamble + 1..]).unwrap();
+    let payload_at = preamble + 1 + used;
+    let payload = &good[payload_at..payload_at + length as usize];
+    // 127 is one varint byte, followed by the start state's checksum (99).
+    let mut marker = vec![127u8];
+    marker.extend_from_slice(&99u64.to_le_bytes());
+    let at = payload
+        .windows(marker.len())
+        .position(|window| window == marker)
+        .unwrap();
+    let mut forged = payload[..at].to_vec();
+    if version.is_none() {
+        netcade::protocol::codec::put_varint(&mut forged, start);
+    }
+    forged.extend_from_slice(&payload[at + 1..]);
+    let mut bytes = good[..preamble].to_vec();
+    if let Some(version) = version {
+        bytes[8..10].copy_from_slice(&version.to_le_bytes());
+    }
+    forged_record(1, &forged, &mut bytes);
+    bytes
+}
+
+#[test]
+fn a_version_1_replay_without_a_start_frame_reads_as_starting_at_frame_0() {
+    let replay = read_replay(&with_start_frame(0, Some(1))[..]).unwrap();
+    assert_eq!(replay.start_frame(), Frame::new(0));
+    assert_eq!(replay.header.start_memory_checksum, Checksum(99));
+}
+
 /// Appends a record with a valid check, whatever its payload says.
 fn forged_record(kind: u8, payload: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
@@ -293,6 +380,40 @@ proptest! {
         if let Ok(replay) = read_replay(&bytes[..keep]) {
             prop_assert!(replay.frames() <= 150 + 4096);
             prop_assert!(replay.bytes <= keep as u64);
+        }
+    }
+
+    #[test]
+    fn mutated_spectator_replays_never_panic_and_stay_within_the_frame_limit(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        start in 0..MAX_REPLAY_FRAMES - 200,
+    ) {
+        let mut bytes = recorded_from(start, 150);
+        for (index, value) in flips {
+            let at = index.index(bytes.len());
+            bytes[at] = value;
+        }
+        if let Ok(replay) = read_replay(&bytes[..]) {
+            prop_assert!(replay.end_frame().number() <= MAX_REPLAY_FRAMES);
+            prop_assert!(replay.start_frame() <= replay.end_frame());
+        }
+    }
+
+    #[test]
+    fn a_header_start_frame_is_read_within_the_frame_limit_and_refused_past_it(
+        start in prop_oneof![0..=u64::from(MAX_REPLAY_FRAMES), any::<u64>()],
+    ) {
+        let bytes = with_start_frame(start, None);
+        match read_replay(&bytes[..]) {
+            Ok(replay) => {
+                prop_assert!(start <= u64::from(MAX_REPLAY_FRAMES));
+                prop_assert_eq!(u64::from(replay.start_frame().number()), start);
+            }
+            Err(error) => {
+                prop_assert!(start > u64::from(MAX_REPLAY_FRAMES));
+                let text = error.to_string();
+                prop_assert!(text.contains("the start frame") && text.contains("limit"), "{}", text);
+            }
         }
     }
 

@@ -1,11 +1,11 @@
-//! Replays of real netplay matches: `netcade host` and `netcade join` over
-//! loopback UDP record their matches, and each replay plays back to the
-//! match's checksums.
+//! Replays of real netplay matches: `netcade host`, `netcade join` and
+//! `netcade spectate` over loopback UDP record their matches, and each
+//! replay plays back to the match's checksums.
 
 mod support;
 
 use std::time::Duration;
-use support::cli::{last_json, netcade, spawn_host, spawn_netcade, stdout};
+use support::cli::{last_json, netcade, spawn_host, spawn_netcade, stderr, stdout};
 
 /// Generous: only guards against a hang.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -17,6 +17,21 @@ fn recorded_match(
     frames: u32,
     extra: &[&str],
 ) -> [(serde_json::Value, String); 2] {
+    recorded_match_watched(dir, frames, extra, None).0
+}
+
+/// One machine's JSON summary and replay path.
+type Recorded = (serde_json::Value, String);
+
+/// [`recorded_match`], with a spectator joining `watch_after` after the
+/// match began (when given) and recording too; returns its JSON and replay
+/// path as well.
+fn recorded_match_watched(
+    dir: &std::path::Path,
+    frames: u32,
+    extra: &[&str],
+    watch_after: Option<Duration>,
+) -> ([Recorded; 2], Option<Recorded>) {
     let arena = support::duel_arena("dojo").display().to_string();
     let frames = frames.to_string();
     let host_replay = dir.join("host.ncr").display().to_string();
@@ -35,7 +50,7 @@ fn recorded_match(
         &host_replay,
     ];
     host_args.extend_from_slice(extra);
-    let (host, port) = spawn_host(dir, &host_args, MATCH_TIMEOUT);
+    let (mut host, port) = spawn_host(dir, &host_args, MATCH_TIMEOUT);
     let address = format!("127.0.0.1:{port}");
     let mut join_args = vec![
         "join",
@@ -53,12 +68,46 @@ fn recorded_match(
         &join_replay,
     ];
     join_args.extend_from_slice(extra);
-    let join = spawn_netcade(&join_args).finish(MATCH_TIMEOUT);
+    let join = spawn_netcade(&join_args);
+    let spectator_replay = dir.join("spectator.ncr").display().to_string();
+    let spectator = watch_after.map(|after| {
+        host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+        std::thread::sleep(after);
+        spawn_netcade(&[
+            "spectate",
+            &address,
+            "--core",
+            "duel",
+            "--rom",
+            &arena,
+            "--frames",
+            &frames,
+            "--json",
+            "--record",
+            &spectator_replay,
+        ])
+    });
+    let join = join.finish(MATCH_TIMEOUT);
     let host = host.finish(MATCH_TIMEOUT);
     let (host, join) = (last_json(&host), last_json(&join));
     assert_eq!(host["replay"]["path"], host_replay.as_str(), "{host}");
     assert_eq!(join["replay"]["path"], join_replay.as_str(), "{join}");
-    [(host, host_replay), (join, join_replay)]
+    let spectator = spectator.map(|spectator| {
+        let watched = spectator.finish(MATCH_TIMEOUT);
+        assert!(watched.status.success(), "{watched:?}");
+        assert!(
+            stdout(&watched).contains(&format!("\nreplay: {spectator_replay}\n")),
+            "{watched:?}"
+        );
+        let watched = last_json(&watched);
+        assert_eq!(
+            watched["replay"]["path"],
+            spectator_replay.as_str(),
+            "{watched}"
+        );
+        (watched, spectator_replay)
+    });
+    ([(host, host_replay), (join, join_replay)], spectator)
 }
 
 #[test]
@@ -206,4 +255,137 @@ fn a_match_left_with_ctrl_c_ends_each_replay_with_why_it_ended() {
         let verified = netcade(&["replay", "play", replay, "--headless", "--verify"]);
         assert!(verified.status.success(), "{verified:?}");
     }
+}
+
+#[test]
+fn a_spectators_replay_starts_where_they_joined_verifies_and_matches_the_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    // About frame 400 of 900; the verdicts do not depend on exactly when.
+    let (sides, spectator) = recorded_match_watched(
+        dir.path(),
+        900,
+        &[],
+        Some(Duration::from_millis(400 * 1000 / 60)),
+    );
+    let [(hosted, host_replay), _] = sides;
+    let (watched, replay) = spectator.unwrap();
+    assert_eq!(watched["end"], "finished", "{watched}");
+    let joined = watched["spectator"]["joined_at_frame"].as_u64().unwrap();
+    assert!((1..840).contains(&joined), "{watched}");
+    let info = last_json(&netcade(&["replay", "info", &replay, "--json"]));
+    assert_eq!(info["start_frame"].as_u64(), Some(joined), "{info}");
+    assert_eq!(info["end_frame"], 900, "{info}");
+
+    let verified = netcade(&[
+        "replay",
+        "play",
+        &replay,
+        "--headless",
+        "--verify",
+        "--json",
+    ]);
+    assert!(verified.status.success(), "{verified:?}");
+    let verdict = last_json(&verified);
+    assert_eq!(verdict["verified"], true, "{verdict}");
+    assert!(
+        verdict["checkpoints_checked"].as_u64().unwrap() >= 1,
+        "{verdict}"
+    );
+    let played = last_json(&netcade(&[
+        "replay",
+        "play",
+        &replay,
+        "--headless",
+        "--json",
+    ]));
+    assert_eq!(played["first_frame"].as_u64(), Some(joined), "{played}");
+    assert_eq!(played["checksums"]["memory"], hosted["checksums"]["memory"]);
+
+    // Compared by the match's frame numbers over the frames both hold.
+    let diff = netcade(&["replay", "diff", &host_replay, &replay, "--json"]);
+    let text = stdout(&diff);
+    assert!(
+        text.starts_with(&format!("identical over frames {joined}..")),
+        "{text}"
+    );
+    assert!(diff.status.success(), "{diff:?}");
+
+    // Seeking and stepping use the match's numbering too.
+    let seek_memory = |path: &str, frame: u64| {
+        let frame = frame.to_string();
+        let sought = netcade(&[
+            "replay",
+            "play",
+            path,
+            "--headless",
+            "--seek",
+            &frame,
+            "--frames",
+            "0",
+            "--json",
+        ]);
+        assert!(sought.status.success(), "{sought:?}");
+        last_json(&sought)["seek"]["checksums"]["memory"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let later = joined + 100;
+    assert_eq!(
+        seek_memory(&replay, later),
+        seek_memory(&host_replay, later)
+    );
+    let session =
+        support::cli::netcade_with_stdin(&["debug", "--replay", &replay], "step 100\nquit\n");
+    assert!(session.status.success(), "{session:?}");
+    assert!(
+        stdout(&session).contains(&format!(
+            "frame={later} memory={}",
+            seek_memory(&host_replay, later)
+        )),
+        "{session:?}"
+    );
+    let before = netcade(&["replay", "play", &replay, "--headless", "--seek", "0"]);
+    assert_eq!(before.status.code(), Some(2), "{before:?}");
+    assert_eq!(
+        stderr(&before).trim(),
+        format!(
+            "error: --seek 0: the replay starts at frame {joined} (it was recorded from there, by a spectator who joined then); seek to frames {joined}..=900"
+        )
+    );
+    let inputs = netcade(&["replay", "inputs", &replay]);
+    assert!(inputs.status.success(), "{inputs:?}");
+    assert!(
+        stderr(&inputs).contains(&format!("starts at frame {joined}")),
+        "{inputs:?}"
+    );
+}
+
+#[test]
+fn a_spectator_told_not_to_record_leaves_no_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::duel_arena("dojo").display().to_string();
+    let game = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--frames",
+        "300",
+        "--json",
+        "--no-record",
+    ];
+    let (mut host, port) = spawn_host(dir.path(), &game, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let join = spawn_netcade(&[&["join", &address][..], &game[..]].concat());
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    let watched = netcade(&[&["spectate", &address][..], &game[..]].concat());
+    let _ = (join.finish(MATCH_TIMEOUT), host.finish(MATCH_TIMEOUT));
+    assert!(watched.status.success(), "{watched:?}");
+    let watched = last_json(&watched);
+    assert!(watched["replay"].is_null(), "{watched}");
+    assert!(
+        watched["spectator"]["joined_at_frame"].as_u64().is_some(),
+        "{watched}"
+    );
 }

@@ -198,6 +198,9 @@ pub fn parse_command(line: &str) -> Result<Option<Command>, String> {
 /// Frames decided beforehand: a replay's, for `debug --replay`. The
 /// debugger then runs each frame with these buttons instead of held ones.
 pub trait RecordedFrames {
+    /// The frame the recording starts at (its start state's): the debugger
+    /// numbers frames from it, as the match did.
+    fn first_frame(&self) -> u32;
     /// Every player's buttons during `frame`.
     fn inputs(&self, frame: u32) -> FrameInputs;
     /// A state the game loads at the start of `frame` (a desync repair).
@@ -270,13 +273,18 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     }
 
     /// Runs every frame from now on with `recorded`'s buttons (and states);
-    /// the game must stand at its frame 0.
-    pub fn following(mut self, recorded: &'g dyn RecordedFrames) -> Self {
+    /// the game must stand at the recording's first frame, which becomes the
+    /// current frame (the history starts again from it).
+    pub fn following(mut self, recorded: &'g dyn RecordedFrames) -> Result<Self, AppError> {
         self.recorded = Some(recorded);
-        self
+        self.frame = recorded.first_frame();
+        self.history = StateHistory::new(self.history_frames as usize + 1, self.history.budget());
+        self.keep_current()?;
+        Ok(self)
     }
 
-    /// The frame the game is at (0: as loaded), in the numbering `goto` takes.
+    /// The frame the game is at (0: as loaded; a replay's start frame when
+    /// following one), in the numbering `goto` takes.
     pub fn frame(&self) -> u32 {
         self.frame
     }
@@ -572,7 +580,7 @@ pub fn debug_session<G: Emulator + ?Sized>(
 ) -> Result<SessionSummary, AppError> {
     let mut debugger = Debugger::new(game, history_frames, history_bytes)?;
     if let Some(recorded) = recorded {
-        debugger = debugger.following(recorded);
+        debugger = debugger.following(recorded)?;
     }
     let mut summary = SessionSummary::default();
     let mut fail = |message: &str| -> std::io::Result<()> {
@@ -647,7 +655,8 @@ pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
                 system_dir: game.as_ref().and_then(|game| game.system_dir.clone()),
             };
             let mut game = open_replay_game(replay, &with)?;
-            // Frame 0 as the replay began it: its start state, its events.
+            // The start frame as the replay began it: its start state, its
+            // events.
             ReplayPlayback::start(replay, game.as_mut())?;
             game
         }

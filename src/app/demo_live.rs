@@ -235,6 +235,10 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
         json: false,
         connect_timeout_s: 10.0,
         link: link(2),
+        record: RecordArgs {
+            record: None,
+            no_record: true,
+        },
     };
     let mut spectate_args = Some(spectate_args);
     let mut began: Option<Instant> = None;

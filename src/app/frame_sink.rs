@@ -61,11 +61,12 @@ pub trait FrameSink {
         false
     }
 
-    /// Frame 0 is about to run from `start_state` (the host's start state
-    /// in a netplay match), whose memory checksum is `memory`: the replay
-    /// recorder's header keeps both.
-    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
-        let _ = (start_state, memory);
+    /// `frame` is about to run from `start_state`, whose memory checksum is
+    /// `memory`: frame 0 from the host's start state for a match's players,
+    /// the frame of the host's savestate for a spectator. The replay
+    /// recorder's header keeps all three.
+    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
+        let _ = (frame, start_state, memory);
     }
 
     /// A desync repair loaded `state` (the host's) at the start of `frame`,
@@ -109,9 +110,9 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
         self.0.wants_checksums() || self.1.wants_checksums()
     }
 
-    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
-        self.0.match_started(start_state, memory);
-        self.1.match_started(start_state, memory);
+    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
+        self.0.match_started(frame, start_state, memory);
+        self.1.match_started(frame, start_state, memory);
     }
 
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
@@ -148,9 +149,9 @@ impl<S: FrameSink> FrameSink for Option<S> {
         self.as_ref().is_some_and(FrameSink::wants_checksums)
     }
 
-    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
         if let Some(sink) = self {
-            sink.match_started(start_state, memory);
+            sink.match_started(frame, start_state, memory);
         }
     }
 
@@ -187,8 +188,8 @@ impl<S: FrameSink + ?Sized> FrameSink for &mut S {
         (**self).wants_checksums()
     }
 
-    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
-        (**self).match_started(start_state, memory);
+    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
+        (**self).match_started(frame, start_state, memory);
     }
 
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {

@@ -19,7 +19,9 @@ use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::app::front_end::{open_front_end, FrontEnd, MatchView};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
-use crate::app::replay_record::{match_recorder, RecordArgs, RecordingSummary, ReplayRecorder};
+use crate::app::replay_record::{
+    finish_match_recording, match_recorder, RecordArgs, RecordingSummary, ReplayRecorder,
+};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::ByteDiff;
@@ -709,8 +711,8 @@ impl FrameSink for LiveSink {
         true
     }
 
-    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
-        self.recorder.match_started(start_state, memory);
+    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
+        self.recorder.match_started(frame, start_state, memory);
     }
 
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
@@ -1048,13 +1050,7 @@ fn finish_recording(recorder: Option<ReplayRecorder>, end: MatchEnd) -> Option<R
         MatchEnd::Interrupted | MatchEnd::WindowClosed => EndReason::Interrupted,
         MatchEnd::PeerLeft | MatchEnd::PeerLost => EndReason::Disconnect,
     };
-    match recorder?.finish(reason) {
-        Ok(summary) => Some(summary),
-        Err(error) => {
-            eprintln!("warning: {}", crate::app::error::error_chain(&error));
-            None
-        }
-    }
+    finish_match_recording(recorder, reason)
 }
 
 /// Makes Ctrl-C set [`INTERRUPTED`] instead of killing the process, so the

@@ -90,7 +90,7 @@ impl NetplayDriver {
                 .map_err(AppError::at_frame(0))?;
             let memory = crate::app::run::memory_checksum(game, &mut Vec::new())
                 .map_err(AppError::at_frame(0))?;
-            sink.match_started(&start_state, memory);
+            sink.match_started(Frame::new(0), &start_state, memory);
         }
         let players = netplay.session().players();
         let checkpoint_interval = u32::from(netplay.settings().checksum_interval);

@@ -4,7 +4,8 @@
 //! through the jitter buffer, with the same real-time pacing as `host` and
 //! `join` (frames fall due from a start moment; the loop waits in the kernel
 //! for the next frame or a datagram), and ends after the match's last final
-//! frame with a summary.
+//! frame with a summary. The frames watched are recorded into a replay that
+//! starts at the host's savestate's frame (`--record`, `--no-record`).
 
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::ChecksumLog;
@@ -14,12 +15,16 @@ use crate::app::netplay_live::{
     INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
+use crate::app::replay_record::{
+    finish_match_recording, match_recorder, RecordArgs, RecordingSummary, ReplayRecorder,
+};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::Checksums;
 use crate::net::link::LinkArgs;
 use crate::net::Transport;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::{DisconnectCause, DisconnectReason, SessionSettings};
+use crate::replay::EndReason;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -50,10 +55,16 @@ pub struct SpectateArgs {
     /// The socket transport and the link conditioner over it.
     #[command(flatten)]
     pub link: LinkArgs,
+    /// Where the replay of the frames watched goes (`--record PATH`,
+    /// `--no-record`).
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
-/// A spectator's frames go to the checksum log of the frames watched.
-type WatchMachine = SpectatorMachine<SocketAddr, Box<dyn Game>, ChecksumLog>;
+/// A spectator's frames go to the checksum log of the frames watched and
+/// to the replay recorder (unless `--no-record`).
+type WatchMachine =
+    SpectatorMachine<SocketAddr, Box<dyn Game>, (ChecksumLog, Option<ReplayRecorder>)>;
 
 /// How watching ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +91,15 @@ impl WatchEnd {
             WatchEnd::Finished => "finished",
             WatchEnd::Interrupted => "interrupted",
             WatchEnd::HostLost => "host_lost",
+        }
+    }
+
+    /// The replay's end record says this.
+    fn end_reason(self) -> EndReason {
+        match self {
+            WatchEnd::Finished => EndReason::Finished,
+            WatchEnd::Interrupted => EndReason::Interrupted,
+            WatchEnd::HostLost => EndReason::Disconnect,
         }
     }
 }
@@ -159,9 +179,16 @@ pub fn spectate_match(
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))
         .unwrap_or_default();
+    let game_args = GameArgs {
+        options: host_options.clone(),
+        ..args.game.clone()
+    };
     let game = adopt_host_options(game, &args.game, host_options)?;
+    let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
+    let names = vec![args.address.clone()];
+    let recorder = match_recorder(&args.record, game.as_ref(), &game_args, players, names)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
-    let sink = ChecksumLog::new(1 << 16);
+    let sink = (ChecksumLog::new(1 << 16), recorder);
     let mut machine: WatchMachine = SpectatorMachine::new(spectator, game, sink, clock);
     machine.stop_at_frame = args.frames;
     let mut status = Status::new(options);
@@ -225,10 +252,18 @@ pub fn spectate_match(
     let now_us = started.elapsed().as_micros() as u64;
     machine.tick(now_us, &mut transport)?;
     status.interrupt(out)?;
+    let recording = finish_match_recording(machine.sink.1.take(), end.end_reason());
     let report = WatchReport::gather(&mut machine, end, ended_ms, &transport);
     report.describe(out)?;
+    if let Some(recording) = &recording {
+        writeln!(out, "replay: {}", recording.path.display())?;
+    }
     if args.json {
-        writeln!(out, "{}", report.json())?;
+        let mut json = report.json();
+        json["replay"] = recording
+            .as_ref()
+            .map_or(serde_json::Value::Null, RecordingSummary::json);
+        writeln!(out, "{json}")?;
     }
     let outcome = match end {
         WatchEnd::Finished | WatchEnd::Interrupted => Outcome::Success,
@@ -236,7 +271,7 @@ pub fn spectate_match(
     };
     Ok(LiveMatch {
         outcome,
-        log: machine.sink,
+        log: machine.sink.0,
     })
 }
 

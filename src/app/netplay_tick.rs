@@ -313,6 +313,10 @@ where
                 .load_state(&state)
                 .map_err(AppError::at_frame(frame.number()))?;
             self.stats.joined_at_frame = Some(frame.number());
+            // The replay recorder starts from the host's bytes at this frame.
+            let memory = start_of_frame_checksum(&mut *self.game, &mut self.scratch)
+                .map_err(AppError::at_frame(frame.number()))?;
+            self.sink.match_started(frame, &state, memory);
             self.clock.start_at(now_us);
         }
         let due = self.clock.due(now_us, self.spectator.speed());

@@ -36,20 +36,28 @@ pub fn load_replay(path: &Path) -> Result<Replay, AppError> {
         path: path.to_path_buf(),
         source,
     })?;
+    let held = frames_held(&replay);
     if let Some(offset) = replay.cut_at {
         eprintln!(
-            "warning: {} is cut short at byte {offset} (in the middle of a record): it holds its first {} frames",
+            "warning: {} is cut short at byte {offset} (in the middle of a record): it holds {held}",
             path.display(),
-            replay.frames()
         );
     } else if replay.end.is_none() {
         eprintln!(
-            "warning: {} has no end record (the recording was stopped): it holds its first {} frames",
+            "warning: {} has no end record (the recording was stopped): it holds {held}",
             path.display(),
-            replay.frames()
         );
     }
     Ok(replay)
+}
+
+/// `frames 0..3600` (the frames a replay holds, numbered as in the match).
+pub fn frames_held(replay: &Replay) -> String {
+    format!(
+        "frames {}..{}",
+        replay.start_frame().number(),
+        replay.end_frame().number()
+    )
 }
 
 /// Which core and content to play a replay with.
@@ -153,14 +161,13 @@ pub struct ReplayPlayback<'r> {
 }
 
 impl<'r> ReplayPlayback<'r> {
-    /// Loads the replay's start state into `game`: playback stands at frame 0.
+    /// Loads the replay's start state into `game`: playback stands at the
+    /// replay's start frame.
     pub fn start<G: Emulator + ?Sized>(replay: &'r Replay, game: &mut G) -> Result<Self, AppError> {
+        let frame = replay.start_frame();
         game.load_state(&replay.header.start_state)
-            .map_err(AppError::at_frame(0))?;
-        let playback = ReplayPlayback {
-            replay,
-            frame: Frame::new(0),
-        };
+            .map_err(AppError::at_frame(frame.number()))?;
+        let playback = ReplayPlayback { replay, frame };
         playback.apply_events(game)?;
         Ok(playback)
     }
@@ -172,7 +179,7 @@ impl<'r> ReplayPlayback<'r> {
 
     /// Whether every recorded frame has been run.
     pub fn at_end(&self) -> bool {
-        self.frame.number() >= self.replay.frames()
+        self.frame >= self.replay.end_frame()
     }
 
     /// Runs the current frame (drawing it if `render`) and applies the next
@@ -234,6 +241,10 @@ impl RecordedFrames for Replay {
         inputs
     }
 
+    fn first_frame(&self) -> u32 {
+        self.start_frame().number()
+    }
+
     fn state_at(&self, frame: u32) -> Option<&[u8]> {
         self.events.iter().find_map(|event| match event {
             ReplayEvent::Repair { frame: at, state } if at.number() == frame => {
@@ -244,11 +255,12 @@ impl RecordedFrames for Replay {
     }
 }
 
-/// Savestates every [`KEYFRAME_INTERVAL`] frames of a replay (or a multiple
-/// of it, within [`KEYFRAME_BUDGET_BYTES`]), kept in memory.
+/// Savestates every [`KEYFRAME_INTERVAL`] frames of a replay from its start
+/// frame (or a multiple of it, within [`KEYFRAME_BUDGET_BYTES`]), kept in
+/// memory.
 #[derive(Debug, Default)]
 pub struct Keyframes {
-    /// (frame, state at its start), in frame order, frame 0 first.
+    /// (frame, state at its start), in frame order, the start frame first.
     states: Vec<(Frame, Vec<u8>)>,
     bytes: usize,
 }
@@ -260,9 +272,10 @@ impl Keyframes {
         let mut keyframes = Keyframes::default();
         let mut interval = KEYFRAME_INTERVAL;
         let mut playback = ReplayPlayback::start(replay, game)?;
+        let start = replay.start_frame().number();
         loop {
             let frame = playback.frame();
-            if frame.number() % interval == 0 {
+            if (frame.number() - start) % interval == 0 {
                 let mut state = Vec::new();
                 game.save_state(&mut state)
                     .map_err(AppError::at_frame(frame.number()))?;
@@ -272,7 +285,7 @@ impl Keyframes {
                     interval *= 2;
                     keyframes
                         .states
-                        .retain(|(kept, _)| kept.number() % interval == 0);
+                        .retain(|(kept, _)| (kept.number() - start) % interval == 0);
                     keyframes.bytes = keyframes.states.iter().map(|(_, s)| s.len()).sum();
                 }
             }
@@ -289,7 +302,7 @@ impl Keyframes {
         self.states.len()
     }
 
-    /// Whether none are (never after a build: frame 0 is always one).
+    /// Whether none are (never after a build: the start frame is always one).
     pub fn is_empty(&self) -> bool {
         self.states.is_empty()
     }
@@ -336,8 +349,8 @@ pub struct Mismatch {
     pub recorded: Checksum,
     /// Playback's.
     pub played: Checksum,
-    /// The last checkpoint before it that agreed (frame 0's start state
-    /// when none did).
+    /// The last checkpoint before it that agreed (the start state when none
+    /// did).
     pub last_good: Frame,
     /// The memory of playing from `last_good` to `frame` twice, compared:
     /// differing regions mean this playback is not deterministic; none
@@ -354,6 +367,9 @@ pub struct Verification {
     pub mismatch: Option<Mismatch>,
     /// Frames played.
     pub frames: u32,
+    /// The frame playback stopped at the start of (the replay's end frame,
+    /// or the mismatching frame).
+    pub stopped_at: Frame,
     /// Wall-clock time of the playback.
     pub elapsed: Duration,
 }
@@ -369,7 +385,7 @@ pub fn verify<G: Emulator + ?Sized>(
     let mut playback = ReplayPlayback::start(replay, game)?;
     let mut scratch = Vec::new();
     let mut checked = 0;
-    let mut last_good = (Frame::new(0), replay.header.start_state.clone());
+    let mut last_good = (replay.start_frame(), replay.header.start_state.clone());
     let mut checkpoints = replay.checkpoints.iter().peekable();
     loop {
         let frame = playback.frame();
@@ -403,7 +419,8 @@ pub fn verify<G: Emulator + ?Sized>(
                         last_good: last_good.0,
                         replayed_memory,
                     }),
-                    frames: frame.number(),
+                    frames: frame.number() - replay.start_frame().number(),
+                    stopped_at: frame,
                     elapsed: started.elapsed(),
                 });
             }
@@ -425,7 +442,8 @@ pub fn verify<G: Emulator + ?Sized>(
     Ok(Verification {
         checked,
         mismatch: None,
-        frames: playback.frame().number(),
+        frames: playback.frame().number() - replay.start_frame().number(),
+        stopped_at: playback.frame(),
         elapsed: started.elapsed(),
     })
 }
@@ -497,8 +515,9 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let game = game.as_mut();
     writeln!(
         out,
-        "{}: {} frames of {}",
+        "{}: {} ({}) of {}",
         args.file.display(),
+        frames_held(&replay),
         replay.frames(),
         game.title()
     )?;
@@ -516,6 +535,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
             0.0
         };
         json["frames"] = verification.frames.into();
+        json["first_frame"] = replay.start_frame().number().into();
         json["seconds"] = seconds.into();
         json["fps"] = fps.into();
         json["checkpoints_checked"] = verification.checked.into();
@@ -567,7 +587,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                 Outcome::ReplayMismatch
             }
         };
-        json["checksums"] = checksums_json(&game_checksums(game, Frame::new(verification.frames))?);
+        json["checksums"] = checksums_json(&game_checksums(game, verification.stopped_at)?);
         if args.json {
             writeln!(out, "{json}")?;
         }
@@ -576,9 +596,17 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
 
     let mut playback = ReplayPlayback::start(&replay, game)?;
     if let Some(seek) = args.seek {
-        if seek > replay.frames() {
+        let (start, end) = (replay.start_frame().number(), replay.end_frame().number());
+        if seek < start {
             return Err(AppError::BadArgument {
-                message: format!("--seek {seek}: the replay holds {} frames", replay.frames()),
+                message: format!(
+                    "--seek {seek}: the replay starts at frame {start} (it was recorded from there, by a spectator who joined then); seek to frames {start}..={end}"
+                ),
+            });
+        }
+        if seek > end {
+            return Err(AppError::BadArgument {
+                message: format!("--seek {seek}: the replay holds {}", frames_held(&replay)),
             });
         }
         let built = Instant::now();
@@ -613,7 +641,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let start = playback.frame().number();
     let frames = args
         .frames
-        .unwrap_or_else(|| replay.frames().saturating_sub(start));
+        .unwrap_or_else(|| replay.end_frame().number().saturating_sub(start));
     let started = Instant::now();
     for _ in 0..frames {
         playback.step(game, true)?;
@@ -677,6 +705,7 @@ mod tests {
             sample_rate: 48_000.0,
             recorded_at_unix: 0,
             player_names: vec![],
+            start_frame: Frame::new(0),
             start_memory_checksum: Checksum::of(game.game_memory()),
             start_state,
         }

@@ -154,6 +154,7 @@ pub fn replay_header(
         sample_rate: game.sample_rate(),
         recorded_at_unix,
         player_names,
+        start_frame: Frame::new(0),
         start_memory_checksum: if game.game_memory().is_empty() {
             Checksum::of(&start_state)
         } else {
@@ -300,10 +301,11 @@ impl FrameSink for ReplayRecorder {
         true
     }
 
-    fn match_started(&mut self, start_state: &[u8], memory: Checksum) {
+    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
         let Some(mut header) = self.waiting.take() else {
             return;
         };
+        header.start_frame = frame;
         header.start_state = start_state.to_vec();
         header.start_memory_checksum = memory;
         let result = open_writer(&self.path, &header).map(|writer| self.writer = Some(writer));
@@ -327,7 +329,8 @@ impl FrameSink for ReplayRecorder {
 
 /// The recorder of a netplay match (`host`, `join`, `spectate`), or `None`
 /// with `--no-record`: `game_args` as the match runs them (the host's core
-/// options for a joiner). The file is created now and written from frame 0.
+/// options for a joiner or a spectator). The file is created now and
+/// written from the frame [`FrameSink::match_started`] names.
 pub fn match_recorder(
     record: &RecordArgs,
     game: &dyn Game,
@@ -339,6 +342,21 @@ pub fn match_recorder(
     match record.target(&header)? {
         Some(path) => Ok(Some(ReplayRecorder::create_at_start(&path, header)?)),
         None => Ok(None),
+    }
+}
+
+/// Ends a netplay match's replay, if it was recorded, with `reason`; a
+/// recording that failed is a warning, not the match's failure.
+pub fn finish_match_recording(
+    recorder: Option<ReplayRecorder>,
+    reason: EndReason,
+) -> Option<RecordingSummary> {
+    match recorder?.finish(reason) {
+        Ok(summary) => Some(summary),
+        Err(error) => {
+            eprintln!("warning: {}", crate::app::error::error_chain(&error));
+            None
+        }
     }
 }
 
@@ -363,6 +381,7 @@ mod tests {
             sample_rate: 31_400.0,
             recorded_at_unix: 1_795_381_457,
             player_names: vec![],
+            start_frame: Frame::new(0),
             start_state: vec![],
             start_memory_checksum: Checksum(0),
         }
@@ -381,7 +400,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("match.ncr");
         let mut recorder = ReplayRecorder::create_at_start(&path, header()).unwrap();
-        recorder.match_started(&[7; 40], Checksum(77));
+        recorder.match_started(Frame::new(0), &[7; 40], Checksum(77));
         for frame in 0..90 {
             recorder.frame_finalized(&FinalFrame {
                 frame: Frame::new(frame),
@@ -401,6 +420,39 @@ mod tests {
         assert_eq!(replay.frames(), 90);
         assert_eq!(replay.end, Some((90, EndReason::Disconnect)));
         assert_eq!(summary.bytes, std::fs::metadata(&path).unwrap().len());
+    }
+
+    #[test]
+    fn a_recording_that_starts_mid_match_numbers_its_frames_as_the_match_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("watched.ncr");
+        let mut recorder = ReplayRecorder::create_at_start(&path, header()).unwrap();
+        recorder.match_started(Frame::new(300), &[9; 40], Checksum(99));
+        for frame in 300..420 {
+            recorder.frame_finalized(&FinalFrame {
+                frame: Frame::new(frame),
+                inputs: &[Buttons::from_bits(frame as u16), Buttons::NONE],
+                checksum: Some(Checksum(u64::from(frame))),
+                video: None,
+            });
+        }
+        let summary = recorder.finish(EndReason::Finished).unwrap();
+        assert_eq!(summary.frames, 120);
+        let replay = read_replay(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(
+            (replay.start_frame(), replay.end_frame(), replay.frames()),
+            (Frame::new(300), Frame::new(420), 120)
+        );
+        assert_eq!(replay.header.start_state, vec![9; 40]);
+        assert_eq!(replay.inputs(Frame::new(301))[0], Buttons::from_bits(301));
+        assert_eq!(replay.inputs(Frame::new(299))[0], Buttons::NONE);
+        let frames: Vec<u32> = replay
+            .checkpoints
+            .iter()
+            .map(|c| c.frame.number())
+            .collect();
+        assert_eq!(frames, vec![300, 360]);
+        assert_eq!(replay.end, Some((120, EndReason::Finished)));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `netcade replay`: `play` (see `replay_play`), `info`, `inputs` and `diff`.
 
-use crate::app::replay_play::{load_replay, play_command, PlayArgs};
+use crate::app::replay_play::{frames_held, load_replay, play_command, PlayArgs};
 use crate::app::{AppError, Outcome};
 use crate::input::Buttons;
 use crate::replay::{Replay, ReplayEvent, FORMAT_VERSION};
@@ -122,6 +122,8 @@ pub fn info_command(args: &InfoArgs, out: &mut dyn Write) -> Result<Outcome, App
             "frames_per_second": header.frames_per_second,
             "sample_rate": header.sample_rate,
             "start_state": {"bytes": header.start_state.len(), "memory_checksum": header.start_memory_checksum.to_string()},
+            "start_frame": replay.start_frame().number(),
+            "end_frame": replay.end_frame().number(),
             "frames": replay.frames(),
             "checkpoints": replay.checkpoints.len(),
             "repairs": repairs(&replay),
@@ -177,13 +179,15 @@ pub fn info_command(args: &InfoArgs, out: &mut dyn Write) -> Result<Outcome, App
     )?;
     writeln!(
         out,
-        "start state: {} bytes, memory checksum {}",
+        "start state: frame {}, {} bytes, memory checksum {}",
+        replay.start_frame().number(),
         header.start_state.len(),
         header.start_memory_checksum
     )?;
     writeln!(
         out,
-        "frames: {} ({:.1} s), {} checkpoints, {} desync repairs, {} departures",
+        "frames: {} = {} ({:.1} s), {} checkpoints, {} desync repairs, {} departures",
+        frames_held(&replay),
         replay.frames(),
         f64::from(replay.frames()) / header.frames_per_second,
         replay.checkpoints.len(),
@@ -195,7 +199,7 @@ pub fn info_command(args: &InfoArgs, out: &mut dyn Write) -> Result<Outcome, App
 }
 
 /// The replay's inputs as an input script: one line per run of identical
-/// frames, every player's buttons on it.
+/// frames (from the replay's start frame), every player's buttons on it.
 pub fn inputs_script(replay: &Replay) -> String {
     let players = usize::from(replay.header.players);
     let mut script = String::new();
@@ -208,7 +212,7 @@ pub fn inputs_script(replay: &Replay) -> String {
             script.push_str(&format!("{count}x {}\n", buttons.join(" ")));
         }
     };
-    for frame in 0..replay.frames() {
+    for frame in replay.start_frame().number()..replay.end_frame().number() {
         let inputs = replay.inputs(Frame::new(frame));
         run = match run {
             Some((count, held)) if held == inputs => Some((count + 1, held)),
@@ -234,15 +238,34 @@ pub fn inputs_command(args: &InputsArgs, out: &mut dyn Write) -> Result<Outcome,
             args.file.display()
         );
     }
-    writeln!(
-        out,
-        "# inputs of {} ({} {}, {} frames): run with --frames {}",
-        args.file.display(),
-        replay.header.core_name,
-        replay.header.core_version,
-        replay.frames(),
-        replay.frames()
-    )?;
+    let start = replay.start_frame().number();
+    if start > 0 {
+        // `run --inputs` plays from the game as loaded (frame 0); this
+        // script's first line is frame `start`'s, after the host's game ran
+        // `start` frames this replay does not hold.
+        eprintln!(
+            "warning: {} starts at frame {start} (a spectator's recording): `run --inputs` plays a script from frame 0 of the game as loaded, so this script does not reproduce the replay; `netcade replay play` does",
+            args.file.display()
+        );
+        writeln!(
+            out,
+            "# inputs of {} ({} {}, {}): the first line is frame {start}'s; `run --inputs` would need the state at frame {start}, which only the replay holds",
+            args.file.display(),
+            replay.header.core_name,
+            replay.header.core_version,
+            frames_held(&replay),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "# inputs of {} ({} {}, {} frames): run with --frames {}",
+            args.file.display(),
+            replay.header.core_name,
+            replay.header.core_version,
+            replay.frames(),
+            replay.frames()
+        )?;
+    }
     out.write_all(inputs_script(&replay).as_bytes())?;
     Ok(Outcome::Success)
 }
@@ -266,12 +289,19 @@ pub enum ReplayDifference {
         /// Which checksum.
         kind: &'static str,
     },
-    /// Everything both hold agrees, but one is longer.
+    /// Everything both hold agrees, but one ends earlier.
     Length {
-        /// Frames of the first.
+        /// The end frame of the first (the frame after its last).
         a: u32,
-        /// Frames of the second.
+        /// The end frame of the second.
         b: u32,
+    },
+    /// The two hold no frame in common (frames `a.0..a.1` and `b.0..b.1`).
+    NoCommonFrames {
+        /// The first's start and end frames.
+        a: (u32, u32),
+        /// The second's.
+        b: (u32, u32),
     },
 }
 
@@ -283,18 +313,39 @@ impl ReplayDifference {
                 *frame
             }
             ReplayDifference::Length { a, b } => (*a).min(*b),
+            ReplayDifference::NoCommonFrames { a, b } => a.0.max(b.0),
         }
     }
 }
 
-/// The first difference between `a` and `b`, if any. A checksum differing
-/// at the same frame as the inputs is reported as the inputs (the cause).
+/// The frames both replays hold, numbered as in the match (a spectator's
+/// replay starts where they joined), or `None` when they share none.
+pub fn common_frames(a: &Replay, b: &Replay) -> Option<std::ops::Range<u32>> {
+    let start = a.start_frame().max(b.start_frame()).number();
+    let end = a.end_frame().min(b.end_frame()).number();
+    (start < end).then_some(start..end)
+}
+
+/// The first difference between `a` and `b` over the frames both hold, if
+/// any, compared frame by frame in the match's numbering: a spectator's
+/// replay, which starts later, is compared with a player's over the frames
+/// after the spectator joined. A checksum differing at the same frame as the
+/// inputs is reported as the inputs (the cause).
 pub fn first_difference(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
-    if a.header.start_memory_checksum != b.header.start_memory_checksum {
+    let Some(common) = common_frames(a, b) else {
+        return Some(ReplayDifference::NoCommonFrames {
+            a: (a.start_frame().number(), a.end_frame().number()),
+            b: (b.start_frame().number(), b.end_frame().number()),
+        });
+    };
+    // Start states compare only when both begin at the same frame; a later
+    // start is checked by the other's checkpoints instead.
+    if a.start_frame() == b.start_frame()
+        && a.header.start_memory_checksum != b.header.start_memory_checksum
+    {
         return Some(ReplayDifference::StartState);
     }
-    let common = a.frames().min(b.frames());
-    let inputs = (0..common).find_map(|frame| {
+    let inputs = common.clone().find_map(|frame| {
         let (here, there) = (a.inputs(Frame::new(frame)), b.inputs(Frame::new(frame)));
         let players: Vec<usize> = (0..crate::input::MAX_PLAYERS)
             .filter(|&player| here[player] != there[player])
@@ -303,6 +354,9 @@ pub fn first_difference(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
         (!players.is_empty()).then_some(ReplayDifference::Inputs { frame, players })
     });
     let checksum = a.checkpoints.iter().find_map(|here| {
+        if !common.contains(&here.frame.number()) {
+            return None;
+        }
         let there = b.checkpoint(here.frame)?;
         if here.memory != there.memory {
             Some(ReplayDifference::Checksum {
@@ -328,9 +382,9 @@ pub fn first_difference(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
         (None, checksum) => checksum,
     };
     first.or_else(|| {
-        (a.frames() != b.frames()).then_some(ReplayDifference::Length {
-            a: a.frames(),
-            b: b.frames(),
+        (a.end_frame() != b.end_frame()).then_some(ReplayDifference::Length {
+            a: a.end_frame().number(),
+            b: b.end_frame().number(),
         })
     })
 }
@@ -341,11 +395,24 @@ pub fn diff_command(args: &DiffArgs, out: &mut dyn Write) -> Result<Outcome, App
     let b = load_replay(&args.b)?;
     let difference = first_difference(&a, &b);
     let text = match &difference {
-        None => format!(
+        None if a.start_frame() == b.start_frame() => format!(
             "identical: {} frames, same inputs and checksums",
             a.frames()
         ),
-        Some(ReplayDifference::StartState) => "the start states differ (frame 0)".into(),
+        None => {
+            let common = common_frames(&a, &b).unwrap_or_default();
+            format!(
+                "identical over frames {}..{} (both hold them), same inputs and checksums; the first holds {}, the second {}",
+                common.start,
+                common.end,
+                frames_held(&a),
+                frames_held(&b)
+            )
+        }
+        Some(ReplayDifference::StartState) => format!(
+            "the start states differ (frame {})",
+            a.start_frame().number()
+        ),
         Some(ReplayDifference::Inputs { frame, players }) => {
             let names: Vec<String> = players.iter().map(|p| format!("player {p}")).collect();
             format!(
@@ -358,10 +425,14 @@ pub fn diff_command(args: &DiffArgs, out: &mut dyn Write) -> Result<Outcome, App
         }
         Some(ReplayDifference::Length { a, b }) => {
             format!(
-                "the same over {} frames, then one ends: {a} against {b} frames",
+                "the same up to frame {}, then one ends: at frame {a} against frame {b}",
                 (*a).min(*b)
             )
         }
+        Some(ReplayDifference::NoCommonFrames { a, b }) => format!(
+            "no frame in common: the first holds frames {}..{}, the second frames {}..{}",
+            a.0, a.1, b.0, b.1
+        ),
     };
     writeln!(out, "{text}")?;
     if args.json {
@@ -375,6 +446,7 @@ pub fn diff_command(args: &DiffArgs, out: &mut dyn Write) -> Result<Outcome, App
                 Some(ReplayDifference::Inputs { players, .. }) => serde_json::json!({"kind": "inputs", "players": players}),
                 Some(ReplayDifference::Checksum { kind, .. }) => serde_json::json!({"kind": "checksum", "checksum": kind}),
                 Some(ReplayDifference::Length { a, b }) => serde_json::json!({"kind": "length", "frames": [a, b]}),
+                Some(ReplayDifference::NoCommonFrames { a, b }) => serde_json::json!({"kind": "no_common_frames", "frames": [[a.0, a.1], [b.0, b.1]]}),
             },
         });
         writeln!(out, "{json}")?;
@@ -384,4 +456,87 @@ pub fn diff_command(args: &DiffArgs, out: &mut dyn Write) -> Result<Outcome, App
     } else {
         Outcome::ReplayMismatch
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checksum::Checksum;
+    use crate::replay::{read_replay, EndReason, ReplayHeader, ReplayWriter};
+
+    /// A 2-player replay of frames `start..end`, player 1 holding A from
+    /// `pressed_at` on (when given), with the memory checksum of frame `f`
+    /// being `f`.
+    fn replay(start: u32, end: u32, pressed_at: Option<u32>) -> Replay {
+        let header = ReplayHeader {
+            netcade_version: "0.1.0".into(),
+            core_name: "Duel".into(),
+            core_version: "0.1.0".into(),
+            core_path: String::new(),
+            content_name: String::new(),
+            content_path: String::new(),
+            content_hash: Checksum(0),
+            core_options: vec![],
+            players: 2,
+            frames_per_second: 60.0,
+            sample_rate: 48_000.0,
+            recorded_at_unix: 0,
+            player_names: vec![],
+            start_frame: Frame::new(start),
+            start_state: vec![1, 2, 3],
+            start_memory_checksum: Checksum(u64::from(start)),
+        };
+        let mut writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+        for frame in start..end {
+            let held = pressed_at.is_some_and(|at| frame >= at);
+            let inputs = [if held { Buttons::A } else { Buttons::NONE }, Buttons::NONE];
+            let memory = Checksum(u64::from(frame));
+            writer
+                .frame(Frame::new(frame), &inputs, Some(memory), None)
+                .unwrap();
+        }
+        let bytes = writer.finish(EndReason::Finished).unwrap().0;
+        read_replay(&bytes[..]).unwrap()
+    }
+
+    #[test]
+    fn a_replay_starting_later_is_compared_over_the_frames_both_hold() {
+        let player = replay(0, 600, Some(100));
+        let spectator = replay(250, 600, Some(100));
+        assert_eq!(common_frames(&player, &spectator), Some(250..600));
+        assert_eq!(first_difference(&player, &spectator), None);
+        assert_eq!(first_difference(&spectator, &player), None);
+    }
+
+    #[test]
+    fn a_difference_after_the_later_start_is_named_by_the_matchs_frame() {
+        let player = replay(0, 600, Some(400));
+        let spectator = replay(250, 600, Some(401));
+        assert_eq!(
+            first_difference(&player, &spectator),
+            Some(ReplayDifference::Inputs {
+                frame: 400,
+                players: vec![1]
+            })
+        );
+    }
+
+    #[test]
+    fn replays_holding_no_frame_in_common_are_said_to() {
+        let early = replay(0, 200, None);
+        let late = replay(300, 600, None);
+        assert_eq!(
+            first_difference(&early, &late),
+            Some(ReplayDifference::NoCommonFrames {
+                a: (0, 200),
+                b: (300, 600)
+            })
+        );
+    }
+
+    #[test]
+    fn a_spectators_inputs_script_starts_at_the_frame_it_joined_at() {
+        let spectator = replay(250, 600, Some(400));
+        assert_eq!(inputs_script(&spectator), "150x NONE NONE\n200x A NONE\n");
+    }
 }

@@ -11,8 +11,12 @@ use xxhash_rust::xxh3::Xxh3;
 /// The first 8 bytes of every replay file.
 pub const MAGIC: [u8; 8] = *b"NCREPLAY";
 
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this build writes.
+pub const FORMAT_VERSION: u16 = 2;
+
+/// The oldest format version this build reads: version 1 is version 2
+/// without the header's start frame (its recordings start at frame 0).
+pub const OLDEST_READABLE_VERSION: u16 = 1;
 
 /// Bytes before the first record: the magic and the version (u16 LE).
 pub const PREAMBLE_SIZE: usize = MAGIC.len() + 2;
@@ -58,7 +62,7 @@ pub enum ReplayError {
     #[error("not a netcade replay (it does not start with NCREPLAY)")]
     NotAReplay,
     /// The file was written by a format version this build does not read.
-    #[error("replay format version {found}, this netcade reads version {FORMAT_VERSION}")]
+    #[error("replay format version {found}, this netcade reads versions {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}")]
     UnsupportedVersion {
         /// The version in the file.
         found: u16,
@@ -182,7 +186,12 @@ pub struct ReplayHeader {
     pub recorded_at_unix: u64,
     /// The players' names or addresses where known (player 1 first).
     pub player_names: Vec<String>,
-    /// The state every machine loaded before frame 0.
+    /// The frame the recording starts at: 0 for the players of a match,
+    /// the frame of the host's savestate for a spectator who joined later.
+    /// Frames are numbered as in the match, so replays of one match line up.
+    pub start_frame: Frame,
+    /// The state at the start of [`ReplayHeader::start_frame`] (before frame
+    /// 0: the state every machine loaded).
     pub start_state: Vec<u8>,
     /// The checksum of the game's memory in that state.
     pub start_memory_checksum: Checksum,
@@ -271,8 +280,9 @@ pub fn preamble() -> [u8; PREAMBLE_SIZE] {
     bytes
 }
 
-/// Checks a file's first [`PREAMBLE_SIZE`] bytes.
-pub fn check_preamble(bytes: &[u8]) -> Result<(), ReplayError> {
+/// Checks a file's first [`PREAMBLE_SIZE`] bytes and returns the format
+/// version they name.
+pub fn check_preamble(bytes: &[u8]) -> Result<u16, ReplayError> {
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         return Err(ReplayError::NotAReplay);
     }
@@ -282,10 +292,10 @@ pub fn check_preamble(bytes: &[u8]) -> Result<(), ReplayError> {
         });
     };
     let found = u16::from_le_bytes([version[0], version[1]]);
-    if found != FORMAT_VERSION {
+    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&found) {
         return Err(ReplayError::UnsupportedVersion { found });
     }
-    Ok(())
+    Ok(found)
 }
 
 fn put_text(out: &mut Vec<u8>, text: &str) {
@@ -326,6 +336,7 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
             for name in names {
                 put_text(&mut payload, name);
             }
+            put_varint(&mut payload, u64::from(header.start_frame.number()));
             payload.extend_from_slice(&header.start_memory_checksum.0.to_le_bytes());
             let blob = start_state::compress(&header.start_state);
             put_varint(&mut payload, blob.len() as u64);
@@ -458,11 +469,13 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Reads a record of `kind` from its checked payload. `players` is the
-/// header's player count (inputs records need it; `None` before the header).
+/// Reads a record of `kind` from its checked payload, in format `version`.
+/// `players` is the header's player count (inputs records need it; `None`
+/// before the header).
 pub(crate) fn decode_payload(
     kind: u8,
     payload: &[u8],
+    version: u16,
     players: Option<u8>,
 ) -> Result<Record, String> {
     let mut fields = Fields {
@@ -510,6 +523,11 @@ pub(crate) fn decode_payload(
             for _ in 0..name_count {
                 player_names.push(fields.text("a player name")?);
             }
+            let start_frame = if version >= 2 {
+                fields.frame("the start frame")?
+            } else {
+                Frame::new(0)
+            };
             let start_memory_checksum = Checksum(fields.u64("the start state's checksum")?);
             let blob_len = fields.varint("the start state's length")?;
             let blob = fields.take(
@@ -532,6 +550,7 @@ pub(crate) fn decode_payload(
                 sample_rate,
                 recorded_at_unix,
                 player_names,
+                start_frame,
                 start_state,
                 start_memory_checksum,
             }))

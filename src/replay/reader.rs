@@ -47,7 +47,8 @@ impl ReplayEvent {
 pub struct Replay {
     /// The header.
     pub header: ReplayHeader,
-    /// Every frame's buttons, `header.players` per frame.
+    /// Every frame's buttons from the header's start frame on,
+    /// `header.players` per frame.
     buttons: Vec<Buttons>,
     /// Checksums proving playback faithful, in frame order.
     pub checkpoints: Vec<Checkpoint>,
@@ -64,17 +65,33 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Frames whose inputs the replay holds.
+    /// How many frames' inputs the replay holds (from its start frame).
     pub fn frames(&self) -> u32 {
         (self.buttons.len() / usize::from(self.header.players)) as u32
     }
 
-    /// The buttons every player held during `frame` (players beyond the
-    /// replay's hold nothing; so does everyone past the last frame).
+    /// The first frame the replay holds: its start state is at the start of
+    /// it (0 unless a spectator recorded it from a later frame).
+    pub fn start_frame(&self) -> Frame {
+        self.header.start_frame
+    }
+
+    /// The frame after the last one the replay holds: playback ends at its
+    /// start.
+    pub fn end_frame(&self) -> Frame {
+        Frame::new(self.header.start_frame.number() + self.frames())
+    }
+
+    /// The buttons every player held during `frame`, numbered as in the
+    /// match (players beyond the replay's hold nothing; so does everyone
+    /// outside the frames the replay holds).
     pub fn inputs(&self, frame: Frame) -> FrameInputs {
         let players = usize::from(self.header.players);
         let mut inputs = [Buttons::NONE; MAX_PLAYERS];
-        let start = frame.number() as usize * players;
+        let Some(offset) = frame.number().checked_sub(self.header.start_frame.number()) else {
+            return inputs;
+        };
+        let start = offset as usize * players;
         if let Some(row) = self.buttons.get(start..start + players) {
             inputs[..players].copy_from_slice(row);
         }
@@ -144,7 +161,11 @@ enum Next {
     Cut,
 }
 
-fn read_record<R: Read>(input: &mut Counted<R>, players: Option<u8>) -> Result<Next, ReplayError> {
+fn read_record<R: Read>(
+    input: &mut Counted<R>,
+    version: u16,
+    players: Option<u8>,
+) -> Result<Next, ReplayError> {
     let start = input.offset;
     let failed = |err: io::Error| ReplayError::Io(err.to_string());
     let mut kind = [0u8];
@@ -202,7 +223,7 @@ fn read_record<R: Read>(input: &mut Counted<R>, players: Option<u8>) -> Result<N
     if u32::from_le_bytes(check) != record_check(kind, &length_and_payload) {
         return Err(ReplayError::BadRecordCheck { offset: start });
     }
-    decode_payload(kind, &length_and_payload[length_bytes..], players)
+    decode_payload(kind, &length_and_payload[length_bytes..], version, players)
         .map(Next::Record)
         .map_err(|problem| ReplayError::BadRecord {
             offset: start,
@@ -226,8 +247,8 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
             Err(Short::Failed(err)) => return Err(ReplayError::Io(err.to_string())),
         }
     }
-    check_preamble(&preamble[..got])?;
-    let header = match read_record(&mut input, None)? {
+    let version = check_preamble(&preamble[..got])?;
+    let header = match read_record(&mut input, version, None)? {
         Next::Record(Record::Header(header)) => *header,
         Next::Record(_) => {
             return Err(ReplayError::OutOfOrder {
@@ -242,6 +263,7 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
         }
     };
     let players = header.players;
+    let start_frame = header.start_frame;
     let mut replay = Replay {
         header,
         buttons: Vec::new(),
@@ -254,7 +276,7 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
     let mut repair_bytes = 0usize;
     loop {
         let start = input.offset;
-        let record = match read_record(&mut input, Some(players))? {
+        let record = match read_record(&mut input, version, Some(players))? {
             Next::Record(record) => record,
             Next::End => break,
             Next::Cut => {
@@ -269,10 +291,19 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
         if replay.end.is_some() {
             return Err(out_of_order("a record after the end record".into()));
         }
+        let frame_before_start = |frame: Frame, what: &str| {
+            (frame < start_frame).then(|| {
+                out_of_order(format!(
+                    "{what} of frame {}, before the recording's start frame {}",
+                    frame.number(),
+                    start_frame.number()
+                ))
+            })
+        };
         match record {
             Record::Header(_) => return Err(out_of_order("a second header".into())),
             Record::Inputs { first, buttons, .. } => {
-                let expected = replay.frames();
+                let expected = replay.end_frame().number();
                 if first.number() != expected {
                     return Err(out_of_order(format!(
                         "inputs from frame {} where frame {expected} comes next",
@@ -288,6 +319,9 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
                 replay.buttons.extend_from_slice(&buttons);
             }
             Record::Checkpoint(checkpoint) => {
+                if let Some(error) = frame_before_start(checkpoint.frame, "a checkpoint") {
+                    return Err(error);
+                }
                 if let Some(last) = replay.checkpoints.last() {
                     if checkpoint.frame <= last.frame {
                         return Err(out_of_order(format!(
@@ -300,6 +334,9 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
                 replay.checkpoints.push(checkpoint);
             }
             Record::Repair { frame, state } => {
+                if let Some(error) = frame_before_start(frame, "a desync repair") {
+                    return Err(error);
+                }
                 if replay.events.len() == MAX_EVENTS {
                     return Err(out_of_order(format!("more than {MAX_EVENTS} events")));
                 }
@@ -316,6 +353,9 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
                 replay.events.push(ReplayEvent::Repair { frame, state });
             }
             Record::PlayerLeft { frame, player } => {
+                if let Some(error) = frame_before_start(frame, "a departure") {
+                    return Err(error);
+                }
                 if replay.events.len() == MAX_EVENTS {
                     return Err(out_of_order(format!("more than {MAX_EVENTS} events")));
                 }
@@ -336,10 +376,10 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
         replay.bytes = input.offset;
     }
     // Checkpoints past the last whole inputs (a cut file) cannot be reached.
-    let frames = replay.frames();
+    let end = replay.end_frame();
     replay
         .checkpoints
-        .retain(|checkpoint| checkpoint.frame.number() <= frames);
+        .retain(|checkpoint| checkpoint.frame <= end);
     replay.events.sort_by_key(ReplayEvent::frame);
     Ok(replay)
 }

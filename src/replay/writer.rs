@@ -19,6 +19,8 @@ pub const CHECKPOINT_INTERVAL: u32 = 60;
 pub struct ReplayWriter<W: Write> {
     out: W,
     players: u8,
+    /// The header's start frame: the first frame recorded.
+    start_frame: Frame,
     /// The next frame [`ReplayWriter::frame`] expects.
     next_frame: Frame,
     /// The first frame of `pending`.
@@ -42,8 +44,9 @@ impl<W: Write> ReplayWriter<W> {
         Ok(ReplayWriter {
             out,
             players: header.players,
-            next_frame: Frame::new(0),
-            pending_first: Frame::new(0),
+            start_frame: header.start_frame,
+            next_frame: header.start_frame,
+            pending_first: header.start_frame,
             pending: Vec::new(),
             frames_per_flush,
             bytes_written: encoded.len() as u64,
@@ -51,9 +54,9 @@ impl<W: Write> ReplayWriter<W> {
         })
     }
 
-    /// Frames recorded so far.
+    /// Frames recorded so far (from the header's start frame).
     pub fn frames(&self) -> u32 {
-        self.next_frame.number()
+        self.next_frame.number() - self.start_frame.number()
     }
 
     /// Bytes written to `W` so far (what is still gathered is not counted).
@@ -61,7 +64,8 @@ impl<W: Write> ReplayWriter<W> {
         self.bytes_written
     }
 
-    /// Records final frame `frame` (the next one: frames come in order) run
+    /// Records final frame `frame` (the next one: frames come in order from
+    /// the header's start frame) run
     /// with `inputs` (missing players hold nothing); `memory` is the game
     /// memory's checksum at its start and `video` the last picture's, kept
     /// every [`CHECKPOINT_INTERVAL`] frames.
@@ -130,7 +134,7 @@ impl<W: Write> ReplayWriter<W> {
         self.encode_pending();
         encode_record(
             &Record::End {
-                frames: self.next_frame.number(),
+                frames: self.frames(),
                 reason,
             },
             &mut self.encoded,

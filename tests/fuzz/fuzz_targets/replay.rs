@@ -9,9 +9,12 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|bytes: &[u8]| {
     if let Ok(replay) = netcade::replay::read_replay(bytes) {
         // Whatever was read is usable: every frame's inputs can be asked for.
-        for frame in 0..replay.frames().min(10_000) {
+        // Every frame the replay holds, numbered from its start frame.
+        let start = replay.start_frame().number();
+        for frame in start..start + replay.frames().min(10_000) {
             let _ = replay.inputs(netcade::rollback::Frame::new(frame));
         }
+        assert!(replay.end_frame().number() <= netcade::replay::MAX_REPLAY_FRAMES);
         assert!(replay.bytes <= bytes.len() as u64);
     }
 });
