@@ -60,3 +60,18 @@ impl Checksums {
         }
     }
 }
+
+/// The checksum every machine logs for a frame about to run, a final frame
+/// carries and a replay checkpoint holds: of the game's memory, or for a
+/// game that shows none, of its whole state (saved into `scratch`).
+pub fn memory_checksum<G: Emulator + ?Sized>(
+    game: &mut G,
+    scratch: &mut Vec<u8>,
+) -> Result<Checksum, crate::emulator::EmulatorError> {
+    if game.game_memory().is_empty() {
+        game.save_state(scratch)?;
+        Ok(Checksum::of(scratch))
+    } else {
+        Ok(Checksum::of(game.game_memory()))
+    }
+}

@@ -88,7 +88,7 @@ impl NetplayDriver {
             let mut start_state = Vec::new();
             game.save_state(&mut start_state)
                 .map_err(AppError::at_frame(0))?;
-            let memory = crate::app::run::memory_checksum(game, &mut Vec::new())
+            let memory = crate::checksum::memory_checksum(game, &mut Vec::new())
                 .map_err(AppError::at_frame(0))?;
             sink.match_started(Frame::new(0), &start_state, memory);
         }
@@ -324,21 +324,6 @@ impl NetplayDriver {
     /// any were timed.
     pub fn resimulation_cost(&self) -> Option<Duration> {
         self.resimulation.median()
-    }
-}
-
-/// The checksum every machine logs for a frame about to run: of the game's
-/// memory, or for a game that shows none, of its whole state (saved into a
-/// zeroed buffer, as the driver does, so that unwritten bytes agree).
-pub fn start_of_frame_checksum<G: Emulator + ?Sized>(
-    game: &mut G,
-    scratch: &mut Vec<u8>,
-) -> Result<Checksum, crate::emulator::EmulatorError> {
-    if game.game_memory().is_empty() {
-        game.save_state(scratch)?;
-        Ok(Checksum::of(scratch))
-    } else {
-        Ok(Checksum::of(game.game_memory()))
     }
 }
 

@@ -10,8 +10,9 @@
 
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::netplay_match::{start_of_frame_checksum, NetplayDriver};
+use crate::app::netplay_match::NetplayDriver;
 use crate::app::AppError;
+use crate::checksum::memory_checksum;
 use crate::emulator::{Emulator, SavestateContext};
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::Transport;
@@ -314,7 +315,7 @@ where
                 .map_err(AppError::at_frame(frame.number()))?;
             self.stats.joined_at_frame = Some(frame.number());
             // The replay recorder starts from the host's bytes at this frame.
-            let memory = start_of_frame_checksum(&mut *self.game, &mut self.scratch)
+            let memory = memory_checksum(&mut *self.game, &mut self.scratch)
                 .map_err(AppError::at_frame(frame.number()))?;
             self.sink.match_started(frame, &state, memory);
             self.clock.start_at(now_us);
@@ -357,7 +358,7 @@ where
         let players = self.spectator.players();
         let checksum = if self.sink.wants_checksums() {
             Some(
-                start_of_frame_checksum(&mut *self.game, &mut self.scratch)
+                memory_checksum(&mut *self.game, &mut self.scratch)
                     .map_err(AppError::at_frame(frame.number()))?,
             )
         } else {

@@ -5,8 +5,8 @@
 
 use crate::app::debugger::RecordedFrames;
 use crate::app::game::open_game_accepting;
-use crate::app::run::memory_checksum;
 use crate::app::{checksums_json, AppError, Game, GameArgs, Outcome};
+use crate::checksum::memory_checksum;
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;

@@ -5,8 +5,8 @@ use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec};
 use crate::app::replay_record::{replay_header, RecordingSummary, ReplayRecorder};
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
+use crate::checksum::memory_checksum;
 use crate::checksum::{Checksum, Checksums};
-use crate::emulator::{Emulator, EmulatorError};
 use crate::replay::EndReason;
 use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
@@ -67,21 +67,6 @@ impl RunReport {
         let in_core = self.time_in_core?.as_secs_f64();
         let total = self.elapsed.as_secs_f64();
         (total > 0.0).then(|| ((total - in_core) / total).clamp(0.0, 1.0))
-    }
-}
-
-/// The checksum a final frame carries and a replay checkpoint holds: of the
-/// game's memory, or of its whole state (saved into `scratch`) for games
-/// that expose no memory.
-pub fn memory_checksum<G: Emulator + ?Sized>(
-    game: &mut G,
-    scratch: &mut Vec<u8>,
-) -> Result<Checksum, EmulatorError> {
-    if game.game_memory().is_empty() {
-        game.save_state(scratch)?;
-        Ok(Checksum::of(scratch))
-    } else {
-        Ok(Checksum::of(game.game_memory()))
     }
 }
 
