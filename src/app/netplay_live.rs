@@ -289,7 +289,15 @@ pub fn host_match(
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, front.as_mut(), options, out)
+    play(
+        role,
+        &args.common,
+        machine,
+        inputs,
+        front.as_mut(),
+        options,
+        out,
+    )
 }
 
 /// `netcade join`.
@@ -367,7 +375,15 @@ pub fn join_match(
         started,
         recorder,
     };
-    play(role, &args.common, machine, inputs, front.as_mut(), options, out)
+    play(
+        role,
+        &args.common,
+        machine,
+        inputs,
+        front.as_mut(),
+        options,
+        out,
+    )
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns

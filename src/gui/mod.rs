@@ -14,7 +14,6 @@ pub mod layout;
 pub mod netplay;
 pub mod overlay;
 pub mod play;
-#[allow(unsafe_code)]
 pub mod renderer;
 pub mod window;
 
@@ -31,25 +30,9 @@ pub enum GuiError {
         /// SDL's message.
         reason: String,
     },
-    /// A shader of `shaders/` did not compile.
-    #[error("the shader {name} does not compile: {log}")]
-    ShaderCompile {
-        /// The shader's file name.
-        name: String,
-        /// The driver's compile log.
-        log: String,
-    },
-    /// A shader program did not link.
-    #[error("the shader {name} does not link: {log}")]
-    ShaderLink {
-        /// The fragment shader's file name.
-        name: String,
-        /// The driver's link log.
-        log: String,
-    },
-    /// A GL object could not be created.
-    #[error("OpenGL: {0}")]
-    Gl(String),
+    /// A shader did not compile or link, or a GL object could not be made.
+    #[error(transparent)]
+    Gl(#[from] crate::libretro::gl::GlError),
     /// The input config file has a mistake.
     #[error("{} line {line}: {message}", path.display())]
     Config {
