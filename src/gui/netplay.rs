@@ -209,7 +209,15 @@ mod tests {
             behind_live: 9,
             buffered: 4,
         });
-        assert_eq!(line, "spectating   ping 12 ms   behind live 9   buffered 4");
+        assert_eq!(line, "ping 12 ms  behind live 9  buffered 4");
         assert!(spectator_line(&SpectatorView::default()).contains("ping ?"));
+        // The panel is 44 characters wide; the largest figures a watched
+        // match has still fit (a spectator 3600 frames behind is dropped).
+        let widest = spectator_line(&SpectatorView {
+            ping_ms: Some(999),
+            behind_live: 3600,
+            buffered: 3600,
+        });
+        assert!(widest.len() <= 44, "{widest}");
     }
 }
