@@ -245,6 +245,17 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         history_frames: u32,
         history_bytes: usize,
     ) -> Result<Self, AppError> {
+        Self::new_at(game, 0, history_frames, history_bytes)
+    }
+
+    /// [`Debugger::new`] with `game` standing at the start of `frame` (a
+    /// replay sought there): frames are numbered on from it.
+    pub fn new_at(
+        game: &'g mut G,
+        frame: u32,
+        history_frames: u32,
+        history_bytes: usize,
+    ) -> Result<Self, AppError> {
         if history_frames > MAX_HISTORY {
             return Err(AppError::BadArgument {
                 message: format!(
@@ -255,7 +266,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         game.set_savestate_context(SavestateContext::Rollback);
         let mut debugger = Debugger {
             game,
-            frame: 0,
+            frame,
             history_frames,
             history: StateHistory::new(history_frames as usize + 1, history_bytes),
             current_state: Vec::new(),
@@ -270,7 +281,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     }
 
     /// Runs every frame from now on with `recorded`'s buttons (and states);
-    /// the game must stand at its frame 0.
+    /// the game must stand at the start of the debugger's frame in it.
     pub fn following(mut self, recorded: &'g dyn RecordedFrames) -> Self {
         self.recorded = Some(recorded);
         self
