@@ -592,6 +592,56 @@ mod tests {
         assert!(!play.paused());
     }
 
+    /// A replay's recorded buttons: right on even frames, down on odd ones.
+    struct Recorded;
+
+    impl RecordedFrames for Recorded {
+        fn inputs(&self, frame: u32) -> FrameInputs {
+            let mut inputs = NO_INPUTS;
+            inputs[0] = if frame % 2 == 0 {
+                Buttons::RIGHT
+            } else {
+                Buttons::DOWN
+            };
+            inputs
+        }
+
+        fn state_at(&self, _frame: u32) -> Option<&[u8]> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_followed_replay_plays_its_recorded_buttons_from_its_frame_and_steps_back_to_the_same_game()
+    {
+        let recorded = Recorded;
+        let mut held_game = StubGame::deterministic();
+        let mut idle_game = StubGame::deterministic();
+        let mut held =
+            LocalPlay::following(&mut held_game, &recorded, 10, 100, 1 << 20, Box::new(()))
+                .unwrap();
+        let mut idle =
+            LocalPlay::following(&mut idle_game, &recorded, 10, 100, 1 << 20, Box::new(()))
+                .unwrap();
+        assert_eq!(held.frame(), 10);
+        let mut left = NO_INPUTS;
+        left[0] = Buttons::LEFT;
+        for _ in 0..4 {
+            held.run_frame(left).unwrap();
+            idle.run_frame(NO_INPUTS).unwrap();
+        }
+        // The devices' buttons do not change a replay.
+        assert_eq!(held.frame(), 14);
+        assert_eq!(held.game().game_memory(), idle.game().game_memory());
+        let at_fourteen = held.checksums();
+        held.stepping(&Action::Pause, NO_INPUTS).unwrap();
+        assert!(held.stepping(&Action::StepForward, left).unwrap());
+        assert_eq!(held.frame(), 15);
+        assert!(held.stepping(&Action::StepBack, NO_INPUTS).unwrap());
+        assert_eq!(held.frame(), 14);
+        assert_eq!(held.checksums().memory, at_fourteen.memory);
+    }
+
     #[test]
     fn mark_then_diff_shows_the_debuggers_comparison_in_the_overlay_lines() {
         let mut game = StubGame::deterministic();
