@@ -30,6 +30,10 @@ pub enum GuiError {
         /// SDL's message.
         reason: String,
     },
+    /// Nothing to open a window on (on Linux: neither an X server nor a
+    /// Wayland compositor is named in the environment).
+    #[error("no display to open the window on: neither DISPLAY nor WAYLAND_DISPLAY is set (run it in a desktop session or under xvfb-run; host, join, spectate and replay play take --headless)")]
+    NoDisplay,
     /// A shader did not compile or link, or a GL object could not be made.
     #[error(transparent)]
     Gl(#[from] crate::libretro::gl::GlError),
@@ -57,6 +61,6 @@ impl GuiError {
     /// Whether the user can fix it in their files (exit 2) rather than
     /// the machine failing (exit 3).
     pub fn is_user_mistake(&self) -> bool {
-        matches!(self, GuiError::Config { .. })
+        matches!(self, GuiError::Config { .. } | GuiError::NoDisplay)
     }
 }

@@ -145,6 +145,20 @@ fn sdl_error(what: &'static str) -> impl FnOnce(String) -> GuiError {
     move |reason| GuiError::Sdl { what, reason }
 }
 
+/// Whether the environment names no display for a window. On Linux and
+/// the BSDs SDL needs an X server (`DISPLAY`) or a Wayland compositor
+/// (`WAYLAND_DISPLAY`); without either it would fall back to drawing
+/// offscreen, showing nothing (after libwayland's "XDG_RUNTIME_DIR is
+/// invalid" complaint). `SDL_VIDEODRIVER` names a driver on purpose (say
+/// `offscreen`) and is trusted. Other systems always have a display.
+pub fn no_display(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    let set = |name: &str| var(name).is_some_and(|value| !value.is_empty());
+    cfg!(all(unix, not(target_os = "macos")))
+        && !set("DISPLAY")
+        && !set("WAYLAND_DISPLAY")
+        && !set("SDL_VIDEODRIVER")
+}
+
 impl Window {
     /// Opens a resizable window titled `title` for a game whose frames are
     /// `source` pixels shown at `aspect`, with an OpenGL 3.3 core context
@@ -156,6 +170,9 @@ impl Window {
         display: &DisplayArgs,
         map: InputMap,
     ) -> Result<Window, GuiError> {
+        if no_display(|name| std::env::var_os(name)) {
+            return Err(GuiError::NoDisplay);
+        }
         let sdl = sdl2::init().map_err(sdl_error("start SDL"))?;
         let video = sdl.video().map_err(sdl_error("start SDL's video"))?;
         let gl_attr = video.gl_attr();
@@ -438,6 +455,24 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_needs_an_x_or_wayland_display_or_a_driver_named_on_purpose() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| std::ffi::OsString::from(value))
+            }
+        };
+        let on_linux = cfg!(all(unix, not(target_os = "macos")));
+        assert_eq!(no_display(env(&[])), on_linux);
+        assert_eq!(no_display(env(&[("DISPLAY", "")])), on_linux);
+        assert!(!no_display(env(&[("DISPLAY", ":99")])));
+        assert!(!no_display(env(&[("WAYLAND_DISPLAY", "wayland-0")])));
+        assert!(!no_display(env(&[("SDL_VIDEODRIVER", "offscreen")])));
+    }
 
     #[test]
     fn a_screenshot_request_needs_a_frame_number_and_a_path() {
