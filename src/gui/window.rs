@@ -8,7 +8,7 @@ use crate::app::png::encode_rgb;
 use crate::app::AppError;
 use crate::emulator::VideoFrame;
 use crate::gui::input_map::InputMap;
-use crate::gui::layout::{fit_frame, window_size_for, Rect};
+use crate::gui::layout::{fit_frame, overlay_scale, window_size_for, Rect};
 use crate::gui::overlay::Canvas;
 use crate::gui::renderer::{DisplayShader, Renderer};
 use crate::gui::GuiError;
@@ -437,7 +437,7 @@ impl Window {
         let overlay_rect = overlay.map(|canvas| {
             self.renderer
                 .upload_overlay(canvas.width, canvas.height, &canvas.rgba);
-            let scale = (size.1 / 400).max(1);
+            let scale = overlay_scale(size, canvas.width);
             Rect {
                 x: 8,
                 y: 8,
