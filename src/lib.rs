@@ -1,6 +1,6 @@
 //! netcade: a libretro netplay frontend with GGPO-style rollback.
 
-// All FFI lives in `libretro` (and the GL calls in `gui::renderer`);
+// All FFI lives in `libretro` (the GL calls of the window too, in `libretro::gl`);
 // everything else stays safe Rust.
 #![deny(unsafe_code)]
 // Every public item says what it is for (units, sides, when it is absent).

@@ -95,3 +95,82 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
         "overlay text pixels in the top rows: {text_pixels}"
     );
 }
+
+#[test]
+fn a_spectator_in_a_window_draws_the_game_and_ends_on_the_players_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::duel_arena("dojo").display().to_string();
+    let game = [
+        "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
+    ];
+    let headless = |side: &[&'static str]| {
+        let mut args = side.to_vec();
+        args.extend_from_slice(&game);
+        args.push("--headless");
+        args
+    };
+    let (mut host, port) = support::cli::spawn_host(
+        dir.path(),
+        &headless(&["--inputs", "random:1"]),
+        MATCH_TIMEOUT,
+    );
+    let address = format!("127.0.0.1:{port}");
+    let mut join_args = vec!["join", address.as_str()];
+    join_args.extend_from_slice(&headless(&["--inputs", "random:2"]));
+    let join = support::cli::spawn_netcade(&join_args);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    let shot = dir.path().join("spectator.png");
+    let shot_arg = shot.display().to_string();
+    let mut watch_args = vec![
+        "spectate",
+        address.as_str(),
+        "--window-size",
+        "640x480",
+        "--overlay",
+        "--screenshot-at",
+        "450",
+        &shot_arg,
+    ];
+    watch_args.extend_from_slice(&game);
+    let spectator = spawn_in_window(&watch_args, dir.path());
+    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let spectator = spectator.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    for (side, output) in [("host", &host), ("join", &join), ("spectator", &spectator)] {
+        assert!(output.status.success(), "{side}: {}", stderr(output));
+    }
+    let (host_json, watched) = (last_json(&host), last_json(&spectator));
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(watched["frames"], 600, "{watched}");
+    for kind in ["memory", "video"] {
+        assert_eq!(
+            host_json["checksums"][kind], watched["checksums"][kind],
+            "{kind}"
+        );
+    }
+    // The window's picture near frame 450: the game (many colours over the
+    // whole window), with the overlay's spectator panel over it.
+    let decoder =
+        png::Decoder::new(std::fs::File::open(&shot).expect("the spectator wrote its screenshot"));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width, info.height), (640, 480));
+    let lower_half = &rgb[(640 * 240 * 3)..];
+    let colours: std::collections::BTreeSet<&[u8]> = lower_half.chunks(3).collect();
+    assert!(
+        colours.len() >= 3,
+        "colours in the game's lower half: {}",
+        colours.len()
+    );
+    let lit = lower_half
+        .chunks(3)
+        .filter(|p| p.iter().any(|&c| c > 16))
+        .count();
+    assert!(lit > 640 * 240 / 4, "lit pixels in the lower half: {lit}");
+    let text_pixels = rgb[..(640 * 100 * 3)]
+        .chunks(3)
+        .filter(|pixel| *pixel == [240, 240, 240])
+        .count();
+    assert!(text_pixels > 200, "overlay text pixels: {text_pixels}");
+}

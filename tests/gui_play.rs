@@ -244,3 +244,28 @@ fn stellas_160_wide_frames_open_a_four_by_three_window_filled_at_that_shape() {
         .count();
     assert!(right_column_lit > height as usize / 2);
 }
+
+#[test]
+fn play_without_any_display_is_one_clear_error_not_an_invisible_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = duel_arena("dojo");
+    let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .env("NETCADE_DUEL_CORE", duel_core())
+        .env("NETCADE_CONFIG_DIR", dir.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("SDL_VIDEODRIVER")
+        .args(["play", "--core", "duel", "--rom", arena.to_str().unwrap()])
+        .args(["--frames", "30", "--inputs", "none"])
+        .output()
+        .expect("netcade runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let errors = stderr(&output);
+    let error_lines: Vec<&str> = errors.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(error_lines.len(), 1, "{errors}");
+    assert!(
+        error_lines[0].starts_with("error: no display to open the window on"),
+        "{errors}"
+    );
+    assert!(!errors.contains("XDG_RUNTIME_DIR"), "{errors}");
+}

@@ -248,6 +248,17 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         history_frames: u32,
         history_bytes: usize,
     ) -> Result<Self, AppError> {
+        Self::new_at(game, 0, history_frames, history_bytes)
+    }
+
+    /// [`Debugger::new`] with `game` standing at the start of `frame` (a
+    /// replay sought there): frames are numbered on from it.
+    pub fn new_at(
+        game: &'g mut G,
+        frame: u32,
+        history_frames: u32,
+        history_bytes: usize,
+    ) -> Result<Self, AppError> {
         if history_frames > MAX_HISTORY {
             return Err(AppError::BadArgument {
                 message: format!(
@@ -258,7 +269,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         game.set_savestate_context(SavestateContext::Rollback);
         let mut debugger = Debugger {
             game,
-            frame: 0,
+            frame,
             history_frames,
             history: StateHistory::new(history_frames as usize + 1, history_bytes),
             current_state: Vec::new(),
@@ -273,13 +284,19 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     }
 
     /// Runs every frame from now on with `recorded`'s buttons (and states);
-    /// the game must stand at the recording's first frame, which becomes the
-    /// current frame (the history starts again from it).
+    /// the debugger must stand in the recording (at its first frame, or a
+    /// frame a seek landed on: see [`Debugger::new_at`]).
     pub fn following(mut self, recorded: &'g dyn RecordedFrames) -> Result<Self, AppError> {
+        let first = recorded.first_frame();
+        if self.frame < first {
+            return Err(AppError::BadArgument {
+                message: format!(
+                    "the debugger stands at frame {}, before the recording's first frame {first}",
+                    self.frame
+                ),
+            });
+        }
         self.recorded = Some(recorded);
-        self.frame = recorded.first_frame();
-        self.history = StateHistory::new(self.history_frames as usize + 1, self.history.budget());
-        self.keep_current()?;
         Ok(self)
     }
 
@@ -578,7 +595,9 @@ pub fn debug_session<G: Emulator + ?Sized>(
     out: &mut dyn Write,
     errors: &mut dyn Write,
 ) -> Result<SessionSummary, AppError> {
-    let mut debugger = Debugger::new(game, history_frames, history_bytes)?;
+    // A recording numbers frames from its start state's frame, as the match did.
+    let first = recorded.map_or(0, |recorded| recorded.first_frame());
+    let mut debugger = Debugger::new_at(game, first, history_frames, history_bytes)?;
     if let Some(recorded) = recorded {
         debugger = debugger.following(recorded)?;
     }

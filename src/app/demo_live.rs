@@ -231,6 +231,8 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
         address,
         game: game(2),
         headless: true,
+        #[cfg(feature = "gui")]
+        display: Default::default(),
         frames: Some(args.frames),
         json: false,
         connect_timeout_s: 10.0,

@@ -1,5 +1,6 @@
 //! What a live netplay match shows and hears besides the terminal: one
-//! frame loop (`netplay_live`), two front ends. [`Headless`] shows nothing
+//! frame loop per role (`netplay_live` for players, `netplay_spectate` for
+//! spectators), two front ends. [`Headless`] shows nothing
 //! and takes the buttons from `--inputs`; the `gui` feature's window
 //! (`gui::netplay::WindowFrontEnd`) presents each shown frame with the
 //! overlay and reads the keyboard and controllers.
@@ -23,15 +24,35 @@ pub struct MatchView {
     pub waiting: bool,
     /// Spectators watching.
     pub spectators: usize,
+    /// A spectator's figures (`None` for players).
+    pub spectating: Option<SpectatorView>,
+}
+
+/// What a spectator's front end shows besides the game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpectatorView {
+    /// Round trip to the host, once measured.
+    pub ping_ms: Option<u32>,
+    /// Frames the picture trails the players by (estimated).
+    pub behind_live: u32,
+    /// Final frames received and not yet played.
+    pub buffered: u32,
 }
 
 /// A live match's front end.
 pub trait FrontEnd {
     /// This machine's player's buttons now, when the front end reads
-    /// devices (`None`: the `--inputs` source plays).
+    /// devices (`None`: the `--inputs` source plays). Handles the window's
+    /// events as [`FrontEnd::handle_events`] does.
     fn local_buttons(&mut self) -> Option<Buttons> {
+        self.handle_events();
         None
     }
+
+    /// Handles what the player did since the last call (hotkeys, closing
+    /// the window) without reading buttons: a spectator's loop, which has
+    /// no player, calls this each tick.
+    fn handle_events(&mut self) {}
 
     /// Shows the game after a tick.
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
@@ -55,6 +76,17 @@ pub struct Headless;
 
 impl FrontEnd for Headless {}
 
+/// How the window shows the game: the `gui` feature's display options, or
+/// nothing to choose in a build without a window.
+#[cfg(feature = "gui")]
+pub type DisplayOptions = crate::gui::window::DisplayArgs;
+
+/// How the window shows the game: nothing to choose in a build without a
+/// window.
+#[cfg(not(feature = "gui"))]
+#[derive(Clone, Debug, Default)]
+pub struct DisplayOptions;
+
 /// The front end a match gets: the window, unless `--headless` or built
 /// without the `gui` feature.
 pub fn open_front_end(
@@ -62,12 +94,25 @@ pub fn open_front_end(
     game: &dyn Game,
 ) -> Result<Box<dyn FrontEnd>, crate::app::AppError> {
     #[cfg(feature = "gui")]
-    if !args.headless {
+    let display = &args.display;
+    #[cfg(not(feature = "gui"))]
+    let display = &DisplayOptions;
+    open_window_unless_headless(args.headless, display, game)
+}
+
+/// The window showing `game` as `display` says, or [`Headless`] with
+/// `headless` or in a build without the `gui` feature.
+pub fn open_window_unless_headless(
+    headless: bool,
+    display: &DisplayOptions,
+    game: &dyn Game,
+) -> Result<Box<dyn FrontEnd>, crate::app::AppError> {
+    #[cfg(feature = "gui")]
+    if !headless {
         return Ok(Box::new(crate::gui::netplay::WindowFrontEnd::open(
-            game,
-            &args.display,
+            game, display,
         )?));
     }
-    let _ = (args, game);
+    let _ = (headless, display, game);
     Ok(Box::new(Headless))
 }

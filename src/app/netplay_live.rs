@@ -981,6 +981,7 @@ fn play(
             stats: peer_stats(&machine, role.peer),
             waiting: machine.stats.waiting_ticks > waits_before,
             spectators: machine.netplay.spectator_count(),
+            spectating: None,
         };
         front.present(machine.game.as_ref(), &view);
         if front.quit_requested() {

@@ -9,6 +9,9 @@
 
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::ChecksumLog;
+use crate::app::front_end::{
+    open_window_unless_headless, DisplayOptions, FrontEnd, MatchView, SpectatorView,
+};
 use crate::app::netplay_live::{
     adopt_host_options, bind_error, content_hash, host_option_overrides, install_interrupt_handler,
     resolve_host, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport, StatusPrinter,
@@ -39,9 +42,14 @@ pub struct SpectateArgs {
     /// The core and content: the same as the players'.
     #[command(flatten)]
     pub game: GameArgs,
-    /// No window (the only mode for now; accepted so scripts can say so).
+    /// No window: the terminal only (always so in a build without the
+    /// `gui` feature).
     #[arg(long)]
     pub headless: bool,
+    /// How the window shows the game (builds with the `gui` feature).
+    #[cfg(feature = "gui")]
+    #[command(flatten)]
+    pub display: crate::gui::window::DisplayArgs,
     /// Stop after frame N of the match (the players' `--frames N`) [default:
     /// watch until the match ends].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -75,6 +83,8 @@ enum WatchEnd {
     Interrupted,
     /// The host went silent (or its link broke) before the match's end.
     HostLost,
+    /// The spectator closed the window.
+    WindowClosed,
 }
 
 impl WatchEnd {
@@ -83,6 +93,7 @@ impl WatchEnd {
             WatchEnd::Finished => "finished",
             WatchEnd::Interrupted => "interrupted (Ctrl-C)",
             WatchEnd::HostLost => "the host was lost",
+            WatchEnd::WindowClosed => "the window was closed",
         }
     }
 
@@ -91,6 +102,7 @@ impl WatchEnd {
             WatchEnd::Finished => "finished",
             WatchEnd::Interrupted => "interrupted",
             WatchEnd::HostLost => "host_lost",
+            WatchEnd::WindowClosed => "window_closed",
         }
     }
 
@@ -98,7 +110,7 @@ impl WatchEnd {
     fn end_reason(self) -> EndReason {
         match self {
             WatchEnd::Finished => EndReason::Finished,
-            WatchEnd::Interrupted => EndReason::Interrupted,
+            WatchEnd::Interrupted | WatchEnd::WindowClosed => EndReason::Interrupted,
             WatchEnd::HostLost => EndReason::Disconnect,
         }
     }
@@ -187,6 +199,8 @@ pub fn spectate_match(
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![args.address.clone()];
     let recorder = match_recorder(&args.record, game.as_ref(), &game_args, players, names)?;
+    let mut front =
+        open_window_unless_headless(args.headless, display_options(args), game.as_ref())?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let sink = (ChecksumLog::new(1 << 16), recorder);
     let mut machine: WatchMachine = SpectatorMachine::new(spectator, game, sink, clock);
@@ -195,6 +209,8 @@ pub fn spectate_match(
     let mut host_gone: Option<DisconnectCause> = None;
     let end = loop {
         let now_us = started.elapsed().as_micros() as u64;
+        front.handle_events();
+        let frame_before = machine.current_frame();
         machine.tick(now_us, &mut transport)?;
         while let Some(event) = machine.spectator.next_event() {
             match event {
@@ -245,6 +261,10 @@ pub fn spectate_match(
             break WatchEnd::Interrupted;
         }
         status.update(&machine, out)?;
+        present(front.as_mut(), &machine, frame_before);
+        if front.quit_requested() {
+            break WatchEnd::WindowClosed;
+        }
         wait_for_next_frame(&mut transport, &machine.clock, started);
     };
     let ended_ms = started.elapsed().as_millis() as u64;
@@ -266,13 +286,41 @@ pub fn spectate_match(
         writeln!(out, "{json}")?;
     }
     let outcome = match end {
-        WatchEnd::Finished | WatchEnd::Interrupted => Outcome::Success,
+        WatchEnd::Finished | WatchEnd::Interrupted | WatchEnd::WindowClosed => Outcome::Success,
         WatchEnd::HostLost => Outcome::PeerLost,
     };
     Ok(LiveMatch {
         outcome,
         log: machine.sink.0,
     })
+}
+
+/// The window's options (none to choose in a build without `gui`).
+fn display_options(args: &SpectateArgs) -> &DisplayOptions {
+    #[cfg(feature = "gui")]
+    return &args.display;
+    #[cfg(not(feature = "gui"))]
+    {
+        let _ = args;
+        &DisplayOptions
+    }
+}
+
+/// Shows the game after a tick: the picture is new when frames ran (only
+/// the last of a tick's frames is drawn; catch-up frames run with video
+/// off), with the spectator's figures for the overlay.
+fn present(front: &mut dyn FrontEnd, machine: &WatchMachine, frame_before: u32) {
+    let view = MatchView {
+        frame: machine.current_frame(),
+        new_picture: machine.current_frame() != frame_before,
+        spectating: Some(SpectatorView {
+            ping_ms: machine.spectator.link_stats().ping_ms,
+            behind_live: machine.spectator.behind_live(),
+            buffered: machine.spectator.buffered(),
+        }),
+        ..MatchView::default()
+    };
+    front.present(machine.game.as_ref(), &view);
 }
 
 /// Says Hello until the host welcomes or refuses us, the timeout passes or

@@ -3,7 +3,9 @@
 //! [`Keyframes`] make seeking cost at most one keyframe interval, and
 //! [`verify`] proves a playback faithful against the recorded checkpoints.
 
+use crate::app::audio_out::AudioArgs;
 use crate::app::debugger::RecordedFrames;
+use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::game::open_game_accepting;
 use crate::app::{checksums_json, AppError, Game, GameArgs, Outcome};
 use crate::checksum::memory_checksum;
@@ -477,9 +479,17 @@ pub struct PlayArgs {
     #[command(flatten)]
     pub game: ReplayGameArgs,
     /// Play without a window, at full speed, and print the final checksums
-    /// (required until netcade has a window).
+    /// (required in a build without the `gui` feature).
     #[arg(long)]
     pub headless: bool,
+    /// The window's playback speed: 0.25 (a quarter) to 8 times the
+    /// core's frame rate.
+    #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = parse_speed, conflicts_with = "headless")]
+    pub speed: f64,
+    /// How the window shows the game (builds with the `gui` feature).
+    #[cfg(feature = "gui")]
+    #[command(flatten)]
+    pub display: crate::gui::window::DisplayArgs,
     /// Check every recorded checkpoint; report the first mismatching frame
     /// and the memory regions that differ (exit 1).
     #[arg(long, conflicts_with_all = ["seek", "frames"])]
@@ -494,6 +504,13 @@ pub struct PlayArgs {
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+    /// Audio output (`--audio-out` for the headless playback's sound).
+    #[command(flatten)]
+    pub audio: AudioArgs,
+    /// The speaker (the window's playback).
+    #[cfg(feature = "audio")]
+    #[command(flatten)]
+    pub speaker: crate::app::audio_device::SpeakerArgs,
 }
 
 fn game_checksums<G: Emulator + ?Sized>(game: &mut G, frame: Frame) -> Result<Checksums, AppError> {
@@ -503,11 +520,33 @@ fn game_checksums<G: Emulator + ?Sized>(game: &mut G, frame: Frame) -> Result<Ch
     Ok(Checksums::of_game(game, &state))
 }
 
+/// The slowest and fastest `--speed`.
+pub const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.25..=8.0;
+
+/// Parses `--speed X`: a multiple of the frame rate within [`SPEED_RANGE`].
+pub fn parse_speed(text: &str) -> Result<f64, String> {
+    let speed: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if !SPEED_RANGE.contains(&speed) {
+        return Err(format!(
+            "{speed} is outside {}..{} (times the core's frame rate)",
+            SPEED_RANGE.start(),
+            SPEED_RANGE.end()
+        ));
+    }
+    Ok(speed)
+}
+
 /// `netcade replay play`.
 pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    if !args.headless {
+    // `--verify` is a check, not a showing: it always runs flat out.
+    let in_window = !args.headless && !args.verify;
+    #[cfg(not(feature = "gui"))]
+    if in_window {
         return Err(AppError::BadArgument {
-            message: "replay play needs --headless: netcade has no window yet".into(),
+            message: "replay play shows the replay in a window, and this netcade was built without one: pass --headless, or build with --features gui".into(),
         });
     }
     let replay = load_replay(&args.file)?;
@@ -596,62 +635,52 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
 
     let mut playback = ReplayPlayback::start(&replay, game)?;
     if let Some(seek) = args.seek {
-        let (start, end) = (replay.start_frame().number(), replay.end_frame().number());
-        if seek < start {
-            return Err(AppError::BadArgument {
-                message: format!(
-                    "--seek {seek}: the replay starts at frame {start} (it was recorded from there, by a spectator who joined then); seek to frames {start}..={end}"
-                ),
-            });
-        }
-        if seek > end {
-            return Err(AppError::BadArgument {
-                message: format!("--seek {seek}: the replay holds {}", frames_held(&replay)),
-            });
-        }
-        let built = Instant::now();
-        let keyframes = Keyframes::build(&replay, game)?;
-        let build_time = built.elapsed();
-        let sought = Instant::now();
-        keyframes.seek(&mut playback, game, Frame::new(seek))?;
-        let seek_time = sought.elapsed();
-        let at = game_checksums(game, Frame::new(seek))?;
-        writeln!(
-            out,
-            "keyframes: {} ({} KiB) built in {:.3} s; seek to frame {seek} took {:.3} ms",
-            keyframes.len(),
-            keyframes.bytes() / 1024,
-            build_time.as_secs_f64(),
-            seek_time.as_secs_f64() * 1000.0
-        )?;
-        writeln!(
-            out,
-            "at frame {seek}: memory {} state {} video {}",
-            at.memory, at.state, at.video
-        )?;
-        json["seek"] = serde_json::json!({
-            "frame": seek,
-            "keyframes": keyframes.len(),
-            "keyframe_bytes": keyframes.bytes(),
-            "keyframe_build_seconds": build_time.as_secs_f64(),
-            "seek_seconds": seek_time.as_secs_f64(),
-            "checksums": checksums_json(&at),
-        });
+        json["seek"] = seek_replay(&replay, game, &mut playback, seek, out)?;
     }
     let start = playback.frame().number();
     let frames = args
         .frames
         .unwrap_or_else(|| replay.end_frame().number().saturating_sub(start));
     let started = Instant::now();
-    for _ in 0..frames {
-        playback.step(game, true)?;
-    }
+    let (end, checksums) = if in_window {
+        window_playback(args, &replay, game, start, frames, out)?
+    } else {
+        let end = start.saturating_add(frames);
+        let mut audio = args.audio.open_sink(game.sample_rate(), Some(end))?;
+        let frame_us = 1e6 / game.frames_per_second().max(1e-3);
+        for _ in 0..frames {
+            let frame = playback.frame();
+            playback.step(game, true)?;
+            if let Some(audio) = &mut audio {
+                // Recorded frames are final: the speaker's stream is theirs.
+                audio.frame_run(&FinishedFrame {
+                    frame,
+                    resimulated: false,
+                    inputs: &[],
+                    audio: game.audio_samples(),
+                });
+                audio.frame_finalized(&FinalFrame {
+                    frame,
+                    inputs: &[],
+                    checksum: None,
+                    video: None,
+                });
+                let played = f64::from(frame.number() - start + 1);
+                audio.clock_tick((played * frame_us) as u64, 1.0);
+            }
+        }
+        if let Some(summary) = audio.map(|sink| sink.finish()).transpose()? {
+            writeln!(out, "{}", summary.describe())?;
+            json["audio"] = summary.json();
+        }
+        let end = playback.frame();
+        (end, game_checksums(game, end)?)
+    };
     let elapsed = started.elapsed();
-    let end = playback.frame();
-    let checksums = game_checksums(game, end)?;
     let seconds = elapsed.as_secs_f64();
+    let played = end.number().saturating_sub(start);
     let fps = if seconds > 0.0 {
-        f64::from(frames) / seconds
+        f64::from(played) / seconds
     } else {
         0.0
     };
@@ -667,13 +696,113 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     )?;
     if args.json {
         json["first_frame"] = start.into();
-        json["frames"] = frames.into();
+        json["frames"] = played.into();
         json["seconds"] = seconds.into();
         json["fps"] = fps.into();
         json["checksums"] = checksums_json(&checksums);
         writeln!(out, "{json}")?;
     }
     Ok(Outcome::Success)
+}
+
+/// Plays `frames` frames from `start` in the window (at `--speed`, with
+/// the stepping keys); returns the frame it ended at and its checksums.
+#[cfg(feature = "gui")]
+fn window_playback(
+    args: &PlayArgs,
+    replay: &Replay,
+    game: &mut dyn Game,
+    start: u32,
+    frames: u32,
+    out: &mut dyn Write,
+) -> Result<(Frame, Checksums), AppError> {
+    let screenshot_at = args.display.screenshot_request()?;
+    let end = start.saturating_add(frames);
+    if let Some((at, _)) = screenshot_at.as_ref().filter(|(at, _)| *at > end) {
+        return Err(AppError::BadArgument {
+            message: format!("--screenshot-at {at}: playback ends at frame {end}"),
+        });
+    }
+    let audio = crate::gui::play::audio_output(game, &args.audio, &args.speaker)?;
+    crate::gui::play::replay_in_window(
+        replay,
+        game,
+        audio,
+        start,
+        crate::gui::play::Pacing {
+            frames: Some(frames),
+            speed: args.speed,
+            screenshot_at,
+        },
+        &args.display,
+        out,
+    )
+}
+
+/// Without the `gui` feature there is no window (refused before this).
+#[cfg(not(feature = "gui"))]
+fn window_playback(
+    _args: &PlayArgs,
+    _replay: &Replay,
+    _game: &mut dyn Game,
+    _start: u32,
+    _frames: u32,
+    _out: &mut dyn Write,
+) -> Result<(Frame, Checksums), AppError> {
+    unreachable!("play_command refuses the window in a build without it")
+}
+
+/// Puts `playback` at the start of `seek` through keyframes (built first)
+/// and says how long that took and the checksums there; returns the JSON
+/// of it.
+fn seek_replay(
+    replay: &Replay,
+    game: &mut dyn Game,
+    playback: &mut ReplayPlayback<'_>,
+    seek: u32,
+    out: &mut dyn Write,
+) -> Result<serde_json::Value, AppError> {
+    let (start, end) = (replay.start_frame().number(), replay.end_frame().number());
+    if seek < start {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--seek {seek}: the replay starts at frame {start} (it was recorded from there, by a spectator who joined then); seek to frames {start}..={end}"
+            ),
+        });
+    }
+    if seek > end {
+        return Err(AppError::BadArgument {
+            message: format!("--seek {seek}: the replay holds {}", frames_held(replay)),
+        });
+    }
+    let built = Instant::now();
+    let keyframes = Keyframes::build(replay, game)?;
+    let build_time = built.elapsed();
+    let sought = Instant::now();
+    keyframes.seek(playback, game, Frame::new(seek))?;
+    let seek_time = sought.elapsed();
+    let at = game_checksums(game, Frame::new(seek))?;
+    writeln!(
+        out,
+        "keyframes: {} ({} KiB) built in {:.3} s; seek to frame {seek} took {:.3} ms",
+        keyframes.len(),
+        keyframes.bytes() / 1024,
+        build_time.as_secs_f64(),
+        seek_time.as_secs_f64() * 1000.0
+    )?;
+    writeln!(
+        out,
+        "at frame {seek}: memory {} state {} video {}",
+        at.memory, at.state, at.video
+    )?;
+    Ok(serde_json::json!({
+        "frame": seek,
+        "keyframes": keyframes.len(),
+        "keyframe_bytes": keyframes.bytes(),
+        "keyframe_build_seconds": build_time.as_secs_f64(),
+        "seek_seconds": seek_time.as_secs_f64(),
+        "checksums": checksums_json(&at),
+    }))
 }
 
 #[cfg(test)]

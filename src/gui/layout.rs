@@ -74,9 +74,29 @@ pub fn window_size_for(source: (u32, u32), aspect: f32, scale: u32) -> (u32, u32
     ((f64::from(height) * aspect).round() as u32, height)
 }
 
+/// Window rows per overlay pixel: the 8-pixel font stays readable from
+/// 720p up (twice as big there, three times at 1080p), and the panel
+/// (`overlay_width` pixels wide) never gets wider than the window.
+pub fn overlay_scale(window: (u32, u32), overlay_width: u32) -> u32 {
+    let by_height = (window.1 + 180) / 360;
+    let by_width = window.0 / overlay_width.max(1);
+    by_height.min(by_width).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_overlay_doubles_at_720p_triples_at_1080p_and_never_outgrows_the_window() {
+        assert_eq!(overlay_scale((640, 480), 360), 1);
+        assert_eq!(overlay_scale((960, 720), 360), 2);
+        assert_eq!(overlay_scale((1280, 720), 360), 2);
+        assert_eq!(overlay_scale((1920, 1080), 360), 3);
+        // A tall narrow window: the panel's width decides.
+        assert_eq!(overlay_scale((400, 1080), 360), 1);
+        assert_eq!(overlay_scale((100, 100), 360), 1);
+    }
 
     #[test]
     fn a_wide_window_letterboxes_the_picture_at_its_aspect_in_the_middle() {

@@ -14,7 +14,6 @@ pub mod layout;
 pub mod netplay;
 pub mod overlay;
 pub mod play;
-#[allow(unsafe_code)]
 pub mod renderer;
 pub mod window;
 
@@ -31,25 +30,13 @@ pub enum GuiError {
         /// SDL's message.
         reason: String,
     },
-    /// A shader of `shaders/` did not compile.
-    #[error("the shader {name} does not compile: {log}")]
-    ShaderCompile {
-        /// The shader's file name.
-        name: String,
-        /// The driver's compile log.
-        log: String,
-    },
-    /// A shader program did not link.
-    #[error("the shader {name} does not link: {log}")]
-    ShaderLink {
-        /// The fragment shader's file name.
-        name: String,
-        /// The driver's link log.
-        log: String,
-    },
-    /// A GL object could not be created.
-    #[error("OpenGL: {0}")]
-    Gl(String),
+    /// Nothing to open a window on (on Linux: neither an X server nor a
+    /// Wayland compositor is named in the environment).
+    #[error("no display to open the window on: neither DISPLAY nor WAYLAND_DISPLAY is set (run it in a desktop session or under xvfb-run; host, join, spectate and replay play take --headless)")]
+    NoDisplay,
+    /// A shader did not compile or link, or a GL object could not be made.
+    #[error(transparent)]
+    Gl(#[from] crate::libretro::gl::GlError),
     /// The input config file has a mistake.
     #[error("{} line {line}: {message}", path.display())]
     Config {
@@ -74,6 +61,6 @@ impl GuiError {
     /// Whether the user can fix it in their files (exit 2) rather than
     /// the machine failing (exit 3).
     pub fn is_user_mistake(&self) -> bool {
-        matches!(self, GuiError::Config { .. })
+        matches!(self, GuiError::Config { .. } | GuiError::NoDisplay)
     }
 }

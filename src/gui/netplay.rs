@@ -1,10 +1,10 @@
-//! The window as a live match's front end: each tick's newest picture with
-//! the overlay (F1 stats panel and graph, "waiting for opponent...",
+//! The window as a live match's front end, for players and spectators:
+//! each tick's newest picture with the overlay (F1 stats panel and graph, "waiting for opponent...",
 //! notices), this machine's player's buttons from the keyboard and
 //! controllers, and closing the window to leave the match cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::app::front_end::{FrontEnd, MatchView};
+use crate::app::front_end::{FrontEnd, MatchView, SpectatorView};
 use crate::app::{AppError, Game};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
@@ -69,8 +69,26 @@ impl WindowFrontEnd {
     }
 }
 
+/// A spectator's panel line: the ping, how far behind the players, and
+/// the frames buffered (short enough for the panel's width).
+fn spectator_line(view: &SpectatorView) -> String {
+    let ping = view
+        .ping_ms
+        .map_or_else(|| "?".to_string(), |ping| format!("{ping} ms"));
+    format!(
+        "ping {ping}  behind live {}  buffered {}",
+        view.behind_live, view.buffered
+    )
+}
+
 impl FrontEnd for WindowFrontEnd {
     fn local_buttons(&mut self) -> Option<Buttons> {
+        self.handle_events();
+        // One player at this machine: every device plays as it.
+        Some(self.window.held(1)[0])
+    }
+
+    fn handle_events(&mut self) {
         let now_ms = self.now_ms();
         for action in self.window.poll() {
             match action {
@@ -88,8 +106,6 @@ impl FrontEnd for WindowFrontEnd {
                 Action::Screenshot => {}
             }
         }
-        // One player at this machine: every device plays as it.
-        Some(self.window.held(1)[0])
     }
 
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
@@ -140,7 +156,11 @@ impl FrontEnd for WindowFrontEnd {
                 .is_some_and(|since| now.duration_since(since) >= STALL_SHOWN_AFTER),
         );
         self.overlay.set_lines(if self.overlay.panel_visible {
-            vec![format!("{}   frame {}", game.title(), view.frame)]
+            let mut lines = vec![format!("{}   frame {}", game.title(), view.frame)];
+            if let Some(watching) = &view.spectating {
+                lines.push(spectator_line(watching));
+            }
+            lines
         } else {
             Vec::new()
         });
@@ -175,5 +195,29 @@ impl FrontEnd for WindowFrontEnd {
 
     fn quit_requested(&mut self) -> bool {
         self.quit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spectators_panel_line_names_ping_delay_behind_live_and_buffered_frames() {
+        let line = spectator_line(&SpectatorView {
+            ping_ms: Some(12),
+            behind_live: 9,
+            buffered: 4,
+        });
+        assert_eq!(line, "ping 12 ms  behind live 9  buffered 4");
+        assert!(spectator_line(&SpectatorView::default()).contains("ping ?"));
+        // The panel is 44 characters wide; the largest figures a watched
+        // match has still fit (a spectator 3600 frames behind is dropped).
+        let widest = spectator_line(&SpectatorView {
+            ping_ms: Some(999),
+            behind_live: 3600,
+            buffered: 3600,
+        });
+        assert!(widest.len() <= 44, "{widest}");
     }
 }

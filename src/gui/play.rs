@@ -5,18 +5,22 @@
 
 use crate::app::audio_device::{open_speaker_for, SpeakerArgs};
 use crate::app::audio_out::AudioArgs;
-use crate::app::debugger::{Command, CommandError, Debugger, DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
+use crate::app::debugger::{
+    Command, CommandError, Debugger, RecordedFrames, DEFAULT_HISTORY, DEFAULT_HISTORY_MB,
+};
 use crate::app::error::error_chain;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
 use crate::app::inputs::{InputSource, InputSpec, NO_INPUTS};
 use crate::app::png::{encode_rgb, frame_to_rgb};
 use crate::app::{open_game, AppError, Game, GameArgs, Outcome};
+use crate::checksum::Checksums;
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::gui::GuiError;
 use crate::input::FrameInputs;
+use crate::replay::Replay;
 use crate::rollback::Frame;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -86,8 +90,12 @@ pub fn load_input_map() -> InputMap {
 
 /// The place a frame's sound goes: the speaker (or, with no usable device
 /// or `--no-audio`, nothing).
-fn audio_output(game: &dyn Game, args: &PlayArgs) -> Result<Box<dyn FrameSink>, AppError> {
-    let speaker = open_speaker_for(&args.audio, &args.speaker, false, game.sample_rate())?;
+pub fn audio_output(
+    game: &dyn Game,
+    audio: &AudioArgs,
+    speaker: &SpeakerArgs,
+) -> Result<Box<dyn FrameSink>, AppError> {
+    let speaker = open_speaker_for(audio, speaker, false, game.sample_rate())?;
     Ok(Box::new(speaker))
 }
 
@@ -145,22 +153,63 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         window.gl_version()
     )?;
     let history_bytes = (args.history_mb.saturating_mul(1 << 20)).min(usize::MAX as u64) as usize;
-    let audio = audio_output(&*game, args)?;
+    let audio = audio_output(&*game, &args.audio, &args.speaker)?;
     let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, audio)?;
     let players = usize::from(args.players);
-    let fps = play.game().frames_per_second();
-    let started = Instant::now();
-    let now_us = || started.elapsed().as_micros() as u64;
-    let mut clock = FrameClock::new(fps, 0).with_catch_up(2, 4);
-    let mut overlay = Overlay::new(args.display.overlay);
-    let mut new_picture = true;
-    let mut screenshot_pending = screenshot_at;
-    let mut frames_run: u32 = 0;
-    let mut last_shown = Instant::now();
     let mut held = |window: &Window| match &mut scripted {
         Some(source) => source.next_frame(),
         None => window.held(players),
     };
+    let pacing = Pacing {
+        frames: args.frames,
+        speed: 1.0,
+        screenshot_at,
+    };
+    play_in_window(
+        &mut window,
+        &mut play,
+        pacing,
+        &mut held,
+        args.display.overlay,
+        out,
+    )?;
+    writeln!(out, "{}", play.debugger.status_line())?;
+    Ok(Outcome::Success)
+}
+
+/// How [`play_in_window`] runs the frames.
+#[derive(Clone, Debug)]
+pub struct Pacing {
+    /// Stop after this many frames have run [default: until the window closes].
+    pub frames: Option<u32>,
+    /// The frame rate's multiple (1.0: the core's own rate).
+    pub speed: f64,
+    /// Write the window's picture to the path once the frame is reached.
+    pub screenshot_at: Option<(u32, PathBuf)>,
+}
+
+/// The window's frame loop for local play and replays: runs `play`'s
+/// frames on the frame clock (at `pacing.speed`), handles the hotkeys and
+/// stepping keys, and draws the newest picture with the overlay, until the
+/// window closes or `pacing.frames` have run. `held` gives each frame's
+/// buttons (a replay's recorded ones replace them).
+pub fn play_in_window(
+    window: &mut Window,
+    play: &mut LocalPlay<'_>,
+    pacing: Pacing,
+    held: &mut dyn FnMut(&Window) -> FrameInputs,
+    overlay_shown: bool,
+    out: &mut dyn Write,
+) -> Result<(), AppError> {
+    let fps = play.game().frames_per_second();
+    let started = Instant::now();
+    let now_us = || started.elapsed().as_micros() as u64;
+    let mut clock = FrameClock::new(fps, 0).with_catch_up(2, 4);
+    let mut overlay = Overlay::new(overlay_shown);
+    let mut new_picture = true;
+    let mut screenshot_pending = pacing.screenshot_at;
+    let mut frames_run: u32 = 0;
+    let mut last_shown = Instant::now();
     'play: loop {
         let now_ms = started.elapsed().as_millis() as u64;
         for action in window.poll() {
@@ -179,7 +228,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                     let was_paused = play.paused();
                     // Only a step runs a frame (and takes a script's row).
                     let inputs = if stepping == Action::StepForward {
-                        held(&window)
+                        held(window)
                     } else {
                         NO_INPUTS
                     };
@@ -191,12 +240,12 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
             }
         }
         if !play.paused() {
-            let due = clock.due(now_us(), 1.0);
+            let due = clock.due(now_us(), pacing.speed);
             for _ in 0..due {
-                if args.frames.is_some_and(|frames| frames_run >= frames) {
+                if pacing.frames.is_some_and(|frames| frames_run >= frames) {
                     break;
                 }
-                play.run_frame(held(&window))?;
+                play.run_frame(held(window))?;
                 frames_run += 1;
                 new_picture = true;
                 if screenshot_pending
@@ -208,14 +257,14 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
             }
         }
         // The speaker plays at the clock's pace; paused, it fades out.
-        play.audio.clock_tick(now_us(), 1.0);
+        play.audio.clock_tick(now_us(), pacing.speed);
         let mut lines = Vec::new();
         if overlay.panel_visible {
             lines.push(format!(
                 "{}   frame {}   {:.2} fps   shader {}",
                 play.game().title(),
                 play.frame(),
-                fps,
+                fps * pacing.speed,
                 window.shader()
             ));
             lines.push(play.debugger.history_line());
@@ -250,15 +299,57 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
                 )?;
             }
         }
-        if args.frames.is_some_and(|frames| frames_run >= frames) && screenshot_pending.is_none() {
+        if pacing.frames.is_some_and(|frames| frames_run >= frames) && screenshot_pending.is_none()
+        {
             break;
         }
         // Sleep until the next frame is due (the window does not pace).
         let wait = clock.next_due_us().saturating_sub(now_us());
         std::thread::sleep(Duration::from_micros(wait.clamp(500, 8_000)));
     }
-    writeln!(out, "{}", play.debugger.status_line())?;
-    Ok(Outcome::Success)
+    Ok(())
+}
+
+/// `replay play` in a window: plays `replay`'s frames on `game`, which
+/// stands at the start of `start` in it, paced as `pacing` says, with the
+/// stepping keys of local play and its sound going to `audio`. Returns the frame
+/// it ended at and that frame's checksums.
+pub fn replay_in_window(
+    replay: &Replay,
+    game: &mut dyn Game,
+    audio: Box<dyn FrameSink>,
+    start: u32,
+    pacing: Pacing,
+    display: &DisplayArgs,
+    out: &mut dyn Write,
+) -> Result<(Frame, Checksums), AppError> {
+    let (source, aspect) = picture_geometry(game);
+    let mut window = Window::open(&game.title(), source, aspect, display, load_input_map())?;
+    writeln!(
+        out,
+        "playing the replay from frame {start} in a window at {}x (OpenGL {}); F1 overlay, P pause, Esc quits",
+        pacing.speed,
+        window.gl_version()
+    )?;
+    let mut play = LocalPlay::following(
+        game,
+        replay,
+        start,
+        DEFAULT_HISTORY,
+        (DEFAULT_HISTORY_MB << 20) as usize,
+        audio,
+    )?;
+    // The replay's recorded buttons play; the devices only step.
+    let mut held = |_: &Window| NO_INPUTS;
+    play_in_window(
+        &mut window,
+        &mut play,
+        pacing,
+        &mut held,
+        display.overlay,
+        out,
+    )?;
+    Ok((Frame::new(play.frame()), play.checksums()))
 }
 
 /// Local play on the debugger's engine: every frame is kept for stepping
@@ -287,6 +378,30 @@ impl<'g> LocalPlay<'g> {
             paused: false,
             said: Vec::new(),
         })
+    }
+
+    /// Plays `recorded`'s frames (a replay's) on `game`, which stands at
+    /// the start of `frame` in it; stepping keys work as in local play.
+    pub fn following(
+        game: &'g mut (dyn Game + 'g),
+        recorded: &'g dyn RecordedFrames,
+        frame: u32,
+        history_frames: u32,
+        history_bytes: usize,
+        audio: Box<dyn FrameSink>,
+    ) -> Result<Self, AppError> {
+        Ok(LocalPlay {
+            debugger: Debugger::new_at(game, frame, history_frames, history_bytes)?
+                .following(recorded)?,
+            audio,
+            paused: false,
+            said: Vec::new(),
+        })
+    }
+
+    /// The checksums of the current frame (as `run` prints them).
+    pub fn checksums(&self) -> Checksums {
+        self.debugger.checksums()
     }
 
     /// The game (its picture, sound and memory).
@@ -490,6 +605,60 @@ mod tests {
         assert_eq!(play.game().game_memory(), &at_five[..]);
         play.stepping(&Action::Pause, right).unwrap();
         assert!(!play.paused());
+    }
+
+    /// A replay's recorded buttons: right on even frames, down on odd ones.
+    struct Recorded;
+
+    impl RecordedFrames for Recorded {
+        fn first_frame(&self) -> u32 {
+            0
+        }
+
+        fn inputs(&self, frame: u32) -> FrameInputs {
+            let mut inputs = NO_INPUTS;
+            inputs[0] = if frame % 2 == 0 {
+                Buttons::RIGHT
+            } else {
+                Buttons::DOWN
+            };
+            inputs
+        }
+
+        fn state_at(&self, _frame: u32) -> Option<&[u8]> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_followed_replay_plays_its_recorded_buttons_from_its_frame_and_steps_back_to_the_same_game()
+    {
+        let recorded = Recorded;
+        let mut held_game = StubGame::deterministic();
+        let mut idle_game = StubGame::deterministic();
+        let mut held =
+            LocalPlay::following(&mut held_game, &recorded, 10, 100, 1 << 20, Box::new(()))
+                .unwrap();
+        let mut idle =
+            LocalPlay::following(&mut idle_game, &recorded, 10, 100, 1 << 20, Box::new(()))
+                .unwrap();
+        assert_eq!(held.frame(), 10);
+        let mut left = NO_INPUTS;
+        left[0] = Buttons::LEFT;
+        for _ in 0..4 {
+            held.run_frame(left).unwrap();
+            idle.run_frame(NO_INPUTS).unwrap();
+        }
+        // The devices' buttons do not change a replay.
+        assert_eq!(held.frame(), 14);
+        assert_eq!(held.game().game_memory(), idle.game().game_memory());
+        let at_fourteen = held.checksums();
+        held.stepping(&Action::Pause, NO_INPUTS).unwrap();
+        assert!(held.stepping(&Action::StepForward, left).unwrap());
+        assert_eq!(held.frame(), 15);
+        assert!(held.stepping(&Action::StepBack, NO_INPUTS).unwrap());
+        assert_eq!(held.frame(), 14);
+        assert_eq!(held.checksums().memory, at_fourteen.memory);
     }
 
     #[test]

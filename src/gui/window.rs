@@ -8,7 +8,7 @@ use crate::app::png::encode_rgb;
 use crate::app::AppError;
 use crate::emulator::VideoFrame;
 use crate::gui::input_map::InputMap;
-use crate::gui::layout::{fit_frame, window_size_for, Rect};
+use crate::gui::layout::{fit_frame, overlay_scale, window_size_for, Rect};
 use crate::gui::overlay::Canvas;
 use crate::gui::renderer::{DisplayShader, Renderer};
 use crate::gui::GuiError;
@@ -145,6 +145,20 @@ fn sdl_error(what: &'static str) -> impl FnOnce(String) -> GuiError {
     move |reason| GuiError::Sdl { what, reason }
 }
 
+/// Whether the environment names no display for a window. On Linux and
+/// the BSDs SDL needs an X server (`DISPLAY`) or a Wayland compositor
+/// (`WAYLAND_DISPLAY`); without either it would fall back to drawing
+/// offscreen, showing nothing (after libwayland's "XDG_RUNTIME_DIR is
+/// invalid" complaint). `SDL_VIDEODRIVER` names a driver on purpose (say
+/// `offscreen`) and is trusted. Other systems always have a display.
+pub fn no_display(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    let set = |name: &str| var(name).is_some_and(|value| !value.is_empty());
+    cfg!(all(unix, not(target_os = "macos")))
+        && !set("DISPLAY")
+        && !set("WAYLAND_DISPLAY")
+        && !set("SDL_VIDEODRIVER")
+}
+
 impl Window {
     /// Opens a resizable window titled `title` for a game whose frames are
     /// `source` pixels shown at `aspect`, with an OpenGL 3.3 core context
@@ -156,6 +170,9 @@ impl Window {
         display: &DisplayArgs,
         map: InputMap,
     ) -> Result<Window, GuiError> {
+        if no_display(|name| std::env::var_os(name)) {
+            return Err(GuiError::NoDisplay);
+        }
         let sdl = sdl2::init().map_err(sdl_error("start SDL"))?;
         let video = sdl.video().map_err(sdl_error("start SDL's video"))?;
         let gl_attr = video.gl_attr();
@@ -420,7 +437,7 @@ impl Window {
         let overlay_rect = overlay.map(|canvas| {
             self.renderer
                 .upload_overlay(canvas.width, canvas.height, &canvas.rgba);
-            let scale = (size.1 / 400).max(1);
+            let scale = overlay_scale(size, canvas.width);
             Rect {
                 x: 8,
                 y: 8,
@@ -438,6 +455,24 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_needs_an_x_or_wayland_display_or_a_driver_named_on_purpose() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| std::ffi::OsString::from(value))
+            }
+        };
+        let on_linux = cfg!(all(unix, not(target_os = "macos")));
+        assert_eq!(no_display(env(&[])), on_linux);
+        assert_eq!(no_display(env(&[("DISPLAY", "")])), on_linux);
+        assert!(!no_display(env(&[("DISPLAY", ":99")])));
+        assert!(!no_display(env(&[("WAYLAND_DISPLAY", "wayland-0")])));
+        assert!(!no_display(env(&[("SDL_VIDEODRIVER", "offscreen")])));
+    }
 
     #[test]
     fn a_screenshot_request_needs_a_frame_number_and_a_path() {

@@ -4,7 +4,9 @@
 //! This is the only module of netcade with `unsafe` code. The FFI types are in
 //! `ffi`, the callbacks and the per-core context they reach in `context`, the
 //! environment commands in `environment`, the report of a crashing core in
-//! `crash`; everything else sees the safe facade re-exported here.
+//! `crash`; everything else sees the safe facade re-exported here. With the
+//! `gui` feature, `gl` makes the player's window's OpenGL calls for the
+//! renderer in `src/gui/`.
 
 mod context;
 mod core;
@@ -12,6 +14,8 @@ mod crash;
 mod environment;
 mod error;
 mod ffi;
+#[cfg(feature = "gui")]
+pub mod gl;
 mod options;
 
 pub use self::core::{
