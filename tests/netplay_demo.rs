@@ -126,7 +126,14 @@ fn ctrl_c_during_the_demo_leaves_no_copies_of_the_core_behind() {
 fn the_demo_over_real_sockets_checks_both_players_and_a_spectator_who_joined_mid_match() {
     let dir = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_netcade"))
-        .args(["demo", "--frames", "780", "--json"])
+        .args([
+            "demo",
+            "--frames",
+            "780",
+            "--json",
+            "--audio-out",
+            "demo.wav",
+        ])
         .current_dir(dir.path())
         .env("TMPDIR", dir.path())
         .env("NETCADE_DUEL_CORE", duel_core())
@@ -155,6 +162,24 @@ fn the_demo_over_real_sockets_checks_both_players_and_a_spectator_who_joined_mid
             .as_u64()
             .unwrap()
             > 20
+    );
+    // Every machine wrote what its speaker would have played: the players
+    // the whole match (13 s at 60 fps), the spectator what it watched.
+    let seconds = |name: &str| {
+        let wav = hound::WavReader::open(dir.path().join(name)).unwrap();
+        f64::from(wav.duration()) / f64::from(wav.spec().sample_rate)
+    };
+    let (host, joiner, spectator) = (
+        seconds("demo.wav"),
+        seconds("demo-machine2.wav"),
+        seconds("demo-machine3.wav"),
+    );
+    assert!((12.5..14.0).contains(&host), "host {host} s");
+    assert!((12.5..14.0).contains(&joiner), "joiner {joiner} s");
+    let watched = (780 - joined) as f64 / 60.0;
+    assert!(
+        spectator > 0.5 * watched && spectator < watched + 1.0,
+        "spectator {spectator} s of {watched} s watched"
     );
     // The core copies are gone.
     let left: Vec<_> = std::fs::read_dir(dir.path())

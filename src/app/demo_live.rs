@@ -25,7 +25,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The frame the spectator joins a long enough match at, roughly (a
-/// shorter one halfway through).
+/// shorter one three quarters through).
 const SPECTATOR_JOINS_AT_FRAME: u32 = 600;
 
 /// Plain status lines this often from each machine.
@@ -114,8 +114,8 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
         source,
     })?;
     let port_file = port_dir.join("port");
-    // A short demo still gives the spectator half the match to watch.
-    let spectator_joins_at = SPECTATOR_JOINS_AT_FRAME.min(args.frames / 2);
+    // A short demo still gives the spectator the last quarter to watch.
+    let spectator_joins_at = SPECTATOR_JOINS_AT_FRAME.min(args.frames - args.frames / 4);
     writeln!(
         out,
         "Duel netplay over loopback UDP: a host and a joiner in this process, each its own copy of {}, playing {}; a spectator joins at about frame {spectator_joins_at}",
@@ -241,6 +241,16 @@ pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome
             record: None,
             no_record: true,
         },
+        audio: AudioArgs {
+            audio_out: args
+                .audio
+                .audio_out
+                .as_deref()
+                .map(|path| machine_audio_path(path, 2)),
+            ..args.audio.clone()
+        },
+        #[cfg(feature = "audio")]
+        speaker: Default::default(),
     };
     let mut spectate_args = Some(spectate_args);
     let mut began: Option<Instant> = None;

@@ -7,6 +7,7 @@
 //! frame with a summary. The frames watched are recorded into a replay that
 //! starts at the host's savestate's frame (`--record`, `--no-record`).
 
+use crate::app::audio_out::{AudioArgs, AudioSink};
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::ChecksumLog;
 use crate::app::front_end::{
@@ -67,12 +68,29 @@ pub struct SpectateArgs {
     /// `--no-record`).
     #[command(flatten)]
     pub record: RecordArgs,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
+    /// The speaker.
+    #[cfg(feature = "audio")]
+    #[command(flatten)]
+    pub speaker: crate::app::audio_device::SpeakerArgs,
 }
 
-/// A spectator's frames go to the checksum log of the frames watched and
-/// to the replay recorder (unless `--no-record`).
-type WatchMachine =
-    SpectatorMachine<SocketAddr, Box<dyn Game>, (ChecksumLog, Option<ReplayRecorder>)>;
+/// The speaker, in builds that have one.
+#[cfg(feature = "audio")]
+type SpeakerSink = Option<crate::app::audio_device::Speaker>;
+#[cfg(not(feature = "audio"))]
+type SpeakerSink = ();
+
+/// A spectator's frames go to the checksum log of the frames watched, the
+/// replay recorder (unless `--no-record`), `--audio-out` and the speaker.
+type WatchSink = (
+    (ChecksumLog, Option<ReplayRecorder>),
+    (Option<AudioSink>, SpeakerSink),
+);
+
+type WatchMachine = SpectatorMachine<SocketAddr, Box<dyn Game>, WatchSink>;
 
 /// How watching ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,7 +220,17 @@ pub fn spectate_match(
     let mut front =
         open_window_unless_headless(args.headless, display_options(args), game.as_ref())?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
-    let sink = (ChecksumLog::new(1 << 16), recorder);
+    let audio = args.audio.open_sink(game.sample_rate(), args.frames)?;
+    #[cfg(feature = "audio")]
+    let speaker = crate::app::audio_device::open_speaker_for(
+        &args.audio,
+        &args.speaker,
+        args.headless,
+        game.sample_rate(),
+    )?;
+    #[cfg(not(feature = "audio"))]
+    let speaker = ();
+    let sink = ((ChecksumLog::new(1 << 16), recorder), (audio, speaker));
     let mut machine: WatchMachine = SpectatorMachine::new(spectator, game, sink, clock);
     machine.stop_at_frame = args.frames;
     let mut status = Status::new(options);
@@ -272,17 +300,34 @@ pub fn spectate_match(
     let now_us = started.elapsed().as_micros() as u64;
     machine.tick(now_us, &mut transport)?;
     status.interrupt(out)?;
-    let recording = finish_match_recording(machine.sink.1.take(), end.end_reason());
+    let recording = finish_match_recording(machine.sink.0 .1.take(), end.end_reason());
+    let audio = machine
+        .sink
+        .1
+         .0
+        .take()
+        .map(AudioSink::finish)
+        .transpose()?;
     let report = WatchReport::gather(&mut machine, end, ended_ms, &transport);
     report.describe(out)?;
     if let Some(recording) = &recording {
         writeln!(out, "replay: {}", recording.path.display())?;
+    }
+    if let Some(audio) = &audio {
+        writeln!(out, "{}", audio.describe())?;
+    }
+    #[cfg(feature = "audio")]
+    if let Some(speaker) = &machine.sink.1 .1 {
+        writeln!(out, "{}", speaker.describe())?;
     }
     if args.json {
         let mut json = report.json();
         json["replay"] = recording
             .as_ref()
             .map_or(serde_json::Value::Null, RecordingSummary::json);
+        if let Some(audio) = &audio {
+            json["audio"] = audio.json();
+        }
         writeln!(out, "{json}")?;
     }
     let outcome = match end {
@@ -291,7 +336,7 @@ pub fn spectate_match(
     };
     Ok(LiveMatch {
         outcome,
-        log: machine.sink.0,
+        log: machine.sink.0 .0,
     })
 }
 

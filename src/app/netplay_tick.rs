@@ -339,6 +339,7 @@ where
                 }
             }
         }
+        self.sink.clock_tick(now_us, self.spectator.speed());
         self.spectator
             .poll(now, |to, datagram| transport.send(to, datagram));
         Ok(())
