@@ -321,23 +321,9 @@ pub fn join_match(
     options: LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    if !(args.connect_timeout_s > 0.0 && args.connect_timeout_s.is_finite()) {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "--connect-timeout-s {}: expected a number of seconds above 0",
-                args.connect_timeout_s
-            ),
-        });
-    }
+    let (host, transport) =
+        connect_to_host(&args.address, args.connect_timeout_s, &args.common.link)?;
     let inputs = open_inputs(&args.common)?;
-    let host = resolve_host(&args.address)?;
-    let local = if host.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    };
-    let local: SocketAddr = local.parse().expect("a literal socket address");
-    let transport = args.common.link.open(local).map_err(bind_error)?;
     let mut game = open_game(&args.common.game)?;
     preflight(game.as_mut(), args.common.strict)?;
     writeln!(
@@ -515,6 +501,31 @@ pub(crate) fn bind_error(NetError::Bind { address, source }: NetError) -> AppErr
         address: format!("UDP port {}", address.port()),
         source,
     }
+}
+
+/// The start of `join` and `spectate`: checks `--connect-timeout-s`,
+/// resolves the host's `HOST:PORT` and binds a socket of its address family
+/// on any free port.
+pub(crate) fn connect_to_host(
+    address: &str,
+    connect_timeout_s: f64,
+    link: &LinkArgs,
+) -> Result<(SocketAddr, LinkTransport), AppError> {
+    if !(connect_timeout_s > 0.0 && connect_timeout_s.is_finite()) {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--connect-timeout-s {connect_timeout_s}: expected a number of seconds above 0"
+            ),
+        });
+    }
+    let host = resolve_host(address)?;
+    let local: SocketAddr = if host.is_ipv4() {
+        SocketAddr::from(([0u8; 4], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    };
+    let transport = link.open(local).map_err(bind_error)?;
+    Ok((host, transport))
 }
 
 /// The first address `HOST:PORT` names.

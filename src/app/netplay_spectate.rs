@@ -14,9 +14,9 @@ use crate::app::front_end::{
     open_window_unless_headless, DisplayOptions, FrontEnd, MatchView, SpectatorView,
 };
 use crate::app::netplay_live::{
-    adopt_host_options, bind_error, content_hash, host_option_overrides, install_interrupt_handler,
-    resolve_host, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport, StatusPrinter,
-    INTERRUPTED,
+    adopt_host_options, connect_to_host, content_hash, host_option_overrides,
+    install_interrupt_handler, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport,
+    StatusPrinter, INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
 use crate::app::replay_record::{
@@ -146,21 +146,7 @@ pub fn spectate_match(
     options: LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    if !(args.connect_timeout_s > 0.0 && args.connect_timeout_s.is_finite()) {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "--connect-timeout-s {}: expected a number of seconds above 0",
-                args.connect_timeout_s
-            ),
-        });
-    }
-    let host = resolve_host(&args.address)?;
-    let local: SocketAddr = if host.is_ipv4() {
-        SocketAddr::from(([0u8; 4], 0))
-    } else {
-        SocketAddr::from(([0u16; 8], 0))
-    };
-    let link = args.link.open(local).map_err(bind_error)?;
+    let (host, link) = connect_to_host(&args.address, args.connect_timeout_s, &args.link)?;
     let mut transport = LiveTransport::new(link);
     let game = open_game(&args.game)?;
     writeln!(
