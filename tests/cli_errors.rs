@@ -206,3 +206,22 @@ fn every_mistake_with_core_content_or_options_is_named_on_one_line_and_exits_2()
         );
     }
 }
+
+#[test]
+fn a_connect_timeout_out_of_range_is_refused_by_join_and_spectate() {
+    for command in ["join", "spectate"] {
+        for timeout in ["0", "-3", "1e20", "NaN"] {
+            let output = netcade(&[
+                command,
+                "127.0.0.1:9",
+                "--core",
+                "duel",
+                "--rom",
+                "cores/duel/arenas/dojo.arena",
+                "--headless",
+                &format!("--connect-timeout-s={timeout}"),
+            ]);
+            assert_user_mistake(&output, "--connect-timeout-s");
+        }
+    }
+}

@@ -437,3 +437,45 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_header_whose_sample_rate_is_not_a_rate_is_refused() {
+    for sample_rate in [f64::NAN, -1.0, f64::INFINITY] {
+        let header = ReplayHeader {
+            sample_rate,
+            ..header(2)
+        };
+        let writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+        let bytes = writer.finish(EndReason::Finished).unwrap().0;
+        let error = read_replay(&bytes[..]).unwrap_err().to_string();
+        assert!(error.contains("sample rate"), "{error}");
+    }
+    let silent = ReplayHeader {
+        sample_rate: 0.0,
+        ..header(2)
+    };
+    let bytes = ReplayWriter::new(Vec::new(), &silent)
+        .unwrap()
+        .finish(EndReason::Finished)
+        .unwrap()
+        .0;
+    assert!(read_replay(&bytes[..]).is_ok(), "a core without sound");
+}
+
+#[test]
+fn the_writer_stops_at_the_readers_event_limit_so_every_file_it_writes_reads() {
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    for frame in 0..300 {
+        writer
+            .frame(Frame::new(frame), &[Buttons::NONE; 2], None, None)
+            .unwrap();
+    }
+    let mut written = 0;
+    while writer.player_left(Frame::new(300), 1).is_ok() {
+        written += 1;
+        assert!(written <= 10_000, "the writer never stopped");
+    }
+    let bytes = writer.finish(EndReason::Disconnect).unwrap().0;
+    let replay = read_replay(&bytes[..]).unwrap();
+    assert_eq!(replay.events.len(), written);
+}

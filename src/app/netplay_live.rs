@@ -511,10 +511,12 @@ pub(crate) fn connect_to_host(
     connect_timeout_s: f64,
     link: &LinkArgs,
 ) -> Result<(SocketAddr, LinkTransport), AppError> {
-    if !(connect_timeout_s > 0.0 && connect_timeout_s.is_finite()) {
+    // An hour is far beyond any real wait, and keeps the Duration made of
+    // it in range.
+    if !(connect_timeout_s > 0.0 && connect_timeout_s <= 3600.0) {
         return Err(AppError::BadArgument {
             message: format!(
-                "--connect-timeout-s {connect_timeout_s}: expected a number of seconds above 0"
+                "--connect-timeout-s {connect_timeout_s}: expected a number of seconds above 0, at most 3600"
             ),
         });
     }

@@ -310,9 +310,13 @@ where
         }
         if let Some((frame, state)) = self.spectator.take_state() {
             self.game.set_savestate_context(SavestateContext::Netplay);
-            self.game
-                .load_state(&state)
-                .map_err(AppError::at_frame(frame.number()))?;
+            if let Err(error) = self.game.load_state(&state) {
+                // Tell the host before giving up, so its slot frees at once.
+                self.spectator.leave();
+                self.spectator
+                    .poll(now, |to, datagram| transport.send(to, datagram));
+                return Err(AppError::at_frame(frame.number())(error));
+            }
             self.stats.joined_at_frame = Some(frame.number());
             // The replay recorder starts from the host's bytes at this frame.
             let memory = memory_checksum(&mut *self.game, &mut self.scratch)

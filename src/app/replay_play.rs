@@ -248,7 +248,8 @@ impl RecordedFrames for Replay {
     }
 
     fn state_at(&self, frame: u32) -> Option<&[u8]> {
-        self.events.iter().find_map(|event| match event {
+        // A later repair of the same frame replaced the earlier one.
+        self.events.iter().rev().find_map(|event| match event {
             ReplayEvent::Repair { frame: at, state } if at.number() == frame => {
                 Some(state.as_slice())
             }

@@ -195,6 +195,9 @@ pub struct ReplayRecorder {
     writer: Option<ReplayWriter<BufWriter<File>>>,
     path: PathBuf,
     failure: Option<std::io::Error>,
+    /// Whether the file did not exist before (only then is an unused one
+    /// removed).
+    created_here: bool,
 }
 
 impl ReplayRecorder {
@@ -210,6 +213,7 @@ impl ReplayRecorder {
             writer: Some(writer),
             path: path.to_path_buf(),
             failure: None,
+            created_here: true,
         })
     }
 
@@ -217,16 +221,24 @@ impl ReplayRecorder {
     /// to start ([`FrameSink::match_started`]), with `header` and the start
     /// state. Checks now that the file can be created.
     pub fn create_at_start(path: &Path, header: ReplayHeader) -> Result<Self, AppError> {
-        File::create(path).map_err(|source| AppError::WriteFile {
-            what: "the replay",
-            path: path.to_path_buf(),
-            source,
-        })?;
+        // An existing file is opened without emptying it: it is replaced
+        // only once the match starts, and never removed if it does not.
+        let created_here = !path.exists();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|source| AppError::WriteFile {
+                what: "the replay",
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(ReplayRecorder {
             waiting: Some(header),
             writer: None,
             path: path.to_path_buf(),
             failure: None,
+            created_here,
         })
     }
 
@@ -276,7 +288,7 @@ impl ReplayRecorder {
 /// no empty file behind.
 impl Drop for ReplayRecorder {
     fn drop(&mut self) {
-        if self.waiting.is_some() && !self.path.as_os_str().is_empty() {
+        if self.waiting.is_some() && self.created_here && !self.path.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -466,6 +478,16 @@ mod tests {
         let abandoned = ReplayRecorder::create_at_start(&path, header()).unwrap();
         drop(abandoned);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_match_that_never_started_leaves_an_existing_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kept.ncr");
+        std::fs::write(&path, b"an earlier replay").unwrap();
+        let recorder = ReplayRecorder::create_at_start(&path, header()).unwrap();
+        assert!(recorder.finish(EndReason::Interrupted).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"an earlier replay");
     }
 
     #[test]

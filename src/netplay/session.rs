@@ -1023,6 +1023,14 @@ impl<A: Ord + Copy> NetplaySession<A> {
                         spectator.snapshot = Snapshot::Sending;
                     }
                 }
+                // Still sending, or sent: either way a spectator whose first
+                // frame left the backlog can never be fed, so it goes now
+                // rather than holding its blob on the players' uplink.
+                Snapshot::Sending if spectator.next_frame < self.final_rows.start => {
+                    drop = Some(SpectatorDrop::FellBehind {
+                        frames: SPECTATOR_BACKLOG_FRAMES as u32,
+                    });
+                }
                 Snapshot::Sending => {}
                 Snapshot::Delivered => {
                     if spectator.next_frame < self.final_rows.start {

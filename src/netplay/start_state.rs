@@ -23,6 +23,10 @@ pub enum StartStateError {
     /// The compressed bytes do not expand to exactly the announced size.
     #[error("the start state does not decompress: {0}")]
     Corrupt(String),
+    /// A checkpoint claims a frame later than any match (or its replay)
+    /// reaches.
+    #[error("the savestate claims frame {0}, beyond any match")]
+    FrameOutOfRange(u32),
 }
 
 /// Bytes of the size prefix.
@@ -88,8 +92,12 @@ pub fn decompress_checkpoint(
     let Some((prefix, rest)) = blob.split_first_chunk::<FRAME_PREFIX>() else {
         return Err(StartStateError::Truncated(blob.len()));
     };
-    let frame = Frame::new(u32::from_le_bytes(*prefix));
-    Ok((frame, decompress(rest, max_state_bytes)?))
+    let number = u32::from_le_bytes(*prefix);
+    // A spectator's replay starts at this frame: keep it one the reader takes.
+    if number > crate::replay::MAX_REPLAY_FRAMES {
+        return Err(StartStateError::FrameOutOfRange(number));
+    }
+    Ok((Frame::new(number), decompress(rest, max_state_bytes)?))
 }
 
 #[cfg(test)]
@@ -98,6 +106,15 @@ mod tests {
 
     fn a_state() -> Vec<u8> {
         (0..5000u32).map(|i| (i % 7 + i / 600) as u8).collect()
+    }
+
+    #[test]
+    fn a_checkpoint_beyond_any_match_is_refused() {
+        let blob = compress_checkpoint(Frame::new(u32::MAX), &a_state());
+        assert_eq!(
+            decompress_checkpoint(&blob, 1 << 20),
+            Err(StartStateError::FrameOutOfRange(u32::MAX))
+        );
     }
 
     #[test]

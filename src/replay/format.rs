@@ -514,6 +514,10 @@ pub(crate) fn decode_payload(
                 return Err(format!("frame rate {frames_per_second} is not a rate"));
             }
             let sample_rate = fields.f64("the sample rate")?;
+            // 0 is a core without sound.
+            if !(sample_rate.is_finite() && sample_rate >= 0.0) {
+                return Err(format!("sample rate {sample_rate} is not a rate"));
+            }
             let recorded_at_unix = fields.u64("the date")?;
             let name_count = fields.u8("the player name count")?;
             if name_count as usize > MAX_PLAYERS {

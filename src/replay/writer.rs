@@ -3,8 +3,10 @@
 //! crash or a kill loses at most about a second.
 
 use super::format::{
-    encode_record, preamble, Checkpoint, EndReason, Record, ReplayHeader, MAX_FRAMES_PER_RECORD,
+    encode_record, preamble, Checkpoint, EndReason, Record, ReplayHeader, MAX_EVENTS,
+    MAX_FRAMES_PER_RECORD, MAX_REPLAY_FRAMES,
 };
+use super::reader::MAX_REPAIR_BYTES;
 use crate::checksum::Checksum;
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -30,6 +32,15 @@ pub struct ReplayWriter<W: Write> {
     frames_per_flush: u32,
     encoded: Vec<u8>,
     bytes_written: u64,
+    /// Repairs and departures written (the reader takes [`MAX_EVENTS`]).
+    events: usize,
+    /// Bytes of repair states written (the reader takes [`MAX_REPAIR_BYTES`]).
+    repair_bytes: usize,
+}
+
+/// What the writer answers instead of writing a file the reader would refuse.
+fn over_limit(what: String) -> io::Error {
+    io::Error::other(format!("the replay is full: {what}"))
 }
 
 impl<W: Write> ReplayWriter<W> {
@@ -51,6 +62,8 @@ impl<W: Write> ReplayWriter<W> {
             frames_per_flush,
             bytes_written: encoded.len() as u64,
             encoded: Vec::new(),
+            events: 0,
+            repair_bytes: 0,
         })
     }
 
@@ -86,6 +99,11 @@ impl<W: Write> ReplayWriter<W> {
                 ),
             ));
         }
+        if frame.number() >= MAX_REPLAY_FRAMES {
+            return Err(over_limit(format!(
+                "it holds at most {MAX_REPLAY_FRAMES} frames"
+            )));
+        }
         if let Some(memory) = memory.filter(|_| frame.number() % CHECKPOINT_INTERVAL == 0) {
             encode_record(
                 &Record::Checkpoint(Checkpoint {
@@ -110,6 +128,13 @@ impl<W: Write> ReplayWriter<W> {
     /// Records a desync repair: the game loaded `state` at the start of
     /// `frame` (a frame already recorded).
     pub fn repair(&mut self, frame: Frame, state: &[u8]) -> io::Result<()> {
+        self.count_event()?;
+        if self.repair_bytes + state.len() > MAX_REPAIR_BYTES {
+            return Err(over_limit(format!(
+                "its repair states may take {MAX_REPAIR_BYTES} bytes in all"
+            )));
+        }
+        self.repair_bytes += state.len();
         self.encode_pending();
         encode_record(
             &Record::Repair {
@@ -123,9 +148,18 @@ impl<W: Write> ReplayWriter<W> {
 
     /// Records that `player` (0-based) left, holding nothing from `frame` on.
     pub fn player_left(&mut self, frame: Frame, player: u8) -> io::Result<()> {
+        self.count_event()?;
         self.encode_pending();
         encode_record(&Record::PlayerLeft { frame, player }, &mut self.encoded);
         self.flush()
+    }
+
+    fn count_event(&mut self) -> io::Result<()> {
+        if self.events == MAX_EVENTS {
+            return Err(over_limit(format!("it holds at most {MAX_EVENTS} events")));
+        }
+        self.events += 1;
+        Ok(())
     }
 
     /// Ends the replay with its end record, flushes, and hands back `W` and
