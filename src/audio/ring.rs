@@ -348,11 +348,12 @@ impl AudioRing {
             let watched = run.min(self.watch_steps);
             if watched > 0 {
                 let mut previous = self.last_output;
+                let mut largest = self.stats.largest_splice_step;
                 for &sample in &target[..watched] {
-                    let step = sample_step(previous, sample);
-                    self.stats.largest_splice_step = self.stats.largest_splice_step.max(step);
+                    largest = largest.max(sample_step(previous, sample));
                     previous = sample;
                 }
+                self.stats.largest_splice_step = largest;
                 self.watch_steps -= watched;
             }
             for (offset, &sample) in (self.read..).zip(target.iter()) {
@@ -518,6 +519,11 @@ impl AudioRing {
         let wanted = self.config.crossfade;
         let mut kept = 0;
         let mut position = self.fade.position;
+        if position == 0 && self.fade.active() {
+            // Nothing of that fade played yet, nothing measured: its gains
+            // are for unrelated streams.
+            self.fade.set_correlation(0.0);
+        }
         'chunks: for (index, chunk) in self.chunks.iter().enumerate() {
             let start = if index == 0 { self.read } else { 0 };
             for raw in &chunk.samples[start..] {
@@ -539,8 +545,6 @@ impl AudioRing {
         std::mem::swap(&mut self.scratch, &mut self.fade.from);
         self.fade.len = kept;
         self.fade.position = 0;
-        // Until the first sample measures the streams, unrelated ones.
-        self.fade.set_correlation(0.0);
         self.watch_steps = kept + 1;
         true
     }
@@ -550,22 +554,27 @@ impl AudioRing {
     /// from the consumer's position on, over the fade's length, and sets
     /// the fade's gains for it.
     fn measure_correlation(&mut self) {
-        let (mut both, mut from_energy, mut to_energy) = (0.0f64, 0.0f64, 0.0f64);
-        let mut from = self.fade.from[..self.fade.len].iter();
-        'chunks: for (index, chunk) in self.chunks.iter().enumerate() {
+        // Sums per channel: six independent additions a sample.
+        let (mut both, mut from_energy, mut to_energy) = ([0.0f64; 2], [0.0f64; 2], [0.0f64; 2]);
+        let mut from = &self.fade.from[..self.fade.len];
+        for (index, chunk) in self.chunks.iter().enumerate() {
             let start = if index == 0 { self.read } else { 0 };
-            for to in &chunk.samples[start..] {
-                let Some(from) = from.next() else {
-                    break 'chunks;
-                };
+            let to = &chunk.samples[start..];
+            let length = to.len().min(from.len());
+            for (from, to) in from[..length].iter().zip(&to[..length]) {
                 for channel in 0..2 {
                     let (a, b) = (f64::from(from[channel]), f64::from(to[channel]));
-                    both += a * b;
-                    from_energy += a * a;
-                    to_energy += b * b;
+                    both[channel] += a * b;
+                    from_energy[channel] += a * a;
+                    to_energy[channel] += b * b;
                 }
             }
+            from = &from[length..];
+            if from.is_empty() {
+                break;
+            }
         }
+        let [both, from_energy, to_energy] = [both, from_energy, to_energy].map(|[l, r]| l + r);
         let energy = (from_energy * to_energy).sqrt();
         let correlation = if energy > 0.0 {
             (both / energy).clamp(0.0, 1.0) as f32
@@ -602,6 +611,7 @@ fn to_i16(value: f32) -> i16 {
 }
 
 /// The larger of the two channels' changes from `a` to `b`.
+#[inline]
 pub fn sample_step(a: Stereo, b: Stereo) -> u16 {
     let left = (i32::from(a[0]) - i32::from(b[0])).unsigned_abs();
     let right = (i32::from(a[1]) - i32::from(b[1])).unsigned_abs();
