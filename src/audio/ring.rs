@@ -174,6 +174,38 @@ impl Crossfade {
     }
 }
 
+/// Running sums for a correlation, four lanes each.
+#[derive(Default)]
+struct Sums {
+    both: [f64; 4],
+    from: [f64; 4],
+    to: [f64; 4],
+}
+
+impl Sums {
+    fn add(&mut self, from: &[[f32; 2]], to: &[Stereo]) {
+        let lanes = |from: &[[f32; 2]], to: &[Stereo]| -> ([f64; 4], [f64; 4]) {
+            let mut a = [0.0; 4];
+            let mut b = [0.0; 4];
+            for (lane, (from, to)) in from.iter().zip(to).enumerate() {
+                for channel in 0..2 {
+                    a[2 * lane + channel] = f64::from(from[channel]);
+                    b[2 * lane + channel] = f64::from(to[channel]);
+                }
+            }
+            (a, b)
+        };
+        for (from, to) in from.chunks(2).zip(to.chunks(2)) {
+            let (a, b) = lanes(from, to);
+            for lane in 0..4 {
+                self.both[lane] += a[lane] * b[lane];
+                self.from[lane] += a[lane] * a[lane];
+                self.to[lane] += b[lane] * b[lane];
+            }
+        }
+    }
+}
+
 /// Audio per frame between the frame loop and the consumer. See the module docs.
 #[derive(Debug)]
 pub struct AudioRing {
@@ -554,27 +586,23 @@ impl AudioRing {
     /// from the consumer's position on, over the fade's length, and sets
     /// the fade's gains for it.
     fn measure_correlation(&mut self) {
-        // Sums per channel: six independent additions a sample.
-        let (mut both, mut from_energy, mut to_energy) = ([0.0f64; 2], [0.0f64; 2], [0.0f64; 2]);
+        // Sums in four lanes (two samples' two channels): independent
+        // additions the compiler can put side by side.
+        let mut sums = Sums::default();
         let mut from = &self.fade.from[..self.fade.len];
         for (index, chunk) in self.chunks.iter().enumerate() {
             let start = if index == 0 { self.read } else { 0 };
             let to = &chunk.samples[start..];
             let length = to.len().min(from.len());
-            for (from, to) in from[..length].iter().zip(&to[..length]) {
-                for channel in 0..2 {
-                    let (a, b) = (f64::from(from[channel]), f64::from(to[channel]));
-                    both[channel] += a * b;
-                    from_energy[channel] += a * a;
-                    to_energy[channel] += b * b;
-                }
-            }
+            sums.add(&from[..length], &to[..length]);
             from = &from[length..];
             if from.is_empty() {
                 break;
             }
         }
-        let [both, from_energy, to_energy] = [both, from_energy, to_energy].map(|[l, r]| l + r);
+        let [both, from_energy, to_energy] = [sums.both, sums.from, sums.to].map(|lanes| {
+            lanes.iter().sum::<f64>()
+        });
         let energy = (from_energy * to_energy).sqrt();
         let correlation = if energy > 0.0 {
             (both / energy).clamp(0.0, 1.0) as f32
