@@ -149,29 +149,36 @@ impl Crossfade {
     /// 1/√(1 + 2·sin·cos·r): identical streams pass unchanged.
     fn set_correlation(&mut self, correlation: f32) {
         let len = self.len;
-        let curve = &self.curve;
-        for (position, gains) in self.gains[..len].iter_mut().enumerate() {
-            let [sin, cos] = if len == curve.len() {
-                curve[position]
-            } else {
-                // A fade cut short (little was queued): its own curve.
-                let (sin, cos) = Crossfade::angle(position, len).sin_cos();
-                [sin, cos]
-            };
+        let gains_for = |[sin, cos]: [f32; 2]| {
             let scale = 1.0 / (1.0 + 2.0 * sin * cos * correlation).sqrt();
-            *gains = [cos * scale, sin * scale];
+            [cos * scale, sin * scale]
+        };
+        if len == self.curve.len() {
+            for (gains, &curve) in self.gains.iter_mut().zip(&self.curve) {
+                *gains = gains_for(curve);
+            }
+        } else {
+            // A fade cut short (little was queued): its own curve.
+            for (position, gains) in self.gains[..len].iter_mut().enumerate() {
+                let (sin, cos) = Crossfade::angle(position, len).sin_cos();
+                *gains = gains_for([sin, cos]);
+            }
         }
     }
 
     /// Mixes `to` with the revoked stream at `position`.
     fn mix(&self, position: usize, to: [f32; 2]) -> [f32; 2] {
-        let [fade_out, fade_in] = self.gains[position];
-        let from = self.from[position];
-        [
-            from[0] * fade_out + to[0] * fade_in,
-            from[1] * fade_out + to[1] * fade_in,
-        ]
+        mix(self.from[position], self.gains[position], to)
     }
+}
+
+/// `from` faded out and `to` faded in by `[fade_out, fade_in]`.
+#[inline]
+fn mix(from: [f32; 2], [fade_out, fade_in]: [f32; 2], to: [f32; 2]) -> [f32; 2] {
+    [
+        from[0] * fade_out + to[0] * fade_in,
+        from[1] * fade_out + to[1] * fade_in,
+    ]
 }
 
 /// Running sums for a correlation, four lanes each.
@@ -369,10 +376,15 @@ impl AudioRing {
             } else {
                 0
             };
-            for (position, (sample, raw)) in
-                (fade.position..).zip(target[..mixed].iter_mut().zip(&taken[..mixed]))
+            // Zipped slices, no indexing: no bounds checks in the loop.
+            let positions = fade.position..fade.position + mixed;
+            for (((sample, raw), from), gains) in target[..mixed]
+                .iter_mut()
+                .zip(&taken[..mixed])
+                .zip(&fade.from[positions.clone()])
+                .zip(&fade.gains[positions])
             {
-                let value = fade.mix(position, [f32::from(raw[0]), f32::from(raw[1])]);
+                let value = mix(*from, *gains, [f32::from(raw[0]), f32::from(raw[1])]);
                 *sample = [to_i16(value[0]), to_i16(value[1])];
             }
             fade.position += mixed;
@@ -556,19 +568,22 @@ impl AudioRing {
             // are for unrelated streams.
             self.fade.set_correlation(0.0);
         }
-        'chunks: for (index, chunk) in self.chunks.iter().enumerate() {
+        for (index, chunk) in self.chunks.iter().enumerate() {
             let start = if index == 0 { self.read } else { 0 };
-            for raw in &chunk.samples[start..] {
-                if kept == wanted {
-                    break 'chunks;
-                }
-                let mut value = [f32::from(raw[0]), f32::from(raw[1])];
-                if position < self.fade.len {
-                    value = self.fade.mix(position, value);
-                    position += 1;
-                }
-                self.scratch[kept] = value;
-                kept += 1;
+            let count = (chunk.samples.len() - start).min(wanted - kept);
+            let kept_now = &mut self.scratch[kept..kept + count];
+            for (slot, raw) in kept_now.iter_mut().zip(&chunk.samples[start..]) {
+                *slot = [f32::from(raw[0]), f32::from(raw[1])];
+            }
+            // The part the crossfade still going would have mixed.
+            let mixing = count.min(self.fade.len.saturating_sub(position));
+            for (offset, slot) in kept_now[..mixing].iter_mut().enumerate() {
+                *slot = self.fade.mix(position + offset, *slot);
+            }
+            position += mixing;
+            kept += count;
+            if kept == wanted {
+                break;
             }
         }
         if kept == 0 {
