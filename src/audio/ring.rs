@@ -350,8 +350,7 @@ impl AudioRing {
     pub fn pull_into(&mut self, out: &mut [Stereo], mut tap: impl FnMut(&Pulled)) {
         let mut done = 0;
         while done < out.len() {
-            let steady =
-                self.playing && self.gain >= 1.0 && self.queued > self.config.crossfade;
+            let steady = self.playing && self.gain >= 1.0 && self.queued > self.config.crossfade;
             if !steady {
                 let pulled = self.pull();
                 tap(&pulled);
@@ -615,9 +614,8 @@ impl AudioRing {
                 break;
             }
         }
-        let [both, from_energy, to_energy] = [sums.both, sums.from, sums.to].map(|lanes| {
-            lanes.iter().sum::<f64>()
-        });
+        let [both, from_energy, to_energy] =
+            [sums.both, sums.from, sums.to].map(|lanes| lanes.iter().sum::<f64>());
         let energy = (from_energy * to_energy).sqrt();
         let correlation = if energy > 0.0 {
             (both / energy).clamp(0.0, 1.0) as f32
@@ -1055,7 +1053,11 @@ mod tests {
             for ring in [&mut careful, &mut fast] {
                 for &(from, timeline) in &rollbacks {
                     for again in from..frame {
-                        ring.push(Frame::new(again), true, &timelines[timeline][again as usize]);
+                        ring.push(
+                            Frame::new(again),
+                            true,
+                            &timelines[timeline][again as usize],
+                        );
                     }
                 }
                 ring.push(Frame::new(frame), false, &timelines[0][frame as usize]);
