@@ -3,7 +3,9 @@
 //! by side in one run (`scripts/bench-audio` prints the ratios). The
 //! pipeline's frame is what a match costs it: a frame's audio pushed, a
 //! frame's worth rendered at 48 kHz, and a rollback that re-pushes 4 frames
-//! every 7th frame; the ring's is the same without rate conversion. A
+//! every 7th frame (spliced where the consumer is: a pessimistic ~500
+//! splices a minute); the ring's is the same without rate conversion, and
+//! the steady ring's the same without rollbacks. A
 //! core's frame is `run_frame` with its picture, the frame a player sees.
 
 #[path = "../tests/support/content.rs"]
@@ -70,6 +72,21 @@ fn bench(c: &mut Criterion) {
                         ring.push(Frame::new(again), true, &corrected[again as usize % 64]);
                     }
                 }
+                ring.push(Frame::new(frame), false, &predicted[frame as usize % 64]);
+                ring.pull_into(&mut taken, |_| {});
+                black_box(&taken);
+                frame += 1;
+            }
+        })
+    });
+
+    // The same without rollbacks: what steady play costs, so the cost of
+    // a splice (the difference, over one splice in 7 frames) shows apart.
+    let mut ring = AudioRing::new(RingConfig::for_rate(48_000.0, AudioPolicy::Revoke));
+    let mut frame = 0u32;
+    group.bench_function("ring_steady_7_frames", |b| {
+        b.iter(|| {
+            for _ in 0..FRAMES {
                 ring.push(Frame::new(frame), false, &predicted[frame as usize % 64]);
                 ring.pull_into(&mut taken, |_| {});
                 black_box(&taken);

@@ -235,14 +235,12 @@ impl AudioPipeline {
                 phase -= 1.0;
             }
             let w = catmull_rom_weights(phase as f32);
-            *sample = [0, 1].map(|channel| {
-                to_i16(
-                    w[0] * history[0][channel]
-                        + w[1] * history[1][channel]
-                        + w[2] * history[2][channel]
-                        + w[3] * history[3][channel],
-                )
-            });
+            let [a, b, c, d] = history;
+            // Written out per channel: `array::map` is not inlined here.
+            *sample = [
+                to_i16(w[0] * a[0] + w[1] * b[0] + w[2] * c[0] + w[3] * d[0]),
+                to_i16(w[0] * a[1] + w[1] * b[1] + w[2] * c[1] + w[3] * d[1]),
+            ];
             phase += step;
         }
         self.history = history;

@@ -108,31 +108,108 @@ struct Crossfade {
     from: Vec<[f32; 2]>,
     len: usize,
     position: usize,
-    /// How alike the two streams are over the fade (0 until measured, at
-    /// its first sample; never below 0).
-    correlation: f32,
+    /// The equal-power curve (sin, cos) for a fade of the configured
+    /// length, computed once: a fade's trigonometry is not redone per
+    /// sample or per splice.
+    curve: Vec<[f32; 2]>,
+    /// The gains (fade-out, fade-in) at each position of this fade, for
+    /// the correlation measured so far.
+    gains: Vec<[f32; 2]>,
 }
 
 impl Crossfade {
+    fn new(length: usize) -> Crossfade {
+        let curve = (0..length)
+            .map(|position| {
+                let (sin, cos) = Crossfade::angle(position, length).sin_cos();
+                [sin, cos]
+            })
+            .collect();
+        Crossfade {
+            from: vec![[0.0; 2]; length],
+            len: 0,
+            position: 0,
+            curve,
+            gains: vec![[0.0; 2]; length],
+        }
+    }
+
+    fn angle(position: usize, len: usize) -> f32 {
+        (position as f32 + 0.5) / len as f32 * FRAC_PI_2
+    }
+
     fn active(&self) -> bool {
         self.position < self.len
     }
 
-    /// Mixes `to` with the revoked stream at `position`. Equal power
-    /// (cos² + sin² = 1) keeps the loudness of unrelated streams; streams
-    /// that are alike would add up louder (+3 dB, and steeper steps, for
-    /// identical ones), so the mix is scaled by 1/√(1 + 2·sin·cos·r) for
-    /// their correlation r: identical streams pass unchanged.
+    /// Sets the gains for streams of correlation `correlation` (0–1).
+    /// Equal power (cos² + sin² = 1) keeps the loudness of unrelated
+    /// streams; streams that are alike would add up louder (+3 dB, and
+    /// steeper steps, for identical ones), so both gains are scaled by
+    /// 1/√(1 + 2·sin·cos·r): identical streams pass unchanged.
+    fn set_correlation(&mut self, correlation: f32) {
+        let len = self.len;
+        let gains_for = |[sin, cos]: [f32; 2]| {
+            let scale = 1.0 / (1.0 + 2.0 * sin * cos * correlation).sqrt();
+            [cos * scale, sin * scale]
+        };
+        if len == self.curve.len() {
+            for (gains, &curve) in self.gains.iter_mut().zip(&self.curve) {
+                *gains = gains_for(curve);
+            }
+        } else {
+            // A fade cut short (little was queued): its own curve.
+            for (position, gains) in self.gains[..len].iter_mut().enumerate() {
+                let (sin, cos) = Crossfade::angle(position, len).sin_cos();
+                *gains = gains_for([sin, cos]);
+            }
+        }
+    }
+
+    /// Mixes `to` with the revoked stream at `position`.
     fn mix(&self, position: usize, to: [f32; 2]) -> [f32; 2] {
-        let t = (position as f32 + 0.5) / self.len as f32 * FRAC_PI_2;
-        let (sin, cos) = t.sin_cos();
-        let scale = 1.0 / (1.0 + 2.0 * sin * cos * self.correlation).sqrt();
-        let (fade_in, fade_out) = (sin * scale, cos * scale);
-        let from = self.from[position];
-        [
-            from[0] * fade_out + to[0] * fade_in,
-            from[1] * fade_out + to[1] * fade_in,
-        ]
+        mix(self.from[position], self.gains[position], to)
+    }
+}
+
+/// `from` faded out and `to` faded in by `[fade_out, fade_in]`.
+#[inline]
+fn mix(from: [f32; 2], [fade_out, fade_in]: [f32; 2], to: [f32; 2]) -> [f32; 2] {
+    [
+        from[0] * fade_out + to[0] * fade_in,
+        from[1] * fade_out + to[1] * fade_in,
+    ]
+}
+
+/// Running sums for a correlation, four lanes each.
+#[derive(Default)]
+struct Sums {
+    both: [f64; 4],
+    from: [f64; 4],
+    to: [f64; 4],
+}
+
+impl Sums {
+    fn add(&mut self, from: &[[f32; 2]], to: &[Stereo]) {
+        let lanes = |from: &[[f32; 2]], to: &[Stereo]| -> ([f64; 4], [f64; 4]) {
+            let mut a = [0.0; 4];
+            let mut b = [0.0; 4];
+            for (lane, (from, to)) in from.iter().zip(to).enumerate() {
+                for channel in 0..2 {
+                    a[2 * lane + channel] = f64::from(from[channel]);
+                    b[2 * lane + channel] = f64::from(to[channel]);
+                }
+            }
+            (a, b)
+        };
+        for (from, to) in from.chunks(2).zip(to.chunks(2)) {
+            let (a, b) = lanes(from, to);
+            for lane in 0..4 {
+                self.both[lane] += a[lane] * b[lane];
+                self.from[lane] += a[lane] * a[lane];
+                self.to[lane] += b[lane] * b[lane];
+            }
+        }
     }
 }
 
@@ -182,12 +259,7 @@ impl AudioRing {
             next_frame: Frame::new(0),
             next_offset: 0,
             newest: None,
-            fade: Crossfade {
-                from: vec![[0.0; 2]; config.crossfade],
-                len: 0,
-                position: 0,
-                correlation: 0.0,
-            },
+            fade: Crossfade::new(config.crossfade),
             scratch: vec![[0.0; 2]; config.crossfade],
             gain: 0.0,
             playing: false,
@@ -271,15 +343,14 @@ impl AudioRing {
     }
 
     /// Fills `out` as [`AudioRing::pull`] would, one sample after another,
-    /// telling `tap` about each; steady play is copied a run at a time.
+    /// telling `tap` about each. The fast path: while playing at full gain
+    /// with more than a crossfade queued, a run of a chunk is copied whole,
+    /// and only the samples of an active crossfade are mixed (from gains
+    /// computed once per splice); the rest goes through `pull`.
     pub fn pull_into(&mut self, out: &mut [Stereo], mut tap: impl FnMut(&Pulled)) {
         let mut done = 0;
         while done < out.len() {
-            let steady = self.playing
-                && self.gain >= 1.0
-                && self.queued > self.config.crossfade
-                && !self.fade.active()
-                && self.watch_steps == 0;
+            let steady = self.playing && self.gain >= 1.0 && self.queued > self.config.crossfade;
             if !steady {
                 let pulled = self.pull();
                 tap(&pulled);
@@ -287,21 +358,54 @@ impl AudioRing {
                 done += 1;
                 continue;
             }
+            if self.fade.active() && self.fade.position == 0 {
+                self.measure_correlation();
+            }
             let chunk = &self.chunks[0];
             // The last `crossfade` queued samples go one by one: they fade
-            // out if nothing follows them.
+            // out if nothing follows them (the gain stays 1 before them).
             let run = (out.len() - done)
                 .min(chunk.samples.len() - self.read)
                 .min(self.queued - self.config.crossfade);
             let taken = &chunk.samples[self.read..self.read + run];
-            out[done..done + run].copy_from_slice(taken);
-            for (offset, &sample) in (self.read..).zip(taken) {
+            let target = &mut out[done..done + run];
+            let fade = &mut self.fade;
+            let mixed = if fade.active() {
+                run.min(fade.len - fade.position)
+            } else {
+                0
+            };
+            // Zipped slices, no indexing: no bounds checks in the loop.
+            let positions = fade.position..fade.position + mixed;
+            for (((sample, raw), from), gains) in target[..mixed]
+                .iter_mut()
+                .zip(&taken[..mixed])
+                .zip(&fade.from[positions.clone()])
+                .zip(&fade.gains[positions])
+            {
+                let value = mix(*from, *gains, [f32::from(raw[0]), f32::from(raw[1])]);
+                *sample = [to_i16(value[0]), to_i16(value[1])];
+            }
+            fade.position += mixed;
+            target[mixed..].copy_from_slice(&taken[mixed..]);
+            let watched = run.min(self.watch_steps);
+            if watched > 0 {
+                let mut previous = self.last_output;
+                let mut largest = self.stats.largest_splice_step;
+                for &sample in &target[..watched] {
+                    largest = largest.max(sample_step(previous, sample));
+                    previous = sample;
+                }
+                self.stats.largest_splice_step = largest;
+                self.watch_steps -= watched;
+            }
+            for (offset, &sample) in (self.read..).zip(target.iter()) {
                 tap(&Pulled {
                     sample,
                     source: Some((chunk.frame, offset as u32)),
                 });
             }
-            self.last_output = taken[run - 1];
+            self.last_output = target[run - 1];
             let ended = self.read + run == chunk.samples.len();
             self.read += run;
             self.queued -= run;
@@ -363,6 +467,10 @@ impl AudioRing {
         self.gain = (self.gain + 1.0 / steps)
             .min(self.queued as f32 / steps)
             .min(1.0);
+        let fading = self.fade.active();
+        if fading && self.fade.position == 0 {
+            self.measure_correlation();
+        }
         let chunk = &self.chunks[0];
         let source = (chunk.frame, self.read as u32);
         let raw = chunk.samples[self.read];
@@ -372,10 +480,6 @@ impl AudioRing {
             self.retire_front();
         }
         let mut value = [f32::from(raw[0]), f32::from(raw[1])];
-        let fading = self.fade.active();
-        if fading && self.fade.position == 0 {
-            self.fade.correlation = self.correlation_with_queue(raw);
-        }
         if fading {
             value = self.fade.mix(self.fade.position, value);
             self.fade.position += 1;
@@ -458,19 +562,27 @@ impl AudioRing {
         let wanted = self.config.crossfade;
         let mut kept = 0;
         let mut position = self.fade.position;
-        'chunks: for (index, chunk) in self.chunks.iter().enumerate() {
+        if position == 0 && self.fade.active() {
+            // Nothing of that fade played yet, nothing measured: its gains
+            // are for unrelated streams.
+            self.fade.set_correlation(0.0);
+        }
+        for (index, chunk) in self.chunks.iter().enumerate() {
             let start = if index == 0 { self.read } else { 0 };
-            for raw in &chunk.samples[start..] {
-                if kept == wanted {
-                    break 'chunks;
-                }
-                let mut value = [f32::from(raw[0]), f32::from(raw[1])];
-                if position < self.fade.len {
-                    value = self.fade.mix(position, value);
-                    position += 1;
-                }
-                self.scratch[kept] = value;
-                kept += 1;
+            let count = (chunk.samples.len() - start).min(wanted - kept);
+            let kept_now = &mut self.scratch[kept..kept + count];
+            for (slot, raw) in kept_now.iter_mut().zip(&chunk.samples[start..]) {
+                *slot = [f32::from(raw[0]), f32::from(raw[1])];
+            }
+            // The part the crossfade still going would have mixed.
+            let mixing = count.min(self.fade.len.saturating_sub(position));
+            for (offset, slot) in kept_now[..mixing].iter_mut().enumerate() {
+                *slot = self.fade.mix(position + offset, *slot);
+            }
+            position += mixing;
+            kept += count;
+            if kept == wanted {
+                break;
             }
         }
         if kept == 0 {
@@ -479,37 +591,38 @@ impl AudioRing {
         std::mem::swap(&mut self.scratch, &mut self.fade.from);
         self.fade.len = kept;
         self.fade.position = 0;
-        self.fade.correlation = 0.0;
         self.watch_steps = kept + 1;
         true
     }
 
-    /// The correlation (0–1; unlike or opposed streams count as 0) of the
-    /// revoked samples being faded from with `first` and the samples queued
-    /// after it, over the fade's length.
-    fn correlation_with_queue(&self, first: Stereo) -> f32 {
-        let following = self.chunks.iter().enumerate().flat_map(|(index, chunk)| {
+    /// Measures the correlation (0–1; unlike or opposed streams count as
+    /// 0) of the revoked samples being faded from with the samples queued
+    /// from the consumer's position on, over the fade's length, and sets
+    /// the fade's gains for it.
+    fn measure_correlation(&mut self) {
+        // Sums in four lanes (two samples' two channels): independent
+        // additions the compiler can put side by side.
+        let mut sums = Sums::default();
+        let mut from = &self.fade.from[..self.fade.len];
+        for (index, chunk) in self.chunks.iter().enumerate() {
             let start = if index == 0 { self.read } else { 0 };
-            chunk.samples[start..].iter().copied()
-        });
-        let (mut both, mut from_energy, mut to_energy) = (0.0f64, 0.0f64, 0.0f64);
-        for (from, to) in self.fade.from[..self.fade.len]
-            .iter()
-            .zip(std::iter::once(first).chain(following))
-        {
-            for channel in 0..2 {
-                let (a, b) = (f64::from(from[channel]), f64::from(to[channel]));
-                both += a * b;
-                from_energy += a * a;
-                to_energy += b * b;
+            let to = &chunk.samples[start..];
+            let length = to.len().min(from.len());
+            sums.add(&from[..length], &to[..length]);
+            from = &from[length..];
+            if from.is_empty() {
+                break;
             }
         }
+        let [both, from_energy, to_energy] =
+            [sums.both, sums.from, sums.to].map(|lanes| lanes.iter().sum::<f64>());
         let energy = (from_energy * to_energy).sqrt();
-        if energy > 0.0 {
+        let correlation = if energy > 0.0 {
             (both / energy).clamp(0.0, 1.0) as f32
         } else {
             0.0
-        }
+        };
+        self.fade.set_correlation(correlation);
     }
 
     /// The queue is over its bounds: skips the oldest audio, crossfading
@@ -539,6 +652,7 @@ fn to_i16(value: f32) -> i16 {
 }
 
 /// The larger of the two channels' changes from `a` to `b`.
+#[inline]
 pub fn sample_step(a: Stereo, b: Stereo) -> u16 {
     let left = (i32::from(a[0]) - i32::from(b[0])).unsigned_abs();
     let right = (i32::from(a[1]) - i32::from(b[1])).unsigned_abs();
@@ -909,6 +1023,67 @@ mod tests {
         assert_eq!(singles, runs);
         assert_eq!(one_by_one.stats(), in_runs.stats());
         assert!(one_by_one.stats().splices > 0 && one_by_one.stats().stalls > 0);
+    }
+
+    #[test]
+    fn crossfades_mixed_a_run_at_a_time_equal_crossfades_mixed_sample_by_sample() {
+        // Splices landing inside a run, a second one while the first
+        // crossfade is still going, and runs of odd sizes crossing the
+        // fades' ends: the fast path must hand out the careful path's
+        // samples exactly.
+        let timelines = [
+            tone_frames(30, 0, 440.0, 9_000.0),
+            tone_frames(30, 2, 700.0, 11_000.0),
+            tone_frames(30, 5, 300.0, 7_000.0),
+        ];
+        let (mut careful, mut fast) = (default_ring(), default_ring());
+        let (mut careful_out, mut fast_out) = (Vec::new(), Vec::new());
+        let mut block = vec![[0i16; 2]; 1000];
+        let mut sizes = [13usize, 97, 1, 240, 333, 7, 800].iter().cycle();
+        for frame in 0..30u32 {
+            // Rollbacks of 4 frames at frames 8 and 16 and, 50 samples
+            // into the crossfade that one starts, again.
+            let mut rollbacks = Vec::new();
+            if frame == 8 || frame == 16 {
+                rollbacks.push((frame - 4, 1));
+            }
+            if frame == 17 {
+                rollbacks.push((frame - 5, 2));
+            }
+            for ring in [&mut careful, &mut fast] {
+                for &(from, timeline) in &rollbacks {
+                    for again in from..frame {
+                        ring.push(
+                            Frame::new(again),
+                            true,
+                            &timelines[timeline][again as usize],
+                        );
+                    }
+                }
+                ring.push(Frame::new(frame), false, &timelines[0][frame as usize]);
+            }
+            let mut left = PER_FRAME;
+            while left > 0 {
+                let size = (*sizes.next().unwrap()).min(left);
+                let size = if frame == 16 { size.min(50) } else { size };
+                careful_out.extend((0..size).map(|_| careful.pull()));
+                fast.pull_into(&mut block[..size], |pulled| fast_out.push(*pulled));
+                assert_eq!(
+                    &block[..size],
+                    &careful_out[careful_out.len() - size..]
+                        .iter()
+                        .map(|p| p.sample)
+                        .collect::<Vec<_>>()[..]
+                );
+                left -= size;
+                if frame == 16 {
+                    break;
+                }
+            }
+        }
+        assert_eq!(careful_out, fast_out);
+        assert_eq!(careful.stats(), fast.stats());
+        assert!(careful.stats().splices >= 3, "{:?}", careful.stats());
     }
 
     #[test]
