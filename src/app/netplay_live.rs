@@ -12,7 +12,7 @@
 //! pre-flight (same frames, same buttons), so even a core that restores its
 //! state imperfectly starts the match the same way everywhere.
 
-use crate::app::audio_out::{AudioArgs, AudioSink};
+use crate::app::audio_out::{AudioArgs, AudioSink, AudioSummary};
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
@@ -500,6 +500,47 @@ pub(crate) fn bind_error(NetError::Bind { address, source }: NetError) -> AppErr
     AppError::Bind {
         address: format!("UDP port {}", address.port()),
         source,
+    }
+}
+
+/// What a finished match's sinks left behind, said after its summary and
+/// added to its JSON: the same for players and spectators.
+pub(crate) struct MatchOutputs<'a> {
+    /// The replay written, if recording.
+    pub recording: Option<&'a RecordingSummary>,
+    /// The `--audio-out` file written.
+    pub audio: Option<&'a AudioSummary>,
+    /// The speaker's line, if one played.
+    pub speaker: Option<String>,
+}
+
+impl MatchOutputs<'_> {
+    /// Writes the outputs' lines, then `json` (when asked for) with their
+    /// `replay` and `audio` added, as the last line.
+    pub(crate) fn describe(
+        &self,
+        json: Option<serde_json::Value>,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        if let Some(recording) = self.recording {
+            writeln!(out, "replay: {}", recording.path.display())?;
+        }
+        if let Some(audio) = self.audio {
+            writeln!(out, "{}", audio.describe())?;
+        }
+        if let Some(speaker) = &self.speaker {
+            writeln!(out, "{speaker}")?;
+        }
+        if let Some(mut json) = json {
+            json["replay"] = self
+                .recording
+                .map_or(serde_json::Value::Null, RecordingSummary::json);
+            if let Some(audio) = self.audio {
+                json["audio"] = audio.json();
+            }
+            writeln!(out, "{json}")?;
+        }
+        Ok(())
     }
 }
 
@@ -1018,32 +1059,26 @@ fn play(
     let recording = finish_recording(machine.sink.recorder.take(), end);
     let report = Report::gather(&mut machine, &role, args, end, desyncs, wire, &transport);
     report.describe(out)?;
-    if let Some(recording) = &recording {
-        writeln!(out, "replay: {}", recording.path.display())?;
-    }
     let audio = machine
         .sink
         .audio
         .take()
         .map(AudioSink::finish)
         .transpose()?;
-    if let Some(audio) = &audio {
-        writeln!(out, "{}", audio.describe())?;
-    }
     #[cfg(feature = "audio")]
-    if let Some(speaker) = &machine.sink.speaker {
-        writeln!(out, "{}", speaker.describe())?;
-    }
-    if args.json {
-        let mut json = report.json();
-        json["replay"] = recording
-            .as_ref()
-            .map_or(serde_json::Value::Null, RecordingSummary::json);
-        if let Some(audio) = &audio {
-            json["audio"] = audio.json();
-        }
-        writeln!(out, "{json}")?;
-    }
+    let speaker = machine
+        .sink
+        .speaker
+        .as_ref()
+        .map(|speaker| speaker.describe());
+    #[cfg(not(feature = "audio"))]
+    let speaker = None;
+    let outputs = MatchOutputs {
+        recording: recording.as_ref(),
+        audio: audio.as_ref(),
+        speaker,
+    };
+    outputs.describe(args.json.then(|| report.json()), out)?;
     let outcome = match end {
         _ if had_desyncs => Outcome::NetplayFailed,
         MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,

@@ -16,11 +16,11 @@ use crate::app::front_end::{
 use crate::app::netplay_live::{
     adopt_host_options, connect_to_host, content_hash, host_option_overrides,
     install_interrupt_handler, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport,
-    StatusPrinter, INTERRUPTED,
+    MatchOutputs, StatusPrinter, INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
 use crate::app::replay_record::{
-    finish_match_recording, match_recorder, RecordArgs, RecordingSummary, ReplayRecorder,
+    finish_match_recording, match_recorder, RecordArgs, ReplayRecorder,
 };
 use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::Checksums;
@@ -296,26 +296,16 @@ pub fn spectate_match(
         .transpose()?;
     let report = WatchReport::gather(&mut machine, end, ended_ms, &transport);
     report.describe(out)?;
-    if let Some(recording) = &recording {
-        writeln!(out, "replay: {}", recording.path.display())?;
-    }
-    if let Some(audio) = &audio {
-        writeln!(out, "{}", audio.describe())?;
-    }
     #[cfg(feature = "audio")]
-    if let Some(speaker) = &machine.sink.1 .1 {
-        writeln!(out, "{}", speaker.describe())?;
-    }
-    if args.json {
-        let mut json = report.json();
-        json["replay"] = recording
-            .as_ref()
-            .map_or(serde_json::Value::Null, RecordingSummary::json);
-        if let Some(audio) = &audio {
-            json["audio"] = audio.json();
-        }
-        writeln!(out, "{json}")?;
-    }
+    let speaker = machine.sink.1 .1.as_ref().map(|speaker| speaker.describe());
+    #[cfg(not(feature = "audio"))]
+    let speaker = None;
+    let outputs = MatchOutputs {
+        recording: recording.as_ref(),
+        audio: audio.as_ref(),
+        speaker,
+    };
+    outputs.describe(args.json.then(|| report.json()), out)?;
     let outcome = match end {
         WatchEnd::Finished | WatchEnd::Interrupted | WatchEnd::WindowClosed => Outcome::Success,
         WatchEnd::HostLost => Outcome::PeerLost,
