@@ -16,7 +16,7 @@ use crate::app::audio_out::{AudioArgs, AudioSink, AudioSummary};
 use crate::app::desync_diagnosis::DesyncAnswer;
 use crate::app::frame_clock::FrameClock;
 use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
-use crate::app::front_end::{open_front_end, FrontEnd, MatchView};
+use crate::app::front_end::{open_front_end, MatchView};
 use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::app::netplay_tick::{NetplayMachine, TickHooks};
 use crate::app::replay_record::{
@@ -291,7 +291,6 @@ pub fn host_match(
         2,
         vec![],
     )?;
-    let mut front = open_front_end(&args.common, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
@@ -299,15 +298,7 @@ pub fn host_match(
         started,
         recorder,
     };
-    play(
-        role,
-        &args.common,
-        machine,
-        inputs,
-        front.as_mut(),
-        options,
-        out,
-    )
+    play(role, &args.common, machine, inputs, options, out)
 }
 
 /// `netcade join`.
@@ -363,7 +354,6 @@ pub fn join_match(
     };
     let names = vec![args.address.clone()];
     let recorder = match_recorder(&args.common.record, game.as_ref(), &game_args, 2, names)?;
-    let mut front = open_front_end(&args.common, game.as_ref())?;
     let machine = Machine {
         game,
         netplay,
@@ -371,15 +361,7 @@ pub fn join_match(
         started,
         recorder,
     };
-    play(
-        role,
-        &args.common,
-        machine,
-        inputs,
-        front.as_mut(),
-        options,
-        out,
-    )
+    play(role, &args.common, machine, inputs, options, out)
 }
 
 /// Shakes hands with the host before anything is run: the joiner learns
@@ -837,7 +819,6 @@ fn play(
     args: &MatchArgs,
     machine: Machine,
     inputs: InputSource,
-    front: &mut dyn FrontEnd,
     options: LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
@@ -848,6 +829,7 @@ fn play(
         started,
         recorder,
     } = machine;
+    let mut front = open_front_end(args, game.as_ref())?;
     let frames_per_second = game.frames_per_second();
     let sink = LiveSink {
         log: ChecksumLog::new(1 << 16),
@@ -1265,8 +1247,8 @@ struct Report {
     max_rollback: u32,
     stall_frames: u64,
     desyncs: Desyncs,
-    seconds: f64,
-    header_bytes: u64,
+    /// The link's traffic, over the match's seconds.
+    wire: WireTraffic,
     dropped_datagrams: u64,
     /// Bytes the saved states took at the end: the rollback window's and
     /// the checkpoints kept for desync repair (both bounded).
@@ -1295,7 +1277,13 @@ impl Report {
             .netplay
             .started_at()
             .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
-        let header_bytes = transport.header_bytes;
+        let wire = WireTraffic {
+            seconds,
+            sent_bytes: stats.bytes_sent + transport.header_bytes * stats.datagrams_sent,
+            received_bytes: stats.bytes_received
+                + transport.header_bytes * stats.datagrams_received,
+            datagrams_sent: stats.datagrams_sent,
+        };
         Report {
             command: role.command,
             game: machine.game.title(),
@@ -1313,31 +1301,12 @@ impl Report {
             max_rollback: tick.deepest_rollback,
             stall_frames: tick.waiting_ticks + tick.stalled_ticks,
             desyncs,
-            seconds,
-            header_bytes,
+            wire,
             dropped_datagrams: machine.netplay.dropped_unknown(),
             state_bytes: machine.netplay.session().state_bytes()
                 + machine.driver.checkpoint_state_bytes(),
             inputs: args.inputs.to_string(),
         }
-    }
-
-    fn per_second(&self, count: u64) -> f64 {
-        if self.seconds > 0.0 {
-            count as f64 / self.seconds
-        } else {
-            0.0
-        }
-    }
-
-    fn sent_bytes_per_s(&self) -> f64 {
-        self.per_second(self.stats.bytes_sent + self.header_bytes * self.stats.datagrams_sent)
-    }
-
-    fn received_bytes_per_s(&self) -> f64 {
-        self.per_second(
-            self.stats.bytes_received + self.header_bytes * self.stats.datagrams_received,
-        )
     }
 
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
@@ -1346,7 +1315,7 @@ impl Report {
             "match {}: {} frames final, {:.1} s, {}",
             self.end.describe(),
             self.frames,
-            self.seconds,
+            self.wire.seconds,
             self.game
         )?;
         let ping = self
@@ -1366,9 +1335,9 @@ impl Report {
         writeln!(
             out,
             "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s), received {:.0} B/s; dropped {} stray datagrams",
-            self.sent_bytes_per_s(),
-            self.per_second(self.stats.datagrams_sent),
-            self.received_bytes_per_s(),
+            self.wire.sent_bytes_per_s(),
+            self.wire.sent_datagrams_per_s(),
+            self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
         writeln!(
@@ -1398,7 +1367,7 @@ impl Report {
             "inputs": self.inputs,
             "end": self.end.json_name(),
             "frames": self.frames,
-            "seconds": self.seconds,
+            "seconds": self.wire.seconds,
             "checksums": self.checksums.as_ref().map(checksums_json),
             "netplay": {
                 "peers": [{
@@ -1417,14 +1386,59 @@ impl Report {
                 "desyncs_diagnosed": self.desyncs.diagnosed,
                 "repairs": self.desyncs.repaired,
                 "last_desync_memory_diff": self.desyncs.last_memory_diff.as_ref().map(ByteDiff::to_json),
-                "wire": {
-                    "sent_bytes_per_s": self.sent_bytes_per_s(),
-                    "received_bytes_per_s": self.received_bytes_per_s(),
-                    "sent_datagrams_per_s": self.per_second(self.stats.datagrams_sent),
-                },
+                "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
                 "state_bytes": self.state_bytes,
             },
+        })
+    }
+}
+
+/// A link's traffic over a match, with 28 (IPv4) or 48 (IPv6) bytes of
+/// IP/UDP header counted per datagram: the summaries' wire line and the
+/// JSON's `wire`, for players and spectators alike.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WireTraffic {
+    /// Seconds the traffic was counted over.
+    pub(crate) seconds: f64,
+    /// Bytes sent, headers included.
+    pub(crate) sent_bytes: u64,
+    /// Bytes received, headers included.
+    pub(crate) received_bytes: u64,
+    /// Datagrams sent.
+    pub(crate) datagrams_sent: u64,
+}
+
+impl WireTraffic {
+    fn per_second(&self, count: u64) -> f64 {
+        if self.seconds > 0.0 {
+            count as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Bytes sent per second.
+    pub(crate) fn sent_bytes_per_s(&self) -> f64 {
+        self.per_second(self.sent_bytes)
+    }
+
+    /// Bytes received per second.
+    pub(crate) fn received_bytes_per_s(&self) -> f64 {
+        self.per_second(self.received_bytes)
+    }
+
+    /// Datagrams sent per second.
+    pub(crate) fn sent_datagrams_per_s(&self) -> f64 {
+        self.per_second(self.datagrams_sent)
+    }
+
+    /// The JSON's `wire`.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sent_bytes_per_s": self.sent_bytes_per_s(),
+            "received_bytes_per_s": self.received_bytes_per_s(),
+            "sent_datagrams_per_s": self.sent_datagrams_per_s(),
         })
     }
 }

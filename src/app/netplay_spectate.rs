@@ -16,7 +16,7 @@ use crate::app::front_end::{
 use crate::app::netplay_live::{
     adopt_host_options, connect_to_host, content_hash, host_option_overrides,
     install_interrupt_handler, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport,
-    MatchOutputs, StatusPrinter, INTERRUPTED,
+    MatchOutputs, StatusPrinter, WireTraffic, INTERRUPTED,
 };
 use crate::app::netplay_tick::SpectatorMachine;
 use crate::app::replay_record::{
@@ -439,10 +439,8 @@ struct WatchReport {
     catch_up_frames: u64,
     rebuffers: u64,
     ping_ms: Option<u32>,
-    seconds: f64,
-    sent_bytes: u64,
-    received_bytes: u64,
-    datagrams_sent: u64,
+    /// The link's traffic, over the seconds watched.
+    wire: WireTraffic,
     dropped_datagrams: u64,
 }
 
@@ -475,19 +473,13 @@ impl WatchReport {
             catch_up_frames: machine.stats.catch_up_frames,
             rebuffers: machine.spectator.jitter().starvations(),
             ping_ms: link.ping_ms,
-            seconds: ended_ms as f64 / 1000.0,
-            sent_bytes: link.bytes_sent + header * link.datagrams_sent,
-            received_bytes: link.bytes_received + header * link.datagrams_received,
-            datagrams_sent: link.datagrams_sent,
+            wire: WireTraffic {
+                seconds: ended_ms as f64 / 1000.0,
+                sent_bytes: link.bytes_sent + header * link.datagrams_sent,
+                received_bytes: link.bytes_received + header * link.datagrams_received,
+                datagrams_sent: link.datagrams_sent,
+            },
             dropped_datagrams: machine.spectator.dropped_datagrams(),
-        }
-    }
-
-    fn per_second(&self, count: u64) -> f64 {
-        if self.seconds > 0.0 {
-            count as f64 / self.seconds
-        } else {
-            0.0
         }
     }
 
@@ -501,7 +493,7 @@ impl WatchReport {
             "spectating {}: up to frame {}, {joined}, {:.1} s, {}",
             self.end.describe(),
             self.frames,
-            self.seconds,
+            self.wire.seconds,
             self.game
         )?;
         let frames = |delay: Option<u32>| delay.map_or_else(|| "?".to_string(), |d| d.to_string());
@@ -517,8 +509,8 @@ impl WatchReport {
         writeln!(
             out,
             "wire (with IP/UDP headers): sent {:.0} B/s, received {:.0} B/s; dropped {} stray datagrams",
-            self.per_second(self.sent_bytes),
-            self.per_second(self.received_bytes),
+            self.wire.sent_bytes_per_s(),
+            self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
         if let Some(checksums) = &self.checksums {
@@ -537,7 +529,7 @@ impl WatchReport {
             "game": self.game,
             "end": self.end.json_name(),
             "frames": self.frames,
-            "seconds": self.seconds,
+            "seconds": self.wire.seconds,
             "checksums": self.checksums.as_ref().map(checksums_json),
             "spectator": {
                 "joined_at_frame": self.joined_at_frame,
@@ -549,11 +541,7 @@ impl WatchReport {
             },
             "netplay": {
                 "ping_ms": self.ping_ms,
-                "wire": {
-                    "sent_bytes_per_s": self.per_second(self.sent_bytes),
-                    "received_bytes_per_s": self.per_second(self.received_bytes),
-                    "sent_datagrams_per_s": self.per_second(self.datagrams_sent),
-                },
+                "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
             },
         })
