@@ -13,12 +13,12 @@
 mod content;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use netcade::app::demo::default_arena;
-use netcade::app::game::locate_duel_core;
-use netcade::app::inputs::RandomPlayer;
-use netcade::app::{open_game, GameArgs};
 use netcade::audio::{AudioConfig, AudioPipeline, AudioPolicy, AudioRing, RingConfig};
 use netcade::emulator::Emulator;
+use netcade::engine::demo::simulated::default_arena;
+use netcade::engine::game::locate_duel_core;
+use netcade::engine::inputs::RandomPlayer;
+use netcade::engine::{open_game, GameArgs};
 use netcade::libretro::{Core, CoreConfig};
 use netcade::rollback::Frame;
 use std::hint::black_box;

@@ -6,11 +6,11 @@
 // Every public item says what it is for (units, sides, when it is absent).
 #![warn(missing_docs)]
 
-pub mod app;
 pub mod audio;
 pub mod checksum;
 pub mod diff;
 pub mod emulator;
+pub mod engine;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod input;

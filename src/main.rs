@@ -1,18 +1,18 @@
-//! The `netcade` command line: parses arguments and hands over to `netcade::app`.
+//! The `netcade` command line: parses arguments and hands over to `netcade::engine`.
 
 // Unsafe code belongs in the library's `libretro` module only.
 #![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand};
-use netcade::app::debugger::{debug_command, DebugArgs};
-use netcade::app::demo::{demo_command, DemoArgs};
-use netcade::app::error::error_chain;
-use netcade::app::netplay_live::{host_command, join_command, HostArgs, JoinArgs};
-use netcade::app::netplay_spectate::{spectate_command, SpectateArgs};
-use netcade::app::replay_tools::{replay_command, ReplayArgs};
-use netcade::app::run::{run_command, RunArgs};
-use netcade::app::synctest::{synctest_command, SyncTestArgs};
-use netcade::app::{init_logging, AppError, Outcome};
+use netcade::engine::debugger::{debug_command, DebugArgs};
+use netcade::engine::demo::simulated::{demo_command, DemoArgs};
+use netcade::engine::error::error_chain;
+use netcade::engine::live::players::{host_command, join_command, HostArgs, JoinArgs};
+use netcade::engine::live::spectator::{spectate_command, SpectateArgs};
+use netcade::engine::replay_tools::{replay_command, ReplayArgs};
+use netcade::engine::run::{run_command, RunArgs};
+use netcade::engine::synctest::{synctest_command, SyncTestArgs};
+use netcade::engine::{init_logging, AppError, Outcome};
 #[cfg(feature = "gui")]
 use netcade::gui::play::{input_command, play_command, InputArgs, PlayArgs};
 use std::process::ExitCode;

@@ -6,13 +6,13 @@
 
 mod support;
 
-use netcade::app::audio_out::{AudioArgs, AudioSummary, HEADLESS_DEVICE_RATE};
-use netcade::app::inputs::{InputSource, InputSpec, RandomPlayer};
-use netcade::app::netplay_match::{MatchEnd, MatchSetup, SimulatedMatch};
-use netcade::app::run::run_frames;
 use netcade::audio::ring::{largest_step, Stereo};
 use netcade::audio::AudioPolicy;
 use netcade::emulator::Emulator;
+use netcade::engine::inputs::{InputSource, InputSpec, RandomPlayer};
+use netcade::engine::netplay::driver::{MatchEnd, MatchSetup, SimulatedMatch};
+use netcade::engine::run::run_frames;
+use netcade::engine::sinks::audio_file::{AudioArgs, AudioSummary, HEADLESS_DEVICE_RATE};
 use netcade::libretro::Core;
 use netcade::net::sim::LinkConditions;
 use std::ops::{Deref, DerefMut};

@@ -4,10 +4,10 @@
 
 mod support;
 
-use netcade::app::inputs::{InputSource, InputSpec};
-use netcade::app::png::frame_to_rgb;
-use netcade::app::run::run_frames;
 use netcade::emulator::Emulator;
+use netcade::engine::inputs::{InputSource, InputSpec};
+use netcade::engine::png::frame_to_rgb;
+use netcade::engine::run::run_frames;
 use std::path::Path;
 use std::process::{Command, Output};
 use support::cli::{stderr, stdout};

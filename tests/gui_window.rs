@@ -6,9 +6,9 @@
 
 mod support;
 
-use netcade::app::front_end::FrontEnd;
-use netcade::app::png::frame_to_rgb;
 use netcade::emulator::{Emulator, PixelFormat, VideoFrame};
+use netcade::engine::live::front_end::FrontEnd;
+use netcade::engine::png::frame_to_rgb;
 use netcade::gui::input_map::InputMap;
 use netcade::gui::renderer::DisplayShader;
 use netcade::gui::window::{DisplayArgs, Window};
@@ -231,7 +231,7 @@ fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the
     std::env::set_var("NETCADE_CONFIG_DIR", config.path());
     let duel = support::load_duel_dojo();
     let mut front =
-        netcade::gui::netplay::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
+        netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
             .expect("the window opens");
     let key_down = Event::KeyDown {
         timestamp: 0,

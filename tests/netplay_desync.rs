@@ -3,7 +3,7 @@
 
 mod support;
 
-use netcade::app::desync_diagnosis::DesyncAnswer;
+use netcade::engine::netplay::desync_diagnosis::DesyncAnswer;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::{NetplayEvent, PeerFault, StartStateError};
 use netcade::rollback::{Frame, PlayerId};

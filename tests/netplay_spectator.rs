@@ -6,7 +6,7 @@
 
 mod support;
 
-use netcade::app::frame_sink::compare_checksum_logs;
+use netcade::engine::sinks::compare_checksum_logs;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::{NetplayEvent, SpectatorDrop, SpectatorEvent, SpectatorPhase};
 use support::netplay::{any_event, Cluster, DuelGame, MatchSetup, PartyGame};

@@ -9,9 +9,9 @@
 
 mod support;
 
-use netcade::app::frame_clock::FrameClock;
-use netcade::app::frame_sink::{compare_checksum_logs, ChecksumLog};
-use netcade::app::netplay_tick::NetplayMachine;
+use netcade::engine::frame_clock::FrameClock;
+use netcade::engine::netplay::machine::NetplayMachine;
+use netcade::engine::sinks::{compare_checksum_logs, ChecksumLog};
 use netcade::net::conditioner::ConditionedTransport;
 use netcade::net::link::{SocketTransport, TransportKind};
 use netcade::net::sim::LinkConditions;

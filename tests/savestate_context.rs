@@ -4,10 +4,10 @@
 
 mod support;
 
-use netcade::app::debugger::Debugger;
-use netcade::app::inputs::NO_INPUTS;
-use netcade::app::netplay_match::{MatchSetup, SimulatedMatch};
 use netcade::emulator::{Emulator, SavestateContext};
+use netcade::engine::debugger::Debugger;
+use netcade::engine::inputs::NO_INPUTS;
+use netcade::engine::netplay::driver::{MatchSetup, SimulatedMatch};
 use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::rollback::synctest::{run_sync_test, SyncTestSettings};

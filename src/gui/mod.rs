@@ -9,9 +9,9 @@
 //! for). Re-simulated frames are never presented: only the picture a loop
 //! shows after its frames ran.
 
+pub mod front_end;
 pub mod input_map;
 pub mod layout;
-pub mod netplay;
 pub mod overlay;
 pub mod play;
 pub mod renderer;

@@ -3,18 +3,18 @@
 //! step back (,), mark (M) and diff (N) are the `debug` command's own
 //! `step`, `back`, `mark` and `diff`, shown in the overlay.
 
-use crate::app::audio_device::{open_speaker_for, SpeakerArgs};
-use crate::app::audio_out::AudioArgs;
-use crate::app::debugger::{
+use crate::checksum::Checksums;
+use crate::engine::debugger::{
     Command, CommandError, Debugger, RecordedFrames, DEFAULT_HISTORY, DEFAULT_HISTORY_MB,
 };
-use crate::app::error::error_chain;
-use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::inputs::{InputSource, InputSpec, NO_INPUTS};
-use crate::app::png::{encode_rgb, frame_to_rgb};
-use crate::app::{open_game, AppError, Game, GameArgs, Outcome};
-use crate::checksum::Checksums;
+use crate::engine::error::error_chain;
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::inputs::{InputSource, InputSpec, NO_INPUTS};
+use crate::engine::png::{encode_rgb, frame_to_rgb};
+use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
+use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
@@ -574,7 +574,7 @@ impl From<GuiError> for AppError {
 mod tests {
     use super::*;
 
-    use crate::app::testing::StubGame;
+    use crate::engine::testing::StubGame;
     use crate::input::Buttons;
 
     fn playing(game: &mut StubGame) -> LocalPlay<'_> {
@@ -688,7 +688,7 @@ mod tests {
     #[test]
     fn a_game_frame_screenshot_is_a_png_of_the_frame_named_after_core_and_frame() {
         let dir = tempfile::tempdir().unwrap();
-        let mut game = crate::app::testing::StubGame::deterministic();
+        let mut game = crate::engine::testing::StubGame::deterministic();
         crate::emulator::Emulator::run_frame(&mut game, &[], true);
         let first = save_game_frame(&game, 7, dir.path()).unwrap();
         let second = save_game_frame(&game, 7, dir.path()).unwrap();

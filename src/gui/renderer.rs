@@ -5,8 +5,8 @@
 //! (FFI, so `unsafe`) are made by [`crate::libretro::gl`], the project's
 //! one audited folder for `unsafe` code.
 
-use crate::app::png::frame_to_rgb;
 use crate::emulator::{PixelFormat, VideoFrame};
+use crate::engine::png::frame_to_rgb;
 use crate::gui::layout::Rect;
 use crate::gui::GuiError;
 use crate::libretro::gl::{

@@ -4,9 +4,9 @@
 //! player did, [`Window::held`] for the RetroPad buttons held, and
 //! [`Window::present`] with the picture to show.
 
-use crate::app::png::encode_rgb;
-use crate::app::AppError;
 use crate::emulator::VideoFrame;
+use crate::engine::png::encode_rgb;
+use crate::engine::AppError;
 use crate::gui::input_map::InputMap;
 use crate::gui::layout::{fit_frame, overlay_scale, window_size_for, Rect};
 use crate::gui::overlay::Canvas;
@@ -487,7 +487,7 @@ mod tests {
             .screenshot_request()
             .unwrap_err();
         assert!(err.to_string().contains("\"soon\""), "{err}");
-        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+        assert_eq!(err.exit_code(), crate::engine::error::EXIT_USER_MISTAKE);
     }
 
     #[test]

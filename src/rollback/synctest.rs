@@ -806,8 +806,8 @@ impl Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::inputs::{InputSource, InputSpec, RandomPlayer};
-    use crate::app::testing::{StubGame, HIDDEN_STATE_OFFSET};
+    use crate::engine::inputs::{InputSource, InputSpec, RandomPlayer};
+    use crate::engine::testing::{StubGame, HIDDEN_STATE_OFFSET};
 
     fn random_inputs() -> InputSource {
         InputSource::open(&InputSpec::Random { seed: 3 }).unwrap()

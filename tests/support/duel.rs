@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// finds it (test executables live in `deps/` beside it).
 pub fn duel_core() -> PathBuf {
     let exe = std::env::current_exe().expect("the test knows its own path");
-    let candidates = netcade::app::game::duel_core_candidates(None, Some(&exe));
+    let candidates = netcade::engine::game::duel_core_candidates(None, Some(&exe));
     candidates
         .iter()
         .find(|path| path.is_file())

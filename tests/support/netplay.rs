@@ -7,13 +7,13 @@
 //! is final (no rollback or departure can change it), so tests compare
 //! machines frame by frame. Same seed, same run.
 
-use netcade::app::desync_diagnosis::DesyncAnswer;
-use netcade::app::frame_clock::FrameClock;
-use netcade::app::frame_sink::ChecksumLog;
-use netcade::app::netplay_match::one_player_per_machine;
-use netcade::app::netplay_tick::{NetplayMachine, SpectatorMachine, TickHooks};
 use netcade::checksum::Checksum;
 use netcade::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
+use netcade::engine::frame_clock::FrameClock;
+use netcade::engine::netplay::desync_diagnosis::DesyncAnswer;
+use netcade::engine::netplay::driver::one_player_per_machine;
+use netcade::engine::netplay::machine::{NetplayMachine, SpectatorMachine, TickHooks};
+use netcade::engine::sinks::ChecksumLog;
 use netcade::input::{Buttons, MAX_PLAYERS};
 use netcade::net::sim::{LinkConditions, SimNet, SimPort, SimSockets};
 use netcade::net::Transport;

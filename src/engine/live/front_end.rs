@@ -5,7 +5,7 @@
 //! (`gui::netplay::WindowFrontEnd`) presents each shown frame with the
 //! overlay and reads the keyboard and controllers.
 
-use crate::app::Game;
+use crate::engine::Game;
 use crate::input::Buttons;
 use crate::netplay::NetplayStats;
 
@@ -90,9 +90,9 @@ pub struct DisplayOptions;
 /// The front end a match gets: the window, unless `--headless` or built
 /// without the `gui` feature.
 pub fn open_front_end(
-    args: &crate::app::netplay_live::MatchArgs,
+    args: &crate::engine::live::players::MatchArgs,
     game: &dyn Game,
-) -> Result<Box<dyn FrontEnd>, crate::app::AppError> {
+) -> Result<Box<dyn FrontEnd>, crate::engine::AppError> {
     #[cfg(feature = "gui")]
     let display = &args.display;
     #[cfg(not(feature = "gui"))]
@@ -106,10 +106,10 @@ pub fn open_window_unless_headless(
     headless: bool,
     display: &DisplayOptions,
     game: &dyn Game,
-) -> Result<Box<dyn FrontEnd>, crate::app::AppError> {
+) -> Result<Box<dyn FrontEnd>, crate::engine::AppError> {
     #[cfg(feature = "gui")]
     if !headless {
-        return Ok(Box::new(crate::gui::netplay::WindowFrontEnd::open(
+        return Ok(Box::new(crate::gui::front_end::WindowFrontEnd::open(
             game, display,
         )?));
     }

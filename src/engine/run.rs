@@ -1,12 +1,12 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
-use crate::app::audio_out::AudioArgs;
-use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::inputs::{InputSource, InputSpec};
-use crate::app::replay_record::{replay_header, RecordingSummary, ReplayRecorder};
-use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::memory_checksum;
 use crate::checksum::{Checksum, Checksums};
+use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::recorder::{replay_header, RecordingSummary, ReplayRecorder};
+use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::replay::EndReason;
 use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
@@ -215,8 +215,8 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::testing::StubGame;
     use crate::emulator::Emulator;
+    use crate::engine::testing::StubGame;
 
     /// A stub that claims a fixed time in its core per frame (without
     /// spending it: the test checks the bookkeeping, not the clock).
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn a_run_hands_every_frame_to_its_sink_as_final_with_the_memory_checksum() {
         let mut game = StubGame::deterministic();
-        let mut log = crate::app::frame_sink::ChecksumLog::new(1000);
+        let mut log = crate::engine::sinks::ChecksumLog::new(1000);
         let mut inputs = InputSource::open(&InputSpec::Random { seed: 3 }).unwrap();
         run_frames(&mut game, 50, &mut inputs, &mut log).unwrap();
         assert_eq!((log.first_frame(), log.end_frame()), (0, 50));

@@ -5,19 +5,19 @@
 //! [`SimulatedMatch`] plays a whole match between machines in one process
 //! over netcade's seeded simulated network, on a simulated clock
 //! (`netcade demo`), each machine ticking through
-//! [`NetplayMachine::tick`](crate::app::netplay_tick::NetplayMachine::tick).
+//! [`NetplayMachine::tick`](crate::engine::netplay::machine::NetplayMachine::tick).
 //!
 //! Both are free of I/O, clocks and randomness: `now`, the network's seed and
 //! the stopwatch come in, so the same arguments give the same match.
 
-use crate::app::audio_out::AudioSink;
-use crate::app::desync_diagnosis::CheckpointStates;
-use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
-use crate::app::netplay_tick::{NetplayMachine, TickHooks};
-use crate::app::AppError;
 use crate::checksum::Checksum;
 use crate::emulator::{Emulator, SavestateContext};
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::netplay::desync_diagnosis::CheckpointStates;
+use crate::engine::netplay::machine::{NetplayMachine, TickHooks};
+use crate::engine::sinks::audio_file::AudioSink;
+use crate::engine::sinks::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::AppError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::sim::{LinkConditions, SimNet, SimSockets};
 use crate::netplay::{NetplayConfig, NetplayEvent, NetplaySession, NetplayStats};
@@ -727,8 +727,8 @@ pub fn one_player_per_machine(mut config: NetplayConfig<u8>, me: u8) -> NetplayC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
-    use crate::app::testing::StubGame;
+    use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
+    use crate::engine::testing::StubGame;
 
     fn lossy_setup(frames: u32) -> MatchSetup {
         MatchSetup {

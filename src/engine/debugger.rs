@@ -24,12 +24,12 @@
 //! any failed command ends with a non-zero exit. Empty lines and `#`
 //! comments are ignored.
 
-use crate::app::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
-use crate::app::replay_play::{load_replay, open_replay_game, ReplayGameArgs, ReplayPlayback};
-use crate::app::{open_game, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::{Emulator, SavestateContext};
+use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::engine::playback::{load_replay, open_replay_game, ReplayGameArgs, ReplayPlayback};
+use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::input::Buttons;
 use crate::rollback::state_history::StateHistory;
 use crate::rollback::synctest::ChecksumKinds;
@@ -716,7 +716,7 @@ fn session_outcome(summary: SessionSummary, interactive: bool) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::testing::StubGame;
+    use crate::engine::testing::StubGame;
 
     const HISTORY_BYTES: usize = (DEFAULT_HISTORY_MB as usize) << 20;
 
@@ -971,9 +971,9 @@ mod tests {
             &mut Vec::new(),
         )
         .expect_err("a 4-byte history cannot hold a state");
-        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+        assert_eq!(err.exit_code(), crate::engine::error::EXIT_USER_MISTAKE);
         assert!(
-            crate::app::error::error_chain(&err).contains("more than the whole history"),
+            crate::engine::error::error_chain(&err).contains("more than the whole history"),
             "{err}"
         );
     }

@@ -6,17 +6,17 @@
 //! the machine's name, then the demo checks that all three agree on every
 //! final frame they share.
 
-use crate::app::audio_out::{machine_audio_path, AudioArgs};
-use crate::app::demo::{default_arena, CoreCopies, DemoArgs, JITTER_MS};
-use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
-use crate::app::game::locate_duel_core;
-use crate::app::inputs::InputSpec;
-use crate::app::netplay_live::{
+use crate::engine::demo::simulated::{default_arena, CoreCopies, DemoArgs, JITTER_MS};
+use crate::engine::game::locate_duel_core;
+use crate::engine::inputs::InputSpec;
+use crate::engine::live::players::{
     host_match, join_match, DelayArg, HostArgs, JoinArgs, LiveMatch, LiveOptions, MatchArgs,
 };
-use crate::app::netplay_spectate::{spectate_match, SpectateArgs};
-use crate::app::replay_record::RecordArgs;
-use crate::app::{open_game, AppError, GameArgs, Outcome};
+use crate::engine::live::spectator::{spectate_match, SpectateArgs};
+use crate::engine::sinks::audio_file::{machine_audio_path, AudioArgs};
+use crate::engine::sinks::recorder::RecordArgs;
+use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
+use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use std::io::Write;
 use std::path::PathBuf;

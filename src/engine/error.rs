@@ -18,8 +18,8 @@
 //! - 6: `host`/`join`: the peer was lost (or left) before the match's last
 //!   frame ([`Outcome::PeerLost`]).
 
-use crate::app::inputs::InputError;
 use crate::emulator::EmulatorError;
+use crate::engine::inputs::InputError;
 use crate::libretro::LibretroError;
 use crate::netplay::NetplayError;
 use crate::rollback::state_history::StateHistoryError;

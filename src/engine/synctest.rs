@@ -1,9 +1,9 @@
 //! `netcade synctest`: the command line and the report around the one
 //! sync-test engine, [`crate::rollback::synctest`].
 
-use crate::app::error::error_chain;
-use crate::app::inputs::{InputSource, InputSpec};
-use crate::app::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
+use crate::engine::error::error_chain;
+use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
 use crate::rollback::synctest::{
     run_sync_test, Compare, Desync, SyncTestSettings, Transients, DEFAULT_HISTORY_BYTES,
     MAX_CHECK_DISTANCE, MAX_SETTLE_FRAMES,
@@ -288,7 +288,7 @@ pub fn write_dumps(parent: &Path, desync: &Desync) -> Result<PathBuf, AppError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::testing::StubGame;
+    use crate::engine::testing::StubGame;
     use crate::rollback::synctest::SyncTestSettings;
 
     #[test]

@@ -6,8 +6,8 @@
 //! savestate and writes it into game memory at [`HIDDEN_STATE_OFFSET`], the
 //! kind of bug sync-tests exist to catch.
 
-use crate::app::game::Game;
 use crate::emulator::{Emulator, EmulatorError, PixelFormat, VideoFrame};
+use crate::engine::game::Game;
 use crate::input::Buttons;
 
 /// Bytes of game memory the stub exposes.

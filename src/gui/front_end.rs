@@ -4,8 +4,8 @@
 //! controllers, and closing the window to leave the match cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::app::front_end::{FrontEnd, MatchView, SpectatorView};
-use crate::app::{AppError, Game};
+use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
+use crate::engine::{AppError, Game};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
@@ -183,7 +183,7 @@ impl FrontEnd for WindowFrontEnd {
             captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
         {
             if let Err(err) = save_picture(&path, &picture) {
-                eprintln!("warning: {}", crate::app::error::error_chain(&err));
+                eprintln!("warning: {}", crate::engine::error::error_chain(&err));
             }
         }
     }

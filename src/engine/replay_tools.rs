@@ -1,7 +1,7 @@
 //! `netcade replay`: `play` (see `replay_play`), `info`, `inputs` and `diff`.
 
-use crate::app::replay_play::{frames_held, load_replay, play_command, PlayArgs};
-use crate::app::{AppError, Outcome};
+use crate::engine::playback::{frames_held, load_replay, play_command, PlayArgs};
+use crate::engine::{AppError, Outcome};
 use crate::input::Buttons;
 use crate::replay::{Replay, ReplayEvent, FORMAT_VERSION};
 use crate::rollback::Frame;

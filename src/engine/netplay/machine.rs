@@ -8,12 +8,12 @@
 //! next frame moves to that moment (as a frontend showing a countdown would),
 //! so every machine begins frame 0 when the host said.
 
-use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::netplay_match::NetplayDriver;
-use crate::app::AppError;
 use crate::checksum::memory_checksum;
 use crate::emulator::{Emulator, SavestateContext};
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::netplay::driver::NetplayDriver;
+use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::AppError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::Transport;
 use crate::netplay::{NetplaySession, SpectatorPhase, SpectatorSession};

@@ -4,11 +4,11 @@
 //! [`ByteDiff`] names the bytes that diverged (the sync-test's region
 //! report). Both versions and a `report.txt` go to the dump directory.
 
-use crate::app::frame_sink::FrameSink;
-use crate::app::netplay_tick::NetplayMachine;
-use crate::app::{write_dump_dir, AppError};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
+use crate::engine::netplay::machine::NetplayMachine;
+use crate::engine::sinks::FrameSink;
+use crate::engine::{write_dump_dir, AppError};
 use crate::netplay::NetplayEvent;
 use crate::rollback::Frame;
 use std::collections::VecDeque;
@@ -230,7 +230,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::testing::StubGame;
+    use crate::engine::testing::StubGame;
 
     #[test]
     fn checkpoint_states_stay_bounded_and_a_resave_replaces_the_first() {

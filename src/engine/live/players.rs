@@ -12,19 +12,19 @@
 //! pre-flight (same frames, same buttons), so even a core that restores its
 //! state imperfectly starts the match the same way everywhere.
 
-use crate::app::audio_out::{AudioArgs, AudioSink, AudioSummary};
-use crate::app::desync_diagnosis::DesyncAnswer;
-use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
-use crate::app::front_end::{open_front_end, MatchView};
-use crate::app::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
-use crate::app::netplay_tick::{NetplayMachine, TickHooks};
-use crate::app::replay_record::{
-    finish_match_recording, match_recorder, RecordArgs, RecordingSummary, ReplayRecorder,
-};
-use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::ByteDiff;
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
+use crate::engine::live::front_end::{open_front_end, MatchView};
+use crate::engine::netplay::desync_diagnosis::DesyncAnswer;
+use crate::engine::netplay::machine::{NetplayMachine, TickHooks};
+use crate::engine::sinks::audio_file::{AudioArgs, AudioSink, AudioSummary};
+use crate::engine::sinks::recorder::{
+    finish_match_recording, match_recorder, RecordArgs, RecordingSummary, ReplayRecorder,
+};
+use crate::engine::sinks::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::input::Buttons;
 use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::{ip_udp_header_bytes, NetError, Transport, IPV4_UDP_HEADER_BYTES};
@@ -91,7 +91,7 @@ pub struct MatchArgs {
     /// The speaker.
     #[cfg(feature = "audio")]
     #[command(flatten)]
-    pub speaker: crate::app::audio_device::SpeakerArgs,
+    pub speaker: crate::engine::sinks::speaker::SpeakerArgs,
 }
 
 /// Arguments of `netcade host`.
@@ -718,7 +718,7 @@ struct LiveSink {
     recorder: Option<ReplayRecorder>,
     audio: Option<AudioSink>,
     #[cfg(feature = "audio")]
-    speaker: Option<crate::app::audio_device::Speaker>,
+    speaker: Option<crate::engine::sinks::speaker::Speaker>,
 }
 
 impl FrameSink for LiveSink {
@@ -837,7 +837,7 @@ fn play(
         recorder,
         audio: args.audio.open_sink(game.sample_rate(), args.frames)?,
         #[cfg(feature = "audio")]
-        speaker: crate::app::audio_device::open_speaker_for(
+        speaker: crate::engine::sinks::speaker::open_speaker_for(
             &args.audio,
             &args.speaker,
             args.headless,

@@ -7,23 +7,23 @@
 //! frame with a summary. The frames watched are recorded into a replay that
 //! starts at the host's savestate's frame (`--record`, `--no-record`).
 
-use crate::app::audio_out::{AudioArgs, AudioSink};
-use crate::app::frame_clock::FrameClock;
-use crate::app::frame_sink::ChecksumLog;
-use crate::app::front_end::{
+use crate::checksum::Checksums;
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::live::front_end::{
     open_window_unless_headless, DisplayOptions, FrontEnd, MatchView, SpectatorView,
 };
-use crate::app::netplay_live::{
+use crate::engine::live::players::{
     adopt_host_options, connect_to_host, content_hash, host_option_overrides,
     install_interrupt_handler, wait_for_next_frame, LiveMatch, LiveOptions, LiveTransport,
     MatchOutputs, StatusPrinter, WireTraffic, INTERRUPTED,
 };
-use crate::app::netplay_tick::SpectatorMachine;
-use crate::app::replay_record::{
+use crate::engine::netplay::machine::SpectatorMachine;
+use crate::engine::sinks::audio_file::{AudioArgs, AudioSink};
+use crate::engine::sinks::recorder::{
     finish_match_recording, match_recorder, RecordArgs, ReplayRecorder,
 };
-use crate::app::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
-use crate::checksum::Checksums;
+use crate::engine::sinks::ChecksumLog;
+use crate::engine::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use crate::net::Transport;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
@@ -74,12 +74,12 @@ pub struct SpectateArgs {
     /// The speaker.
     #[cfg(feature = "audio")]
     #[command(flatten)]
-    pub speaker: crate::app::audio_device::SpeakerArgs,
+    pub speaker: crate::engine::sinks::speaker::SpeakerArgs,
 }
 
 /// The speaker, in builds that have one.
 #[cfg(feature = "audio")]
-type SpeakerSink = Option<crate::app::audio_device::Speaker>;
+type SpeakerSink = Option<crate::engine::sinks::speaker::Speaker>;
 #[cfg(not(feature = "audio"))]
 type SpeakerSink = ();
 
@@ -208,7 +208,7 @@ pub fn spectate_match(
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let audio = args.audio.open_sink(game.sample_rate(), args.frames)?;
     #[cfg(feature = "audio")]
-    let speaker = crate::app::audio_device::open_speaker_for(
+    let speaker = crate::engine::sinks::speaker::open_speaker_for(
         &args.audio,
         &args.speaker,
         args.headless,

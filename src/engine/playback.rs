@@ -3,15 +3,15 @@
 //! [`Keyframes`] make seeking cost at most one keyframe interval, and
 //! [`verify`] proves a playback faithful against the recorded checkpoints.
 
-use crate::app::audio_out::AudioArgs;
-use crate::app::debugger::RecordedFrames;
-use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::game::open_game_accepting;
-use crate::app::{checksums_json, AppError, Game, GameArgs, Outcome};
 use crate::checksum::memory_checksum;
 use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
+use crate::engine::debugger::RecordedFrames;
+use crate::engine::game::open_game_accepting;
+use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::{checksums_json, AppError, Game, GameArgs, Outcome};
 use crate::input::Buttons;
 use crate::input::FrameInputs;
 use crate::replay::{read_replay, Replay, ReplayEvent};
@@ -107,7 +107,7 @@ pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dy
             })
         }
     };
-    let content_hash = crate::app::replay_record::content_checksum(rom.as_deref())?;
+    let content_hash = crate::engine::sinks::recorder::content_checksum(rom.as_deref())?;
     if content_hash != header.content_hash {
         return Err(AppError::ReplayRefused {
             reason: format!(
@@ -511,7 +511,7 @@ pub struct PlayArgs {
     /// The speaker (the window's playback).
     #[cfg(feature = "audio")]
     #[command(flatten)]
-    pub speaker: crate::app::audio_device::SpeakerArgs,
+    pub speaker: crate::engine::sinks::speaker::SpeakerArgs,
 }
 
 fn game_checksums<G: Emulator + ?Sized>(game: &mut G, frame: Frame) -> Result<Checksums, AppError> {
@@ -809,7 +809,7 @@ fn seek_replay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::testing::{StubGame, HIDDEN_STATE_OFFSET};
+    use crate::engine::testing::{StubGame, HIDDEN_STATE_OFFSET};
     use crate::replay::{EndReason, ReplayHeader, ReplayWriter, CHECKPOINT_INTERVAL};
 
     fn buttons(seed: u32, frame: u32) -> [Buttons; 2] {

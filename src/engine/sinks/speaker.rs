@@ -10,10 +10,10 @@
 //! For a window (`netcade play`): [`open_speaker`] for the core's rate, then
 //! hand it frames as any sink.
 
-use crate::app::audio_out::{AudioArgs, DevicePace, BLOCK};
-use crate::app::frame_sink::{FinishedFrame, FrameSink};
-use crate::app::AppError;
 use crate::audio::{AudioConfig, AudioPipeline, RingStats, Stereo};
+use crate::engine::sinks::audio_file::{AudioArgs, DevicePace, BLOCK};
+use crate::engine::sinks::{FinishedFrame, FrameSink};
+use crate::engine::AppError;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SizedSample};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -263,7 +263,7 @@ impl Speaker {
     /// A speaker with no device: the ring, rate control and resampler run
     /// at the nominal 48 kHz as the frame clock advances; nothing is played.
     pub fn null(args: &AudioArgs, core_rate: f64) -> Speaker {
-        let rate = f64::from(crate::app::audio_out::HEADLESS_DEVICE_RATE);
+        let rate = f64::from(crate::engine::sinks::audio_file::HEADLESS_DEVICE_RATE);
         Speaker {
             pipeline: AudioPipeline::new(args.config(core_rate, rate)),
             output: Output::Null {

@@ -6,28 +6,19 @@
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
-#[cfg(feature = "audio")]
-pub mod audio_device;
-pub mod audio_out;
 pub mod debugger;
 pub mod demo;
-pub mod demo_live;
-pub mod desync_diagnosis;
 pub mod error;
 pub mod frame_clock;
-pub mod frame_sink;
-pub mod front_end;
 pub mod game;
 pub mod inputs;
-pub mod netplay_live;
-pub mod netplay_match;
-pub mod netplay_spectate;
-pub mod netplay_tick;
+pub mod live;
+pub mod netplay;
+pub mod playback;
 pub mod png;
-pub mod replay_play;
-pub mod replay_record;
 pub mod replay_tools;
 pub mod run;
+pub mod sinks;
 pub mod synctest;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

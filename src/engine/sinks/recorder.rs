@@ -2,10 +2,10 @@
 //! streams every final frame into a replay file, and [`RecordArgs`] is how
 //! commands choose the file (`--record PATH`, `--no-record`).
 
-use crate::app::frame_sink::{FinalFrame, FrameSink};
-use crate::app::game::resolve_core;
-use crate::app::{AppError, Game, GameArgs};
 use crate::checksum::Checksum;
+use crate::engine::game::resolve_core;
+use crate::engine::sinks::{FinalFrame, FrameSink};
+use crate::engine::{AppError, Game, GameArgs};
 use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
 use crate::rollback::Frame;
 use std::fs::File;
@@ -366,7 +366,7 @@ pub fn finish_match_recording(
     match recorder?.finish(reason) {
         Ok(summary) => Some(summary),
         Err(error) => {
-            eprintln!("warning: {}", crate::app::error::error_chain(&error));
+            eprintln!("warning: {}", crate::engine::error::error_chain(&error));
             None
         }
     }

@@ -1,10 +1,15 @@
 //! The one place where a frame leaves the emulator: [`NetplayDriver`]
-//! (`app::netplay_match`) hands every frame it runs, and every frame that
+//! (`engine::netplay::driver`) hands every frame it runs, and every frame that
 //! becomes final, to a [`FrameSink`]. The audio ring, the checksum log and the
 //! replay recorder are sinks; [`ChecksumLog`] is the one the demo and the
 //! tests compare machines with.
 //!
-//! [`NetplayDriver`]: crate::app::netplay_match::NetplayDriver
+//! [`NetplayDriver`]: crate::engine::netplay::driver::NetplayDriver
+
+pub mod audio_file;
+pub mod recorder;
+#[cfg(feature = "audio")]
+pub mod speaker;
 
 use crate::checksum::Checksum;
 use crate::input::Buttons;

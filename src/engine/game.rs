@@ -1,8 +1,8 @@
 //! Opening a game for a command: a libretro core plus its content, the
 //! bundled Duel core found by name, and the directories the core may write.
 
-use crate::app::AppError;
 use crate::emulator::Emulator;
+use crate::engine::AppError;
 use crate::libretro::{parse_option_override, Core, CoreConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -235,7 +235,7 @@ mod tests {
         };
         let err = open_game(&args).err().unwrap();
         assert!(err.to_string().contains("/nonexistent/core.so"));
-        assert_eq!(err.exit_code(), crate::app::error::EXIT_USER_MISTAKE);
+        assert_eq!(err.exit_code(), crate::engine::error::EXIT_USER_MISTAKE);
     }
 
     #[test]

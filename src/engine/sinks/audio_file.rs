@@ -4,11 +4,11 @@
 //! file. [`AudioSink`] is a [`FrameSink`], so it listens to `run`, the demo
 //! and `host`/`join` the same way.
 
-use crate::app::frame_sink::{FinalFrame, FinishedFrame, FrameSink};
-use crate::app::AppError;
 use crate::audio::ring::sample_step;
 use crate::audio::{AudioConfig, AudioPipeline, AudioPolicy, RingStats, Stereo, TimelineCheck};
 use crate::audio::{Pulled, TimelineCounts};
+use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::AppError;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};

@@ -5,13 +5,15 @@
 //! (machine 1's view) saved as a PNG. (The netplay check replaces the old
 //! local sync-test: it compares every final frame after real rollbacks.)
 
-use crate::app::audio_out::{machine_audio_path, AudioArgs};
-use crate::app::frame_sink::{compare_checksum_logs, ChecksumComparison};
-use crate::app::game::locate_duel_core;
-use crate::app::inputs::{FrameInputs, RandomPlayer};
-use crate::app::netplay_match::{MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch};
-use crate::app::{checksums_json, open_game, png, AppError, GameArgs, Outcome};
 use crate::checksum::{Checksum, Checksums};
+use crate::engine::game::locate_duel_core;
+use crate::engine::inputs::{FrameInputs, RandomPlayer};
+use crate::engine::netplay::driver::{
+    MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch,
+};
+use crate::engine::sinks::audio_file::{machine_audio_path, AudioArgs};
+use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
+use crate::engine::{checksums_json, open_game, png, AppError, GameArgs, Outcome};
 use crate::input::Buttons;
 use crate::libretro::parse_option_override;
 use crate::net::sim::LinkConditions;
@@ -272,7 +274,7 @@ fn seconds(at: Millis) -> String {
 /// `netcade demo`.
 pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     if !args.simulated {
-        return crate::app::demo_live::live_demo_command(args, out);
+        return crate::engine::demo::live::live_demo_command(args, out);
     }
     let rtt_ms = args.rtt_ms.unwrap_or(100);
     let core = locate_duel_core()?;
