@@ -15,7 +15,7 @@ mod content;
 use criterion::{criterion_group, criterion_main, Criterion};
 use netcade::audio::{AudioConfig, AudioPipeline, AudioPolicy, AudioRing, RingConfig};
 use netcade::emulator::Emulator;
-use netcade::engine::demo::simulated::default_arena;
+use netcade::engine::game::default_arena;
 use netcade::engine::game::locate_duel_core;
 use netcade::engine::inputs::RandomPlayer;
 use netcade::engine::{open_game, GameArgs};

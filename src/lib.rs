@@ -8,6 +8,7 @@
 
 pub mod audio;
 pub mod checksum;
+pub mod commands;
 pub mod diff;
 pub mod emulator;
 pub mod engine;

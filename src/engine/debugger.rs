@@ -28,13 +28,12 @@ use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::{Emulator, SavestateContext};
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
-use crate::engine::playback::{load_replay, open_replay_game, ReplayGameArgs, ReplayPlayback};
-use crate::engine::{open_game, AppError, GameArgs, Outcome};
+use crate::engine::{AppError, Outcome};
 use crate::input::Buttons;
 use crate::rollback::state_history::StateHistory;
 use crate::rollback::synctest::ChecksumKinds;
 use std::ffi::OsString;
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 
 /// Frames of history kept by default (10 s at 60 fps).
@@ -48,40 +47,6 @@ pub const MAX_HISTORY: u32 = 36_000;
 pub const MAX_STEP: u32 = 1_000_000;
 /// The longest command line read; longer lines are an error.
 pub const MAX_LINE: usize = 4096;
-
-/// Arguments of `netcade debug`.
-#[derive(Clone, Debug, clap::Args)]
-// A replay names its core and content: `--core` is needed only without one.
-#[command(mut_arg("core", |core| core.required(false).required_unless_present("replay")))]
-pub struct DebugArgs {
-    /// The core, content and core options to debug (with --replay: the
-    /// core and content to play it with, if not the recorded ones).
-    #[command(flatten)]
-    pub game: Option<GameArgs>,
-    /// Step through this replay: the debugger begins at its start state and
-    /// `step`, `back` and `goto` follow its recorded inputs.
-    #[arg(long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
-    /// How many frames `back` and `goto` can go back.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_HISTORY)]
-    pub history: u32,
-    /// The most memory the history may take, in MiB (compressed states;
-    /// the oldest frames are forgotten first).
-    #[arg(
-        long,
-        value_name = "MB",
-        default_value_t = DEFAULT_HISTORY_MB,
-        value_parser = clap::value_parser!(u64).range(1..=1 << 20)
-    )]
-    pub history_mb: u64,
-}
-
-impl DebugArgs {
-    /// The history's byte budget.
-    pub fn history_bytes(&self) -> usize {
-        usize::try_from(self.history_mb << 20).unwrap_or(usize::MAX)
-    }
-}
 
 /// One debugger command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -663,47 +628,9 @@ fn skip_rest_of_line(input: &mut dyn BufRead) -> std::io::Result<()> {
     }
 }
 
-/// `netcade debug`: a session on stdin and stdout.
-pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
-    let replay = args.replay.as_deref().map(load_replay).transpose()?;
-    let mut game = match (&replay, &args.game) {
-        (Some(replay), game) => {
-            let with = ReplayGameArgs {
-                core: game.as_ref().map(|game| game.core.clone()),
-                rom: game.as_ref().and_then(|game| game.rom.clone()),
-                system_dir: game.as_ref().and_then(|game| game.system_dir.clone()),
-            };
-            let mut game = open_replay_game(replay, &with)?;
-            // The start frame as the replay began it: its start state, its
-            // events.
-            ReplayPlayback::start(replay, game.as_mut())?;
-            game
-        }
-        (None, Some(game)) => open_game(game)?,
-        (None, None) => {
-            return Err(AppError::BadArgument {
-                message: "debug needs --core CORE (and --rom ROM), or --replay FILE".into(),
-            })
-        }
-    };
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let summary = debug_session(
-        game.as_mut(),
-        args.history,
-        args.history_bytes(),
-        replay.as_ref().map(|replay| replay as &dyn RecordedFrames),
-        &mut stdin.lock(),
-        &mut stdout.lock(),
-        &mut stderr.lock(),
-    )?;
-    Ok(session_outcome(summary, stdin.is_terminal()))
-}
-
 /// A person at a terminal saw each error as it happened; a script did not,
 /// so a script with failed commands must not look like a success.
-fn session_outcome(summary: SessionSummary, interactive: bool) -> Outcome {
+pub fn session_outcome(summary: SessionSummary, interactive: bool) -> Outcome {
     if summary.failed_commands > 0 && !interactive {
         Outcome::DebugCommandsFailed {
             count: summary.failed_commands,

@@ -223,6 +223,11 @@ impl Game for Core {
     }
 }
 
+/// The arena shipped with Duel.
+pub fn default_arena() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("cores/duel/arenas/dojo.arena")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
+pub mod core_copies;
 pub mod debugger;
-pub mod demo;
 pub mod error;
 pub mod frame_clock;
 pub mod game;
@@ -19,7 +19,6 @@ pub mod png;
 pub mod replay_tools;
 pub mod run;
 pub mod sinks;
-pub mod synctest;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 

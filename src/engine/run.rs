@@ -2,40 +2,13 @@
 
 use crate::checksum::memory_checksum;
 use crate::checksum::{Checksum, Checksums};
-use crate::engine::inputs::{InputSource, InputSpec};
-use crate::engine::sinks::audio_file::AudioArgs;
-use crate::engine::sinks::recorder::{replay_header, RecordingSummary, ReplayRecorder};
+use crate::engine::inputs::InputSource;
 use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
-use crate::engine::{checksums_json, open_game, AppError, Game, GameArgs, Outcome};
-use crate::replay::EndReason;
+use crate::engine::{checksums_json, AppError, Game};
 use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// Arguments of `netcade run`.
-#[derive(Clone, Debug, clap::Args)]
-pub struct RunArgs {
-    /// The core, content and core options to run.
-    #[command(flatten)]
-    pub game: GameArgs,
-    /// How many frames to run (at least 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub frames: u32,
-    /// Where the buttons come from: none, random:SEED, or an input script file.
-    #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
-    pub inputs: InputSpec,
-    /// Ends the output with one JSON object on its own line.
-    #[arg(long)]
-    pub json: bool,
-    /// Records the run as a replay at PATH (`netcade replay play PATH`).
-    #[arg(long, value_name = "PATH")]
-    pub record: Option<PathBuf>,
-    /// Audio output.
-    #[command(flatten)]
-    pub audio: AudioArgs,
-}
 
 /// What a run measured.
 #[derive(Clone, Debug)]
@@ -162,60 +135,11 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
     })
 }
 
-/// `netcade run`.
-pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
-    let mut game = open_game(&args.game)?;
-    let recorder = match &args.record {
-        Some(path) => {
-            let mut start_state = Vec::new();
-            game.save_state(&mut start_state)
-                .map_err(AppError::at_frame(0))?;
-            let players = inputs.players() as u8;
-            let header =
-                replay_header(game.as_ref(), &args.game, players, Vec::new(), start_state)?;
-            Some(ReplayRecorder::create(path, &header)?)
-        }
-        None => None,
-    };
-    let audio = args
-        .audio
-        .open_sink(game.sample_rate(), Some(args.frames))?;
-    let mut sinks = (recorder, audio);
-    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut sinks)?;
-    let (recorder, audio) = sinks;
-    let recording = recorder
-        .map(|recorder| recorder.finish(EndReason::Finished))
-        .transpose()?;
-    let audio = audio.map(|sink| sink.finish()).transpose()?;
-    writeln!(out, "{}", game.title())?;
-    describe(&report, out)?;
-    if let Some(audio) = &audio {
-        writeln!(out, "{}", audio.describe())?;
-    }
-    if let Some(recording) = &recording {
-        writeln!(out, "replay: {}", recording.path.display())?;
-    }
-    if args.json {
-        let mut json = report_json(&report);
-        json["replay"] = recording
-            .as_ref()
-            .map_or(serde_json::Value::Null, RecordingSummary::json);
-        if let Some(audio) = &audio {
-            json["audio"] = audio.json();
-        }
-        json["command"] = "run".into();
-        json["game"] = game.title().into();
-        json["inputs"] = args.inputs.to_string().into();
-        writeln!(out, "{json}")?;
-    }
-    Ok(Outcome::Success)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::emulator::Emulator;
+    use crate::engine::inputs::InputSpec;
     use crate::engine::testing::StubGame;
 
     /// A stub that claims a fixed time in its core per frame (without

@@ -9,12 +9,12 @@ use crate::engine::debugger::{
 };
 use crate::engine::error::error_chain;
 use crate::engine::frame_clock::FrameClock;
-use crate::engine::inputs::{InputSource, InputSpec, NO_INPUTS};
+use crate::engine::inputs::NO_INPUTS;
 use crate::engine::png::{encode_rgb, frame_to_rgb};
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
 use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
-use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
+use crate::engine::{AppError, Game};
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
@@ -28,40 +28,6 @@ use std::time::{Duration, Instant};
 
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
-
-/// Arguments of `netcade play`.
-#[derive(Clone, Debug, clap::Args)]
-pub struct PlayArgs {
-    /// The core, its content and options.
-    #[command(flatten)]
-    pub game: GameArgs,
-    /// Players at this machine: 1, or 2 sharing the keyboard (and
-    /// controllers taking turns).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
-    pub players: u8,
-    /// Quit after N frames [default: play until the window closes].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub frames: Option<u32>,
-    /// Take every player's buttons from none, random:SEED or an input
-    /// script instead of the keyboard and controllers (as `run --inputs`).
-    #[arg(long, value_name = "SOURCE")]
-    pub inputs: Option<InputSpec>,
-    /// How the picture is shown.
-    #[command(flatten)]
-    pub display: DisplayArgs,
-    /// How many frames step back (,) can go back.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_HISTORY)]
-    pub history: u32,
-    /// The most memory the step-back history may take, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_HISTORY_MB)]
-    pub history_mb: u64,
-    /// How the sound is queued (latency, crossfade).
-    #[command(flatten)]
-    pub audio: AudioArgs,
-    /// The speaker.
-    #[command(flatten)]
-    pub speaker: SpeakerArgs,
-}
 
 /// The input mapping from the config file (created with the defaults on
 /// first run). A broken file is reported as an `error:` line naming its
@@ -130,51 +96,12 @@ fn save_game_frame(game: &dyn Game, frame: u32, dir: &Path) -> Result<PathBuf, A
 }
 
 /// The game's picture size and display aspect, before its first frame too.
-fn picture_geometry(game: &dyn Game) -> ((u32, u32), f32) {
+pub fn picture_geometry(game: &dyn Game) -> ((u32, u32), f32) {
     let (width, height, aspect) = game.display_geometry();
     let size = game
         .video_frame()
         .map_or((width, height), |frame| (frame.width, frame.height));
     (size, aspect)
-}
-
-/// Plays the game in a window until it closes (or `--frames`).
-pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let screenshot_at = args.display.screenshot_request()?;
-    let mut scripted = args.inputs.as_ref().map(InputSource::open).transpose()?;
-    let mut game = open_game(&args.game)?;
-    let map = load_input_map();
-    let (source, aspect) = picture_geometry(&*game);
-    let mut window = Window::open(&game.title(), source, aspect, &args.display, map)?;
-    writeln!(
-        out,
-        "playing {} in a window (OpenGL {}); F1 overlay, P pause, Esc quits",
-        game.title(),
-        window.gl_version()
-    )?;
-    let history_bytes = (args.history_mb.saturating_mul(1 << 20)).min(usize::MAX as u64) as usize;
-    let audio = audio_output(&*game, &args.audio, &args.speaker)?;
-    let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, audio)?;
-    let players = usize::from(args.players);
-    let mut held = |window: &Window| match &mut scripted {
-        Some(source) => source.next_frame(),
-        None => window.held(players),
-    };
-    let pacing = Pacing {
-        frames: args.frames,
-        speed: 1.0,
-        screenshot_at,
-    };
-    play_in_window(
-        &mut window,
-        &mut play,
-        pacing,
-        &mut held,
-        args.display.overlay,
-        out,
-    )?;
-    writeln!(out, "{}", play.debugger.status_line())?;
-    Ok(Outcome::Success)
 }
 
 /// How [`play_in_window`] runs the frames.
@@ -405,6 +332,12 @@ impl<'g> LocalPlay<'g> {
     }
 
     /// The game (its picture, sound and memory).
+    /// The debugger's status line (`frame=N memory=… state=… video=…`).
+    pub fn status_line(&self) -> String {
+        self.debugger.status_line()
+    }
+
+    /// The game being played.
     pub fn game(&self) -> &dyn Game {
         self.debugger.game()
     }
@@ -487,80 +420,6 @@ impl<'g> LocalPlay<'g> {
         }
         lines.extend(self.said.iter().cloned());
         lines
-    }
-}
-
-/// Arguments of `netcade input`.
-#[derive(Clone, Debug, clap::Args)]
-pub struct InputArgs {
-    /// Open a window and print which RetroPad buttons are held as you
-    /// press keys and controller buttons (close the window to stop).
-    #[arg(long)]
-    pub test: bool,
-    /// Players to show in --test.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
-    pub players: u8,
-}
-
-/// `netcade input`: prints the config file's path and the mapping in use;
-/// with `--test`, what is held as keys are pressed.
-pub fn input_command(args: &InputArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let path = config_path().ok_or_else(|| AppError::BadArgument {
-        message: "no config directory: set NETCADE_CONFIG_DIR".to_string(),
-    })?;
-    let (map, created) = InputMap::load_or_create(&path)?;
-    writeln!(
-        out,
-        "config: {}{}",
-        path.display(),
-        if created {
-            " (just written with the defaults)"
-        } else {
-            ""
-        }
-    )?;
-    write!(out, "{}", map.describe())?;
-    if !args.test {
-        return Ok(Outcome::Success);
-    }
-    let display = DisplayArgs {
-        window_size: Some((640, 200)),
-        ..DisplayArgs::default()
-    };
-    let mut window = Window::open("netcade input --test", (320, 100), 0.0, &display, map)?;
-    writeln!(
-        out,
-        "press keys or controller buttons in the window; close it to stop"
-    )?;
-    let players = usize::from(args.players);
-    let mut overlay = Overlay::new(false);
-    let mut last = None;
-    let started = Instant::now();
-    loop {
-        let now_ms = started.elapsed().as_millis() as u64;
-        for action in window.poll() {
-            match action {
-                Action::Quit => return Ok(Outcome::Success),
-                Action::Notice(text) => {
-                    writeln!(out, "{text}")?;
-                    overlay.notice(now_ms, text);
-                }
-                _ => {}
-            }
-        }
-        let held = window.held(players);
-        let lines: Vec<String> = (0..players)
-            .map(|p| format!("player {}: {}", p + 1, held[p]))
-            .chain([format!("keys: {}", window.keys_held().join(" "))])
-            .collect();
-        if last.as_ref() != Some(&lines) {
-            writeln!(out, "{}", lines.join(" | "))?;
-            last = Some(lines.clone());
-        }
-        overlay.set_lines(lines);
-        let picture = overlay.render(now_ms);
-        window.present(None, 0.0, picture.as_ref(), false);
-        std::thread::sleep(Duration::from_millis(16));
     }
 }
 

@@ -223,11 +223,6 @@ pub struct LiveMatch {
     pub log: ChecksumLog,
 }
 
-/// `netcade host`.
-pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    host_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
-}
-
 /// Hosts a match (see [`host_command`]) and returns how it went.
 pub fn host_match(
     args: &HostArgs,
@@ -299,11 +294,6 @@ pub fn host_match(
         recorder,
     };
     play(role, &args.common, machine, inputs, options, out)
-}
-
-/// `netcade join`.
-pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    join_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
 }
 
 /// Joins a match (see [`join_command`]) and returns how it went.

@@ -134,11 +134,6 @@ impl WatchEnd {
     }
 }
 
-/// `netcade spectate`.
-pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    spectate_match(args, LiveOptions::for_stdout(), out).map(|watched| watched.outcome)
-}
-
 /// Watches a match (see [`spectate_command`]) and returns how it went, with
 /// the checksums of the frames watched.
 pub fn spectate_match(

@@ -5,8 +5,10 @@
 //! (machine 1's view) saved as a PNG. (The netplay check replaces the old
 //! local sync-test: it compares every final frame after real rollbacks.)
 
+use super::args::{DemoArgs, JITTER_MS};
 use crate::checksum::{Checksum, Checksums};
-use crate::engine::game::locate_duel_core;
+use crate::engine::core_copies::CoreCopies;
+use crate::engine::game::{default_arena, locate_duel_core};
 use crate::engine::inputs::{FrameInputs, RandomPlayer};
 use crate::engine::netplay::driver::{
     MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch,
@@ -15,181 +17,12 @@ use crate::engine::sinks::audio_file::{machine_audio_path, AudioArgs};
 use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
 use crate::engine::{checksums_json, open_game, png, AppError, GameArgs, Outcome};
 use crate::input::Buttons;
-use crate::libretro::parse_option_override;
 use crate::net::sim::LinkConditions;
 use crate::netplay::NetplayEvent;
 use crate::protocol::Millis;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
 use std::time::Instant;
-
-/// The arena shipped with Duel.
-pub fn default_arena() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("cores/duel/arenas/dojo.arena")
-}
-
-/// Arguments of `netcade demo`.
-#[derive(Clone, Debug, clap::Args)]
-pub struct DemoArgs {
-    /// Play over netcade's simulated network in simulated time (instant)
-    /// instead of real sockets in real time.
-    #[arg(long)]
-    pub simulated: bool,
-    /// The arena to load [default: Duel's dojo.arena].
-    #[arg(long, value_name = "ROM")]
-    pub rom: Option<PathBuf>,
-    /// Frames of the match (1200 = 20 s of play at 60 fps; at least 1).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1200,
-        value_parser = clap::value_parser!(u32).range(1..)
-    )]
-    pub frames: u32,
-    /// Seed of the random players and of the network's faults.
-    #[arg(long, value_name = "SEED", default_value_t = 2024)]
-    pub seed: u64,
-    /// Round trip between the two machines, in milliseconds (±10 ms jitter
-    /// each way) [default: 80 over sockets, 100 simulated].
-    #[arg(
-        long,
-        value_name = "MS",
-        value_parser = clap::value_parser!(u64).range(0..=2000)
-    )]
-    pub rtt_ms: Option<u64>,
-    /// Share of datagrams lost, in percent (0 to 50).
-    #[arg(long, value_name = "PERCENT", default_value_t = 2.0, value_parser = parse_loss_percent)]
-    pub loss: f64,
-    /// Sets a core option on machine 2 only (repeatable; with --simulated), e.g.
-    /// `duel_inject_nondeterminism=enabled` to watch a desync being caught.
-    #[arg(long = "machine2-option", value_name = "KEY=VALUE", value_parser = parse_option_override)]
-    pub machine2_options: Vec<(String, String)>,
-    /// Where to write the last frame (machine 1's view) [default:
-    /// netcade/netcade-demo.png in the system's temporary directory].
-    #[arg(long, value_name = "PATH")]
-    pub png: Option<PathBuf>,
-    /// Ends the output with one JSON object on its own line.
-    #[arg(long)]
-    pub json: bool,
-    /// Audio output (machine 1's to `--audio-out`, machine 2's beside it).
-    #[command(flatten)]
-    pub audio: AudioArgs,
-}
-
-fn parse_loss_percent(text: &str) -> Result<f64, String> {
-    let percent: f64 = text
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("`{text}` is not a percentage"))?;
-    if (0.0..=50.0).contains(&percent) {
-        Ok(percent)
-    } else {
-        Err(format!("{percent}% is outside 0 to 50"))
-    }
-}
-
-/// Jitter of each direction of the demo's link (ms).
-pub(crate) const JITTER_MS: u64 = 10;
-
-/// Private copies of one core library, one per machine (the libretro host
-/// refuses to load the same file twice in a process: its globals would be
-/// shared). The directory is removed when dropped, or on Ctrl-C.
-pub(crate) struct CoreCopies {
-    pub(crate) dir: PathBuf,
-    pub(crate) paths: Vec<PathBuf>,
-}
-
-/// Directories of core copies to remove if the process is interrupted.
-static REMOVE_ON_INTERRUPT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
-const EXIT_INTERRUPTED: i32 = 130;
-
-/// Installs (once) a Ctrl-C handler that removes the registered directories
-/// and exits. Without it the default action kills the process and the
-/// copies stay in the temporary directory.
-fn remove_copies_on_interrupt() {
-    static INSTALLED: Once = Once::new();
-    INSTALLED.call_once(|| {
-        let installed = ctrlc::set_handler(|| {
-            let dirs = REMOVE_ON_INTERRUPT
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            for dir in dirs.iter() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            std::process::exit(EXIT_INTERRUPTED);
-        });
-        if let Err(error) = installed {
-            tracing::warn!("no Ctrl-C handler ({error}): an interrupted demo may leave core copies in the temporary directory");
-        }
-    });
-}
-
-impl CoreCopies {
-    pub(crate) fn new(original: &Path, count: usize) -> Result<CoreCopies, AppError> {
-        remove_copies_on_interrupt();
-        let base = std::env::temp_dir();
-        let mut attempt = 0u32;
-        let dir = loop {
-            let dir = base.join(format!("netcade-demo-{}-{attempt}", std::process::id()));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => break dir,
-                Err(error)
-                    if error.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 =>
-                {
-                    attempt += 1;
-                }
-                Err(source) => {
-                    return Err(AppError::PrepareFile {
-                        what: "a directory for the core copies",
-                        path: dir,
-                        source,
-                    })
-                }
-            }
-        };
-        REMOVE_ON_INTERRUPT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(dir.clone());
-        let mut copies = CoreCopies {
-            dir,
-            paths: Vec::new(),
-        };
-        let name = original.file_name().unwrap_or(original.as_os_str());
-        for machine in 1..=count {
-            let machine_dir = copies.dir.join(format!("machine{machine}"));
-            let path = machine_dir.join(name);
-            std::fs::create_dir(&machine_dir)
-                .and_then(|()| std::fs::copy(original, &path).map(drop))
-                .map_err(|source| AppError::PrepareFile {
-                    what: "a copy of the core",
-                    path: path.clone(),
-                    source,
-                })?;
-            copies.paths.push(path);
-        }
-        Ok(copies)
-    }
-
-    /// Removes the copies' files once they are loaded (a loaded library
-    /// stays mapped on Unix; elsewhere this fails quietly and `drop` retries).
-    fn remove_files(&self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Drop for CoreCopies {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-        REMOVE_ON_INTERRUPT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .retain(|dir| dir != &self.dir);
-    }
-}
 
 /// Each machine's player plays its column of the same seeded random
 /// two-player script, so the match is the one `netcade run --inputs
@@ -271,11 +104,8 @@ fn seconds(at: Millis) -> String {
     format!("[simulated {:>6.2} s]", at as f64 / 1000.0)
 }
 
-/// `netcade demo`.
-pub fn demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    if !args.simulated {
-        return crate::engine::demo::live::live_demo_command(args, out);
-    }
+/// `netcade demo --simulated`.
+pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     let rtt_ms = args.rtt_ms.unwrap_or(100);
     let core = locate_duel_core()?;
     let rom = args.rom.clone().unwrap_or_else(default_arena);
@@ -580,15 +410,6 @@ fn machine_json<G>(machine: &MatchMachine<G>) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loss_is_a_percentage_between_0_and_50() {
-        assert_eq!(parse_loss_percent("2"), Ok(2.0));
-        assert_eq!(parse_loss_percent("0.5%"), Ok(0.5));
-        assert!(parse_loss_percent("75").is_err());
-        assert!(parse_loss_percent("-1").is_err());
-        assert!(parse_loss_percent("lots").is_err());
-    }
 
     #[test]
     fn a_match_that_did_not_finish_exits_with_its_own_code_unless_it_desynced() {

@@ -6,7 +6,9 @@
 //! the machine's name, then the demo checks that all three agree on every
 //! final frame they share.
 
-use crate::engine::demo::simulated::{default_arena, CoreCopies, DemoArgs, JITTER_MS};
+use super::args::{DemoArgs, JITTER_MS};
+use crate::engine::core_copies::CoreCopies;
+use crate::engine::game::default_arena;
 use crate::engine::game::locate_duel_core;
 use crate::engine::inputs::InputSpec;
 use crate::engine::live::players::{
@@ -88,7 +90,7 @@ fn spawn_machine(
 }
 
 /// `netcade demo` (without `--simulated`).
-pub fn live_demo_command(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+pub fn live_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     if !args.machine2_options.is_empty() {
         return Err(AppError::BadArgument {
             message: "--machine2-option needs --simulated: over sockets the host's core options win, as in any match".into(),

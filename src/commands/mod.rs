@@ -1,0 +1,79 @@
+//! The command line: one module per subcommand, each holding its clap
+//! arguments (or the engine's, where code other than the command line
+//! builds them too) and its `*_command` function. Nothing imports
+//! `commands`: `src/main.rs` maps each subcommand to its function.
+
+pub mod debug;
+pub mod demo;
+pub mod host;
+#[cfg(feature = "gui")]
+pub mod input;
+pub mod join;
+#[cfg(feature = "gui")]
+pub mod play;
+pub mod replay;
+pub mod run;
+pub mod spectate;
+pub mod synctest;
+
+use crate::engine::live::players::{HostArgs, JoinArgs};
+use crate::engine::live::spectator::SpectateArgs;
+use clap::{Parser, Subcommand};
+
+/// What each exit code means, for `netcade --help`.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (a sync-test passed)
+  1  a sync-test found a desync, the demo's machines disagreed, a host/join match desynced,
+     a replay failed --verify, or `replay diff` found a difference
+  2  a user mistake: bad arguments, a missing or unusable core, content or input file,
+     failed commands in a debug script, a busy port, a host name that does not resolve,
+     a refused netplay handshake, or a failed rollback pre-flight with --strict
+  3  a failure while running: the core could not save or load a state, an output could not be
+     written, or the netplay host never answered
+  4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
+  5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
+  6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame";
+
+/// netcade: a libretro frontend with GGPO-style rollback netplay.
+#[derive(Debug, Parser)]
+#[command(version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    /// What to do.
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a game unthrottled; print frames, speed, overhead and checksums.
+    Run(run::RunArgs),
+    /// GGPO's sync test: after every frame go back D frames, re-simulate, compare.
+    Synctest(synctest::SyncTestArgs),
+    /// Frame-step debugger reading commands from stdin (type `help`).
+    Debug(debug::DebugArgs),
+    /// A netplay match of the bundled Duel core in this process: a host and a
+    /// joiner over loopback UDP in real time, with a spectator joining
+    /// mid-match, checked in sync (--simulated: two machines over a
+    /// simulated network in simulated time, far faster than real time).
+    Demo(demo::DemoArgs),
+    /// Host a two-player netplay match over UDP and wait for a player to join.
+    Host(HostArgs),
+    /// Join a netplay match hosted at HOST:PORT.
+    Join(JoinArgs),
+    /// Replays: play (verify, seek), info, inputs, diff.
+    Replay(replay::ReplayArgs),
+    /// Play a game in a window, alone or two on one keyboard (P pauses,
+    /// `.` steps, `,` steps back, F1 overlay, F12 screenshot).
+    #[cfg(feature = "gui")]
+    Play(play::PlayArgs),
+    /// Print the input mapping and its config file; --test shows what you press.
+    #[cfg(feature = "gui")]
+    Input(input::InputArgs),
+    /// Watch the netplay match hosted at HOST:PORT live, from any moment.
+    Spectate(SpectateArgs),
+}

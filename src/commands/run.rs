@@ -1,0 +1,83 @@
+//! `netcade run`: run a game unthrottled and report speed and checksums.
+
+use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::run::{describe, report_json, run_frames};
+use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::recorder::{replay_header, RecordingSummary, ReplayRecorder};
+use crate::engine::{open_game, AppError, GameArgs, Outcome};
+use crate::replay::EndReason;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `netcade run`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunArgs {
+    /// The core, content and core options to run.
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// How many frames to run (at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: u32,
+    /// Where the buttons come from: none, random:SEED, or an input script file.
+    #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
+    pub inputs: InputSpec,
+    /// Ends the output with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
+    /// Records the run as a replay at PATH (`netcade replay play PATH`).
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
+}
+
+/// `netcade run`.
+pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
+    let mut game = open_game(&args.game)?;
+    let recorder = match &args.record {
+        Some(path) => {
+            let mut start_state = Vec::new();
+            game.save_state(&mut start_state)
+                .map_err(AppError::at_frame(0))?;
+            let players = inputs.players() as u8;
+            let header =
+                replay_header(game.as_ref(), &args.game, players, Vec::new(), start_state)?;
+            Some(ReplayRecorder::create(path, &header)?)
+        }
+        None => None,
+    };
+    let audio = args
+        .audio
+        .open_sink(game.sample_rate(), Some(args.frames))?;
+    let mut sinks = (recorder, audio);
+    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut sinks)?;
+    let (recorder, audio) = sinks;
+    let recording = recorder
+        .map(|recorder| recorder.finish(EndReason::Finished))
+        .transpose()?;
+    let audio = audio.map(|sink| sink.finish()).transpose()?;
+    writeln!(out, "{}", game.title())?;
+    describe(&report, out)?;
+    if let Some(audio) = &audio {
+        writeln!(out, "{}", audio.describe())?;
+    }
+    if let Some(recording) = &recording {
+        writeln!(out, "replay: {}", recording.path.display())?;
+    }
+    if args.json {
+        let mut json = report_json(&report);
+        json["replay"] = recording
+            .as_ref()
+            .map_or(serde_json::Value::Null, RecordingSummary::json);
+        if let Some(audio) = &audio {
+            json["audio"] = audio.json();
+        }
+        json["command"] = "run".into();
+        json["game"] = game.title().into();
+        json["inputs"] = args.inputs.to_string().into();
+        writeln!(out, "{json}")?;
+    }
+    Ok(Outcome::Success)
+}
