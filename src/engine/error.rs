@@ -151,10 +151,16 @@ pub enum AppError {
     /// A picture was asked for before the game drew any frame.
     #[error("the game has not drawn a frame, so there is no picture to save")]
     NoVideoFrame,
-    /// The window, its GL context or the input config failed.
-    #[cfg(feature = "gui")]
-    #[error(transparent)]
-    Gui(crate::gui::GuiError),
+    /// The front end (the window, its GL context, the input config)
+    /// failed; `message` is its whole error chain.
+    #[error("{message}")]
+    FrontEnd {
+        /// What went wrong, with every cause.
+        message: String,
+        /// Whether the user can fix it in their files or environment (exit
+        /// 2) rather than the machine failing (exit 3).
+        user_mistake: bool,
+    },
     /// Writing the command's output (standard output, a report) failed.
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
@@ -249,10 +255,8 @@ impl AppError {
             AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,
             AppError::StateHistory(StateHistoryError::StateOverBudget { .. }) => EXIT_USER_MISTAKE,
             AppError::StateHistory(_) => EXIT_RUNTIME_FAILURE,
-            #[cfg(feature = "gui")]
-            AppError::Gui(error) if error.is_user_mistake() => EXIT_USER_MISTAKE,
-            #[cfg(feature = "gui")]
-            AppError::Gui(_) => EXIT_RUNTIME_FAILURE,
+            AppError::FrontEnd { user_mistake, .. } if *user_mistake => EXIT_USER_MISTAKE,
+            AppError::FrontEnd { .. } => EXIT_RUNTIME_FAILURE,
         }
     }
 

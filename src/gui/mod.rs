@@ -64,3 +64,14 @@ impl GuiError {
         matches!(self, GuiError::Config { .. } | GuiError::NoDisplay)
     }
 }
+
+/// The engine knows no window: a window's failure reaches it as a front
+/// end's, with its whole chain of causes in the message.
+impl From<GuiError> for crate::engine::AppError {
+    fn from(error: GuiError) -> Self {
+        crate::engine::AppError::FrontEnd {
+            message: crate::engine::error::error_chain(&error),
+            user_mistake: error.is_user_mistake(),
+        }
+    }
+}

@@ -18,7 +18,6 @@ use crate::engine::{AppError, Game};
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
-use crate::gui::GuiError;
 use crate::input::FrameInputs;
 use crate::replay::Replay;
 use crate::rollback::Frame;
@@ -420,12 +419,6 @@ impl<'g> LocalPlay<'g> {
         }
         lines.extend(self.said.iter().cloned());
         lines
-    }
-}
-
-impl From<GuiError> for AppError {
-    fn from(error: GuiError) -> AppError {
-        AppError::Gui(error)
     }
 }
 
