@@ -8,7 +8,7 @@
 //! the file that defines the item rather than counted as an import.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What each top-level module may import (besides itself). Everything not
 /// listed for a module is forbidden to it.
@@ -363,7 +363,7 @@ fn absolute_segments(file: &str, path: &str) -> Option<Vec<String>> {
         base.clear();
     }
     match segments.first().map(String::as_str) {
-        Some("crate") if file == "main.rs" => return None,
+        Some("crate") if file == "main.rs" => None,
         Some("crate") | Some("netcade") => {
             segments.remove(0);
             Some(segments)

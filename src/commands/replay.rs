@@ -10,7 +10,7 @@ use crate::engine::replay_tools::{
     common_frames, first_difference, inputs_script, ReplayDifference,
 };
 use crate::engine::sinks::audio_file::AudioArgs;
-use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::sinks::FrameSink;
 use crate::engine::{checksums_json, AppError, Game, Outcome};
 use crate::replay::{Replay, ReplayEvent, FORMAT_VERSION};
 use crate::rollback::Frame;
@@ -489,24 +489,10 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         let frame_us = 1e6 / game.frames_per_second().max(1e-3);
         for _ in 0..frames {
             let frame = playback.frame();
-            playback.step(game, true)?;
-            if let Some(audio) = &mut audio {
-                // Recorded frames are final: the speaker's stream is theirs.
-                audio.frame_run(&FinishedFrame {
-                    frame,
-                    resimulated: false,
-                    inputs: &[],
-                    audio: game.audio_samples(),
-                });
-                audio.frame_finalized(&FinalFrame {
-                    frame,
-                    inputs: &[],
-                    checksum: None,
-                    video: None,
-                });
-                let played = f64::from(frame.number() - start + 1);
-                audio.clock_tick((played * frame_us) as u64, 1.0);
-            }
+            // Recorded frames are final: the speaker's stream is theirs.
+            playback.step(game, true, &mut audio)?;
+            let played = f64::from(frame.number() - start + 1);
+            audio.clock_tick((played * frame_us) as u64, 1.0);
         }
         if let Some(summary) = audio.map(|sink| sink.finish()).transpose()? {
             writeln!(out, "{}", summary.describe())?;

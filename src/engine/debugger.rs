@@ -28,10 +28,12 @@ use crate::checksum::{Checksum, Checksums};
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::{Emulator, SavestateContext};
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Outcome};
 use crate::input::Buttons;
 use crate::rollback::state_history::StateHistory;
 use crate::rollback::synctest::ChecksumKinds;
+use crate::rollback::Frame;
 use std::ffi::OsString;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -203,6 +205,9 @@ pub struct Debugger<'g, G: Emulator + ?Sized> {
     checksums: Checksums,
     mark: Option<Mark>,
     recorded: Option<&'g dyn RecordedFrames>,
+    /// Where each frame stepped goes (the window's sound), final at once.
+    sink: Box<dyn FrameSink + 'g>,
+    final_frames: FinalFrames,
 }
 
 impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
@@ -243,6 +248,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             checksums: Checksums::default(),
             mark: None,
             recorded: None,
+            sink: Box::new(()),
+            final_frames: FinalFrames::new(true),
         };
         debugger.keep_current()?;
         Ok(debugger)
@@ -263,6 +270,18 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         }
         self.recorded = Some(recorded);
         Ok(self)
+    }
+
+    /// Hands every frame stepped from now on to `sink` (frames gone back
+    /// over and run again are not handed over twice).
+    pub fn with_sink(mut self, sink: Box<dyn FrameSink + 'g>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// The sink frames stepped go to.
+    pub fn sink_mut(&mut self) -> &mut dyn FrameSink {
+        &mut *self.sink
     }
 
     /// The frame the game is at (0: as loaded; a replay's start frame when
@@ -329,7 +348,13 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             if let Some(kept) = self.history.extra_mut(self.frame) {
                 kept.inputs = inputs;
             }
-            self.game.run_frame(&inputs, true);
+            self.final_frames.run(
+                &mut *self.game,
+                Frame::new(self.frame),
+                &inputs,
+                FramePass::Shown,
+                &mut *self.sink,
+            )?;
             self.frame += 1;
             self.load_recorded_state()?;
             self.keep_current()?;
@@ -379,7 +404,14 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.game
                     .load_state(&self.scratch)
                     .map_err(|err| restore_failed(&err))?;
-                self.game.run_frame(&before.inputs, true);
+                // Told to nobody: the sink had this frame when it first ran.
+                run_frame(
+                    &mut *self.game,
+                    Frame::new(target - 1),
+                    &before.inputs,
+                    FramePass::Shown,
+                    &mut (),
+                );
                 if let Some(state) = self.recorded.and_then(|r| r.state_at(target)) {
                     self.game
                         .load_state(state)

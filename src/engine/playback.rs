@@ -9,6 +9,7 @@ use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
 use crate::engine::debugger::RecordedFrames;
 use crate::engine::game::open_game_accepting;
+use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Game, GameArgs};
 use crate::input::Buttons;
 use crate::input::FrameInputs;
@@ -158,6 +159,8 @@ pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dy
 pub struct ReplayPlayback<'r> {
     replay: &'r Replay,
     frame: Frame,
+    /// Playback draws only the frames it is asked to: no picture checksums.
+    final_frames: FinalFrames,
 }
 
 impl<'r> ReplayPlayback<'r> {
@@ -167,7 +170,11 @@ impl<'r> ReplayPlayback<'r> {
         let frame = replay.start_frame();
         game.load_state(&replay.header.start_state)
             .map_err(AppError::at_frame(frame.number()))?;
-        let playback = ReplayPlayback { replay, frame };
+        let playback = ReplayPlayback {
+            replay,
+            frame,
+            final_frames: FinalFrames::new(false),
+        };
         playback.apply_events(game)?;
         Ok(playback)
     }
@@ -182,15 +189,24 @@ impl<'r> ReplayPlayback<'r> {
         self.frame >= self.replay.end_frame()
     }
 
-    /// Runs the current frame (drawing it if `render`) and applies the next
-    /// frame's events. Past the last recorded frame nobody holds anything.
+    /// Runs the current frame (drawing it if `render`), tells `sink` it is
+    /// final, and applies the next frame's events. Past the last recorded
+    /// frame nobody holds anything.
     pub fn step<G: Emulator + ?Sized>(
         &mut self,
         game: &mut G,
         render: bool,
+        sink: &mut dyn FrameSink,
     ) -> Result<(), AppError> {
         let inputs = RecordedFrames::inputs(self.replay, self.frame.number());
-        game.run_frame(&inputs[..usize::from(self.replay.header.players)], render);
+        let pass = if render {
+            FramePass::Shown
+        } else {
+            FramePass::Unshown
+        };
+        let players = usize::from(self.replay.header.players);
+        self.final_frames
+            .run(game, self.frame, &inputs[..players], pass, sink)?;
         self.frame = self.frame.next();
         self.apply_events(game)
     }
@@ -293,7 +309,7 @@ impl Keyframes {
             if playback.at_end() {
                 break;
             }
-            playback.step(game, false)?;
+            playback.step(game, false, &mut ())?;
         }
         Ok(keyframes)
     }
@@ -333,7 +349,7 @@ impl Keyframes {
         playback.resume_at(game, *frame, state)?;
         while playback.frame() < target {
             let render = playback.frame().next() == target;
-            playback.step(game, render)?;
+            playback.step(game, render, &mut ())?;
         }
         Ok(())
     }
@@ -438,7 +454,7 @@ pub fn verify<G: Emulator + ?Sized>(
         let render = replay
             .checkpoint(next)
             .is_some_and(|checkpoint| checkpoint.video.is_some());
-        playback.step(game, render)?;
+        playback.step(game, render, &mut ())?;
     }
     Ok(Verification {
         checked,
@@ -460,7 +476,7 @@ fn replay_stretch<G: Emulator + ?Sized>(
     let mut playback = ReplayPlayback::start(replay, game)?;
     playback.resume_at(game, from.0, &from.1)?;
     while playback.frame() < frame {
-        playback.step(game, false)?;
+        playback.step(game, false, &mut ())?;
     }
     Ok(ByteDiff::between(
         &first,
@@ -641,7 +657,7 @@ mod tests {
             let mut straight_game = StubGame::deterministic();
             let mut straight = ReplayPlayback::start(&replay, &mut straight_game).unwrap();
             while straight.frame().number() < target {
-                straight.step(&mut straight_game, true).unwrap();
+                straight.step(&mut straight_game, true, &mut ()).unwrap();
             }
             let mut playback = ReplayPlayback::start(&replay, &mut game).unwrap();
             keyframes

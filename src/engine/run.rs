@@ -1,11 +1,9 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
-use crate::checksum::memory_checksum;
-use crate::checksum::{Checksum, Checksums};
+use crate::checksum::Checksums;
 use crate::engine::inputs::InputSource;
-use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{checksums_json, AppError, Game};
-use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -54,37 +52,16 @@ pub fn run_frames<G: Game + ?Sized>(
 ) -> Result<RunReport, AppError> {
     let core_before = game.time_in_core();
     let started = Instant::now();
-    let wants_checksums = sink.wants_checksums();
-    let mut state = Vec::new();
+    let mut final_frames = FinalFrames::new(true);
     for number in 0..frames {
-        let frame = Frame::new(number);
-        // The same checksum the netplay driver gives its final frames.
-        let checksum = if wants_checksums {
-            Some(memory_checksum(game, &mut state).map_err(AppError::at_frame(number))?)
-        } else {
-            None
-        };
-        // The picture every replay checkpoint, before the frame redraws it.
-        let video = (wants_checksums && number % CHECKPOINT_INTERVAL == 0)
-            .then(|| {
-                game.video_frame()
-                    .map(|picture| Checksum::of_video(&picture))
-            })
-            .flatten();
         let frame_inputs = inputs.next_frame();
-        game.run_frame(&frame_inputs, true);
-        sink.frame_run(&FinishedFrame {
-            frame,
-            resimulated: false,
-            inputs: &frame_inputs,
-            audio: game.audio_samples(),
-        });
-        sink.frame_finalized(&FinalFrame {
-            frame,
-            inputs: &frame_inputs,
-            checksum,
-            video,
-        });
+        final_frames.run(
+            game,
+            Frame::new(number),
+            &frame_inputs,
+            FramePass::Shown,
+            sink,
+        )?;
         // A local run's clock is its frame count: frames at the nominal rate.
         let at_us = f64::from(number + 1) * 1e6 / game.frames_per_second().max(1e-3);
         sink.clock_tick(at_us as u64, 1.0);
@@ -94,6 +71,7 @@ pub fn run_frames<G: Game + ?Sized>(
         (Some(before), Some(after)) => Some(after.saturating_sub(before)),
         _ => None,
     };
+    let mut state = Vec::new();
     game.save_state(&mut state)
         .map_err(AppError::at_frame(frames))?;
     Ok(RunReport {
@@ -138,6 +116,7 @@ pub fn report_json(report: &RunReport) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checksum::Checksum;
     use crate::emulator::Emulator;
     use crate::engine::inputs::InputSpec;
     use crate::engine::testing::StubGame;

@@ -13,7 +13,7 @@ use crate::engine::inputs::NO_INPUTS;
 use crate::engine::png::{encode_rgb, frame_to_rgb};
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
-use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::sinks::FrameSink;
 use crate::engine::{AppError, Game};
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::overlay::Overlay;
@@ -183,7 +183,7 @@ pub fn play_in_window(
             }
         }
         // The speaker plays at the clock's pace; paused, it fades out.
-        play.audio.clock_tick(now_us(), pacing.speed);
+        play.clock_tick(now_us(), pacing.speed);
         let mut lines = Vec::new();
         if overlay.panel_visible {
             lines.push(format!(
@@ -282,7 +282,6 @@ pub fn replay_in_window(
 /// back, and pause, step, back, mark and diff are the debugger's own.
 pub struct LocalPlay<'g> {
     debugger: Debugger<'g, dyn Game + 'g>,
-    audio: Box<dyn FrameSink>,
     paused: bool,
     /// What the last mark or diff said (shown in the overlay).
     said: Vec<String>,
@@ -299,8 +298,7 @@ impl<'g> LocalPlay<'g> {
         audio: Box<dyn FrameSink>,
     ) -> Result<Self, AppError> {
         Ok(LocalPlay {
-            debugger: Debugger::new(game, history_frames, history_bytes)?,
-            audio,
+            debugger: Debugger::new(game, history_frames, history_bytes)?.with_sink(audio),
             paused: false,
             said: Vec::new(),
         })
@@ -318,8 +316,8 @@ impl<'g> LocalPlay<'g> {
     ) -> Result<Self, AppError> {
         Ok(LocalPlay {
             debugger: Debugger::new_at(game, frame, history_frames, history_bytes)?
-                .following(recorded)?,
-            audio,
+                .following(recorded)?
+                .with_sink(audio),
             paused: false,
             said: Vec::new(),
         })
@@ -351,25 +349,16 @@ impl<'g> LocalPlay<'g> {
         self.paused
     }
 
-    /// Runs one frame with `held` (one per port) and hands its sound to
-    /// the audio output.
+    /// Runs one frame with `held` (one per port); its sound goes to the
+    /// audio output.
     pub fn run_frame(&mut self, held: FrameInputs) -> Result<(), AppError> {
-        let frame = Frame::new(self.debugger.frame());
         self.debugger.hold(held);
-        self.debugger.step(1)?;
-        self.audio.frame_run(&FinishedFrame {
-            frame,
-            resimulated: false,
-            inputs: &held,
-            audio: self.debugger.game().audio_samples(),
-        });
-        self.audio.frame_finalized(&FinalFrame {
-            frame,
-            inputs: &held,
-            checksum: None,
-            video: None,
-        });
-        Ok(())
+        self.debugger.step(1)
+    }
+
+    /// The audio output follows the window's clock (`now_us`, at `speed`).
+    pub fn clock_tick(&mut self, now_us: u64, speed: f64) {
+        self.debugger.sink_mut().clock_tick(now_us, speed);
     }
 
     /// Carries out a stepping key: P pauses or resumes; while paused `.`

@@ -16,7 +16,7 @@ use crate::engine::frame_clock::FrameClock;
 use crate::engine::netplay::desync_diagnosis::CheckpointStates;
 use crate::engine::netplay::machine::{NetplayMachine, TickHooks};
 use crate::engine::sinks::audio_file::AudioSink;
-use crate::engine::sinks::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::sinks::{run_frame, ChecksumLog, FinalFrame, FramePass, FrameSink};
 use crate::engine::AppError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::sim::{LinkConditions, SimNet, SimSockets};
@@ -154,17 +154,16 @@ impl NetplayDriver {
                     ..
                 } => {
                     hooks.adjust_inputs(frame, &mut inputs);
-                    game.run_frame(&inputs[..players], !resimulation);
+                    let pass = if resimulation {
+                        FramePass::Resimulated
+                    } else {
+                        FramePass::Shown
+                    };
+                    run_frame(game, frame, &inputs[..players], pass, sink);
                     if let Some(pending) = self.pending.iter_mut().rev().find(|p| p.frame == frame)
                     {
                         pending.inputs = Some(inputs);
                     }
-                    sink.frame_run(&FinishedFrame {
-                        frame,
-                        resimulated: resimulation,
-                        inputs: &inputs[..players],
-                        audio: game.audio_samples(),
-                    });
                     if resimulation {
                         resimulated_frames += 1;
                         resimulation_ended = hooks.stopwatch();
@@ -303,13 +302,7 @@ impl NetplayDriver {
                     }
                 }
             }
-            game.run_frame(&inputs[..players], false);
-            sink.frame_run(&FinishedFrame {
-                frame: at,
-                resimulated: true,
-                inputs: &inputs[..players],
-                audio: game.audio_samples(),
-            });
+            run_frame(game, at, &inputs[..players], FramePass::Resimulated, sink);
             at = at.next();
         }
         Ok(true)
@@ -727,7 +720,7 @@ pub fn one_player_per_machine(mut config: NetplayConfig<u8>, me: u8) -> NetplayC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
+    use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison, FinishedFrame};
     use crate::engine::testing::StubGame;
 
     fn lossy_setup(frames: u32) -> MatchSetup {

@@ -12,7 +12,7 @@ use crate::checksum::memory_checksum;
 use crate::emulator::{Emulator, SavestateContext};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::netplay::driver::NetplayDriver;
-use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
+use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::AppError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::Transport;
@@ -259,6 +259,7 @@ pub struct SpectatorMachine<A, G, S> {
     pub stop_at_frame: Option<u32>,
     datagram: Vec<u8>,
     scratch: Vec<u8>,
+    final_frames: FinalFrames,
 }
 
 impl<A, G, S> SpectatorMachine<A, G, S>
@@ -279,6 +280,8 @@ where
             stop_at_frame: None,
             datagram: Vec::new(),
             scratch: Vec::new(),
+            // Frames caught up on are not drawn: no picture checksums.
+            final_frames: FinalFrames::new(false),
         }
     }
 
@@ -361,28 +364,19 @@ where
             .is_some_and(|stop| frame.next().number() >= stop)
             || self.spectator.phase() == SpectatorPhase::Ended;
         let players = self.spectator.players();
-        let checksum = if self.sink.wants_checksums() {
-            Some(
-                memory_checksum(&mut *self.game, &mut self.scratch)
-                    .map_err(AppError::at_frame(frame.number()))?,
-            )
+        let pass = if shown || last {
+            FramePass::Shown
         } else {
-            None
+            FramePass::Unshown
         };
-        self.game.run_frame(&inputs[..players], shown || last);
+        self.final_frames.run(
+            &mut *self.game,
+            frame,
+            &inputs[..players],
+            pass,
+            &mut self.sink,
+        )?;
         self.stats.frames_run += 1;
-        self.sink.frame_run(&FinishedFrame {
-            frame,
-            resimulated: false,
-            inputs: &inputs[..players],
-            audio: self.game.audio_samples(),
-        });
-        self.sink.frame_finalized(&FinalFrame {
-            frame,
-            inputs: &inputs[..players],
-            checksum,
-            video: None,
-        });
         Ok(true)
     }
 }

@@ -1,20 +1,117 @@
-//! The one place where a frame leaves the emulator: [`NetplayDriver`]
-//! (`engine::netplay::driver`) hands every frame it runs, and every frame that
-//! becomes final, to a [`FrameSink`]. The audio ring, the checksum log and the
-//! replay recorder are sinks; [`ChecksumLog`] is the one the demo and the
-//! tests compare machines with.
-//!
-//! [`NetplayDriver`]: crate::engine::netplay::driver::NetplayDriver
+//! The one place where a frame leaves the emulator: [`run_frame`] runs a
+//! frame and hands it to a [`FrameSink`]; [`FinalFrames`] does the same for
+//! frames that are final as they run (a local run, a replay, a spectator's
+//! frames, the debugger's and the window's steps) and says so. The netplay
+//! driver calls [`run_frame`] for every frame it runs and tells the sink when
+//! one becomes final. The audio ring, the checksum log and the replay
+//! recorder are sinks; [`ChecksumLog`] is the one the demo and the tests
+//! compare machines with.
 
 pub mod audio_file;
 pub mod recorder;
 #[cfg(feature = "audio")]
 pub mod speaker;
 
-use crate::checksum::Checksum;
+use crate::checksum::{memory_checksum, Checksum};
+use crate::emulator::Emulator;
+use crate::engine::AppError;
 use crate::input::Buttons;
+use crate::replay::CHECKPOINT_INTERVAL;
 use crate::rollback::Frame;
 use std::collections::VecDeque;
+
+/// How a frame is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FramePass {
+    /// Run for the first time, its picture drawn.
+    Shown,
+    /// Run for the first time without drawing it (a spectator catching up,
+    /// a replay being verified or sought through).
+    Unshown,
+    /// Run again after a rollback: not drawn, since an earlier run of the
+    /// same frame was shown.
+    Resimulated,
+}
+
+/// The one place a frame leaves the emulator: runs `frame` on `game` with
+/// every player's `inputs` and tells `sink` it ran, with the sound it made.
+pub fn run_frame<G: Emulator + ?Sized>(
+    game: &mut G,
+    frame: Frame,
+    inputs: &[Buttons],
+    pass: FramePass,
+    sink: &mut dyn FrameSink,
+) {
+    game.run_frame(inputs, pass == FramePass::Shown);
+    sink.frame_run(&FinishedFrame {
+        frame,
+        resimulated: pass == FramePass::Resimulated,
+        inputs,
+        audio: game.audio_samples(),
+    });
+}
+
+/// Runs frames that are final as they run (nothing can roll them back): a
+/// local run, a replay, a spectator's frames, the debugger's steps. Each
+/// goes through [`run_frame`] and is then finalized, with the checksum of
+/// the game's memory at its start when the sink wants checksums.
+#[derive(Debug, Default)]
+pub struct FinalFrames {
+    /// The state buffer the checksums are taken with.
+    scratch: Vec<u8>,
+    /// Every frame is drawn, so the picture on hand before a frame is its
+    /// predecessor's: replay checkpoints then get its checksum too.
+    every_frame_drawn: bool,
+}
+
+impl FinalFrames {
+    /// Runs final frames; `every_frame_drawn` when no frame is run
+    /// [`FramePass::Unshown`] (then checkpoints carry picture checksums).
+    pub fn new(every_frame_drawn: bool) -> Self {
+        FinalFrames {
+            scratch: Vec::new(),
+            every_frame_drawn,
+        }
+    }
+
+    /// Runs `frame` (see [`run_frame`]) and tells `sink` it is final.
+    pub fn run<G: Emulator + ?Sized>(
+        &mut self,
+        game: &mut G,
+        frame: Frame,
+        inputs: &[Buttons],
+        pass: FramePass,
+        sink: &mut dyn FrameSink,
+    ) -> Result<(), AppError> {
+        let wants_checksums = sink.wants_checksums();
+        // The same checksum the netplay driver gives its final frames.
+        let checksum = if wants_checksums {
+            Some(
+                memory_checksum(game, &mut self.scratch)
+                    .map_err(AppError::at_frame(frame.number()))?,
+            )
+        } else {
+            None
+        };
+        // The picture every replay checkpoint, before the frame redraws it.
+        let video = (wants_checksums
+            && self.every_frame_drawn
+            && frame.number() % CHECKPOINT_INTERVAL == 0)
+            .then(|| {
+                game.video_frame()
+                    .map(|picture| Checksum::of_video(&picture))
+            })
+            .flatten();
+        run_frame(game, frame, inputs, pass, sink);
+        sink.frame_finalized(&FinalFrame {
+            frame,
+            inputs,
+            checksum,
+            video,
+        });
+        Ok(())
+    }
+}
 
 /// A frame the emulator just ran.
 #[derive(Clone, Copy, Debug)]
