@@ -1,8 +1,9 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
 use crate::engine::inputs::{InputSource, InputSpec};
-use crate::engine::run::{describe, report_json, run_frames};
-use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::report::{write_report, Report};
+use crate::engine::run::{run_frames, RunReport};
+use crate::engine::sinks::audio_file::{AudioArgs, AudioSummary};
 use crate::engine::sinks::recorder::{replay_header, RecordingSummary, ReplayRecorder};
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::replay::EndReason;
@@ -54,30 +55,53 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
     let mut sinks = (recorder, audio);
     let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut sinks)?;
     let (recorder, audio) = sinks;
-    let recording = recorder
-        .map(|recorder| recorder.finish(EndReason::Finished))
-        .transpose()?;
-    let audio = audio.map(|sink| sink.finish()).transpose()?;
-    writeln!(out, "{}", game.title())?;
-    describe(&report, out)?;
-    if let Some(audio) = &audio {
-        writeln!(out, "{}", audio.describe())?;
+    let result = RunResult {
+        game: game.title(),
+        inputs: args.inputs.to_string(),
+        run: report,
+        audio: audio.map(|sink| sink.finish()).transpose()?,
+        recording: recorder
+            .map(|recorder| recorder.finish(EndReason::Finished))
+            .transpose()?,
+    };
+    write_report(&result, args.json, out)?;
+    Ok(Outcome::Success)
+}
+
+/// What `netcade run` did: the run, and what its outputs left.
+struct RunResult {
+    game: String,
+    inputs: String,
+    run: RunReport,
+    audio: Option<AudioSummary>,
+    recording: Option<RecordingSummary>,
+}
+
+impl Report for RunResult {
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "{}", self.game)?;
+        self.run.describe(out)?;
+        if let Some(audio) = &self.audio {
+            writeln!(out, "{}", audio.describe())?;
+        }
+        if let Some(recording) = &self.recording {
+            writeln!(out, "replay: {}", recording.path.display())?;
+        }
+        Ok(())
     }
-    if let Some(recording) = &recording {
-        writeln!(out, "replay: {}", recording.path.display())?;
-    }
-    if args.json {
-        let mut json = report_json(&report);
-        json["replay"] = recording
+
+    fn json(&self) -> serde_json::Value {
+        let mut json = self.run.json();
+        json["replay"] = self
+            .recording
             .as_ref()
             .map_or(serde_json::Value::Null, RecordingSummary::json);
-        if let Some(audio) = &audio {
+        if let Some(audio) = &self.audio {
             json["audio"] = audio.json();
         }
         json["command"] = "run".into();
-        json["game"] = game.title().into();
-        json["inputs"] = args.inputs.to_string().into();
-        writeln!(out, "{json}")?;
+        json["game"] = self.game.clone().into();
+        json["inputs"] = self.inputs.clone().into();
+        json
     }
-    Ok(Outcome::Success)
 }

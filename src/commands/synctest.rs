@@ -3,15 +3,16 @@
 
 use crate::engine::error::error_chain;
 use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::report::{write_report, Report};
 use crate::engine::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
 use crate::rollback::synctest::{
-    run_sync_test, Compare, Desync, SyncTestSettings, Transients, DEFAULT_HISTORY_BYTES,
-    MAX_CHECK_DISTANCE, MAX_SETTLE_FRAMES,
+    run_sync_test, Compare, Desync, SyncTestReport, SyncTestSettings, Transients,
+    DEFAULT_HISTORY_BYTES, MAX_CHECK_DISTANCE, MAX_SETTLE_FRAMES,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What `--compare` accepts.
 // `help = None` on each variant: clap would show the doc comments as value
@@ -131,33 +132,67 @@ pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outc
     )?;
     let elapsed = started.elapsed();
     bar.finish_and_clear();
-
-    if report.transients.count > 0 {
-        describe_transients(&report.transients, report.settle_frames, out)?;
-    }
     // A dump that cannot be written must not cost the verdict: it is
     // reported after the verdict and the JSON, and the exit still says desync.
-    let mut dump: Option<Result<PathBuf, AppError>> = None;
-    if let Some(desync) = &report.desync {
-        describe_desync(desync, out)?;
-        let written = write_dumps(&args.dump_dir, desync);
-        if let Ok(dir) = &written {
-            writeln!(out, "both versions written to {}", dir.display())?;
-        }
-        if report.settle_frames == 0 {
-            writeln!(
-                out,
-                "hint: --settle-frames 8 tells differences the game overwrites at once (bytes a core does not restore) from lasting ones"
-            )?;
-        }
-        dump = Some(written);
+    let dump = report
+        .desync
+        .as_ref()
+        .map(|desync| write_dumps(&args.dump_dir, desync));
+    let result = SyncTestResult {
+        game: game.title(),
+        inputs: args.inputs.to_string(),
+        elapsed,
+        dump: dump.map(|written| written.map_err(|error| error_chain(&error))),
+        report,
+    };
+    write_report(&result, args.json, out)?;
+    out.flush()?;
+    if let Some(Err(error)) = &result.dump {
+        eprintln!("error: {error}");
     }
-    writeln!(out, "{}", report.verdict())?;
-    if args.json {
+    Ok(match result.report.desync {
+        None => Outcome::Success,
+        Some(_) => Outcome::SyncTestFailed,
+    })
+}
+
+/// What `netcade synctest` found, and where the desync's evidence went.
+struct SyncTestResult {
+    game: String,
+    inputs: String,
+    report: SyncTestReport,
+    elapsed: Duration,
+    /// The dump directory written for a desync, or why it could not be.
+    dump: Option<Result<PathBuf, String>>,
+}
+
+impl Report for SyncTestResult {
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let report = &self.report;
+        if report.transients.count > 0 {
+            describe_transients(&report.transients, report.settle_frames, out)?;
+        }
+        if let Some(desync) = &report.desync {
+            describe_desync(desync, out)?;
+            if let Some(Ok(dir)) = &self.dump {
+                writeln!(out, "both versions written to {}", dir.display())?;
+            }
+            if report.settle_frames == 0 {
+                writeln!(
+                    out,
+                    "hint: --settle-frames 8 tells differences the game overwrites at once (bytes a core does not restore) from lasting ones"
+                )?;
+            }
+        }
+        writeln!(out, "{}", report.verdict())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let report = &self.report;
         let mut json = serde_json::json!({
             "command": "synctest",
-            "game": game.title(),
-            "inputs": args.inputs.to_string(),
+            "game": self.game,
+            "inputs": self.inputs,
             "frames": report.frames,
             "check_distance": report.distance,
             "compared": report.compare.to_string(),
@@ -167,7 +202,7 @@ pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outc
             "transient_kinds": report.transients.kinds.names(),
             "resimulated_frames": report.resimulated_frames,
             "history_bytes": report.history_bytes,
-            "seconds": elapsed.as_secs_f64(),
+            "seconds": self.elapsed.as_secs_f64(),
             "checksums": checksums_json(&report.checksums),
             "passed": report.desync.is_none(),
             "verdict": report.verdict(),
@@ -182,20 +217,12 @@ pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outc
                 "resimulated": checksums_json(&desync.resimulated),
                 "memory": desync.memory_diff.to_json(),
                 "state": desync.state_diff.to_json(),
-                "dump_dir": dump.as_ref().and_then(|d| d.as_ref().ok()).map(|dir| dir.display().to_string()),
-                "dump_error": dump.as_ref().and_then(|d| d.as_ref().err()).map(|err| error_chain(err)),
+                "dump_dir": self.dump.as_ref().and_then(|d| d.as_ref().ok()).map(|dir| dir.display().to_string()),
+                "dump_error": self.dump.as_ref().and_then(|d| d.as_ref().err()),
             });
         }
-        writeln!(out, "{json}")?;
+        json
     }
-    out.flush()?;
-    if let Some(Err(error)) = &dump {
-        eprintln!("error: {}", error_chain(error));
-    }
-    Ok(match report.desync {
-        None => Outcome::Success,
-        Some(_) => Outcome::SyncTestFailed,
-    })
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal or the

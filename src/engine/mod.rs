@@ -17,6 +17,7 @@ pub mod netplay;
 pub mod playback;
 pub mod png;
 pub mod replay_tools;
+pub mod report;
 pub mod run;
 pub mod sinks;
 #[cfg(any(test, feature = "testing"))]

@@ -1,7 +1,7 @@
 //! `netcade replay`: `play` (see `replay_play`), `info`, `inputs` and `diff`.
 
 use crate::input::Buttons;
-use crate::replay::Replay;
+use crate::replay::{Replay, ReplayEvent};
 use crate::rollback::Frame;
 
 /// The replay's inputs as an input script: one line per run of identical
@@ -153,6 +153,15 @@ pub fn first_difference(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
             b: b.end_frame().number(),
         })
     })
+}
+
+/// How many desync repairs the replay holds (states playback must load).
+pub fn repairs(replay: &Replay) -> usize {
+    replay
+        .events
+        .iter()
+        .filter(|event| matches!(event, ReplayEvent::Repair { .. }))
+        .count()
 }
 
 #[cfg(test)]

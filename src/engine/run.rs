@@ -82,35 +82,39 @@ pub fn run_frames<G: Game + ?Sized>(
     })
 }
 
-/// Human lines describing `report`.
-pub fn describe(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
-    write!(
-        out,
-        "ran {} frames in {:.3} s: {:.1} fps",
-        report.frames,
-        report.elapsed.as_secs_f64(),
-        report.frames_per_second()
-    )?;
-    match report.overhead_share() {
-        Some(share) => writeln!(out, ", {:.2}% of the time outside the core", share * 100.0)?,
-        None => writeln!(out)?,
+impl RunReport {
+    /// Human lines describing the run.
+    pub fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let report = self;
+        write!(
+            out,
+            "ran {} frames in {:.3} s: {:.1} fps",
+            report.frames,
+            report.elapsed.as_secs_f64(),
+            report.frames_per_second()
+        )?;
+        match report.overhead_share() {
+            Some(share) => writeln!(out, ", {:.2}% of the time outside the core", share * 100.0)?,
+            None => writeln!(out)?,
+        }
+        writeln!(
+            out,
+            "checksums: memory {} state {} video {}",
+            report.checksums.memory, report.checksums.state, report.checksums.video
+        )
     }
-    writeln!(
-        out,
-        "checksums: memory {} state {} video {}",
-        report.checksums.memory, report.checksums.state, report.checksums.video
-    )
-}
 
-/// The JSON fields of `report`.
-pub fn report_json(report: &RunReport) -> serde_json::Value {
-    serde_json::json!({
-        "frames": report.frames,
-        "seconds": report.elapsed.as_secs_f64(),
-        "fps": report.frames_per_second(),
-        "overhead_share": report.overhead_share(),
-        "checksums": checksums_json(&report.checksums),
-    })
+    /// The run's JSON fields.
+    pub fn json(&self) -> serde_json::Value {
+        let report = self;
+        serde_json::json!({
+            "frames": report.frames,
+            "seconds": report.elapsed.as_secs_f64(),
+            "fps": report.frames_per_second(),
+            "overhead_share": report.overhead_share(),
+            "checksums": checksums_json(&report.checksums),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -240,7 +244,7 @@ mod tests {
     fn the_json_report_has_frames_fps_overhead_and_hex_checksums() {
         let mut game = StubGame::deterministic();
         let report = run_frames(&mut game, 10, &mut InputSource::Idle, &mut ()).unwrap();
-        let json = report_json(&report);
+        let json = report.json();
         assert_eq!(json["frames"], 10);
         assert!(json["fps"].is_number());
         assert!(json["overhead_share"].is_null());
