@@ -127,28 +127,78 @@ pub fn play_in_window(
     overlay_shown: bool,
     out: &mut dyn Write,
 ) -> Result<(), AppError> {
-    let fps = play.game().frames_per_second();
-    let started = Instant::now();
-    let now_us = || started.elapsed().as_micros() as u64;
-    let mut clock = FrameClock::new(fps, 0).with_catch_up(2, 4);
-    let mut overlay = Overlay::new(overlay_shown);
-    let mut new_picture = true;
-    let mut screenshot_pending = pacing.screenshot_at;
-    let mut frames_run: u32 = 0;
-    let mut last_shown = Instant::now();
-    'play: loop {
-        let now_ms = started.elapsed().as_millis() as u64;
+    let mut state = WindowPlay::new(play.game().frames_per_second(), pacing, overlay_shown);
+    loop {
+        if state.handle_actions(window, play, held)? {
+            return Ok(());
+        }
+        state.run_due_frames(window, play, held)?;
+        // The speaker plays at the clock's pace; paused, it fades out.
+        play.clock_tick(state.now_us(), state.pacing.speed);
+        state.show(window, play, out)?;
+        if state.done() {
+            return Ok(());
+        }
+        state.sleep_until_due();
+    }
+}
+
+/// The state of [`play_in_window`]'s loop between two passes.
+struct WindowPlay {
+    pacing: Pacing,
+    fps: f64,
+    started: Instant,
+    clock: FrameClock,
+    overlay: Overlay,
+    new_picture: bool,
+    frames_run: u32,
+    last_shown: Instant,
+}
+
+impl WindowPlay {
+    fn new(fps: f64, pacing: Pacing, overlay_shown: bool) -> Self {
+        WindowPlay {
+            pacing,
+            fps,
+            started: Instant::now(),
+            clock: FrameClock::new(fps, 0).with_catch_up(2, 4),
+            overlay: Overlay::new(overlay_shown),
+            new_picture: true,
+            frames_run: 0,
+            last_shown: Instant::now(),
+        }
+    }
+
+    fn now_us(&self) -> u64 {
+        self.started.elapsed().as_micros() as u64
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Carries out what the player did; true when the window closes.
+    fn handle_actions(
+        &mut self,
+        window: &mut Window,
+        play: &mut LocalPlay<'_>,
+        held: &mut dyn FnMut(&Window) -> FrameInputs,
+    ) -> Result<bool, AppError> {
+        let now_ms = self.now_ms();
         for action in window.poll() {
             match action {
-                Action::Quit => break 'play,
-                Action::ToggleOverlay => overlay.panel_visible = !overlay.panel_visible,
-                Action::Notice(text) => overlay.notice(now_ms, text),
+                Action::Quit => return Ok(true),
+                Action::ToggleOverlay => {
+                    self.overlay.panel_visible = !self.overlay.panel_visible;
+                }
+                Action::Notice(text) => self.overlay.notice(now_ms, text),
                 Action::Screenshot => {
-                    match save_game_frame(play.game(), play.frame(), &screenshot_dir()) {
-                        Ok(path) => overlay.notice(now_ms, format!("saved {}", path.display())),
-                        Err(err) => overlay
-                            .notice(now_ms, format!("screenshot failed: {}", error_chain(&err))),
-                    }
+                    let notice = match save_game_frame(play.game(), play.frame(), &screenshot_dir())
+                    {
+                        Ok(path) => format!("saved {}", path.display()),
+                        Err(err) => format!("screenshot failed: {}", error_chain(&err)),
+                    };
+                    self.overlay.notice(now_ms, notice);
                 }
                 stepping => {
                     let was_paused = play.paused();
@@ -158,82 +208,117 @@ pub fn play_in_window(
                     } else {
                         NO_INPUTS
                     };
-                    new_picture |= play.stepping(&stepping, inputs)?;
+                    self.new_picture |= play.stepping(&stepping, inputs)?;
                     if was_paused && !play.paused() {
-                        clock.start_at(now_us());
+                        self.clock.start_at(self.now_us());
                     }
                 }
             }
         }
-        if !play.paused() {
-            let due = clock.due(now_us(), pacing.speed);
-            for _ in 0..due {
-                if pacing.frames.is_some_and(|frames| frames_run >= frames) {
-                    break;
-                }
-                play.run_frame(held(window))?;
-                frames_run += 1;
-                new_picture = true;
-                if screenshot_pending
-                    .as_ref()
-                    .is_some_and(|(at, _)| *at == play.frame())
-                {
-                    break;
-                }
+        Ok(false)
+    }
+
+    /// Runs the frames the clock has due (none while paused), stopping at
+    /// the last frame asked for and at the screenshot's frame.
+    fn run_due_frames(
+        &mut self,
+        window: &Window,
+        play: &mut LocalPlay<'_>,
+        held: &mut dyn FnMut(&Window) -> FrameInputs,
+    ) -> Result<(), AppError> {
+        if play.paused() {
+            return Ok(());
+        }
+        let due = self.clock.due(self.now_us(), self.pacing.speed);
+        for _ in 0..due {
+            if self.all_frames_run() {
+                break;
+            }
+            play.run_frame(held(window))?;
+            self.frames_run += 1;
+            self.new_picture = true;
+            if self.screenshot_frame() == Some(play.frame()) {
+                break;
             }
         }
-        // The speaker plays at the clock's pace; paused, it fades out.
-        play.clock_tick(now_us(), pacing.speed);
+        Ok(())
+    }
+
+    fn all_frames_run(&self) -> bool {
+        self.pacing
+            .frames
+            .is_some_and(|frames| self.frames_run >= frames)
+    }
+
+    fn screenshot_frame(&self) -> Option<u32> {
+        self.pacing.screenshot_at.as_ref().map(|(at, _)| *at)
+    }
+
+    /// Draws the newest picture with the overlay (between frames only the
+    /// overlay can change: it is redrawn now and then), and writes the
+    /// screenshot asked for once its frame is reached.
+    fn show(
+        &mut self,
+        window: &mut Window,
+        play: &LocalPlay<'_>,
+        out: &mut dyn Write,
+    ) -> Result<(), AppError> {
+        self.overlay.set_lines(self.overlay_lines(window, play));
+        let capture = self.screenshot_frame().is_some_and(|at| at <= play.frame());
+        if !(self.new_picture || capture || self.last_shown.elapsed() >= REDRAW_WITHOUT_FRAMES) {
+            return Ok(());
+        }
+        self.last_shown = Instant::now();
+        let picture = self.overlay.render(self.now_ms());
+        let game = play.game();
+        let (_, aspect) = picture_geometry(game);
+        let frame = if self.new_picture {
+            game.video_frame()
+        } else {
+            None
+        };
+        let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
+        self.new_picture = false;
+        if let Some((picture, (_, path))) =
+            captured.and_then(|picture| Some((picture, self.pacing.screenshot_at.take()?)))
+        {
+            save_picture(&path, &picture)?;
+            writeln!(
+                out,
+                "wrote the window's picture at frame {} to {}",
+                play.frame(),
+                path.display()
+            )?;
+        }
+        Ok(())
+    }
+
+    fn overlay_lines(&self, window: &Window, play: &LocalPlay<'_>) -> Vec<String> {
         let mut lines = Vec::new();
-        if overlay.panel_visible {
+        if self.overlay.panel_visible {
             lines.push(format!(
                 "{}   frame {}   {:.2} fps   shader {}",
                 play.game().title(),
                 play.frame(),
-                fps * pacing.speed,
+                self.fps * self.pacing.speed,
                 window.shader()
             ));
             lines.push(play.debugger.history_line());
         }
         lines.extend(play.stepping_lines());
-        overlay.set_lines(lines);
-        let capture = screenshot_pending
-            .as_ref()
-            .is_some_and(|(at, _)| *at <= play.frame());
-        // Between frames only the overlay can change: redraw it now and then.
-        if new_picture || capture || last_shown.elapsed() >= REDRAW_WITHOUT_FRAMES {
-            last_shown = Instant::now();
-            let picture = overlay.render(now_ms);
-            let game = play.game();
-            let (_, aspect) = picture_geometry(game);
-            let frame = if new_picture {
-                game.video_frame()
-            } else {
-                None
-            };
-            let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
-            new_picture = false;
-            if let Some((picture, (_, path))) =
-                captured.and_then(|picture| Some((picture, screenshot_pending.take()?)))
-            {
-                save_picture(&path, &picture)?;
-                writeln!(
-                    out,
-                    "wrote the window's picture at frame {} to {}",
-                    play.frame(),
-                    path.display()
-                )?;
-            }
-        }
-        if pacing.frames.is_some_and(|frames| frames_run >= frames) && screenshot_pending.is_none()
-        {
-            break;
-        }
-        // Sleep until the next frame is due (the window does not pace).
-        let wait = clock.next_due_us().saturating_sub(now_us());
+        lines
+    }
+
+    /// Every frame asked for ran and the screenshot, if any, was written.
+    fn done(&self) -> bool {
+        self.all_frames_run() && self.pacing.screenshot_at.is_none()
+    }
+
+    /// Sleeps until the next frame is due (the window does not pace).
+    fn sleep_until_due(&self) {
+        let wait = self.clock.next_due_us().saturating_sub(self.now_us());
         std::thread::sleep(Duration::from_micros(wait.clamp(500, 8_000)));
     }
-    Ok(())
 }
 
 /// `replay play` in a window: plays `replay`'s frames on `game`, which
