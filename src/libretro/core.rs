@@ -344,62 +344,79 @@ pub struct Core {
     _library: Library,
 }
 
+/// The canonical path of `core_path`, a file that exists.
+fn existing_core_file(core_path: &Path) -> Result<PathBuf, LibretroError> {
+    if core_path.is_dir() {
+        return Err(LibretroError::CoreIsDirectory {
+            path: core_path.to_path_buf(),
+        });
+    }
+    if !core_path.is_file() {
+        return Err(LibretroError::CoreMissing {
+            path: core_path.to_path_buf(),
+        });
+    }
+    core_path
+        .canonicalize()
+        .map_err(|_| LibretroError::CoreMissing {
+            path: core_path.to_path_buf(),
+        })
+}
+
+/// Opens the library at `canonical` and finds its libretro exports, of API
+/// version 1.
+fn open_core_library(
+    core_path: &Path,
+    canonical: &Path,
+) -> Result<(Library, CoreApi), LibretroError> {
+    // SAFETY: loading a shared library runs its initialisers; the user
+    // chose this file as a core, which is the trust a frontend extends.
+    let library = unsafe { Library::new(canonical) }.map_err(|err| LibretroError::NotALibrary {
+        path: core_path.to_path_buf(),
+        reason: err.to_string(),
+    })?;
+    let api = CoreApi::resolve(&library, core_path)?;
+    // SAFETY: a libretro export taking no arguments; callable before init.
+    let found = unsafe { (api.api_version)() };
+    if found != ffi::RETRO_API_VERSION {
+        return Err(LibretroError::WrongApiVersion {
+            path: core_path.to_path_buf(),
+            found,
+            expected: ffi::RETRO_API_VERSION,
+        });
+    }
+    Ok((library, api))
+}
+
+/// The host's side of the callbacks: the core's directories (made if
+/// missing), its option store and the strings the environment hands out.
+fn host_context(config: &CoreConfig, canonical: &Path) -> NonNull<CoreContext> {
+    let assets_dir = canonical.parent().unwrap_or(Path::new(".")).to_path_buf();
+    for dir in [&config.system_dir, &config.save_dir] {
+        if let Err(err) = std::fs::create_dir_all(dir) {
+            tracing::warn!("cannot create {}: {err}", dir.display());
+        }
+    }
+    let strings = HostStrings {
+        system_dir: path_c_string(&config.system_dir),
+        save_dir: path_c_string(&config.save_dir),
+        core_assets_dir: path_c_string(&assets_dir),
+        libretro_path: path_c_string(canonical),
+        username: to_c_string(&config.username),
+    };
+    let context = CoreContext::new(OptionStore::new(config.option_overrides.clone()), strings);
+    NonNull::from(Box::leak(Box::new(context)))
+}
+
 impl Core {
     /// Loads a core file, checks it is a libretro core of API version 1,
     /// hands it the host callbacks and initialises it.
     pub fn load(core_path: &Path, config: CoreConfig) -> Result<Core, LibretroError> {
-        if core_path.is_dir() {
-            return Err(LibretroError::CoreIsDirectory {
-                path: core_path.to_path_buf(),
-            });
-        }
-        if !core_path.is_file() {
-            return Err(LibretroError::CoreMissing {
-                path: core_path.to_path_buf(),
-            });
-        }
-        let canonical = core_path
-            .canonicalize()
-            .map_err(|_| LibretroError::CoreMissing {
-                path: core_path.to_path_buf(),
-            })?;
+        let canonical = existing_core_file(core_path)?;
         let loaded_path = LoadedPath::claim(canonical.clone())?;
         crash::install();
-
-        // SAFETY: loading a shared library runs its initialisers; the user
-        // chose this file as a core, which is the trust a frontend extends.
-        let library =
-            unsafe { Library::new(&canonical) }.map_err(|err| LibretroError::NotALibrary {
-                path: core_path.to_path_buf(),
-                reason: err.to_string(),
-            })?;
-        let api = CoreApi::resolve(&library, core_path)?;
-        // SAFETY: a libretro export taking no arguments; callable before init.
-        let found = unsafe { (api.api_version)() };
-        if found != ffi::RETRO_API_VERSION {
-            return Err(LibretroError::WrongApiVersion {
-                path: core_path.to_path_buf(),
-                found,
-                expected: ffi::RETRO_API_VERSION,
-            });
-        }
-
-        let assets_dir = canonical.parent().unwrap_or(Path::new(".")).to_path_buf();
-        for dir in [&config.system_dir, &config.save_dir] {
-            if let Err(err) = std::fs::create_dir_all(dir) {
-                tracing::warn!("cannot create {}: {err}", dir.display());
-            }
-        }
-        let strings = HostStrings {
-            system_dir: path_c_string(&config.system_dir),
-            save_dir: path_c_string(&config.save_dir),
-            core_assets_dir: path_c_string(&assets_dir),
-            libretro_path: path_c_string(&canonical),
-            username: to_c_string(&config.username),
-        };
-        let context = CoreContext::new(OptionStore::new(config.option_overrides.clone()), strings);
-        let context = NonNull::from(Box::leak(Box::new(context)));
-
+        let (library, api) = open_core_library(core_path, &canonical)?;
+        let context = host_context(&config, &canonical);
         let mut core = Core {
             api,
             context,
@@ -424,7 +441,17 @@ impl Core {
             _loaded_path: loaded_path,
             _library: library,
         };
+        core.info = core.initialize();
+        core.context_mut().core_name = core.info.name.clone();
+        core.crash_scene
+            .describe_core(&core.info.name, core_path, &core.info.valid_extensions);
+        tracing::debug!(core = %core.info.name, version = %core.info.version, "loaded {}", core_path.display());
+        Ok(core)
+    }
 
+    /// The documented start-up sequence: the host's callbacks, `retro_init`,
+    /// then what the core says of itself.
+    fn initialize(&mut self) -> CoreInfo {
         let mut system_info = RetroSystemInfo {
             library_name: std::ptr::null(),
             library_version: std::ptr::null(),
@@ -432,7 +459,7 @@ impl Core {
             need_fullpath: false,
             block_extract: false,
         };
-        core.call(|api| {
+        self.call(|api| {
             // SAFETY: the documented start-up sequence: callbacks first (the
             // host's functions match the libretro signatures), then init, then
             // system info into a struct of the declared layout.
@@ -447,11 +474,11 @@ impl Core {
                 (api.get_system_info)(&mut system_info);
             }
         });
-        core.initialized = true;
+        self.initialized = true;
         // SAFETY: the strings are NULL or NUL-terminated; cores keep them static.
         let text = |ptr| unsafe { context::c_str(ptr) }.map(|s| s.to_string_lossy().into_owned());
-        core.info = CoreInfo {
-            name: text(system_info.library_name).unwrap_or_else(|| file_stem(core_path)),
+        CoreInfo {
+            name: text(system_info.library_name).unwrap_or_else(|| file_stem(&self.path)),
             version: text(system_info.library_version).unwrap_or_default(),
             valid_extensions: text(system_info.valid_extensions)
                 .unwrap_or_default()
@@ -461,12 +488,7 @@ impl Core {
                 .collect(),
             need_fullpath: system_info.need_fullpath,
             block_extract: system_info.block_extract,
-        };
-        core.context_mut().core_name = core.info.name.clone();
-        core.crash_scene
-            .describe_core(&core.info.name, core_path, &core.info.valid_extensions);
-        tracing::debug!(core = %core.info.name, version = %core.info.version, "loaded {}", core_path.display());
-        Ok(core)
+        }
     }
 
     /// Loads the game (`None` for cores that run without content), then
