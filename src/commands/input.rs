@@ -26,7 +26,11 @@ pub fn input_command(args: &InputArgs, out: &mut dyn Write) -> Result<Outcome, A
     let path = config_path().ok_or_else(|| AppError::BadArgument {
         message: "no config directory: set NETCADE_CONFIG_DIR".to_string(),
     })?;
-    let (map, created) = InputMap::load_or_create(&path)?;
+    let loaded = InputMap::load_or_create(&path)?;
+    for warning in &loaded.warnings {
+        eprintln!("warning: {} {warning}", path.display());
+    }
+    let (map, created) = (loaded.map, loaded.created);
     writeln!(
         out,
         "config: {}{}",

@@ -151,11 +151,79 @@ pub struct InputMap {
     pub controller: Vec<(ControllerInput, Buttons)>,
 }
 
+/// The keys the window keeps for itself, and what each does there.
+pub const HOTKEYS: &[(Keycode, &str)] = &[
+    (Keycode::Escape, "leaving"),
+    (Keycode::F1, "the overlay"),
+    (Keycode::F2, "the shader"),
+    (Keycode::F11, "fullscreen"),
+    (Keycode::F12, "screenshots"),
+    (Keycode::P, "pausing local play"),
+    (Keycode::Period, "stepping"),
+    (Keycode::Comma, "stepping back"),
+    (Keycode::M, "marking"),
+    (Keycode::N, "diffing"),
+];
+
+/// A mapping as read from a config file, with what in it is probably not
+/// what was meant.
+#[derive(Clone, Debug)]
+pub struct LoadedInputMap {
+    /// The mapping.
+    pub map: InputMap,
+    /// The file did not exist and was just written with the defaults.
+    pub created: bool,
+    /// `line N: …` for each binding that parses but misleads (a key bound
+    /// twice, a hotkey bound to a button) or for a file that binds nothing.
+    pub warnings: Vec<String>,
+}
+
+/// One binding as the file wrote it: for the warnings.
+struct Binding {
+    /// `key "W"` or `controller input "a"`.
+    input: String,
+    /// `player 1's up` or `up`.
+    presses: String,
+    line: usize,
+}
+
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// What a file's bindings say that is probably not what was meant.
+fn binding_warnings(map: &InputMap, bindings: &[Binding]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if map.keyboard.iter().all(Vec::is_empty) && map.controller.is_empty() {
+        warnings.push(
+            "line 1: the file binds no key and no controller input, so nothing can be pressed in a game (delete it to get the defaults back)".to_string(),
+        );
+    }
+    for (index, binding) in bindings.iter().enumerate() {
+        if let Some(first) = bindings[..index].iter().find(|b| b.input == binding.input) {
+            warnings.push(format!(
+                "line {}: {} is bound again (to {} on line {}, to {} here): it presses both",
+                binding.line, binding.input, first.presses, first.line, binding.presses
+            ));
+        }
+    }
+    for (key, does) in HOTKEYS {
+        let input = format!("key {:?}", key.name());
+        if let Some(binding) = bindings.iter().find(|b| b.input == input) {
+            warnings.push(format!(
+                "line {}: {input} is netcade's hotkey for {does}: pressing it for {} does that too",
+                binding.line, binding.presses
+            ));
+        }
+    }
+    warnings
+}
+
 /// A config file's mistake: the line it is on and what is wrong.
 fn config_error(text: &str, path: &Path, at: usize, message: impl Into<String>) -> GuiError {
     GuiError::Config {
         path: path.to_path_buf(),
-        line: text[..at.min(text.len())].matches('\n').count() + 1,
+        line: line_of(text, at),
         message: message.into(),
     }
 }
@@ -169,6 +237,16 @@ impl InputMap {
 
     /// Parses a config file's text; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<InputMap, GuiError> {
+        Self::parse_with_warnings(text, path).map(|(map, _)| map)
+    }
+
+    /// [`InputMap::parse`], with the `line N: …` warnings of
+    /// [`LoadedInputMap::warnings`].
+    pub fn parse_with_warnings(
+        text: &str,
+        path: &Path,
+    ) -> Result<(InputMap, Vec<String>), GuiError> {
+        let mut bindings = Vec::new();
         let file: ConfigFile = toml::from_str(text).map_err(|err| {
             let at = err.span().map_or(0, |span| span.start);
             config_error(text, path, at, err.message().trim().to_string())
@@ -191,25 +269,43 @@ impl InputMap {
                         ),
                     )
                 })?;
-            keyboard[player - 1] = parse_table(text, path, table, |name| {
+            let keys = parse_table(text, path, table, |name| {
                 Keycode::from_name(name).ok_or_else(|| format!("unknown key {name:?} (SDL key names: W, Left, Return, Keypad 1, Right Shift, ...)"))
             })?;
+            bindings.extend(keys.iter().map(|(key, buttons, line)| Binding {
+                input: format!("key {:?}", key.name()),
+                presses: format!("player {player}'s {}", buttons.to_string().to_lowercase()),
+                line: *line,
+            }));
+            keyboard[player - 1] = keys
+                .into_iter()
+                .map(|(key, buttons, _)| (key, buttons))
+                .collect();
         }
         let controller = parse_table(text, path, &file.controller, |name| {
             ControllerInput::parse(name).ok_or_else(|| {
                 format!("unknown controller input {name:?} (a, b, x, y, dpup, leftshoulder, lefttrigger, leftx-, ...)")
             })
         })?;
-        Ok(InputMap {
+        bindings.extend(controller.iter().map(|(input, buttons, line)| Binding {
+            input: format!("controller input {:?}", input.name()),
+            presses: buttons.to_string().to_lowercase(),
+            line: *line,
+        }));
+        let map = InputMap {
             keyboard,
-            controller,
-        })
+            controller: controller
+                .into_iter()
+                .map(|(input, buttons, _)| (input, buttons))
+                .collect(),
+        };
+        let warnings = binding_warnings(&map, &bindings);
+        Ok((map, warnings))
     }
 
     /// Reads the config file at `path`, writing it with the defaults first
-    /// when it does not exist. Returns the mapping and whether the file was
-    /// just created.
-    pub fn load_or_create(path: &Path) -> Result<(InputMap, bool), GuiError> {
+    /// when it does not exist.
+    pub fn load_or_create(path: &Path) -> Result<LoadedInputMap, GuiError> {
         let io_error = |source: std::io::Error| GuiError::ConfigFile {
             path: path.to_path_buf(),
             source,
@@ -219,10 +315,30 @@ impl InputMap {
                 std::fs::create_dir_all(dir).map_err(io_error)?;
             }
             std::fs::write(path, DEFAULT_CONFIG).map_err(io_error)?;
-            return Ok((InputMap::defaults(), true));
+            return Ok(LoadedInputMap {
+                map: InputMap::defaults(),
+                created: true,
+                warnings: Vec::new(),
+            });
         }
-        let text = std::fs::read_to_string(path).map_err(io_error)?;
-        Ok((InputMap::parse(&text, path)?, false))
+        let bytes = std::fs::read(path).map_err(io_error)?;
+        // Not text is the user's file's mistake, like any other in it.
+        let text = String::from_utf8(bytes).map_err(|error| {
+            let valid = error.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(&error.into_bytes()[..valid]).into_owned();
+            config_error(
+                &text,
+                path,
+                valid,
+                "not UTF-8 text: is this the input mapping?",
+            )
+        })?;
+        let (map, warnings) = InputMap::parse_with_warnings(&text, path)?;
+        Ok(LoadedInputMap {
+            map,
+            created: false,
+            warnings,
+        })
     }
 
     /// The mapping as text: one line per player and for controllers,
@@ -285,7 +401,7 @@ fn parse_table<T>(
     path: &Path,
     table: &Table,
     parse_input: impl Fn(&str) -> Result<T, String>,
-) -> Result<Vec<(T, Buttons)>, GuiError> {
+) -> Result<Vec<(T, Buttons, usize)>, GuiError> {
     let mut mapping = Vec::new();
     for (button_name, inputs) in table {
         let buttons: Buttons = button_name
@@ -307,7 +423,7 @@ fn parse_table<T>(
         for name in inputs.get_ref().split('|').map(str::trim) {
             let input = parse_input(name)
                 .map_err(|message| config_error(text, path, inputs.span().start, message))?;
-            mapping.push((input, buttons));
+            mapping.push((input, buttons, line_of(text, inputs.span().start)));
         }
     }
     Ok(mapping)
@@ -399,13 +515,14 @@ mod tests {
     fn a_missing_config_file_is_created_with_the_commented_defaults() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub").join(CONFIG_FILE_NAME);
-        let (map, created) = InputMap::load_or_create(&path).unwrap();
-        assert!(created);
-        assert_eq!(map, InputMap::defaults());
+        let loaded = InputMap::load_or_create(&path).unwrap();
+        assert!(loaded.created);
+        assert_eq!(loaded.map, InputMap::defaults());
         let written = std::fs::read_to_string(&path).unwrap();
         assert!(written.starts_with("# netcade's input mapping"));
-        let (_, created_again) = InputMap::load_or_create(&path).unwrap();
-        assert!(!created_again);
+        let again = InputMap::load_or_create(&path).unwrap();
+        assert!(!again.created);
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
     }
 
     #[test]
@@ -414,5 +531,76 @@ mod tests {
         assert!(text.contains("keyboard player 1: "), "{text}");
         assert!(text.contains("RIGHT=D"), "{text}");
         assert!(text.contains("UP=dpup"), "{text}");
+    }
+
+    fn warnings(text: &str) -> Vec<String> {
+        InputMap::parse_with_warnings(text, Path::new("input.toml"))
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn the_defaults_warn_of_nothing() {
+        assert_eq!(warnings(DEFAULT_CONFIG), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_file_that_binds_nothing_says_so_instead_of_leaving_the_player_with_no_buttons() {
+        let said = warnings("# all commented out\n");
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].contains("binds no key and no controller input"),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn a_key_bound_twice_names_both_lines_even_across_players() {
+        let said = warnings(
+            "[keyboard.player1]\nup = \"W\"\ndown = \"S\"\n[keyboard.player2]\nb = \"W\"\n",
+        );
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("line 5: key \"W\" is bound again"),
+            "{said:?}"
+        );
+        assert!(
+            said[0].contains("player 1's up on line 2") && said[0].contains("player 2's b here"),
+            "{said:?}"
+        );
+        let said = warnings("[controller]\na = \"a\"\nb = \"x|a\"\n");
+        assert!(
+            said.iter()
+                .any(|w| w.starts_with("line 3: controller input \"a\" is bound again")),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn a_hotkey_bound_to_a_button_is_a_warning_naming_what_it_also_does() {
+        let said = warnings("[keyboard.player1]\nstart = \"F1\"\nselect = \"Escape\"\n");
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said.iter()
+                .any(|w| w.starts_with("line 2: key \"F1\" is netcade's hotkey for the overlay")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|w| w.starts_with("line 3: key \"Escape\"")),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_text_is_the_users_mistake_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CONFIG_FILE_NAME);
+        std::fs::write(&path, b"[controller]\na = \"a\"\n\xff\xfe garbage").unwrap();
+        let error = InputMap::load_or_create(&path).unwrap_err();
+        assert!(error.is_user_mistake(), "{error:?}");
+        assert!(
+            error.to_string().contains("line 3") && error.to_string().contains("UTF-8"),
+            "{error}"
+        );
     }
 }

@@ -37,14 +37,17 @@ pub fn load_input_map() -> InputMap {
         return InputMap::defaults();
     };
     match InputMap::load_or_create(&path) {
-        Ok((map, created)) => {
-            if created {
+        Ok(loaded) => {
+            if loaded.created {
                 eprintln!(
                     "note: wrote the default input mapping to {}",
                     path.display()
                 );
             }
-            map
+            for warning in &loaded.warnings {
+                eprintln!("warning: {} {warning}", path.display());
+            }
+            loaded.map
         }
         Err(err) => {
             eprintln!("error: {err}; using the default input mapping");
