@@ -19,6 +19,7 @@ pub mod input;
 pub mod libretro;
 pub mod net;
 pub mod netplay;
+pub mod paths;
 pub mod protocol;
 pub mod replay;
 pub mod rollback;

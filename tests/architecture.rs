@@ -14,10 +14,11 @@ use std::path::Path;
 /// listed for a module is forbidden to it.
 const LAYERS: &[(&str, &[&str])] = &[
     ("input", &[]),
+    ("paths", &[]),
     ("diff", &[]),
     ("emulator", &["input"]),
     ("checksum", &["emulator", "input"]),
-    ("libretro", &["emulator", "input"]),
+    ("libretro", &["emulator", "input", "paths"]),
     ("encoding", &["input", "checksum"]),
     (
         "rollback",
@@ -35,21 +36,21 @@ const LAYERS: &[(&str, &[&str])] = &[
         "engine",
         &[
             "netplay", "net", "protocol", "replay", "audio", "rollback", "encoding", "libretro",
-            "input", "emulator", "checksum", "diff",
+            "input", "emulator", "checksum", "diff", "paths",
         ],
     ),
     (
         "gui",
         &[
             "engine", "netplay", "net", "protocol", "replay", "audio", "rollback", "encoding",
-            "libretro", "input", "emulator", "checksum", "diff",
+            "libretro", "input", "emulator", "checksum", "diff", "paths",
         ],
     ),
     (
         "commands",
         &[
             "gui", "engine", "netplay", "net", "protocol", "replay", "audio", "rollback",
-            "encoding", "libretro", "input", "emulator", "checksum", "diff",
+            "encoding", "libretro", "input", "emulator", "checksum", "diff", "paths",
         ],
     ),
     ("main", &["commands", "engine"]),

@@ -6,7 +6,8 @@ mod support;
 use std::path::PathBuf;
 use std::process::Command;
 use support::cli::{
-    last_json, netcade, netcade_as_user, netcade_binary_as_user, netcade_with_stdin, stderr, stdout,
+    last_json, netcade, netcade_as_user, netcade_binary_as_user, netcade_in_with_env,
+    netcade_with_stdin, stderr, stdout,
 };
 use support::{duel_arena, duel_core};
 
@@ -163,6 +164,32 @@ fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versi
         std::fs::read(dump_dir.join("first-pass.memory")).unwrap(),
         std::fs::read(dump_dir.join("resimulated.memory")).unwrap()
     );
+}
+
+#[test]
+fn a_desync_found_from_a_checkout_leaves_its_dumps_in_the_data_directory_not_the_current_one() {
+    let (cwd, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (core, arena) = (duel_core(), arena());
+    let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
+    args.extend([
+        "--frames",
+        "120",
+        "--check-distance",
+        "4",
+        "--option",
+        "duel_inject_nondeterminism=enabled",
+        "--json",
+    ]);
+    let output = netcade_in_with_env(cwd.path(), &[("XDG_DATA_HOME", data.path())], &args);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let dump_dir = PathBuf::from(last_json(&output)["desync"]["dump_dir"].as_str().unwrap());
+    assert!(
+        dump_dir.starts_with(data.path().join("netcade").join("dumps")),
+        "{}",
+        dump_dir.display()
+    );
+    let left_here: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(left_here.is_empty(), "{left_here:?}");
 }
 
 #[test]

@@ -87,9 +87,10 @@ pub struct SyncTestArgs {
         value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_SETTLE_FRAMES))
     )]
     pub settle_frames: u32,
-    /// Where to write both versions on a desync (one subdirectory per run).
-    #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
-    pub dump_dir: PathBuf,
+    /// Where to write both versions on a desync, one subdirectory per run
+    /// [default: dumps/ in netcade's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
     /// The most memory the kept frames may take, in MiB (the test refuses
     /// to run past it rather than swap).
     #[arg(
@@ -102,6 +103,14 @@ pub struct SyncTestArgs {
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where a desync's dumps go: `--dump-dir`, else the data directory's
+/// `dumps/` (never the current directory, which may be a checkout).
+fn dump_parent(args: &SyncTestArgs) -> PathBuf {
+    args.dump_dir
+        .clone()
+        .unwrap_or_else(|| crate::paths::data_subdir("dumps"))
 }
 
 /// `netcade synctest`.
@@ -137,7 +146,7 @@ pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outc
     let dump = report
         .desync
         .as_ref()
-        .map(|desync| write_dumps(&args.dump_dir, desync));
+        .map(|desync| write_dumps(&dump_parent(args), desync));
     let result = SyncTestResult {
         game: game.title(),
         inputs: args.inputs.to_string(),

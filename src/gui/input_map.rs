@@ -435,10 +435,7 @@ pub fn config_path() -> Option<PathBuf> {
     let dir = std::env::var_os(CONFIG_DIR_ENV)
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)
-        .or_else(|| {
-            directories::ProjectDirs::from("", "", "netcade")
-                .map(|dirs| dirs.config_dir().to_path_buf())
-        })?;
+        .or_else(crate::paths::config_dir)?;
     Some(dir.join(CONFIG_FILE_NAME))
 }
 

@@ -69,10 +69,7 @@ pub fn audio_output(
 
 /// Where F12 puts screenshots: `screenshots/` in netcade's data directory.
 fn screenshot_dir() -> PathBuf {
-    directories::ProjectDirs::from("", "", "netcade")
-        .map(|dirs| dirs.data_dir().to_path_buf())
-        .unwrap_or_else(std::env::temp_dir)
-        .join("screenshots")
+    crate::paths::data_subdir("screenshots")
 }
 
 /// Writes the game's current frame as a PNG under `dir`, named after the

@@ -41,9 +41,7 @@ pub struct CoreConfig {
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        let data_dir = directories::ProjectDirs::from("", "", "netcade")
-            .map(|dirs| dirs.data_dir().to_path_buf())
-            .unwrap_or_else(|| PathBuf::from("netcade-data"));
+        let data_dir = crate::paths::data_dir().unwrap_or_else(|| PathBuf::from("netcade-data"));
         CoreConfig {
             system_dir: data_dir.join("system"),
             save_dir: data_dir.join("saves"),

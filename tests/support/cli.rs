@@ -32,6 +32,19 @@ pub fn netcade_binary_as_user(binary: &Path, dir: &Path, args: &[&str], stdin: &
     finish(command, args, stdin)
 }
 
+/// Runs `netcade ARGS` in `dir` with the variables `env` set (a home of
+/// its own, `XDG_DATA_HOME`, …); the Duel core is found as by [`netcade`].
+pub fn netcade_in_with_env(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_netcade"));
+    command
+        .current_dir(dir)
+        .env("NETCADE_DUEL_CORE", super::duel_core());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    finish(command, args, "")
+}
+
 /// Where the tests' `host` and `join` keep the replays they record, rather
 /// than the user's data directory.
 pub fn test_replay_dir() -> std::path::PathBuf {

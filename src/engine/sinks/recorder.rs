@@ -41,10 +41,7 @@ impl RecordArgs {
         let dir = std::env::var_os(REPLAY_DIR_ENV)
             .filter(|value| !value.is_empty())
             .map(PathBuf::from)
-            .or_else(|| {
-                directories::ProjectDirs::from("", "", "netcade")
-                    .map(|dirs| dirs.data_dir().join("replays"))
-            })
+            .or_else(|| crate::paths::data_dir().map(|dir| dir.join("replays")))
             .ok_or_else(|| AppError::BadArgument {
                 message: format!(
                     "no home directory to keep replays in: give --record PATH, --no-record or {REPLAY_DIR_ENV}"

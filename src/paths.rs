@@ -1,0 +1,27 @@
+//! Where netcade keeps its files for the user: its data directory
+//! (`~/.local/share/netcade` on Linux: saves, replays, dumps, screenshots)
+//! and its config directory (`~/.config/netcade`: the input mapping).
+
+use std::path::PathBuf;
+
+fn project() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "netcade")
+}
+
+/// netcade's data directory, where the system has a home for it.
+pub fn data_dir() -> Option<PathBuf> {
+    project().map(|dirs| dirs.data_dir().to_path_buf())
+}
+
+/// netcade's config directory, where the system has a home for it.
+pub fn config_dir() -> Option<PathBuf> {
+    project().map(|dirs| dirs.config_dir().to_path_buf())
+}
+
+/// `name` in the data directory, or in the system's temporary directory
+/// where there is no home: outputs never land in the current directory.
+pub fn data_subdir(name: &str) -> PathBuf {
+    data_dir()
+        .unwrap_or_else(|| std::env::temp_dir().join("netcade"))
+        .join(name)
+}
