@@ -108,6 +108,16 @@ fn missing_and_malformed_arguments_are_usage_errors() {
 }
 
 #[test]
+#[cfg(not(feature = "gui"))]
+fn the_window_commands_of_a_build_without_the_window_say_how_to_build_it() {
+    for args in [&["play", "--core", "duel"][..], &["input", "--test"][..]] {
+        let output = netcade(args);
+        assert_user_mistake(&output, "--features gui");
+        assert!(!stderr(&output).contains("replay"), "{output:?}");
+    }
+}
+
+#[test]
 fn help_lists_the_commands_and_exit_codes() {
     let output = netcade(&["--help"]);
     assert_eq!(output.status.code(), Some(0));

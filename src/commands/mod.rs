@@ -74,6 +74,36 @@ pub enum Command {
     /// Print the input mapping and its config file; --test shows what you press.
     #[cfg(feature = "gui")]
     Input(input::InputArgs),
+    /// `play` in a build without the window: says how to get one.
+    #[cfg(not(feature = "gui"))]
+    #[command(hide = true)]
+    Play(NeedsWindow),
+    /// `input` in a build without the window: says how to get one.
+    #[cfg(not(feature = "gui"))]
+    #[command(hide = true)]
+    Input(NeedsWindow),
     /// Watch the netplay match hosted at HOST:PORT live, from any moment.
     Spectate(SpectateArgs),
+}
+
+/// The arguments of a window command in a build without the window:
+/// whatever they are, the answer is how to build the window.
+#[cfg(not(feature = "gui"))]
+#[derive(Debug, clap::Args)]
+pub struct NeedsWindow {
+    /// Ignored.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+/// A window command (`play`, `input`) asked of a build without the window.
+#[cfg(not(feature = "gui"))]
+pub fn needs_window_command(
+    command: &str,
+) -> Result<crate::engine::Outcome, crate::engine::AppError> {
+    Err(crate::engine::AppError::BadArgument {
+        message: format!(
+            "`netcade {command}` opens a window, and this netcade was built without one: build it with `cargo build --release --features gui` (which needs the system packages libsdl2-dev and libasound2-dev)"
+        ),
+    })
 }
