@@ -220,10 +220,18 @@ fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
     std::fs::write(&path, &bytes[..bytes.len() - 30]).unwrap();
     let path = path.display().to_string();
     let played = replay(&["play", &path, "--headless", "--verify", "--json"]);
-    assert!(played.status.success(), "{played:?}");
+    // What it holds verifies, but a cut file cannot pass for a whole match.
+    assert_eq!(played.status.code(), Some(7), "{played:?}");
     let warning = stderr(&played);
     assert!(warning.contains("is cut short at byte"), "{warning}");
-    let frames = last_json(&played)["frames"].as_u64().unwrap();
+    assert!(
+        stdout(&played).contains("incomplete: the file is cut short or damaged at byte"),
+        "{played:?}"
+    );
+    let json = last_json(&played);
+    assert_eq!(json["verified"], true);
+    assert_eq!(json["complete"], false);
+    let frames = json["frames"].as_u64().unwrap();
     assert!((540..600).contains(&frames), "{frames}");
     let info = replay(&["info", &path]);
     assert!(
@@ -246,6 +254,90 @@ fn a_file_that_is_not_a_replay_gets_one_clear_error() {
             path.display()
         )
     );
+}
+
+/// Records `frames` frames of Duel in `arena` into `dir/name`.
+fn record_duel(dir: &Path, name: &str, arena: &str, frames: u32) -> String {
+    let path = dir.join(name).display().to_string();
+    let arena = support::duel_arena(arena).display().to_string();
+    let frames = frames.to_string();
+    let recorded = netcade(&[
+        "run", "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs", "random:3",
+        "--record", &path,
+    ]);
+    assert!(recorded.status.success(), "{recorded:?}");
+    path
+}
+
+#[test]
+fn playing_past_a_replays_end_stops_at_its_end_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = record_duel(dir.path(), "short.ncr", "dojo", 120);
+    let played = replay(&["play", &path, "--headless", "--frames", "3000", "--json"]);
+    assert!(played.status.success(), "{played:?}");
+    let text = stdout(&played);
+    assert!(
+        text.contains("the replay ends at frame 120: played 120 frames of the 3000 asked for"),
+        "{text}"
+    );
+    assert!(text.contains("played frames 0..120 in"), "{text}");
+    let json = last_json(&played);
+    assert_eq!(json["frames"], 120);
+    assert_eq!(json["frames_asked"], 3000);
+    let whole = last_json(&replay(&["play", &path, "--headless", "--json"]));
+    assert_eq!(
+        json["checksums"], whole["checksums"],
+        "the end is the replay's own"
+    );
+}
+
+#[test]
+fn diff_of_two_games_says_their_content_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dojo = record_duel(dir.path(), "dojo.ncr", "dojo", 60);
+    let moon = record_duel(dir.path(), "moon.ncr", "moon", 60);
+    let diff = replay(&["diff", &dojo, &moon, "--json"]);
+    assert_eq!(diff.status.code(), Some(1), "{diff:?}");
+    let text = stdout(&diff);
+    assert!(
+        text.starts_with(
+            "the replays are of different games: the content differs (dojo.arena (hash "
+        ),
+        "{text}"
+    );
+    assert_eq!(last_json(&diff)["difference"]["kind"], "game");
+}
+
+#[test]
+fn a_missing_replay_file_is_the_users_mistake() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere.ncr").display().to_string();
+    for args in [
+        &["info", &missing][..],
+        &["play", &missing, "--headless"][..],
+        &["inputs", &missing][..],
+    ] {
+        let output = replay(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        assert!(
+            stderr(&output).contains(&format!("cannot open the replay {missing}")),
+            "{output:?}"
+        );
+    }
+}
+
+#[test]
+fn verifying_a_replay_without_its_end_record_exits_apart_from_a_whole_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = record_duel(dir.path(), "whole.ncr", "dojo", 300);
+    let whole = replay(&["play", &path, "--verify"]);
+    assert_eq!(whole.status.code(), Some(0), "{whole:?}");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let cut = replay(&["play", &path, "--verify", "--json"]);
+    assert_eq!(cut.status.code(), Some(7), "{cut:?}");
+    assert!(stdout(&cut).contains("incomplete: "), "{cut:?}");
+    assert_eq!(last_json(&cut)["complete"], false);
 }
 
 #[test]

@@ -17,6 +17,8 @@
 //!   simulated time limit passed ([`Outcome::NetplayUnfinished`]).
 //! - 6: `host`/`join`: the peer was lost (or left) before the match's last
 //!   frame ([`Outcome::PeerLost`]).
+//! - 7: `replay play --verify`: what the file holds verified, but the file
+//!   is incomplete ([`Outcome::ReplayIncomplete`]).
 
 use crate::emulator::EmulatorError;
 use crate::engine::inputs::InputError;
@@ -41,6 +43,8 @@ pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
 pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
 /// A `host`/`join` match lost its peer before its last frame.
 pub const EXIT_PEER_LOST: u8 = 6;
+/// A replay verified as far as it goes, but it is incomplete.
+pub const EXIT_REPLAY_INCOMPLETE: u8 = 7;
 
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +69,10 @@ pub enum Outcome {
     /// `replay play --verify` found a checkpoint playback disagrees with,
     /// or `replay diff` found two replays differing.
     ReplayMismatch,
+    /// `replay play --verify` agreed with every checkpoint the file holds,
+    /// but the file is incomplete (cut short, damaged, or never ended):
+    /// the rest of the match was not verified.
+    ReplayIncomplete,
 }
 
 impl Outcome {
@@ -78,6 +86,7 @@ impl Outcome {
             Outcome::DebugCommandsFailed { .. } => EXIT_USER_MISTAKE,
             Outcome::NetplayUnfinished => EXIT_NETPLAY_UNFINISHED,
             Outcome::PeerLost => EXIT_PEER_LOST,
+            Outcome::ReplayIncomplete => EXIT_REPLAY_INCOMPLETE,
         }
     }
 }
@@ -212,6 +221,18 @@ pub enum AppError {
         #[source]
         source: crate::replay::ReplayError,
     },
+    /// A file the user named cannot be opened (missing, a directory, not
+    /// readable).
+    #[error("cannot open {what} {}", path.display())]
+    OpenFile {
+        /// What the file is, for the message (e.g. `the replay`).
+        what: &'static str,
+        /// The file as given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// A replay cannot be played with the core or content given: `reason`
     /// names what differs.
     #[error("{reason}")]
@@ -241,6 +262,7 @@ impl AppError {
             | AppError::UnresolvableHost { .. }
             | AppError::HandshakeRefused { .. }
             | AppError::ReadReplay { .. }
+            | AppError::OpenFile { .. }
             | AppError::ReplayRefused { .. }
             | AppError::PreflightFailed { .. } => EXIT_USER_MISTAKE,
             AppError::NoAnswer { .. } => EXIT_RUNTIME_FAILURE,

@@ -28,7 +28,7 @@ pub const KEYFRAME_BUDGET_BYTES: usize = 256 * 1024 * 1024;
 
 /// Reads the replay at `path`, saying on stderr when it was cut short.
 pub fn load_replay(path: &Path) -> Result<Replay, AppError> {
-    let file = std::fs::File::open(path).map_err(|source| AppError::PrepareFile {
+    let file = std::fs::File::open(path).map_err(|source| AppError::OpenFile {
         what: "the replay",
         path: path.to_path_buf(),
         source,

@@ -1,4 +1,5 @@
-//! `netcade replay`: `play` (see `replay_play`), `info`, `inputs` and `diff`.
+//! What the replay tools compute from a replay: its inputs as a script,
+//! where two replays part, how many repairs it holds.
 
 use crate::input::Buttons;
 use crate::replay::{Replay, ReplayEvent};
@@ -38,6 +39,16 @@ pub fn inputs_script(replay: &Replay) -> String {
 /// Where two replays first differ.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReplayDifference {
+    /// They are recordings of different games: another core, core version
+    /// or content, so no frame of theirs compares.
+    Game {
+        /// What differs (`core`, `core version`, `content`).
+        what: &'static str,
+        /// The first's (the content's name and hash for content).
+        a: String,
+        /// The second's.
+        b: String,
+    },
     /// They begin from different start states.
     StartState,
     /// Frame `frame`'s buttons differ for these players (1-based).
@@ -74,7 +85,7 @@ impl ReplayDifference {
     /// The frame where the replays part.
     pub fn frame(&self) -> u32 {
         match self {
-            ReplayDifference::StartState => 0,
+            ReplayDifference::StartState | ReplayDifference::Game { .. } => 0,
             ReplayDifference::Inputs { frame, .. } | ReplayDifference::Checksum { frame, .. } => {
                 *frame
             }
@@ -98,6 +109,9 @@ pub fn common_frames(a: &Replay, b: &Replay) -> Option<std::ops::Range<u32>> {
 /// after the spectator joined. A checksum differing at the same frame as the
 /// inputs is reported as the inputs (the cause).
 pub fn first_difference(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
+    if let Some(game) = other_game(a, b) {
+        return Some(game);
+    }
     let Some(common) = common_frames(a, b) else {
         return Some(ReplayDifference::NoCommonFrames {
             a: (a.start_frame().number(), a.end_frame().number()),
@@ -153,6 +167,32 @@ pub fn first_difference(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
             b: b.end_frame().number(),
         })
     })
+}
+
+/// Whether `a` and `b` record different games: another core, version or
+/// content (by its hash: a renamed file is the same game).
+fn other_game(a: &Replay, b: &Replay) -> Option<ReplayDifference> {
+    let (ha, hb) = (&a.header, &b.header);
+    let content =
+        |h: &crate::replay::ReplayHeader| format!("{} (hash {})", h.content_name, h.content_hash);
+    let differs = |what, x: String, y: String| {
+        (x != y).then_some(ReplayDifference::Game { what, a: x, b: y })
+    };
+    differs("core", ha.core_name.clone(), hb.core_name.clone())
+        .or_else(|| {
+            differs(
+                "core version",
+                ha.core_version.clone(),
+                hb.core_version.clone(),
+            )
+        })
+        .or_else(|| {
+            (ha.content_hash != hb.content_hash).then(|| ReplayDifference::Game {
+                what: "content",
+                a: content(ha),
+                b: content(hb),
+            })
+        })
 }
 
 /// How many desync repairs the replay holds (states playback must load).

@@ -62,6 +62,9 @@ impl Report for DiffReport<'_> {
                     frames_held(b)
                 )
             }
+            Some(ReplayDifference::Game { what, a, b }) => {
+                format!("the replays are of different games: the {what} differs ({a} against {b})")
+            }
             Some(ReplayDifference::StartState) => format!(
                 "the start states differ (frame {})",
                 a.start_frame().number()
@@ -95,6 +98,7 @@ impl Report for DiffReport<'_> {
             "frame": self.difference.as_ref().map(ReplayDifference::frame),
             "difference": match &self.difference {
                 None => serde_json::Value::Null,
+                Some(ReplayDifference::Game { what, a, b }) => serde_json::json!({"kind": "game", "differs": what, "values": [a, b]}),
                 Some(ReplayDifference::StartState) => serde_json::json!({"kind": "start_state"}),
                 Some(ReplayDifference::Inputs { players, .. }) => serde_json::json!({"kind": "inputs", "players": players}),
                 Some(ReplayDifference::Checksum { kind, .. }) => serde_json::json!({"kind": "checksum", "checksum": kind}),

@@ -111,11 +111,13 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
             first_frame: replay.start_frame().number(),
             checksums: game_checksums(game, verification.stopped_at)?,
             verification,
+            incomplete: incompleteness(&replay),
         };
         write_report(&report, args.json, out)?;
-        return Ok(match report.verification.mismatch {
-            None => Outcome::Success,
-            Some(_) => Outcome::ReplayMismatch,
+        return Ok(match (&report.verification.mismatch, &report.incomplete) {
+            (Some(_), _) => Outcome::ReplayMismatch,
+            (None, Some(_)) => Outcome::ReplayIncomplete,
+            (None, None) => Outcome::Success,
         });
     }
     let report = play_replay(args, &replay, game, in_window, about, out)?;
@@ -139,9 +141,10 @@ fn play_replay(
         None => None,
     };
     let start = playback.frame().number();
-    let frames = args
-        .frames
-        .unwrap_or_else(|| replay.end_frame().number().saturating_sub(start));
+    // Past its last frame a replay holds nothing to play: stop there.
+    let held = replay.end_frame().number().saturating_sub(start);
+    let frames = args.frames.map_or(held, |asked| asked.min(held));
+    let cut_to_end = args.frames.filter(|&asked| asked > held);
     let started = Instant::now();
     let (end, checksums, audio) = if in_window {
         let (end, checksums) = window_playback(args, replay, game, start, frames, out)?;
@@ -164,6 +167,7 @@ fn play_replay(
     Ok(PlaybackReport {
         about,
         seek,
+        cut_to_end,
         audio,
         start,
         end: end.number(),
@@ -198,6 +202,16 @@ fn frames_per_second(frames: u32, elapsed: Duration) -> f64 {
     }
 }
 
+/// Why a replay is incomplete, if it is: verifying it proves only the
+/// frames it holds.
+fn incompleteness(replay: &Replay) -> Option<String> {
+    match (replay.cut_at, replay.end) {
+        (Some(offset), _) => Some(format!("the file is cut short or damaged at byte {offset}")),
+        (None, None) => Some("the file has no end record (the recording was stopped)".into()),
+        (None, Some(_)) => None,
+    }
+}
+
 /// `replay play --verify`: what the checkpoints said.
 struct VerifyReport {
     about: PlayedReplay,
@@ -205,6 +219,8 @@ struct VerifyReport {
     verification: Verification,
     /// The game's checksums where verification stopped.
     checksums: Checksums,
+    /// Why the file is incomplete, if it is.
+    incomplete: Option<String>,
 }
 
 impl Report for VerifyReport {
@@ -213,11 +229,20 @@ impl Report for VerifyReport {
         let seconds = verification.elapsed.as_secs_f64();
         let fps = frames_per_second(verification.frames, verification.elapsed);
         let Some(mismatch) = &verification.mismatch else {
-            return writeln!(
+            writeln!(
                 out,
                 "verified: {} checkpoints agree over {} frames ({seconds:.3} s, {fps:.1} fps)",
                 verification.checked, verification.frames
-            );
+            )?;
+            if let Some(why) = &self.incomplete {
+                writeln!(
+                    out,
+                    "incomplete: {why}; only frames {}..{} were verified",
+                    self.first_frame,
+                    verification.stopped_at.number()
+                )?;
+            }
+            return Ok(());
         };
         writeln!(
             out,
@@ -255,6 +280,10 @@ impl Report for VerifyReport {
         json["fps"] = frames_per_second(verification.frames, verification.elapsed).into();
         json["checkpoints_checked"] = verification.checked.into();
         json["verified"] = verification.mismatch.is_none().into();
+        json["complete"] = self.incomplete.is_none().into();
+        if let Some(why) = &self.incomplete {
+            json["incomplete"] = why.clone().into();
+        }
         if let Some(mismatch) = &verification.mismatch {
             json["mismatch"] = serde_json::json!({
                 "frame": mismatch.frame.number(),
@@ -286,6 +315,9 @@ struct SeekReport {
 struct PlaybackReport {
     about: PlayedReplay,
     seek: Option<SeekReport>,
+    /// `--frames` asked for more than the replay holds from the start
+    /// frame: playback stopped at its end.
+    cut_to_end: Option<u32>,
     /// The headless playback's `--audio-out`.
     audio: Option<AudioSummary>,
     start: u32,
@@ -317,6 +349,13 @@ impl Report for PlaybackReport {
             writeln!(out, "{}", audio.describe())?;
         }
         let played = self.end.saturating_sub(self.start);
+        if let Some(asked) = self.cut_to_end {
+            writeln!(
+                out,
+                "the replay ends at frame {}: played {played} frames of the {asked} asked for",
+                self.end
+            )?;
+        }
         writeln!(
             out,
             "played frames {}..{} in {:.3} s: {:.1} fps",
@@ -351,6 +390,7 @@ impl Report for PlaybackReport {
         let played = self.end.saturating_sub(self.start);
         json["first_frame"] = self.start.into();
         json["frames"] = played.into();
+        json["frames_asked"] = self.cut_to_end.into();
         json["seconds"] = self.elapsed.as_secs_f64().into();
         json["fps"] = frames_per_second(played, self.elapsed).into();
         json["checksums"] = checksums_json(&self.checksums);
