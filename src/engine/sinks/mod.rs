@@ -103,6 +103,8 @@ impl FinalFrames {
             })
             .flatten();
         run_frame(game, frame, inputs, pass, sink);
+        game.check_running()
+            .map_err(AppError::at_frame(frame.number()))?;
         sink.frame_finalized(&FinalFrame {
             frame,
             inputs,
