@@ -5,11 +5,14 @@
 //! window's options and opening it.
 
 use crate::engine::live::front_end::{FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
+use crate::engine::live::options::LiveOptions;
+use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::recorder::RecordArgs;
 use crate::engine::sinks::speaker::SpeakerArgs;
 use crate::engine::sinks::SinkChoices;
-use crate::engine::{AppError, Game};
+use crate::engine::{AppError, Game, Outcome};
+use std::io::Write;
 
 /// How a command shows and plays a game as it runs: the window (or none)
 /// and the speaker.
@@ -52,9 +55,24 @@ pub struct OutputArgs {
     /// Audio output.
     #[command(flatten)]
     pub audio: AudioArgs,
+    /// End the output with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 impl OutputArgs {
+    /// Plays a live match as a command does (Ctrl-C and the status line its
+    /// own), with these outputs, then writes its summary.
+    pub fn play_live(
+        &self,
+        out: &mut dyn Write,
+        play: impl FnOnce(&LiveOutputs<'_>, &LiveOptions, &mut dyn Write) -> Result<LiveMatch, AppError>,
+    ) -> Result<Outcome, AppError> {
+        let played = play(&self.live(), &LiveOptions::for_stdout(), out)?;
+        played.write_report(self.json, out)?;
+        Ok(played.outcome)
+    }
+
     /// The outputs as the engine takes them.
     pub fn live(&self) -> LiveOutputs<'_> {
         LiveOutputs {

@@ -332,12 +332,7 @@ impl Report for PlaybackReport {
                 seek.frame,
                 seek.seek_time.as_secs_f64() * 1000.0
             )?;
-            let at = &seek.checksums;
-            writeln!(
-                out,
-                "at frame {}: memory {} state {} video {}",
-                seek.frame, at.memory, at.state, at.video
-            )?;
+            writeln!(out, "at frame {}: {}", seek.frame, seek.checksums)?;
         }
         if let Some(audio) = &self.audio {
             writeln!(out, "{}", audio.describe())?;
@@ -358,12 +353,7 @@ impl Report for PlaybackReport {
             self.elapsed.as_secs_f64(),
             frames_per_second(played, self.elapsed)
         )?;
-        let checksums = &self.checksums;
-        writeln!(
-            out,
-            "checksums: memory {} state {} video {}",
-            checksums.memory, checksums.state, checksums.video
-        )
+        writeln!(out, "checksums: {}", self.checksums)
     }
 
     fn json(&self) -> serde_json::Value {

@@ -22,11 +22,6 @@ impl LiveTransport {
         }
     }
 
-    /// The link under it.
-    pub fn link(&self) -> &LinkTransport {
-        &self.link
-    }
-
     /// The traffic over `seconds` of `sent` and `received` (bytes, datagrams)
     /// as the link counts them, with this socket's IP/UDP header added per
     /// datagram.

@@ -147,11 +147,7 @@ impl Report for MatchReport {
             self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
         )?;
         if let Some(checksums) = &self.checksums {
-            writeln!(
-                out,
-                "checksums after frame {}: memory {} state {} video {}",
-                self.frames, checksums.memory, checksums.state, checksums.video
-            )?;
+            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
         }
         self.outputs.describe(out)
     }

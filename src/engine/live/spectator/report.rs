@@ -112,11 +112,7 @@ impl Report for WatchReport {
             self.dropped_datagrams
         )?;
         if let Some(checksums) = &self.checksums {
-            writeln!(
-                out,
-                "checksums after frame {}: memory {} state {} video {}",
-                self.frames, checksums.memory, checksums.state, checksums.video
-            )?;
+            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
         }
         self.outputs.describe(out)
     }
