@@ -12,7 +12,6 @@ mod report;
 mod role;
 
 pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings};
-pub use report::MatchEnd;
 
 use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;

@@ -9,8 +9,6 @@
 mod report;
 mod role;
 
-pub use report::WatchEnd;
-
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::{
     adopt_host_options, connect_to_host, content_hash, host_option_overrides,
