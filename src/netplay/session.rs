@@ -5,10 +5,11 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::checkpoint_state;
 use super::config::{Connect, NetplayConfig};
 use super::events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
-use super::start_state;
 use super::startup::{self, Begin, StartMessage, StartPhase, StartUp};
+use crate::encoding::state_blob::{self, StateBlobError};
 use crate::input::Buttons;
 use crate::protocol::{
     self, codec, ConnectionState, DisconnectCause, EndpointConfig, Event as NetEvent, Handshake,
@@ -238,7 +239,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         let start_state_blob = config
             .sends_start_state()
-            .then(|| start_state::compress(config.start_state.as_deref().unwrap_or_default()));
+            .then(|| state_blob::compress(config.start_state.as_deref().unwrap_or_default()));
         if let Some(blob) = &start_state_blob {
             if blob.len() > MAX_BLOB_SIZE {
                 return Err(invalid(format!(
@@ -733,7 +734,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         // The only blobs a player's link takes are the host's start state
         // and its state of a checkpoint that desynced (a frame number more).
         config.max_blob_size =
-            start_state::max_checkpoint_blob_size(self.config.max_start_state_bytes)
+            checkpoint_state::max_checkpoint_blob_size(self.config.max_start_state_bytes)
                 .min(MAX_BLOB_SIZE);
         if self.startup.is_host() && !self.startup.has_started() {
             config.quality_report_interval_ms = startup::STARTUP_QUALITY_INTERVAL_MS;
@@ -1015,7 +1016,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     let Some(state) = self.session.saved_state(frame) else {
                         continue;
                     };
-                    let blob = start_state::compress_checkpoint(frame, state.data());
+                    let blob = checkpoint_state::compress_checkpoint(frame, state.data());
                     if blob.len() > MAX_BLOB_SIZE {
                         drop = Some(SpectatorDrop::StateTooLarge { bytes: blob.len() });
                     } else if endpoint.send_inputs_from(frame) && endpoint.send_blob(blob).is_ok() {
@@ -1256,7 +1257,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             }
             NetEvent::StartAcknowledged => self.startup.on_start_acknowledged(index),
             NetEvent::BlobReceived { bytes, .. } if self.awaits_start_state_on(index) => {
-                match start_state::decompress(&bytes, self.config.max_start_state_bytes) {
+                match state_blob::decompress(&bytes, self.config.max_start_state_bytes) {
                     Ok(state) => {
                         self.events
                             .push_back(NetplayEvent::StartStateArrived { bytes: state.len() });
@@ -1266,16 +1267,18 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 }
             }
             NetEvent::BlobRefused { size, .. } if self.awaits_start_state_on(index) => {
-                let error = start_state::StartStateError::TooLarge {
+                let error = StateBlobError::TooLarge {
                     size: size as usize,
-                    max: start_state::max_blob_size(self.config.max_start_state_bytes)
+                    max: state_blob::max_blob_size(self.config.max_start_state_bytes)
                         .min(MAX_BLOB_SIZE),
                 };
                 self.close_for_fault(index, PeerFault::BadStartState(error));
             }
             NetEvent::BlobReceived { bytes, .. } if self.links[index].players.contains(0) => {
-                match start_state::decompress_checkpoint(&bytes, self.config.max_start_state_bytes)
-                {
+                match checkpoint_state::decompress_checkpoint(
+                    &bytes,
+                    self.config.max_start_state_bytes,
+                ) {
                     Ok((frame, state)) => self
                         .events
                         .push_back(NetplayEvent::HostCheckpointState { frame, state }),
@@ -1327,7 +1330,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         else {
             return false;
         };
-        let blob = start_state::compress_checkpoint(frame, state);
+        let blob = checkpoint_state::compress_checkpoint(frame, state);
         self.open_endpoint(index)
             .is_some_and(|endpoint| endpoint.send_blob(blob).is_ok())
     }

@@ -6,9 +6,10 @@
 
 use std::collections::VecDeque;
 
+use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
-use super::start_state::{self, StartStateError};
 use super::NetplayError;
+use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
     DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, Millis, PeerEndpoint,
@@ -86,7 +87,7 @@ pub enum SpectatorEvent {
         bytes: usize,
     },
     /// The host's savestate could not be read: we left.
-    BadState(StartStateError),
+    BadState(StateBlobError),
     /// Nothing heard from the host for a while.
     NetworkInterrupted {
         /// How long.
@@ -158,7 +159,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         endpoint_config.interrupt_after_ms = config.interrupt_after_ms;
         endpoint_config.disconnect_after_ms = config.disconnect_after_ms;
         endpoint_config.max_blob_size =
-            start_state::max_checkpoint_blob_size(config.max_state_bytes).min(MAX_BLOB_SIZE);
+            checkpoint_state::max_checkpoint_blob_size(config.max_state_bytes).min(MAX_BLOB_SIZE);
         let endpoint = PeerEndpoint::new(endpoint_config, now)?;
         Ok(SpectatorSession {
             host: config.host,
@@ -357,7 +358,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
                 self.events.push_back(SpectatorEvent::Rejected(rejection));
             }
             NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::AwaitingState => {
-                match start_state::decompress_checkpoint(&bytes, self.max_state_bytes) {
+                match checkpoint_state::decompress_checkpoint(&bytes, self.max_state_bytes) {
                     Ok((frame, state)) => {
                         self.endpoint.expect_remote_inputs_from(frame);
                         self.next_frame = frame;

@@ -1,11 +1,10 @@
 //! The records of a replay file and their bytes (see `docs/replay-format.md`).
 
 use crate::checksum::Checksum;
+use crate::encoding::state_blob;
+use crate::encoding::{put_toggles, put_varint, read_toggles, read_varint, BitReader, BitWriter};
 use crate::input::{Buttons, MAX_PLAYERS};
-use crate::netplay::start_state;
-use crate::protocol::bits::{BitReader, BitWriter};
-use crate::protocol::codec::{put_toggles, put_varint, read_toggles, read_varint};
-use crate::rollback::Frame;
+use crate::rollback::{Frame, MAX_MATCH_FRAMES};
 use xxhash_rust::xxh3::Xxh3;
 
 /// The first 8 bytes of every replay file.
@@ -34,8 +33,8 @@ pub const MAX_CORE_OPTIONS: usize = 512;
 /// The most frames one inputs record carries (writers put one second in each).
 pub const MAX_FRAMES_PER_RECORD: u32 = 4096;
 
-/// The most frames a replay holds: 24 hours at 60 fps.
-pub const MAX_REPLAY_FRAMES: u32 = 24 * 60 * 60 * 60;
+/// The most frames a replay holds: a whole match.
+pub const MAX_REPLAY_FRAMES: u32 = MAX_MATCH_FRAMES;
 
 /// The most events (repairs, departures) a replay holds.
 pub const MAX_EVENTS: usize = 256;
@@ -338,7 +337,7 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
             }
             put_varint(&mut payload, u64::from(header.start_frame.number()));
             payload.extend_from_slice(&header.start_memory_checksum.0.to_le_bytes());
-            let blob = start_state::compress(&header.start_state);
+            let blob = state_blob::compress(&header.start_state);
             put_varint(&mut payload, blob.len() as u64);
             payload.extend_from_slice(&blob);
             KIND_HEADER
@@ -375,7 +374,7 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
         }
         Record::Repair { frame, state } => {
             put_varint(&mut payload, u64::from(frame.number()));
-            payload.extend_from_slice(&start_state::compress(state));
+            payload.extend_from_slice(&state_blob::compress(state));
             KIND_REPAIR
         }
         Record::PlayerLeft { frame, player } => {
@@ -538,7 +537,7 @@ pub(crate) fn decode_payload(
                 usize::try_from(blob_len).unwrap_or(usize::MAX),
                 "the start state",
             )?;
-            let start_state = start_state::decompress(blob, MAX_STATE_BYTES)
+            let start_state = state_blob::decompress(blob, MAX_STATE_BYTES)
                 .map_err(|err| format!("the start state: {err}"))?;
             Record::Header(Box::new(ReplayHeader {
                 netcade_version,
@@ -622,7 +621,7 @@ pub(crate) fn decode_payload(
         }
         KIND_REPAIR => {
             let frame = fields.frame("the repair's frame")?;
-            let state = start_state::decompress(fields.rest(), MAX_STATE_BYTES)
+            let state = state_blob::decompress(fields.rest(), MAX_STATE_BYTES)
                 .map_err(|err| format!("the repair's state: {err}"))?;
             Record::Repair { frame, state }
         }
