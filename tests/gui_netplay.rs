@@ -97,6 +97,35 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
 }
 
 #[test]
+fn players_in_windows_without_inputs_play_with_their_own_devices_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::duel_arena("dojo").display().to_string();
+    let game = [
+        "--core", "duel", "--rom", &arena, "--frames", "120", "--json",
+    ];
+    let in_window = [("NETCADE_CONFIG_DIR", dir.path().as_os_str())];
+    let (host, port) = support::cli::spawn_host_with_env(
+        dir.path(),
+        &[&game[..], &["--window-size", "320x240"]].concat(),
+        &in_window,
+        MATCH_TIMEOUT,
+    );
+    let address = format!("127.0.0.1:{port}");
+    let mut join_args = vec!["join", &address, "--window-size", "320x240"];
+    join_args.extend_from_slice(&game);
+    let join = spawn_in_window(&join_args, dir.path());
+    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        assert!(output.status.success(), "{side}: {}", stderr(output));
+        let json = last_json(output);
+        assert_eq!(json["end"], "finished", "{side}: {json}");
+        // No bot pressing buttons alongside the player's keyboard.
+        assert_eq!(json["inputs"], "none", "{side}: {json}");
+    }
+}
+
+#[test]
 fn a_spectator_in_a_window_draws_the_game_and_ends_on_the_players_checksums() {
     let dir = tempfile::tempdir().unwrap();
     let arena = support::duel_arena("dojo").display().to_string();

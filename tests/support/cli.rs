@@ -226,11 +226,21 @@ impl Background {
 /// Starts `netcade host` on a free port (`--port 0`, read back from its
 /// `--port-file` in `dir`); returns it and the port.
 pub fn spawn_host(dir: &Path, args: &[&str], timeout: std::time::Duration) -> (Background, u16) {
+    spawn_host_with_env(dir, args, &[], timeout)
+}
+
+/// [`spawn_host`] with environment variables set for it.
+pub fn spawn_host_with_env(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+    timeout: std::time::Duration,
+) -> (Background, u16) {
     let port_file = dir.join("port");
     let port_file_arg = port_file.display().to_string();
     let mut all = vec!["host", "--port", "0", "--port-file", &port_file_arg];
     all.extend_from_slice(args);
-    let host = spawn_netcade(&all);
+    let host = spawn_netcade_with_env(&all, env);
     let deadline = std::time::Instant::now() + timeout;
     loop {
         if let Ok(text) = std::fs::read_to_string(&port_file) {

@@ -224,9 +224,10 @@ fn play(
 /// This machine's input source; an input script shorter than `--frames`
 /// is said once, as `run` says it.
 fn open_inputs(settings: &MatchSettings) -> Result<InputSource, AppError> {
+    let spec = settings.input_spec();
     Ok(match settings.frames {
-        Some(frames) => InputSource::open_for_run(&settings.inputs, frames)?,
-        None => InputSource::open(&settings.inputs)?,
+        Some(frames) => InputSource::open_for_run(&spec, frames)?,
+        None => InputSource::open(&spec)?,
     })
 }
 
