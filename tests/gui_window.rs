@@ -7,9 +7,11 @@
 mod support;
 
 use netcade::emulator::{Emulator, PixelFormat, VideoFrame};
+use netcade::engine::inputs::NO_INPUTS;
 use netcade::engine::live::front_end::FrontEnd;
 use netcade::engine::png::frame_to_rgb;
 use netcade::gui::input_map::InputMap;
+use netcade::gui::play::{play_in_window, LocalPlay, Pacing};
 use netcade::gui::renderer::DisplayShader;
 use netcade::gui::window::{DisplayArgs, Window};
 use netcade::input::Buttons;
@@ -250,4 +252,76 @@ fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the
         .unwrap();
     front.local_buttons();
     assert!(front.quit_requested());
+}
+
+/// A key pressed (`repeat`: held long enough for the keyboard to repeat it).
+fn key_down(keycode: Keycode, repeat: bool) -> Event {
+    Event::KeyDown {
+        timestamp: 0,
+        window_id: 0,
+        keycode: Some(keycode),
+        scancode: None,
+        keymod: Mod::NOMOD,
+        repeat,
+    }
+}
+
+#[test]
+fn esc_in_a_matchs_window_asks_first_and_a_second_press_leaves() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = tempfile::tempdir().unwrap();
+    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
+    let duel = support::load_duel_dojo();
+    let mut front =
+        netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
+            .expect("the window opens");
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, false))
+        .unwrap();
+    front.local_buttons();
+    assert!(!front.quit_requested(), "one press does not end the match");
+    assert_eq!(
+        front.notices_shown(),
+        ["press Esc again to leave the match"]
+    );
+    // Holding Esc down is still the one press.
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, true))
+        .unwrap();
+    front.local_buttons();
+    assert!(!front.quit_requested(), "a held key is one press");
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, false))
+        .unwrap();
+    front.local_buttons();
+    assert!(front.quit_requested(), "the second press leaves");
+}
+
+#[test]
+fn esc_in_local_play_leaves_at_once() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut window = open_window((320, 240), DisplayShader::default(), false);
+    let mut duel = support::load_duel_dojo();
+    let mut play = LocalPlay::new(&mut duel.core, 100, 1 << 20, Box::new(())).unwrap();
+    window.push_event(key_down(Keycode::Escape, false)).unwrap();
+    // Ten seconds of frames, unless Esc leaves first.
+    let pacing = Pacing {
+        frames: Some(600),
+        speed: 1.0,
+        screenshot_at: None,
+    };
+    let mut idle = |_: &Window| NO_INPUTS;
+    play_in_window(
+        &mut window,
+        &mut play,
+        pacing,
+        &mut idle,
+        false,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(play.frame(), 0, "it left before running a frame");
 }

@@ -145,10 +145,16 @@ impl Overlay {
 
     /// Shows `text` for [`NOTICE_MS`] from `now_ms`.
     pub fn notice(&mut self, now_ms: u64, text: impl Into<String>) {
+        self.notice_for(now_ms, NOTICE_MS, text);
+    }
+
+    /// Shows `text` for `duration_ms` from `now_ms` (a question that
+    /// expires sooner than a notice).
+    pub fn notice_for(&mut self, now_ms: u64, duration_ms: u64, text: impl Into<String>) {
         if self.notices.len() == MAX_NOTICES {
             self.notices.pop_front();
         }
-        self.notices.push_back((text.into(), now_ms + NOTICE_MS));
+        self.notices.push_back((text.into(), now_ms + duration_ms));
     }
 
     /// Whether the match is waiting for the opponent's input.

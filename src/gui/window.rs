@@ -96,8 +96,10 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 /// Something the player asked for through the window.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// The window was closed (or Escape pressed).
+    /// The window was closed.
     Quit,
+    /// Escape: leave (local play at once; a match asks first).
+    Leave,
     /// F1: show or hide the stats panel.
     ToggleOverlay,
     /// F12: save the game's frame as a PNG.
@@ -352,7 +354,7 @@ impl Window {
     fn hotkey(&mut self, key: Keycode, keymod: Mod) -> Option<Action> {
         let alt = keymod.intersects(Mod::LALTMOD | Mod::RALTMOD);
         match key {
-            Keycode::Escape => Some(Action::Quit),
+            Keycode::Escape => Some(Action::Leave),
             Keycode::F1 => Some(Action::ToggleOverlay),
             Keycode::F2 => {
                 self.shader = self.shader.next();
