@@ -107,7 +107,7 @@ impl WindowFrontEnd {
 }
 
 /// A spectator's panel line: the ping, how far behind the players, and
-/// the frames buffered (short enough for the panel's width).
+/// the frames buffered (short enough for one line of the panel).
 fn spectator_line(view: &SpectatorView) -> String {
     let ping = view
         .ping_ms
@@ -270,13 +270,14 @@ mod tests {
         });
         assert_eq!(line, "ping 12 ms  behind live 9  buffered 4");
         assert!(spectator_line(&SpectatorView::default()).contains("ping ?"));
-        // The panel is 44 characters wide; the largest figures a watched
-        // match has still fit (a spectator 3600 frames behind is dropped).
+        // The largest figures a watched match has still fit on one line of
+        // the panel (a spectator 3600 frames behind is dropped).
         let widest = spectator_line(&SpectatorView {
             ping_ms: Some(999),
             behind_live: 3600,
             buffered: 3600,
         });
         assert!(widest.len() <= 44, "{widest}");
+        assert!(widest.len() <= crate::gui::overlay::MAX_COLUMNS);
     }
 }
