@@ -226,35 +226,6 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
     assert_eq!(window.held(2)[0], Buttons::NONE);
 }
 
-#[test]
-fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the_local_player() {
-    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
-    // The window reads the input config: keep it out of the user's.
-    let config = tempfile::tempdir().unwrap();
-    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
-    let duel = support::load_duel_dojo();
-    let mut front =
-        netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
-            .expect("the window opens");
-    let key_down = Event::KeyDown {
-        timestamp: 0,
-        window_id: 0,
-        keycode: Some(Keycode::J),
-        scancode: None,
-        keymod: Mod::NOMOD,
-        repeat: false,
-    };
-    front.window().push_event(key_down).unwrap();
-    assert_eq!(front.local_buttons(), Some(Buttons::B));
-    assert!(!front.quit_requested());
-    front
-        .window()
-        .push_event(Event::Quit { timestamp: 0 })
-        .unwrap();
-    front.local_buttons();
-    assert!(front.quit_requested());
-}
-
 /// A key pressed (`repeat`: held long enough for the keyboard to repeat it).
 fn key_down(keycode: Keycode, repeat: bool) -> Event {
     Event::KeyDown {
@@ -267,15 +238,39 @@ fn key_down(keycode: Keycode, repeat: bool) -> Event {
     }
 }
 
+/// A match's window showing Duel, its input config read from `config`
+/// (kept out of the user's).
+fn match_window(config: &std::path::Path) -> netcade::gui::front_end::WindowFrontEnd {
+    std::env::set_var("NETCADE_CONFIG_DIR", config);
+    let duel = support::load_duel_dojo();
+    netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
+        .expect("the window opens")
+}
+
+#[test]
+fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the_local_player() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = tempfile::tempdir().unwrap();
+    let mut front = match_window(config.path());
+    front
+        .window()
+        .push_event(key_down(Keycode::J, false))
+        .unwrap();
+    assert_eq!(front.local_buttons(), Some(Buttons::B));
+    assert!(!front.quit_requested());
+    front
+        .window()
+        .push_event(Event::Quit { timestamp: 0 })
+        .unwrap();
+    front.local_buttons();
+    assert!(front.quit_requested());
+}
+
 #[test]
 fn esc_in_a_matchs_window_asks_first_and_a_second_press_leaves() {
     let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
     let config = tempfile::tempdir().unwrap();
-    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
-    let duel = support::load_duel_dojo();
-    let mut front =
-        netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
-            .expect("the window opens");
+    let mut front = match_window(config.path());
     front
         .window()
         .push_event(key_down(Keycode::Escape, false))
