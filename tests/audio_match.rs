@@ -10,7 +10,7 @@ use netcade::audio::ring::{largest_step, Stereo};
 use netcade::audio::AudioPolicy;
 use netcade::emulator::Emulator;
 use netcade::engine::inputs::{InputSource, InputSpec, RandomPlayer};
-use netcade::engine::netplay::driver::{MatchEnd, MatchSetup, SimulatedMatch};
+use netcade::engine::netplay::simulated::{MatchEnd, MatchSetup, SimulatedMatch};
 use netcade::engine::run::run_frames;
 use netcade::engine::sinks::audio_file::{AudioArgs, AudioSummary, HEADLESS_DEVICE_RATE};
 use netcade::libretro::Core;
@@ -72,6 +72,7 @@ fn play_match(dir: &Path, policy: AudioPolicy) -> Vec<(AudioSummary, Vec<Stereo>
     let mut script = Vec::new();
     let end = game_match
         .play(
+            &setup,
             |player, frame| {
                 while script.len() <= frame as usize {
                     script.push(random.next_frame());

@@ -7,7 +7,7 @@ mod support;
 use netcade::emulator::{Emulator, SavestateContext};
 use netcade::engine::debugger::Debugger;
 use netcade::engine::inputs::NO_INPUTS;
-use netcade::engine::netplay::driver::{MatchSetup, SimulatedMatch};
+use netcade::engine::netplay::simulated::{MatchSetup, SimulatedMatch};
 use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::rollback::synctest::{run_sync_test, SyncTestSettings};
@@ -90,7 +90,7 @@ fn netplay_states_are_netplay_rollbacks() {
     let mut game_match =
         SimulatedMatch::new(setup, [Box::new(one.core), Box::new(two.core)]).unwrap();
     game_match
-        .play(|_, _| Buttons::NONE, || Duration::ZERO, |_| {})
+        .play(&setup, |_, _| Buttons::NONE, || Duration::ZERO, |_| {})
         .unwrap();
     assert_eq!(last_context(&one.copy.path), ROLLBACK_NETPLAY);
     assert_eq!(last_context(&two.copy.path), ROLLBACK_NETPLAY);

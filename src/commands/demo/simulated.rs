@@ -10,7 +10,7 @@ use crate::checksum::{Checksum, Checksums};
 use crate::engine::core_copies::CoreCopies;
 use crate::engine::game::{default_arena, locate_duel_core};
 use crate::engine::inputs::{FrameInputs, RandomPlayer};
-use crate::engine::netplay::driver::{
+use crate::engine::netplay::simulated::{
     MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch,
 };
 use crate::engine::sinks::audio_file::{machine_audio_path, AudioArgs};
@@ -178,6 +178,7 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
     // too slow to re-simulate a rollback within a frame raises the delay.
     let started = Instant::now();
     let end = game_match.play(
+        &setup,
         |player, frame| players.buttons(player, frame),
         || started.elapsed(),
         |update| {

@@ -18,7 +18,8 @@ use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{FrameInputs, InputSource, InputSpec, RandomPlayer};
 use crate::engine::live::front_end::{open_front_end, MatchView};
 use crate::engine::netplay::desync_diagnosis::DesyncAnswer;
-use crate::engine::netplay::machine::{NetplayMachine, TickHooks};
+use crate::engine::netplay::hooks::TickHooks;
+use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSink, AudioSummary};
 use crate::engine::sinks::recorder::{
     finish_match_recording, match_recorder, RecordArgs, RecordingSummary, ReplayRecorder,
