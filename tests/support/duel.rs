@@ -38,11 +38,25 @@ pub fn duel_arena(name: &str) -> PathBuf {
 
 /// A Duel core of its own (a private copy of the library) with an arena
 /// loaded, its system and save folders in a temporary directory; the copy
-/// and the folders live as long as this does.
+/// and the folders live as long as this does. It derefs to its core, so a
+/// netplay machine or a simulated match can run it as its game.
 pub struct LoadedDuel {
     pub core: Core,
     pub copy: super::CoreCopy,
     pub dirs: tempfile::TempDir,
+}
+
+impl std::ops::Deref for LoadedDuel {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+impl std::ops::DerefMut for LoadedDuel {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
 }
 
 /// Loads a Duel core of its own with the dojo arena, through the real
