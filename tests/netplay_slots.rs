@@ -13,14 +13,14 @@ use netcade::protocol::{
 use support::netplay::{
     any_event, exchange, settings, Cluster, MatchSetup, CORE_NAME, CORE_VERSION,
 };
-use support::{load_duel_dojo, LoadedDuel};
+use support::{load_duel_dojo, LoadedCore};
 
 /// Where the stranger dials from: no machine of the cluster.
 const STRANGER: u8 = 7;
 
 /// A two-player Duel match whose host takes player 1 from any address,
 /// with the real joiner (machine 1) cut off until `stranger` had its go.
-fn match_with_open_slot(setup: &MatchSetup) -> Cluster<LoadedDuel> {
+fn match_with_open_slot(setup: &MatchSetup) -> Cluster<LoadedCore> {
     let mut cluster = Cluster::with_configs(
         MatchSetup::new(2, setup.seed, setup.conditions),
         |_| load_duel_dojo(),
@@ -52,7 +52,7 @@ fn stranger(setup: &MatchSetup, content_hash: u64) -> PeerEndpoint {
 /// Runs the cluster and the stranger (who talks to the host while `talks`
 /// says so) until `until`.
 fn run_with_stranger(
-    cluster: &mut Cluster<LoadedDuel>,
+    cluster: &mut Cluster<LoadedCore>,
     stranger: &mut PeerEndpoint,
     until: Millis,
     talks: impl Fn(Millis) -> bool,

@@ -7,7 +7,7 @@ mod support;
 use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::{NetplayEvent, PeerFault};
-use netcade::protocol::{codec, InputMessage, Message};
+use netcade::protocol::{codec, Handshake, InputMessage, Message, PlayerSlots, SessionSettings};
 use netcade::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
 use support::netplay::{any_event, party_cluster, party_game, Cluster, MatchSetup, PartyCluster};
 
@@ -170,6 +170,18 @@ fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_
     cluster.assert_same_final_checksums(&[0, 1], 400);
 }
 
+/// What the bare endpoints of the modules below present, for `slots`.
+fn handshake(slots: PlayerSlots) -> Handshake {
+    Handshake {
+        core_name: "stub".into(),
+        core_version: "1".into(),
+        content_hash: 1,
+        local_slots: slots,
+        settings: SessionSettings::default(),
+        ..Handshake::default()
+    }
+}
+
 // ---------------------------------------------------------------- spectators
 
 #[test]
@@ -239,24 +251,13 @@ fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
 }
 
 mod admission {
+    use super::handshake;
     use netcade::netplay::{NetplayConfig, NetplaySession};
     use netcade::protocol::{codec, DisconnectReason};
     use netcade::protocol::{
-        DisconnectCause, EndpointConfig, Event, Handshake, HandshakeLimit, Header, Message,
-        PeerEndpoint, PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken,
-        PROTOCOL_VERSION,
+        DisconnectCause, EndpointConfig, Event, HandshakeLimit, Header, Message, PeerEndpoint,
+        PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken, PROTOCOL_VERSION,
     };
-
-    fn handshake(slots: PlayerSlots) -> Handshake {
-        Handshake {
-            core_name: "stub".into(),
-            core_version: "1".into(),
-            content_hash: 1,
-            local_slots: slots,
-            settings: SessionSettings::default(),
-            ..Handshake::default()
-        }
-    }
 
     /// Player 0's machine, waiting for player 1 and taking up to
     /// `max_spectators` spectators.
@@ -409,27 +410,22 @@ mod admission {
 // ---------------------------------------------------------------- one link
 
 mod link {
+    use super::handshake;
     use netcade::input::Buttons;
     use netcade::protocol::*;
     use netcade::rollback::Frame;
 
-    fn handshake(slot: u8) -> Handshake {
-        Handshake {
-            core_name: "stub".into(),
-            core_version: "1".into(),
-            content_hash: 1,
-            local_slots: PlayerSlots::single(slot),
-            settings: SessionSettings::default(),
-            ..Handshake::default()
-        }
-    }
-
     /// Our endpoint, connected to a peer that from now on speaks only
     /// through `Forger`.
     fn connected() -> (PeerEndpoint, Forger) {
-        let mut ours =
-            PeerEndpoint::new(EndpointConfig::host(SessionToken(77), handshake(0)), 0).unwrap();
-        let mut theirs = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
+        let mut ours = PeerEndpoint::new(
+            EndpointConfig::host(SessionToken(77), handshake(PlayerSlots::single(0))),
+            0,
+        )
+        .unwrap();
+        let mut theirs =
+            PeerEndpoint::new(EndpointConfig::joiner(handshake(PlayerSlots::single(1))), 0)
+                .unwrap();
         for now in 1..5 {
             for datagram in theirs.poll_datagrams(now) {
                 ours.handle_datagram(now, &datagram);
@@ -545,7 +541,10 @@ mod link {
         let mut welcomes = 0;
         let mut cause = None;
         for now in (100..7_000).step_by(100) {
-            ours.handle_datagram(now, &peer.datagram(&Message::Hello(handshake(1))));
+            ours.handle_datagram(
+                now,
+                &peer.datagram(&Message::Hello(handshake(PlayerSlots::single(1)))),
+            );
             ours.poll(now, &mut |datagram| {
                 welcomes += usize::from(datagram[3] == 2);
             });
