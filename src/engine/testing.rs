@@ -7,9 +7,10 @@
 //! outside its savestate and writes it into game memory at
 //! [`HIDDEN_STATE_OFFSET`] (the kind of bug sync-tests exist to catch);
 //! [`StubGame::players`] lets more players' buttons move it;
-//! [`StubGame::state_tail`] makes its state large; [`StubGame::claiming_time_in_core`]
-//! reports time spent in its core; [`StubGame::glitching_after_loads`] shows
-//! one wrong byte for the frame after each load.
+//! [`StubGame::state_tail`] makes its state large;
+//! [`StubGame::claiming_time_in_core`] reports time spent in its core;
+//! [`StubGame::glitching_after_loads`] shows one wrong byte for the frame
+//! after each load.
 
 use crate::emulator::{Emulator, EmulatorError, PixelFormat, VideoFrame};
 use crate::engine::game::Game;
