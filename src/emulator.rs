@@ -65,6 +65,15 @@ pub enum EmulatorError {
         /// Why, naming the core: e.g. `retro_serialize of core X returned false`.
         reason: String,
     },
+    /// The core asked to stop (libretro's SHUTDOWN) and cannot go on.
+    #[error("the core stopped ({reason})")]
+    CoreStopped {
+        /// Why, naming the core, the content and the frame it stopped on.
+        reason: String,
+        /// Whether it stopped on its very first frame: then it never ran
+        /// the content at all (FBNeo with a zip that is not a romset).
+        on_first_frame: bool,
+    },
     /// The game rejected a state: wrong size for it, or its load call failed.
     #[error("the core refused to load a saved state ({reason})")]
     LoadFailed {
@@ -101,6 +110,12 @@ pub trait Emulator {
     /// only on the game, never on what `into` held: they can be hashed,
     /// compared, compressed and dumped.
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError>;
+
+    /// Whether the game can go on: an error once it has stopped by itself
+    /// (a libretro core that asked to shut down).
+    fn check_running(&self) -> Result<(), EmulatorError> {
+        Ok(())
+    }
 
     /// Like [`Emulator::save_state`], for a state that is only ever loaded
     /// again (a rollback's): bytes the game does not write may keep what

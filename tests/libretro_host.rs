@@ -548,33 +548,68 @@ fn a_directory_given_as_core_or_content_is_called_a_directory() {
     not(netcade_test_content),
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
-fn fbneo_given_a_zip_that_is_not_a_romset_says_it_could_not_use_the_zip() {
+fn fbneo_given_a_zip_that_is_not_a_romset_says_so_before_anything_else() {
     let Some(fbneo) = real_core("fbneo") else {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
     // FBNeo picks the game by the zip's name, so the bytes do not matter.
-    let zip = dirs.path().join("holiday_photos.zip");
-    std::fs::write(&zip, b"PK not really a zip").unwrap();
-    let (fbneo, zip) = (fbneo.to_str().unwrap(), zip.to_str().unwrap());
-    // FBNeo takes the zip, answers a state size of 0, and (run from the
-    // binary's main thread) asks to shut down on its first frame. synctest
-    // saves before the first frame, run after the last.
-    for (command, must_mention) in [
-        ("synctest", "could not use the content"),
-        ("run", "asked to shut down"),
-    ] {
-        let mut args = vec![command, "--core", fbneo, "--rom", zip, "--frames", "2"];
-        if command == "synctest" {
-            args.extend(["--check-distance", "1"]);
+    // Named like a romset it knows, it logs why it cannot run it at load;
+    // named like nothing it knows, it says nothing and asks to shut down on
+    // its first frame. Either way the first words are the real cause.
+    let known = dirs.path().join("sf2.zip");
+    let unknown = dirs.path().join("holiday_photos.zip");
+    for zip in [&known, &unknown] {
+        std::fs::write(zip, b"PK not really a zip").unwrap();
+    }
+    let fbneo = fbneo.to_str().unwrap();
+    let cases: [(&str, &std::path::Path, i32, &[&str]); 5] = [
+        (
+            "run",
+            &known,
+            2,
+            &["could not run the content", "None of those archives"],
+        ),
+        (
+            "synctest",
+            &known,
+            2,
+            &["could not run the content", "None of those archives"],
+        ),
+        (
+            "host",
+            &known,
+            2,
+            &["could not run the content", "None of those archives"],
+        ),
+        (
+            "run",
+            &unknown,
+            2,
+            &[
+                "the game failed at frame 0: the core stopped",
+                "asked to shut down on its first frame",
+            ],
+        ),
+        // synctest saves before the first frame, where FBNeo only answers a
+        // state size of 0.
+        ("synctest", &unknown, 3, &["could not use the content"]),
+    ];
+    for (command, zip, code, must_mention) in cases {
+        let zip = zip.to_str().unwrap();
+        let mut args = vec![command, "--core", fbneo, "--rom", zip, "--frames", "200"];
+        match command {
+            "synctest" => args.extend(["--check-distance", "1"]),
+            "host" => args.extend(["--port", "0"]),
+            _ => {}
         }
         let output = netcade(&args);
         let text = stderr(&output);
-        assert_eq!(output.status.code(), Some(3), "{text}");
-        for part in [must_mention, "holiday_photos.zip", "not a romset"] {
+        assert_eq!(output.status.code(), Some(code), "{command} {zip}: {text}");
+        for part in must_mention.iter().chain(&[zip, "not a romset"]) {
             assert!(
                 text.contains(part),
-                "{command}: stderr lacks {part:?}: {text}"
+                "{command} {zip}: stderr lacks {part:?}: {text}"
             );
         }
         assert!(!text.contains("does not support savestates"), "{text}");

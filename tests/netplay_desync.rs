@@ -3,9 +3,10 @@
 
 mod support;
 
+use netcade::encoding::StateBlobError;
 use netcade::engine::netplay::desync_diagnosis::DesyncAnswer;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayEvent, PeerFault, StartStateError};
+use netcade::netplay::{NetplayEvent, PeerFault};
 use netcade::rollback::{Frame, PlayerId};
 use support::load_duel_dojo;
 use support::netplay::{party_game, Cluster, MatchSetup};
@@ -198,7 +199,7 @@ fn a_checkpoint_state_from_the_host_over_the_members_limit_closes_only_the_hosts
         });
     assert_eq!(
         fault,
-        Some(StartStateError::TooLarge {
+        Some(StateBlobError::TooLarge {
             size: 5_000,
             max: 100
         })

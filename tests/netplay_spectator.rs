@@ -301,7 +301,7 @@ fn a_host_sending_far_more_frames_than_any_match_runs_is_left_rather_than_buffer
     use netcade::rollback::Frame;
     let mut wire = BareHost::new();
     wire.run_until_welcomed();
-    let state = netcade::netplay::start_state::compress_checkpoint(Frame::ZERO, &[0; 16]);
+    let state = netcade::netplay::checkpoint_state::compress_checkpoint(Frame::ZERO, &[0; 16]);
     wire.host.send_blob(state).unwrap();
     // As netcade's host does: inputs only once the savestate is delivered.
     while wire.spectator.phase() != SpectatorPhase::Watching {

@@ -8,9 +8,10 @@
 mod support;
 
 use netcade::emulator::Emulator;
+use netcade::encoding::StateBlobError;
 use netcade::engine::testing::{StubGame, STUB_STATE_SIZE};
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayConfig, NetplayEvent, PeerFault, StartStateError};
+use netcade::netplay::{NetplayConfig, NetplayEvent, PeerFault};
 use netcade::protocol::{CoreOption, RejectReason, Rejection};
 use netcade::rollback::Frame;
 use std::ops::DerefMut;
@@ -211,7 +212,7 @@ fn a_joiner_with_other_content_is_told_both_content_hashes() {
 /// The joiner's fault about the host, if it closed the host's link.
 fn start_state_fault<G: DerefMut<Target: Emulator>>(
     cluster: &Cluster<G>,
-) -> Option<StartStateError> {
+) -> Option<StateBlobError> {
     cluster
         .events_of(1)
         .iter()
@@ -236,7 +237,7 @@ fn a_start_state_blob_over_the_joiners_limit_is_refused_unstored() {
         },
     );
     cluster.run_until(3_000);
-    let Some(StartStateError::TooLarge { size, .. }) = start_state_fault(&cluster) else {
+    let Some(StateBlobError::TooLarge { size, .. }) = start_state_fault(&cluster) else {
         panic!("{:?}", cluster.events_of(1));
     };
     assert!(size > 20_000, "the blob's announced size: {size}");
@@ -264,7 +265,7 @@ fn a_start_state_that_expands_past_the_joiners_limit_is_refused_before_expanding
     cluster.run_until(3_000);
     assert_eq!(
         start_state_fault(&cluster),
-        Some(StartStateError::TooLarge {
+        Some(StateBlobError::TooLarge {
             size: 8 << 20,
             max: 1 << 20
         })

@@ -266,6 +266,16 @@ impl AppError {
             | AppError::ReplayRefused { .. }
             | AppError::PreflightFailed { .. } => EXIT_USER_MISTAKE,
             AppError::NoAnswer { .. } => EXIT_RUNTIME_FAILURE,
+            // A core that stops on its first frame never ran the content:
+            // the file is not a game it can run.
+            AppError::Emulator {
+                source:
+                    EmulatorError::CoreStopped {
+                        on_first_frame: true,
+                        ..
+                    },
+                ..
+            } => EXIT_USER_MISTAKE,
             AppError::Emulator { .. }
             | AppError::WriteFile { .. }
             | AppError::Netplay(_)

@@ -97,11 +97,7 @@ impl RunReport {
             Some(share) => writeln!(out, ", {:.2}% of the time outside the core", share * 100.0)?,
             None => writeln!(out)?,
         }
-        writeln!(
-            out,
-            "checksums: memory {} state {} video {}",
-            report.checksums.memory, report.checksums.state, report.checksums.video
-        )
+        writeln!(out, "checksums: {}", report.checksums)
     }
 
     /// The run's JSON fields.

@@ -125,6 +125,10 @@ pub struct CoreContext {
     /// Set when the core sent SHUTDOWN: it cannot go on (FBNeo does this on
     /// its first frame when a zip is not a romset it knows).
     pub shutdown_requested: bool,
+    /// The first error lines the core logged (a few, each cut short): the
+    /// words a core gives for content it cannot run (FBNeo: "None of those
+    /// archives was found in your paths") before failing later.
+    pub core_errors: Vec<String>,
     /// What the frame loop's states are for.
     pub savestate_context: SavestateContext,
     /// Whether the core is inside retro_serialize(_size) or
@@ -153,6 +157,7 @@ impl CoreContext {
             unknown_commands: HashSet::new(),
             bad_frame_reported: false,
             shutdown_requested: false,
+            core_errors: Vec::new(),
             savestate_context: SavestateContext::Normal,
             in_savestate_call: false,
         }
@@ -337,9 +342,35 @@ pub unsafe extern "C" fn netcade_core_log_line(level: c_uint, text: *const c_cha
             ffi::RETRO_LOG_DEBUG => tracing::trace!(target: "netcade::core", "{text}"),
             ffi::RETRO_LOG_INFO => tracing::debug!(target: "netcade::core", "{text}"),
             ffi::RETRO_LOG_WARN => tracing::warn!(target: "netcade::core", "{text}"),
-            _ => tracing::error!(target: "netcade::core", "{text}"),
+            _ => {
+                tracing::error!(target: "netcade::core", "{text}");
+                remember_core_error(text);
+            }
         }
     });
+}
+
+/// The most error lines a context keeps, and the most characters of each.
+const KEPT_CORE_ERRORS: usize = 3;
+const KEPT_CORE_ERROR_CHARS: usize = 200;
+
+/// Keeps `text` in the active context's `core_errors` when the line comes
+/// from the thread netcade called the core on; lines from a core's own
+/// threads only go to the log.
+fn remember_core_error(text: &str) {
+    let context = ACTIVE.try_with(Cell::get).unwrap_or(std::ptr::null_mut());
+    if context.is_null() {
+        return;
+    }
+    // SAFETY: a non-null ACTIVE pointer is valid while its guard lives, and
+    // the host does not borrow the context during a call into the core (the
+    // invariant `with_active` relies on too).
+    let context = unsafe { &mut *context };
+    if context.core_errors.len() < KEPT_CORE_ERRORS {
+        context
+            .core_errors
+            .push(text.chars().take(KEPT_CORE_ERROR_CHARS).collect());
+    }
 }
 
 #[cfg(test)]

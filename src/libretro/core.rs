@@ -334,6 +334,8 @@ pub struct Core {
     time_in_core: Duration,
     /// `retro_run` calls since the content was loaded.
     frames_run: u64,
+    /// The frame (counted from 1) on which the core asked to shut down.
+    stopped_on_frame: Option<u64>,
     /// What the crash report says if the core crashes; boxed so its address
     /// stays put while a call into the core is in progress.
     crash_scene: Box<CrashScene>,
@@ -435,6 +437,7 @@ impl Core {
             uses_mapped_memory: false,
             time_in_core: Duration::ZERO,
             frames_run: 0,
+            stopped_on_frame: None,
             crash_scene: Box::new(CrashScene::new(core_path)),
             _loaded_path: loaded_path,
             _library: library,
@@ -600,6 +603,7 @@ impl Core {
         };
         // SAFETY: `game` and the strings and bytes it points to outlive the
         // call (the bytes stay in `content_data` while the game is loaded).
+        self.context_mut().core_errors.clear();
         let accepted = self.call(|api| unsafe { (api.load_game)(&game) });
         if !accepted {
             self.content_data = Vec::new();
@@ -616,6 +620,20 @@ impl Core {
                 core: self.info.name.clone(),
                 path: path.to_path_buf(),
             });
+        }
+        if let Some(said) = self.context().core_errors.first().cloned() {
+            // SAFETY: plain libretro call; content is loaded.
+            let state_size = self.call(|api| unsafe { (api.serialize_size)() });
+            if state_size == 0 {
+                // SAFETY: plain libretro call; load_game succeeded.
+                self.call(|api| unsafe { (api.unload_game)() });
+                self.content_data = Vec::new();
+                return Err(LibretroError::ContentFailed {
+                    core: self.info.name.clone(),
+                    path: path.to_path_buf(),
+                    said,
+                });
+            }
         }
         Ok(true)
     }
@@ -801,12 +819,7 @@ impl Core {
             }
             return format!("core {name} does not support savestates");
         }
-        format!(
-            "core {name} stopped: it asked to shut down while running {}, as cores do when they \
-             cannot run the content{}",
-            content.display(),
-            super::error::content_hint(content)
-        )
+        format!("core {name} stopped: it asked to shut down")
     }
 
     /// The work of one rollback as bare libretro calls and nothing else:
@@ -870,6 +883,7 @@ impl Core {
     /// with `zeroed`, bytes it does not write are zero rather than what
     /// `into` held.
     fn serialize_into(&mut self, into: &mut Vec<u8>, zeroed: bool) -> Result<(), EmulatorError> {
+        self.check_running()?;
         self.enter_phase(Phase::SavingState, self.frames_run);
         // SAFETY: plain libretro call.
         let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
@@ -961,7 +975,32 @@ impl Emulator for Core {
         // SAFETY: plain libretro call; content is loaded.
         self.timed_call(|api| unsafe { (api.run)() });
         self.frames_run += 1;
+        if self.context().shutdown_requested && self.stopped_on_frame.is_none() {
+            self.stopped_on_frame = Some(self.frames_run);
+        }
         self.refresh_mapped_memory();
+    }
+
+    fn check_running(&self) -> Result<(), EmulatorError> {
+        let Some(frame) = self.stopped_on_frame else {
+            return Ok(());
+        };
+        let content = self.content_path.as_deref().unwrap_or(Path::new(""));
+        let when = if frame == 1 {
+            "on its first frame".to_string()
+        } else {
+            format!("on its frame {frame}")
+        };
+        Err(EmulatorError::CoreStopped {
+            reason: format!(
+                "core {} asked to shut down {when} running {}, as cores do when they cannot run \
+                 the content{}",
+                self.info.name,
+                content.display(),
+                super::error::content_hint(content)
+            ),
+            on_first_frame: frame == 1,
+        })
     }
 
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
@@ -980,6 +1019,7 @@ impl Emulator for Core {
     }
 
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
+        self.check_running()?;
         self.enter_phase(Phase::LoadingState, self.frames_run);
         // SAFETY: plain libretro call.
         let expected = self.call(|api| unsafe { (api.serialize_size)() });

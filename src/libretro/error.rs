@@ -144,6 +144,24 @@ pub enum LibretroError {
         path: PathBuf,
     },
 
+    /// `retro_load_game` accepted the content, but the core logged an error
+    /// while loading it and has no state to save: it cannot run it (FBNeo
+    /// with a zip that is not a romset it knows says so only later, by
+    /// asking to shut down on its first frame).
+    #[error(
+        "core {core} could not run the content {}: it said \"{said}\"{}",
+        path.display(),
+        content_hint(path)
+    )]
+    ContentFailed {
+        /// The core's name.
+        core: String,
+        /// The content file it could not run.
+        path: PathBuf,
+        /// The first error the core logged while loading it.
+        said: String,
+    },
+
     /// The core claims to run without content but its `retro_load_game(NULL)`
     /// returned false.
     #[error("core {core} refused to start without content")]
