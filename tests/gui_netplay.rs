@@ -6,8 +6,9 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
-use support::cli::{last_json, spawn_netcade_with_env, stderr, Background};
+use std::process::Output;
+use std::time::Duration;
+use support::cli::{last_json, spawn_host_with_env, spawn_netcade_with_env, stderr, Background};
 
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -15,23 +16,28 @@ fn spawn_in_window(args: &[&str], config: &Path) -> Background {
     spawn_netcade_with_env(args, &[("NETCADE_CONFIG_DIR", config.as_os_str())])
 }
 
+/// A host and a joiner (`join 127.0.0.1:PORT` followed by `join_args`),
+/// each in a window with its input config in `dir`, played to the end.
+fn play_in_two_windows(dir: &Path, host_args: &[&str], join_args: &[&str]) -> (Output, Output) {
+    let in_window = [("NETCADE_CONFIG_DIR", dir.as_os_str())];
+    let (host, port) = spawn_host_with_env(dir, host_args, &in_window, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let join = spawn_in_window(&[&["join", &address][..], join_args].concat(), dir);
+    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    (host, join)
+}
+
 #[test]
 fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_shown() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
-    let port_file = dir.path().join("port");
+    let arena = support::dojo_arena();
     let shot = dir.path().join("host.png");
     let shot_arg = shot.display().to_string();
-    let port_file_arg = port_file.display().to_string();
     let game = [
         "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
     ];
     let mut host_args = vec![
-        "host",
-        "--port",
-        "0",
-        "--port-file",
-        &port_file_arg,
         "--inputs",
         "random:1",
         "--overlay",
@@ -40,24 +46,8 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
         &shot_arg,
     ];
     host_args.extend_from_slice(&game);
-    let host = spawn_in_window(&host_args, dir.path());
-    let deadline = Instant::now() + MATCH_TIMEOUT;
-    let port = loop {
-        if let Some(port) = std::fs::read_to_string(&port_file)
-            .ok()
-            .and_then(|t| t.trim().parse::<u16>().ok())
-        {
-            break port;
-        }
-        assert!(Instant::now() < deadline, "the host never wrote its port");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let address = format!("127.0.0.1:{port}");
-    let mut join_args = vec!["join", &address, "--inputs", "random:2"];
-    join_args.extend_from_slice(&game);
-    let join = spawn_in_window(&join_args, dir.path());
-    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
-    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join_args = [&["--inputs", "random:2"][..], &game].concat();
+    let (host, join) = play_in_two_windows(dir.path(), &host_args, &join_args);
     for (side, output) in [("host", &host), ("join", &join)] {
         assert!(output.status.success(), "{side}: {}", stderr(output));
         assert!(
@@ -99,23 +89,19 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
 #[test]
 fn players_in_windows_without_inputs_play_with_their_own_devices_only() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let game = [
-        "--core", "duel", "--rom", &arena, "--frames", "120", "--json",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--frames",
+        "120",
+        "--json",
+        "--window-size",
+        "320x240",
     ];
-    let in_window = [("NETCADE_CONFIG_DIR", dir.path().as_os_str())];
-    let (host, port) = support::cli::spawn_host_with_env(
-        dir.path(),
-        &[&game[..], &["--window-size", "320x240"]].concat(),
-        &in_window,
-        MATCH_TIMEOUT,
-    );
-    let address = format!("127.0.0.1:{port}");
-    let mut join_args = vec!["join", &address, "--window-size", "320x240"];
-    join_args.extend_from_slice(&game);
-    let join = spawn_in_window(&join_args, dir.path());
-    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
-    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let (host, join) = play_in_two_windows(dir.path(), &game, &game);
     for (side, output) in [("host", &host), ("join", &join)] {
         assert!(output.status.success(), "{side}: {}", stderr(output));
         let json = last_json(output);
@@ -128,7 +114,7 @@ fn players_in_windows_without_inputs_play_with_their_own_devices_only() {
 #[test]
 fn a_spectator_in_a_window_draws_the_game_and_ends_on_the_players_checksums() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let game = [
         "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
     ];

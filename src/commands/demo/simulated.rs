@@ -11,7 +11,7 @@ use crate::engine::core_copies::CoreCopies;
 use crate::engine::game::{default_arena, locate_duel_core};
 use crate::engine::inputs::{FrameInputs, RandomPlayer};
 use crate::engine::live::connect::content_hash;
-use crate::engine::netplay::driver::{
+use crate::engine::netplay::simulated::{
     MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch,
 };
 use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
@@ -157,7 +157,7 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
             .for_machine(index)
             .open_sink(rate, Some(args.frames))?;
     }
-    let (end, desync_reports) = play_match(&mut game_match, args.seed, out)?;
+    let (end, desync_reports) = play_match(&mut game_match, &setup, out)?;
     let summary = summarize(&mut game_match, end, desync_reports, args.frames, out)?;
     let (width, height) = save_last_frame(&game_match, &png_path)?;
     writeln!(
@@ -199,11 +199,11 @@ impl DemoLink {
 /// how many desyncs the machines reported.
 fn play_match(
     game_match: &mut SimulatedMatch<Box<dyn Game>>,
-    seed: u64,
+    setup: &MatchSetup,
     out: &mut dyn Write,
 ) -> Result<(MatchEnd, u64), AppError> {
     let mut players = ScriptedPlayers {
-        random: RandomPlayer::new(seed),
+        random: RandomPlayer::new(setup.seed),
         frames: Vec::new(),
     };
     let mut desync_reports = 0u64;
@@ -212,6 +212,7 @@ fn play_match(
     // too slow to re-simulate a rollback within a frame raises the delay.
     let started = Instant::now();
     let end = game_match.play(
+        setup,
         |player, frame| players.buttons(player, frame),
         || started.elapsed(),
         |update| {

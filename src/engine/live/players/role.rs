@@ -13,7 +13,8 @@ use crate::engine::live::players::report::{Desyncs, MatchEnd, MatchReport, Rollb
 use crate::engine::live::session_loop::{LiveMatch, LiveRole};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::desync_diagnosis::DesyncAnswer;
-use crate::engine::netplay::machine::{NetplayMachine, TickHooks};
+use crate::engine::netplay::hooks::TickHooks;
+use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{AppError, Game, Outcome};
 use crate::input::Buttons;
