@@ -91,17 +91,10 @@ fn players_in_windows_without_inputs_play_with_their_own_devices_only() {
     let dir = tempfile::tempdir().unwrap();
     let arena = support::dojo_arena();
     let game = [
-        "--core",
-        "duel",
-        "--rom",
-        &arena,
-        "--frames",
-        "120",
-        "--json",
-        "--window-size",
-        "320x240",
+        "--core", "duel", "--rom", &arena, "--frames", "120", "--json",
     ];
-    let (host, join) = play_in_two_windows(dir.path(), &game, &game);
+    let small = [&game[..], &["--window-size", "320x240"]].concat();
+    let (host, join) = play_in_two_windows(dir.path(), &small, &small);
     for (side, output) in [("host", &host), ("join", &join)] {
         assert!(output.status.success(), "{side}: {}", stderr(output));
         let json = last_json(output);
