@@ -147,7 +147,7 @@ impl Report for MatchReport {
             self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
         )?;
         if let Some(checksums) = &self.checksums {
-            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
+            writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
         self.outputs.describe(out)
     }

@@ -114,10 +114,13 @@ impl PlayersRole {
     pub(crate) fn new(
         seat: Seat,
         settings: &MatchSettings,
-        machine: PlayerMachine,
+        mut machine: PlayerMachine,
         inputs: InputSource,
         started: Instant,
     ) -> Self {
+        // `--frames N` is frames 0..N-1: frame N never runs, so no frame
+        // past the match's last becomes final, here or at a spectator.
+        machine.stop_at_frame = settings.frames;
         PlayersRole {
             machine,
             hooks: LiveHooks {
@@ -374,9 +377,8 @@ impl LiveRole for PlayersRole {
     fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {
         let final_end = self.machine.sink.log.end_frame();
         if self.ending.done_at.is_none() && self.frames.is_some_and(|frames| final_end >= frames) {
-            // Every frame asked for is final: run no more, but keep
-            // answering while the peer may still miss our last inputs.
-            self.machine.stop_at_frame = Some(self.machine.current_frame());
+            // Every frame asked for is final: keep answering while the
+            // peer may still miss our last inputs.
             self.ending.done_at = Some(Instant::now());
             self.ending.wire_until = Some((now_us / 1000, self.peer_stats()));
         }

@@ -39,8 +39,8 @@ pub struct SpectateSettings {
     /// The core and content: the same as the players'.
     #[command(flatten)]
     pub game: GameArgs,
-    /// Stop after frame N of the match (the players' `--frames N`) [default:
-    /// watch until the match ends].
+    /// Watch frames up to N-1 of the match, as the players' `--frames N`
+    /// [default: watch until the match ends].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
     /// Seconds to wait for the host to answer before giving up.

@@ -112,7 +112,7 @@ impl Report for WatchReport {
             self.dropped_datagrams
         )?;
         if let Some(checksums) = &self.checksums {
-            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
+            writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
         self.outputs.describe(out)
     }

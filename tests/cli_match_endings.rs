@@ -1,0 +1,96 @@
+//! How a `host`/`join`/`spectate` match ends, as users run the built
+//! binary over real UDP on loopback: the last frame is one number
+//! everywhere, the ending reaches everyone even through a delaying, lossy
+//! link, and every way of not playing says what happened. The host binds
+//! port 0 and writes the port it got to a file; timeouts only guard
+//! against a hang.
+
+mod support;
+
+use std::process::Output;
+use std::time::Duration;
+use support::cli::{last_json, netcade, spawn_host, spawn_netcade, stdout, Background};
+
+/// Long enough for a short match on a busy machine.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The delaying, lossy link of issue 15's spectator case.
+const DELAYING_LOSSY_LINK: [&str; 6] = [
+    "--sim-latency",
+    "30",
+    "--sim-jitter",
+    "10",
+    "--sim-loss",
+    "2",
+];
+
+fn duel() -> Vec<String> {
+    ["--core", "duel", "--rom", &support::dojo_arena()]
+        .map(String::from)
+        .to_vec()
+}
+
+fn args<'a>(parts: &[&'a [&'a str]]) -> Vec<&'a str> {
+    parts.concat()
+}
+
+fn join_at(port: u16, extra: &[&str]) -> Background {
+    let address = format!("127.0.0.1:{port}");
+    spawn_netcade(&args(&[&["join", &address], extra]))
+}
+
+/// `replay play FILE --headless --json` with the Duel core: its JSON.
+fn replay_played(path: &str) -> serde_json::Value {
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let played = netcade(&args(&[
+        &["replay", "play", path, "--headless", "--json"],
+        &game,
+    ]));
+    assert!(played.status.success(), "{played:?}");
+    last_json(&played)
+}
+
+fn finished(side: &str, output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "{side}: {output:?}");
+    let json = last_json(output);
+    assert_eq!(json["end"], "finished", "{side}: {json}");
+    json
+}
+
+#[test]
+fn a_match_of_n_frames_records_n_frames_and_its_replays_end_on_the_checksums_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    // A delaying link lets each machine run ahead of its final frames.
+    let common = args(&[&game, &DELAYING_LOSSY_LINK, &["--frames", "300", "--json"]]);
+    let (host, port) = spawn_host(
+        dir.path(),
+        &args(&[&common, &["--inputs", "random:1"]]),
+        MATCH_TIMEOUT,
+    );
+    let join = join_at(port, &args(&[&common, &["--inputs", "random:2"]]));
+    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        let json = finished(side, output);
+        assert_eq!(json["frames"], 300, "{side}: {json}");
+        assert!(
+            stdout(output).contains("checksums after 300 frames:"),
+            "{side}: {}",
+            stdout(output)
+        );
+        let replay = json["replay"]["path"].as_str().unwrap();
+        assert_eq!(json["replay"]["frames"], 300, "{side}: {json}");
+        let played = replay_played(replay);
+        assert_eq!(played["frames"], 300, "{side}: {played}");
+        for kind in ["memory", "state", "video"] {
+            assert_eq!(
+                played["checksums"][kind], json["checksums"][kind],
+                "{side}'s replay ends on the {kind} checksum the match printed"
+            );
+        }
+        let info = stdout(&netcade(&["replay", "info", replay]));
+        assert!(info.contains("frames 0..300 = 300"), "{side}: {info}");
+    }
+}
