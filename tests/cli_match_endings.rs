@@ -94,3 +94,40 @@ fn a_match_of_n_frames_records_n_frames_and_its_replays_end_on_the_checksums_it_
         assert!(info.contains("frames 0..300 = 300"), "{side}: {info}");
     }
 }
+
+#[test]
+fn a_spectator_joining_mid_match_behind_a_delaying_lossy_link_ends_finished_on_the_players_checksums(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let common = args(&[&game, &DELAYING_LOSSY_LINK, &["--json", "--no-record"]]);
+    let (mut host, port) = spawn_host(
+        dir.path(),
+        &args(&[&common, &["--frames", "600", "--inputs", "random:1"]]),
+        MATCH_TIMEOUT,
+    );
+    let join = join_at(
+        port,
+        &args(&[&common, &["--frames", "600", "--inputs", "random:2"]]),
+    );
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    std::thread::sleep(Duration::from_secs(3));
+    let address = format!("127.0.0.1:{port}");
+    let spectator = spawn_netcade(&args(&[&["spectate", &address], &common]));
+    let players = [
+        finished("host", &host.finish(MATCH_TIMEOUT)),
+        finished("join", &join.finish(MATCH_TIMEOUT)),
+    ];
+    let watched = finished("spectator", &spectator.finish(MATCH_TIMEOUT));
+    assert_eq!(watched["frames"], 600, "{watched}");
+    for player in &players {
+        assert_eq!(player["frames"], 600, "{player}");
+        for kind in ["memory", "video"] {
+            assert_eq!(
+                watched["checksums"][kind], player["checksums"][kind],
+                "the spectator ends on the players' {kind} checksum"
+            );
+        }
+    }
+}

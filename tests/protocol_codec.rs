@@ -160,6 +160,7 @@ fn every_message() -> Vec<Message> {
         Message::Start { delay_ms: 0 },
         Message::Start { delay_ms: 65_535 },
         Message::StartAck,
+        Message::DisconnectAck,
     ]
 }
 

@@ -40,6 +40,9 @@
 //! bytes after the options are left to later versions. Reject reason 8
 //! (`CoreVersion`) is new.
 //!
+//! Version 5 adds DisconnectAck (kind 16, no body), the answer to every
+//! Disconnect.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -467,7 +470,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             out.push(used as u8);
             out.extend_from_slice(&bitmap[..used]);
         }
-        Message::Ready | Message::StartAck => {}
+        Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
     }
     Ok(())
@@ -660,6 +663,7 @@ pub fn decode_reusing(
             delay_ms: reader.u16()?,
         },
         15 => Message::StartAck,
+        16 => Message::DisconnectAck,
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;

@@ -24,7 +24,10 @@ use std::fmt;
 ///   its start state) and the host's core options; the start state is the
 ///   first blob on the link to the start-up host, and a member says Ready
 ///   only once it is loaded. Rejects may say `CoreVersion`.
-pub const PROTOCOL_VERSION: u8 = 4;
+/// - 5: a Disconnect is acknowledged (DisconnectAck, kind 16) and repeated
+///   until then, for a bounded linger: an ending sent once dies with one
+///   lost datagram, and a version-4 peer would never answer.
+pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -504,11 +507,14 @@ pub enum Message {
     },
     /// Sent by a running link that sent nothing else for a while, so the peer does not time it out.
     KeepAlive,
-    /// The sender leaves the session; never acknowledged, so it may come more than once.
+    /// The sender leaves the session; repeated until a [`Message::DisconnectAck`]
+    /// arrives or its linger passes, so it may come more than once.
     Disconnect {
         /// Why the sender leaves.
         reason: DisconnectReason,
     },
+    /// "Your Disconnect arrived": sent for every copy of one (never answered).
+    DisconnectAck,
     /// A piece of a blob being transferred.
     BlobChunk(BlobChunk),
     /// Which chunks of a blob the receiver holds, so the sender resends only the missing ones.
@@ -547,6 +553,7 @@ impl Message {
             Message::Ready => 13,
             Message::Start { .. } => 14,
             Message::StartAck => 15,
+            Message::DisconnectAck => 16,
         }
     }
 }

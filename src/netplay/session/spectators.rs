@@ -173,9 +173,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return;
         };
         let from = self.final_rows.end();
+        // Inputs of frames past the match's last may be final too (sent
+        // ahead by the input delay), but those frames are never played.
+        let end = self
+            .config
+            .match_frames
+            .map_or(Frame::new(u32::MAX), Frame::new);
         match self.session.confirmed_inputs(from) {
             Ok(inputs) => {
-                for (_, row) in inputs.take_while(|&(frame, _)| frame <= finalized) {
+                for (_, row) in inputs.take_while(|&(frame, _)| frame <= finalized && frame < end) {
                     self.final_rows.push(row);
                 }
             }

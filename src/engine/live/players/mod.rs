@@ -269,6 +269,7 @@ fn match_config(
             value: value.clone(),
         })
         .collect();
+    config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
     if let DelayArg::Fixed(frames) = settings.delay {

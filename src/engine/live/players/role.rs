@@ -10,7 +10,7 @@ use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
 use crate::engine::live::players::args::MatchSettings;
 use crate::engine::live::players::report::{Desyncs, MatchEnd, MatchReport, Rollbacks};
-use crate::engine::live::session_loop::{LiveMatch, LiveRole};
+use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::desync_diagnosis::DesyncAnswer;
 use crate::engine::netplay::hooks::TickHooks;
@@ -450,6 +450,10 @@ impl LiveRole for PlayersRole {
         // Tells the peer (a no-op once the match ended).
         self.machine.netplay.leave();
         self.ending.left_ms = elapsed.as_millis() as u64;
+    }
+
+    fn datagram_session(&mut self) -> &mut dyn DatagramSession {
+        &mut self.machine.netplay
     }
 }
 
