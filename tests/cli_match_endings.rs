@@ -131,3 +131,28 @@ fn a_spectator_joining_mid_match_behind_a_delaying_lossy_link_ends_finished_on_t
         }
     }
 }
+
+#[test]
+fn the_hosts_frames_win_and_a_joiner_that_gave_others_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let common = args(&[&game, &["--json", "--no-record"]]);
+    let (host, port) = spawn_host(
+        dir.path(),
+        &args(&[&common, &["--frames", "120"]]),
+        MATCH_TIMEOUT,
+    );
+    let join = join_at(port, &args(&[&common, &["--frames", "600"]]));
+    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        let json = finished(side, output);
+        assert_eq!(json["frames"], 120, "{side}: {json}");
+    }
+    let said = support::cli::stderr(&join);
+    assert!(
+        said.contains("note: the host's match length wins: --frames 120 (you gave --frames 600)"),
+        "{said}"
+    );
+    assert!(!support::cli::stderr(&host).contains("note:"));
+}

@@ -41,7 +41,9 @@
 //! (`CoreVersion`) is new.
 //!
 //! Version 5 adds DisconnectAck (kind 16, no body), the answer to every
-//! Disconnect.
+//! Disconnect, and appends to every handshake the match's length in frames
+//! (a varint, 0 when it runs until someone leaves); a handshake ending
+//! after the core options is a version-4 one (no length).
 //!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
@@ -234,6 +236,8 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
         put_text(out, "core option key", &option.key)?;
         put_text(out, "core option value", &option.value)?;
     }
+    // Version 5 on.
+    put_varint(out, u64::from(hs.match_frames.unwrap_or(0)));
     Ok(())
 }
 
@@ -766,6 +770,12 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
             read_core_options(reader)?,
         )
     };
+    // A version-4 one here: no match length.
+    let match_frames = if reader.remaining() == 0 {
+        None
+    } else {
+        Some(reader.varint_u32()?).filter(|&frames| frames > 0)
+    };
     Ok(Handshake {
         core_name,
         core_version,
@@ -774,6 +784,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         settings,
         core_options,
         start_state,
+        match_frames,
     })
 }
 

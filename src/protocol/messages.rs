@@ -26,7 +26,8 @@ use std::fmt;
 ///   only once it is loaded. Rejects may say `CoreVersion`.
 /// - 5: a Disconnect is acknowledged (DisconnectAck, kind 16) and repeated
 ///   until then, for a bounded linger: an ending sent once dies with one
-///   lost datagram, and a version-4 peer would never answer.
+///   lost datagram, and a version-4 peer would never answer. Handshakes
+///   end with the match's length in frames (the host's wins).
 pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -211,6 +212,9 @@ pub struct Handshake {
     /// lz4-compressed) as the first blob on this link; the receiver loads
     /// it before saying Ready.
     pub start_state: bool,
+    /// The match's length in frames (frames 0..N-1), or `None` when it runs
+    /// until someone leaves: the host's wins, and a spectator stops there.
+    pub match_frames: Option<u32>,
 }
 
 /// Why a host refused a joiner.

@@ -20,8 +20,9 @@ pub struct MatchSettings {
     /// player's column of `run --inputs random:SEED`), or an input script file.
     #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
     pub inputs: InputSpec,
-    /// End the match cleanly after N frames on every machine [default: play
-    /// until Ctrl-C or the peer leaves]. Both machines must give the same N.
+    /// End the match cleanly after N frames (0..N-1) on every machine
+    /// [default: play until Ctrl-C or the peer leaves]. The host's N wins: a
+    /// joiner is told it in the handshake.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
     /// Refuse to play (exit 2) when the rollback pre-flight finds that the

@@ -103,6 +103,14 @@ pub fn spectate_match(
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))
         .unwrap_or_default();
+    // The match's own end, when the host has one, is where watching ends.
+    let host_frames = spectator
+        .host_handshake()
+        .and_then(|host| host.match_frames);
+    let frames = match (settings.frames, host_frames) {
+        (Some(ours), Some(host)) => Some(ours.min(host)),
+        (ours, host) => ours.or(host),
+    };
     let game_args = GameArgs {
         options: host_options.clone(),
         ..settings.game.clone()
@@ -118,10 +126,10 @@ pub fn spectate_match(
         names,
     )?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
-    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
-    let mut role = SpectatorRole::new(machine, settings.frames);
+    let mut role = SpectatorRole::new(machine, frames);
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
