@@ -156,3 +156,50 @@ fn the_hosts_frames_win_and_a_joiner_that_gave_others_says_so() {
     );
     assert!(!support::cli::stderr(&host).contains("note:"));
 }
+
+/// A loopback port where nothing listens (bound, then let go).
+fn silent_address() -> String {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn joining_or_watching_where_nothing_answers_says_no_answer_after_the_connect_timeout_and_exits_3()
+{
+    // Longer than the 5 s after which a silent peer is dropped.
+    let timeout_s = 6.0;
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let timeout = timeout_s.to_string();
+    let runs: Vec<_> = ["join", "spectate"]
+        .into_iter()
+        .map(|command| {
+            let address = silent_address();
+            let head = [command, &address, "--connect-timeout-s", &timeout];
+            let args: Vec<String> = args(&[&head, &game])
+                .iter()
+                .map(|arg| arg.to_string())
+                .collect();
+            std::thread::spawn(move || {
+                let began = std::time::Instant::now();
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let output = netcade(&args);
+                (command, address, output, began.elapsed())
+            })
+        })
+        .collect();
+    for run in runs {
+        let (command, address, output, took) = run.join().unwrap();
+        let said = support::cli::stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{command}: {output:?}");
+        assert!(
+            said.contains(&format!("no answer from {address} within 6 s")),
+            "{command}: {said}"
+        );
+        assert!(
+            took.as_secs_f64() >= timeout_s,
+            "{command} gave up after {took:?}"
+        );
+        assert!(!stdout(&output).contains("match"), "{command}: {output:?}");
+    }
+}

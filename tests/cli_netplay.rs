@@ -254,7 +254,7 @@ fn when_the_joiner_is_killed_mid_match_the_host_reports_the_lost_peer_and_exits_
         "{errors}"
     );
     assert!(
-        stdout(&host).contains("match the peer was lost"),
+        stdout(&host).contains("match ended (the peer was lost): "),
         "{host:?}"
     );
     assert_eq!(last_json(&host)["end"], "peer_lost");

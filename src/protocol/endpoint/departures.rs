@@ -6,7 +6,7 @@
 //! inputs go first: a goodbye overtaking them would end the peer's match
 //! short of frames we played.
 
-use super::{ConnectionState, DisconnectCause, Event, Millis, PeerEndpoint};
+use super::{ConnectionState, DisconnectCause, Event, Millis, PeerEndpoint, Role};
 use crate::protocol::messages::*;
 
 /// A goodbye not yet acknowledged is sent again this often.
@@ -148,9 +148,13 @@ impl PeerEndpoint {
     }
 
     /// Closes the connection if the peer has been silent for
-    /// `silent_for` ms, past the timeout; returns whether it did.
+    /// `silent_for` ms, past the timeout; returns whether it did. A joiner
+    /// still saying Hello waits as long as its caller does (`join
+    /// --connect-timeout-s`): nobody answering is no answer, not a lost peer.
     pub(super) fn time_out_after(&mut self, silent_for: Millis) -> bool {
-        if silent_for < self.config.disconnect_after_ms {
+        let saying_hello = self.state == ConnectionState::Handshaking
+            && matches!(self.config.role, Role::Joiner { .. });
+        if silent_for < self.config.disconnect_after_ms || saying_hello {
             return false;
         }
         self.state = ConnectionState::Disconnected;

@@ -28,7 +28,7 @@ pub enum MatchEnd {
 }
 
 impl MatchEnd {
-    /// How the summary says it.
+    /// What happened, as the notice on screen says it.
     pub fn describe(self) -> &'static str {
         match self {
             MatchEnd::Finished => "finished",
@@ -36,6 +36,15 @@ impl MatchEnd {
             MatchEnd::WindowClosed => "the window was closed",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
+        }
+    }
+
+    /// How the summary's first line begins: `match finished`, `match ended
+    /// (the peer was lost)`.
+    fn summary(self) -> String {
+        match self {
+            MatchEnd::Finished | MatchEnd::Interrupted => format!("match {}", self.describe()),
+            _ => format!("match ended ({})", self.describe()),
         }
     }
 
@@ -108,8 +117,8 @@ impl Report for MatchReport {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
-            "match {}: {} frames final, {:.1} s, {}",
-            self.end.describe(),
+            "{}: {} frames final, {:.1} s, {}",
+            self.end.summary(),
             self.frames,
             self.wire.seconds,
             self.game

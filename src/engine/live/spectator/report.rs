@@ -23,12 +23,14 @@ pub enum WatchEnd {
 }
 
 impl WatchEnd {
-    fn describe(self) -> &'static str {
+    /// How the summary's first line begins: `spectating finished`,
+    /// `spectating ended (the host was lost)`.
+    fn summary(self) -> &'static str {
         match self {
-            WatchEnd::Finished => "finished",
-            WatchEnd::Interrupted => "interrupted (Ctrl-C)",
-            WatchEnd::HostLost => "the host was lost",
-            WatchEnd::WindowClosed => "the window was closed",
+            WatchEnd::Finished => "spectating finished",
+            WatchEnd::Interrupted => "spectating interrupted (Ctrl-C)",
+            WatchEnd::HostLost => "spectating ended (the host was lost)",
+            WatchEnd::WindowClosed => "spectating ended (the window was closed)",
         }
     }
 
@@ -82,15 +84,14 @@ pub(crate) struct WatchReport {
 
 impl Report for WatchReport {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let joined = self.joined_at_frame.map_or_else(
+        let watched = self.joined_at_frame.map_or_else(
             || "never got the host's state".to_string(),
-            |f| format!("joined at frame {f}"),
+            |joined| format!("frames {joined}..{} watched", self.frames),
         );
         writeln!(
             out,
-            "spectating {}: up to frame {}, {joined}, {:.1} s, {}",
-            self.end.describe(),
-            self.frames,
+            "{}: {watched}, {:.1} s, {}",
+            self.end.summary(),
             self.wire.seconds,
             self.game
         )?;
