@@ -7,6 +7,7 @@
 
 mod support;
 
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 use support::cli::{last_json, netcade, spawn_host, spawn_netcade, stdout, Background};
@@ -201,5 +202,66 @@ fn joining_or_watching_where_nothing_answers_says_no_answer_after_the_connect_ti
             "{command} gave up after {took:?}"
         );
         assert!(!stdout(&output).contains("match"), "{command}: {output:?}");
+    }
+}
+
+/// The exit code of a command interrupted by Ctrl-C, SIGTERM or SIGHUP.
+const EXIT_INTERRUPTED: i32 = 130;
+
+#[test]
+fn a_player_sent_sigterm_tells_its_opponent_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let common = args(&[&game, &["--json", "--no-record"]]);
+    let (mut host, port) = spawn_host(dir.path(), &common, MATCH_TIMEOUT);
+    let mut join = join_at(port, &common);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    join.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    let killed_at = std::time::Instant::now();
+    join.signal("TERM");
+    let join = join.finish(MATCH_TIMEOUT);
+    let host = host.finish(MATCH_TIMEOUT);
+    assert_eq!(join.status.code(), Some(EXIT_INTERRUPTED), "{join:?}");
+    assert_eq!(last_json(&join)["end"], "interrupted");
+    assert_eq!(last_json(&host)["end"], "peer_left", "told, not lost");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(4),
+        "the host did not wait for the silence timeout"
+    );
+}
+
+#[test]
+fn a_host_sent_sighup_while_waiting_exits_130_and_leaves_no_replay_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let replay = dir.path().join("waiting.ncr").display().to_string();
+    let (mut host, _) = spawn_host(
+        dir.path(),
+        &args(&[&game, &["--record", &replay]]),
+        MATCH_TIMEOUT,
+    );
+    host.wait_for_stdout("waiting for a player to join", MATCH_TIMEOUT);
+    host.signal("HUP");
+    let host = host.finish(MATCH_TIMEOUT);
+    assert_eq!(host.status.code(), Some(EXIT_INTERRUPTED), "{host:?}");
+    assert!(!Path::new(&replay).exists(), "an empty replay was left");
+}
+
+#[test]
+fn run_and_synctest_sent_sigterm_exit_130_as_on_ctrl_c() {
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    for (command, signal) in [("run", "TERM"), ("synctest", "TERM"), ("run", "INT")] {
+        let mut running = spawn_netcade(&args(&[&[command, "--frames", "100000000"], &game]));
+        std::thread::sleep(Duration::from_millis(500));
+        running.signal(signal);
+        let output = running.finish(MATCH_TIMEOUT);
+        assert_eq!(
+            output.status.code(),
+            Some(EXIT_INTERRUPTED),
+            "{command} after SIG{signal}: {output:?}"
+        );
     }
 }

@@ -271,7 +271,7 @@ fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
     join.wait_for_stdout("the match began", MATCH_TIMEOUT);
     join.interrupt();
     let join = join.finish(MATCH_TIMEOUT);
-    assert!(join.status.success(), "{join:?}");
+    assert_eq!(join.status.code(), Some(130), "interrupted: {join:?}");
     assert!(
         stdout(&join).contains("match interrupted (Ctrl-C)"),
         "{join:?}"

@@ -3,6 +3,7 @@
 
 use crate::engine::error::error_chain;
 use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::interrupt::exit_on_interrupt;
 use crate::engine::report::{write_report, Report};
 use crate::engine::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
 use crate::rollback::synctest::{
@@ -115,6 +116,8 @@ fn dump_parent(args: &SyncTestArgs) -> PathBuf {
 
 /// `netcade synctest`.
 pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    // Ctrl-C, SIGTERM and SIGHUP end it with one exit code, as every command.
+    exit_on_interrupt();
     let settings = SyncTestSettings {
         frames: args.frames,
         distance: args.check_distance,

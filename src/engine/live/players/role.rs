@@ -277,7 +277,8 @@ impl PlayersRole {
         report.outputs = outputs;
         let outcome = match end {
             _ if report.desyncs.detected > 0 => Outcome::NetplayFailed,
-            MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
+            MatchEnd::Finished | MatchEnd::WindowClosed => Outcome::Success,
+            MatchEnd::Interrupted => Outcome::Interrupted,
             MatchEnd::PeerLeft if self.frames.is_none() => Outcome::Success,
             MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
         };

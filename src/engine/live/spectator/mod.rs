@@ -89,7 +89,7 @@ pub fn spectate_match(
     if !await_welcome(&mut spectator, &mut transport, started, timeout)? {
         if interrupted() {
             return Ok(LiveMatch {
-                outcome: Outcome::Success,
+                outcome: Outcome::Interrupted,
                 log: ChecksumLog::new(1),
                 report: None,
             });

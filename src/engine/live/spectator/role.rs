@@ -87,7 +87,8 @@ impl SpectatorRole {
             ..self.report(end, transport)
         };
         let outcome = match end {
-            WatchEnd::Finished | WatchEnd::Interrupted | WatchEnd::WindowClosed => Outcome::Success,
+            WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
+            WatchEnd::Interrupted => Outcome::Interrupted,
             WatchEnd::HostLost => Outcome::PeerLost,
         };
         Ok(LiveMatch {
