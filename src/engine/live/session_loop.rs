@@ -61,7 +61,7 @@ impl LiveMatch {
 pub trait LiveRole {
     /// How the session ended.
     type End: Copy;
-    /// The end Ctrl-C makes.
+    /// The end an interrupt (Ctrl-C, SIGTERM, SIGHUP) makes.
     const INTERRUPTED: Self::End;
     /// The end closing the window makes.
     const WINDOW_CLOSED: Self::End;

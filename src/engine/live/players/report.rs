@@ -16,7 +16,7 @@ use std::io::Write;
 pub enum MatchEnd {
     /// Every frame asked for is final.
     Finished,
-    /// Ctrl-C: we left, the peer was told.
+    /// Ctrl-C, SIGTERM or SIGHUP: we left, the peer was told.
     Interrupted,
     /// The window was closed: we left, the peer was told.
     WindowClosed,
@@ -32,7 +32,7 @@ impl MatchEnd {
     pub fn describe(self) -> &'static str {
         match self {
             MatchEnd::Finished => "finished",
-            MatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            MatchEnd::Interrupted => "interrupted",
             MatchEnd::WindowClosed => "the window was closed",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",

@@ -14,7 +14,7 @@ use std::io::Write;
 pub enum WatchEnd {
     /// Every frame asked for, or the match's last final frame, was played.
     Finished,
-    /// Ctrl-C.
+    /// Ctrl-C, SIGTERM or SIGHUP.
     Interrupted,
     /// The host went silent (or its link broke) before the match's end.
     HostLost,
@@ -28,7 +28,7 @@ impl WatchEnd {
     fn summary(self) -> &'static str {
         match self {
             WatchEnd::Finished => "spectating finished",
-            WatchEnd::Interrupted => "spectating interrupted (Ctrl-C)",
+            WatchEnd::Interrupted => "spectating interrupted",
             WatchEnd::HostLost => "spectating ended (the host was lost)",
             WatchEnd::WindowClosed => "spectating ended (the window was closed)",
         }
