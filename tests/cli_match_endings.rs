@@ -265,3 +265,44 @@ fn run_and_synctest_sent_sigterm_exit_130_as_on_ctrl_c() {
         );
     }
 }
+
+#[test]
+fn refusals_name_what_happened_a_full_match_or_another_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    let moon = support::duel_arena("moon").display().to_string();
+    let other_game = ["--core", "duel", "--rom", moon.as_str()];
+    let (mut host, port) = spawn_host(
+        dir.path(),
+        &args(&[&game, &["--frames", "600", "--no-record"]]),
+        MATCH_TIMEOUT,
+    );
+    let join = join_at(port, &args(&[&game, &["--frames", "600", "--no-record"]]));
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let third = netcade(&args(&[&["join", &address, "--no-record"], &game]));
+    let stranger = netcade(&args(&[
+        &["spectate", &address, "--no-record"],
+        &other_game,
+    ]));
+    let (host, _) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+
+    for (who, output, says) in [
+        ("a third joiner", &third, "error: the host refused to play: the match is full"),
+        (
+            "a spectator of another game",
+            &stranger,
+            "error: this match is for Duel 0.1.0 with content 42ffdd6b…; you have Duel 0.1.0 with content",
+        ),
+    ] {
+        assert_eq!(output.status.code(), Some(2), "{who}: {output:?}");
+        let said = support::cli::stderr(output);
+        assert!(said.starts_with(says), "{who}: {said}");
+    }
+    assert!(!stdout(&host).contains("a spectator joined"), "{host:?}");
+    assert!(
+        support::cli::stderr(&host).contains("warning: refused a spectator (different content (ROM)): it has Duel 0.1.0 with content"),
+        "{host:?}"
+    );
+}

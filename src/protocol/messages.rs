@@ -27,7 +27,8 @@ use std::fmt;
 /// - 5: a Disconnect is acknowledged (DisconnectAck, kind 16) and repeated
 ///   until then, for a bounded linger: an ending sent once dies with one
 ///   lost datagram, and a version-4 peer would never answer. Handshakes
-///   end with the match's length in frames (the host's wins).
+///   end with the match's length in frames (the host's wins). Rejects may
+///   say `NoSpectators`.
 pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -230,12 +231,14 @@ pub enum RejectReason {
     Settings,
     /// The joiner claims a player slot the host or another peer controls.
     SlotTaken,
-    /// The host takes no more players.
-    NotAccepting,
+    /// Every player's place is taken: the match is full.
+    MatchFull,
     /// The host already feeds as many spectators as it allows.
     SpectatorsFull,
     /// The same core in different versions.
     CoreVersion,
+    /// The host takes no spectators at all (`--max-spectators 0`).
+    NoSpectators,
 }
 
 impl RejectReason {
@@ -246,9 +249,10 @@ impl RejectReason {
             RejectReason::Content => 3,
             RejectReason::Settings => 4,
             RejectReason::SlotTaken => 5,
-            RejectReason::NotAccepting => 6,
+            RejectReason::MatchFull => 6,
             RejectReason::SpectatorsFull => 7,
             RejectReason::CoreVersion => 8,
+            RejectReason::NoSpectators => 9,
         }
     }
 
@@ -259,9 +263,10 @@ impl RejectReason {
             3 => RejectReason::Content,
             4 => RejectReason::Settings,
             5 => RejectReason::SlotTaken,
-            6 => RejectReason::NotAccepting,
+            6 => RejectReason::MatchFull,
             7 => RejectReason::SpectatorsFull,
             8 => RejectReason::CoreVersion,
+            9 => RejectReason::NoSpectators,
             _ => return None,
         })
     }
@@ -276,8 +281,9 @@ impl fmt::Display for RejectReason {
             RejectReason::Content => "different content (ROM)",
             RejectReason::Settings => "incompatible session settings",
             RejectReason::SlotTaken => "the requested player slot is taken",
-            RejectReason::NotAccepting => "the host is not accepting players",
+            RejectReason::MatchFull => "the match is full",
             RejectReason::SpectatorsFull => "the host has no room for more spectators",
+            RejectReason::NoSpectators => "no spectators allowed",
         })
     }
 }

@@ -212,6 +212,7 @@ impl PlayersRole {
                 narrator.signal(LiveEvent::MatchBegan);
             }
             NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::SpectatorRefused(rejection) => narrator.warn(&rejection.explanation())?,
             NetplayEvent::SpectatorDropped { reason } => {
                 narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
             }
