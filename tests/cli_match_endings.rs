@@ -306,3 +306,59 @@ fn refusals_name_what_happened_a_full_match_or_another_game() {
         "{host:?}"
     );
 }
+
+#[test]
+fn a_netplay_desync_leaves_its_dumps_in_the_data_directory_not_the_current_one() {
+    let (cwd, data, ports) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let game = duel();
+    let game: Vec<&str> = game.iter().map(String::as_str).collect();
+    // The option leaves state out of Duel's savestate: rollbacks (sure with
+    // a latency) make the machines diverge, and the joiner dumps both.
+    let common = args(&[
+        &game,
+        &["--option", "duel_inject_nondeterminism=enabled"],
+        &["--sim-latency", "30", "--frames", "300", "--no-record"],
+    ]);
+    let port_file = ports.path().join("port").display().to_string();
+    let env = [("XDG_DATA_HOME", data.path())];
+    let (cwd_path, host_args) = (
+        cwd.path().to_path_buf(),
+        args(&[&["host", "--port", "0", "--port-file", &port_file], &common])
+            .iter()
+            .map(|arg| arg.to_string())
+            .collect::<Vec<_>>(),
+    );
+    let data_path = data.path().to_path_buf();
+    let host = std::thread::spawn(move || {
+        let args: Vec<&str> = host_args.iter().map(String::as_str).collect();
+        support::cli::netcade_in_with_env(&cwd_path, &[("XDG_DATA_HOME", &data_path)], &args)
+    });
+    let port = loop {
+        match std::fs::read_to_string(&port_file) {
+            Ok(text) if text.ends_with('\n') => break text.trim().to_string(),
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    let address = format!("127.0.0.1:{port}");
+    let join =
+        support::cli::netcade_in_with_env(cwd.path(), &env, &args(&[&["join", &address], &common]));
+    let host = host.join().unwrap();
+    assert_eq!(join.status.code(), Some(1), "a desync: {join:?}");
+    assert_eq!(host.status.code(), Some(1), "a desync: {host:?}");
+    let said = support::cli::stderr(&join);
+    let dumps = said
+        .split("(dumps in ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no dumps named: {said}"));
+    assert!(
+        Path::new(dumps).starts_with(data.path().join("netcade").join("dumps")),
+        "{dumps}"
+    );
+    let left_here: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(left_here.is_empty(), "{left_here:?}");
+}

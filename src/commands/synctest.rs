@@ -106,12 +106,9 @@ pub struct SyncTestArgs {
     pub json: bool,
 }
 
-/// Where a desync's dumps go: `--dump-dir`, else the data directory's
-/// `dumps/` (never the current directory, which may be a checkout).
+/// Where a desync's dumps go (see [`crate::paths::dump_dir`]).
 fn dump_parent(args: &SyncTestArgs) -> PathBuf {
-    args.dump_dir
-        .clone()
-        .unwrap_or_else(|| crate::paths::data_subdir("dumps"))
+    crate::paths::dump_dir(args.dump_dir.as_deref())
 }
 
 /// `netcade synctest`.

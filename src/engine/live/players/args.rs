@@ -37,9 +37,10 @@ pub struct MatchSettings {
     #[command(flatten)]
     pub link: LinkArgs,
     /// Where the joiner writes both versions of a desynced checkpoint and
-    /// the report naming the bytes that differ.
-    #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
-    pub dump_dir: PathBuf,
+    /// the report naming the bytes that differ [default: dumps/ in
+    /// netcade's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
 }
 
 /// Settings of `netcade host`.

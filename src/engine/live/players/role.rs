@@ -131,7 +131,7 @@ impl PlayersRole {
             },
             seat,
             frames: settings.frames,
-            dump_dir: settings.dump_dir.clone(),
+            dump_dir: crate::paths::dump_dir(settings.dump_dir.as_deref()),
             inputs: settings.inputs.to_string(),
             desyncs: Desyncs::default(),
             ending: Ending::default(),
