@@ -132,7 +132,7 @@ impl PlayersRole {
             seat,
             frames: settings.frames,
             dump_dir: crate::paths::dump_dir(settings.dump_dir.as_deref()),
-            inputs: settings.inputs.to_string(),
+            inputs: settings.input_spec().to_string(),
             desyncs: Desyncs::default(),
             ending: Ending::default(),
             before: (0, 0),
