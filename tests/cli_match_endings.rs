@@ -25,25 +25,34 @@ const DELAYING_LOSSY_LINK: [&str; 6] = [
     "2",
 ];
 
-fn duel() -> Vec<String> {
-    ["--core", "duel", "--rom", &support::dojo_arena()]
-        .map(String::from)
-        .to_vec()
+/// The Duel core in the dojo arena, as command-line arguments.
+fn duel() -> [&'static str; 4] {
+    static ARENA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let arena = ARENA.get_or_init(support::dojo_arena);
+    ["--core", "duel", "--rom", arena]
 }
 
 fn args<'a>(parts: &[&'a [&'a str]]) -> Vec<&'a str> {
     parts.concat()
 }
 
-fn join_at(port: u16, extra: &[&str]) -> Background {
+/// A host and a joiner of one match, each given `common` and then its own
+/// arguments; with the port the host listens on.
+fn start_match(
+    dir: &Path,
+    common: &[&str],
+    host: &[&str],
+    join: &[&str],
+) -> (Background, u16, Background) {
+    let (host, port) = spawn_host(dir, &args(&[common, host]), MATCH_TIMEOUT);
     let address = format!("127.0.0.1:{port}");
-    spawn_netcade(&args(&[&["join", &address], extra]))
+    let join = spawn_netcade(&args(&[&["join", &address], common, join]));
+    (host, port, join)
 }
 
 /// `replay play FILE --headless --json` with the Duel core: its JSON.
 fn replay_played(path: &str) -> serde_json::Value {
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let played = netcade(&args(&[
         &["replay", "play", path, "--headless", "--json"],
         &game,
@@ -63,15 +72,14 @@ fn finished(side: &str, output: &Output) -> serde_json::Value {
 fn a_match_of_n_frames_records_n_frames_and_its_replays_end_on_the_checksums_it_printed() {
     let dir = tempfile::tempdir().unwrap();
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     // A delaying link lets each machine run ahead of its final frames.
     let common = args(&[&game, &DELAYING_LOSSY_LINK, &["--frames", "300", "--json"]]);
-    let (host, port) = spawn_host(
+    let (host, _, join) = start_match(
         dir.path(),
-        &args(&[&common, &["--inputs", "random:1"]]),
-        MATCH_TIMEOUT,
+        &common,
+        &["--inputs", "random:1"],
+        &["--inputs", "random:2"],
     );
-    let join = join_at(port, &args(&[&common, &["--inputs", "random:2"]]));
     let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
     for (side, output) in [("host", &host), ("join", &join)] {
         let json = finished(side, output);
@@ -101,16 +109,13 @@ fn a_spectator_joining_mid_match_behind_a_delaying_lossy_link_ends_finished_on_t
 ) {
     let dir = tempfile::tempdir().unwrap();
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let common = args(&[&game, &DELAYING_LOSSY_LINK, &["--json", "--no-record"]]);
-    let (mut host, port) = spawn_host(
+    let common = args(&[&common, &["--frames", "600"]]);
+    let (mut host, port, join) = start_match(
         dir.path(),
-        &args(&[&common, &["--frames", "600", "--inputs", "random:1"]]),
-        MATCH_TIMEOUT,
-    );
-    let join = join_at(
-        port,
-        &args(&[&common, &["--frames", "600", "--inputs", "random:2"]]),
+        &common,
+        &["--inputs", "random:1"],
+        &["--inputs", "random:2"],
     );
     host.wait_for_stdout("the match began", MATCH_TIMEOUT);
     std::thread::sleep(Duration::from_secs(3));
@@ -137,14 +142,13 @@ fn a_spectator_joining_mid_match_behind_a_delaying_lossy_link_ends_finished_on_t
 fn the_hosts_frames_win_and_a_joiner_that_gave_others_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let common = args(&[&game, &["--json", "--no-record"]]);
-    let (host, port) = spawn_host(
+    let (host, _, join) = start_match(
         dir.path(),
-        &args(&[&common, &["--frames", "120"]]),
-        MATCH_TIMEOUT,
+        &common,
+        &["--frames", "120"],
+        &["--frames", "600"],
     );
-    let join = join_at(port, &args(&[&common, &["--frames", "600"]]));
     let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
     for (side, output) in [("host", &host), ("join", &join)] {
         let json = finished(side, output);
@@ -170,7 +174,6 @@ fn joining_or_watching_where_nothing_answers_says_no_answer_after_the_connect_ti
     // Longer than the 5 s after which a silent peer is dropped.
     let timeout_s = 6.0;
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let timeout = timeout_s.to_string();
     let runs: Vec<_> = ["join", "spectate"]
         .into_iter()
@@ -212,10 +215,8 @@ const EXIT_INTERRUPTED: i32 = 130;
 fn a_player_sent_sigterm_tells_its_opponent_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let common = args(&[&game, &["--json", "--no-record"]]);
-    let (mut host, port) = spawn_host(dir.path(), &common, MATCH_TIMEOUT);
-    let mut join = join_at(port, &common);
+    let (mut host, _, mut join) = start_match(dir.path(), &common, &[], &[]);
     host.wait_for_stdout("the match began", MATCH_TIMEOUT);
     join.wait_for_stdout("the match began", MATCH_TIMEOUT);
     let killed_at = std::time::Instant::now();
@@ -235,7 +236,6 @@ fn a_player_sent_sigterm_tells_its_opponent_and_exits_130() {
 fn a_host_sent_sighup_while_waiting_exits_130_and_leaves_no_replay_file() {
     let dir = tempfile::tempdir().unwrap();
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let replay = dir.path().join("waiting.ncr").display().to_string();
     let (mut host, _) = spawn_host(
         dir.path(),
@@ -252,7 +252,6 @@ fn a_host_sent_sighup_while_waiting_exits_130_and_leaves_no_replay_file() {
 #[test]
 fn run_and_synctest_sent_sigterm_exit_130_as_on_ctrl_c() {
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     for (command, signal) in [("run", "TERM"), ("synctest", "TERM"), ("run", "INT")] {
         let mut running = spawn_netcade(&args(&[&[command, "--frames", "100000000"], &game]));
         std::thread::sleep(Duration::from_millis(500));
@@ -270,15 +269,10 @@ fn run_and_synctest_sent_sigterm_exit_130_as_on_ctrl_c() {
 fn refusals_name_what_happened_a_full_match_or_another_game() {
     let dir = tempfile::tempdir().unwrap();
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     let moon = support::duel_arena("moon").display().to_string();
     let other_game = ["--core", "duel", "--rom", moon.as_str()];
-    let (mut host, port) = spawn_host(
-        dir.path(),
-        &args(&[&game, &["--frames", "600", "--no-record"]]),
-        MATCH_TIMEOUT,
-    );
-    let join = join_at(port, &args(&[&game, &["--frames", "600", "--no-record"]]));
+    let common = args(&[&game, &["--frames", "600", "--no-record"]]);
+    let (mut host, port, join) = start_match(dir.path(), &common, &[], &[]);
     host.wait_for_stdout("the match began", MATCH_TIMEOUT);
     let address = format!("127.0.0.1:{port}");
     let third = netcade(&args(&[&["join", &address, "--no-record"], &game]));
@@ -315,7 +309,6 @@ fn a_netplay_desync_leaves_its_dumps_in_the_data_directory_not_the_current_one()
         tempfile::tempdir().unwrap(),
     );
     let game = duel();
-    let game: Vec<&str> = game.iter().map(String::as_str).collect();
     // The option leaves state out of Duel's savestate: rollbacks (sure with
     // a latency) make the machines diverge, and the joiner dumps both.
     let common = args(&[

@@ -136,11 +136,17 @@ impl Link {
     }
 }
 
-#[test]
-fn a_goodbye_is_repeated_through_a_partition_until_the_peer_acknowledges_it() {
-    let mut link = Link::new(21);
+/// A link whose joiner leaves while the two are cut off from each other.
+fn left_behind_a_partition(seed: u64) -> Link {
+    let mut link = Link::new(seed);
     link.net.partition(HOST, JOINER);
     link.joiner.disconnect(DisconnectReason::Quit);
+    link
+}
+
+#[test]
+fn a_goodbye_is_repeated_through_a_partition_until_the_peer_acknowledges_it() {
+    let mut link = left_behind_a_partition(21);
     link.run_for(400);
     assert!(!link.joiner.is_closed(), "still waiting for an answer");
     link.net.heal(HOST, JOINER);
@@ -154,9 +160,7 @@ fn a_goodbye_is_repeated_through_a_partition_until_the_peer_acknowledges_it() {
 
 #[test]
 fn a_goodbye_nobody_answers_is_given_up_after_the_linger() {
-    let mut link = Link::new(22);
-    link.net.partition(HOST, JOINER);
-    link.joiner.disconnect(DisconnectReason::Quit);
+    let mut link = left_behind_a_partition(22);
     link.run_for(990);
     assert!(!link.joiner.is_closed());
     link.run_for(20);

@@ -207,30 +207,33 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
             if Some(len) == version_4_end {
-                let Ok((
-                    _,
-                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
-                )) = result
-                else {
-                    panic!("{message:?} cut to its version-4 fields did not decode: {result:?}");
-                };
+                let hs = handshake_in(result, "version-4", &message);
                 assert_eq!(hs.match_frames, None);
                 continue;
             }
             if Some(len) == version_3_end {
-                let Ok((
-                    _,
-                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
-                )) = result
-                else {
-                    panic!("{message:?} cut to its version-3 fields did not decode: {result:?}");
-                };
+                let hs = handshake_in(result, "version-3", &message);
                 assert!(hs.core_options.is_empty() && !hs.start_state);
                 continue;
             }
             assert!(result.is_err(), "{message:?} cut to {len} bytes decoded");
         }
     }
+}
+
+/// The handshake `result` decoded to, `message` cut to its `version`'s
+/// fields.
+fn handshake_in(
+    result: Result<(Header, Message), DecodeError>,
+    version: &str,
+    message: &Message,
+) -> Handshake {
+    let Ok((_, Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. })) =
+        result
+    else {
+        panic!("{message:?} cut to its {version} fields did not decode: {result:?}");
+    };
+    hs
 }
 
 #[test]
