@@ -103,14 +103,10 @@ pub fn spectate_match(
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))
         .unwrap_or_default();
-    // The match's own end, when the host has one, is where watching ends.
     let host_frames = spectator
         .host_handshake()
         .and_then(|host| host.match_frames);
-    let frames = match (settings.frames, host_frames) {
-        (Some(ours), Some(host)) => Some(ours.min(host)),
-        (ours, host) => ours.or(host),
-    };
+    let frames = watched_frames(settings.frames, host_frames);
     let game_args = GameArgs {
         options: host_options.clone(),
         ..settings.game.clone()
@@ -133,6 +129,15 @@ pub fn spectate_match(
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// How many of the match's frames to watch: ours (`--frames`) or the
+/// match's own length (the host's), whichever ends first.
+fn watched_frames(ours: Option<u32>, host: Option<u32>) -> Option<u32> {
+    match (ours, host) {
+        (Some(ours), Some(host)) => Some(ours.min(host)),
+        (ours, host) => ours.or(host),
+    }
 }
 
 /// Says Hello until the host welcomes or refuses us, the timeout passes or
