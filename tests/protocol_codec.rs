@@ -41,12 +41,18 @@ fn handshake() -> Handshake {
             },
         ],
         start_state: true,
+        match_frames: Some(3600),
     }
 }
 
 /// Bytes of a handshake's version-3 fields after the header (before the flags).
 fn version_3_handshake_len(hs: &Handshake) -> usize {
     2 + hs.core_name.len() + hs.core_version.len() + 8 + 1 + 1 + 4 + 1 + 2 + 1 + 1
+}
+
+/// Bytes of `value` as a LEB128 varint.
+fn varint_len(value: u32) -> usize {
+    (32 - value.leading_zeros() as usize).div_ceil(7).max(1)
 }
 
 fn input_message(start: u32, inputs: Vec<Buttons>, slots: PlayerSlots) -> InputMessage {
@@ -160,6 +166,7 @@ fn every_message() -> Vec<Message> {
         Message::Start { delay_ms: 0 },
         Message::Start { delay_ms: 65_535 },
         Message::StartAck,
+        Message::DisconnectAck,
     ]
 }
 
@@ -181,7 +188,9 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
     for message in every_message() {
         codec::encode(&header(), &message, &mut out).unwrap();
         // A handshake cut where version 3's ended reads as a version-3
-        // one (no options, no start state); any other cut is an error.
+        // one (no options, no start state), one cut where version 4's
+        // ended as a version-4 one (no match length); any other cut is an
+        // error.
         let version_3_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) => {
                 Some(HEADER_SIZE + version_3_handshake_len(hs))
@@ -189,16 +198,21 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
             Message::Reject { host, .. } => Some(HEADER_SIZE + 1 + version_3_handshake_len(host)),
             _ => None,
         };
+        let version_4_end = match &message {
+            Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. } => {
+                Some(out.len() - varint_len(hs.match_frames.unwrap_or(0)))
+            }
+            _ => None,
+        };
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
+            if Some(len) == version_4_end {
+                let hs = handshake_in(result, "version-4", &message);
+                assert_eq!(hs.match_frames, None);
+                continue;
+            }
             if Some(len) == version_3_end {
-                let Ok((
-                    _,
-                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
-                )) = result
-                else {
-                    panic!("{message:?} cut to its version-3 fields did not decode: {result:?}");
-                };
+                let hs = handshake_in(result, "version-3", &message);
                 assert!(hs.core_options.is_empty() && !hs.start_state);
                 continue;
             }
@@ -207,16 +221,33 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
     }
 }
 
+/// The handshake `result` decoded to, `message` cut to its `version`'s
+/// fields.
+fn handshake_in(
+    result: Result<(Header, Message), DecodeError>,
+    version: &str,
+    message: &Message,
+) -> Handshake {
+    let Ok((_, Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. })) =
+        result
+    else {
+        panic!("{message:?} cut to its {version} fields did not decode: {result:?}");
+    };
+    hs
+}
+
 #[test]
 fn a_handshake_claiming_more_core_options_than_it_holds_is_refused() {
     let mut out = Vec::new();
     let hello = Message::Hello(Handshake {
         core_options: Vec::new(),
+        match_frames: None,
         ..handshake()
     });
     codec::encode(&header(), &hello, &mut out).unwrap();
-    // The option count is the last byte: claim a million options.
-    out.pop();
+    // The option count is the last byte but the match length's: claim a
+    // million options.
+    out.truncate(out.len() - 2);
     out.extend_from_slice(&[0xC0, 0x84, 0x3D]);
     assert!(matches!(
         codec::decode(&out),
@@ -603,4 +634,24 @@ fn unknown_or_empty_piggyback_flags_are_refused_with_a_reason() {
         codec::decode(&empty),
         Err(DecodeError::EmptyPiggybackChecksums)
     );
+}
+
+#[test]
+fn a_handshake_carries_the_match_length_and_one_ending_before_it_has_none() {
+    let mut handshake = Handshake {
+        core_name: "duel".into(),
+        core_version: "1.0".into(),
+        match_frames: Some(120),
+        ..Handshake::default()
+    };
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Welcome(handshake.clone()), &mut out).unwrap();
+    assert_eq!(
+        codec::decode(&out).unwrap().1,
+        Message::Welcome(handshake.clone())
+    );
+    // Version 4 ended after the core options: its last byte is the length.
+    out.pop();
+    handshake.match_frames = None;
+    assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(handshake));
 }

@@ -85,6 +85,10 @@ pub struct NetplayConfig<A> {
     /// compressed blob is capped accordingly): a larger one, or one that
     /// expands past this, closes the host's link.
     pub max_start_state_bytes: usize,
+    /// The match's length in frames (frames 0..N-1), if it has one: sent
+    /// in the handshake (the host's wins), and no frame from N on is fed
+    /// to spectators.
+    pub match_frames: Option<u32>,
 }
 
 impl<A> NetplayConfig<A> {
@@ -119,6 +123,7 @@ impl<A> NetplayConfig<A> {
             core_options: Vec::new(),
             start_state: None,
             max_start_state_bytes: MAX_BLOB_SIZE,
+            match_frames: None,
         }
     }
 
@@ -152,6 +157,7 @@ impl<A> NetplayConfig<A> {
             settings: self.settings,
             core_options: self.core_options.clone(),
             start_state: self.sends_start_state(),
+            match_frames: self.match_frames,
         }
     }
 

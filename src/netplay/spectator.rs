@@ -316,6 +316,12 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         self.events.pop_front()
     }
 
+    /// Whether the link to the host is closed with the goodbyes delivered
+    /// (or given up on): nothing more needs sending.
+    pub fn link_closed(&self) -> bool {
+        self.endpoint.is_closed()
+    }
+
     /// Leaves: the host is told, and nothing more is played.
     pub fn leave(&mut self) {
         self.endpoint

@@ -40,6 +40,11 @@
 //! bytes after the options are left to later versions. Reject reason 8
 //! (`CoreVersion`) is new.
 //!
+//! Version 5 adds DisconnectAck (kind 16, no body), the answer to every
+//! Disconnect, and appends to every handshake the match's length in frames
+//! (a varint, 0 when it runs until someone leaves); a handshake ending
+//! after the core options is a version-4 one (no length).
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -231,6 +236,8 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
         put_text(out, "core option key", &option.key)?;
         put_text(out, "core option value", &option.value)?;
     }
+    // Version 5 on.
+    put_varint(out, u64::from(hs.match_frames.unwrap_or(0)));
     Ok(())
 }
 
@@ -467,7 +474,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             out.push(used as u8);
             out.extend_from_slice(&bitmap[..used]);
         }
-        Message::Ready | Message::StartAck => {}
+        Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
     }
     Ok(())
@@ -660,6 +667,7 @@ pub fn decode_reusing(
             delay_ms: reader.u16()?,
         },
         15 => Message::StartAck,
+        16 => Message::DisconnectAck,
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;
@@ -762,6 +770,12 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
             read_core_options(reader)?,
         )
     };
+    // A version-4 one here: no match length.
+    let match_frames = if reader.remaining() == 0 {
+        None
+    } else {
+        Some(reader.varint_u32()?).filter(|&frames| frames > 0)
+    };
     Ok(Handshake {
         core_name,
         core_version,
@@ -770,6 +784,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         settings,
         core_options,
         start_state,
+        match_frames,
     })
 }
 

@@ -85,6 +85,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
+        | NetplayEvent::SpectatorRefused(_)
         | NetplayEvent::SpectatorLeft
         | NetplayEvent::SpectatorDropped { .. } => return None,
     })

@@ -66,7 +66,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 && link.players == hello.local_slots
                 && link.address.is_none_or(|address| address == from)
         }) else {
-            self.refuse(from, RejectReason::NotAccepting);
+            self.refuse(from, RejectReason::MatchFull);
             return true;
         };
         let handshake = self.config.handshake(self.local_players);

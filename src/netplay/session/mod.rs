@@ -311,6 +311,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
         });
     }
 
+    /// Whether every link is closed with its goodbyes delivered (or given
+    /// up on): after [`NetplaySession::leave`], nothing more needs sending.
+    pub fn all_links_closed(&self) -> bool {
+        self.endpoints.all_closed()
+    }
+
     // ----- passthroughs to the rollback session -----
 
     /// The slot to save the state of `frame` into after a `Save` request.

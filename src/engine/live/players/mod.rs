@@ -164,6 +164,10 @@ pub fn join_match(
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
+    let agreed = adopt_host_frames(
+        common,
+        netplay.host_handshake().map(|host| host.match_frames),
+    );
     let mut game_args = common.game.clone();
     let game = match host_options {
         Some(host_options) => {
@@ -185,7 +189,29 @@ pub fn join_match(
         started,
         recorder,
     };
-    play(seat, common, outputs, table, inputs, options, out)
+    play(seat, &agreed, outputs, table, inputs, options, out)
+}
+
+/// The host's match length wins, as its core options do: `settings` with
+/// the host's `--frames` (`host`: none before the host answered), and a
+/// `note:` line when ours differed.
+fn adopt_host_frames(settings: &MatchSettings, host: Option<Option<u32>>) -> MatchSettings {
+    let mut agreed = settings.clone();
+    let Some(host_frames) = host else {
+        return agreed;
+    };
+    if host_frames != settings.frames {
+        let length = |frames: Option<u32>| {
+            frames.map_or_else(|| "no --frames".to_string(), |n| format!("--frames {n}"))
+        };
+        eprintln!(
+            "note: the host's match length wins: {} (you gave {})",
+            length(host_frames),
+            length(settings.frames)
+        );
+    }
+    agreed.frames = host_frames;
+    agreed
 }
 
 /// What a match is played with once connected: the game, the session (its
@@ -274,6 +300,7 @@ fn match_config(
             value: value.clone(),
         })
         .collect();
+    config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
     if let DelayArg::Fixed(frames) = settings.delay {
