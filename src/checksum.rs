@@ -61,6 +61,17 @@ impl Checksums {
     }
 }
 
+/// `memory … state … video …`, as summaries print them.
+impl std::fmt::Display for Checksums {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "memory {} state {} video {}",
+            self.memory, self.state, self.video
+        )
+    }
+}
+
 /// The checksum every machine logs for a frame about to run, a final frame
 /// carries and a replay checkpoint holds: of the game's memory, or for a
 /// game that shows none, of its whole state (saved into `scratch`).

@@ -11,6 +11,7 @@ pub mod checksum;
 pub mod commands;
 pub mod diff;
 pub mod emulator;
+pub mod encoding;
 pub mod engine;
 #[cfg(feature = "gui")]
 pub mod gui;

@@ -22,14 +22,8 @@ fn main() -> ExitCode {
         Command::Host(args) => commands::host::host_command(args, &mut stdout),
         Command::Join(args) => commands::join::join_command(args, &mut stdout),
         Command::Replay(args) => commands::replay::replay_command(args, &mut stdout),
-        #[cfg(feature = "gui")]
         Command::Play(args) => commands::play::play_command(args, &mut stdout),
-        #[cfg(feature = "gui")]
         Command::Input(args) => commands::input::input_command(args, &mut stdout),
-        #[cfg(not(feature = "gui"))]
-        Command::Play(_) => commands::needs_window_command("play"),
-        #[cfg(not(feature = "gui"))]
-        Command::Input(_) => commands::needs_window_command("input"),
         Command::Spectate(args) => commands::spectate::spectate_command(args, &mut stdout),
     };
     match result {

@@ -10,37 +10,19 @@ use netcade::audio::ring::{largest_step, Stereo};
 use netcade::audio::AudioPolicy;
 use netcade::emulator::Emulator;
 use netcade::engine::inputs::{InputSource, InputSpec, RandomPlayer};
-use netcade::engine::netplay::driver::{MatchEnd, MatchSetup, SimulatedMatch};
+use netcade::engine::netplay::simulated::{MatchEnd, MatchSetup, SimulatedMatch};
 use netcade::engine::run::run_frames;
 use netcade::engine::sinks::audio_file::{AudioArgs, AudioSummary, HEADLESS_DEVICE_RATE};
-use netcade::libretro::Core;
 use netcade::net::sim::LinkConditions;
-use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::time::Duration;
-use support::{load_duel_dojo, LoadedDuel};
+use support::load_duel_dojo;
 
 const FRAMES: u32 = 1200;
 const SEED: u64 = 2024;
 /// Below the 50 ms one-way trip, so corrections often land where the
 /// consumer already is (at the default 64 ms most land before it).
 const LATENCY_MS: f64 = 32.0;
-
-/// A Duel of its own, as a simulated machine's game.
-struct Duel(LoadedDuel);
-
-impl Deref for Duel {
-    type Target = Core;
-    fn deref(&self) -> &Core {
-        &self.0.core
-    }
-}
-
-impl DerefMut for Duel {
-    fn deref_mut(&mut self) -> &mut Core {
-        &mut self.0.core
-    }
-}
 
 fn audio_args(path: &Path, policy: AudioPolicy) -> AudioArgs {
     AudioArgs {
@@ -59,7 +41,7 @@ fn play_match(dir: &Path, policy: AudioPolicy) -> Vec<(AudioSummary, Vec<Stereo>
         frames: FRAMES,
         content_hash: 1,
     };
-    let games = [Duel(load_duel_dojo()), Duel(load_duel_dojo())];
+    let games = [load_duel_dojo(), load_duel_dojo()];
     let mut game_match = SimulatedMatch::new(setup, games).unwrap();
     for (index, machine) in game_match.machines.iter_mut().enumerate() {
         let path = dir.join(format!("{policy}-machine{}.wav", index + 1));
@@ -72,6 +54,7 @@ fn play_match(dir: &Path, policy: AudioPolicy) -> Vec<(AudioSummary, Vec<Stereo>
     let mut script = Vec::new();
     let end = game_match
         .play(
+            &setup,
             |player, frame| {
                 while script.len() <= frame as usize {
                     script.push(random.next_frame());

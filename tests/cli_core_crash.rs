@@ -4,144 +4,119 @@
 
 mod support;
 
-use std::process::Output;
-use support::cli::{netcade, stderr};
+use std::path::Path;
+use support::cli::{assert_refusals, netcade, refusal, stderr, Refusal};
 use support::fake_core::FakeCore;
 
-/// Runs `netcade COMMAND --core <fake> --rom game.fake --frames 5` (a
-/// sync-test checks 2 frames back).
-fn run_fake(core: FakeCore, command: &str) -> (Output, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let library = core.build(dir.path());
-    let content = dir.path().join("game.fake");
+/// `netcade COMMAND --core <fake> --rom game.fake --frames 5` (a sync-test
+/// checks 2 frames back) with `core` built into `dir`.
+fn fake_args(dir: &Path, core: &FakeCore, command: &str) -> Vec<String> {
+    let library = core.build(dir);
+    let content = dir.join("game.fake");
     std::fs::write(&content, b"a game for the fake core").unwrap();
-    let mut args = vec![
-        command,
-        "--core",
-        library.to_str().unwrap(),
-        "--rom",
-        content.to_str().unwrap(),
-        "--frames",
-        "5",
-    ];
+    let mut args = vec![command.to_string(), "--core".into()];
+    args.push(library.display().to_string());
+    args.extend(["--rom".into(), content.display().to_string()]);
+    args.extend(["--frames".into(), "5".into()]);
     if command == "synctest" {
         // A check distance must fit in the run.
-        args.extend(["--check-distance", "2"]);
+        args.extend(["--check-distance".into(), "2".into()]);
     }
-    let output = netcade(&args);
-    let text = stderr(&output);
-    (output, text)
+    args
 }
 
-fn assert_crash_report(output: &Output, text: &str, must_mention: &[&str]) {
-    assert_eq!(output.status.code(), Some(4), "stderr: {text}");
-    assert!(text.starts_with("error: core Fake ("), "stderr: {text}");
-    for part in must_mention {
-        assert!(text.contains(part), "stderr lacks {part:?}: {text}");
+/// A crash report: exit code 4, the core named first, a likely cause on a
+/// `hint:` line, and each of `mentions`.
+fn crash_report(dir: &Path, core: FakeCore, command: &str, mentions: &[&str]) -> Refusal {
+    let args = fake_args(dir, &core, command);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut report = refusal(&args, "\nhint: ", 4).starting("error: core Fake (");
+    for mention in mentions {
+        report = report.mentioning(mention);
     }
-    assert!(
-        text.lines().any(|line| line.starts_with("hint: ")),
-        "stderr: {text}"
-    );
+    report
+}
+
+/// A fake core running `code` in `retro_run`.
+fn crashing_in_run(code: &'static str) -> FakeCore {
+    FakeCore {
+        in_run: code,
+        ..FakeCore::default()
+    }
 }
 
 #[test]
-fn a_core_crashing_while_loading_content_is_named_with_the_file_and_exits_4() {
-    let (output, text) = run_fake(
-        FakeCore {
-            in_load_game: "crash_with_sigfpe();",
-            ..FakeCore::default()
-        },
-        "run",
-    );
-    assert_crash_report(
-        &output,
-        &text,
-        &[
-            "fake_libretro.so",
-            "crashed with SIGFPE",
-            "while loading the content",
-            "game.fake",
-            "the core takes .fake files",
-        ],
-    );
-}
-
-#[test]
-fn a_core_crashing_in_a_frame_is_reported_with_the_frame_number() {
-    let (output, text) = run_fake(
-        FakeCore {
-            in_run: "if (frames == 3) crash_with_sigsegv();",
-            ..FakeCore::default()
-        },
-        "run",
-    );
-    assert_crash_report(
-        &output,
-        &text,
-        &[
-            "crashed with SIGSEGV",
-            "while running frame 3",
-            "game.fake; the core takes .fake files",
-        ],
-    );
-}
-
-#[test]
-fn a_core_overflowing_its_stack_is_reported_too() {
-    let (output, text) = run_fake(
-        FakeCore {
-            in_run: "if (frames == 2) crash_with_stack_overflow(0);",
-            ..FakeCore::default()
-        },
-        "run",
-    );
-    assert_crash_report(
-        &output,
-        &text,
-        &["SIGSEGV", "stack overflow", "while running frame 2"],
-    );
-}
-
-#[test]
-fn a_crash_on_a_thread_the_core_started_is_blamed_on_the_core() {
-    let (output, text) = run_fake(
-        FakeCore {
-            in_run: "if (frames == 2) crash_on_own_thread();",
-            ..FakeCore::default()
-        },
-        "run",
-    );
-    assert_crash_report(
-        &output,
-        &text,
-        &[
-            "crashed with SIGSEGV",
-            "on a thread of its own while netcade was running frame 2",
-        ],
-    );
-}
-
-#[test]
-fn a_core_crashing_while_saving_a_state_says_so() {
+fn a_core_crashing_is_reported_with_what_netcade_asked_of_it_and_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each fake core and its content in a folder of its own.
+    let folder = |name: &str| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        folder
+    };
+    let loading = FakeCore {
+        in_load_game: "crash_with_sigfpe();",
+        ..FakeCore::default()
+    };
     // The sync-test saves a state before its first frame.
-    let (output, text) = run_fake(
-        FakeCore {
-            in_serialize: "crash_with_sigsegv();",
-            ..FakeCore::default()
-        },
-        "synctest",
-    );
-    assert_crash_report(
-        &output,
-        &text,
-        &["while saving a state before the first frame", "savestate"],
-    );
+    let saving = FakeCore {
+        in_serialize: "crash_with_sigsegv();",
+        ..FakeCore::default()
+    };
+    assert_refusals(&[
+        crash_report(
+            &folder("loading"),
+            loading,
+            "run",
+            &[
+                "fake_libretro.so",
+                "crashed with SIGFPE",
+                "while loading the content",
+                "game.fake",
+                "the core takes .fake files",
+            ],
+        ),
+        crash_report(
+            &folder("in-frame"),
+            crashing_in_run("if (frames == 3) crash_with_sigsegv();"),
+            "run",
+            &[
+                "crashed with SIGSEGV",
+                "while running frame 3",
+                "game.fake; the core takes .fake files",
+            ],
+        ),
+        crash_report(
+            &folder("stack"),
+            crashing_in_run("if (frames == 2) crash_with_stack_overflow(0);"),
+            "run",
+            &["SIGSEGV", "stack overflow", "while running frame 2"],
+        ),
+        crash_report(
+            &folder("thread"),
+            crashing_in_run("if (frames == 2) crash_on_own_thread();"),
+            "run",
+            &[
+                "crashed with SIGSEGV",
+                "on a thread of its own while netcade was running frame 2",
+            ],
+        ),
+        crash_report(
+            &folder("saving"),
+            saving,
+            "synctest",
+            &["while saving a state before the first frame", "savestate"],
+        ),
+    ]);
 }
 
 #[test]
 fn a_core_that_does_not_crash_is_not_reported() {
-    let (output, text) = run_fake(FakeCore::default(), "run");
+    let dir = tempfile::tempdir().unwrap();
+    let args = fake_args(dir.path(), &FakeCore::default(), "run");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = netcade(&args);
+    let text = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "stderr: {text}");
     assert!(!text.contains("crashed"), "stderr: {text}");
 }

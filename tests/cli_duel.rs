@@ -11,10 +11,6 @@ use support::cli::{
 };
 use support::{duel_arena, duel_core};
 
-fn arena() -> PathBuf {
-    duel_arena("dojo")
-}
-
 fn on_duel<'a>(command: &'a str, core: &'a str, arena: &'a str) -> Vec<&'a str> {
     vec![command, "--core", core, "--rom", arena]
 }
@@ -29,7 +25,7 @@ fn assert_hex_checksums(json: &serde_json::Value) {
 
 #[test]
 fn run_reports_the_same_checksums_for_the_same_seed_in_two_processes() {
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let (core, arena) = (core.to_str().unwrap(), arena.to_str().unwrap());
     let run = |seed: &str| {
         let mut args = on_duel("run", core, arena);
@@ -57,7 +53,7 @@ fn run_plays_an_input_script() {
         "# walk towards each other\n90x RIGHT LEFT\n30x B A\n",
     )
     .unwrap();
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("run", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend([
         "--frames",
@@ -79,7 +75,7 @@ fn an_input_script_shorter_than_the_run_is_said_once_for_run_and_synctest() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("walk.inputs");
     std::fs::write(&script, "90x RIGHT LEFT\n30x B A\n").unwrap();
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     for command in ["run", "synctest"] {
         let mut args = on_duel(command, core.to_str().unwrap(), arena.to_str().unwrap());
         args.extend(["--inputs", script.to_str().unwrap(), "--frames"]);
@@ -102,7 +98,7 @@ fn an_input_script_shorter_than_the_run_is_said_once_for_run_and_synctest() {
 
 #[test]
 fn synctest_passes_on_duel_with_a_verdict_line() {
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend([
         "--frames",
@@ -128,7 +124,7 @@ fn synctest_passes_on_duel_with_a_verdict_line() {
 #[test]
 fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versions() {
     let dumps = tempfile::tempdir().unwrap();
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend([
         "--frames",
@@ -169,7 +165,7 @@ fn synctest_catches_injected_nondeterminism_names_the_bytes_and_dumps_both_versi
 #[test]
 fn a_desync_found_from_a_checkout_leaves_its_dumps_in_the_data_directory_not_the_current_one() {
     let (cwd, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend([
         "--frames",
@@ -198,7 +194,7 @@ fn a_dump_dir_that_cannot_be_written_keeps_the_verdict_and_the_desync_exit() {
     // A file where the dump directory should go: nothing can be made under it.
     let blocked = dir.path().join("not-a-directory");
     std::fs::write(&blocked, b"").unwrap();
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend([
         "--frames",
@@ -230,7 +226,7 @@ fn a_dump_dir_that_cannot_be_written_keeps_the_verdict_and_the_desync_exit() {
 
 #[test]
 fn synctest_refuses_a_check_distance_longer_than_the_run() {
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend(["--frames", "10", "--check-distance", "50"]);
     let output = netcade(&args);
@@ -247,7 +243,7 @@ fn synctest_refuses_a_check_distance_longer_than_the_run() {
 #[test]
 fn a_settle_window_does_not_hide_injected_nondeterminism() {
     let dumps = tempfile::tempdir().unwrap();
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let mut args = on_duel("synctest", core.to_str().unwrap(), arena.to_str().unwrap());
     args.extend([
         "--frames",
@@ -275,7 +271,7 @@ fn a_settle_window_does_not_hide_injected_nondeterminism() {
 
 #[test]
 fn debug_steps_back_and_forth_and_diffs_through_stdin() {
-    let (core, arena) = (duel_core(), arena());
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
     let args = on_duel("debug", core.to_str().unwrap(), arena.to_str().unwrap());
     let script = "step 60\nmark\ninput 1 RIGHT\nstep 30\nback 30\ngoto 90\nbogus\ndiff\ngoto 60\n";
     let output = netcade_with_stdin(&args, script);
@@ -394,7 +390,7 @@ fn demo_without_the_duel_library_says_how_to_build_it() {
 #[test]
 fn the_bundled_duel_is_found_by_name_next_to_the_netcade_binary() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = duel_arena("dojo");
     let output = netcade_as_user(
         dir.path(),
         &[
@@ -417,7 +413,7 @@ fn a_netcade_binary_without_duel_beside_it_says_where_it_looked_and_how_to_build
     let dir = tempfile::tempdir().unwrap();
     let lonely = dir.path().join("netcade");
     std::fs::copy(env!("CARGO_BIN_EXE_netcade"), &lonely).unwrap();
-    let arena = arena();
+    let arena = duel_arena("dojo");
     let output = netcade_binary_as_user(
         &lonely,
         dir.path(),

@@ -3,49 +3,28 @@
 
 mod support;
 
-use std::process::Output;
-use support::cli::{netcade, stderr};
+use support::cli::{assert_refusals, netcade, refusal, Refusal};
 
-fn assert_user_mistake(output: &Output, must_mention: &str) {
-    let text = stderr(output);
-    assert_eq!(output.status.code(), Some(2), "stderr: {text}");
-    assert!(
-        text.contains(must_mention),
-        "stderr lacks {must_mention:?}: {text}"
-    );
-    assert!(!text.contains("panicked"), "stderr: {text}");
+/// A user's mistake: exit code 2 and an `error:` line mentioning `message`.
+fn mistake(args: &[&str], message: &str) -> Refusal {
+    refusal(args, message, 2)
 }
 
 #[test]
-fn a_missing_core_file_is_named_and_exits_2() {
-    for command in ["run", "synctest", "debug"] {
-        let mut args = vec![command, "--core", "/nonexistent/missing_core.so"];
-        if command != "debug" {
-            args.extend(["--frames", "10"]);
-        }
-        let output = netcade(&args);
-        assert_user_mistake(&output, "/nonexistent/missing_core.so");
-        assert!(
-            stderr(&output).starts_with("error: "),
-            "{}",
-            stderr(&output)
-        );
-    }
-}
-
-#[test]
-fn a_missing_input_script_is_named_and_exits_2() {
+fn a_missing_core_file_or_input_script_is_named_and_exits_2() {
     let core = tempfile::NamedTempFile::new().unwrap();
-    let output = netcade(&[
-        "run",
-        "--core",
-        core.path().to_str().unwrap(),
-        "--frames",
-        "10",
-        "--inputs",
-        "/nonexistent/play.inputs",
+    let core = core.path().to_str().unwrap();
+    let missing = "/nonexistent/missing_core.so";
+    let script = "/nonexistent/play.inputs";
+    assert_refusals(&[
+        mistake(&["run", "--core", missing, "--frames", "10"], missing).starting("error: "),
+        mistake(&["synctest", "--core", missing, "--frames", "10"], missing).starting("error: "),
+        mistake(&["debug", "--core", missing], missing).starting("error: "),
+        mistake(
+            &["run", "--core", core, "--frames", "10", "--inputs", script],
+            script,
+        ),
     ]);
-    assert_user_mistake(&output, "/nonexistent/play.inputs");
 }
 
 #[test]
@@ -55,66 +34,65 @@ fn a_bad_input_script_line_is_named_by_file_and_line() {
     std::fs::write(&script, "RIGHT NONE\n10x RIGHT+JUMP\n").unwrap();
     let core = dir.path().join("core.so");
     std::fs::write(&core, b"not a core").unwrap();
-    let output = netcade(&[
-        "synctest",
-        "--core",
-        core.to_str().unwrap(),
-        "--frames",
-        "10",
-        "--inputs",
-        script.to_str().unwrap(),
-    ]);
-    assert_user_mistake(&output, "bad.inputs:2:");
-    assert!(stderr(&output).contains("JUMP"));
+    let (core, script) = (core.to_str().unwrap(), script.to_str().unwrap());
+    assert_refusals(&[mistake(
+        &[
+            "synctest", "--core", core, "--frames", "10", "--inputs", script,
+        ],
+        "bad.inputs:2:",
+    )
+    .mentioning("JUMP")]);
 }
 
 #[test]
 fn missing_and_malformed_arguments_are_usage_errors() {
-    assert_user_mistake(&netcade(&["run", "--core", "x.so"]), "--frames");
-    assert_user_mistake(
-        &netcade(&["run", "--core", "x.so", "--frames", "ten"]),
-        "ten",
-    );
-    assert_user_mistake(
-        &netcade(&[
-            "run", "--core", "x.so", "--frames", "1", "--option", "novalue",
-        ]),
-        "KEY=VALUE",
-    );
-    assert_user_mistake(
-        &netcade(&[
-            "synctest",
-            "--core",
-            "x.so",
-            "--frames",
-            "1",
-            "--compare",
+    let run = ["run", "--core", "x.so", "--frames"];
+    let mut refusals = vec![
+        mistake(&["run", "--core", "x.so"], "--frames"),
+        mistake(&[&run[..], &["ten"]].concat(), "ten"),
+        mistake(
+            &[&run[..], &["1", "--option", "novalue"]].concat(),
+            "KEY=VALUE",
+        ),
+        mistake(
+            &[
+                "synctest",
+                "--core",
+                "x.so",
+                "--frames",
+                "1",
+                "--compare",
+                "audio",
+            ],
             "audio",
-        ]),
-        "audio",
-    );
-    assert_user_mistake(
-        &netcade(&[
-            "run",
-            "--core",
-            "x.so",
-            "--frames",
-            "1",
-            "--inputs",
-            "random:abc",
-        ]),
-        "seed",
-    );
-}
-
-#[test]
-#[cfg(not(feature = "gui"))]
-fn the_window_commands_of_a_build_without_the_window_say_how_to_build_it() {
-    for args in [&["play", "--core", "duel"][..], &["input", "--test"][..]] {
-        let output = netcade(args);
-        assert_user_mistake(&output, "--features gui");
-        assert!(!stderr(&output).contains("replay"), "{output:?}");
+        ),
+        mistake(
+            &[&run[..], &["1", "--inputs", "random:abc"]].concat(),
+            "seed",
+        ),
+    ];
+    for command in ["join", "spectate"] {
+        for timeout in ["0", "-3", "1e20", "NaN"] {
+            let timeout = format!("--connect-timeout-s={timeout}");
+            let args = [
+                command,
+                "127.0.0.1:9",
+                "--core",
+                "duel",
+                "--rom",
+                "cores/duel/arenas/dojo.arena",
+                "--headless",
+                &timeout,
+            ];
+            refusals.push(mistake(&args, "--connect-timeout-s"));
+        }
     }
+    // A build without the window answers its commands with how to build it.
+    #[cfg(not(feature = "gui"))]
+    for args in [&["play", "--core", "duel"][..], &["input", "--test"][..]] {
+        refusals.push(mistake(args, "--features gui").not_mentioning("replay"));
+    }
+    assert_refusals(&refusals);
 }
 
 #[test]
@@ -144,13 +122,14 @@ fn every_mistake_with_core_content_or_options_is_named_on_one_line_and_exits_2()
         args.extend_from_slice(rest);
         args
     };
-    let mut mistakes: Vec<(Vec<&str>, &str)> = vec![
-        (
-            vec!["run", "--core", text, "--rom", arena, "--frames", "10"],
+    let nondeterminism = "duel_inject_nondeterminism=maybe";
+    let mut refusals = vec![
+        mistake(
+            &["run", "--core", text, "--rom", arena, "--frames", "10"],
             "notes.txt is not a loadable shared library",
         ),
-        (
-            vec![
+        mistake(
+            &[
                 "run",
                 "--core",
                 core,
@@ -161,77 +140,40 @@ fn every_mistake_with_core_content_or_options_is_named_on_one_line_and_exits_2()
             ],
             "content file /nonexistent/pit.arena does not exist",
         ),
-        (
-            vec!["run", "--core", core, "--rom", text, "--frames", "10"],
+        mistake(
+            &["run", "--core", core, "--rom", text, "--frames", "10"],
             "core Duel refused the content",
         ),
-        (
-            vec!["run", "--core", core, "--frames", "10"],
+        mistake(
+            &["run", "--core", core, "--frames", "10"],
             "core Duel needs a content file",
         ),
-        (
-            on_duel("run", &["--frames", "10", "--option", "no_such_option=1"]),
+        mistake(
+            &on_duel("run", &["--frames", "10", "--option", "no_such_option=1"]),
             "no option `no_such_option`",
         ),
-        (
-            on_duel(
-                "run",
-                &[
-                    "--frames",
-                    "10",
-                    "--option",
-                    "duel_inject_nondeterminism=maybe",
-                ],
-            ),
+        mistake(
+            &on_duel("run", &["--frames", "10", "--option", nondeterminism]),
             "allowed values: disabled, enabled",
         ),
-        (on_duel("run", &["--frames", "0"]), "--frames"),
-        (
-            on_duel("synctest", &["--frames", "10", "--check-distance", "0"]),
+        mistake(&on_duel("run", &["--frames", "0"]), "--frames"),
+        mistake(
+            &on_duel("synctest", &["--frames", "10", "--check-distance", "0"]),
             "--check-distance",
         ),
-        (
-            on_duel("synctest", &["--frames", "10", "--settle-frames", "1000"]),
+        mistake(
+            &on_duel("synctest", &["--frames", "10", "--settle-frames", "1000"]),
             "--settle-frames",
         ),
-        (on_duel("debug", &["--history", "1000000"]), "--history"),
-        (vec!["demo", "--frames", "0"], "--frames"),
-        (vec!["demo", "--rom", text], "core Duel refused the content"),
+        mistake(&on_duel("debug", &["--history", "1000000"]), "--history"),
+        mistake(&["demo", "--frames", "0"], "--frames"),
+        mistake(&["demo", "--rom", text], "core Duel refused the content"),
     ];
     if let Some(libc) = &libc {
-        mistakes.push((
-            vec!["run", "--core", libc.to_str().unwrap(), "--frames", "10"],
+        refusals.push(mistake(
+            &["run", "--core", libc.to_str().unwrap(), "--frames", "10"],
             "is a shared library but not a libretro core",
         ));
     }
-    for (args, must_mention) in mistakes {
-        let output = netcade(&args);
-        assert_user_mistake(&output, must_mention);
-        assert!(
-            stderr(&output)
-                .lines()
-                .any(|line| line.starts_with("error: ")),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-    }
-}
-
-#[test]
-fn a_connect_timeout_out_of_range_is_refused_by_join_and_spectate() {
-    for command in ["join", "spectate"] {
-        for timeout in ["0", "-3", "1e20", "NaN"] {
-            let output = netcade(&[
-                command,
-                "127.0.0.1:9",
-                "--core",
-                "duel",
-                "--rom",
-                "cores/duel/arenas/dojo.arena",
-                "--headless",
-                &format!("--connect-timeout-s={timeout}"),
-            ]);
-            assert_user_mistake(&output, "--connect-timeout-s");
-        }
-    }
+    assert_refusals(&refusals);
 }

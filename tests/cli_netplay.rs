@@ -8,8 +8,11 @@ mod support;
 
 use std::net::UdpSocket;
 use std::path::Path;
-use std::time::{Duration, Instant};
-use support::cli::{last_json, netcade, spawn_netcade, stderr, stdout, Background};
+use std::time::Duration;
+use support::cli::{
+    assert_refusals, last_json, netcade, refusal, spawn_host, spawn_netcade, stderr, stdout,
+    Background,
+};
 
 /// Long enough for a 600-frame match (10 s) on a busy machine.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -17,28 +20,10 @@ const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
 /// The exit code `host`/`join` document for a lost peer.
 const EXIT_PEER_LOST: i32 = 6;
 
-fn arena() -> String {
-    support::duel_arena("dojo").display().to_string()
-}
-
-/// Starts a host on a free port; returns it and the port it listens on.
+/// Starts a host of `game` on a free port; returns it and the port it
+/// listens on.
 fn start_host(dir: &Path, game: &[&str], extra: &[&str]) -> (Background, u16) {
-    let port_file = dir.join("port");
-    let port_file_arg = port_file.display().to_string();
-    let mut args = vec!["host", "--port", "0", "--port-file", &port_file_arg];
-    args.extend_from_slice(game);
-    args.extend_from_slice(extra);
-    let host = spawn_netcade(&args);
-    let deadline = Instant::now() + MATCH_TIMEOUT;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&port_file) {
-            if let Ok(port) = text.trim().parse::<u16>() {
-                return (host, port);
-            }
-        }
-        assert!(Instant::now() < deadline, "the host never wrote its port");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    spawn_host(dir, &[game, extra].concat(), MATCH_TIMEOUT)
 }
 
 fn start_join(port: u16, game: &[&str], extra: &[&str]) -> Background {
@@ -112,7 +97,7 @@ fn assert_same_ending(host: &std::process::Output, join: &std::process::Output, 
 
 #[test]
 fn a_duel_host_and_joiner_play_600_frames_over_udp_and_end_on_the_same_checksums() {
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena, "--headless"];
     let (host, join) = play_match(&game, 600, |_, _| {});
     assert_same_ending(&host, &join, 600);
@@ -202,7 +187,7 @@ fn a_minute_of_genesis_airstriker_over_a_lossy_jittery_link_ends_in_sync() {
 
 #[test]
 fn junk_datagrams_fired_at_the_host_during_a_match_are_counted_and_harmless() {
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let junk_count = 200;
     let (host, join) = play_match(&game, 600, |port, host| {
@@ -254,7 +239,7 @@ fn wrong_token_keep_alive(sequence: u16) -> Vec<u8> {
 #[test]
 fn when_the_joiner_is_killed_mid_match_the_host_reports_the_lost_peer_and_exits_6() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let (mut host, port) = start_host(dir.path(), &game, &["--json"]);
     let mut join = start_join(port, &game, &[]);
@@ -278,7 +263,7 @@ fn when_the_joiner_is_killed_mid_match_the_host_reports_the_lost_peer_and_exits_
 #[test]
 fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let (mut host, port) = start_host(dir.path(), &game, &["--json"]);
     let mut join = start_join(port, &game, &["--json"]);
@@ -302,7 +287,10 @@ fn ctrl_c_leaves_cleanly_and_the_peer_is_told_at_once() {
 #[test]
 fn a_joiner_with_other_content_is_refused_while_the_host_keeps_its_slot_for_the_right_one() {
     let dir = tempfile::tempdir().unwrap();
-    let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
+    let (dojo, moon) = (
+        support::dojo_arena(),
+        support::duel_arena("moon").display().to_string(),
+    );
     let right = ["--core", "duel", "--rom", dojo.as_str()];
     let host_args = ["--frames", "120", "--inputs", "random:1", "--json"];
     let (host, port) = start_host(dir.path(), &right, &host_args);
@@ -340,7 +328,7 @@ fn a_joiner_with_other_content_is_refused_while_the_host_keeps_its_slot_for_the_
 #[test]
 fn the_joiner_plays_with_the_hosts_core_options_over_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", arena.as_str()];
     let host_args = ["--frames", "300", "--inputs", "random:1", "--json"];
     let (host, port) = start_host(dir.path(), &game, &host_args);
@@ -372,7 +360,7 @@ fn the_joiner_plays_with_the_hosts_core_options_over_its_own() {
 
 #[test]
 fn the_joiner_begins_from_the_hosts_start_state() {
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let (host, join) = play_match(&game, 120, |_, _| {});
     assert_same_ending(&host, &join, 120);
@@ -386,7 +374,7 @@ fn the_joiner_begins_from_the_hosts_start_state() {
 
 #[test]
 fn a_conditioned_link_over_laminar_still_ends_in_sync_and_its_latency_shows_in_the_ping() {
-    let arena = arena();
+    let arena = support::dojo_arena();
     let link = [
         "--core",
         "duel",
@@ -426,7 +414,7 @@ fn a_joiner_reaches_the_host_over_ipv6_loopback() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let frames = ["--frames", "120", "--json"];
     let (host, port) = start_host(dir.path(), &game, &frames);
@@ -435,99 +423,68 @@ fn a_joiner_reaches_the_host_over_ipv6_loopback() {
     assert_same_ending(&host, &join, 120);
 }
 
-/// The one `error:` line of a failed command, and its exit code.
-fn failure(args: &[&str]) -> (String, Option<i32>) {
-    let output = netcade(args);
-    let errors: Vec<String> = stderr(&output)
-        .lines()
-        .filter(|line| line.starts_with("error:"))
-        .map(str::to_string)
-        .collect();
-    assert_eq!(errors.len(), 1, "{output:?}");
-    (errors[0].clone(), output.status.code())
-}
-
 #[test]
-fn hosting_on_a_busy_port_is_one_clear_error() {
+fn a_busy_port_a_host_name_that_does_not_resolve_no_answer_or_a_strict_pre_flight_is_one_clear_error(
+) {
     let busy = UdpSocket::bind("0.0.0.0:0").unwrap();
     let port = busy.local_addr().unwrap().port().to_string();
-    let arena = arena();
-    let (error, code) = failure(&["host", "--core", "duel", "--rom", &arena, "--port", &port]);
-    assert!(
-        error.contains(&format!("cannot listen on UDP port {port}")),
-        "{error}"
-    );
-    assert!(error.contains("in use"), "{error}");
-    assert_eq!(code, Some(2));
-}
-
-#[test]
-fn joining_a_host_name_that_does_not_resolve_is_one_clear_error() {
-    let arena = arena();
-    let (error, code) = failure(&[
-        "join",
-        "no-such-host.invalid:7000",
-        "--core",
-        "duel",
-        "--rom",
-        &arena,
-    ]);
-    assert!(
-        error.contains("cannot find the host no-such-host.invalid:7000"),
-        "{error}"
-    );
-    assert_eq!(code, Some(2));
-}
-
-#[test]
-fn joining_a_port_where_nobody_answers_times_out_with_one_clear_error() {
     // A bound socket that never answers: the datagrams are not refused.
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
     let address = silent.local_addr().unwrap().to_string();
-    let arena = arena();
-    let (error, code) = failure(&[
-        "join",
-        &address,
-        "--core",
-        "duel",
-        "--rom",
-        &arena,
-        "--connect-timeout-s",
-        "1",
+    let arena = support::dojo_arena();
+    let duel = ["--core", "duel", "--rom", &arena];
+    let unfaithful = [&duel[..], &["--option", UNFAITHFUL]].concat();
+    let listening = format!("cannot listen on UDP port {port}");
+    let no_answer = format!("no answer from {address} within 1 s");
+    let silent_join = ["join", &address, "--connect-timeout-s", "1"];
+    let strict = ["host", "--port", "0", "--strict"];
+    assert_refusals(&[
+        refusal(
+            &[&["host", "--port", &port][..], &duel].concat(),
+            &listening,
+            2,
+        )
+        .mentioning("in use")
+        .in_the_error_line(),
+        refusal(
+            &[&["join", "no-such-host.invalid:7000"][..], &duel].concat(),
+            "cannot find the host no-such-host.invalid:7000",
+            2,
+        )
+        .in_the_error_line(),
+        refusal(&[&silent_join[..], &duel].concat(), &no_answer, 3).in_the_error_line(),
+        refusal(
+            &[&strict[..], &unfaithful].concat(),
+            "rollback pre-flight: Duel",
+            2,
+        )
+        .mentioning("--strict")
+        .in_the_error_line(),
     ]);
-    assert!(
-        error.contains(&format!("no answer from {address} within 1 s")),
-        "{error}"
-    );
-    assert_eq!(code, Some(3));
 }
 
+/// The option that makes Duel fail the rollback pre-flight.
+const UNFAITHFUL: &str = "duel_inject_nondeterminism=enabled";
+
 #[test]
-fn a_core_that_fails_the_rollback_pre_flight_is_refused_with_strict_and_warned_about_without() {
-    let arena = arena();
-    let unfaithful = [
+fn a_core_that_fails_the_rollback_pre_flight_is_warned_about_without_strict() {
+    // A warning, then the join goes ahead (and, nobody answering, times
+    // out).
+    let arena = support::dojo_arena();
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let lenient = [
+        "join",
+        &address,
+        "--connect-timeout-s",
+        "1",
         "--core",
         "duel",
         "--rom",
         &arena,
         "--option",
-        "duel_inject_nondeterminism=enabled",
+        UNFAITHFUL,
     ];
-    let mut strict = vec!["host", "--port", "0", "--strict"];
-    strict.extend_from_slice(&unfaithful);
-    let (error, code) = failure(&strict);
-    assert!(
-        error.contains("rollback pre-flight: Duel") && error.contains("--strict"),
-        "{error}"
-    );
-    assert_eq!(code, Some(2));
-
-    // Without --strict: a warning, then the join goes ahead (and, nobody
-    // answering, times out).
-    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let address = silent.local_addr().unwrap().to_string();
-    let mut lenient = vec!["join", &address, "--connect-timeout-s", "1"];
-    lenient.extend_from_slice(&unfaithful);
     let output = netcade(&lenient);
     let errors = stderr(&output);
     assert!(
@@ -544,7 +501,7 @@ const DUEL_FIGHTER_BYTES: std::ops::Range<usize> = 0x27..0x5b;
 #[test]
 fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_is_repaired_and_the_match_finishes(
 ) {
-    let arena = arena();
+    let arena = support::dojo_arena();
     // The option leaves state out of Duel's savestate: the two machines'
     // different rollbacks make them diverge. A latency makes rollbacks sure.
     let game = [
@@ -633,7 +590,7 @@ fn start_spectator(port: u16, game: &[&str], extra: &[&str]) -> Background {
 
 #[test]
 fn a_spectator_joining_around_frame_1000_ends_on_the_players_checksums_a_few_frames_behind() {
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena, "--headless"];
     let mut spectator = None;
     let (host, join) = play_match(&game, 1500, |port, host| {
@@ -679,7 +636,7 @@ fn a_spectator_joining_around_frame_1000_ends_on_the_players_checksums_a_few_fra
 
 #[test]
 fn a_spectator_killed_mid_match_leaves_the_players_undisturbed() {
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let (host, join) = play_match(&game, 900, |port, host| {
         host.wait_for_stdout("the match began", MATCH_TIMEOUT);
@@ -698,7 +655,10 @@ fn a_spectator_killed_mid_match_leaves_the_players_undisturbed() {
 #[test]
 fn spectating_a_host_with_other_content_is_one_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let (dojo, moon) = (arena(), support::duel_arena("moon").display().to_string());
+    let (dojo, moon) = (
+        support::dojo_arena(),
+        support::duel_arena("moon").display().to_string(),
+    );
     let (mut host, port) = start_host(dir.path(), &["--core", "duel", "--rom", &dojo], &[]);
     let refused =
         start_spectator(port, &["--core", "duel", "--rom", &moon], &[]).finish(MATCH_TIMEOUT);
@@ -779,7 +739,7 @@ impl Drop for Relay {
 #[test]
 fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
     let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
     let join_args = ["--frames", "900", "--inputs", "random:2", "--json"];
@@ -813,7 +773,7 @@ fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
 #[test]
 fn a_host_with_max_spectators_0_refuses_a_spectator_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = arena();
+    let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", arena.as_str()];
     let (mut host, port) = start_host(dir.path(), &game, &["--max-spectators", "0"]);
     let refused = start_spectator(port, &game, &[]).finish(MATCH_TIMEOUT);

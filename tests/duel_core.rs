@@ -5,41 +5,8 @@ mod support;
 use netcade::checksum::{Checksum, Checksums};
 use netcade::emulator::{Emulator, PixelFormat};
 use netcade::input::Buttons;
-use netcade::libretro::{Core, CoreConfig, LibretroError};
-use support::{duel_arena, duel_core_copy, CoreCopy};
-use tempfile::TempDir;
-
-struct Duel {
-    core: Core,
-    _copy: CoreCopy,
-    _dirs: TempDir,
-}
-
-/// A config that keeps the test's directories out of the user's.
-fn config_in(dirs: &TempDir, options: &[(&str, &str)]) -> CoreConfig {
-    CoreConfig {
-        system_dir: dirs.path().join("system"),
-        save_dir: dirs.path().join("saves"),
-        persist_save_ram: false,
-        option_overrides: options
-            .iter()
-            .map(|(key, value)| (key.to_string(), value.to_string()))
-            .collect(),
-        ..CoreConfig::default()
-    }
-}
-
-fn load_duel(arena: &str, options: &[(&str, &str)]) -> Result<Duel, LibretroError> {
-    let copy = duel_core_copy();
-    let dirs = tempfile::tempdir().unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs, options))?;
-    core.load_content(Some(&duel_arena(arena)))?;
-    Ok(Duel {
-        core,
-        _copy: copy,
-        _dirs: dirs,
-    })
-}
+use netcade::libretro::{Core, LibretroError};
+use support::{config_in, duel_arena, duel_core_copy, load_core, load_duel};
 
 /// Both fighters walk in, jump and attack on a fixed rhythm.
 fn fight_inputs(frame: u32) -> [Buttons; 2] {
@@ -71,7 +38,7 @@ fn run_frames(core: &mut Core, first: u32, count: u32) -> Vec<Checksums> {
 
 #[test]
 fn duel_loads_an_arena_and_runs_with_picture_and_sound() {
-    let mut duel = load_duel("dojo", &[]).expect("Duel loads the dojo arena");
+    let mut duel = load_duel("dojo");
     assert_eq!(duel.core.info().name, "Duel");
     assert_eq!(duel.core.av_info().fps, 60.0);
     assert_eq!(duel.core.sample_rate(), 48_000.0);
@@ -101,7 +68,7 @@ fn duel_loads_an_arena_and_runs_with_picture_and_sound() {
 
 #[test]
 fn a_restored_duel_state_replays_the_run_it_was_taken_from() {
-    let mut duel = load_duel("dojo", &[]).unwrap();
+    let mut duel = load_duel("dojo");
     run_frames(&mut duel.core, 0, 100);
     let mut saved = Vec::new();
     duel.core.save_state(&mut saved).unwrap();
@@ -114,8 +81,8 @@ fn a_restored_duel_state_replays_the_run_it_was_taken_from() {
 
 #[test]
 fn the_arena_changes_the_game() {
-    let mut dojo = load_duel("dojo", &[]).unwrap();
-    let mut moon = load_duel("moon", &[]).unwrap();
+    let mut dojo = load_duel("dojo");
+    let mut moon = load_duel("moon");
     let dojo_run = run_frames(&mut dojo.core, 0, 60);
     let moon_run = run_frames(&mut moon.core, 0, 60);
     assert_ne!(dojo_run.last(), moon_run.last());
@@ -123,7 +90,7 @@ fn the_arena_changes_the_game() {
 
 #[test]
 fn duel_declares_its_nondeterminism_option_off_by_default() {
-    let duel = load_duel("dojo", &[]).unwrap();
+    let duel = load_duel("dojo");
     let option = duel
         .core
         .options()
@@ -136,7 +103,12 @@ fn duel_declares_its_nondeterminism_option_off_by_default() {
 
 #[test]
 fn with_injected_nondeterminism_a_restored_state_no_longer_replays_the_same_run() {
-    let mut duel = load_duel("dojo", &[("duel_inject_nondeterminism", "enabled")]).unwrap();
+    let mut duel = load_core(
+        duel_core_copy(),
+        &duel_arena("dojo"),
+        &[("duel_inject_nondeterminism", "enabled")],
+    )
+    .unwrap();
     run_frames(&mut duel.core, 0, 30);
     let mut saved = Vec::new();
     duel.core.save_state(&mut saved).unwrap();
@@ -158,7 +130,7 @@ fn a_file_that_is_not_an_arena_is_refused_naming_core_and_file() {
     let dirs = tempfile::tempdir().unwrap();
     let bogus = dirs.path().join("not-an-arena.arena");
     std::fs::write(&bogus, "this is not an arena\n").unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs, &[])).unwrap();
+    let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
     let err = core.load_content(Some(&bogus)).unwrap_err();
     assert!(
         matches!(err, LibretroError::ContentRejected { .. }),
@@ -171,7 +143,7 @@ fn a_file_that_is_not_an_arena_is_refused_naming_core_and_file() {
 
 #[test]
 fn duel_memory_checksum_follows_the_game_not_the_picture() {
-    let mut duel = load_duel("dojo", &[]).unwrap();
+    let mut duel = load_duel("dojo");
     duel.core.run_frame(&[Buttons::NONE; 2], true);
     let before = Checksum::of(duel.core.game_memory());
     duel.core.run_frame(&[Buttons::RIGHT, Buttons::LEFT], false);

@@ -6,8 +6,8 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
-use support::cli::{last_json, spawn_netcade_with_env, stderr, Background};
+use std::time::Duration;
+use support::cli::{last_json, spawn_host_with_env, spawn_netcade_with_env, stderr, Background};
 
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -18,20 +18,13 @@ fn spawn_in_window(args: &[&str], config: &Path) -> Background {
 #[test]
 fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_shown() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
-    let port_file = dir.path().join("port");
+    let arena = support::dojo_arena();
     let shot = dir.path().join("host.png");
     let shot_arg = shot.display().to_string();
-    let port_file_arg = port_file.display().to_string();
     let game = [
         "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
     ];
     let mut host_args = vec![
-        "host",
-        "--port",
-        "0",
-        "--port-file",
-        &port_file_arg,
         "--inputs",
         "random:1",
         "--overlay",
@@ -40,18 +33,8 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
         &shot_arg,
     ];
     host_args.extend_from_slice(&game);
-    let host = spawn_in_window(&host_args, dir.path());
-    let deadline = Instant::now() + MATCH_TIMEOUT;
-    let port = loop {
-        if let Some(port) = std::fs::read_to_string(&port_file)
-            .ok()
-            .and_then(|t| t.trim().parse::<u16>().ok())
-        {
-            break port;
-        }
-        assert!(Instant::now() < deadline, "the host never wrote its port");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let in_window = [("NETCADE_CONFIG_DIR", dir.path().as_os_str())];
+    let (host, port) = spawn_host_with_env(dir.path(), &host_args, &in_window, MATCH_TIMEOUT);
     let address = format!("127.0.0.1:{port}");
     let mut join_args = vec!["join", &address, "--inputs", "random:2"];
     join_args.extend_from_slice(&game);
@@ -99,7 +82,7 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
 #[test]
 fn a_spectator_in_a_window_draws_the_game_and_ends_on_the_players_checksums() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let game = [
         "--core", "duel", "--rom", &arena, "--frames", "600", "--json",
     ];

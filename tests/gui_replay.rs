@@ -4,29 +4,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use support::cli::{netcade, stderr};
-
-/// Records `frames` frames of Duel with `random:SEED` to `dir/name`.
-fn record_duel(dir: &Path, name: &str, frames: u32, seed: u32) -> PathBuf {
-    let path = dir.join(name);
-    let arena = support::duel_arena("dojo").display().to_string();
-    let (path_text, frames, inputs) = (
-        path.display().to_string(),
-        frames.to_string(),
-        format!("random:{seed}"),
-    );
-    let output = netcade(&[
-        "run", "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs", &inputs,
-        "--record", &path_text,
-    ]);
-    assert!(output.status.success(), "{output:?}");
-    path
-}
+use std::path::Path;
+use support::cli::{netcade, record_duel, stderr};
 
 /// `netcade replay play FILE ARGS` with Duel's core and content.
 fn replay_play(file: &Path, args: &[&str]) -> std::process::Output {
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let file = file.display().to_string();
     let mut all = vec!["replay", "play", &file, "--core", "duel", "--rom", &arena];
     all.extend_from_slice(args);
@@ -36,7 +19,7 @@ fn replay_play(file: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn a_speed_outside_a_quarter_to_eight_times_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let replay = record_duel(dir.path(), "speed.ncr", 30, 1);
+    let replay = record_duel(dir.path(), "speed.ncr", "dojo", 30, "random:1");
     for speed in ["9", "0.1", "fast"] {
         let refused = replay_play(&replay, &["--speed", speed]);
         assert_eq!(refused.status.code(), Some(2), "{refused:?}");
@@ -50,7 +33,7 @@ fn a_speed_outside_a_quarter_to_eight_times_is_refused() {
 #[test]
 fn without_the_gui_feature_replay_play_asks_for_headless_or_a_gui_build() {
     let dir = tempfile::tempdir().unwrap();
-    let replay = record_duel(dir.path(), "nowindow.ncr", 30, 1);
+    let replay = record_duel(dir.path(), "nowindow.ncr", "dojo", 30, "random:1");
     let refused = replay_play(&replay, &[]);
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     let errors = stderr(&refused);
@@ -77,7 +60,7 @@ mod in_a_window {
 
     /// `replay_play` with a config directory of its own.
     fn in_window(dir: &Path, replay: &Path, args: &[&str]) -> std::process::Output {
-        let arena = support::duel_arena("dojo").display().to_string();
+        let arena = support::dojo_arena();
         let file = replay.display().to_string();
         let mut all = vec!["replay", "play", &file, "--core", "duel", "--rom", &arena];
         all.extend_from_slice(args);
@@ -88,7 +71,7 @@ mod in_a_window {
     #[test]
     fn a_replay_played_in_a_window_at_eight_times_ends_on_its_final_checksums_with_a_screenshot() {
         let dir = tempfile::tempdir().unwrap();
-        let replay = record_duel(dir.path(), "window.ncr", 600, 3);
+        let replay = record_duel(dir.path(), "window.ncr", "dojo", 600, "random:3");
         let shot = dir.path().join("replay.png");
         let shot_arg = shot.display().to_string();
         let played = in_window(
@@ -133,7 +116,7 @@ mod in_a_window {
     #[test]
     fn a_seek_in_a_window_lands_and_plays_on_exactly_as_headless_playback() {
         let dir = tempfile::tempdir().unwrap();
-        let replay = record_duel(dir.path(), "seek.ncr", 1200, 4);
+        let replay = record_duel(dir.path(), "seek.ncr", "dojo", 1200, "random:4");
         let range = ["--seek", "950", "--frames", "60"];
         let mut args = vec!["--speed", "8", "--json"];
         args.extend_from_slice(&range);

@@ -13,38 +13,14 @@ use netcade::libretro::{Core, CoreConfig, LibretroError};
 use std::path::Path;
 use support::cli::{netcade, stderr};
 use support::fake_core::FakeCore;
-use support::{real_core, real_core_copy, real_rom, system_c_library, CoreCopy};
-use tempfile::TempDir;
+use support::{
+    config_in, load_core, real_core, real_core_copy, real_rom, system_c_library, LoadedCore,
+};
 
-/// A config whose directories are inside `dir`, with SRAM kept out of the
-/// user's save directory.
-fn config_in(dir: &TempDir) -> CoreConfig {
-    CoreConfig {
-        system_dir: dir.path().join("system"),
-        save_dir: dir.path().join("saves"),
-        persist_save_ram: false,
-        ..CoreConfig::default()
-    }
-}
-
-struct Loaded {
-    core: Core,
-    _copy: CoreCopy,
-    _dirs: TempDir,
-}
-
-fn load_real(core_name: &str, rom_name: &str) -> Option<Loaded> {
+fn load_real(core_name: &str, rom_name: &str) -> Option<LoadedCore> {
     let copy = real_core_copy(core_name)?;
     let rom = real_rom(rom_name)?;
-    let dirs = tempfile::tempdir().unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs)).expect("the real core loads");
-    core.load_content(Some(&rom))
-        .expect("the real core takes its ROM");
-    Some(Loaded {
-        core,
-        _copy: copy,
-        _dirs: dirs,
-    })
+    Some(load_core(copy, &rom, &[]).expect("the real core loads and takes its ROM"))
 }
 
 /// Deterministic varied input for player 1 and 2; START is pressed now and
@@ -267,13 +243,13 @@ fn an_option_override_replaces_the_default_the_core_is_answered() {
     };
     let dirs = tempfile::tempdir().unwrap();
     let (key, default, other) = {
-        let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+        let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
         core.load_content(Some(&rom)).unwrap();
         some_option_and_other_value(&core)
     };
     let config = CoreConfig {
         option_overrides: vec![(key.clone(), other.clone())],
-        ..config_in(&dirs)
+        ..config_in(dirs.path())
     };
     let mut core = Core::load(&copy.path, config).expect("the file loads again once unloaded");
     core.load_content(Some(&rom)).unwrap();
@@ -293,7 +269,7 @@ fn load_genesis_with_override(key: &str, value: &str) -> Option<Result<(), Libre
     let dirs = tempfile::tempdir().unwrap();
     let config = CoreConfig {
         option_overrides: vec![(key.to_string(), value.to_string())],
-        ..config_in(&dirs)
+        ..config_in(dirs.path())
     };
     let mut core = Core::load(&copy.path, config).unwrap();
     Some(core.load_content(Some(&rom)))
@@ -366,9 +342,9 @@ fn loading_the_same_core_file_twice_is_refused_but_a_copy_is_independent() {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
-    let first = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let first = Core::load(&copy.path, config_in(dirs.path())).unwrap();
 
-    let err = Core::load(&copy.path, config_in(&dirs)).unwrap_err();
+    let err = Core::load(&copy.path, config_in(dirs.path())).unwrap_err();
     assert!(
         matches!(err, LibretroError::AlreadyLoaded { .. }),
         "{err:?}"
@@ -379,10 +355,11 @@ fn loading_the_same_core_file_twice_is_refused_but_a_copy_is_independent() {
     );
 
     // A copy of the file is another library with its own globals.
-    let second = Core::load(&second_copy.path, config_in(&dirs)).expect("a copy loads alongside");
+    let second =
+        Core::load(&second_copy.path, config_in(dirs.path())).expect("a copy loads alongside");
     drop(second);
     drop(first);
-    Core::load(&copy.path, config_in(&dirs)).expect("the file loads again once unloaded");
+    Core::load(&copy.path, config_in(dirs.path())).expect("the file loads again once unloaded");
 }
 
 #[test]
@@ -418,7 +395,7 @@ fn message_names(err: &LibretroError, path: &Path) {
 fn a_missing_core_file_is_reported_by_path() {
     let dirs = tempfile::tempdir().unwrap();
     let path = dirs.path().join("no_such_libretro.so");
-    let err = Core::load(&path, config_in(&dirs)).unwrap_err();
+    let err = Core::load(&path, config_in(dirs.path())).unwrap_err();
     assert!(matches!(err, LibretroError::CoreMissing { .. }), "{err:?}");
     message_names(&err, &path);
 }
@@ -428,7 +405,7 @@ fn a_text_file_given_as_core_is_not_a_shared_library() {
     let dirs = tempfile::tempdir().unwrap();
     let path = dirs.path().join("notes_libretro.so");
     std::fs::write(&path, "these are not machine instructions\n").unwrap();
-    let err = Core::load(&path, config_in(&dirs)).unwrap_err();
+    let err = Core::load(&path, config_in(dirs.path())).unwrap_err();
     assert!(matches!(err, LibretroError::NotALibrary { .. }), "{err:?}");
     message_names(&err, &path);
 }
@@ -440,7 +417,7 @@ fn a_shared_library_without_libretro_functions_is_not_a_libretro_core() {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
-    let err = Core::load(&libc, config_in(&dirs)).unwrap_err();
+    let err = Core::load(&libc, config_in(dirs.path())).unwrap_err();
     match &err {
         LibretroError::NotALibretroCore { symbol, .. } => assert!(symbol.starts_with("retro_")),
         other => panic!("expected NotALibretroCore, got {other:?}"),
@@ -457,7 +434,7 @@ fn a_core_of_another_libretro_api_version_is_refused_naming_both_versions() {
         ..FakeCore::default()
     }
     .build(dirs.path());
-    let err = Core::load(&core, config_in(&dirs)).unwrap_err();
+    let err = Core::load(&core, config_in(dirs.path())).unwrap_err();
     match &err {
         LibretroError::WrongApiVersion {
             found, expected, ..
@@ -477,7 +454,7 @@ fn a_missing_content_file_is_reported_by_path() {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
     let path = dirs.path().join("no_such_game.bin");
     let err = core.load_content(Some(&path)).unwrap_err();
     assert!(
@@ -495,7 +472,7 @@ fn a_missing_content_file_is_reported_by_path() {
 fn content_the_core_refuses_is_reported_with_core_and_path() {
     let copy = support::duel_core_copy();
     let dirs = tempfile::tempdir().unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
     let path = dirs.path().join("notes.arena");
     std::fs::write(&path, b"not an arena\n").unwrap();
     let err = core.load_content(Some(&path)).unwrap_err();
@@ -517,7 +494,7 @@ fn an_empty_content_file_is_reported_as_empty_before_the_core_sees_it() {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
     let path = dirs.path().join("empty.bin");
     std::fs::write(&path, b"").unwrap();
     let err = core.load_content(Some(&path)).unwrap_err();
@@ -534,7 +511,7 @@ fn a_core_that_asks_to_shut_down_while_loading_has_not_loaded_the_content() {
         ..FakeCore::default()
     }
     .build(dirs.path());
-    let mut core = Core::load(&library, config_in(&dirs)).unwrap();
+    let mut core = Core::load(&library, config_in(dirs.path())).unwrap();
     let path = dirs.path().join("game.fake");
     std::fs::write(&path, b"a game the core gives up on").unwrap();
     let err = core.load_content(Some(&path)).unwrap_err();
@@ -549,7 +526,7 @@ fn a_core_that_asks_to_shut_down_while_loading_has_not_loaded_the_content() {
 #[test]
 fn a_directory_given_as_core_or_content_is_called_a_directory() {
     let dirs = tempfile::tempdir().unwrap();
-    let err = Core::load(dirs.path(), config_in(&dirs)).unwrap_err();
+    let err = Core::load(dirs.path(), config_in(dirs.path())).unwrap_err();
     assert!(
         matches!(err, LibretroError::CoreIsDirectory { .. }),
         "{err:?}"
@@ -557,7 +534,7 @@ fn a_directory_given_as_core_or_content_is_called_a_directory() {
     message_names(&err, dirs.path());
 
     let copy = support::duel_core_copy();
-    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
     let err = core.load_content(Some(dirs.path())).unwrap_err();
     assert!(
         matches!(err, LibretroError::ContentIsDirectory { .. }),
@@ -652,7 +629,7 @@ fn a_core_that_needs_content_refuses_to_start_without() {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
-    let mut core = Core::load(&copy.path, config_in(&dirs)).unwrap();
+    let mut core = Core::load(&copy.path, config_in(dirs.path())).unwrap();
     assert!(!core.supports_no_game());
     let err = core.load_content(None).unwrap_err();
     assert!(
@@ -676,7 +653,7 @@ fn save_ram_is_restored_from_and_written_back_to_the_save_directory() {
     let dirs = tempfile::tempdir().unwrap();
     let config = CoreConfig {
         persist_save_ram: true,
-        ..config_in(&dirs)
+        ..config_in(dirs.path())
     };
     let saved = config.save_dir.join("airstriker.srm");
     std::fs::create_dir_all(&config.save_dir).unwrap();
@@ -715,7 +692,7 @@ fn save_ram_is_left_alone_when_persistence_is_off() {
         return;
     };
     let dirs = tempfile::tempdir().unwrap();
-    let config = config_in(&dirs);
+    let config = config_in(dirs.path());
     let saved = config.save_dir.join("airstriker.srm");
     std::fs::create_dir_all(&config.save_dir).unwrap();
     std::fs::write(&saved, [0x5a; 512]).unwrap();

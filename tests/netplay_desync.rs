@@ -3,11 +3,13 @@
 
 mod support;
 
+use netcade::encoding::StateBlobError;
 use netcade::engine::netplay::desync_diagnosis::DesyncAnswer;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayEvent, PeerFault, StartStateError};
+use netcade::netplay::{NetplayEvent, PeerFault};
 use netcade::rollback::{Frame, PlayerId};
-use support::netplay::{Cluster, DuelGame, MatchSetup, PartyGame};
+use support::load_duel_dojo;
+use support::netplay::{party_game, Cluster, MatchSetup};
 
 const INTERVAL: u16 = 10;
 const ONE_WAY_MS: u64 = 40;
@@ -17,11 +19,11 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 fn a_perturbed_game_is_reported_as_a_desync_within_the_interval_plus_a_round_trip() {
     let mut setup = MatchSetup::new(2, 31, LinkConditions::latency(ONE_WAY_MS));
     setup.checksum_interval = INTERVAL;
-    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    let mut cluster = Cluster::new(setup, |_| party_game());
     cluster.run_until(3_000);
     // From frame `perturbed` on, machine 1 sees P2's buttons differently.
     let perturbed = Frame::new(cluster.machines[1].current_frame() + 5);
-    cluster.machines[1].perturb_from = Some(perturbed);
+    cluster.machines[1].notes.perturb_from = Some(perturbed);
     let mut perturbed_at_ms = None;
     let mut found = None;
     while cluster.now < 8_000 && found.is_none() {
@@ -30,7 +32,7 @@ fn a_perturbed_game_is_reported_as_a_desync_within_the_interval_plus_a_round_tri
             perturbed_at_ms = Some(cluster.now);
         }
         for machine in &cluster.machines {
-            for (at, event) in &machine.events {
+            for (at, event) in &machine.notes.events {
                 if let NetplayEvent::Desync {
                     frame,
                     player,
@@ -38,7 +40,7 @@ fn a_perturbed_game_is_reported_as_a_desync_within_the_interval_plus_a_round_tri
                     remote,
                 } = event
                 {
-                    found.get_or_insert((machine.address, *at, *frame, *player, *local, *remote));
+                    found.get_or_insert((machine.player, *at, *frame, *player, *local, *remote));
                 }
             }
         }
@@ -73,11 +75,12 @@ fn machines_that_stay_in_sync_never_report_a_desync_even_checking_every_frame() 
         LinkConditions::latency(40).with_jitter(15).with_loss(0.03),
     );
     setup.checksum_interval = 1;
-    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    let mut cluster = Cluster::new(setup, |_| party_game());
     cluster.run_until(10_000);
     cluster.assert_same_final_checksums(&[0, 1, 2], 500);
     for machine in &cluster.machines {
         assert!(!machine
+            .notes
             .events
             .iter()
             .any(|(_, e)| matches!(e, NetplayEvent::Desync { .. })));
@@ -93,7 +96,7 @@ fn a_member_repaired_from_the_hosts_state_ends_identical_to_the_host_and_is_told
     const REPAIR_INTERVAL: u16 = 30;
     let mut setup = MatchSetup::new(2, 33, LinkConditions::latency(ONE_WAY_MS));
     setup.checksum_interval = REPAIR_INTERVAL;
-    let mut cluster = Cluster::new(setup, |_| DuelGame::load());
+    let mut cluster = Cluster::new(setup, |_| load_duel_dojo());
     cluster.run_until(3_000);
     // For a few frames, machine 1 (a member) runs P2's RIGHT flipped, then
     // plays true again once those frames are final: only its state carries
@@ -101,7 +104,7 @@ fn a_member_repaired_from_the_hosts_state_ends_identical_to_the_host_and_is_told
     let interval = u32::from(REPAIR_INTERVAL);
     let perturbed =
         Frame::new((cluster.machines[1].current_frame() + 5).next_multiple_of(interval));
-    cluster.machines[1].perturb_from = Some(perturbed);
+    cluster.machines[1].notes.perturb_from = Some(perturbed);
     while cluster.machines[1]
         .netplay
         .finalized_frame()
@@ -109,11 +112,12 @@ fn a_member_repaired_from_the_hosts_state_ends_identical_to_the_host_and_is_told
     {
         cluster.step();
     }
-    cluster.machines[1].perturb_from = None;
+    cluster.machines[1].notes.perturb_from = None;
     cluster.run_until(cluster.now + 6_000);
 
     let checkpoint = perturbed.number() + interval;
     let diagnosed: Vec<_> = cluster.machines[1]
+        .notes
         .desync_answers
         .iter()
         .filter_map(|answer| match answer {
@@ -138,14 +142,15 @@ fn a_member_repaired_from_the_hosts_state_ends_identical_to_the_host_and_is_told
     );
     assert!(
         cluster.machines[0]
+            .notes
             .desync_answers
             .iter()
             .any(|answer| matches!(answer, DesyncAnswer::StateSent)),
         "the host sent its state"
     );
 
-    let host = cluster.machines[0].final_checksums();
-    let member = cluster.machines[1].final_checksums();
+    let host = cluster.final_checksums(0);
+    let member = cluster.final_checksums(1);
     let shared = host.len().min(member.len());
     assert!(shared > checkpoint as usize + 200, "{shared} frames final");
     let last_differing = (0..shared)
@@ -165,7 +170,7 @@ fn a_checkpoint_state_from_the_host_over_the_members_limit_closes_only_the_hosts
     let setup = MatchSetup::new(2, 34, LinkConditions::latency(10));
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config| {
             if me == 1 {
                 config.max_start_state_bytes = 100;
@@ -182,6 +187,7 @@ fn a_checkpoint_state_from_the_host_over_the_members_limit_closes_only_the_hosts
     assert!(sent, "the host sends it");
     cluster.run_until(3_000);
     let fault = cluster.machines[1]
+        .notes
         .events
         .iter()
         .find_map(|(_, event)| match event {
@@ -193,13 +199,13 @@ fn a_checkpoint_state_from_the_host_over_the_members_limit_closes_only_the_hosts
         });
     assert_eq!(
         fault,
-        Some(StartStateError::TooLarge {
+        Some(StateBlobError::TooLarge {
             size: 5_000,
             max: 100
         })
     );
     assert!(
-        cluster.machines[1].desync_answers.is_empty(),
+        cluster.machines[1].notes.desync_answers.is_empty(),
         "nothing loaded"
     );
 }
@@ -211,15 +217,15 @@ const BLOB_CHUNK_KIND: u8 = 11;
 fn a_hosts_state_arriving_after_the_member_dropped_its_own_is_not_compared_and_the_match_goes_on() {
     let mut setup = MatchSetup::new(2, 35, LinkConditions::latency(ONE_WAY_MS));
     setup.checksum_interval = INTERVAL;
-    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    let mut cluster = Cluster::new(setup, |_| party_game());
     cluster.run_until(3_000);
     let perturbed = Frame::new(cluster.machines[1].current_frame() + 5);
-    cluster.machines[1].perturb_from = Some(perturbed);
+    cluster.machines[1].notes.perturb_from = Some(perturbed);
     // The host's chunks are lost for 3 s: 180 frames, past the 8
     // checkpoints (80 frames) whose states the member keeps.
     cluster.lose_kind.push((0, BLOB_CHUNK_KIND, 6_000));
     cluster.run_until(8_000);
-    let answers = &cluster.machines[1].desync_answers;
+    let answers = &cluster.machines[1].notes.desync_answers;
     assert!(
         matches!(answers.first(), Some(DesyncAnswer::TooLate)),
         "{answers:?}"

@@ -8,18 +8,14 @@ use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::NetplayEvent;
 use netcade::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
-use support::netplay::{any_event, Cluster, MatchSetup, PartyGame};
+use support::netplay::{any_event, party_cluster, party_game, Cluster, MatchSetup, PartyCluster};
 
-fn cluster(players: u8, seed: u64) -> Cluster<PartyGame> {
-    Cluster::new(
-        MatchSetup::new(players, seed, LinkConditions::latency(20).with_jitter(5)),
-        |_| PartyGame::default(),
-    )
-}
+/// The links of every match here.
+const LINK: LinkConditions = LinkConditions::latency(20).with_jitter(5);
 
 #[test]
 fn a_two_second_partition_stalls_the_match_which_then_recovers_in_sync() {
-    let mut cluster = cluster(2, 21);
+    let mut cluster = party_cluster(2, 21, LINK);
     cluster.run_until(5_000);
     let before: Vec<u32> = cluster.machines.iter().map(|m| m.current_frame()).collect();
     cluster.isolate(1);
@@ -29,14 +25,14 @@ fn a_two_second_partition_stalls_the_match_which_then_recovers_in_sync() {
         assert!(
             machine.current_frame() <= frame + 8 + 4,
             "machine {} ran on during the partition: {frame} -> {}",
-            machine.address,
+            machine.player,
             machine.current_frame()
         );
-        assert!(any_event(&machine.events, |e| matches!(
+        assert!(any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::WaitingForPeer { .. }
         )));
-        assert!(any_event(&machine.events, |e| matches!(
+        assert!(any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::NetworkInterrupted { .. }
         )));
@@ -44,15 +40,15 @@ fn a_two_second_partition_stalls_the_match_which_then_recovers_in_sync() {
     cluster.reconnect(1);
     cluster.run_until(15_000);
     for machine in &cluster.machines {
-        assert!(any_event(&machine.events, |e| matches!(
+        assert!(any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::NetworkResumed { .. }
         )));
-        assert!(any_event(&machine.events, |e| matches!(
+        assert!(any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::StoppedWaiting { waited_ms } if *waited_ms >= 1_500
         )));
-        assert!(!any_event(&machine.events, |e| matches!(
+        assert!(!any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
         )));
@@ -76,17 +72,17 @@ fn disconnected_at(events: &[(u64, NetplayEvent)], player: u8) -> Option<Frame> 
 
 #[test]
 fn a_ten_second_partition_between_two_machines_ends_the_match_cleanly() {
-    let mut cluster = cluster(2, 22);
+    let mut cluster = party_cluster(2, 22, LINK);
     cluster.run_until(4_000);
     cluster.isolate(1);
     cluster.run_until(14_000);
     let mut first_gone = u32::MAX;
     for (me, other) in [(0usize, 1u8), (1, 0)] {
         let machine = &cluster.machines[me];
-        let at = disconnected_at(&machine.events, other)
+        let at = disconnected_at(&machine.notes.events, other)
             .unwrap_or_else(|| panic!("machine {me} does not say P{} timed out", other + 1));
         first_gone = first_gone.min(at.number());
-        assert!(any_event(&machine.events, |e| matches!(
+        assert!(any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::MatchEnded { .. }
         )));
@@ -101,19 +97,19 @@ fn a_ten_second_partition_between_two_machines_ends_the_match_cleanly() {
 
 #[test]
 fn after_a_ten_second_partition_the_other_two_of_three_machines_play_on() {
-    let mut cluster = cluster(3, 23);
+    let mut cluster = party_cluster(3, 23, LINK);
     cluster.run_until(4_000);
     cluster.isolate(2);
     cluster.run_until(14_000);
     cluster.reconnect(2);
     cluster.run_until(24_000);
     // Both remaining machines dropped P3 at the same frame, and play on.
-    let at0 = disconnected_at(&cluster.machines[0].events, 2).expect("machine 0 drops P3");
-    let at1 = disconnected_at(&cluster.machines[1].events, 2).expect("machine 1 drops P3");
+    let at0 = disconnected_at(&cluster.machines[0].notes.events, 2).expect("machine 0 drops P3");
+    let at1 = disconnected_at(&cluster.machines[1].notes.events, 2).expect("machine 1 drops P3");
     assert_eq!(at0, at1, "the remaining machines agree where P3 stops");
     for machine in &cluster.machines[..2] {
         assert_eq!(machine.netplay.state(), SessionState::Running);
-        assert!(!any_event(&machine.events, |e| matches!(
+        assert!(!any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::MatchEnded { .. } | NetplayEvent::Desync { .. }
         )));
@@ -121,7 +117,7 @@ fn after_a_ten_second_partition_the_other_two_of_three_machines_play_on() {
         assert!(
             machine.current_frame() > at0.number() + 550,
             "machine {} is at frame {}, P3 left at {at0}",
-            machine.address,
+            machine.player,
             machine.current_frame()
         );
     }
@@ -132,8 +128,8 @@ fn after_a_ten_second_partition_the_other_two_of_three_machines_play_on() {
     );
     // The cut-off machine lost both others: its match is over.
     let lost = &cluster.machines[2];
-    assert!(disconnected_at(&lost.events, 0).is_some());
-    assert!(disconnected_at(&lost.events, 1).is_some());
+    assert!(disconnected_at(&lost.notes.events, 0).is_some());
+    assert!(disconnected_at(&lost.notes.events, 1).is_some());
     assert_eq!(lost.netplay.state(), SessionState::Ended);
 }
 
@@ -146,11 +142,11 @@ const SPECTATOR: u8 = 9;
 /// ends, the frame both must drop P3 at, holding P3's real inputs (confirmed
 /// there) for frames the departure then rewrites. Returns the cluster and
 /// machine 0's frame when P3 was cut off.
-fn play_a_departure_behind_confirmed_frames(watched: bool) -> (Cluster<PartyGame>, u32) {
+fn play_a_departure_behind_confirmed_frames(watched: bool) -> (PartyCluster, u32) {
     let setup = MatchSetup::new(3, 28, LinkConditions::latency(5));
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config| {
             if me == 0 {
                 config.accept_spectators = watched;
@@ -176,8 +172,8 @@ fn play_a_departure_behind_confirmed_frames(watched: bool) -> (Cluster<PartyGame
 #[test]
 fn a_machine_far_behind_on_a_leavers_inputs_drops_it_at_a_frame_the_others_still_hold() {
     let (cluster, frame_at_isolation) = play_a_departure_behind_confirmed_frames(false);
-    let at0 = disconnected_at(&cluster.machines[0].events, 2).expect("machine 0 drops P3");
-    let at1 = disconnected_at(&cluster.machines[1].events, 2).expect("machine 1 drops P3");
+    let at0 = disconnected_at(&cluster.machines[0].notes.events, 2).expect("machine 0 drops P3");
+    let at1 = disconnected_at(&cluster.machines[1].notes.events, 2).expect("machine 1 drops P3");
     assert_eq!(at0, at1, "the remaining machines agree where P3 stops");
     let back = frame_at_isolation - at0.number();
     eprintln!("P3 dropped at frame {at0}, {back} frames behind machine 0");
@@ -187,7 +183,7 @@ fn a_machine_far_behind_on_a_leavers_inputs_drops_it_at_a_frame_the_others_still
     );
     for machine in &cluster.machines[..2] {
         assert_eq!(machine.netplay.state(), SessionState::Running);
-        assert!(!any_event(&machine.events, |e| matches!(
+        assert!(!any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::MatchEnded { .. }
                 | NetplayEvent::DepartureTooFarBack { .. }
@@ -207,13 +203,13 @@ fn a_machine_far_behind_on_a_leavers_inputs_drops_it_at_a_frame_the_others_still
 #[test]
 fn a_spectator_stays_in_sync_when_a_player_leaves_behind_frames_already_confirmed() {
     let (cluster, frame_at_isolation) = play_a_departure_behind_confirmed_frames(true);
-    let at = disconnected_at(&cluster.machines[0].events, 2).expect("machine 0 drops P3");
+    let at = disconnected_at(&cluster.machines[0].notes.events, 2).expect("machine 0 drops P3");
     assert!(
         at.number() + 8 < frame_at_isolation,
         "machine 0 had confirmed P3's inputs past the departure frame"
     );
     let spectator = cluster.spectator.as_ref().unwrap();
-    let watched = spectator.replay(PartyGame::default(), 3);
+    let watched = spectator.replay(party_game(), 3);
     assert!(
         watched.len() as u32 > at.number() + 200,
         "the spectator saw {} frames, P3 left at {at}",
@@ -231,7 +227,7 @@ fn a_spectator_stays_in_sync_when_a_player_leaves_behind_frames_already_confirme
             "P3 is idle from {at} on, frame {frame}"
         );
     }
-    let played = cluster.machines[0].final_checksums();
+    let played = cluster.final_checksums(0);
     let compared = watched.len().min(played.len());
     for frame in 0..compared {
         assert_eq!(

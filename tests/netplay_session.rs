@@ -2,13 +2,15 @@
 //! does not allocate per frame, spectators fed every confirmed input, and a
 //! player who quits.
 
+mod support;
+
 use netcade::checksum::Checksum;
-use netcade::input::Buttons;
 use netcade::netplay::{NetplayConfig, NetplayError, NetplayEvent, NetplaySession};
 use netcade::protocol::{
     EndpointConfig, Event, Handshake, PeerEndpoint, PlayerSlots, SessionSettings, SessionToken,
 };
 use netcade::rollback::{DisconnectReason, Frame, PlayerId, Request, SessionState};
+use support::netplay::pad;
 
 const SPECTATOR: usize = 2;
 
@@ -26,10 +28,6 @@ fn config(me: usize) -> NetplayConfig<usize> {
     } else {
         config.dial(0, PlayerSlots::single(0))
     }
-}
-
-fn pad(me: usize, frame: u64) -> Buttons {
-    Buttons::from_bits((((frame / 5) * (me as u64 + 3)) % 7) as u16)
 }
 
 /// Two machines and an optional spectator over an in-memory wire
@@ -83,7 +81,7 @@ impl Pair {
                 }
                 let peer = &mut self.peers[me];
                 if peer.state() == SessionState::Running {
-                    peer.add_local_input(PlayerId::new(me as u8), pad(me, frame))
+                    peer.add_local_input(PlayerId::new(me as u8), pad(me as u8, frame as u32))
                         .unwrap();
                 }
                 peer.advance_frame(now, &mut self.requests).unwrap();

@@ -11,18 +11,19 @@ use netcade::protocol::{
     EndpointConfig, Handshake, Millis, PeerEndpoint, PlayerSlots, RejectReason,
 };
 use support::netplay::{
-    any_event, exchange, settings, Cluster, DuelGame, MatchSetup, CORE_NAME, CORE_VERSION,
+    any_event, exchange, settings, Cluster, MatchSetup, CORE_NAME, CORE_VERSION,
 };
+use support::{load_duel_dojo, LoadedCore};
 
 /// Where the stranger dials from: no machine of the cluster.
 const STRANGER: u8 = 7;
 
 /// A two-player Duel match whose host takes player 1 from any address,
 /// with the real joiner (machine 1) cut off until `stranger` had its go.
-fn match_with_open_slot(setup: &MatchSetup) -> Cluster<DuelGame> {
+fn match_with_open_slot(setup: &MatchSetup) -> Cluster<LoadedCore> {
     let mut cluster = Cluster::with_configs(
         MatchSetup::new(2, setup.seed, setup.conditions),
-        |_| DuelGame::load(),
+        |_| load_duel_dojo(),
         |me, config: &mut NetplayConfig<u8>| {
             if me == 0 {
                 config.peers[0].address = None;
@@ -51,7 +52,7 @@ fn stranger(setup: &MatchSetup, content_hash: u64) -> PeerEndpoint {
 /// Runs the cluster and the stranger (who talks to the host while `talks`
 /// says so) until `until`.
 fn run_with_stranger(
-    cluster: &mut Cluster<DuelGame>,
+    cluster: &mut Cluster<LoadedCore>,
     stranger: &mut PeerEndpoint,
     until: Millis,
     talks: impl Fn(Millis) -> bool,
@@ -91,7 +92,7 @@ fn a_joiner_with_other_content_is_refused_then_the_right_one_plays_the_match_in_
     assert_eq!(refusals.len(), 1, "told once: {refusals:?}");
     assert!(refusals[0].by_us);
     assert_eq!(refusals[0].reason, RejectReason::Content);
-    assert_eq!(cluster.machines[0].started_at(), None);
+    assert_eq!(cluster.machines[0].stats.started_at, None);
 
     cluster.reconnect(1);
     cluster.run_until(9_000);
@@ -113,8 +114,7 @@ fn a_joiner_that_vanishes_before_the_start_leaves_its_slot_to_the_next() {
         "the vanishing joiner got as far as the handshake"
     );
     assert_eq!(
-        cluster.machines[0].started_at(),
-        None,
+        cluster.machines[0].stats.started_at, None,
         "the host never played with it"
     );
     assert!(

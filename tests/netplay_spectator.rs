@@ -9,7 +9,8 @@ mod support;
 use netcade::engine::sinks::compare_checksum_logs;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::{NetplayEvent, SpectatorDrop, SpectatorEvent, SpectatorPhase};
-use support::netplay::{any_event, Cluster, DuelGame, MatchSetup, PartyGame};
+use support::load_duel_dojo;
+use support::netplay::{any_event, party_game, Cluster, MatchSetup};
 
 const WATCHER: u8 = 7;
 
@@ -23,7 +24,7 @@ fn bumpy() -> LinkConditions {
     }
 }
 
-fn watched_match<G: netcade::emulator::Emulator>(
+fn watched_match<G: std::ops::DerefMut<Target: netcade::emulator::Emulator>>(
     seed: u64,
     game: impl FnMut(u8) -> G,
 ) -> (Cluster<G>, MatchSetup) {
@@ -38,11 +39,11 @@ fn watched_match<G: netcade::emulator::Emulator>(
 
 #[test]
 fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_frames_behind() {
-    let (mut cluster, setup) = watched_match(61, |_| PartyGame::default());
+    let (mut cluster, setup) = watched_match(61, |_| party_game());
     cluster.run_until(10_000);
     let live_at_join = cluster.machines[0].current_frame();
     assert!(live_at_join > 500, "the match is well under way");
-    cluster.add_watcher(&setup, WATCHER, PartyGame::default());
+    cluster.add_watcher(&setup, WATCHER, party_game());
     cluster.run_until(30_000);
 
     let watcher = &cluster.watchers[0];
@@ -77,7 +78,7 @@ fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_fram
         estimate.abs_diff(behind) <= 4,
         "estimated {estimate}, really {behind}"
     );
-    assert!(any_event(&cluster.machines[0].events, |e| matches!(
+    assert!(any_event(&cluster.machines[0].notes.events, |e| matches!(
         e,
         NetplayEvent::SpectatorJoined
     )));
@@ -87,9 +88,9 @@ fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_fram
 fn a_spectator_far_behind_after_joining_catches_up_with_video_off() {
     // A slow first link: the state and the backlog arrive late, then the
     // link gets fast and the spectator must run extra frames to catch up.
-    let (mut cluster, setup) = watched_match(62, |_| PartyGame::default());
+    let (mut cluster, setup) = watched_match(62, |_| party_game());
     cluster.run_until(3_000);
-    cluster.add_watcher(&setup, WATCHER, PartyGame::default());
+    cluster.add_watcher(&setup, WATCHER, party_game());
     let slow = LinkConditions {
         latency_ms: 600,
         ..LinkConditions::PERFECT
@@ -112,9 +113,9 @@ fn a_spectator_far_behind_after_joining_catches_up_with_video_off() {
 
 #[test]
 fn a_spectator_that_vanishes_costs_the_players_nothing_and_is_forgotten() {
-    let (mut cluster, setup) = watched_match(63, |_| PartyGame::default());
+    let (mut cluster, setup) = watched_match(63, |_| party_game());
     cluster.run_until(2_000);
-    cluster.add_watcher(&setup, WATCHER, PartyGame::default());
+    cluster.add_watcher(&setup, WATCHER, party_game());
     cluster.run_until(6_000);
     assert_eq!(cluster.machines[0].netplay.spectator_count(), 1);
     let stalls_before: Vec<u64> = cluster
@@ -131,7 +132,7 @@ fn a_spectator_that_vanishes_costs_the_players_nothing_and_is_forgotten() {
         1,
         "only the player's link is left"
     );
-    assert!(any_event(&host.events, |e| matches!(
+    assert!(any_event(&host.notes.events, |e| matches!(
         e,
         NetplayEvent::SpectatorLeft
     )));
@@ -155,9 +156,9 @@ fn a_spectator_that_vanishes_costs_the_players_nothing_and_is_forgotten() {
 
 #[test]
 fn a_spectator_of_a_real_core_joins_from_its_savestate_and_agrees_with_the_players() {
-    let (mut cluster, setup) = watched_match(64, |_| DuelGame::load());
+    let (mut cluster, setup) = watched_match(64, |_| load_duel_dojo());
     cluster.run_until(5_000);
-    cluster.add_watcher(&setup, WATCHER, DuelGame::load());
+    cluster.add_watcher(&setup, WATCHER, load_duel_dojo());
     cluster.run_until(12_000);
     let watcher = &cluster.watchers[0];
     assert!(watcher.node.stats.joined_at_frame.unwrap() > 200);
@@ -169,10 +170,10 @@ fn a_spectator_of_a_real_core_joins_from_its_savestate_and_agrees_with_the_playe
 #[test]
 fn a_spectator_whose_savestate_takes_longer_than_the_backlog_reaches_is_dropped_while_it_is_still_sent(
 ) {
-    let (mut cluster, setup) = watched_match(65, |_| PartyGame::default());
+    let (mut cluster, setup) = watched_match(65, |_| party_game());
     cluster.run_until(2_000);
     // A patient spectator: it keeps the link however long the host is silent.
-    cluster.add_watcher_with(&setup, WATCHER, PartyGame::default(), |config| {
+    cluster.add_watcher_with(&setup, WATCHER, party_game(), |config| {
         config.interrupt_after_ms = 100_000;
         config.disconnect_after_ms = 100_000;
     });
@@ -192,14 +193,14 @@ fn a_spectator_whose_savestate_takes_longer_than_the_backlog_reaches_is_dropped_
     // sending it a savestate it could never be fed on from.
     let host = &cluster.machines[0];
     assert!(
-        any_event(&host.events, |e| matches!(
+        any_event(&host.notes.events, |e| matches!(
             e,
             NetplayEvent::SpectatorDropped {
                 reason: SpectatorDrop::FellBehind { frames: 3600 }
             }
         )),
         "{:?}",
-        host.events.iter().rev().take(5).collect::<Vec<_>>()
+        host.notes.events.iter().rev().take(5).collect::<Vec<_>>()
     );
     assert_eq!(host.netplay.spectator_count(), 0);
     cluster.net().heal(0, WATCHER);
@@ -300,7 +301,7 @@ fn a_host_sending_far_more_frames_than_any_match_runs_is_left_rather_than_buffer
     use netcade::rollback::Frame;
     let mut wire = BareHost::new();
     wire.run_until_welcomed();
-    let state = netcade::netplay::start_state::compress_checkpoint(Frame::ZERO, &[0; 16]);
+    let state = netcade::netplay::checkpoint_state::compress_checkpoint(Frame::ZERO, &[0; 16]);
     wire.host.send_blob(state).unwrap();
     // As netcade's host does: inputs only once the savestate is delivered.
     while wire.spectator.phase() != SpectatorPhase::Watching {

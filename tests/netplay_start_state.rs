@@ -7,18 +7,23 @@
 
 mod support;
 
-use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
-use netcade::input::Buttons;
+use netcade::emulator::Emulator;
+use netcade::encoding::StateBlobError;
+use netcade::engine::testing::{StubGame, STUB_STATE_SIZE};
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayConfig, NetplayEvent, PeerFault, StartStateError};
+use netcade::netplay::{NetplayConfig, NetplayEvent, PeerFault};
 use netcade::protocol::{CoreOption, RejectReason, Rejection};
 use netcade::rollback::Frame;
-use support::netplay::{
-    any_event, pad, Cluster, DuelGame, MatchSetup, PartyGame, CORE_NAME, CORE_VERSION,
-};
+use std::ops::DerefMut;
+use support::netplay::{any_event, pad, party_game, Cluster, MatchSetup, CORE_NAME, CORE_VERSION};
+use support::{load_duel, load_duel_dojo};
 
 /// Gives machine 0 (the host) its game's state as the start state.
-fn host_sends_its_state<G: Emulator>(me: u8, config: &mut NetplayConfig<u8>, game: &mut G) {
+fn host_sends_its_state<G: DerefMut<Target: Emulator>>(
+    me: u8,
+    config: &mut NetplayConfig<u8>,
+    game: &mut G,
+) {
     if me == 0 {
         let mut state = Vec::new();
         game.save_state(&mut state).expect("the host's game saves");
@@ -28,7 +33,7 @@ fn host_sends_its_state<G: Emulator>(me: u8, config: &mut NetplayConfig<u8>, gam
 
 /// Runs `game`'s first `frames` frames on made-up inputs: a machine that
 /// loaded the same content but is not where the host is.
-fn advance<G: Emulator>(mut game: G, frames: u32) -> G {
+fn advance<G: DerefMut<Target: Emulator>>(mut game: G, frames: u32) -> G {
     for frame in 0..frames {
         game.run_frame(&[pad(0, frame), pad(1, frame)], false);
     }
@@ -47,8 +52,8 @@ fn a_joiner_whose_duel_was_advanced_before_the_match_plays_the_hosts_game_from_f
     let mut cluster = Cluster::with_games_and_configs(
         setup,
         |me| match me {
-            0 => DuelGame::load(),
-            _ => advance(DuelGame::load(), 45),
+            0 => load_duel_dojo(),
+            _ => advance(load_duel_dojo(), 45),
         },
         host_sends_its_state,
     );
@@ -66,7 +71,7 @@ fn a_joiner_that_loaded_another_duel_arena_plays_the_hosts_arena_from_frame_0() 
     let setup = MatchSetup::new(2, 22, LinkConditions::latency(10));
     let mut cluster = Cluster::with_games_and_configs(
         setup,
-        |me| DuelGame::load_arena(if me == 0 { "dojo" } else { "moon" }),
+        |me| load_duel(if me == 0 { "dojo" } else { "moon" }),
         host_sends_its_state,
     );
     cluster.run_until(6_000);
@@ -75,60 +80,17 @@ fn a_joiner_that_loaded_another_duel_arena_plays_the_hosts_arena_from_frame_0() 
 
 /// The party game with a large, incompressible tail in its state (as real
 /// cores' states are large): its blob takes many chunks.
-#[derive(Clone, Debug)]
-struct PaddedGame {
-    game: PartyGame,
-    padding: Vec<u8>,
-}
-
-impl PaddedGame {
-    fn new(seed: u64, bytes: usize) -> PaddedGame {
-        let mut x = seed | 1;
-        let padding = (0..bytes)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
-        PaddedGame {
-            game: PartyGame::default(),
-            padding,
-        }
-    }
-}
-
-impl Emulator for PaddedGame {
-    fn run_frame(&mut self, inputs: &[Buttons], render: bool) {
-        self.game.run_frame(inputs, render)
-    }
-    fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        self.game.save_state(into)?;
-        into.extend_from_slice(&self.padding);
-        Ok(())
-    }
-    fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        let (game, padding) = from.split_at(from.len().min(16));
-        self.game.load_state(game)?;
-        self.padding = padding.to_vec();
-        Ok(())
-    }
-    fn game_memory(&self) -> &[u8] {
-        self.game.game_memory()
-    }
-    fn video_frame(&self) -> Option<VideoFrame<'_>> {
-        None
-    }
-    fn audio_samples(&self) -> &[i16] {
-        &[]
-    }
-    fn frames_per_second(&self) -> f64 {
-        60.0
-    }
-    fn sample_rate(&self) -> f64 {
-        48_000.0
-    }
+fn padded_game(seed: u64, bytes: usize) -> Box<StubGame> {
+    let mut x = seed | 1;
+    let padding = (0..bytes)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    Box::new(party_game().state_tail(padding))
 }
 
 #[test]
@@ -137,12 +99,7 @@ fn a_start_state_of_many_chunks_arrives_under_30_percent_loss() {
     let setup = MatchSetup::new(2, 23, conditions);
     let mut cluster = Cluster::with_games_and_configs(
         setup,
-        |me| {
-            advance(
-                PaddedGame::new(u64::from(me) + 1, 20_000),
-                u32::from(me) * 9,
-            )
-        },
+        |me| advance(padded_game(u64::from(me) + 1, 20_000), u32::from(me) * 9),
         host_sends_its_state,
     );
     cluster.run_until(20_000);
@@ -160,7 +117,8 @@ fn a_start_state_of_many_chunks_arrives_under_30_percent_loss() {
         "the joiner was ready only once it had the state"
     );
     assert_eq!(
-        cluster.machines[0].game.padding, cluster.machines[1].game.padding,
+        cluster.machines[0].game.tail(),
+        cluster.machines[1].game.tail(),
         "the whole state arrived, not just the part the checksum sees"
     );
 }
@@ -171,7 +129,7 @@ fn refused(adjust: impl Fn(&mut NetplayConfig<u8>)) -> (Rejection, Rejection) {
     let setup = MatchSetup::new(2, 24, LinkConditions::latency(20));
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config| {
             if me == 1 {
                 adjust(config)
@@ -196,7 +154,10 @@ fn refused(adjust: impl Fn(&mut NetplayConfig<u8>)) -> (Rejection, Rejection) {
         "both sides name the same problem"
     );
     for machine in &cluster.machines {
-        assert_eq!(machine.started_at(), None, "nobody plays a refused match");
+        assert_eq!(
+            machine.stats.started_at, None,
+            "nobody plays a refused match"
+        );
     }
     (host, joiner)
 }
@@ -249,7 +210,9 @@ fn a_joiner_with_other_content_is_told_both_content_hashes() {
 }
 
 /// The joiner's fault about the host, if it closed the host's link.
-fn start_state_fault(cluster: &Cluster<impl Emulator>) -> Option<StartStateError> {
+fn start_state_fault<G: DerefMut<Target: Emulator>>(
+    cluster: &Cluster<G>,
+) -> Option<StateBlobError> {
     cluster
         .events_of(1)
         .iter()
@@ -267,54 +230,19 @@ fn a_start_state_blob_over_the_joiners_limit_is_refused_unstored() {
     let setup = MatchSetup::new(2, 25, LinkConditions::latency(10));
     let mut cluster = Cluster::with_games_and_configs(
         setup,
-        |me| PaddedGame::new(u64::from(me) + 1, 20_000),
+        |me| padded_game(u64::from(me) + 1, 20_000),
         |me, config, game| {
             host_sends_its_state(me, config, game);
             config.max_start_state_bytes = 1_000;
         },
     );
     cluster.run_until(3_000);
-    let Some(StartStateError::TooLarge { size, .. }) = start_state_fault(&cluster) else {
+    let Some(StateBlobError::TooLarge { size, .. }) = start_state_fault(&cluster) else {
         panic!("{:?}", cluster.events_of(1));
     };
     assert!(size > 20_000, "the blob's announced size: {size}");
-    assert_eq!(cluster.machines[1].started_at(), None);
+    assert_eq!(cluster.machines[1].stats.started_at, None);
     assert!(!arrived(cluster.events_of(1)));
-}
-
-/// A game whose state is megabytes of zeros: a few kilobytes compressed.
-#[derive(Clone, Debug, Default)]
-struct ZerosGame {
-    game: PartyGame,
-}
-
-impl Emulator for ZerosGame {
-    fn run_frame(&mut self, inputs: &[Buttons], render: bool) {
-        self.game.run_frame(inputs, render)
-    }
-    fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        self.game.save_state(into)?;
-        into.resize(8 << 20, 0);
-        Ok(())
-    }
-    fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        self.game.load_state(&from[..16.min(from.len())])
-    }
-    fn game_memory(&self) -> &[u8] {
-        self.game.game_memory()
-    }
-    fn video_frame(&self) -> Option<VideoFrame<'_>> {
-        None
-    }
-    fn audio_samples(&self) -> &[i16] {
-        &[]
-    }
-    fn frames_per_second(&self) -> f64 {
-        60.0
-    }
-    fn sample_rate(&self) -> f64 {
-        48_000.0
-    }
 }
 
 #[test]
@@ -322,11 +250,13 @@ fn a_start_state_that_expands_past_the_joiners_limit_is_refused_before_expanding
     let setup = MatchSetup::new(2, 26, LinkConditions::latency(10));
     let mut cluster = Cluster::with_games_and_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config, _| {
             if me == 0 {
+                // A state of megabytes of zeros: a few kilobytes compressed.
+                let mut zeros = party_game().state_tail(vec![0; (8 << 20) - STUB_STATE_SIZE]);
                 let mut state = Vec::new();
-                ZerosGame::default().save_state(&mut state).unwrap();
+                zeros.save_state(&mut state).unwrap();
                 config.start_state = Some(state);
             }
             config.max_start_state_bytes = 1 << 20;
@@ -335,12 +265,12 @@ fn a_start_state_that_expands_past_the_joiners_limit_is_refused_before_expanding
     cluster.run_until(3_000);
     assert_eq!(
         start_state_fault(&cluster),
-        Some(StartStateError::TooLarge {
+        Some(StateBlobError::TooLarge {
             size: 8 << 20,
             max: 1 << 20
         })
     );
-    assert_eq!(cluster.machines[1].started_at(), None);
+    assert_eq!(cluster.machines[1].stats.started_at, None);
 }
 
 #[test]
@@ -352,7 +282,7 @@ fn the_host_advertises_its_core_options_to_the_joiner() {
     let setup = MatchSetup::new(2, 27, LinkConditions::latency(10));
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config| {
             if me == 0 {
                 config.core_options = vec![option.clone()];
@@ -374,15 +304,15 @@ fn in_a_three_player_match_every_member_loads_the_hosts_start_state() {
     let setup = MatchSetup::new(3, 28, LinkConditions::latency(25).with_jitter(5));
     let mut cluster = Cluster::with_games_and_configs(
         setup,
-        |me| advance(PaddedGame::new(u64::from(me) + 1, 3_000), u32::from(me) * 5),
+        |me| advance(padded_game(u64::from(me) + 1, 3_000), u32::from(me) * 5),
         host_sends_its_state,
     );
     cluster.run_until(8_000);
     cluster.assert_all_in_sync_without_trouble(300);
     assert!(arrived(cluster.events_of(1)) && arrived(cluster.events_of(2)));
     assert_eq!(
-        cluster.machines[0].game.padding,
-        cluster.machines[2].game.padding
+        cluster.machines[0].game.tail(),
+        cluster.machines[2].game.tail()
     );
 }
 
@@ -391,7 +321,7 @@ fn a_spectator_is_not_told_to_wait_for_a_start_state() {
     let setup = MatchSetup::new(2, 29, LinkConditions::latency(10));
     let mut cluster = Cluster::with_games_and_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config, game| {
             host_sends_its_state(me, config, game);
             config.accept_spectators = true;

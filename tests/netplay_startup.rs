@@ -6,7 +6,7 @@ mod support;
 
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::{NetplayEvent, StartPhase};
-use support::netplay::{Cluster, MatchSetup, PartyGame};
+use support::netplay::{party_game, Cluster, MatchSetup, PartyCluster};
 
 /// One frame at 60 fps, in whole milliseconds (rounded up).
 const FRAME_MS: u64 = 17;
@@ -39,11 +39,11 @@ fn asymmetric_cluster(
     seed: u64,
     extra: LinkConditions,
     compensate: bool,
-) -> Cluster<PartyGame> {
+) -> PartyCluster {
     let setup = MatchSetup::new(players, seed, extra);
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |_, config| config.compensate_start_latency = compensate,
     );
     for a in 0..players {
@@ -64,14 +64,14 @@ fn no_trouble() -> LinkConditions {
 
 /// Plays on to `until` and checks the machines agree on at least
 /// `at_least` frames, with no desync or disconnect anywhere.
-fn plays_on_in_sync(cluster: &mut Cluster<PartyGame>, until: u64, at_least: usize) {
+fn plays_on_in_sync(cluster: &mut PartyCluster, until: u64, at_least: usize) {
     cluster.run_until(until);
     cluster.assert_all_in_sync_without_trouble(at_least);
     for machine in &cluster.machines {
         assert_eq!(
             machine.stats.start_outcomes_after_start, 0,
             "machine {} went back to starting after frame 0",
-            machine.address
+            machine.player
         );
     }
 }
@@ -88,17 +88,19 @@ fn begin_together(players: u8, seed: u64) {
     );
     for machine in &cluster.machines {
         let starting = machine
+            .notes
             .events
             .iter()
             .position(|(_, e)| matches!(e, NetplayEvent::Starting { .. }));
         let running = machine
+            .notes
             .events
             .iter()
             .position(|(_, e)| *e == NetplayEvent::Running);
         assert!(
             starting.is_some() && starting < running,
             "machine {} announced the countdown before running",
-            machine.address
+            machine.player
         );
     }
     plays_on_in_sync(&mut cluster, 8_000, 400);
@@ -162,7 +164,7 @@ fn the_start_survives_thirty_percent_loss() {
 }
 
 /// Runs until the host has decided the start moment.
-fn run_until_the_host_decides(cluster: &mut Cluster<PartyGame>) {
+fn run_until_the_host_decides(cluster: &mut PartyCluster) {
     while cluster.machines[0].netplay.start_phase() == StartPhase::Waiting {
         assert!(cluster.now < 3_000, "the host never decided");
         cluster.step();
@@ -191,7 +193,7 @@ fn a_member_whose_acks_are_lost_keeps_its_start_and_ignores_late_copies() {
     );
     assert!(spread < FRAME_MS, "began {spread} ms apart");
     let member = &cluster.machines[1];
-    assert_eq!(member.netplay.started_at(), member.started_at());
+    assert_eq!(member.netplay.started_at(), member.stats.started_at);
     plays_on_in_sync(&mut cluster, 8_000, 300);
 }
 

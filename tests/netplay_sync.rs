@@ -7,7 +7,9 @@ mod support;
 use netcade::emulator::Emulator;
 use netcade::net::sim::LinkConditions;
 use netcade::rollback::PlayerId;
-use support::netplay::{Cluster, DuelGame, MatchSetup, PartyGame};
+use std::ops::DerefMut;
+use support::load_duel_dojo;
+use support::netplay::{party_game, Cluster, MatchSetup};
 
 /// 25 simulated seconds: about 1500 frames.
 const MATCH_MS: u64 = 25_000;
@@ -30,7 +32,7 @@ fn lossy() -> LinkConditions {
         .with_reordering(0.02)
 }
 
-fn play<G: Emulator>(
+fn play<G: DerefMut<Target: Emulator>>(
     players: u8,
     seed: u64,
     conditions: LinkConditions,
@@ -50,7 +52,7 @@ fn play<G: Emulator>(
             assert!(
                 rollbacks > 0,
                 "machine {} never rolled back: the network did not test prediction",
-                machine.address
+                machine.player
             );
         }
     }
@@ -61,7 +63,7 @@ fn party(players: u8, seed: u64, conditions: LinkConditions, expect_rollbacks: b
         players,
         seed,
         conditions,
-        |_| PartyGame::default(),
+        |_| party_game(),
         expect_rollbacks,
     );
 }
@@ -113,31 +115,32 @@ fn four_machines_over_a_lossy_duplicating_reordering_network_keep_identical_game
 
 #[test]
 fn two_duel_cores_on_a_lan_keep_identical_games() {
-    play(2, 11, lan(), |_| DuelGame::load(), false);
+    play(2, 11, lan(), |_| load_duel_dojo(), false);
 }
 
 #[test]
 fn two_duel_cores_100_ms_apart_with_jitter_keep_identical_games() {
-    play(2, 12, far(), |_| DuelGame::load(), true);
+    play(2, 12, far(), |_| load_duel_dojo(), true);
 }
 
 #[test]
 fn two_duel_cores_over_a_lossy_duplicating_reordering_network_keep_identical_games() {
-    play(2, 13, lossy(), |_| DuelGame::load(), true);
+    play(2, 13, lossy(), |_| load_duel_dojo(), true);
 }
 
 #[test]
 fn the_same_seed_replays_the_same_match() {
     let run = || {
-        let mut cluster = Cluster::new(MatchSetup::new(3, 99, lossy()), |_| PartyGame::default());
+        let mut cluster = Cluster::new(MatchSetup::new(3, 99, lossy()), |_| party_game());
         cluster.run_until(8_000);
         cluster
             .machines
             .iter()
-            .map(|m| {
+            .enumerate()
+            .map(|(index, m)| {
                 (
-                    m.final_checksums(),
-                    format!("{:?}", m.events),
+                    cluster.final_checksums(index),
+                    format!("{:?}", m.notes.events),
                     m.stats.ticks,
                 )
             })

@@ -5,7 +5,7 @@ mod support;
 
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::NetplayEvent;
-use support::netplay::{any_event, Cluster, MatchSetup, PartyGame};
+use support::netplay::{any_event, party_game, Cluster, MatchSetup};
 
 #[test]
 fn input_delay_changing_mid_match_keeps_the_machines_in_sync() {
@@ -14,7 +14,7 @@ fn input_delay_changing_mid_match_keeps_the_machines_in_sync() {
     let setup = MatchSetup::new(2, 41, LinkConditions::latency(50).with_jitter(10));
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config| config.dynamic_input_delay = me != 0,
     );
     for (at, delay) in [(5_000, 4), (10_000, 0), (15_000, 3), (20_000, 1)] {
@@ -25,6 +25,7 @@ fn input_delay_changing_mid_match_keeps_the_machines_in_sync() {
     cluster.run_until(25_000);
     let changes = |machine: usize| {
         cluster.machines[machine]
+            .notes
             .events
             .iter()
             .filter(|(_, e)| matches!(e, NetplayEvent::InputDelayChanged { .. }))
@@ -38,7 +39,7 @@ fn input_delay_changing_mid_match_keeps_the_machines_in_sync() {
     assert!(cluster.machines[1].netplay.input_delay() >= 1);
     cluster.assert_same_final_checksums(&[0, 1], 1_300);
     for machine in &cluster.machines {
-        assert!(!any_event(&machine.events, |e| matches!(
+        assert!(!any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::Desync { .. } | NetplayEvent::Disconnected { .. }
         )));
@@ -48,7 +49,7 @@ fn input_delay_changing_mid_match_keeps_the_machines_in_sync() {
 #[test]
 fn time_sync_pulls_a_machine_running_one_percent_fast_back_within_a_frame() {
     let setup = MatchSetup::new(2, 42, LinkConditions::latency(5));
-    let mut cluster = Cluster::new(setup, |_| PartyGame::default());
+    let mut cluster = Cluster::new(setup, |_| party_game());
     cluster.machines[1].clock_rate = 1.01;
     // Left alone, 1% is 0.6 frames a second: 18 frames over the match.
     cluster.run_until(20_000);

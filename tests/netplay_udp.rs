@@ -19,7 +19,8 @@ use netcade::net::{ip_udp_header_bytes, ManualClock, WireStats};
 use netcade::netplay::{NetplayConfig, NetplaySession};
 use netcade::protocol::{PlayerSlots, SessionSettings, SessionToken, MAX_DATAGRAM_SIZE};
 use std::net::SocketAddr;
-use support::netplay::{DuelGame, MachineHooks};
+use support::load_duel_dojo;
+use support::netplay::MachineNotes;
 
 const FRAMES: u32 = 600;
 
@@ -89,7 +90,7 @@ fn play_duel_match(
             let netplay = NetplaySession::new(config(me, peer), 0).unwrap();
             let mut machine = NetplayMachine::new(
                 netplay,
-                Box::new(DuelGame::load()),
+                load_duel_dojo(),
                 ChecksumLog::new(1 << 12),
                 FrameClock::new(60.0, 1_000),
             );
@@ -99,7 +100,7 @@ fn play_duel_match(
         .collect();
     // The loop's clock is a counter, one millisecond a pass (no sleeps):
     // loopback datagrams simply arrive within a few passes.
-    let mut hooks = MachineHooks::pad();
+    let mut hooks = MachineNotes::default();
     let mut now_ms = 0;
     let mut pass = |now_ms: u64, machines: &mut Vec<_>, sockets: &mut [_; 2]| {
         clock.set(now_ms * 1000);

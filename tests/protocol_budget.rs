@@ -6,14 +6,14 @@ mod support;
 
 use netcade::net::sim::LinkConditions;
 use netcade::rollback::PlayerId;
-use support::netplay::{Cluster, MatchSetup, PartyGame};
+use support::netplay::{party_game, Cluster, MatchSetup, PartyCluster};
 
 /// Bytes of IPv4 and UDP headers around every datagram.
 const IP_UDP_HEADER: u64 = 28;
 
 /// Datagrams and bytes (with IP/UDP headers) machine `from` has sent to the
 /// other machine, and its current frame.
-fn traffic(cluster: &Cluster<PartyGame>, from: usize) -> (u64, u64, u32) {
+fn traffic(cluster: &PartyCluster, from: usize) -> (u64, u64, u32) {
     let machine = &cluster.machines[from];
     let other = PlayerId::new(1 - from as u8);
     let stats = machine
@@ -30,7 +30,7 @@ fn traffic(cluster: &Cluster<PartyGame>, from: usize) -> (u64, u64, u32) {
 /// Runs a two-player match on `conditions` and returns, per machine, the
 /// datagrams per frame and bytes per second sent over ten seconds of play.
 fn steady_traffic(conditions: LinkConditions) -> Vec<(f64, f64)> {
-    let mut cluster = Cluster::new(MatchSetup::new(2, 11, conditions), |_| PartyGame::default());
+    let mut cluster = Cluster::new(MatchSetup::new(2, 11, conditions), |_| party_game());
     cluster.run_until(3_000);
     let before: Vec<_> = (0..2).map(|m| traffic(&cluster, m)).collect();
     cluster.run_until(13_000);

@@ -7,14 +7,14 @@ mod support;
 use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::netplay::{NetplayEvent, PeerFault};
-use netcade::protocol::{codec, InputMessage, Message};
+use netcade::protocol::{codec, Handshake, InputMessage, Message, PlayerSlots, SessionSettings};
 use netcade::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
-use support::netplay::{any_event, Cluster, MatchSetup, PartyGame};
+use support::netplay::{any_event, party_cluster, party_game, Cluster, MatchSetup, PartyCluster};
 
 /// From `after` ms on, every input datagram `hostile` sends to `victim` is
 /// rewritten by `rewrite` (same header, so it passes every check but its content's).
 fn tamper_inputs(
-    cluster: &mut Cluster<PartyGame>,
+    cluster: &mut PartyCluster,
     hostile: u8,
     victim: u8,
     after: u64,
@@ -47,14 +47,7 @@ fn run_far_ahead(frames: u32) -> impl Fn(&mut InputMessage) {
     }
 }
 
-fn cluster(players: u8) -> Cluster<PartyGame> {
-    Cluster::new(
-        MatchSetup::new(players, 5, LinkConditions::latency(10)),
-        |_| PartyGame::default(),
-    )
-}
-
-fn faults(cluster: &Cluster<PartyGame>, machine: usize) -> Vec<(Vec<PlayerId>, PeerFault)> {
+fn faults(cluster: &PartyCluster, machine: usize) -> Vec<(Vec<PlayerId>, PeerFault)> {
     cluster
         .events_of(machine)
         .iter()
@@ -67,11 +60,7 @@ fn faults(cluster: &Cluster<PartyGame>, machine: usize) -> Vec<(Vec<PlayerId>, P
         .collect()
 }
 
-fn disconnected(
-    cluster: &Cluster<PartyGame>,
-    machine: usize,
-    player: u8,
-) -> Option<DisconnectReason> {
+fn disconnected(cluster: &PartyCluster, machine: usize, player: u8) -> Option<DisconnectReason> {
     cluster
         .events_of(machine)
         .iter()
@@ -87,7 +76,7 @@ fn disconnected(
 
 #[test]
 fn inputs_far_outside_the_window_end_a_two_player_match_as_the_peers_disconnect() {
-    let mut cluster = cluster(2);
+    let mut cluster = party_cluster(2, 5, LinkConditions::latency(10));
     tamper_inputs(&mut cluster, 1, 0, 2_000, run_far_ahead(600));
     // Every tick of every machine expects advance_frame to succeed.
     cluster.run_until(4_000);
@@ -113,7 +102,7 @@ fn inputs_far_outside_the_window_end_a_two_player_match_as_the_peers_disconnect(
 
 #[test]
 fn a_three_player_match_plays_on_without_the_player_who_broke_the_protocol() {
-    let mut cluster = cluster(3);
+    let mut cluster = party_cluster(3, 5, LinkConditions::latency(10));
     tamper_inputs(&mut cluster, 2, 0, 2_000, run_far_ahead(600));
     cluster.run_until(4_000);
     let frame_after_fault = cluster.machines[0].current_frame();
@@ -140,7 +129,7 @@ fn a_three_player_match_plays_on_without_the_player_who_broke_the_protocol() {
 
 #[test]
 fn a_peer_claiming_we_left_at_frame_0_does_not_force_us_out() {
-    let mut cluster = cluster(2);
+    let mut cluster = party_cluster(2, 5, LinkConditions::latency(10));
     tamper_inputs(&mut cluster, 1, 0, 2_000, |input| {
         input.status.disconnected_at[0] = Some(Frame::ZERO);
     });
@@ -151,7 +140,7 @@ fn a_peer_claiming_we_left_at_frame_0_does_not_force_us_out() {
 
 #[test]
 fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_link() {
-    let mut cluster = cluster(3);
+    let mut cluster = party_cluster(3, 5, LinkConditions::latency(10));
     tamper_inputs(&mut cluster, 2, 0, 2_000, |input| {
         input.status.disconnected_at[1] = Some(Frame::ZERO);
     });
@@ -181,6 +170,18 @@ fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_
     cluster.assert_same_final_checksums(&[0, 1], 400);
 }
 
+/// What the bare endpoints of the modules below present, for `slots`.
+fn handshake(slots: PlayerSlots) -> Handshake {
+    Handshake {
+        core_name: "stub".into(),
+        core_version: "1".into(),
+        content_hash: 1,
+        local_slots: slots,
+        settings: SessionSettings::default(),
+        ..Handshake::default()
+    }
+}
+
 // ---------------------------------------------------------------- spectators
 
 #[test]
@@ -195,7 +196,7 @@ fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
     let setup = MatchSetup::new(2, 5, LinkConditions::latency(10));
     let mut cluster = Cluster::with_configs(
         setup,
-        |_| PartyGame::default(),
+        |_| party_game(),
         |me, config| {
             config.accept_spectators = me == 0;
         },
@@ -250,24 +251,13 @@ fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
 }
 
 mod admission {
+    use super::handshake;
     use netcade::netplay::{NetplayConfig, NetplaySession};
     use netcade::protocol::{codec, DisconnectReason};
     use netcade::protocol::{
-        DisconnectCause, EndpointConfig, Event, Handshake, HandshakeLimit, Header, Message,
-        PeerEndpoint, PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken,
-        PROTOCOL_VERSION,
+        DisconnectCause, EndpointConfig, Event, HandshakeLimit, Header, Message, PeerEndpoint,
+        PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken, PROTOCOL_VERSION,
     };
-
-    fn handshake(slots: PlayerSlots) -> Handshake {
-        Handshake {
-            core_name: "stub".into(),
-            core_version: "1".into(),
-            content_hash: 1,
-            local_slots: slots,
-            settings: SessionSettings::default(),
-            ..Handshake::default()
-        }
-    }
 
     /// Player 0's machine, waiting for player 1 and taking up to
     /// `max_spectators` spectators.
@@ -420,27 +410,22 @@ mod admission {
 // ---------------------------------------------------------------- one link
 
 mod link {
+    use super::handshake;
     use netcade::input::Buttons;
     use netcade::protocol::*;
     use netcade::rollback::Frame;
 
-    fn handshake(slot: u8) -> Handshake {
-        Handshake {
-            core_name: "stub".into(),
-            core_version: "1".into(),
-            content_hash: 1,
-            local_slots: PlayerSlots::single(slot),
-            settings: SessionSettings::default(),
-            ..Handshake::default()
-        }
-    }
-
     /// Our endpoint, connected to a peer that from now on speaks only
     /// through `Forger`.
     fn connected() -> (PeerEndpoint, Forger) {
-        let mut ours =
-            PeerEndpoint::new(EndpointConfig::host(SessionToken(77), handshake(0)), 0).unwrap();
-        let mut theirs = PeerEndpoint::new(EndpointConfig::joiner(handshake(1)), 0).unwrap();
+        let mut ours = PeerEndpoint::new(
+            EndpointConfig::host(SessionToken(77), handshake(PlayerSlots::single(0))),
+            0,
+        )
+        .unwrap();
+        let mut theirs =
+            PeerEndpoint::new(EndpointConfig::joiner(handshake(PlayerSlots::single(1))), 0)
+                .unwrap();
         for now in 1..5 {
             for datagram in theirs.poll_datagrams(now) {
                 ours.handle_datagram(now, &datagram);
@@ -556,7 +541,10 @@ mod link {
         let mut welcomes = 0;
         let mut cause = None;
         for now in (100..7_000).step_by(100) {
-            ours.handle_datagram(now, &peer.datagram(&Message::Hello(handshake(1))));
+            ours.handle_datagram(
+                now,
+                &peer.datagram(&Message::Hello(handshake(PlayerSlots::single(1)))),
+            );
             ours.poll(now, &mut |datagram| {
                 welcomes += usize::from(datagram[3] == 2);
             });

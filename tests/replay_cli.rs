@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::cli::{last_json, netcade, stderr, stdout};
+use support::cli::{assert_refusals, last_json, netcade, record_duel, refusal, stderr, stdout};
 
 /// The stella core and combat.bin, or `None` (the test is skipped).
 fn stella() -> Option<(String, String)> {
@@ -184,34 +184,6 @@ fn diff_names_the_frame_and_player_where_two_runs_part() {
     not(netcade_test_content),
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
-fn a_replay_of_one_rom_is_refused_with_another() {
-    let Some(game) = stella() else { return };
-    let Some(boxing) = support::real_rom("boxing.bin") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let (path, _) = record(&game, dir.path(), "combat.ncr", 60, "none");
-    let refused = replay(&[
-        "play",
-        &path.display().to_string(),
-        "--headless",
-        "--rom",
-        &boxing.display().to_string(),
-    ]);
-    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
-    let error = stderr(&refused);
-    assert!(
-        error.starts_with("error: the replay was recorded with content combat.bin"),
-        "{error}"
-    );
-    assert!(error.contains("boxing.bin is different"), "{error}");
-}
-
-#[test]
-#[cfg_attr(
-    not(netcade_test_content),
-    ignore = "needs real cores: run scripts/fetch-test-content"
-)]
 fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
     let Some(game) = stella() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -240,39 +212,18 @@ fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
     );
 }
 
-#[test]
-fn a_file_that_is_not_a_replay_gets_one_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("notes.txt");
-    std::fs::write(&path, "hello").unwrap();
-    let output = replay(&["info", &path.display().to_string()]);
-    assert_eq!(output.status.code(), Some(2));
-    assert_eq!(
-        stderr(&output).trim(),
-        format!(
-            "error: cannot read the replay {}: not a netcade replay (it does not start with NCREPLAY)",
-            path.display()
-        )
-    );
-}
-
-/// Records `frames` frames of Duel in `arena` into `dir/name`.
-fn record_duel(dir: &Path, name: &str, arena: &str, frames: u32) -> String {
-    let path = dir.join(name).display().to_string();
-    let arena = support::duel_arena(arena).display().to_string();
-    let frames = frames.to_string();
-    let recorded = netcade(&[
-        "run", "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs", "random:3",
-        "--record", &path,
-    ]);
-    assert!(recorded.status.success(), "{recorded:?}");
-    path
+/// Records `frames` frames of Duel in `arena` played by `random:3` into
+/// `dir/name`; returns its path as a command line takes it.
+fn duel_replay(dir: &Path, name: &str, arena: &str, frames: u32) -> String {
+    record_duel(dir, name, arena, frames, "random:3")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn playing_past_a_replays_end_stops_at_its_end_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let path = record_duel(dir.path(), "short.ncr", "dojo", 120);
+    let path = duel_replay(dir.path(), "short.ncr", "dojo", 120);
     let played = replay(&["play", &path, "--headless", "--frames", "3000", "--json"]);
     assert!(played.status.success(), "{played:?}");
     let text = stdout(&played);
@@ -294,8 +245,8 @@ fn playing_past_a_replays_end_stops_at_its_end_and_says_so() {
 #[test]
 fn diff_of_two_games_says_their_content_differs() {
     let dir = tempfile::tempdir().unwrap();
-    let dojo = record_duel(dir.path(), "dojo.ncr", "dojo", 60);
-    let moon = record_duel(dir.path(), "moon.ncr", "moon", 60);
+    let dojo = duel_replay(dir.path(), "dojo.ncr", "dojo", 60);
+    let moon = duel_replay(dir.path(), "moon.ncr", "moon", 60);
     let diff = replay(&["diff", &dojo, &moon, "--json"]);
     assert_eq!(diff.status.code(), Some(1), "{diff:?}");
     let text = stdout(&diff);
@@ -309,27 +260,30 @@ fn diff_of_two_games_says_their_content_differs() {
 }
 
 #[test]
-fn a_missing_replay_file_is_the_users_mistake() {
+fn a_missing_replay_file_or_one_that_is_not_a_replay_is_the_users_mistake() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nowhere.ncr").display().to_string();
-    for args in [
-        &["info", &missing][..],
-        &["play", &missing, "--headless"][..],
-        &["inputs", &missing][..],
-    ] {
-        let output = replay(args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
-        assert!(
-            stderr(&output).contains(&format!("cannot open the replay {missing}")),
-            "{output:?}"
-        );
-    }
+    let opening = format!("cannot open the replay {missing}");
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "hello").unwrap();
+    let notes = notes.display().to_string();
+    let not_a_replay = format!(
+        "error: cannot read the replay {notes}: not a netcade replay (it does not start with NCREPLAY)"
+    );
+    assert_refusals(&[
+        refusal(&["replay", "info", &missing], &opening, 2),
+        refusal(&["replay", "play", &missing, "--headless"], &opening, 2),
+        refusal(&["replay", "inputs", &missing], &opening, 2),
+        refusal(&["replay", "info", &notes], &not_a_replay, 2)
+            .starting(&not_a_replay)
+            .alone(),
+    ]);
 }
 
 #[test]
 fn verifying_a_replay_without_its_end_record_exits_apart_from_a_whole_one() {
     let dir = tempfile::tempdir().unwrap();
-    let path = record_duel(dir.path(), "whole.ncr", "dojo", 300);
+    let path = duel_replay(dir.path(), "whole.ncr", "dojo", 300);
     let whole = replay(&["play", &path, "--verify"]);
     assert_eq!(whole.status.code(), Some(0), "{whole:?}");
     let bytes = std::fs::read(&path).unwrap();
@@ -344,7 +298,7 @@ fn verifying_a_replay_without_its_end_record_exits_apart_from_a_whole_one() {
 fn info_shows_the_header_and_the_end_record() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("duel.ncr");
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let recorded = netcade(&[
         "run",
         "--core",
@@ -415,26 +369,29 @@ fn the_debugger_steps_through_a_replays_recorded_inputs() {
     not(netcade_test_content),
     ignore = "needs real cores: run scripts/fetch-test-content"
 )]
-fn a_replay_is_refused_by_another_core_before_it_is_given_the_content() {
+fn a_replay_is_refused_with_another_rom_or_by_another_core_before_it_is_given_the_content() {
     let Some(game) = stella() else { return };
-    let Some(genesis) = support::real_core("genesis_plus_gx") else {
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
-    let (path, _) = record(&game, dir.path(), "stella.ncr", 60, "none");
-    let refused = replay(&[
-        "play",
-        &path.display().to_string(),
-        "--headless",
-        "--core",
-        &genesis.display().to_string(),
-    ]);
-    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
-    let error = stderr(&refused);
-    assert!(
-        error.starts_with(
-            "error: the replay was recorded with the core Stella, this core is Genesis Plus GX"
-        ),
-        "{error}"
-    );
+    let (path, _) = record(&game, dir.path(), "combat.ncr", 60, "none");
+    let path = path.display().to_string();
+    let play = ["replay", "play", &path, "--headless"];
+    let mut refusals = Vec::new();
+    if let Some(boxing) = support::real_rom("boxing.bin") {
+        let other_rom = "error: the replay was recorded with content combat.bin";
+        let boxing = boxing.display().to_string();
+        let args = [&play[..], &["--rom", &boxing]].concat();
+        refusals.push(
+            refusal(&args, other_rom, 2)
+                .starting(other_rom)
+                .mentioning("boxing.bin is different"),
+        );
+    }
+    if let Some(genesis) = support::real_core("genesis_plus_gx") {
+        let other_core =
+            "error: the replay was recorded with the core Stella, this core is Genesis Plus GX";
+        let genesis = genesis.display().to_string();
+        let args = [&play[..], &["--core", &genesis]].concat();
+        refusals.push(refusal(&args, other_core, 2).starting(other_core));
+    }
+    assert_refusals(&refusals);
 }

@@ -235,7 +235,7 @@ fn a_record_of_a_frame_before_the_start_frame_is_refused() {
     let departure_len = 1 + 1 + 3 + 4;
     bytes.truncate(bytes.len() - end_record_len - departure_len);
     let mut payload = Vec::new();
-    netcade::protocol::codec::put_varint(&mut payload, 120);
+    netcade::encoding::put_varint(&mut payload, 120);
     payload.extend_from_slice(&7u64.to_le_bytes());
     payload.push(0);
     forged_record(3, &payload, &mut bytes);
@@ -251,7 +251,7 @@ fn a_record_of_a_frame_before_the_start_frame_is_refused() {
 fn with_start_frame(start: u64, version: Option<u16>) -> Vec<u8> {
     let good = recorded_from(127, 0);
     let preamble = netcade::replay::PREAMBLE_SIZE;
-    let (length, used) = netcade::protocol::codec::read_varint(&good[preamble + 1..]).unwrap();
+    let (length, used) = netcade::encoding::read_varint(&good[preamble + 1..]).unwrap();
     let payload_at = preamble + 1 + used;
     let payload = &good[payload_at..payload_at + length as usize];
     // 127 is one varint byte, followed by the start state's checksum (99).
@@ -263,7 +263,7 @@ fn with_start_frame(start: u64, version: Option<u16>) -> Vec<u8> {
         .unwrap();
     let mut forged = payload[..at].to_vec();
     if version.is_none() {
-        netcade::protocol::codec::put_varint(&mut forged, start);
+        netcade::encoding::put_varint(&mut forged, start);
     }
     forged.extend_from_slice(&payload[at + 1..]);
     let mut bytes = good[..preamble].to_vec();
@@ -285,7 +285,7 @@ fn a_version_1_replay_without_a_start_frame_reads_as_starting_at_frame_0() {
 fn forged_record(kind: u8, payload: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
     out.push(kind);
-    netcade::protocol::codec::put_varint(out, payload.len() as u64);
+    netcade::encoding::put_varint(out, payload.len() as u64);
     out.extend_from_slice(payload);
     let check = xxhash_rust::xxh3::xxh3_64(&out[start..]) as u32;
     out.extend_from_slice(&check.to_le_bytes());
@@ -312,7 +312,7 @@ fn a_start_state_claiming_to_expand_past_the_limit_is_refused_before_expanding()
         .unwrap();
     bytes.truncate(netcade::replay::PREAMBLE_SIZE);
     let length_len = {
-        let (_, used) = netcade::protocol::codec::read_varint(&header_bytes[1..]).unwrap();
+        let (_, used) = netcade::encoding::read_varint(&header_bytes[1..]).unwrap();
         used
     };
     let mut payload = header_bytes[1 + length_len..header_bytes.len() - 4].to_vec();
@@ -335,8 +335,8 @@ fn an_inputs_record_claiming_more_inputs_than_its_bytes_hold_is_refused() {
     let departure_len = 1 + 1 + 2 + 4;
     bytes.truncate(bytes.len() - departure_len);
     let mut payload = Vec::new();
-    netcade::protocol::codec::put_varint(&mut payload, 0);
-    netcade::protocol::codec::put_varint(&mut payload, 8000);
+    netcade::encoding::put_varint(&mut payload, 0);
+    netcade::encoding::put_varint(&mut payload, 8000);
     payload.extend_from_slice(&[0, 0, 0]);
     forged_record(2, &payload, &mut bytes);
     let error = read_replay(&bytes[..]).unwrap_err().to_string();
@@ -347,7 +347,7 @@ fn an_inputs_record_claiming_more_inputs_than_its_bytes_hold_is_refused() {
 fn a_record_claiming_an_absurd_length_is_refused_without_reading_it() {
     let mut bytes = recorded(0);
     bytes.push(3);
-    netcade::protocol::codec::put_varint(&mut bytes, 1 << 40);
+    netcade::encoding::put_varint(&mut bytes, 1 << 40);
     let error = read_replay(&bytes[..]).unwrap_err();
     assert!(
         matches!(error, ReplayError::RecordTooLong { length, .. } if length == 1 << 40),

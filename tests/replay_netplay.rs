@@ -32,7 +32,7 @@ fn recorded_match_watched(
     extra: &[&str],
     watch_after: Option<Duration>,
 ) -> ([Recorded; 2], Option<Recorded>) {
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let frames = frames.to_string();
     let host_replay = dir.join("host.ncr").display().to_string();
     let join_replay = dir.join("join.ncr").display().to_string();
@@ -113,7 +113,7 @@ fn recorded_match_watched(
 #[test]
 fn a_match_is_recorded_into_the_replays_folder_unless_told_not_to() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let game = [
         "--core", "duel", "--rom", &arena, "--frames", "60", "--json",
     ];
@@ -224,7 +224,7 @@ fn the_joiners_replay_keeps_each_desync_repair_with_the_hosts_state() {
 #[test]
 fn a_match_left_with_ctrl_c_ends_each_replay_with_why_it_ended() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let host_replay = dir.path().join("host.ncr").display().to_string();
     let join_replay = dir.path().join("join.ncr").display().to_string();
     let game = ["--core", "duel", "--rom", &arena, "--json"];
@@ -364,7 +364,7 @@ fn a_spectators_replay_starts_where_they_joined_verifies_and_matches_the_hosts()
 #[test]
 fn a_spectator_told_not_to_record_leaves_no_replay() {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::duel_arena("dojo").display().to_string();
+    let arena = support::dojo_arena();
     let game = [
         "--core",
         "duel",

@@ -7,14 +7,14 @@ mod support;
 use netcade::emulator::{Emulator, SavestateContext};
 use netcade::engine::debugger::Debugger;
 use netcade::engine::inputs::NO_INPUTS;
-use netcade::engine::netplay::driver::{MatchSetup, SimulatedMatch};
+use netcade::engine::netplay::simulated::{MatchSetup, SimulatedMatch};
 use netcade::input::Buttons;
 use netcade::net::sim::LinkConditions;
 use netcade::rollback::synctest::{run_sync_test, SyncTestSettings};
 use std::ffi::c_int;
 use std::path::Path;
 use std::time::Duration;
-use support::{load_duel_dojo, LoadedDuel};
+use support::{load_duel_dojo, LoadedCore};
 
 // libretro.h's enum retro_savestate_context.
 const NORMAL: c_int = 0;
@@ -38,7 +38,7 @@ fn last_context(core_file: &Path) -> c_int {
 
 #[test]
 fn a_core_that_asks_is_told_what_each_state_is_for() {
-    let LoadedDuel { mut core, copy, .. } = load_duel_dojo();
+    let LoadedCore { mut core, copy, .. } = load_duel_dojo();
     let file = copy.path;
     let mut state = Vec::new();
     assert_eq!(
@@ -61,7 +61,7 @@ fn a_core_that_asks_is_told_what_each_state_is_for() {
 
 #[test]
 fn sync_test_and_debugger_states_are_rollbacks_in_the_same_instance() {
-    let LoadedDuel { mut core, copy, .. } = load_duel_dojo();
+    let LoadedCore { mut core, copy, .. } = load_duel_dojo();
     run_sync_test(
         &mut core,
         SyncTestSettings::new(20, 3),
@@ -71,7 +71,7 @@ fn sync_test_and_debugger_states_are_rollbacks_in_the_same_instance() {
     .unwrap();
     assert_eq!(last_context(&copy.path), RUNAHEAD_SAME_INSTANCE);
 
-    let LoadedDuel { mut core, copy, .. } = load_duel_dojo();
+    let LoadedCore { mut core, copy, .. } = load_duel_dojo();
     let mut debugger = Debugger::new(&mut core, 10, 1 << 20).unwrap();
     debugger.step(3).unwrap();
     assert_eq!(last_context(&copy.path), RUNAHEAD_SAME_INSTANCE);
@@ -90,7 +90,7 @@ fn netplay_states_are_netplay_rollbacks() {
     let mut game_match =
         SimulatedMatch::new(setup, [Box::new(one.core), Box::new(two.core)]).unwrap();
     game_match
-        .play(|_, _| Buttons::NONE, || Duration::ZERO, |_| {})
+        .play(&setup, |_, _| Buttons::NONE, || Duration::ZERO, |_| {})
         .unwrap();
     assert_eq!(last_context(&one.copy.path), ROLLBACK_NETPLAY);
     assert_eq!(last_context(&two.copy.path), ROLLBACK_NETPLAY);

@@ -1,10 +1,24 @@
 //! `netcade host`: host a match over UDP and wait for players to join.
 
-use crate::engine::live::players::{host_match, HostArgs, LiveOptions};
+use crate::commands::outputs::OutputArgs;
+use crate::engine::live::players::{host_match, HostSettings};
 use crate::engine::{AppError, Outcome};
 use std::io::Write;
 
+/// Arguments of `netcade host`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct HostArgs {
+    /// The match.
+    #[command(flatten)]
+    pub settings: HostSettings,
+    /// What it shows and keeps.
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+}
+
 /// `netcade host`.
 pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    host_match(args, LiveOptions::for_stdout(), out).map(|played| played.outcome)
+    args.outputs.play_live(out, |outputs, options, out| {
+        host_match(&args.settings, outputs, options, out)
+    })
 }

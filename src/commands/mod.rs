@@ -9,6 +9,9 @@ pub mod host;
 #[cfg(feature = "gui")]
 pub mod input;
 pub mod join;
+#[cfg(not(feature = "gui"))]
+mod no_window;
+pub mod outputs;
 #[cfg(feature = "gui")]
 pub mod play;
 pub mod replay;
@@ -16,8 +19,9 @@ pub mod run;
 pub mod spectate;
 pub mod synctest;
 
-use crate::engine::live::players::{HostArgs, JoinArgs};
-use crate::engine::live::spectator::SpectateArgs;
+#[cfg(not(feature = "gui"))]
+pub use no_window::{input, play};
+
 use clap::{Parser, Subcommand};
 
 /// What each exit code means, for `netcade --help`.
@@ -64,48 +68,18 @@ pub enum Command {
     /// simulated network in simulated time, far faster than real time).
     Demo(demo::DemoArgs),
     /// Host a two-player netplay match over UDP and wait for a player to join.
-    Host(HostArgs),
+    Host(host::HostArgs),
     /// Join a netplay match hosted at HOST:PORT.
-    Join(JoinArgs),
+    Join(join::JoinArgs),
     /// Replays: play (verify, seek), info, inputs, diff.
     Replay(replay::ReplayArgs),
     /// Play a game in a window, alone or two on one keyboard (P pauses,
     /// `.` steps, `,` steps back, F1 overlay, F12 screenshot).
-    #[cfg(feature = "gui")]
+    #[cfg_attr(not(feature = "gui"), command(hide = true))]
     Play(play::PlayArgs),
     /// Print the input mapping and its config file; --test shows what you press.
-    #[cfg(feature = "gui")]
+    #[cfg_attr(not(feature = "gui"), command(hide = true))]
     Input(input::InputArgs),
-    /// `play` in a build without the window: says how to get one.
-    #[cfg(not(feature = "gui"))]
-    #[command(hide = true)]
-    Play(NeedsWindow),
-    /// `input` in a build without the window: says how to get one.
-    #[cfg(not(feature = "gui"))]
-    #[command(hide = true)]
-    Input(NeedsWindow),
     /// Watch the netplay match hosted at HOST:PORT live, from any moment.
-    Spectate(SpectateArgs),
-}
-
-/// The arguments of a window command in a build without the window:
-/// whatever they are, the answer is how to build the window.
-#[cfg(not(feature = "gui"))]
-#[derive(Debug, clap::Args)]
-pub struct NeedsWindow {
-    /// Ignored.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
-}
-
-/// A window command (`play`, `input`) asked of a build without the window.
-#[cfg(not(feature = "gui"))]
-pub fn needs_window_command(
-    command: &str,
-) -> Result<crate::engine::Outcome, crate::engine::AppError> {
-    Err(crate::engine::AppError::BadArgument {
-        message: format!(
-            "`netcade {command}` opens a window, and this netcade was built without one: build it with `cargo build --release --features gui` (which needs the system packages libsdl2-dev and libasound2-dev)"
-        ),
-    })
+    Spectate(spectate::SpectateArgs),
 }

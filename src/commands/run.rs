@@ -3,8 +3,9 @@
 use crate::engine::inputs::{InputSource, InputSpec};
 use crate::engine::report::{write_report, Report};
 use crate::engine::run::{run_frames, RunReport};
-use crate::engine::sinks::audio_file::{AudioArgs, AudioSummary};
-use crate::engine::sinks::recorder::{replay_header, RecordingSummary, ReplayRecorder};
+use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::recorder::{replay_header, ReplayRecorder};
+use crate::engine::sinks::SinksSummary;
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::replay::EndReason;
 use std::io::Write;
@@ -59,10 +60,13 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
         game: game.title(),
         inputs: args.inputs.to_string(),
         run: report,
-        audio: audio.map(|sink| sink.finish()).transpose()?,
-        recording: recorder
-            .map(|recorder| recorder.finish(EndReason::Finished))
-            .transpose()?,
+        outputs: SinksSummary {
+            audio: audio.map(|sink| sink.finish()).transpose()?,
+            recording: recorder
+                .map(|recorder| recorder.finish(EndReason::Finished))
+                .transpose()?,
+            speaker: None,
+        },
     };
     write_report(&result, args.json, out)?;
     Ok(Outcome::Success)
@@ -73,18 +77,17 @@ struct RunResult {
     game: String,
     inputs: String,
     run: RunReport,
-    audio: Option<AudioSummary>,
-    recording: Option<RecordingSummary>,
+    outputs: SinksSummary,
 }
 
 impl Report for RunResult {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{}", self.game)?;
         self.run.describe(out)?;
-        if let Some(audio) = &self.audio {
+        if let Some(audio) = &self.outputs.audio {
             writeln!(out, "{}", audio.describe())?;
         }
-        if let Some(recording) = &self.recording {
+        if let Some(recording) = &self.outputs.recording {
             writeln!(out, "replay: {}", recording.path.display())?;
         }
         Ok(())
@@ -92,13 +95,7 @@ impl Report for RunResult {
 
     fn json(&self) -> serde_json::Value {
         let mut json = self.run.json();
-        json["replay"] = self
-            .recording
-            .as_ref()
-            .map_or(serde_json::Value::Null, RecordingSummary::json);
-        if let Some(audio) = &self.audio {
-            json["audio"] = audio.json();
-        }
+        self.outputs.add_to_json(&mut json);
         json["command"] = "run".into();
         json["game"] = self.game.clone().into();
         json["inputs"] = self.inputs.clone().into();

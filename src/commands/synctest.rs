@@ -280,16 +280,8 @@ pub fn describe_desync(desync: &Desync, out: &mut dyn Write) -> std::io::Result<
         "desync: frame {} re-simulated from frame {} (after reaching frame {}) differs in {}",
         desync.frame, desync.loaded_frame, desync.rolled_back_from, desync.compared_differing
     )?;
-    writeln!(
-        out,
-        "  first pass:   memory {} state {} video {}",
-        desync.first_pass.memory, desync.first_pass.state, desync.first_pass.video
-    )?;
-    writeln!(
-        out,
-        "  re-simulated: memory {} state {} video {}",
-        desync.resimulated.memory, desync.resimulated.state, desync.resimulated.video
-    )?;
+    writeln!(out, "  first pass:   {}", desync.first_pass)?;
+    writeln!(out, "  re-simulated: {}", desync.resimulated)?;
     writeln!(out, "  game memory bytes: {}", desync.memory_diff)?;
     writeln!(out, "  serialized state bytes: {}", desync.state_diff)
 }

@@ -97,11 +97,7 @@ impl RunReport {
             Some(share) => writeln!(out, ", {:.2}% of the time outside the core", share * 100.0)?,
             None => writeln!(out)?,
         }
-        writeln!(
-            out,
-            "checksums: memory {} state {} video {}",
-            report.checksums.memory, report.checksums.state, report.checksums.video
-        )
+        writeln!(out, "checksums: {}", report.checksums)
     }
 
     /// The run's JSON fields.
@@ -124,54 +120,6 @@ mod tests {
     use crate::emulator::Emulator;
     use crate::engine::inputs::InputSpec;
     use crate::engine::testing::StubGame;
-
-    /// A stub that claims a fixed time in its core per frame (without
-    /// spending it: the test checks the bookkeeping, not the clock).
-    struct TimedStub {
-        game: StubGame,
-        per_frame: Duration,
-        frames: u32,
-    }
-
-    impl Emulator for TimedStub {
-        fn run_frame(&mut self, inputs: &[crate::input::Buttons], render: bool) {
-            self.frames += 1;
-            self.game.run_frame(inputs, render)
-        }
-        fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), crate::emulator::EmulatorError> {
-            self.game.save_state(into)
-        }
-        fn load_state(&mut self, from: &[u8]) -> Result<(), crate::emulator::EmulatorError> {
-            self.game.load_state(from)
-        }
-        fn game_memory(&self) -> &[u8] {
-            self.game.game_memory()
-        }
-        fn video_frame(&self) -> Option<crate::emulator::VideoFrame<'_>> {
-            self.game.video_frame()
-        }
-        fn audio_samples(&self) -> &[i16] {
-            self.game.audio_samples()
-        }
-        fn frames_per_second(&self) -> f64 {
-            60.0
-        }
-        fn sample_rate(&self) -> f64 {
-            48_000.0
-        }
-    }
-
-    impl Game for TimedStub {
-        fn time_in_core(&self) -> Option<Duration> {
-            Some(self.per_frame * self.frames)
-        }
-        fn core_name(&self) -> String {
-            "timed stub".into()
-        }
-        fn core_version(&self) -> String {
-            "1".into()
-        }
-    }
 
     #[test]
     fn a_run_reports_its_frames_and_the_checksums_of_where_it_ended() {
@@ -214,11 +162,7 @@ mod tests {
 
     #[test]
     fn a_run_reports_the_time_its_game_spent_in_the_core() {
-        let mut game = TimedStub {
-            game: StubGame::deterministic(),
-            per_frame: Duration::from_millis(2),
-            frames: 0,
-        };
+        let mut game = StubGame::deterministic().claiming_time_in_core(Duration::from_millis(2));
         let report = run_frames(&mut game, 20, &mut InputSource::Idle, &mut ()).unwrap();
         assert_eq!(report.time_in_core, Some(Duration::from_millis(40)));
     }

@@ -1,47 +1,81 @@
-//! Small pure-Rust games for testing frame loops without a libretro core.
+//! One small pure-Rust game for testing frame loops without a libretro core.
 //!
-//! [`StubGame::deterministic`] is a tiny two-player game whose whole state is
-//! in its savestate: re-simulating from a saved state always gives the same
-//! frames. [`StubGame::with_hidden_state`] keeps a counter outside its
-//! savestate and writes it into game memory at [`HIDDEN_STATE_OFFSET`], the
-//! kind of bug sync-tests exist to catch.
+//! [`StubGame::deterministic`] is a tiny game whose whole state is in its
+//! savestate: re-simulating from a saved state always gives the same
+//! frames. Options change one thing each, so tests build the game they need
+//! instead of wrapping it: [`StubGame::with_hidden_state`] keeps a counter
+//! outside its savestate and writes it into game memory at
+//! [`HIDDEN_STATE_OFFSET`] (the kind of bug sync-tests exist to catch);
+//! [`StubGame::players`] lets more players' buttons move it;
+//! [`StubGame::state_tail`] makes its state large;
+//! [`StubGame::claiming_time_in_core`] reports time spent in its core;
+//! [`StubGame::glitching_after_loads`] shows one wrong byte for the frame
+//! after each load.
 
 use crate::emulator::{Emulator, EmulatorError, PixelFormat, VideoFrame};
 use crate::engine::game::Game;
-use crate::input::Buttons;
+use crate::input::{Buttons, MAX_PLAYERS};
+use std::time::Duration;
 
 /// Bytes of game memory the stub exposes.
 pub const STUB_MEMORY_SIZE: usize = 64;
 /// Where the hidden-state variant writes its hidden counter (2 bytes).
 pub const HIDDEN_STATE_OFFSET: usize = 0x10;
+/// The byte a glitching stub shows wrong for the frame after a load.
+pub const GLITCH_OFFSET: usize = 0x20;
+/// Bytes of the stub's own state (before any tail).
+pub const STUB_STATE_SIZE: usize = STATE_MAGIC.len() + 4 + STUB_MEMORY_SIZE;
 const WIDTH: u32 = 16;
 const HEIGHT: u32 = 8;
 const STATE_MAGIC: &[u8; 4] = b"STUB";
-const STATE_SIZE: usize = STATE_MAGIC.len() + 4 + STUB_MEMORY_SIZE;
 
-// Memory layout: per player (0 and 1) x at 2p, y at 2p+1; score of player p at
-// 4+p; a mixing value at 8..12 that every input feeds.
+// Memory layout: per player p x and y at 2p and 2p+1 for players 0 and 1,
+// at 0x18 + 2(p-2) and the byte after for players 2 and 3; score of player
+// p (0 or 1) at 4+p; a mixing value at 8..12 that every input feeds; the
+// frames run at 12..16.
 const MIX_OFFSET: usize = 8;
+const FRAMES_OFFSET: usize = 12;
+const MORE_PLAYERS_OFFSET: usize = 0x18;
 
-/// A deterministic (or deliberately not) two-player stub game.
+/// A deterministic (or deliberately not) stub game. See the module docs.
 #[derive(Clone, Debug)]
 pub struct StubGame {
     memory: [u8; STUB_MEMORY_SIZE],
     frames_run: u32,
     /// Counts every frame ever run, restored by nothing: the hidden state.
     hidden_ticks: Option<u16>,
+    /// Players whose buttons move the game.
+    players: usize,
+    /// Bytes saved after the stub's own state and taken back by a load.
+    state_tail: Option<Vec<u8>>,
+    /// Time claimed in the core per frame run, and the frames ever run.
+    time_in_core: Option<(Duration, u32)>,
+    glitch: Glitch,
     pixels: Vec<u8>,
     audio: Vec<i16>,
     drawn: bool,
 }
 
+/// A stub that glitches after loads: whether it just loaded, and the
+/// memory it shows for the frame after (game memory, one byte wrong).
+#[derive(Clone, Debug, Default)]
+struct Glitch {
+    enabled: bool,
+    just_loaded: bool,
+    shown: Option<[u8; STUB_MEMORY_SIZE]>,
+}
+
 impl StubGame {
-    /// A game whose whole state is saved and loaded.
+    /// A two-player game whose whole state is saved and loaded.
     pub fn deterministic() -> Self {
         StubGame {
             memory: [0; STUB_MEMORY_SIZE],
             frames_run: 0,
             hidden_ticks: None,
+            players: 2,
+            state_tail: None,
+            time_in_core: None,
+            glitch: Glitch::default(),
             pixels: vec![0; (WIDTH * HEIGHT * 4) as usize],
             audio: vec![0; 1600],
             drawn: false,
@@ -57,9 +91,98 @@ impl StubGame {
         }
     }
 
+    /// This game, moved by the buttons of `players` players (2 to
+    /// [`MAX_PLAYERS`]; a frame run with fewer inputs gives the others
+    /// none).
+    pub fn players(self, players: usize) -> Self {
+        StubGame {
+            players: players.clamp(2, MAX_PLAYERS),
+            ..self
+        }
+    }
+
+    /// This game, saving `tail` after its own state (as real cores' states
+    /// are large) and taking the tail of any state it loads: a state of
+    /// many chunks, or one that compresses far, whose tail the game's
+    /// memory never shows.
+    pub fn state_tail(self, tail: Vec<u8>) -> Self {
+        StubGame {
+            state_tail: Some(tail),
+            ..self
+        }
+    }
+
+    /// This game, claiming `per_frame` of time spent in its core for each
+    /// frame it runs (without spending it).
+    pub fn claiming_time_in_core(self, per_frame: Duration) -> Self {
+        StubGame {
+            time_in_core: Some((per_frame, 0)),
+            ..self
+        }
+    }
+
+    /// This game, showing one byte of memory wrong ([`GLITCH_OFFSET`]) for
+    /// the frame after each load, which the next frame overwrites: like a
+    /// core that does not restore some state the game rewrites at once.
+    pub fn glitching_after_loads(self) -> Self {
+        StubGame {
+            glitch: Glitch {
+                enabled: true,
+                ..Glitch::default()
+            },
+            ..self
+        }
+    }
+
     /// Frames run since the last load (or since the start).
     pub fn frames_run(&self) -> u32 {
         self.frames_run
+    }
+
+    /// The bytes saved after the stub's own state (see
+    /// [`StubGame::state_tail`]).
+    pub fn tail(&self) -> &[u8] {
+        self.state_tail.as_deref().unwrap_or_default()
+    }
+
+    /// Where player `player`'s x and y are in memory.
+    fn position(player: usize) -> (usize, usize) {
+        let x = if player < 2 {
+            2 * player
+        } else {
+            MORE_PLAYERS_OFFSET + 2 * (player - 2)
+        };
+        (x, x + 1)
+    }
+
+    /// Moves each player by the buttons held and feeds them to the mix.
+    fn play(&mut self, inputs: &[Buttons]) {
+        for player in 0..self.players {
+            let held = inputs.get(player).copied().unwrap_or_default();
+            let (x, y) = Self::position(player);
+            if held.contains(Buttons::RIGHT) {
+                self.memory[x] = self.memory[x].wrapping_add(1);
+            }
+            if held.contains(Buttons::LEFT) {
+                self.memory[x] = self.memory[x].wrapping_sub(1);
+            }
+            if held.contains(Buttons::DOWN) {
+                self.memory[y] = self.memory[y].wrapping_add(1);
+            }
+            if held.contains(Buttons::UP) {
+                self.memory[y] = self.memory[y].wrapping_sub(1);
+            }
+            if player < 2 && held.contains(Buttons::B) && self.memory[0] == self.memory[2] {
+                self.memory[4 + player] = self.memory[4 + player].wrapping_add(1);
+            }
+            let mix =
+                u32::from_le_bytes(self.memory[MIX_OFFSET..MIX_OFFSET + 4].try_into().unwrap());
+            let mixed = mix
+                .rotate_left(5)
+                .wrapping_mul(0x9e37_79b9)
+                .wrapping_add(u32::from(held.bits()) + player as u32);
+            self.memory[MIX_OFFSET..MIX_OFFSET + 4].copy_from_slice(&mixed.to_le_bytes());
+        }
     }
 
     fn draw(&mut self) {
@@ -83,34 +206,10 @@ impl StubGame {
 
 impl Emulator for StubGame {
     fn run_frame(&mut self, inputs: &[Buttons], render: bool) {
-        for player in 0..2 {
-            let held = inputs.get(player).copied().unwrap_or_default();
-            let (x, y) = (2 * player, 2 * player + 1);
-            if held.contains(Buttons::RIGHT) {
-                self.memory[x] = self.memory[x].wrapping_add(1);
-            }
-            if held.contains(Buttons::LEFT) {
-                self.memory[x] = self.memory[x].wrapping_sub(1);
-            }
-            if held.contains(Buttons::DOWN) {
-                self.memory[y] = self.memory[y].wrapping_add(1);
-            }
-            if held.contains(Buttons::UP) {
-                self.memory[y] = self.memory[y].wrapping_sub(1);
-            }
-            if held.contains(Buttons::B) && self.memory[0] == self.memory[2] {
-                self.memory[4 + player] = self.memory[4 + player].wrapping_add(1);
-            }
-            let mix =
-                u32::from_le_bytes(self.memory[MIX_OFFSET..MIX_OFFSET + 4].try_into().unwrap());
-            let mixed = mix
-                .rotate_left(5)
-                .wrapping_mul(0x9e37_79b9)
-                .wrapping_add(u32::from(held.bits()) + player as u32);
-            self.memory[MIX_OFFSET..MIX_OFFSET + 4].copy_from_slice(&mixed.to_le_bytes());
-        }
+        self.play(inputs);
         self.frames_run += 1;
-        self.memory[12..16].copy_from_slice(&self.frames_run.to_le_bytes());
+        self.memory[FRAMES_OFFSET..FRAMES_OFFSET + 4]
+            .copy_from_slice(&self.frames_run.to_le_bytes());
         if let Some(ticks) = &mut self.hidden_ticks {
             *ticks = ticks.wrapping_add(1);
             self.memory[HIDDEN_STATE_OFFSET..HIDDEN_STATE_OFFSET + 2]
@@ -119,6 +218,15 @@ impl Emulator for StubGame {
         for (index, sample) in self.audio.iter_mut().enumerate() {
             *sample = (index as i16).wrapping_mul(i16::from(self.memory[MIX_OFFSET]));
         }
+        if let Some((_, frames)) = &mut self.time_in_core {
+            *frames += 1;
+        }
+        let glitch = &mut self.glitch;
+        glitch.shown = std::mem::take(&mut glitch.just_loaded).then(|| {
+            let mut shown = self.memory;
+            shown[GLITCH_OFFSET] ^= 0x40;
+            shown
+        });
         if render {
             self.draw();
         }
@@ -129,26 +237,38 @@ impl Emulator for StubGame {
         into.extend_from_slice(STATE_MAGIC);
         into.extend_from_slice(&self.frames_run.to_le_bytes());
         into.extend_from_slice(&self.memory);
+        into.extend_from_slice(self.tail());
         Ok(())
     }
 
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        if from.len() != STATE_SIZE || !from.starts_with(STATE_MAGIC) {
+        let sized = match self.state_tail {
+            Some(_) => from.len() >= STUB_STATE_SIZE,
+            None => from.len() == STUB_STATE_SIZE,
+        };
+        if !sized || !from.starts_with(STATE_MAGIC) {
             return Err(EmulatorError::LoadFailed {
                 reason: format!(
-                    "not a stub game state ({} bytes, expected {STATE_SIZE})",
+                    "not a stub game state ({} bytes, expected {STUB_STATE_SIZE})",
                     from.len()
                 ),
             });
         }
-        let (frames, memory) = from[STATE_MAGIC.len()..].split_at(4);
+        let (own, tail) = from.split_at(STUB_STATE_SIZE);
+        let (frames, memory) = own[STATE_MAGIC.len()..].split_at(4);
         self.frames_run = u32::from_le_bytes(frames.try_into().unwrap());
         self.memory.copy_from_slice(memory);
+        if let Some(kept) = &mut self.state_tail {
+            kept.clear();
+            kept.extend_from_slice(tail);
+        }
+        self.glitch.just_loaded = self.glitch.enabled;
+        self.glitch.shown = None;
         Ok(())
     }
 
     fn game_memory(&self) -> &[u8] {
-        &self.memory
+        self.glitch.shown.as_ref().unwrap_or(&self.memory)
     }
 
     fn video_frame(&self) -> Option<VideoFrame<'_>> {
@@ -175,6 +295,11 @@ impl Emulator for StubGame {
 }
 
 impl Game for StubGame {
+    fn time_in_core(&self) -> Option<Duration> {
+        self.time_in_core
+            .map(|(per_frame, frames)| per_frame * frames)
+    }
+
     fn core_name(&self) -> String {
         "stub game".to_string()
     }
@@ -242,5 +367,76 @@ mod tests {
     fn the_stub_refuses_a_state_that_is_not_its_own() {
         let mut game = StubGame::deterministic();
         assert!(game.load_state(b"garbage").is_err());
+    }
+
+    #[test]
+    fn a_state_tail_is_saved_after_the_stubs_state_and_taken_back_by_a_load() {
+        let mut host = StubGame::deterministic().state_tail(vec![7; 100]);
+        play(&mut host, 3);
+        let mut state = Vec::new();
+        host.save_state(&mut state).unwrap();
+        assert_eq!(state.len(), STUB_STATE_SIZE + 100);
+        let mut joiner = StubGame::deterministic().state_tail(vec![1; 5]);
+        joiner.load_state(&state).unwrap();
+        assert_eq!(joiner.tail(), &[7; 100][..]);
+        assert_eq!(joiner.game_memory(), host.game_memory());
+        assert!(StubGame::deterministic().load_state(&state).is_err());
+    }
+
+    #[test]
+    fn the_buttons_of_every_player_it_takes_move_the_game() {
+        let pressed = [Buttons::NONE, Buttons::NONE, Buttons::NONE, Buttons::RIGHT];
+        let mut two = StubGame::deterministic();
+        two.run_frame(&pressed, false);
+        let mut idle = StubGame::deterministic().players(4);
+        idle.run_frame(&[Buttons::NONE; 4], false);
+        let mut four = StubGame::deterministic().players(4);
+        four.run_frame(&pressed, false);
+        assert_ne!(four.game_memory(), idle.game_memory());
+        assert_eq!(
+            four.game_memory()[MORE_PLAYERS_OFFSET + 2],
+            1,
+            "player 4's x"
+        );
+        assert_eq!(two.game_memory()[MORE_PLAYERS_OFFSET + 2], 0);
+    }
+
+    #[test]
+    fn a_glitching_stub_shows_one_wrong_byte_for_the_frame_after_a_load_only() {
+        let mut game = StubGame::deterministic().glitching_after_loads();
+        let mut plain = StubGame::deterministic();
+        let mut saved = Vec::new();
+        game.save_state(&mut saved).unwrap();
+        game.load_state(&saved).unwrap();
+        for frames in 1..=2 {
+            play(&mut game, 1);
+            play(&mut plain, 1);
+            let differing: Vec<usize> = (0..STUB_MEMORY_SIZE)
+                .filter(|&i| game.game_memory()[i] != plain.game_memory()[i])
+                .collect();
+            let expected = if frames == 1 {
+                vec![GLITCH_OFFSET]
+            } else {
+                vec![]
+            };
+            assert_eq!(differing, expected, "after {frames} frames");
+        }
+        let mut state = Vec::new();
+        game.save_state(&mut state).unwrap();
+        let mut plain_state = Vec::new();
+        plain.save_state(&mut plain_state).unwrap();
+        assert_eq!(state, plain_state, "the glitch never reaches a state");
+    }
+
+    #[test]
+    fn a_stub_claiming_time_in_core_counts_every_frame_it_runs() {
+        let mut game = StubGame::deterministic().claiming_time_in_core(Duration::from_millis(2));
+        assert_eq!(StubGame::deterministic().time_in_core(), None);
+        let mut saved = Vec::new();
+        game.save_state(&mut saved).unwrap();
+        play(&mut game, 3);
+        game.load_state(&saved).unwrap();
+        play(&mut game, 2);
+        assert_eq!(game.time_in_core(), Some(Duration::from_millis(10)));
     }
 }

@@ -80,14 +80,10 @@ impl<T: Transport, C: MicrosClock> Transport for ConditionedTransport<T, C> {
         let fate = self
             .conditions
             .fate(&mut self.rng, timeline, now_us, datagram.len());
-        if fate.lost {
-            self.stats.lost += 1;
+        let Some(arrivals) = self.stats.count(fate) else {
             return;
-        }
-        self.stats.duplicated += u64::from(fate.duplicated);
-        self.stats.dropped_by_queue += u64::from(fate.dropped_by_queue);
-        for arrival in fate.arrivals.into_iter().flatten() {
-            self.stats.reordered += u64::from(arrival.reordered);
+        };
+        for arrival in arrivals {
             if arrival.at_us <= now_us && self.held.is_empty() {
                 self.stats.delivered += 1;
                 self.inner.send(to, datagram);

@@ -134,6 +134,22 @@ pub struct SimStats {
     pub dropped_by_queue: u64,
 }
 
+impl SimStats {
+    /// Counts what `fate` did to one datagram sent: the copies that get
+    /// through, or `None` when it was lost.
+    pub(crate) fn count(&mut self, fate: Fate) -> Option<impl Iterator<Item = Arrival>> {
+        if fate.lost {
+            self.lost += 1;
+            return None;
+        }
+        self.duplicated += u64::from(fate.duplicated);
+        self.dropped_by_queue += u64::from(fate.dropped_by_queue);
+        let arrivals = fate.arrivals.into_iter().flatten();
+        self.reordered += arrivals.clone().filter(|arrival| arrival.reordered).count() as u64;
+        Some(arrivals)
+    }
+}
+
 /// SplitMix64: tiny, fast, and plenty random for picking which datagrams suffer.
 #[derive(Clone, Debug)]
 pub(crate) struct SplitMix64(pub(crate) u64);
@@ -417,14 +433,10 @@ impl<A: Copy + Ord> SimNet<A> {
         let link = self.links.entry((from, to)).or_default();
         let conditions = link.conditions.unwrap_or(default_conditions);
         let fate = conditions.fate(&mut self.rng, &mut link.timeline, now * 1000, bytes.len());
-        if fate.lost {
-            self.stats.lost += 1;
+        let Some(arrivals) = self.stats.count(fate) else {
             return;
-        }
-        self.stats.duplicated += u64::from(fate.duplicated);
-        self.stats.dropped_by_queue += u64::from(fate.dropped_by_queue);
-        for arrival in fate.arrivals.into_iter().flatten() {
-            self.stats.reordered += u64::from(arrival.reordered);
+        };
+        for arrival in arrivals {
             self.in_flight.push(
                 arrival.at_us,
                 Delivery {

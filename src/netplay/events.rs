@@ -1,8 +1,8 @@
 //! What a netplay session tells the frontend: one event enum for the match
 //! and the network, stats per player, and its error type.
 
-use super::start_state::StartStateError;
 use crate::checksum::Checksum;
+use crate::encoding::StateBlobError;
 use crate::protocol::{EndpointError, Millis, Rejection};
 use crate::rollback::{DisconnectReason, Frame, PlayerId, PlayerSet, SessionError, TimeSyncAdvice};
 
@@ -177,10 +177,10 @@ pub enum PeerFault {
     },
     /// It is the start-up host and its start state cannot be used (too
     /// large, truncated or corrupt): we cannot begin as it did.
-    BadStartState(StartStateError),
+    BadStartState(StateBlobError),
     /// It is the host and the state it sent of a desynced checkpoint cannot
     /// be used.
-    BadCheckpointState(StartStateError),
+    BadCheckpointState(StateBlobError),
 }
 
 impl std::fmt::Display for PeerFault {

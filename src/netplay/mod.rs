@@ -10,17 +10,16 @@
 //! every machine at the same moment ([`startup`]: the machine of player 0
 //! measures round trips and tells each how long to wait).
 
+pub mod checkpoint_state;
 pub mod config;
 pub mod events;
 pub mod jitter;
 mod session;
 pub mod spectator;
-pub mod start_state;
 pub mod startup;
 
 pub use config::{Connect, NetplayConfig, PeerConfig};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
 pub use session::{NetplaySession, SPECTATOR_BACKLOG_FRAMES};
 pub use spectator::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
-pub use start_state::StartStateError;
 pub use startup::StartPhase;

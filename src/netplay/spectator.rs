@@ -6,9 +6,10 @@
 
 use std::collections::VecDeque;
 
+use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
-use super::start_state::{self, StartStateError};
 use super::NetplayError;
+use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
     DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, Millis, PeerEndpoint,
@@ -86,7 +87,7 @@ pub enum SpectatorEvent {
         bytes: usize,
     },
     /// The host's savestate could not be read: we left.
-    BadState(StartStateError),
+    BadState(StateBlobError),
     /// Nothing heard from the host for a while.
     NetworkInterrupted {
         /// How long.
@@ -158,7 +159,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         endpoint_config.interrupt_after_ms = config.interrupt_after_ms;
         endpoint_config.disconnect_after_ms = config.disconnect_after_ms;
         endpoint_config.max_blob_size =
-            start_state::max_checkpoint_blob_size(config.max_state_bytes).min(MAX_BLOB_SIZE);
+            checkpoint_state::max_checkpoint_blob_size(config.max_state_bytes).min(MAX_BLOB_SIZE);
         let endpoint = PeerEndpoint::new(endpoint_config, now)?;
         Ok(SpectatorSession {
             host: config.host,
@@ -334,67 +335,19 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
                 settings,
                 remote_slots,
                 ..
-            } => {
-                self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
-                let all = PlayerSlots((1u16 << self.players) as u8 - 1);
-                if remote_slots != all {
-                    // A host feeds spectators every player's inputs.
-                    self.end_with(SpectatorEvent::HostGone(DisconnectCause::PeerLeft(
-                        crate::protocol::DisconnectReason::ProtocolError,
-                    )));
-                    return;
-                }
-                let fps = f64::from(settings.frame_rate_millihertz) / 1000.0;
-                self.jitter_config.frames_per_second = fps;
-                self.jitter = JitterBuffer::new(self.jitter_config);
-                self.phase = SpectatorPhase::AwaitingState;
-                self.events.push_back(SpectatorEvent::Welcomed {
-                    players: self.players,
-                });
-            }
+            } => self.on_welcomed(settings, remote_slots),
             NetEvent::Rejected(rejection) => {
                 self.phase = SpectatorPhase::Ended;
                 self.events.push_back(SpectatorEvent::Rejected(rejection));
             }
             NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::AwaitingState => {
-                match start_state::decompress_checkpoint(&bytes, self.max_state_bytes) {
-                    Ok((frame, state)) => {
-                        self.endpoint.expect_remote_inputs_from(frame);
-                        self.next_frame = frame;
-                        self.received_end = frame;
-                        self.events.push_back(SpectatorEvent::StateArrived {
-                            frame,
-                            bytes: state.len(),
-                        });
-                        self.state = Some((frame, state));
-                        self.phase = SpectatorPhase::Watching;
-                    }
-                    Err(error) => self.end_with(SpectatorEvent::BadState(error)),
-                }
+                self.on_state(&bytes)
             }
             NetEvent::RemoteInput {
                 player,
                 frame,
                 buttons,
-            } if self.phase == SpectatorPhase::Watching => {
-                let player = usize::from(player);
-                if frame != self.received_end || player >= self.players {
-                    return;
-                }
-                if player == 0 {
-                    if self.rows.len() >= MAX_BUFFERED_FRAMES {
-                        self.end_with(SpectatorEvent::Flooded);
-                        return;
-                    }
-                    self.rows.push_back([Buttons::NONE; MAX_PLAYERS]);
-                }
-                if let Some(row) = self.rows.back_mut() {
-                    row[player] = buttons;
-                }
-                if player + 1 == self.players {
-                    self.received_end = frame.next();
-                }
-            }
+            } if self.phase == SpectatorPhase::Watching => self.on_input(player, frame, buttons),
             NetEvent::RemoteFrameAdvantage(lead) => {
                 self.host_lead = u32::try_from(lead).unwrap_or(0);
             }
@@ -410,6 +363,67 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
                 self.events.push_back(SpectatorEvent::HostGone(cause));
             }
             _ => {}
+        }
+    }
+
+    /// The host's Welcome: it must feed every player's inputs; the jitter
+    /// buffer paces the match's frame rate.
+    fn on_welcomed(&mut self, settings: SessionSettings, remote_slots: PlayerSlots) {
+        self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
+        let all = PlayerSlots((1u16 << self.players) as u8 - 1);
+        if remote_slots != all {
+            // A host feeds spectators every player's inputs.
+            self.end_with(SpectatorEvent::HostGone(DisconnectCause::PeerLeft(
+                crate::protocol::DisconnectReason::ProtocolError,
+            )));
+            return;
+        }
+        let fps = f64::from(settings.frame_rate_millihertz) / 1000.0;
+        self.jitter_config.frames_per_second = fps;
+        self.jitter = JitterBuffer::new(self.jitter_config);
+        self.phase = SpectatorPhase::AwaitingState;
+        self.events.push_back(SpectatorEvent::Welcomed {
+            players: self.players,
+        });
+    }
+
+    /// The savestate to start watching from: inputs follow from its frame.
+    fn on_state(&mut self, bytes: &[u8]) {
+        match checkpoint_state::decompress_checkpoint(bytes, self.max_state_bytes) {
+            Ok((frame, state)) => {
+                self.endpoint.expect_remote_inputs_from(frame);
+                self.next_frame = frame;
+                self.received_end = frame;
+                self.events.push_back(SpectatorEvent::StateArrived {
+                    frame,
+                    bytes: state.len(),
+                });
+                self.state = Some((frame, state));
+                self.phase = SpectatorPhase::Watching;
+            }
+            Err(error) => self.end_with(SpectatorEvent::BadState(error)),
+        }
+    }
+
+    /// One player's input of the next frame; a frame is whole once the last
+    /// player's arrived. More frames than the buffer holds end the watch.
+    fn on_input(&mut self, player: u8, frame: Frame, buttons: Buttons) {
+        let player = usize::from(player);
+        if frame != self.received_end || player >= self.players {
+            return;
+        }
+        if player == 0 {
+            if self.rows.len() >= MAX_BUFFERED_FRAMES {
+                self.end_with(SpectatorEvent::Flooded);
+                return;
+            }
+            self.rows.push_back([Buttons::NONE; MAX_PLAYERS]);
+        }
+        if let Some(row) = self.rows.back_mut() {
+            row[player] = buttons;
+        }
+        if player + 1 == self.players {
+            self.received_end = frame.next();
         }
     }
 

@@ -48,9 +48,12 @@
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
-use super::bits::{BitReader, BitWriter};
 use super::messages::*;
 use crate::checksum::Checksum;
+use crate::encoding::{
+    put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader, BitWriter,
+    ReadError,
+};
 use crate::input::Buttons;
 use crate::rollback::Frame;
 
@@ -127,6 +130,16 @@ pub enum DecodeError {
     EmptyPiggybackChecksums,
 }
 
+impl From<ReadError> for DecodeError {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::Truncated => DecodeError::Truncated,
+            ReadError::BadVarint => DecodeError::BadVarint,
+            ReadError::BadInputBits => DecodeError::BadInputBits,
+        }
+    }
+}
+
 /// A message that cannot be put in one datagram.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EncodeError {
@@ -164,30 +177,6 @@ pub enum EncodeError {
 }
 
 // ---------------------------------------------------------------- writing
-
-/// Appends `value` as a LEB128 varint (7 bits a byte, low bits first).
-pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    loop {
-        let byte = (value & 0x7F) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-#[cfg(test)]
-const fn varint_len(value: u64) -> usize {
-    let mut len = 1;
-    let mut rest = value >> 7;
-    while rest != 0 {
-        len += 1;
-        rest >>= 7;
-    }
-    len
-}
 
 fn zigzag(value: i64) -> u64 {
     ((value << 1) ^ (value >> 63)) as u64
@@ -247,24 +236,6 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
 
 /// Handshake flag: the sender sends its start state.
 const HANDSHAKE_START_STATE: u8 = 1;
-
-/// The bits one input costs in the toggle code, given the input before it.
-const fn toggle_cost(previous: Buttons, current: Buttons) -> usize {
-    1 + 5 * (previous.bits() ^ current.bits()).count_ones() as usize
-}
-
-/// Writes `current` as GGPO's toggle code against `previous` (see the module
-/// docs): `1` + 4-bit index per changed button, `0` ends the input.
-pub fn put_toggles(bits: &mut BitWriter<'_>, previous: Buttons, current: Buttons) {
-    let mut changed = previous.bits() ^ current.bits();
-    while changed != 0 {
-        let index = changed.trailing_zeros();
-        bits.write_bit(true);
-        bits.write_bits(index, 4);
-        changed &= changed - 1;
-    }
-    bits.write_bit(false);
-}
 
 /// How many frames of `inputs` (`slot_count` per frame) fit in `budget_bits`.
 fn frames_fitting(
@@ -553,22 +524,9 @@ impl<'a> Reader<'a> {
 
     /// A LEB128 number of at most 10 bytes, in its shortest form.
     fn varint(&mut self) -> Result<u64, DecodeError> {
-        let mut value = 0u64;
-        for index in 0..10 {
-            let byte = self.u8()?;
-            let payload = (byte & 0x7F) as u64;
-            if index == 9 && payload > 1 {
-                return Err(DecodeError::BadVarint);
-            }
-            value |= payload << (7 * index);
-            if byte & 0x80 == 0 {
-                if index > 0 && byte == 0 {
-                    return Err(DecodeError::BadVarint);
-                }
-                return Ok(value);
-            }
-        }
-        Err(DecodeError::BadVarint)
+        let (value, used) = read_varint(&self.bytes[self.pos..])?;
+        self.pos += used;
+        Ok(value)
     }
 
     fn varint_u32(&mut self) -> Result<u32, DecodeError> {
@@ -593,28 +551,6 @@ impl<'a> Reader<'a> {
             extra => Err(DecodeError::TrailingBytes(extra)),
         }
     }
-}
-
-/// Reads one input written by [`put_toggles`] against `previous`.
-pub fn read_toggles(bits: &mut BitReader<'_>, previous: Buttons) -> Result<Buttons, DecodeError> {
-    let mut value = previous.bits();
-    let mut toggles = 0;
-    while bits.read_bit()? {
-        toggles += 1;
-        if toggles > 16 {
-            return Err(DecodeError::BadInputBits);
-        }
-        value ^= 1 << bits.read_bits(4)?;
-    }
-    Ok(Buttons::from_bits(value))
-}
-
-/// Reads a varint written by [`put_varint`] from the start of `bytes`
-/// (shortest form only, at most 64 bits): the value and the bytes it took.
-pub fn read_varint(bytes: &[u8]) -> Result<(u64, usize), DecodeError> {
-    let mut reader = Reader { bytes, pos: 0 };
-    let value = reader.varint()?;
-    Ok((value, reader.pos))
 }
 
 /// Reads only the header, e.g. to check the session token before anything else.
@@ -952,25 +888,6 @@ pub fn input_payload_len(datagram_len: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn varints_round_trip_and_reject_overlong_forms() {
-        for value in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
-            let mut out = Vec::new();
-            put_varint(&mut out, value);
-            assert_eq!(out.len(), varint_len(value));
-            let mut reader = Reader {
-                bytes: &out,
-                pos: 0,
-            };
-            assert_eq!(reader.varint().unwrap(), value);
-        }
-        let mut reader = Reader {
-            bytes: &[0x80, 0x00],
-            pos: 0,
-        };
-        assert_eq!(reader.varint(), Err(DecodeError::BadVarint));
-    }
 
     #[test]
     fn zigzag_keeps_small_negative_numbers_small() {

@@ -2,7 +2,6 @@
 //! a peer endpoint that turns datagrams and time into events and datagrams,
 //! and a per-address limit on the handshakes that open connections.
 
-pub mod bits;
 pub mod codec;
 pub mod endpoint;
 pub mod handshake_limit;

@@ -1,11 +1,10 @@
 //! The records of a replay file and their bytes (see `docs/replay-format.md`).
 
 use crate::checksum::Checksum;
+use crate::encoding::state_blob;
+use crate::encoding::{put_toggles, put_varint, read_toggles, read_varint, BitReader, BitWriter};
 use crate::input::{Buttons, MAX_PLAYERS};
-use crate::netplay::start_state;
-use crate::protocol::bits::{BitReader, BitWriter};
-use crate::protocol::codec::{put_toggles, put_varint, read_toggles, read_varint};
-use crate::rollback::Frame;
+use crate::rollback::{Frame, MAX_MATCH_FRAMES};
 use xxhash_rust::xxh3::Xxh3;
 
 /// The first 8 bytes of every replay file.
@@ -34,8 +33,8 @@ pub const MAX_CORE_OPTIONS: usize = 512;
 /// The most frames one inputs record carries (writers put one second in each).
 pub const MAX_FRAMES_PER_RECORD: u32 = 4096;
 
-/// The most frames a replay holds: 24 hours at 60 fps.
-pub const MAX_REPLAY_FRAMES: u32 = 24 * 60 * 60 * 60;
+/// The most frames a replay holds: a whole match.
+pub const MAX_REPLAY_FRAMES: u32 = MAX_MATCH_FRAMES;
 
 /// The most events (repairs, departures) a replay holds.
 pub const MAX_EVENTS: usize = 256;
@@ -314,33 +313,7 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
     let mut payload = Vec::new();
     let kind = match record {
         Record::Header(header) => {
-            put_text(&mut payload, &header.netcade_version);
-            put_text(&mut payload, &header.core_name);
-            put_text(&mut payload, &header.core_version);
-            put_text(&mut payload, &header.core_path);
-            put_text(&mut payload, &header.content_name);
-            put_text(&mut payload, &header.content_path);
-            payload.extend_from_slice(&header.content_hash.0.to_le_bytes());
-            let options = &header.core_options[..header.core_options.len().min(MAX_CORE_OPTIONS)];
-            put_varint(&mut payload, options.len() as u64);
-            for (key, value) in options {
-                put_text(&mut payload, key);
-                put_text(&mut payload, value);
-            }
-            payload.push(header.players);
-            payload.extend_from_slice(&header.frames_per_second.to_le_bytes());
-            payload.extend_from_slice(&header.sample_rate.to_le_bytes());
-            payload.extend_from_slice(&header.recorded_at_unix.to_le_bytes());
-            let names = &header.player_names[..header.player_names.len().min(MAX_PLAYERS)];
-            payload.push(names.len() as u8);
-            for name in names {
-                put_text(&mut payload, name);
-            }
-            put_varint(&mut payload, u64::from(header.start_frame.number()));
-            payload.extend_from_slice(&header.start_memory_checksum.0.to_le_bytes());
-            let blob = start_state::compress(&header.start_state);
-            put_varint(&mut payload, blob.len() as u64);
-            payload.extend_from_slice(&blob);
+            put_header(&mut payload, header);
             KIND_HEADER
         }
         Record::Inputs {
@@ -348,34 +321,16 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
             players,
             buttons,
         } => {
-            put_varint(&mut payload, u64::from(first.number()));
-            put_varint(&mut payload, buttons.len() as u64);
-            let mut bits = BitWriter::new(&mut payload);
-            // Each player's input against their own previous frame's, from
-            // NONE at the record's start, as the protocol's datagrams do.
-            let mut previous = [Buttons::NONE; MAX_PLAYERS];
-            let players = usize::from(*players).clamp(1, MAX_PLAYERS);
-            for (index, &now) in buttons.iter().enumerate() {
-                put_toggles(&mut bits, previous[index % players], now);
-                previous[index % players] = now;
-            }
+            put_inputs(&mut payload, *first, *players, buttons);
             KIND_INPUTS
         }
         Record::Checkpoint(checkpoint) => {
-            put_varint(&mut payload, u64::from(checkpoint.frame.number()));
-            payload.extend_from_slice(&checkpoint.memory.0.to_le_bytes());
-            match checkpoint.video {
-                Some(video) => {
-                    payload.push(1);
-                    payload.extend_from_slice(&video.0.to_le_bytes());
-                }
-                None => payload.push(0),
-            }
+            put_checkpoint(&mut payload, checkpoint);
             KIND_CHECKPOINT
         }
         Record::Repair { frame, state } => {
             put_varint(&mut payload, u64::from(frame.number()));
-            payload.extend_from_slice(&start_state::compress(state));
+            payload.extend_from_slice(&state_blob::compress(state));
             KIND_REPAIR
         }
         Record::PlayerLeft { frame, player } => {
@@ -395,6 +350,62 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
     out.extend_from_slice(&payload);
     let check = record_check(out[start], &out[start + 1..]);
     out.extend_from_slice(&check.to_le_bytes());
+}
+
+fn put_header(payload: &mut Vec<u8>, header: &ReplayHeader) {
+    put_text(payload, &header.netcade_version);
+    put_text(payload, &header.core_name);
+    put_text(payload, &header.core_version);
+    put_text(payload, &header.core_path);
+    put_text(payload, &header.content_name);
+    put_text(payload, &header.content_path);
+    payload.extend_from_slice(&header.content_hash.0.to_le_bytes());
+    let options = &header.core_options[..header.core_options.len().min(MAX_CORE_OPTIONS)];
+    put_varint(payload, options.len() as u64);
+    for (key, value) in options {
+        put_text(payload, key);
+        put_text(payload, value);
+    }
+    payload.push(header.players);
+    payload.extend_from_slice(&header.frames_per_second.to_le_bytes());
+    payload.extend_from_slice(&header.sample_rate.to_le_bytes());
+    payload.extend_from_slice(&header.recorded_at_unix.to_le_bytes());
+    let names = &header.player_names[..header.player_names.len().min(MAX_PLAYERS)];
+    payload.push(names.len() as u8);
+    for name in names {
+        put_text(payload, name);
+    }
+    put_varint(payload, u64::from(header.start_frame.number()));
+    payload.extend_from_slice(&header.start_memory_checksum.0.to_le_bytes());
+    let blob = state_blob::compress(&header.start_state);
+    put_varint(payload, blob.len() as u64);
+    payload.extend_from_slice(&blob);
+}
+
+fn put_inputs(payload: &mut Vec<u8>, first: Frame, players: u8, buttons: &[Buttons]) {
+    put_varint(payload, u64::from(first.number()));
+    put_varint(payload, buttons.len() as u64);
+    let mut bits = BitWriter::new(payload);
+    // Each player's input against their own previous frame's, from
+    // NONE at the record's start, as the protocol's datagrams do.
+    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    let players = usize::from(players).clamp(1, MAX_PLAYERS);
+    for (index, &now) in buttons.iter().enumerate() {
+        put_toggles(&mut bits, previous[index % players], now);
+        previous[index % players] = now;
+    }
+}
+
+fn put_checkpoint(payload: &mut Vec<u8>, checkpoint: &Checkpoint) {
+    put_varint(payload, u64::from(checkpoint.frame.number()));
+    payload.extend_from_slice(&checkpoint.memory.0.to_le_bytes());
+    match checkpoint.video {
+        Some(video) => {
+            payload.push(1);
+            payload.extend_from_slice(&video.0.to_le_bytes());
+        }
+        None => payload.push(0),
+    }
 }
 
 /// Reads fields from a record's payload; every failure names the problem.
@@ -483,162 +494,16 @@ pub(crate) fn decode_payload(
         pos: 0,
     };
     let record = match kind {
-        KIND_HEADER => {
-            let netcade_version = fields.text("the netcade version")?;
-            let core_name = fields.text("the core name")?;
-            let core_version = fields.text("the core version")?;
-            let core_path = fields.text("the core path")?;
-            let content_name = fields.text("the content name")?;
-            let content_path = fields.text("the content path")?;
-            let content_hash = Checksum(fields.u64("the content hash")?);
-            let option_count = fields.varint("the core option count")?;
-            if option_count > MAX_CORE_OPTIONS as u64 {
-                return Err(format!(
-                    "{option_count} core options, over the limit of {MAX_CORE_OPTIONS}"
-                ));
-            }
-            let mut core_options = Vec::new();
-            for _ in 0..option_count {
-                let key = fields.text("a core option key")?;
-                let value = fields.text("a core option value")?;
-                core_options.push((key, value));
-            }
-            let players = fields.u8("the player count")?;
-            if players == 0 || players as usize > MAX_PLAYERS {
-                return Err(format!(
-                    "{players} players (a replay has 1 to {MAX_PLAYERS})"
-                ));
-            }
-            let frames_per_second = fields.f64("the frame rate")?;
-            if !(frames_per_second.is_finite() && frames_per_second > 0.0) {
-                return Err(format!("frame rate {frames_per_second} is not a rate"));
-            }
-            let sample_rate = fields.f64("the sample rate")?;
-            // 0 is a core without sound.
-            if !(sample_rate.is_finite() && sample_rate >= 0.0) {
-                return Err(format!("sample rate {sample_rate} is not a rate"));
-            }
-            let recorded_at_unix = fields.u64("the date")?;
-            let name_count = fields.u8("the player name count")?;
-            if name_count as usize > MAX_PLAYERS {
-                return Err(format!("{name_count} player names, over {MAX_PLAYERS}"));
-            }
-            let mut player_names = Vec::new();
-            for _ in 0..name_count {
-                player_names.push(fields.text("a player name")?);
-            }
-            let start_frame = if version >= 2 {
-                fields.frame("the start frame")?
-            } else {
-                Frame::new(0)
-            };
-            let start_memory_checksum = Checksum(fields.u64("the start state's checksum")?);
-            let blob_len = fields.varint("the start state's length")?;
-            let blob = fields.take(
-                usize::try_from(blob_len).unwrap_or(usize::MAX),
-                "the start state",
-            )?;
-            let start_state = start_state::decompress(blob, MAX_STATE_BYTES)
-                .map_err(|err| format!("the start state: {err}"))?;
-            Record::Header(Box::new(ReplayHeader {
-                netcade_version,
-                core_name,
-                core_version,
-                core_path,
-                content_name,
-                content_path,
-                content_hash,
-                core_options,
-                players,
-                frames_per_second,
-                sample_rate,
-                recorded_at_unix,
-                player_names,
-                start_frame,
-                start_state,
-                start_memory_checksum,
-            }))
-        }
-        KIND_INPUTS => {
-            let players = players.ok_or("inputs before the header")?;
-            let first = fields.frame("the first frame")?;
-            let count = fields.varint("the input count")?;
-            let per_frame = u64::from(players);
-            if count % per_frame != 0 {
-                return Err(format!(
-                    "{count} inputs are not whole frames of {players} players"
-                ));
-            }
-            let frames = count / per_frame;
-            if frames > u64::from(MAX_FRAMES_PER_RECORD) {
-                return Err(format!(
-                    "{frames} frames in one record, over the limit of {MAX_FRAMES_PER_RECORD}"
-                ));
-            }
-            let bytes = fields.rest();
-            // Every input takes at least one bit: a count the bytes cannot
-            // hold is refused before anything is reserved.
-            if count > bytes.len() as u64 * 8 {
-                return Err(format!(
-                    "{count} inputs cannot fit in the record's {} bytes",
-                    bytes.len()
-                ));
-            }
-            let mut bits = BitReader::new(bytes);
-            let mut buttons = Vec::with_capacity(count as usize);
-            let mut previous = [Buttons::NONE; MAX_PLAYERS];
-            let slots = usize::from(players);
-            for index in 0..count as usize {
-                let now = read_toggles(&mut bits, previous[index % slots])
-                    .map_err(|err| format!("input {index}: {err}"))?;
-                previous[index % slots] = now;
-                buttons.push(now);
-            }
-            if bits.bytes_consumed() != bytes.len() {
-                return Err(format!(
-                    "{} unexpected bytes after the inputs",
-                    bytes.len() - bits.bytes_consumed()
-                ));
-            }
-            Record::Inputs {
-                first,
-                players,
-                buttons,
-            }
-        }
-        KIND_CHECKPOINT => {
-            let frame = fields.frame("the checkpoint's frame")?;
-            let memory = Checksum(fields.u64("the memory checksum")?);
-            let video = match fields.u8("the video flag")? {
-                0 => None,
-                1 => Some(Checksum(fields.u64("the video checksum")?)),
-                other => return Err(format!("video flag {other} (0 or 1)")),
-            };
-            Record::Checkpoint(Checkpoint {
-                frame,
-                memory,
-                video,
-            })
-        }
+        KIND_HEADER => Record::Header(Box::new(read_header(&mut fields, version)?)),
+        KIND_INPUTS => read_inputs(&mut fields, players.ok_or("inputs before the header")?)?,
+        KIND_CHECKPOINT => Record::Checkpoint(read_checkpoint(&mut fields)?),
         KIND_REPAIR => {
             let frame = fields.frame("the repair's frame")?;
-            let state = start_state::decompress(fields.rest(), MAX_STATE_BYTES)
+            let state = state_blob::decompress(fields.rest(), MAX_STATE_BYTES)
                 .map_err(|err| format!("the repair's state: {err}"))?;
             Record::Repair { frame, state }
         }
-        KIND_PLAYER_LEFT => {
-            let frame = fields.frame("the departure's frame")?;
-            let player = fields.u8("the player")?;
-            if let Some(players) = players {
-                if player >= players {
-                    return Err(format!(
-                        "player {} left, but the replay has {players}",
-                        player + 1
-                    ));
-                }
-            }
-            Record::PlayerLeft { frame, player }
-        }
+        KIND_PLAYER_LEFT => read_player_left(&mut fields, players)?,
         KIND_END => {
             let frames = fields.frame("the frame count")?.number();
             let code = fields.u8("the end reason")?;
@@ -650,6 +515,169 @@ pub(crate) fn decode_payload(
     };
     fields.finish()?;
     Ok(record)
+}
+
+fn read_header(fields: &mut Fields<'_>, version: u16) -> FieldResult<ReplayHeader> {
+    let netcade_version = fields.text("the netcade version")?;
+    let core_name = fields.text("the core name")?;
+    let core_version = fields.text("the core version")?;
+    let core_path = fields.text("the core path")?;
+    let content_name = fields.text("the content name")?;
+    let content_path = fields.text("the content path")?;
+    let content_hash = Checksum(fields.u64("the content hash")?);
+    let core_options = read_core_options(fields)?;
+    let players = fields.u8("the player count")?;
+    if players == 0 || players as usize > MAX_PLAYERS {
+        return Err(format!(
+            "{players} players (a replay has 1 to {MAX_PLAYERS})"
+        ));
+    }
+    let frames_per_second = fields.f64("the frame rate")?;
+    if !(frames_per_second.is_finite() && frames_per_second > 0.0) {
+        return Err(format!("frame rate {frames_per_second} is not a rate"));
+    }
+    let sample_rate = fields.f64("the sample rate")?;
+    // 0 is a core without sound.
+    if !(sample_rate.is_finite() && sample_rate >= 0.0) {
+        return Err(format!("sample rate {sample_rate} is not a rate"));
+    }
+    let recorded_at_unix = fields.u64("the date")?;
+    let player_names = read_player_names(fields)?;
+    let start_frame = if version >= 2 {
+        fields.frame("the start frame")?
+    } else {
+        Frame::new(0)
+    };
+    let start_memory_checksum = Checksum(fields.u64("the start state's checksum")?);
+    let blob_len = fields.varint("the start state's length")?;
+    let blob = fields.take(
+        usize::try_from(blob_len).unwrap_or(usize::MAX),
+        "the start state",
+    )?;
+    let start_state = state_blob::decompress(blob, MAX_STATE_BYTES)
+        .map_err(|err| format!("the start state: {err}"))?;
+    Ok(ReplayHeader {
+        netcade_version,
+        core_name,
+        core_version,
+        core_path,
+        content_name,
+        content_path,
+        content_hash,
+        core_options,
+        players,
+        frames_per_second,
+        sample_rate,
+        recorded_at_unix,
+        player_names,
+        start_frame,
+        start_state,
+        start_memory_checksum,
+    })
+}
+
+fn read_core_options(fields: &mut Fields<'_>) -> FieldResult<Vec<(String, String)>> {
+    let option_count = fields.varint("the core option count")?;
+    if option_count > MAX_CORE_OPTIONS as u64 {
+        return Err(format!(
+            "{option_count} core options, over the limit of {MAX_CORE_OPTIONS}"
+        ));
+    }
+    let mut core_options = Vec::new();
+    for _ in 0..option_count {
+        let key = fields.text("a core option key")?;
+        let value = fields.text("a core option value")?;
+        core_options.push((key, value));
+    }
+    Ok(core_options)
+}
+
+fn read_player_names(fields: &mut Fields<'_>) -> FieldResult<Vec<String>> {
+    let name_count = fields.u8("the player name count")?;
+    if name_count as usize > MAX_PLAYERS {
+        return Err(format!("{name_count} player names, over {MAX_PLAYERS}"));
+    }
+    let mut player_names = Vec::new();
+    for _ in 0..name_count {
+        player_names.push(fields.text("a player name")?);
+    }
+    Ok(player_names)
+}
+
+fn read_inputs(fields: &mut Fields<'_>, players: u8) -> FieldResult<Record> {
+    let first = fields.frame("the first frame")?;
+    let count = fields.varint("the input count")?;
+    let per_frame = u64::from(players);
+    if count % per_frame != 0 {
+        return Err(format!(
+            "{count} inputs are not whole frames of {players} players"
+        ));
+    }
+    let frames = count / per_frame;
+    if frames > u64::from(MAX_FRAMES_PER_RECORD) {
+        return Err(format!(
+            "{frames} frames in one record, over the limit of {MAX_FRAMES_PER_RECORD}"
+        ));
+    }
+    let bytes = fields.rest();
+    // Every input takes at least one bit: a count the bytes cannot
+    // hold is refused before anything is reserved.
+    if count > bytes.len() as u64 * 8 {
+        return Err(format!(
+            "{count} inputs cannot fit in the record's {} bytes",
+            bytes.len()
+        ));
+    }
+    let mut bits = BitReader::new(bytes);
+    let mut buttons = Vec::with_capacity(count as usize);
+    let mut previous = [Buttons::NONE; MAX_PLAYERS];
+    let slots = usize::from(players);
+    for index in 0..count as usize {
+        let now = read_toggles(&mut bits, previous[index % slots])
+            .map_err(|err| format!("input {index}: {err}"))?;
+        previous[index % slots] = now;
+        buttons.push(now);
+    }
+    if bits.bytes_consumed() != bytes.len() {
+        return Err(format!(
+            "{} unexpected bytes after the inputs",
+            bytes.len() - bits.bytes_consumed()
+        ));
+    }
+    Ok(Record::Inputs {
+        first,
+        players,
+        buttons,
+    })
+}
+
+fn read_checkpoint(fields: &mut Fields<'_>) -> FieldResult<Checkpoint> {
+    let frame = fields.frame("the checkpoint's frame")?;
+    let memory = Checksum(fields.u64("the memory checksum")?);
+    let video = match fields.u8("the video flag")? {
+        0 => None,
+        1 => Some(Checksum(fields.u64("the video checksum")?)),
+        other => return Err(format!("video flag {other} (0 or 1)")),
+    };
+    Ok(Checkpoint {
+        frame,
+        memory,
+        video,
+    })
+}
+
+fn read_player_left(fields: &mut Fields<'_>, players: Option<u8>) -> FieldResult<Record> {
+    let frame = fields.frame("the departure's frame")?;
+    let player = fields.u8("the player")?;
+    if let Some(players) = players {
+        if player >= players {
+            return Err(format!(
+                "player {} left, but the replay has {players}",
+                player + 1
+            ));
+        }
+    }
+    Ok(Record::PlayerLeft { frame, player })
 }
 
 /// The check bytes a record of `kind` with `length_and_payload` (the length

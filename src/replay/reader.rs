@@ -238,6 +238,38 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
         inner: reader,
         offset: 0,
     };
+    let version = read_preamble(&mut input)?;
+    let header = read_header(&mut input, version)?;
+    let players = header.players;
+    let mut replay = Assembly {
+        replay: Replay {
+            header,
+            buttons: Vec::new(),
+            checkpoints: Vec::new(),
+            events: Vec::new(),
+            end: None,
+            cut_at: None,
+            bytes: input.offset,
+        },
+        repair_bytes: 0,
+    };
+    loop {
+        let start = input.offset;
+        match read_record(&mut input, version, Some(players))? {
+            Next::Record(record) => replay.add(record, start)?,
+            Next::End => break,
+            Next::Cut => {
+                replay.replay.cut_at = Some(start);
+                break;
+            }
+        }
+        replay.replay.bytes = input.offset;
+    }
+    Ok(replay.finish())
+}
+
+/// The format version the preamble names, if this build reads it.
+fn read_preamble<R: Read>(input: &mut Counted<R>) -> Result<u16, ReplayError> {
     let mut preamble = [0u8; PREAMBLE_SIZE];
     let mut got = 0;
     while got < PREAMBLE_SIZE {
@@ -247,139 +279,151 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
             Err(Short::Failed(err)) => return Err(ReplayError::Io(err.to_string())),
         }
     }
-    let version = check_preamble(&preamble[..got])?;
-    let header = match read_record(&mut input, version, None)? {
-        Next::Record(Record::Header(header)) => *header,
-        Next::Record(_) => {
-            return Err(ReplayError::OutOfOrder {
-                offset: PREAMBLE_SIZE as u64,
-                problem: "a replay starts with its header".into(),
-            })
-        }
-        Next::End | Next::Cut => {
-            return Err(ReplayError::HeaderCut {
-                offset: input.offset,
-            })
-        }
-    };
-    let players = header.players;
-    let start_frame = header.start_frame;
-    let mut replay = Replay {
-        header,
-        buttons: Vec::new(),
-        checkpoints: Vec::new(),
-        events: Vec::new(),
-        end: None,
-        cut_at: None,
-        bytes: input.offset,
-    };
-    let mut repair_bytes = 0usize;
-    loop {
-        let start = input.offset;
-        let record = match read_record(&mut input, version, Some(players))? {
-            Next::Record(record) => record,
-            Next::End => break,
-            Next::Cut => {
-                replay.cut_at = Some(start);
-                break;
-            }
-        };
-        let out_of_order = |problem: String| ReplayError::OutOfOrder {
-            offset: start,
-            problem,
-        };
-        if replay.end.is_some() {
-            return Err(out_of_order("a record after the end record".into()));
-        }
-        let frame_before_start = |frame: Frame, what: &str| {
-            (frame < start_frame).then(|| {
-                out_of_order(format!(
-                    "{what} of frame {}, before the recording's start frame {}",
-                    frame.number(),
-                    start_frame.number()
-                ))
-            })
-        };
-        match record {
-            Record::Header(_) => return Err(out_of_order("a second header".into())),
-            Record::Inputs { first, buttons, .. } => {
-                let expected = replay.end_frame().number();
-                if first.number() != expected {
-                    return Err(out_of_order(format!(
-                        "inputs from frame {} where frame {expected} comes next",
-                        first.number()
-                    )));
-                }
-                let frames = buttons.len() / usize::from(players);
-                if u64::from(expected) + frames as u64 > u64::from(MAX_REPLAY_FRAMES) {
-                    return Err(out_of_order(format!(
-                        "more than the {MAX_REPLAY_FRAMES} frames a replay may hold"
-                    )));
-                }
-                replay.buttons.extend_from_slice(&buttons);
-            }
-            Record::Checkpoint(checkpoint) => {
-                if let Some(error) = frame_before_start(checkpoint.frame, "a checkpoint") {
-                    return Err(error);
-                }
-                if let Some(last) = replay.checkpoints.last() {
-                    if checkpoint.frame <= last.frame {
-                        return Err(out_of_order(format!(
-                            "a checkpoint of frame {} after one of frame {}",
-                            checkpoint.frame.number(),
-                            last.frame.number()
-                        )));
-                    }
-                }
-                replay.checkpoints.push(checkpoint);
-            }
-            Record::Repair { frame, state } => {
-                if let Some(error) = frame_before_start(frame, "a desync repair") {
-                    return Err(error);
-                }
-                if replay.events.len() == MAX_EVENTS {
-                    return Err(out_of_order(format!("more than {MAX_EVENTS} events")));
-                }
-                repair_bytes += state.len();
-                if repair_bytes > MAX_REPAIR_BYTES {
-                    return Err(out_of_order(format!(
-                        "repair states over {MAX_REPAIR_BYTES} bytes in all"
-                    )));
-                }
-                // The checksums of the frames it replaced are not the match's.
-                replay
-                    .checkpoints
-                    .retain(|checkpoint| checkpoint.frame < frame);
-                replay.events.push(ReplayEvent::Repair { frame, state });
-            }
-            Record::PlayerLeft { frame, player } => {
-                if let Some(error) = frame_before_start(frame, "a departure") {
-                    return Err(error);
-                }
-                if replay.events.len() == MAX_EVENTS {
-                    return Err(out_of_order(format!("more than {MAX_EVENTS} events")));
-                }
-                replay
-                    .events
-                    .push(ReplayEvent::PlayerLeft { frame, player });
-            }
-            Record::End { frames, reason } => {
-                if frames != replay.frames() {
-                    return Err(out_of_order(format!(
-                        "the end record counts {frames} frames, the replay holds {}",
-                        replay.frames()
-                    )));
-                }
-                replay.end = Some((frames, reason));
-            }
-        }
-        replay.bytes = input.offset;
+    check_preamble(&preamble[..got])
+}
+
+/// The first record, which must be the header.
+fn read_header<R: Read>(input: &mut Counted<R>, version: u16) -> Result<ReplayHeader, ReplayError> {
+    match read_record(input, version, None)? {
+        Next::Record(Record::Header(header)) => Ok(*header),
+        Next::Record(_) => Err(ReplayError::OutOfOrder {
+            offset: PREAMBLE_SIZE as u64,
+            problem: "a replay starts with its header".into(),
+        }),
+        Next::End | Next::Cut => Err(ReplayError::HeaderCut {
+            offset: input.offset,
+        }),
     }
-    // Checkpoints past the last whole inputs (a cut file) cannot be reached.
-    let end = replay.end_frame();
-    replay
-        .checkpoints
-        .retain(|checkpoint| checkpoint.frame <= end);
-    replay.events.sort_by_key(ReplayEvent::frame);
-    Ok(replay)
+}
+
+/// A replay being read: each record after the header joins it in order.
+struct Assembly {
+    replay: Replay,
+    /// Bytes of repair states so far.
+    repair_bytes: usize,
+}
+
+/// A record at byte `offset` that cannot come where it does.
+fn out_of_order(offset: u64, problem: String) -> ReplayError {
+    ReplayError::OutOfOrder { offset, problem }
+}
+
+impl Assembly {
+    /// Adds the record read at byte `offset`, if it may come next.
+    fn add(&mut self, record: Record, offset: u64) -> Result<(), ReplayError> {
+        if self.replay.end.is_some() {
+            return Err(out_of_order(offset, "a record after the end record".into()));
+        }
+        let result = match record {
+            Record::Header(_) => Err("a second header".to_string()),
+            Record::Inputs { first, buttons, .. } => self.add_inputs(first, &buttons),
+            Record::Checkpoint(checkpoint) => self.add_checkpoint(checkpoint),
+            Record::Repair { frame, state } => self.add_repair(frame, state),
+            Record::PlayerLeft { frame, player } => self.add_departure(frame, player),
+            Record::End { frames, reason } => self.add_end(frames, reason),
+        };
+        result.map_err(|problem| out_of_order(offset, problem))
+    }
+
+    fn add_inputs(&mut self, first: Frame, buttons: &[Buttons]) -> Result<(), String> {
+        let expected = self.replay.end_frame().number();
+        if first.number() != expected {
+            return Err(format!(
+                "inputs from frame {} where frame {expected} comes next",
+                first.number()
+            ));
+        }
+        let frames = buttons.len() / usize::from(self.replay.header.players);
+        if u64::from(expected) + frames as u64 > u64::from(MAX_REPLAY_FRAMES) {
+            return Err(format!(
+                "more than the {MAX_REPLAY_FRAMES} frames a replay may hold"
+            ));
+        }
+        self.replay.buttons.extend_from_slice(buttons);
+        Ok(())
+    }
+
+    fn add_checkpoint(&mut self, checkpoint: Checkpoint) -> Result<(), String> {
+        self.check_not_before_start(checkpoint.frame, "a checkpoint")?;
+        if let Some(last) = self.replay.checkpoints.last() {
+            if checkpoint.frame <= last.frame {
+                return Err(format!(
+                    "a checkpoint of frame {} after one of frame {}",
+                    checkpoint.frame.number(),
+                    last.frame.number()
+                ));
+            }
+        }
+        self.replay.checkpoints.push(checkpoint);
+        Ok(())
+    }
+
+    fn add_repair(&mut self, frame: Frame, state: Vec<u8>) -> Result<(), String> {
+        self.check_not_before_start(frame, "a desync repair")?;
+        self.check_room_for_an_event()?;
+        self.repair_bytes += state.len();
+        if self.repair_bytes > MAX_REPAIR_BYTES {
+            return Err(format!(
+                "repair states over {MAX_REPAIR_BYTES} bytes in all"
+            ));
+        }
+        // The checksums of the frames it replaced are not the match's.
+        self.replay
+            .checkpoints
+            .retain(|checkpoint| checkpoint.frame < frame);
+        self.replay
+            .events
+            .push(ReplayEvent::Repair { frame, state });
+        Ok(())
+    }
+
+    fn add_departure(&mut self, frame: Frame, player: u8) -> Result<(), String> {
+        self.check_not_before_start(frame, "a departure")?;
+        self.check_room_for_an_event()?;
+        self.replay
+            .events
+            .push(ReplayEvent::PlayerLeft { frame, player });
+        Ok(())
+    }
+
+    fn add_end(&mut self, frames: u32, reason: EndReason) -> Result<(), String> {
+        if frames != self.replay.frames() {
+            return Err(format!(
+                "the end record counts {frames} frames, the replay holds {}",
+                self.replay.frames()
+            ));
+        }
+        self.replay.end = Some((frames, reason));
+        Ok(())
+    }
+
+    fn check_not_before_start(&self, frame: Frame, what: &str) -> Result<(), String> {
+        let start_frame = self.replay.header.start_frame;
+        if frame < start_frame {
+            return Err(format!(
+                "{what} of frame {}, before the recording's start frame {}",
+                frame.number(),
+                start_frame.number()
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_room_for_an_event(&self) -> Result<(), String> {
+        if self.replay.events.len() == MAX_EVENTS {
+            return Err(format!("more than {MAX_EVENTS} events"));
+        }
+        Ok(())
+    }
+
+    /// The replay read: checkpoints past the last whole inputs (a cut file)
+    /// cannot be reached, and events go in frame order.
+    fn finish(mut self) -> Replay {
+        let end = self.replay.end_frame();
+        self.replay
+            .checkpoints
+            .retain(|checkpoint| checkpoint.frame <= end);
+        self.replay.events.sort_by_key(ReplayEvent::frame);
+        self.replay
+    }
 }

@@ -6,6 +6,10 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+/// The most frames a match runs (and its replay holds): 24 hours at 60 fps.
+/// A frame number beyond it in a replay or a checkpoint's blob is malformed.
+pub const MAX_MATCH_FRAMES: u32 = 24 * 60 * 60 * 60;
+
 /// A frame of the simulation, counted from zero at the start of a match.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Frame(u32);

@@ -21,7 +21,7 @@ pub mod time_sync;
 mod session_tests;
 
 pub use events::{DisconnectReason, Event, FrameOutcome, Request};
-pub use frame::Frame;
+pub use frame::{Frame, MAX_MATCH_FRAMES};
 pub use input_delay::InputDelayConfig;
 pub use input_queue::{Predictor, RepeatLastConfirmed};
 pub use players::{PlayerId, PlayerKind, PlayerSet, MAX_PLAYERS};

@@ -807,7 +807,7 @@ impl Checker {
 mod tests {
     use super::*;
     use crate::engine::inputs::{InputSource, InputSpec, RandomPlayer};
-    use crate::engine::testing::{StubGame, HIDDEN_STATE_OFFSET};
+    use crate::engine::testing::{StubGame, GLITCH_OFFSET, HIDDEN_STATE_OFFSET};
 
     fn random_inputs() -> InputSource {
         InputSource::open(&InputSpec::Random { seed: 3 }).unwrap()
@@ -949,64 +949,9 @@ mod tests {
         assert!(report.desync.is_none(), "{}", report.verdict());
     }
 
-    /// A game whose loads leave one byte of memory wrong for the frame
-    /// after the load, which the next frame overwrites: like a core that
-    /// does not restore some state the game rewrites at once.
-    struct GlitchOnLoad {
-        inner: StubGame,
-        memory: Vec<u8>,
-        just_loaded: bool,
-    }
-
-    const GLITCH_OFFSET: usize = 0x20;
-
-    impl GlitchOnLoad {
-        fn new(inner: StubGame) -> Self {
-            let memory = inner.game_memory().to_vec();
-            GlitchOnLoad {
-                inner,
-                memory,
-                just_loaded: false,
-            }
-        }
-    }
-
-    impl Emulator for GlitchOnLoad {
-        fn run_frame(&mut self, inputs: &[Buttons], render: bool) {
-            self.inner.run_frame(inputs, render);
-            self.memory.clear();
-            self.memory.extend_from_slice(self.inner.game_memory());
-            if std::mem::take(&mut self.just_loaded) {
-                self.memory[GLITCH_OFFSET] ^= 0x40;
-            }
-        }
-        fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-            self.inner.save_state(into)
-        }
-        fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-            self.just_loaded = true;
-            self.inner.load_state(from)
-        }
-        fn game_memory(&self) -> &[u8] {
-            &self.memory
-        }
-        fn video_frame(&self) -> Option<crate::emulator::VideoFrame<'_>> {
-            self.inner.video_frame()
-        }
-        fn audio_samples(&self) -> &[i16] {
-            self.inner.audio_samples()
-        }
-        fn frames_per_second(&self) -> f64 {
-            self.inner.frames_per_second()
-        }
-        fn sample_rate(&self) -> f64 {
-            self.inner.sample_rate()
-        }
-    }
-
     #[test]
     fn without_a_settle_window_a_difference_that_heals_still_fails() {
-        let mut game = GlitchOnLoad::new(StubGame::deterministic());
+        let mut game = StubGame::deterministic().glitching_after_loads();
         let report = sync_test(
             &mut game,
             100,
@@ -1027,7 +972,7 @@ mod tests {
 
     #[test]
     fn a_difference_the_game_overwrites_within_the_settle_window_is_counted_not_failed() {
-        let mut game = GlitchOnLoad::new(StubGame::deterministic());
+        let mut game = StubGame::deterministic().glitching_after_loads();
         let report = sync_test_settling(
             &mut game,
             100,

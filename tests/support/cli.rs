@@ -234,11 +234,21 @@ impl Background {
 /// Starts `netcade host` on a free port (`--port 0`, read back from its
 /// `--port-file` in `dir`); returns it and the port.
 pub fn spawn_host(dir: &Path, args: &[&str], timeout: std::time::Duration) -> (Background, u16) {
+    spawn_host_with_env(dir, args, &[], timeout)
+}
+
+/// [`spawn_host`] with environment variables set for it.
+pub fn spawn_host_with_env(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+    timeout: std::time::Duration,
+) -> (Background, u16) {
     let port_file = dir.join("port");
     let port_file_arg = port_file.display().to_string();
     let mut all = vec!["host", "--port", "0", "--port-file", &port_file_arg];
     all.extend_from_slice(args);
-    let host = spawn_netcade(&all);
+    let host = spawn_netcade_with_env(&all, env);
     let deadline = std::time::Instant::now() + timeout;
     loop {
         if let Ok(text) = std::fs::read_to_string(&port_file) {
@@ -252,4 +262,151 @@ pub fn spawn_host(dir: &Path, args: &[&str], timeout: std::time::Duration) -> (B
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Records `frames` frames of Duel in the arena `arena` (`"dojo"`,
+/// `"moon"`) played by `inputs` into `dir/name`; returns the replay's path.
+pub fn record_duel(
+    dir: &Path,
+    name: &str,
+    arena: &str,
+    frames: u32,
+    inputs: &str,
+) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let arena = super::duel_arena(arena).display().to_string();
+    let (path_text, frames) = (path.display().to_string(), frames.to_string());
+    let recorded = netcade(&[
+        "run", "--core", "duel", "--rom", &arena, "--frames", &frames, "--inputs", inputs,
+        "--record", &path_text,
+    ]);
+    assert!(recorded.status.success(), "{recorded:?}");
+    path
+}
+
+/// A command line netcade must refuse, and how: its exit code, its one
+/// `error:` line, what stderr must and must not mention, and what it
+/// starts with if that is checked. Tests of refusals are tables of these
+/// (see [`assert_refusals`]).
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    pub args: Vec<String>,
+    pub code: i32,
+    pub starts: Option<String>,
+    pub mentions: Vec<String>,
+    pub lacks: Vec<String>,
+    /// Whether stderr is its `starts` text alone.
+    pub alone: bool,
+    /// Whether the mentions are all in the `error:` line.
+    pub in_error_line: bool,
+}
+
+/// `netcade ARGS` refused with exit code `code` and an `error:` line that
+/// mentions `message`.
+pub fn refusal(args: &[&str], message: &str, code: i32) -> Refusal {
+    Refusal {
+        args: args.iter().map(|arg| arg.to_string()).collect(),
+        code,
+        starts: None,
+        mentions: vec![message.to_string()],
+        lacks: Vec::new(),
+        alone: false,
+        in_error_line: false,
+    }
+}
+
+impl Refusal {
+    /// Stderr starts with `text` (an `error: …` line's beginning): nothing
+    /// is printed before it.
+    pub fn starting(mut self, text: &str) -> Self {
+        self.starts = Some(text.to_string());
+        self
+    }
+
+    /// Stderr also mentions `text`.
+    pub fn mentioning(mut self, text: &str) -> Self {
+        self.mentions.push(text.to_string());
+        self
+    }
+
+    /// Stderr does not mention `text`.
+    pub fn not_mentioning(mut self, text: &str) -> Self {
+        self.lacks.push(text.to_string());
+        self
+    }
+
+    /// Stderr is its `starts` text and nothing else.
+    pub fn alone(mut self) -> Self {
+        self.alone = true;
+        self
+    }
+
+    /// The mentions are all in the `error:` line, not elsewhere in stderr.
+    pub fn in_the_error_line(mut self) -> Self {
+        self.in_error_line = true;
+        self
+    }
+
+    /// What is wrong with `output` as this refusal, if anything.
+    fn fault(&self, output: &Output) -> Option<String> {
+        let text = stderr(output);
+        let mut error_lines = text.lines().filter(|l| l.starts_with("error:"));
+        let error_line = error_lines.next().unwrap_or_default();
+        let error_lines = usize::from(!error_line.is_empty()) + error_lines.count();
+        let searched = if self.in_error_line {
+            error_line
+        } else {
+            &text
+        };
+        let missing = self
+            .mentions
+            .iter()
+            .find(|m| !searched.contains(m.as_str()));
+        let present = self
+            .lacks
+            .iter()
+            .chain(std::iter::once(&"panicked".to_string()))
+            .find(|l| text.contains(l.as_str()))
+            .cloned();
+        let fault = if output.status.code() != Some(self.code) {
+            format!(
+                "exit code {:?}, expected {}",
+                output.status.code(),
+                self.code
+            )
+        } else if let Some(starts) = self.starts.as_ref().filter(|s| !text.starts_with(*s)) {
+            format!("stderr does not start with {starts:?}")
+        } else if self.alone && Some(text.trim_end()) != self.starts.as_deref() {
+            format!("stderr is more than {:?}", self.starts)
+        } else if error_lines != 1 {
+            format!("{error_lines} `error:` lines, expected one")
+        } else if let Some(missing) = missing {
+            format!("stderr lacks {missing:?}")
+        } else if let Some(present) = present {
+            format!("stderr mentions {present:?}")
+        } else {
+            return None;
+        };
+        Some(format!("{:?}: {fault}; stderr: {text}", self.args))
+    }
+}
+
+/// Runs every refusal (at once, each netcade a process of its own) and
+/// asserts each, naming every one that failed.
+pub fn assert_refusals(refusals: &[Refusal]) {
+    let faults: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = refusals
+            .iter()
+            .map(|refusal| {
+                scope.spawn(move || {
+                    let args: Vec<&str> = refusal.args.iter().map(String::as_str).collect();
+                    refusal.fault(&netcade(&args))
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .filter_map(|run| run.join().expect("a refusal's run"))
+            .collect()
+    });
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
 }

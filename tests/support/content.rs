@@ -10,6 +10,7 @@
 //! visible `SKIPPED` line. With `NETCADE_REQUIRE_CONTENT=1` (set by CI)
 //! missing content fails the test instead.
 
+use netcade::libretro::{Core, CoreConfig, LibretroError};
 use std::path::{Path, PathBuf};
 
 /// The content directory, by the same rule as the script:
@@ -110,4 +111,58 @@ pub fn system_c_library() -> Option<PathBuf> {
             name.starts_with("libc.so") || name.starts_with("libc-")
         })
         .map(PathBuf::from)
+}
+
+/// A config whose directories are inside `dir`, with save RAM kept out of
+/// the user's save directory.
+pub fn config_in(dir: &Path) -> CoreConfig {
+    CoreConfig {
+        system_dir: dir.join("system"),
+        save_dir: dir.join("saves"),
+        persist_save_ram: false,
+        ..CoreConfig::default()
+    }
+}
+
+/// A core of its own (a private copy of its library) with content loaded,
+/// its system and save folders in a temporary directory; the copy and the
+/// folders live as long as this does. It derefs to its core, so a netplay
+/// machine or a simulated match can run it as its game.
+pub struct LoadedCore {
+    pub core: Core,
+    pub copy: CoreCopy,
+    pub dirs: tempfile::TempDir,
+}
+
+impl std::ops::Deref for LoadedCore {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+impl std::ops::DerefMut for LoadedCore {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+}
+
+/// Loads the core `copy` with the core options `options`, then `content`,
+/// through the real libretro path.
+pub fn load_core(
+    copy: CoreCopy,
+    content: &Path,
+    options: &[(&str, &str)],
+) -> Result<LoadedCore, LibretroError> {
+    let dirs = tempfile::tempdir().expect("cannot create a temporary directory");
+    let config = CoreConfig {
+        option_overrides: options
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect(),
+        ..config_in(dirs.path())
+    };
+    let mut core = Core::load(&copy.path, config)?;
+    core.load_content(Some(content))?;
+    Ok(LoadedCore { core, copy, dirs })
 }

@@ -3,7 +3,7 @@
 //! `duel` is a dependency of netcade, so cargo builds `libduel.so` into the
 //! same `deps/` directory the test executables live in.
 
-use netcade::libretro::{Core, CoreConfig};
+use super::{load_core, LoadedCore};
 use std::path::{Path, PathBuf};
 
 /// The Duel core cargo built for this test run, found the way `--core duel`
@@ -36,34 +36,19 @@ pub fn duel_arena(name: &str) -> PathBuf {
         .join(format!("{name}.arena"))
 }
 
-/// A Duel core of its own (a private copy of the library) with an arena
-/// loaded, its system and save folders in a temporary directory; the copy
-/// and the folders live as long as this does.
-pub struct LoadedDuel {
-    pub core: Core,
-    pub copy: super::CoreCopy,
-    pub dirs: tempfile::TempDir,
+/// The dojo arena's path as a command line takes it.
+pub fn dojo_arena() -> String {
+    duel_arena("dojo").display().to_string()
 }
 
 /// Loads a Duel core of its own with the dojo arena, through the real
 /// libretro path.
-pub fn load_duel_dojo() -> LoadedDuel {
+pub fn load_duel_dojo() -> LoadedCore {
     load_duel("dojo")
 }
 
 /// Loads a Duel core of its own with the arena shipped as `name`
 /// (`"dojo"`, `"moon"`), through the real libretro path.
-pub fn load_duel(name: &str) -> LoadedDuel {
-    let copy = duel_core_copy();
-    let dirs = tempfile::tempdir().expect("cannot create a temporary directory");
-    let config = CoreConfig {
-        system_dir: dirs.path().join("system"),
-        save_dir: dirs.path().join("saves"),
-        persist_save_ram: false,
-        ..CoreConfig::default()
-    };
-    let mut core = Core::load(&copy.path, config).expect("the Duel core loads");
-    core.load_content(Some(&duel_arena(name)))
-        .expect("the arena loads");
-    LoadedDuel { core, copy, dirs }
+pub fn load_duel(name: &str) -> LoadedCore {
+    load_core(duel_core_copy(), &duel_arena(name), &[]).expect("Duel loads the arena")
 }

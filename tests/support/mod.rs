@@ -11,7 +11,8 @@ pub mod netplay;
 
 #[allow(unused_imports)]
 pub use content::{
-    real_core, real_core_copy, real_rom, system_c_library, test_content_dir, CoreCopy,
+    config_in, load_core, real_core, real_core_copy, real_rom, system_c_library, test_content_dir,
+    CoreCopy, LoadedCore,
 };
 #[allow(unused_imports)]
-pub use duel::{duel_arena, duel_core, duel_core_copy, load_duel, load_duel_dojo, LoadedDuel};
+pub use duel::{dojo_arena, duel_arena, duel_core, duel_core_copy, load_duel, load_duel_dojo};

@@ -1,19 +1,27 @@
-//! A deterministic netplay match: N machines, each netcade's
-//! `NetplayMachine` (the same tick and frame clock as the demo and a real
-//! loop) driving its own game, over a seeded `SimNet`, on a simulated clock
-//! stepping one millisecond at a time. Each machine runs frames at 60 fps ×
-//! its clock-rate error × the session's time-sync speed, and logs the
-//! checksum of its game's memory at the start of every frame once that frame
-//! is final (no rollback or departure can change it), so tests compare
-//! machines frame by frame. Same seed, same run.
+//! A deterministic netplay match: N machines over a seeded `SimNet`, on a
+//! simulated clock stepping one millisecond at a time, run by netcade's own
+//! `SimulatedMatch` (the demo's loop: each machine a `NetplayMachine`, with
+//! the tick and frame clock of a real loop, driving its own game). Each
+//! machine runs frames at 60 fps × its clock-rate error × the session's
+//! time-sync speed, and logs the checksum of its game's memory at the start
+//! of every frame once that frame is final (no rollback or departure can
+//! change it), so tests compare machines frame by frame. The cluster adds
+//! what the tests watch and break: events and desync answers per machine,
+//! datagrams counted, lost or rewritten by kind, spectators. Same seed,
+//! same run.
 
 use netcade::checksum::Checksum;
-use netcade::emulator::{Emulator, EmulatorError, SavestateContext, VideoFrame};
+use netcade::emulator::Emulator;
 use netcade::engine::frame_clock::FrameClock;
 use netcade::engine::netplay::desync_diagnosis::DesyncAnswer;
-use netcade::engine::netplay::driver::one_player_per_machine;
-use netcade::engine::netplay::machine::{NetplayMachine, SpectatorMachine, TickHooks};
+use netcade::engine::netplay::hooks::TickHooks;
+use netcade::engine::netplay::machine::{NetplayMachine, SpectatorMachine};
+use netcade::engine::netplay::simulated::{
+    one_player_per_machine, MatchHooks, MatchMachine, SimulatedMatch,
+};
 use netcade::engine::sinks::ChecksumLog;
+use netcade::engine::testing::StubGame;
+use netcade::engine::AppError;
 use netcade::input::{Buttons, MAX_PLAYERS};
 use netcade::net::sim::{LinkConditions, SimNet, SimPort, SimSockets};
 use netcade::net::Transport;
@@ -38,125 +46,25 @@ pub fn pad(player: u8, frame: u32) -> Buttons {
     Buttons::from_bits(x as u16 & 0x0FFF)
 }
 
-/// A tiny deterministic game for up to four players: every player's buttons
-/// move it and feed a running hash, so any difference in anyone's inputs
-/// shows in memory.
-#[derive(Clone, Debug, Default)]
-pub struct PartyGame {
-    memory: [u8; 16],
+/// The stub game for up to four players: every player's buttons move it,
+/// so any difference in anyone's inputs shows in memory.
+pub fn party_game() -> Box<StubGame> {
+    Box::new(StubGame::deterministic().players(MAX_PLAYERS))
 }
 
-impl Emulator for PartyGame {
-    fn run_frame(&mut self, inputs: &[Buttons], _render: bool) {
-        for (player, buttons) in inputs.iter().enumerate().take(4) {
-            let bits = buttons.bits();
-            let position = &mut self.memory[player];
-            if bits & 0x80 != 0 {
-                *position = position.wrapping_add(1);
-            }
-            if bits & 0x40 != 0 {
-                *position = position.wrapping_sub(1);
-            }
-            let hash = u64::from_le_bytes(self.memory[8..16].try_into().unwrap());
-            let hash = (hash ^ u64::from(bits) ^ (player as u64) << 16)
-                .wrapping_mul(0x0000_0100_0000_01B3)
-                .rotate_left(7);
-            self.memory[8..16].copy_from_slice(&hash.to_le_bytes());
-        }
-        self.memory[4] = self.memory[4].wrapping_add(1);
-    }
+/// A cluster whose machines play the party game.
+pub type PartyCluster = Cluster<Box<StubGame>>;
 
-    fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        into.clear();
-        into.extend_from_slice(&self.memory);
-        Ok(())
-    }
-
-    fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        self.memory = from.try_into().map_err(|_| EmulatorError::LoadFailed {
-            reason: format!("{} bytes is not a party game state", from.len()),
-        })?;
-        Ok(())
-    }
-
-    fn game_memory(&self) -> &[u8] {
-        &self.memory
-    }
-
-    fn video_frame(&self) -> Option<VideoFrame<'_>> {
-        None
-    }
-
-    fn audio_samples(&self) -> &[i16] {
-        &[]
-    }
-
-    fn frames_per_second(&self) -> f64 {
-        60.0
-    }
-
-    fn sample_rate(&self) -> f64 {
-        48_000.0
-    }
+/// `players` machines of the party game over links of `conditions`.
+pub fn party_cluster(players: u8, seed: u64, conditions: LinkConditions) -> PartyCluster {
+    Cluster::new(MatchSetup::new(players, seed, conditions), |_| party_game())
 }
 
-/// The Duel core through the real libretro FFI path, with its private copy
-/// and directories kept alive as long as it runs.
-pub struct DuelGame {
-    duel: super::LoadedDuel,
-}
-
-impl DuelGame {
-    pub fn load() -> DuelGame {
-        Self::load_arena("dojo")
-    }
-
-    /// Duel with the arena shipped as `name` (`"dojo"`, `"moon"`).
-    pub fn load_arena(name: &str) -> DuelGame {
-        DuelGame {
-            duel: super::load_duel(name),
-        }
-    }
-}
-
-impl Emulator for DuelGame {
-    fn run_frame(&mut self, inputs: &[Buttons], render: bool) {
-        self.duel.core.run_frame(inputs, render)
-    }
-    fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
-        self.duel.core.save_state(into)
-    }
-    fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
-        self.duel.core.load_state(from)
-    }
-    fn set_savestate_context(&mut self, context: SavestateContext) {
-        self.duel.core.set_savestate_context(context)
-    }
-    fn game_memory(&self) -> &[u8] {
-        self.duel.core.game_memory()
-    }
-    fn video_frame(&self) -> Option<VideoFrame<'_>> {
-        self.duel.core.video_frame()
-    }
-    fn audio_samples(&self) -> &[i16] {
-        self.duel.core.audio_samples()
-    }
-    fn frames_per_second(&self) -> f64 {
-        self.duel.core.frames_per_second()
-    }
-    fn sample_rate(&self) -> f64 {
-        self.duel.core.sample_rate()
-    }
-}
-
-/// One machine: netcade's netplay machine (session, game, driver, frame
-/// clock, checksum log of final frames) and what the tests look at.
-pub struct Machine<G: Emulator> {
-    /// Ticked by `NetplayMachine::tick`, as the demo's and a real loop's are.
-    pub node: NetplayMachine<u8, Box<G>, ChecksumLog>,
-    pub address: u8,
-    /// 1.0 keeps time; 1.01 runs 1% fast.
-    pub clock_rate: f64,
+/// What the tests keep about each machine, and how they perturb it; its
+/// loop's hooks press `pad` for every local player.
+#[derive(Debug, Default)]
+pub struct MachineNotes {
+    /// Every event its session said, with the moment.
     pub events: Vec<(Millis, NetplayEvent)>,
     /// From this frame on, player 1's input is flipped on this machine only.
     pub perturb_from: Option<Frame>,
@@ -165,44 +73,10 @@ pub struct Machine<G: Emulator> {
     /// What this machine did about desyncs (a host sending its state, a
     /// member diagnosing and repairing), as a real loop does.
     pub desync_answers: Vec<DesyncAnswer>,
+    elapsed: Duration,
 }
 
-impl<G: Emulator> Deref for Machine<G> {
-    type Target = NetplayMachine<u8, Box<G>, ChecksumLog>;
-    fn deref(&self) -> &Self::Target {
-        &self.node
-    }
-}
-
-impl<G: Emulator> DerefMut for Machine<G> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.node
-    }
-}
-
-/// Checksums logged per machine: far more frames than any test plays.
-const LOGGED_FRAMES: usize = 1 << 17;
-
-/// What a test machine's loop supplies: `pad` for its local players, a
-/// perturbation, a modelled re-simulation cost.
-pub struct MachineHooks {
-    pub perturb_from: Option<Frame>,
-    pub cost_per_reading: Duration,
-    pub elapsed: Duration,
-}
-
-impl MachineHooks {
-    /// `pad` for every local player, nothing perturbed, re-simulation free.
-    pub fn pad() -> Self {
-        MachineHooks {
-            perturb_from: None,
-            cost_per_reading: Duration::ZERO,
-            elapsed: Duration::ZERO,
-        }
-    }
-}
-
-impl TickHooks for MachineHooks {
+impl TickHooks for MachineNotes {
     fn local_input(&mut self, player: PlayerId, frame: Frame) -> Buttons {
         pad(player.index() as u8, frame.number())
     }
@@ -210,7 +84,7 @@ impl TickHooks for MachineHooks {
     fn stopwatch(&mut self) -> Duration {
         // The driver reads it at a rollback's load and after each
         // re-simulated frame: one cost per frame in between.
-        self.elapsed += self.cost_per_reading;
+        self.elapsed += self.resimulation_cost;
         self.elapsed
     }
 
@@ -221,21 +95,12 @@ impl TickHooks for MachineHooks {
     }
 }
 
-impl<G: Emulator> Machine<G> {
-    /// The checksums of every final frame, from frame 0.
-    pub fn final_checksums(&self) -> Vec<Checksum> {
-        assert_eq!(self.sink.first_frame(), 0, "the log still holds frame 0");
-        self.sink
-            .checksums()
-            .map(|c| c.expect("every final frame was saved"))
-            .collect()
-    }
+/// One machine of a cluster: netcade's netplay machine (session, game,
+/// driver, frame clock, checksum log of final frames) and its notes.
+pub type Machine<G> = MatchMachine<G, ChecksumLog, MachineNotes>;
 
-    /// The simulated moment this machine ran frame 0.
-    pub fn started_at(&self) -> Option<Millis> {
-        self.stats.started_at
-    }
-}
+/// Checksums logged per machine: far more frames than any test plays.
+const LOGGED_FRAMES: usize = 1 << 17;
 
 /// A watcher of the match: a bare protocol endpoint dialling machine 0,
 /// keeping every player's inputs it is fed, by frame.
@@ -250,7 +115,11 @@ impl Spectator {
     /// Plays `game` on the inputs received, from frame 0 while every
     /// player's input of a frame is known, returning the checksum of its
     /// memory at the start of each frame (what machines log as final).
-    pub fn replay<E: Emulator>(&self, mut game: E, players: usize) -> Vec<Checksum> {
+    pub fn replay<G>(&self, mut game: G, players: usize) -> Vec<Checksum>
+    where
+        G: DerefMut,
+        G::Target: Emulator,
+    {
         let mut checksums = Vec::new();
         for row in &self.inputs {
             let Some(inputs) = row[..players].iter().copied().collect::<Option<Vec<_>>>() else {
@@ -265,13 +134,13 @@ impl Spectator {
 
 /// A netcade spectator: its machine (session, game, frame clock, checksum
 /// log of the frames it played) and its events.
-pub struct Watcher<G: Emulator> {
-    pub node: SpectatorMachine<u8, Box<G>, ChecksumLog>,
+pub struct Watcher<G> {
+    pub node: SpectatorMachine<u8, G, ChecksumLog>,
     pub address: u8,
     pub events: Vec<(Millis, SpectatorEvent)>,
 }
 
-impl<G: Emulator> Watcher<G> {
+impl<G> Watcher<G> {
     /// The checksums it logged, by frame, from the frame it joined at.
     pub fn checksums(&self) -> Vec<(u32, Checksum)> {
         let first = self.node.sink.first_frame();
@@ -309,12 +178,11 @@ impl MatchSetup {
 /// Rewrites a datagram `(now, from, to, datagram)` before it goes on the wire.
 pub type Tamper = dyn FnMut(Millis, u8, u8, &mut Vec<u8>);
 
-/// N machines over a simulated network, one per player (addresses 0..N).
-pub struct Cluster<G: Emulator> {
-    /// The network, with one socket per machine.
-    pub sockets: SimSockets<u8>,
-    pub machines: Vec<Machine<G>>,
-    pub now: Millis,
+/// N machines over a simulated network, one per player (addresses 0..N):
+/// netcade's simulated match (`machines`, `now`, `sockets` through it) and
+/// what the tests add to it.
+pub struct Cluster<G> {
+    pub game_match: SimulatedMatch<G, ChecksumLog, MachineNotes>,
     /// Datagrams sent, by message kind (the header's fourth byte).
     pub sent_by_kind: [u64; 256],
     /// Datagrams of `kind` sent by machine `from` before `until` are lost
@@ -330,43 +198,112 @@ pub struct Cluster<G: Emulator> {
     pub tamper: Option<Box<Tamper>>,
 }
 
-/// A machine's socket, counting what it sends by kind and losing what
-/// `lose_kind` says.
-struct TestPort<'a> {
-    port: SimPort<'a, u8>,
-    from: u8,
-    now: Millis,
+impl<G> Deref for Cluster<G> {
+    type Target = SimulatedMatch<G, ChecksumLog, MachineNotes>;
+    fn deref(&self) -> &Self::Target {
+        &self.game_match
+    }
+}
+
+impl<G> DerefMut for Cluster<G> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.game_match
+    }
+}
+
+/// The cluster's side of each step: machines press `pad` (perturbed as
+/// their notes say), datagrams are counted, lost and rewritten, events are
+/// noted and desyncs answered as a real loop does, then the spectators
+/// take their turn.
+struct ClusterHooks<'a, G> {
     sent_by_kind: &'a mut [u64; 256],
     lose_kind: &'a [(u8, u8, Millis)],
     tamper: &'a mut Option<Box<Tamper>>,
+    spectator: &'a mut Option<Spectator>,
+    watchers: &'a mut [Watcher<G>],
 }
 
-impl Transport for TestPort<'_> {
-    type Address = u8;
+impl<G> MatchHooks<G, ChecksumLog, MachineNotes> for ClusterHooks<'_, G>
+where
+    G: DerefMut,
+    G::Target: Emulator,
+{
+    fn local_input(&mut self, notes: &mut MachineNotes, player: PlayerId, frame: Frame) -> Buttons {
+        notes.local_input(player, frame)
+    }
 
-    fn send(&mut self, to: u8, datagram: &[u8]) {
+    fn stopwatch(&mut self, notes: &mut MachineNotes) -> Duration {
+        notes.stopwatch()
+    }
+
+    fn adjust_inputs(
+        &mut self,
+        notes: &mut MachineNotes,
+        frame: Frame,
+        inputs: &mut [Buttons; MAX_PLAYERS],
+    ) {
+        notes.adjust_inputs(frame, inputs)
+    }
+
+    fn on_send(&mut self, now: Millis, from: u8, to: u8, datagram: &mut Vec<u8>) -> bool {
         let kind = datagram.get(3).copied().unwrap_or(0);
         self.sent_by_kind[kind as usize] += 1;
-        let (from, now) = (self.from, self.now);
         let lost = self
             .lose_kind
             .iter()
             .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
-        if lost {
-            return;
+        if let Some(tamper) = self.tamper.as_mut().filter(|_| !lost) {
+            tamper(now, from, to, datagram);
         }
-        match self.tamper {
-            Some(tamper) => {
-                let mut bytes = datagram.to_vec();
-                tamper(now, from, to, &mut bytes);
-                self.port.send(to, &bytes);
-            }
-            None => self.port.send(to, datagram),
-        }
+        !lost
     }
 
-    fn receive(&mut self, into: &mut Vec<u8>) -> Option<u8> {
-        self.port.receive(into)
+    fn on_event(
+        &mut self,
+        now: Millis,
+        _: usize,
+        machine: &mut Machine<G>,
+        event: NetplayEvent,
+    ) -> Result<(), AppError> {
+        let answer = machine.answer_desync(&event)?;
+        if !matches!(answer, DesyncAnswer::Nothing) {
+            machine.notes.desync_answers.push(answer);
+        }
+        machine.notes.events.push((now, event));
+        Ok(())
+    }
+
+    fn after_machines(
+        &mut self,
+        now: Millis,
+        sockets: &mut SimSockets<u8>,
+    ) -> Result<(), AppError> {
+        for watcher in self.watchers.iter_mut() {
+            let mut port = sockets.port(watcher.address);
+            watcher.node.tick(now * 1000, &mut port)?;
+            while let Some(event) = watcher.node.spectator.next_event() {
+                watcher.events.push((now, event));
+            }
+        }
+        if let Some(spectator) = self.spectator.as_mut() {
+            let mut port = sockets.port(spectator.address);
+            exchange(&mut port, &mut spectator.endpoint, now, 0);
+            for event in spectator.endpoint.drain_events() {
+                if let Event::RemoteInput {
+                    player,
+                    frame,
+                    buttons,
+                } = event
+                {
+                    let at = frame.number() as usize;
+                    if spectator.inputs.len() <= at {
+                        spectator.inputs.resize(at + 1, [None; MAX_PLAYERS]);
+                    }
+                    spectator.inputs[at][player as usize] = Some(buttons);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -398,7 +335,11 @@ pub fn config_for(setup: &MatchSetup, me: u8) -> NetplayConfig<u8> {
     one_player_per_machine(config, me)
 }
 
-impl<G: Emulator> Cluster<G> {
+impl<G> Cluster<G>
+where
+    G: DerefMut,
+    G::Target: Emulator,
+{
     /// A match with the default configuration for each machine.
     pub fn new(setup: MatchSetup, game: impl FnMut(u8) -> G) -> Self {
         Self::with_configs(setup, game, |_, _| {})
@@ -420,36 +361,21 @@ impl<G: Emulator> Cluster<G> {
         mut game: impl FnMut(u8) -> G,
         mut adjust: impl FnMut(u8, &mut NetplayConfig<u8>, &mut G),
     ) -> Self {
-        let mut net = SimNet::new(setup.seed);
-        net.set_default_conditions(setup.conditions);
         let machines = (0..setup.players)
             .map(|me| {
                 let mut config = config_for(&setup, me);
-                let mut game = Box::new(game(me));
+                let mut game = game(me);
                 adjust(me, &mut config, &mut game);
                 let netplay = NetplaySession::new(config, 0).expect("a valid configuration");
                 // Machines start their frame clocks out of phase.
                 let clock = FrameClock::new(60.0, 1000 + u64::from(me) * 3_700);
-                Machine {
-                    node: NetplayMachine::new(
-                        netplay,
-                        game,
-                        ChecksumLog::new(LOGGED_FRAMES),
-                        clock,
-                    ),
-                    address: me,
-                    clock_rate: 1.0,
-                    events: Vec::new(),
-                    perturb_from: None,
-                    resimulation_cost: Duration::ZERO,
-                    desync_answers: Vec::new(),
-                }
+                let log = ChecksumLog::new(LOGGED_FRAMES);
+                let machine = NetplayMachine::new(netplay, game, log, clock);
+                MatchMachine::new(machine, me, MachineNotes::default())
             })
             .collect();
         Cluster {
-            sockets: SimSockets::new(net),
-            machines,
-            now: 0,
+            game_match: SimulatedMatch::from_machines(setup.seed, setup.conditions, machines),
             sent_by_kind: [0; 256],
             lose_kind: Vec::new(),
             spectator: None,
@@ -460,7 +386,7 @@ impl<G: Emulator> Cluster<G> {
 
     /// The simulated network (conditions, partitions).
     pub fn net(&mut self) -> &mut SimNet<u8> {
-        &mut self.sockets.net
+        &mut self.game_match.sockets.net
     }
 
     /// A spectator dialling machine 0 (whose configuration must accept
@@ -502,12 +428,7 @@ impl<G: Emulator> Cluster<G> {
         let session = SpectatorSession::new(config, self.now).expect("a valid spectator");
         let clock = FrameClock::new(60.0, self.now * 1000);
         self.watchers.push(Watcher {
-            node: SpectatorMachine::new(
-                session,
-                Box::new(game),
-                ChecksumLog::new(LOGGED_FRAMES),
-                clock,
-            ),
+            node: SpectatorMachine::new(session, game, ChecksumLog::new(LOGGED_FRAMES), clock),
             address,
             events: Vec::new(),
         });
@@ -520,73 +441,23 @@ impl<G: Emulator> Cluster<G> {
         }
     }
 
-    /// One millisecond: deliveries, then each machine's tick.
+    /// One millisecond of the simulated match, with the cluster's hooks.
     pub fn step(&mut self) {
-        self.now += 1;
-        let now = self.now;
-        self.sockets.deliver(now);
-        for machine in &mut self.machines {
-            let mut port = TestPort {
-                port: self.sockets.port(machine.address),
-                from: machine.address,
-                now,
-                sent_by_kind: &mut self.sent_by_kind,
-                lose_kind: &self.lose_kind,
-                tamper: &mut self.tamper,
-            };
-            let mut hooks = MachineHooks {
-                perturb_from: machine.perturb_from,
-                cost_per_reading: machine.resimulation_cost,
-                elapsed: Duration::ZERO,
-            };
-            let clock_rate = machine.clock_rate;
-            machine
-                .node
-                .tick(now * 1000, clock_rate, &mut port, &mut hooks)
-                .expect("the netplay session advances and the game follows");
+        let mut hooks = ClusterHooks {
+            sent_by_kind: &mut self.sent_by_kind,
+            lose_kind: &self.lose_kind,
+            tamper: &mut self.tamper,
+            spectator: &mut self.spectator,
+            watchers: &mut self.watchers,
+        };
+        self.game_match
+            .step(&mut hooks)
+            .expect("the netplay session advances and the game follows");
+        for machine in &self.game_match.machines {
             assert!(
                 !machine.game.game_memory().is_empty(),
                 "the game shows its memory"
             );
-            let events: Vec<NetplayEvent> = machine.node.netplay.events().collect();
-            for event in events {
-                let answer = machine
-                    .node
-                    .answer_desync(&event)
-                    .expect("a desync is answered");
-                if !matches!(answer, DesyncAnswer::Nothing) {
-                    machine.desync_answers.push(answer);
-                }
-                machine.events.push((now, event));
-            }
-        }
-        for watcher in &mut self.watchers {
-            let mut port = self.sockets.port(watcher.address);
-            watcher
-                .node
-                .tick(now * 1000, &mut port)
-                .expect("the spectator's game follows");
-            while let Some(event) = watcher.node.spectator.next_event() {
-                watcher.events.push((now, event));
-            }
-        }
-        if let Some(spectator) = &mut self.spectator {
-            let mut port = self.sockets.port(spectator.address);
-            exchange(&mut port, &mut spectator.endpoint, now, 0);
-            for event in spectator.endpoint.drain_events() {
-                if let Event::RemoteInput {
-                    player,
-                    frame,
-                    buttons,
-                } = event
-                {
-                    let at = frame.number() as usize;
-                    if spectator.inputs.len() <= at {
-                        spectator.inputs.resize(at + 1, [None; MAX_PLAYERS]);
-                    }
-                    spectator.inputs[at][player as usize] = Some(buttons);
-                }
-            }
         }
     }
 
@@ -594,7 +465,7 @@ impl<G: Emulator> Cluster<G> {
     pub fn isolate(&mut self, machine: u8) {
         for other in 0..self.machines.len() as u8 {
             if other != machine {
-                self.sockets.net.partition(machine, other);
+                self.net().partition(machine, other);
             }
         }
     }
@@ -603,7 +474,7 @@ impl<G: Emulator> Cluster<G> {
     pub fn reconnect(&mut self, machine: u8) {
         for other in 0..self.machines.len() as u8 {
             if other != machine {
-                self.sockets.net.heal(machine, other);
+                self.net().heal(machine, other);
             }
         }
     }
@@ -621,12 +492,12 @@ impl<G: Emulator> Cluster<G> {
         self.assert_same_final_checksums(&everyone, at_least);
         for machine in &self.machines {
             assert!(
-                !any_event(&machine.events, |e| matches!(
+                !any_event(&machine.notes.events, |e| matches!(
                     e,
                     NetplayEvent::Desync { .. } | NetplayEvent::Disconnected { .. }
                 )),
                 "machine {} saw a desync or a disconnect",
-                machine.address
+                machine.player
             );
         }
     }
@@ -638,10 +509,7 @@ impl<G: Emulator> Cluster<G> {
         at_least: usize,
         end: usize,
     ) -> usize {
-        let all: Vec<Vec<Checksum>> = machines
-            .iter()
-            .map(|&m| self.machines[m].final_checksums())
-            .collect();
+        let all: Vec<Vec<Checksum>> = machines.iter().map(|&m| self.final_checksums(m)).collect();
         let common = all.iter().map(Vec::len).min().unwrap_or(0).min(end);
         assert!(
             common >= at_least,
@@ -669,7 +537,7 @@ impl<G: Emulator> Cluster<G> {
 
     /// Runs until every machine has run frame 0 (at most until `limit`).
     pub fn run_until_started(&mut self, limit: Millis) {
-        while self.now < limit && self.machines.iter().any(|m| m.started_at().is_none()) {
+        while self.now < limit && self.machines.iter().any(|m| m.stats.started_at.is_none()) {
             self.step();
         }
     }
@@ -679,8 +547,9 @@ impl<G: Emulator> Cluster<G> {
         self.machines
             .iter()
             .map(|m| {
-                m.started_at()
-                    .unwrap_or_else(|| panic!("machine {} never started", m.address))
+                m.stats
+                    .started_at
+                    .unwrap_or_else(|| panic!("machine {} never started", m.player))
             })
             .collect()
     }
@@ -693,7 +562,16 @@ impl<G: Emulator> Cluster<G> {
 
     /// Every machine's events that match.
     pub fn events_of(&self, machine: usize) -> &[(Millis, NetplayEvent)] {
-        &self.machines[machine].events
+        &self.machines[machine].notes.events
+    }
+
+    /// The checksums of every final frame of `machine`, from frame 0.
+    pub fn final_checksums(&self, machine: usize) -> Vec<Checksum> {
+        let log = &self.machines[machine].sink;
+        assert_eq!(log.first_frame(), 0, "the log still holds frame 0");
+        log.checksums()
+            .map(|c| c.expect("every final frame was saved"))
+            .collect()
     }
 
     pub fn all_running(&self) -> bool {

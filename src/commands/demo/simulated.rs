@@ -6,16 +6,16 @@
 //! local sync-test: it compares every final frame after real rollbacks.)
 
 use super::args::{DemoArgs, JITTER_MS};
-use crate::checksum::{Checksum, Checksums};
+use crate::checksum::Checksums;
 use crate::engine::core_copies::CoreCopies;
 use crate::engine::game::{default_arena, locate_duel_core};
 use crate::engine::inputs::{FrameInputs, RandomPlayer};
-use crate::engine::netplay::driver::{
+use crate::engine::live::connect::content_hash;
+use crate::engine::netplay::simulated::{
     MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch,
 };
-use crate::engine::sinks::audio_file::{machine_audio_path, AudioArgs};
 use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
-use crate::engine::{checksums_json, open_game, png, AppError, GameArgs, Outcome};
+use crate::engine::{checksums_json, open_game, png, AppError, Game, GameArgs, Outcome};
 use crate::input::Buttons;
 use crate::net::sim::LinkConditions;
 use crate::netplay::NetplayEvent;
@@ -106,7 +106,6 @@ fn seconds(at: Millis) -> String {
 
 /// `netcade demo --simulated`.
 pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let rtt_ms = args.rtt_ms.unwrap_or(100);
     let core = locate_duel_core()?;
     let rom = args.rom.clone().unwrap_or_else(default_arena);
     let png_path = args.png.clone().unwrap_or_else(default_png_path);
@@ -124,16 +123,12 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
     // demo leaves none behind (where the system allows removing them).
     copies.remove_files();
     let title = games[0].title();
-    let content = std::fs::read(&rom).map_err(|source| AppError::PrepareFile {
-        what: "the content",
-        path: rom.clone(),
-        source,
+    let content_hash = content_hash(&GameArgs {
+        rom: Some(rom.clone()),
+        ..GameArgs::default()
     })?;
-
-    let one_way = rtt_ms / 2;
-    let conditions = LinkConditions::latency(one_way)
-        .with_jitter(JITTER_MS.min(one_way))
-        .with_loss(args.loss / 100.0);
+    let link = DemoLink::new(args);
+    let (rtt_ms, conditions) = (link.rtt_ms, link.conditions);
     writeln!(
         out,
         "{title} netplay: two machines, each its own copy of {}, playing {}",
@@ -148,28 +143,67 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
     for (key, value) in &args.machine2_options {
         writeln!(out, "machine 2 only: {key}={value}")?;
     }
-
     let setup = MatchSetup {
         seed: args.seed,
         conditions,
         frames: args.frames,
-        content_hash: Checksum::of(&content).0,
+        content_hash,
     };
     let mut game_match = SimulatedMatch::new(setup, games)?;
     for (index, machine) in game_match.machines.iter_mut().enumerate() {
-        let audio = AudioArgs {
-            audio_out: args
-                .audio
-                .audio_out
-                .as_deref()
-                .map(|path| machine_audio_path(path, index)),
-            ..args.audio.clone()
-        };
         let rate = machine.machine.game.sample_rate();
-        machine.machine.sink.1 = audio.open_sink(rate, Some(args.frames))?;
+        machine.machine.sink.1 = args
+            .audio
+            .for_machine(index)
+            .open_sink(rate, Some(args.frames))?;
     }
+    let (end, desync_reports) = play_match(&mut game_match, &setup, out)?;
+    let summary = summarize(&mut game_match, end, desync_reports, args.frames, out)?;
+    let (width, height) = save_last_frame(&game_match, &png_path)?;
+    writeln!(
+        out,
+        "last frame of machine 1 ({width}x{height}) written to {}",
+        png_path.display()
+    )?;
+    if args.json {
+        let json = summary.json(&mut game_match, args, &link, &png_path)?;
+        writeln!(out, "{json}")?;
+    }
+    // The games before the library copies they run from.
+    drop(game_match);
+    drop(copies);
+    Ok(outcome(end, summary.agreed))
+}
+
+/// The simulated link between the machines.
+struct DemoLink {
+    rtt_ms: u64,
+    /// Each way.
+    conditions: LinkConditions,
+}
+
+impl DemoLink {
+    fn new(args: &DemoArgs) -> Self {
+        let rtt_ms = args.rtt_ms.unwrap_or(100);
+        let one_way = rtt_ms / 2;
+        DemoLink {
+            rtt_ms,
+            conditions: LinkConditions::latency(one_way)
+                .with_jitter(JITTER_MS.min(one_way))
+                .with_loss(args.loss / 100.0),
+        }
+    }
+}
+
+/// Plays the match, printing its story as it goes; returns how it ended and
+/// how many desyncs the machines reported.
+fn play_match(
+    game_match: &mut SimulatedMatch<Box<dyn Game>>,
+    setup: &MatchSetup,
+    out: &mut dyn Write,
+) -> Result<(MatchEnd, u64), AppError> {
     let mut players = ScriptedPlayers {
-        random: RandomPlayer::new(args.seed),
+        random: RandomPlayer::new(setup.seed),
         frames: Vec::new(),
     };
     let mut desync_reports = 0u64;
@@ -178,39 +212,57 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
     // too slow to re-simulate a rollback within a frame raises the delay.
     let started = Instant::now();
     let end = game_match.play(
+        setup,
         |player, frame| players.buttons(player, frame),
         || started.elapsed(),
         |update| {
-            let line = status_line(update, &mut desync_reports);
-            if let Some(line) = line {
+            if let Some(line) = status_line(update, &mut desync_reports) {
                 if let Err(error) = writeln!(out, "{line}") {
                     write_error.get_or_insert(error);
                 }
             }
         },
     )?;
-    if let Some(error) = write_error {
-        return Err(error.into());
+    match write_error {
+        Some(error) => Err(error.into()),
+        None => Ok((end, desync_reports)),
     }
+}
 
-    let comparison = compare_checksum_logs(
-        &game_match.machines[0].machine.sink.0,
-        &game_match.machines[1].machine.sink.0,
-    );
-    let finished = end == MatchEnd::Finished;
+/// What the match came to, for the verdict and the JSON.
+struct Summary {
+    end: MatchEnd,
+    comparison: ChecksumComparison,
+    desync_reports: u64,
+    agreed: bool,
+    verdict: String,
+    /// Each machine's `--audio-out` summary.
+    audio: Vec<serde_json::Value>,
+}
+
+/// Prints each machine's line, the verdict and the audio files written.
+fn summarize(
+    game_match: &mut SimulatedMatch<Box<dyn Game>>,
+    end: MatchEnd,
+    desync_reports: u64,
+    target: u32,
+    out: &mut dyn Write,
+) -> Result<Summary, AppError> {
+    let [first, second] = &game_match.machines[..] else {
+        unreachable!("a simulated match has two machines")
+    };
+    let comparison = compare_checksum_logs(&first.machine.sink.0, &second.machine.sink.0);
     let agreed = comparison.first_difference.is_none() && desync_reports == 0;
     for (index, machine) in game_match.machines.iter().enumerate() {
         writeln!(out, "machine {}: {}", index + 1, describe_machine(machine))?;
     }
+    let frames = [first.current_frame(), second.current_frame()];
     let verdict = verdict(
         end,
         &comparison,
         desync_reports,
-        [
-            game_match.machines[0].current_frame(),
-            game_match.machines[1].current_frame(),
-        ],
-        args.frames,
+        frames,
+        target,
         game_match.now,
     );
     writeln!(out, "{verdict}")?;
@@ -222,29 +274,25 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
             audio.push(summary.json());
         }
     }
+    Ok(Summary {
+        end,
+        comparison,
+        desync_reports,
+        agreed,
+        verdict,
+        audio,
+    })
+}
 
-    let shown = &mut game_match.machines[0].machine.game;
-    let frame = shown.video_frame().ok_or(AppError::NoVideoFrame)?;
-    let (width, height) = (frame.width, frame.height);
-    let encoded = png::encode_rgb(width, height, &png::frame_to_rgb(&frame));
-    let write_png = |path: &Path| {
-        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, &encoded)
-    };
-    write_png(&png_path).map_err(|source| AppError::WriteFile {
-        what: "the picture",
-        path: png_path.clone(),
-        source,
-    })?;
-    writeln!(
-        out,
-        "last frame of machine 1 ({width}x{height}) written to {}",
-        png_path.display()
-    )?;
-
-    if args.json {
+impl Summary {
+    /// The demo's JSON line.
+    fn json(
+        &self,
+        game_match: &mut SimulatedMatch<Box<dyn Game>>,
+        args: &DemoArgs,
+        link: &DemoLink,
+        png_path: &Path,
+    ) -> Result<serde_json::Value, AppError> {
         let played = game_match.machines[0].current_frame();
         let shown = &mut game_match.machines[0].machine.game;
         let mut state = Vec::new();
@@ -254,34 +302,53 @@ pub fn simulated_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<Outcome, A
         let checksums = Checksums::of_game(&**shown, &state);
         let machines: Vec<serde_json::Value> =
             game_match.machines.iter().map(machine_json).collect();
-        let json = serde_json::json!({
+        let finished = self.end == MatchEnd::Finished;
+        let conditions = link.conditions;
+        Ok(serde_json::json!({
             "command": "demo",
-            "game": title,
+            "game": game_match.machines[0].machine.game.title(),
             "frames": played,
             "checksums": checksums_json(&checksums),
             "png": png_path.display().to_string(),
-            "audio": audio,
+            "audio": self.audio,
             "netplay": {
-                "rtt_ms": rtt_ms,
+                "rtt_ms": link.rtt_ms,
                 "jitter_ms": conditions.jitter_ms,
                 "loss": conditions.loss,
                 "seed": args.seed,
                 "simulated_ms": game_match.now,
                 "finished": finished,
-                "in_sync": finished && agreed,
-                "compared_frames": comparison.compared,
-                "first_difference": comparison.first_difference,
-                "desync_reports": desync_reports,
+                "in_sync": finished && self.agreed,
+                "compared_frames": self.comparison.compared,
+                "first_difference": self.comparison.first_difference,
+                "desync_reports": self.desync_reports,
                 "machines": machines,
-                "verdict": verdict,
+                "verdict": self.verdict,
             },
-        });
-        writeln!(out, "{json}")?;
+        }))
     }
-    // The games before the library copies they run from.
-    drop(game_match);
-    drop(copies);
-    Ok(outcome(end, agreed))
+}
+
+/// Writes machine 1's last frame as a PNG to `path`; returns its size.
+fn save_last_frame(
+    game_match: &SimulatedMatch<Box<dyn Game>>,
+    path: &Path,
+) -> Result<(u32, u32), AppError> {
+    let shown = &game_match.machines[0].machine.game;
+    let frame = shown.video_frame().ok_or(AppError::NoVideoFrame)?;
+    let encoded = png::encode_rgb(frame.width, frame.height, &png::frame_to_rgb(&frame));
+    let write = || {
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, &encoded)
+    };
+    write().map_err(|source| AppError::WriteFile {
+        what: "the picture",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((frame.width, frame.height))
 }
 
 /// The demo's exit: a disagreement is a desync (1) even if the match also
@@ -410,6 +477,7 @@ fn machine_json<G>(machine: &MatchMachine<G>) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checksum::Checksum;
 
     #[test]
     fn a_match_that_did_not_finish_exits_with_its_own_code_unless_it_desynced() {

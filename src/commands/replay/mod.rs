@@ -21,7 +21,7 @@ pub struct ReplayArgs {
 #[derive(Clone, Debug, clap::Subcommand)]
 pub enum ReplayCommand {
     /// Play a replay back (headless: at full speed), verify it, or seek in it.
-    Play(play::PlayArgs),
+    Play(Box<play::PlayArgs>),
     /// Print a replay's header and end record.
     Info(info::InfoArgs),
     /// Print a replay's inputs as an input script (`run --inputs FILE` reads it).

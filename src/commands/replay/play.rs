@@ -3,6 +3,7 @@
 //! on a frame through keyframes).
 
 use crate::checksum::Checksums;
+use crate::commands::outputs::ShowArgs;
 use crate::engine::playback::{
     frames_held, game_checksums, load_replay, open_replay_game, verify, Keyframes, ReplayGameArgs,
     ReplayPlayback, Verification,
@@ -25,18 +26,15 @@ pub struct PlayArgs {
     /// Which core and content to play it with.
     #[command(flatten)]
     pub game: ReplayGameArgs,
-    /// Play without a window, at full speed, and print the final checksums
-    /// (required in a build without the `gui` feature).
-    #[arg(long)]
-    pub headless: bool,
+    /// The window (`--headless`: none, play at full speed and print the
+    /// final checksums; required in a build without the `gui` feature)
+    /// and the speaker.
+    #[command(flatten)]
+    pub show: ShowArgs,
     /// The window's playback speed: 0.25 (a quarter) to 8 times the
     /// core's frame rate.
     #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = parse_speed, conflicts_with = "headless")]
     pub speed: f64,
-    /// How the window shows the game (builds with the `gui` feature).
-    #[cfg(feature = "gui")]
-    #[command(flatten)]
-    pub display: crate::gui::window::DisplayArgs,
     /// Check every recorded checkpoint; report the first mismatching frame
     /// and the memory regions that differ (exit 1).
     #[arg(long, conflicts_with_all = ["seek", "frames"])]
@@ -54,10 +52,6 @@ pub struct PlayArgs {
     /// Audio output (`--audio-out` for the headless playback's sound).
     #[command(flatten)]
     pub audio: AudioArgs,
-    /// The speaker (the window's playback).
-    #[cfg(feature = "audio")]
-    #[command(flatten)]
-    pub speaker: crate::engine::sinks::speaker::SpeakerArgs,
 }
 
 /// The slowest and fastest `--speed`.
@@ -82,7 +76,7 @@ pub fn parse_speed(text: &str) -> Result<f64, String> {
 /// `netcade replay play`.
 pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
     // `--verify` is a check, not a showing: it always runs flat out.
-    let in_window = !args.headless && !args.verify;
+    let in_window = !args.show.headless && !args.verify;
     #[cfg(not(feature = "gui"))]
     if in_window {
         return Err(AppError::BadArgument {
@@ -338,12 +332,7 @@ impl Report for PlaybackReport {
                 seek.frame,
                 seek.seek_time.as_secs_f64() * 1000.0
             )?;
-            let at = &seek.checksums;
-            writeln!(
-                out,
-                "at frame {}: memory {} state {} video {}",
-                seek.frame, at.memory, at.state, at.video
-            )?;
+            writeln!(out, "at frame {}: {}", seek.frame, seek.checksums)?;
         }
         if let Some(audio) = &self.audio {
             writeln!(out, "{}", audio.describe())?;
@@ -364,12 +353,7 @@ impl Report for PlaybackReport {
             self.elapsed.as_secs_f64(),
             frames_per_second(played, self.elapsed)
         )?;
-        let checksums = &self.checksums;
-        writeln!(
-            out,
-            "checksums: memory {} state {} video {}",
-            checksums.memory, checksums.state, checksums.video
-        )
+        writeln!(out, "checksums: {}", self.checksums)
     }
 
     fn json(&self) -> serde_json::Value {
@@ -446,14 +430,14 @@ fn window_playback(
     frames: u32,
     out: &mut dyn Write,
 ) -> Result<(Frame, Checksums), AppError> {
-    let screenshot_at = args.display.screenshot_request()?;
+    let screenshot_at = args.show.display.screenshot_request()?;
     let end = start.saturating_add(frames);
     if let Some((at, _)) = screenshot_at.as_ref().filter(|(at, _)| *at > end) {
         return Err(AppError::BadArgument {
             message: format!("--screenshot-at {at}: playback ends at frame {end}"),
         });
     }
-    let audio = crate::gui::play::audio_output(game, &args.audio, &args.speaker)?;
+    let audio = crate::gui::play::audio_output(game, &args.audio, &args.show.speaker)?;
     crate::gui::play::replay_in_window(
         replay,
         game,
@@ -464,7 +448,7 @@ fn window_playback(
             speed: args.speed,
             screenshot_at,
         },
-        &args.display,
+        &args.show.display,
         out,
     )
 }

@@ -1,11 +1,13 @@
-//! What a live netplay match shows and hears besides the terminal: one
-//! frame loop per role (`netplay_live` for players, `netplay_spectate` for
-//! spectators), two front ends. [`Headless`] shows nothing
-//! and takes the buttons from `--inputs`; the `gui` feature's window
-//! (`gui::netplay::WindowFrontEnd`) presents each shown frame with the
-//! overlay and reads the keyboard and controllers.
+//! What a live match shows and hears besides the terminal: the
+//! [`FrontEnd`] the one real-time loop (`session_loop`) presents each tick
+//! to, for players and spectators alike. [`Headless`] shows nothing and
+//! takes the buttons from `--inputs`; the window (the `gui` feature's
+//! front end) presents each shown frame with the overlay and reads the
+//! keyboard and controllers. The command chooses which ([`OpenFrontEnd`]);
+//! the engine opens it once the game is loaded.
 
-use crate::engine::Game;
+use crate::engine::sinks::SinkChoices;
+use crate::engine::{AppError, Game};
 use crate::input::Buttons;
 use crate::netplay::NetplayStats;
 
@@ -76,43 +78,24 @@ pub struct Headless;
 
 impl FrontEnd for Headless {}
 
-/// How the window shows the game: the `gui` feature's display options, or
-/// nothing to choose in a build without a window.
-#[cfg(feature = "gui")]
-pub type DisplayOptions = crate::gui::window::DisplayArgs;
-
-/// How the window shows the game: nothing to choose in a build without a
-/// window.
-#[cfg(not(feature = "gui"))]
-#[derive(Clone, Debug, Default)]
-pub struct DisplayOptions;
-
-/// The front end a match gets: the window, unless `--headless` or built
-/// without the `gui` feature.
-pub fn open_front_end(
-    args: &crate::engine::live::players::MatchArgs,
-    game: &dyn Game,
-) -> Result<Box<dyn FrontEnd>, crate::engine::AppError> {
-    #[cfg(feature = "gui")]
-    let display = &args.display;
-    #[cfg(not(feature = "gui"))]
-    let display = &DisplayOptions;
-    open_window_unless_headless(args.headless, display, game)
+/// Opens a live match's front end for its game, once that is loaded (a
+/// joiner's and a spectator's with the host's core options).
+pub trait OpenFrontEnd {
+    /// The front end showing `game`.
+    fn open_front_end(&self, game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError>;
 }
 
-/// The window showing `game` as `display` says, or [`Headless`] with
-/// `headless` or in a build without the `gui` feature.
-pub fn open_window_unless_headless(
-    headless: bool,
-    display: &DisplayOptions,
-    game: &dyn Game,
-) -> Result<Box<dyn FrontEnd>, crate::engine::AppError> {
-    #[cfg(feature = "gui")]
-    if !headless {
-        return Ok(Box::new(crate::gui::front_end::WindowFrontEnd::open(
-            game, display,
-        )?));
+impl OpenFrontEnd for Headless {
+    fn open_front_end(&self, _game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError> {
+        Ok(Box::new(Headless))
     }
-    let _ = (headless, display, game);
-    Ok(Box::new(Headless))
+}
+
+/// What a live match shows and keeps besides the terminal, as its command
+/// chose.
+pub struct LiveOutputs<'a> {
+    /// Opens the front end.
+    pub front_end: &'a dyn OpenFrontEnd,
+    /// Where the frames go.
+    pub sinks: SinkChoices,
 }

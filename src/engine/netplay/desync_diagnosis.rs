@@ -1,8 +1,8 @@
 //! A live match's desync, diagnosed: the member holds its own state of the
-//! checkpoint whose checksums differed ([`CheckpointStates`]) and receives the
-//! host's; loading each into the game in turn shows both game memories, and
-//! [`ByteDiff`] names the bytes that diverged (the sync-test's region
-//! report). Both versions and a `report.txt` go to the dump directory.
+//! checkpoint whose checksums differed (the driver keeps the latest
+//! checkpoints' states) and receives the host's; loading each into the game
+//! in turn shows both game memories, and [`ByteDiff`] names the bytes that
+//! diverged (the sync-test's region report). Both versions and a `report.txt` go to the dump directory.
 
 use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use crate::emulator::Emulator;
@@ -11,57 +11,8 @@ use crate::engine::sinks::FrameSink;
 use crate::engine::{write_dump_dir, AppError};
 use crate::netplay::NetplayEvent;
 use crate::rollback::Frame;
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// Checkpoint states kept: a desync is reported a round trip after its
-/// checkpoint, a few checkpoints at most.
-pub const CHECKPOINT_STATES_KEPT: usize = 8;
-
-/// Bytes of checkpoint states kept, whatever their count.
-pub const CHECKPOINT_STATES_MAX_BYTES: usize = 64 << 20;
-
-/// The latest states saved at checkpoint frames, bounded in count and bytes.
-#[derive(Debug, Default)]
-pub struct CheckpointStates {
-    states: VecDeque<(Frame, Vec<u8>)>,
-    bytes: usize,
-}
-
-impl CheckpointStates {
-    /// Keeps `state` as checkpoint `frame`'s (a re-simulation's save replaces
-    /// the earlier one), dropping the oldest beyond the bounds.
-    pub fn keep(&mut self, frame: Frame, state: &[u8]) {
-        if let Some(position) = self.states.iter().position(|(kept, _)| *kept == frame) {
-            if let Some((_, old)) = self.states.remove(position) {
-                self.bytes -= old.len();
-            }
-        }
-        self.bytes += state.len();
-        self.states.push_back((frame, state.to_vec()));
-        while self.states.len() > CHECKPOINT_STATES_KEPT
-            || (self.bytes > CHECKPOINT_STATES_MAX_BYTES && self.states.len() > 1)
-        {
-            if let Some((_, old)) = self.states.pop_front() {
-                self.bytes -= old.len();
-            }
-        }
-    }
-
-    /// The state kept for checkpoint `frame`, if still kept.
-    pub fn get(&self, frame: Frame) -> Option<&[u8]> {
-        self.states
-            .iter()
-            .find(|(kept, _)| *kept == frame)
-            .map(|(_, state)| state.as_slice())
-    }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
 
 /// Where our game and the host's differ at a desynced checkpoint.
 #[derive(Clone, Debug)]
@@ -231,18 +182,6 @@ where
 mod tests {
     use super::*;
     use crate::engine::testing::StubGame;
-
-    #[test]
-    fn checkpoint_states_stay_bounded_and_a_resave_replaces_the_first() {
-        let mut kept = CheckpointStates::default();
-        for number in 0..20 {
-            kept.keep(Frame::new(number * 10), &[number as u8; 100]);
-        }
-        kept.keep(Frame::new(190), &[7; 50]);
-        assert_eq!(kept.get(Frame::new(190)), Some(&[7u8; 50][..]));
-        assert_eq!(kept.get(Frame::new(0)), None, "the oldest went");
-        assert_eq!(kept.bytes(), 7 * 100 + 50);
-    }
 
     #[test]
     fn a_diagnosis_names_the_memory_bytes_that_differ_and_leaves_the_game_as_it_was() {

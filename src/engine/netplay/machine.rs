@@ -12,31 +12,13 @@ use crate::checksum::memory_checksum;
 use crate::emulator::{Emulator, SavestateContext};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::netplay::driver::NetplayDriver;
+use crate::engine::netplay::hooks::TickHooks;
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::AppError;
-use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::Transport;
 use crate::netplay::{NetplaySession, SpectatorPhase, SpectatorSession};
 use crate::protocol::Millis;
-use crate::rollback::{Frame, FrameOutcome, PlayerId, PlayerKind};
-use std::time::Duration;
-
-/// What a machine's loop supplies each tick besides time and the network.
-pub trait TickHooks {
-    /// The buttons local `player` holds for `frame` (the frame being run now;
-    /// the session applies its input delay).
-    fn local_input(&mut self, player: PlayerId, frame: Frame) -> Buttons;
-
-    /// A monotonic time, read around re-simulations to measure their cost:
-    /// the real clock in a real loop, a modelled cost in simulations.
-    fn stopwatch(&mut self) -> Duration;
-
-    /// Changes the buttons a frame is run with on this machine only (tests
-    /// make one machine diverge with it); by default nothing.
-    fn adjust_inputs(&mut self, frame: Frame, inputs: &mut [Buttons; MAX_PLAYERS]) {
-        let _ = (frame, inputs);
-    }
-}
+use crate::rollback::{FrameOutcome, PlayerId, PlayerKind};
 
 /// What a machine's ticks came to, for summaries and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,10 @@
 //! Netplay on real games: the driver that carries out a session's requests
-//! on an emulator, the one tick every netplay loop runs, desync diagnosis.
+//! on an emulator, the one tick every netplay loop runs (machine), desync
+//! diagnosis, and whole matches simulated in one process.
 
+pub mod checkpoints;
 pub mod desync_diagnosis;
 pub mod driver;
+pub mod hooks;
 pub mod machine;
+pub mod simulated;

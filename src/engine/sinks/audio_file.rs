@@ -86,6 +86,18 @@ impl AudioArgs {
             })
             .transpose()
     }
+
+    /// These options for machine `index` (0-based) of a match played in
+    /// one process: its audio goes to its own file (see [`machine_audio_path`]).
+    pub fn for_machine(&self, index: usize) -> AudioArgs {
+        AudioArgs {
+            audio_out: self
+                .audio_out
+                .as_deref()
+                .map(|path| machine_audio_path(path, index)),
+            ..self.clone()
+        }
+    }
 }
 
 /// Where machine `index` (0-based) of a match played in one process writes

@@ -8,9 +8,15 @@
 //! compare machines with.
 
 pub mod audio_file;
+mod match_sinks;
 pub mod recorder;
 #[cfg(feature = "audio")]
 pub mod speaker;
+#[cfg(not(feature = "audio"))]
+#[path = "no_speaker.rs"]
+pub mod speaker;
+
+pub use match_sinks::{MatchSinks, SinkChoices, SinksSummary};
 
 use crate::checksum::{memory_checksum, Checksum};
 use crate::emulator::Emulator;

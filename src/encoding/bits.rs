@@ -1,7 +1,7 @@
 //! Bit-level writing and reading, least significant bit first, for the input
-//! codec: an unchanged frame costs one bit, so bytes are too coarse.
+//! toggle code: an unchanged frame costs one bit, so bytes are too coarse.
 
-use super::codec::DecodeError;
+use super::ReadError;
 
 /// Appends bits to the end of a byte vector (the datagram being built).
 pub struct BitWriter<'a> {
@@ -89,19 +89,19 @@ impl<'a> BitReader<'a> {
         self.bit_pos.div_ceil(8)
     }
 
-    /// The next bit, or [`DecodeError::Truncated`] past the last byte.
-    pub fn read_bit(&mut self) -> Result<bool, DecodeError> {
+    /// The next bit, or [`ReadError::Truncated`] past the last byte.
+    pub fn read_bit(&mut self) -> Result<bool, ReadError> {
         let byte = *self
             .bytes
             .get(self.bit_pos / 8)
-            .ok_or(DecodeError::Truncated)?;
+            .ok_or(ReadError::Truncated)?;
         let bit = byte >> (self.bit_pos % 8) & 1 == 1;
         self.bit_pos += 1;
         Ok(bit)
     }
 
     /// Reads `count` bits (≤ 32) written by [`BitWriter::write_bits`].
-    pub fn read_bits(&mut self, count: u32) -> Result<u32, DecodeError> {
+    pub fn read_bits(&mut self, count: u32) -> Result<u32, ReadError> {
         let mut value = 0u32;
         for i in 0..count {
             if self.read_bit()? {
@@ -146,6 +146,6 @@ mod tests {
     fn reading_past_the_end_is_an_error() {
         let mut reader = BitReader::new(&[0xFF]);
         assert_eq!(reader.read_bits(8).unwrap(), 0xFF);
-        assert_eq!(reader.read_bit(), Err(DecodeError::Truncated));
+        assert_eq!(reader.read_bit(), Err(ReadError::Truncated));
     }
 }

@@ -1,0 +1,88 @@
+//! What a command shows and keeps besides the terminal, declared once:
+//! [`OutputArgs`] (the window or none, the speaker, the replay, the audio
+//! file) for the live commands, and its [`ShowArgs`] part for the ones
+//! that play without recording. The `gui` feature is decided here: the
+//! window's options and opening it.
+
+use crate::engine::live::front_end::{FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
+use crate::engine::live::options::LiveOptions;
+use crate::engine::live::session_loop::LiveMatch;
+use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::recorder::RecordArgs;
+use crate::engine::sinks::speaker::SpeakerArgs;
+use crate::engine::sinks::SinkChoices;
+use crate::engine::{AppError, Game, Outcome};
+use std::io::Write;
+
+/// How a command shows and plays a game as it runs: the window (or none)
+/// and the speaker.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ShowArgs {
+    /// No window: the terminal only (always so in a build without the
+    /// `gui` feature).
+    #[arg(long)]
+    pub headless: bool,
+    /// How the window shows the game (builds with the `gui` feature).
+    #[cfg(feature = "gui")]
+    #[command(flatten)]
+    pub display: crate::gui::window::DisplayArgs,
+    /// The speaker.
+    #[command(flatten)]
+    pub speaker: SpeakerArgs,
+}
+
+impl OpenFrontEnd for ShowArgs {
+    /// The window, unless `--headless` or built without the `gui` feature.
+    fn open_front_end(&self, game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError> {
+        #[cfg(feature = "gui")]
+        if !self.headless {
+            let window = crate::gui::front_end::WindowFrontEnd::open(game, &self.display)?;
+            return Ok(Box::new(window));
+        }
+        Headless.open_front_end(game)
+    }
+}
+
+/// Everything a live match (`host`, `join`, `spectate`) shows and keeps.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct OutputArgs {
+    /// The window and the speaker.
+    #[command(flatten)]
+    pub show: ShowArgs,
+    /// Where the match's replay goes (`--record PATH`, `--no-record`).
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// Audio output.
+    #[command(flatten)]
+    pub audio: AudioArgs,
+    /// End the output with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    /// Plays a live match as a command does (Ctrl-C and the status line its
+    /// own), with these outputs, then writes its summary.
+    pub fn play_live(
+        &self,
+        out: &mut dyn Write,
+        play: impl FnOnce(&LiveOutputs<'_>, &LiveOptions, &mut dyn Write) -> Result<LiveMatch, AppError>,
+    ) -> Result<Outcome, AppError> {
+        let played = play(&self.live(), &LiveOptions::for_stdout(), out)?;
+        played.write_report(self.json, out)?;
+        Ok(played.outcome)
+    }
+
+    /// The outputs as the engine takes them.
+    pub fn live(&self) -> LiveOutputs<'_> {
+        LiveOutputs {
+            front_end: &self.show,
+            sinks: SinkChoices {
+                record: self.record.clone(),
+                audio: self.audio.clone(),
+                speaker: self.show.speaker.clone(),
+                headless: self.show.headless,
+            },
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! What `host` and `join` are told: the game, the buttons, the match's
+//! length and the link. Clap arguments, so the command line and the demo
+//! (which builds them) share one definition.
+
+use crate::engine::inputs::InputSpec;
+use crate::engine::GameArgs;
+use crate::net::link::LinkArgs;
+use crate::protocol::SessionSettings;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// Settings `host` and `join` share.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MatchSettings {
+    /// The core, its content and options: the same on every machine.
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Where this machine's buttons come from: none, random:SEED (the
+    /// player's column of `run --inputs random:SEED`), or an input script file.
+    #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
+    pub inputs: InputSpec,
+    /// End the match cleanly after N frames on every machine [default: play
+    /// until Ctrl-C or the peer leaves]. Both machines must give the same N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: Option<u32>,
+    /// Refuse to play (exit 2) when the rollback pre-flight finds that the
+    /// core does not restore its state faithfully (else: a warning).
+    #[arg(long)]
+    pub strict: bool,
+    /// Local input delay in frames: `auto` follows the network, a number
+    /// (0–4) keeps it fixed.
+    #[arg(long, value_name = "auto|N", default_value_t = DelayArg::Auto)]
+    pub delay: DelayArg,
+    /// The socket transport and the link conditioner over it.
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// Where the joiner writes both versions of a desynced checkpoint and
+    /// the report naming the bytes that differ.
+    #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
+    pub dump_dir: PathBuf,
+}
+
+/// Settings of `netcade host`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct HostSettings {
+    /// What both commands take.
+    #[command(flatten)]
+    pub common: MatchSettings,
+    /// The UDP port to listen on (0: any free port; see --port-file).
+    #[arg(long, default_value_t = 7000)]
+    pub port: u16,
+    /// Players in the match (one per machine; only 2 for now).
+    #[arg(long, default_value_t = 2)]
+    pub players: u8,
+    /// Writes the port listened on to this file once bound.
+    #[arg(long, value_name = "PATH")]
+    pub port_file: Option<PathBuf>,
+    /// Spectators fed at most at once (0: none accepted).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_spectators: usize,
+}
+
+/// Settings of `netcade join`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct JoinSettings {
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets, `[::1]:7000`).
+    #[arg(value_name = "HOST:PORT")]
+    pub address: String,
+    /// What both commands take.
+    #[command(flatten)]
+    pub common: MatchSettings,
+    /// Seconds to wait for the host to answer before giving up.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub connect_timeout_s: f64,
+}
+
+/// `--delay`: follow the network, or a fixed number of frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelayArg {
+    /// The delay follows the network (seed 000's hysteresis).
+    Auto,
+    /// This many frames, always.
+    Fixed(u8),
+}
+
+impl fmt::Display for DelayArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DelayArg::Auto => f.write_str("auto"),
+            DelayArg::Fixed(frames) => write!(f, "{frames}"),
+        }
+    }
+}
+
+impl FromStr for DelayArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(DelayArg::Auto);
+        }
+        let most = SessionSettings::default().input_delay_max;
+        match text.parse::<u8>() {
+            Ok(frames) if frames <= most => Ok(DelayArg::Fixed(frames)),
+            _ => Err(format!(
+                "expected auto or a number of frames from 0 to {most}"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_is_auto_or_a_small_number_of_frames() {
+        assert_eq!("auto".parse::<DelayArg>(), Ok(DelayArg::Auto));
+        assert_eq!("3".parse::<DelayArg>(), Ok(DelayArg::Fixed(3)));
+        assert!("9".parse::<DelayArg>().is_err());
+        assert!("soon".parse::<DelayArg>().is_err());
+    }
+}

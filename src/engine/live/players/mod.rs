@@ -1,0 +1,324 @@
+//! `netcade host` and `netcade join`: a two-player match over real UDP,
+//! in the one real-time loop (`session_loop`) with the players' role.
+//!
+//! Before the match a rollback pre-flight sync-tests the loaded core with the
+//! one sync-test engine. It runs on the match's own core and then restores
+//! the state the core had just after loading: every machine runs the same
+//! pre-flight (same frames, same buttons), so even a core that restores its
+//! state imperfectly starts the match the same way everywhere.
+
+pub mod args;
+mod report;
+mod role;
+
+pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings};
+
+use crate::checksum::Checksum;
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::inputs::{InputSource, RandomPlayer};
+use crate::engine::live::connect::{
+    adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
+};
+use crate::engine::live::front_end::LiveOutputs;
+use crate::engine::live::narrator::Narrator;
+use crate::engine::live::options::{LiveEvent, LiveOptions};
+use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
+use crate::engine::live::wire::LiveTransport;
+use crate::engine::netplay::machine::NetplayMachine;
+use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
+use crate::engine::sinks::MatchSinks;
+use crate::engine::{open_game, AppError, Game};
+use crate::netplay::{NetplayConfig, NetplaySession};
+use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
+use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
+use crate::rollback::SessionState;
+use role::{PlayersRole, Seat};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Silence before the peer is reported interrupted, and gone (the session's
+/// timings: a warning at 750 ms, the peer dropped at 5 s).
+const INTERRUPT_AFTER_MS: u64 = 750;
+const DISCONNECT_AFTER_MS: u64 = 5_000;
+
+/// The pre-flight: about a second of frames, going back this far each frame.
+const PREFLIGHT_DISTANCE: u32 = 4;
+
+/// Hosts a match: binds the port, waits for a player, plays, and returns
+/// how it went.
+pub fn host_match(
+    settings: &HostSettings,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    if settings.players != 2 {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--players {}: only two-player matches can be hosted for now",
+                settings.players
+            ),
+        });
+    }
+    let common = &settings.common;
+    let inputs = open_inputs(common)?;
+    let transport = bind_listening(&common.link, settings.port)?;
+    let bound = transport.inner().local_address();
+    if let Some(path) = &settings.port_file {
+        std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| {
+            AppError::WriteFile {
+                what: "the port file",
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    options.signal(LiveEvent::Listening { address: bound });
+    let mut game = open_game(&common.game)?;
+    preflight(game.as_mut(), common.strict)?;
+    writeln!(
+        out,
+        "hosting {} on UDP port {}: waiting for a player to join",
+        game.title(),
+        bound.port()
+    )?;
+    let seat = Seat {
+        command: "host",
+        me: 0,
+        peer: 1,
+        connect_timeout: None,
+    };
+    // Every member begins from the host's game as loaded: save RAM, clocks
+    // and anything the core seeded at load are the same everywhere.
+    let mut start_state = Vec::new();
+    game.save_state(&mut start_state)
+        .map_err(AppError::at_frame(0))?;
+    let mut config =
+        match_config(common, game.as_ref(), seat.me)?.accept(None, PlayerSlots::single(seat.peer));
+    config.start_state = Some(start_state);
+    config.accept_spectators = settings.max_spectators > 0;
+    config.max_spectators = settings.max_spectators;
+    options.take_ctrl_c();
+    let started = Instant::now();
+    let netplay = NetplaySession::new(config, 0)?;
+    let recorder = match_recorder(
+        &outputs.sinks.record,
+        game.as_ref(),
+        &common.game,
+        2,
+        vec![],
+    )?;
+    let table = Table {
+        game,
+        netplay,
+        transport: LiveTransport::new(transport),
+        started,
+        recorder,
+    };
+    play(seat, common, outputs, table, inputs, options, out)
+}
+
+/// Joins the match hosted at `settings.address`, plays, and returns how it
+/// went.
+pub fn join_match(
+    settings: &JoinSettings,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let common = &settings.common;
+    let (host, transport) =
+        connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+    let inputs = open_inputs(common)?;
+    let mut game = open_game(&common.game)?;
+    preflight(game.as_mut(), common.strict)?;
+    writeln!(
+        out,
+        "joining {} ({host}) with {}",
+        settings.address,
+        game.title()
+    )?;
+    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
+    let seat = Seat {
+        command: "join",
+        me: 1,
+        peer: 0,
+        connect_timeout: Some((settings.address.clone(), timeout)),
+    };
+    let config =
+        match_config(common, game.as_ref(), seat.me)?.dial(host, PlayerSlots::single(seat.peer));
+    options.take_ctrl_c();
+    let started = Instant::now();
+    let mut netplay = NetplaySession::new(config, 0)?;
+    let mut transport = LiveTransport::new(transport);
+    // The joiner learns the host's core options while nothing of its game
+    // is used yet; a refusal, the timeout or Ctrl-C is the loop's to report.
+    shake_hands(
+        &mut netplay,
+        &mut transport,
+        started,
+        Some(timeout),
+        |netplay| netplay.host_handshake().is_some() || netplay.state() == SessionState::Ended,
+    );
+    let host_options = netplay
+        .host_handshake()
+        .map(|host| host_option_overrides(&host.core_options));
+    let mut game_args = common.game.clone();
+    let game = match host_options {
+        Some(host_options) => {
+            game_args.options = host_options.clone();
+            adopt_host_options(game, &common.game, host_options)?
+        }
+        None => game,
+    };
+    let names = vec![settings.address.clone()];
+    let recorder = match_recorder(&outputs.sinks.record, game.as_ref(), &game_args, 2, names)?;
+    let table = Table {
+        game,
+        netplay,
+        transport,
+        started,
+        recorder,
+    };
+    play(seat, common, outputs, table, inputs, options, out)
+}
+
+/// What a match is played with once connected: the game, the session (its
+/// clock began at `started`), the socket and the replay recorder.
+struct Table {
+    game: Box<dyn Game>,
+    netplay: NetplaySession<SocketAddr>,
+    transport: LiveTransport,
+    started: Instant,
+    recorder: Option<ReplayRecorder>,
+}
+
+/// Plays the match in real time and sums it up.
+fn play(
+    seat: Seat,
+    settings: &MatchSettings,
+    outputs: &LiveOutputs<'_>,
+    table: Table,
+    inputs: InputSource,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let Table {
+        game,
+        netplay,
+        mut transport,
+        started,
+        recorder,
+    } = table;
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
+    let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
+    let machine = NetplayMachine::new(netplay, game, sinks, clock);
+    let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
+    let mut narrator = Narrator::new(out, front, options);
+    let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
+    role.finish(end, &transport)
+}
+
+/// This machine's input source; an input script shorter than `--frames`
+/// is said once, as `run` says it.
+fn open_inputs(settings: &MatchSettings) -> Result<InputSource, AppError> {
+    Ok(match settings.frames {
+        Some(frames) => InputSource::open_for_run(&settings.inputs, frames)?,
+        None => InputSource::open(&settings.inputs)?,
+    })
+}
+
+/// The session configuration both sides build the same way from the same
+/// core and content (the handshake checks they did).
+fn match_config(
+    settings: &MatchSettings,
+    game: &dyn Game,
+    me: u8,
+) -> Result<NetplayConfig<SocketAddr>, AppError> {
+    let content_hash = content_hash(&settings.game)?;
+    let session = SessionSettings {
+        player_count: 2,
+        frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
+        ..SessionSettings::default()
+    };
+    let mut config = NetplayConfig::new(
+        session_token(),
+        game.core_name(),
+        game.core_version(),
+        content_hash,
+        session,
+        PlayerSlots::single(me),
+    );
+    let options = &settings.game.options;
+    if options.len() > MAX_CORE_OPTIONS {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "{} --option flags: at most {MAX_CORE_OPTIONS} fit in a netplay handshake",
+                options.len()
+            ),
+        });
+    }
+    // Only the options set: the handshake already made sure both sides run
+    // the same core version, so the defaults are the same.
+    config.core_options = options
+        .iter()
+        .map(|(key, value)| CoreOption {
+            key: key.clone(),
+            value: value.clone(),
+        })
+        .collect();
+    config.interrupt_after_ms = INTERRUPT_AFTER_MS;
+    config.disconnect_after_ms = DISCONNECT_AFTER_MS;
+    if let DelayArg::Fixed(frames) = settings.delay {
+        config.initial_input_delay = u32::from(frames);
+        config.dynamic_input_delay = false;
+    }
+    Ok(config)
+}
+
+/// A token nobody else guesses: guards the links we accept against
+/// datagrams from other sessions.
+fn session_token() -> SessionToken {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let mut seed = nanos.to_le_bytes().to_vec();
+    seed.extend_from_slice(&std::process::id().to_le_bytes());
+    SessionToken(Checksum::of(&seed).0 as u32)
+}
+
+/// The rollback pre-flight (see the module docs): warns, or with `strict`
+/// refuses, when the core does not re-simulate what it ran.
+fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
+    let mut loaded = Vec::new();
+    game.save_state(&mut loaded)
+        .map_err(AppError::at_frame(0))?;
+    let frames = (game.frames_per_second().round() as u32).max(PREFLIGHT_DISTANCE + 1);
+    let mut buttons = RandomPlayer::new(0);
+    let report = run_sync_test(
+        game,
+        SyncTestSettings::new(frames, PREFLIGHT_DISTANCE),
+        &mut || buttons.next_frame(),
+        &mut |_| {},
+    )?;
+    game.load_state(&loaded).map_err(AppError::at_frame(0))?;
+    if report.desync.is_none() {
+        tracing::info!("rollback pre-flight: {}", report.verdict());
+        return Ok(());
+    }
+    let verdict = report.verdict();
+    if strict {
+        return Err(AppError::PreflightFailed {
+            game: game.title(),
+            verdict,
+        });
+    }
+    eprintln!(
+        "warning: rollback pre-flight: {} does not restore its state faithfully ({verdict}); the match may desync",
+        game.title()
+    );
+    Ok(())
+}

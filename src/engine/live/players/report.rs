@@ -1,0 +1,189 @@
+//! What a match came to: how it ended, its desyncs, and the summary `host`
+//! and `join` end with, for people and as JSON.
+
+use crate::checksum::Checksums;
+use crate::diff::ByteDiff;
+use crate::engine::checksums_json;
+use crate::engine::live::wire::WireTraffic;
+use crate::engine::report::Report;
+use crate::engine::sinks::SinksSummary;
+use crate::netplay::NetplayStats;
+use crate::replay::EndReason;
+use std::io::Write;
+
+/// How a match ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchEnd {
+    /// Every frame asked for is final.
+    Finished,
+    /// Ctrl-C: we left, the peer was told.
+    Interrupted,
+    /// The window was closed: we left, the peer was told.
+    WindowClosed,
+    /// The peer said it was leaving.
+    PeerLeft,
+    /// Nothing heard from the peer for the disconnect timeout (or it broke
+    /// the protocol and its link was closed).
+    PeerLost,
+}
+
+impl MatchEnd {
+    /// How the summary says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            MatchEnd::Finished => "finished",
+            MatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            MatchEnd::WindowClosed => "the window was closed",
+            MatchEnd::PeerLeft => "the peer left",
+            MatchEnd::PeerLost => "the peer was lost",
+        }
+    }
+
+    fn json_name(self) -> &'static str {
+        match self {
+            MatchEnd::Finished => "finished",
+            MatchEnd::Interrupted => "interrupted",
+            MatchEnd::WindowClosed => "window_closed",
+            MatchEnd::PeerLeft => "peer_left",
+            MatchEnd::PeerLost => "peer_lost",
+        }
+    }
+
+    /// The replay's end record says this.
+    pub(crate) fn end_reason(self) -> EndReason {
+        match self {
+            MatchEnd::Finished => EndReason::Finished,
+            MatchEnd::Interrupted | MatchEnd::WindowClosed => EndReason::Interrupted,
+            MatchEnd::PeerLeft | MatchEnd::PeerLost => EndReason::Disconnect,
+        }
+    }
+}
+
+/// What became of the match's desyncs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Desyncs {
+    /// Checkpoints whose checksums differed here and at the peer.
+    pub(crate) detected: u64,
+    /// Of those, compared with the host's state of the frame (the joiner).
+    pub(crate) diagnosed: u64,
+    /// Of those, replaced by the host's state and re-simulated.
+    pub(crate) repaired: u64,
+    /// The game memory bytes that differed at the last diagnosed one.
+    pub(crate) last_memory_diff: Option<ByteDiff>,
+}
+
+/// The rollbacks a machine carried out.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rollbacks {
+    pub(crate) count: u64,
+    pub(crate) mean_depth: f64,
+    pub(crate) max_depth: u32,
+}
+
+/// A match's summary (`host`, `join`).
+pub(crate) struct MatchReport {
+    pub(crate) command: &'static str,
+    pub(crate) game: String,
+    pub(crate) end: MatchEnd,
+    /// Frames final on this machine (all of them agreed with the peer).
+    pub(crate) frames: u32,
+    pub(crate) checksums: Option<Checksums>,
+    pub(crate) peer: u8,
+    pub(crate) stats: NetplayStats,
+    pub(crate) rollbacks: Rollbacks,
+    pub(crate) stall_frames: u64,
+    pub(crate) desyncs: Desyncs,
+    /// The link's traffic, over the match's seconds.
+    pub(crate) wire: WireTraffic,
+    pub(crate) dropped_datagrams: u64,
+    /// Bytes the saved states took at the end: the rollback window's and
+    /// the checkpoints kept for desync repair (both bounded).
+    pub(crate) state_bytes: usize,
+    pub(crate) inputs: String,
+    /// What the match's outputs left.
+    pub(crate) outputs: SinksSummary,
+}
+
+impl Report for MatchReport {
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "match {}: {} frames final, {:.1} s, {}",
+            self.end.describe(),
+            self.frames,
+            self.wire.seconds,
+            self.game
+        )?;
+        let ping = self
+            .stats
+            .ping_ms
+            .map_or_else(|| "?".to_string(), |ping| format!("{ping} ms"));
+        writeln!(
+            out,
+            "player {}: ping {ping}, input delay {}, rollbacks {} (mean depth {:.1}, max {}), stall frames {}",
+            self.peer + 1,
+            self.stats.local_input_delay,
+            self.rollbacks.count,
+            self.rollbacks.mean_depth,
+            self.rollbacks.max_depth,
+            self.stall_frames
+        )?;
+        writeln!(
+            out,
+            "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s), received {:.0} B/s; dropped {} stray datagrams",
+            self.wire.sent_bytes_per_s(),
+            self.wire.sent_datagrams_per_s(),
+            self.wire.received_bytes_per_s(),
+            self.dropped_datagrams
+        )?;
+        writeln!(
+            out,
+            "saved states: {:.1} MiB (rollback window and desync-repair checkpoints)",
+            self.state_bytes as f64 / f64::from(1 << 20)
+        )?;
+        writeln!(
+            out,
+            "desyncs: {} ({} diagnosed, {} repaired)",
+            self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
+        )?;
+        if let Some(checksums) = &self.checksums {
+            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
+        }
+        self.outputs.describe(out)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut json = serde_json::json!({
+            "command": self.command,
+            "game": self.game,
+            "inputs": self.inputs,
+            "end": self.end.json_name(),
+            "frames": self.frames,
+            "seconds": self.wire.seconds,
+            "checksums": self.checksums.as_ref().map(checksums_json),
+            "netplay": {
+                "peers": [{
+                    "player": self.peer,
+                    "ping_ms": self.stats.ping_ms,
+                    "input_delay": self.stats.local_input_delay,
+                    "frames_ahead": self.stats.frames_ahead,
+                    "rollbacks": {
+                        "count": self.rollbacks.count,
+                        "mean_depth": self.rollbacks.mean_depth,
+                        "max_depth": self.rollbacks.max_depth,
+                    },
+                }],
+                "stall_frames": self.stall_frames,
+                "desyncs": self.desyncs.detected,
+                "desyncs_diagnosed": self.desyncs.diagnosed,
+                "repairs": self.desyncs.repaired,
+                "last_desync_memory_diff": self.desyncs.last_memory_diff.as_ref().map(ByteDiff::to_json),
+                "wire": self.wire.json(),
+                "dropped_datagrams": self.dropped_datagrams,
+                "state_bytes": self.state_bytes,
+            },
+        });
+        self.outputs.add_to_json(&mut json);
+        json
+    }
+}

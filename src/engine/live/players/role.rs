@@ -1,0 +1,502 @@
+//! The players' side of the real-time loop (`host`, `join`): this
+//! machine's buttons into each tick, the session's events answered (desync
+//! diagnosis and repair) and told, the match's end, and its summary.
+
+use crate::checksum::Checksums;
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::inputs::{FrameInputs, InputSource};
+use crate::engine::live::front_end::{FrontEnd, MatchView};
+use crate::engine::live::narrator::Narrator;
+use crate::engine::live::options::LiveEvent;
+use crate::engine::live::players::args::MatchSettings;
+use crate::engine::live::players::report::{Desyncs, MatchEnd, MatchReport, Rollbacks};
+use crate::engine::live::session_loop::{LiveMatch, LiveRole};
+use crate::engine::live::wire::LiveTransport;
+use crate::engine::netplay::desync_diagnosis::DesyncAnswer;
+use crate::engine::netplay::hooks::TickHooks;
+use crate::engine::netplay::machine::NetplayMachine;
+use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
+use crate::engine::{AppError, Game, Outcome};
+use crate::input::Buttons;
+use crate::netplay::{NetplayEvent, NetplayStats};
+use crate::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// After its last frame is final, how long a machine keeps answering a
+/// peer that may still miss some of its inputs, beyond two round trips.
+const LINGER: Duration = Duration::from_secs(1);
+
+/// A player's machine: its session, game and sinks.
+pub(crate) type PlayerMachine = NetplayMachine<SocketAddr, Box<dyn Game>, MatchSinks>;
+
+/// Which side of the match this machine is.
+pub(crate) struct Seat {
+    /// The command, for the JSON.
+    pub(crate) command: &'static str,
+    /// This machine's player.
+    pub(crate) me: u8,
+    /// The peer's player.
+    pub(crate) peer: u8,
+    /// The address dialled and how long to wait for it (the joiner).
+    pub(crate) connect_timeout: Option<(String, Duration)>,
+}
+
+/// This machine's buttons: its player's column of the input source, one
+/// row per frame (the session asks again while it synchronizes).
+struct LiveHooks {
+    inputs: InputSource,
+    /// The window's buttons for this machine's player, when it has one
+    /// (held together with the input source's).
+    device: Option<Buttons>,
+    current: Option<(Frame, FrameInputs)>,
+    started: Instant,
+}
+
+impl TickHooks for LiveHooks {
+    fn local_input(&mut self, player: PlayerId, frame: Frame) -> Buttons {
+        let row = match self.current {
+            Some((at, row)) if at == frame => row,
+            _ => {
+                let mut row = self.inputs.next_frame();
+                if let Some(buttons) = self.device {
+                    row[player.index()] = row[player.index()] | buttons;
+                }
+                self.current = Some((frame, row));
+                row
+            }
+        };
+        row[player.index()]
+    }
+
+    fn stopwatch(&mut self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+/// How the match is coming to its end.
+#[derive(Default)]
+struct Ending {
+    /// Whether the peer finished the handshake (the joiner's connect
+    /// timeout runs until then).
+    answered: bool,
+    peer_gone: Option<MatchEnd>,
+    /// When every frame asked for was final.
+    done_at: Option<Instant>,
+    /// The traffic when the last frame became final: the wire figures
+    /// cover the match, not the goodbye after it.
+    wire_until: Option<(u64, Option<NetplayStats>)>,
+    /// When we left (ms into the session).
+    left_ms: u64,
+}
+
+/// One player's machine in the real-time loop.
+pub(crate) struct PlayersRole {
+    machine: PlayerMachine,
+    hooks: LiveHooks,
+    seat: Seat,
+    frames: Option<u32>,
+    dump_dir: PathBuf,
+    inputs: String,
+    desyncs: Desyncs,
+    ending: Ending,
+    /// The frame and the waiting ticks before the last tick.
+    before: (u32, u64),
+    /// When the status line was last shown, and the bytes received and
+    /// sent by then.
+    status_last: Option<(Instant, u64, u64)>,
+}
+
+impl PlayersRole {
+    /// `machine` playing as `seat`, with buttons from `inputs`, as
+    /// `settings` say; the session's clock began at `started`.
+    pub(crate) fn new(
+        seat: Seat,
+        settings: &MatchSettings,
+        machine: PlayerMachine,
+        inputs: InputSource,
+        started: Instant,
+    ) -> Self {
+        PlayersRole {
+            machine,
+            hooks: LiveHooks {
+                inputs,
+                device: None,
+                current: None,
+                started,
+            },
+            seat,
+            frames: settings.frames,
+            dump_dir: settings.dump_dir.clone(),
+            inputs: settings.inputs.to_string(),
+            desyncs: Desyncs::default(),
+            ending: Ending::default(),
+            before: (0, 0),
+            status_last: None,
+        }
+    }
+
+    fn peer_stats(&self) -> Option<NetplayStats> {
+        self.machine.netplay.stats(PlayerId::new(self.seat.peer))
+    }
+
+    fn handle_event(
+        &mut self,
+        event: NetplayEvent,
+        narrator: &mut Narrator<'_>,
+    ) -> Result<(), AppError> {
+        match &event {
+            // The host keeps waiting: the session reopened the slot.
+            NetplayEvent::Rejected(rejection) if rejection.by_us && self.seat.me == 0 => {
+                narrator.warn(&format!(
+                    "{}; still waiting for a player to join",
+                    rejection.explanation()
+                ))?;
+            }
+            NetplayEvent::JoinerLeftBeforeStart { .. } => narrator.warn(
+                "the joiner left before the match began; still waiting for a player to join",
+            )?,
+            NetplayEvent::Rejected(rejection) => {
+                return Err(AppError::HandshakeRefused {
+                    reason: rejection.explanation(),
+                })
+            }
+            NetplayEvent::Desync {
+                frame,
+                local,
+                remote,
+                ..
+            } => {
+                self.desyncs.detected += 1;
+                narrator.warn(&format!(
+                    "desync at frame {frame}: our checksum {local}, the peer's {remote}"
+                ))?;
+                narrator.notice(&format!("desync at frame {frame}"));
+                self.machine.answer_desync(&event)?;
+            }
+            NetplayEvent::HostCheckpointState { frame, .. } => {
+                self.compare_with_host_state(&event, *frame, narrator)?;
+            }
+            NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => narrator.warn_and_show(
+                &format!("nothing heard from the peer for {silent_for_ms} ms"),
+            )?,
+            NetplayEvent::NetworkResumed { .. } => {
+                narrator.note_and_show("the peer is heard again")?;
+            }
+            NetplayEvent::PeerFault { fault, .. } => {
+                narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
+            }
+            NetplayEvent::Disconnected {
+                player,
+                reason,
+                at_frame,
+            } if player.index() == usize::from(self.seat.peer) => {
+                self.machine.sink.player_left(*at_frame, self.seat.peer);
+                let gone = *self.ending.peer_gone.get_or_insert(match reason {
+                    DisconnectReason::Quit => MatchEnd::PeerLeft,
+                    _ => MatchEnd::PeerLost,
+                });
+                narrator.notice(gone.describe());
+            }
+            NetplayEvent::PeerSynchronized { .. } => self.ending.answered = true,
+            NetplayEvent::SpectatorLeft => narrator.notice("a spectator left"),
+            NetplayEvent::StartStateArrived { bytes } => {
+                narrator.say(&format!("loaded the host's start state ({bytes} bytes)"))?;
+            }
+            NetplayEvent::Running => {
+                narrator.say_and_show("the match began")?;
+                narrator.signal(LiveEvent::MatchBegan);
+            }
+            NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::SpectatorDropped { reason } => {
+                narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The joiner compares its state of a desynced `frame` with the
+    /// host's, writes both to the dump directory and repairs its game
+    /// when it still can.
+    fn compare_with_host_state(
+        &mut self,
+        event: &NetplayEvent,
+        frame: Frame,
+        narrator: &mut Narrator<'_>,
+    ) -> Result<(), AppError> {
+        match self.machine.answer_desync(event)? {
+            DesyncAnswer::TooLate => narrator.warn(&format!(
+                "the host's state of frame {frame} arrived after ours was dropped: not compared"
+            ))?,
+            DesyncAnswer::Diagnosed {
+                diagnosis,
+                repaired,
+            } => {
+                let dumps = diagnosis.write_dumps(&self.dump_dir)?;
+                narrator.warn(&format!(
+                    "desync at frame {frame}: {} (dumps in {})",
+                    diagnosis.summary(),
+                    dumps.display()
+                ))?;
+                self.desyncs.diagnosed += 1;
+                if repaired {
+                    self.desyncs.repaired += 1;
+                    narrator.note(&format!(
+                        "loaded the host's state of frame {frame} and re-simulated to the present"
+                    ))?;
+                    narrator.notice(&format!("desync at frame {frame} repaired"));
+                } else {
+                    narrator.warn(&format!(
+                        "frame {frame} is too far back to re-simulate from: not repaired"
+                    ))?;
+                }
+                self.desyncs.last_memory_diff = Some(diagnosis.memory_diff);
+            }
+            DesyncAnswer::Nothing | DesyncAnswer::StateSent | DesyncAnswer::AlreadyRepaired => {}
+        }
+        Ok(())
+    }
+
+    /// Ends the match's outputs and sums it up.
+    pub(crate) fn finish(
+        mut self,
+        end: MatchEnd,
+        transport: &LiveTransport,
+    ) -> Result<LiveMatch, AppError> {
+        let (ended_ms, stats) = match self.ending.wire_until.take() {
+            Some(until) => until,
+            None => (self.ending.left_ms, self.peer_stats()),
+        };
+        let mut report = self.report(end, ended_ms, stats.unwrap_or_default(), transport);
+        let (log, outputs) = self.machine.sink.finish(end.end_reason())?;
+        report.outputs = outputs;
+        let outcome = match end {
+            _ if report.desyncs.detected > 0 => Outcome::NetplayFailed,
+            MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
+            MatchEnd::PeerLeft if self.frames.is_none() => Outcome::Success,
+            MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
+        };
+        Ok(LiveMatch {
+            outcome,
+            log,
+            report: Some(Box::new(report)),
+        })
+    }
+
+    /// The summary of a match that ended as `end`, its traffic counted
+    /// from `stats` up to `ended_ms`.
+    fn report(
+        &mut self,
+        end: MatchEnd,
+        ended_ms: u64,
+        stats: NetplayStats,
+        transport: &LiveTransport,
+    ) -> MatchReport {
+        let final_end = self.machine.sink.log.end_frame();
+        let frames = self
+            .frames
+            .map_or(final_end, |frames| frames.min(final_end));
+        let checksums = checksums_after(&mut self.machine, frames);
+        let tick = self.machine.stats;
+        let seconds = self
+            .machine
+            .netplay
+            .started_at()
+            .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
+        MatchReport {
+            command: self.seat.command,
+            game: self.machine.game.title(),
+            end,
+            frames,
+            checksums,
+            peer: self.seat.peer,
+            stats,
+            rollbacks: Rollbacks {
+                count: tick.rollbacks,
+                mean_depth: if tick.rollbacks == 0 {
+                    0.0
+                } else {
+                    self.machine.sink.resimulated_frames as f64 / tick.rollbacks as f64
+                },
+                max_depth: tick.deepest_rollback,
+            },
+            stall_frames: tick.waiting_ticks + tick.stalled_ticks,
+            desyncs: std::mem::take(&mut self.desyncs),
+            wire: transport.traffic(
+                seconds,
+                (stats.bytes_sent, stats.datagrams_sent),
+                (stats.bytes_received, stats.datagrams_received),
+            ),
+            dropped_datagrams: self.machine.netplay.dropped_unknown(),
+            state_bytes: self.machine.netplay.session().state_bytes()
+                + self.machine.driver.checkpoint_state_bytes(),
+            inputs: self.inputs.clone(),
+            outputs: SinksSummary::default(),
+        }
+    }
+}
+
+impl LiveRole for PlayersRole {
+    type End = MatchEnd;
+    const INTERRUPTED: MatchEnd = MatchEnd::Interrupted;
+    const WINDOW_CLOSED: MatchEnd = MatchEnd::WindowClosed;
+
+    fn game(&self) -> &dyn Game {
+        self.machine.game.as_ref()
+    }
+
+    fn clock(&self) -> &FrameClock {
+        &self.machine.clock
+    }
+
+    fn read_front_end(&mut self, front: &mut dyn FrontEnd) {
+        self.hooks.device = front.local_buttons();
+    }
+
+    fn tick(&mut self, now_us: u64, transport: &mut LiveTransport) -> Result<(), AppError> {
+        self.before = (
+            self.machine.current_frame(),
+            self.machine.stats.waiting_ticks,
+        );
+        self.machine.tick(now_us, 1.0, transport, &mut self.hooks)
+    }
+
+    fn handle_events(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        let events: Vec<NetplayEvent> = self.machine.netplay.events().collect();
+        for event in events {
+            self.handle_event(event, narrator)?;
+        }
+        Ok(())
+    }
+
+    fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {
+        let final_end = self.machine.sink.log.end_frame();
+        if self.ending.done_at.is_none() && self.frames.is_some_and(|frames| final_end >= frames) {
+            // Every frame asked for is final: run no more, but keep
+            // answering while the peer may still miss our last inputs.
+            self.machine.stop_at_frame = Some(self.machine.current_frame());
+            self.ending.done_at = Some(Instant::now());
+            self.ending.wire_until = Some((now_us / 1000, self.peer_stats()));
+        }
+        if let Some(done) = self.ending.done_at {
+            let ping = self
+                .peer_stats()
+                .and_then(|stats| stats.ping_ms)
+                .unwrap_or(0);
+            let linger = LINGER + Duration::from_millis(2 * u64::from(ping));
+            let over = self.ending.peer_gone.is_some() || done.elapsed() >= linger;
+            return over.then_some(MatchEnd::Finished);
+        }
+        if let Some(gone) = self.ending.peer_gone {
+            return Some(gone);
+        }
+        (self.machine.netplay.state() == SessionState::Ended).then_some(MatchEnd::PeerLost)
+    }
+
+    fn give_up(&self) -> Result<(), AppError> {
+        match &self.seat.connect_timeout {
+            Some((address, timeout))
+                if !self.ending.answered && self.hooks.started.elapsed() >= *timeout =>
+            {
+                Err(AppError::NoAnswer {
+                    address: address.clone(),
+                    seconds: timeout.as_secs_f64(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn status_line(&mut self, every: Duration) -> Option<String> {
+        let stats = self.peer_stats()?;
+        // Nothing to show before the match began.
+        self.machine.netplay.started_at()?;
+        let now = Instant::now();
+        let (since, received_before, sent_before) =
+            *self
+                .status_last
+                .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
+        let elapsed = now.duration_since(since);
+        if elapsed < every {
+            return None;
+        }
+        self.status_last = Some((now, stats.bytes_received, stats.bytes_sent));
+        let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
+        Some(status_text(
+            self.machine.current_frame(),
+            &stats,
+            kbps(stats.bytes_received - received_before),
+            kbps(stats.bytes_sent - sent_before),
+        ))
+    }
+
+    fn view(&self) -> MatchView {
+        let (frame_before, waits_before) = self.before;
+        MatchView {
+            frame: self.machine.current_frame(),
+            new_picture: self.machine.current_frame() != frame_before,
+            stats: self.peer_stats(),
+            waiting: self.machine.stats.waiting_ticks > waits_before,
+            spectators: self.machine.netplay.spectator_count(),
+            spectating: None,
+        }
+    }
+
+    fn leave(&mut self, elapsed: Duration) {
+        // Tells the peer (a no-op once the match ended).
+        self.machine.netplay.leave();
+        self.ending.left_ms = elapsed.as_millis() as u64;
+    }
+}
+
+/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`
+fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) -> String {
+    let ping = stats
+        .ping_ms
+        .map_or_else(|| "?".to_string(), |ping| ping.to_string());
+    let advantage = stats
+        .frames_ahead
+        .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
+    format!(
+        "frame {frame} | ping {ping} ms | delay {} | rollback {} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
+        stats.local_input_delay, stats.last_rollback
+    )
+}
+
+/// The checksums of the game after `frames` final frames, as `run --frames`
+/// prints them: the state saved at the start of the last one, run again
+/// with its final buttons, drawn. `None` when that state is no longer kept.
+fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    let last = Frame::new(frames.checked_sub(1)?);
+    let inputs = machine.driver.final_inputs(last)?;
+    let state = machine.netplay.saved_state(last)?.data().to_vec();
+    let players = machine.netplay.session().players();
+    let game = &mut machine.game;
+    game.load_state(&state).ok()?;
+    game.run_frame(&inputs[..players], true);
+    let mut end_state = Vec::new();
+    game.save_state(&mut end_state).ok()?;
+    Some(Checksums::of_game(game.as_ref(), &end_state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_line_shows_frame_ping_delay_rollback_advantage_and_traffic() {
+        let stats = NetplayStats {
+            ping_ms: Some(12),
+            frames_ahead: Some(0.4),
+            local_input_delay: 1,
+            last_rollback: 2,
+            ..NetplayStats::default()
+        };
+        assert_eq!(
+            status_text(1234, &stats, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9"
+        );
+    }
+}

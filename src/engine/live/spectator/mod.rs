@@ -1,0 +1,156 @@
+//! `netcade spectate HOST:PORT`: watch a match live, from any moment. The
+//! host sends its savestate of a recent final frame, then every player's
+//! final inputs; this machine plays them on its own copy of the game
+//! through the jitter buffer, in the one real-time loop (`session_loop`)
+//! with the spectator's role, and ends after the match's last final frame
+//! with a summary. The frames watched are recorded into a replay that
+//! starts at the host's savestate's frame (`--record`, `--no-record`).
+
+mod report;
+mod role;
+
+use crate::engine::frame_clock::FrameClock;
+use crate::engine::live::connect::{
+    adopt_host_options, connect_to_host, content_hash, host_option_overrides,
+};
+use crate::engine::live::front_end::LiveOutputs;
+use crate::engine::live::narrator::Narrator;
+use crate::engine::live::options::{interrupted, LiveOptions};
+use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
+use crate::engine::live::wire::LiveTransport;
+use crate::engine::netplay::machine::SpectatorMachine;
+use crate::engine::sinks::recorder::match_recorder;
+use crate::engine::sinks::{ChecksumLog, MatchSinks};
+use crate::engine::{open_game, AppError, GameArgs, Outcome};
+use crate::net::link::LinkArgs;
+use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
+use crate::protocol::SessionSettings;
+use role::SpectatorRole;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Settings of `netcade spectate`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SpectateSettings {
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets).
+    #[arg(value_name = "HOST:PORT")]
+    pub address: String,
+    /// The core and content: the same as the players'.
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Stop after frame N of the match (the players' `--frames N`) [default:
+    /// watch until the match ends].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: Option<u32>,
+    /// Seconds to wait for the host to answer before giving up.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub connect_timeout_s: f64,
+    /// The socket transport and the link conditioner over it.
+    #[command(flatten)]
+    pub link: LinkArgs,
+}
+
+/// Watches the match hosted at `settings.address` and returns how it went,
+/// with the checksums of the frames watched.
+pub fn spectate_match(
+    settings: &SpectateSettings,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let (host, link) = connect_to_host(
+        &settings.address,
+        settings.connect_timeout_s,
+        &settings.link,
+    )?;
+    let mut transport = LiveTransport::new(link);
+    let game = open_game(&settings.game)?;
+    writeln!(
+        out,
+        "spectating {} ({host}) with {}",
+        settings.address,
+        game.title()
+    )?;
+    let config = SpectatorConfig::new(
+        host,
+        game.core_name(),
+        game.core_version(),
+        content_hash(&settings.game)?,
+        SessionSettings {
+            frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
+            ..SessionSettings::default()
+        },
+    );
+    options.take_ctrl_c();
+    let started = Instant::now();
+    let mut spectator = SpectatorSession::new(config, 0)?;
+    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
+    if !await_welcome(&mut spectator, &mut transport, started, timeout)? {
+        if interrupted() {
+            return Ok(LiveMatch {
+                outcome: Outcome::Success,
+                log: ChecksumLog::new(1),
+                report: None,
+            });
+        }
+        return Err(AppError::NoAnswer {
+            address: settings.address.clone(),
+            seconds: settings.connect_timeout_s,
+        });
+    }
+    let host_options = spectator
+        .host_handshake()
+        .map(|handshake| host_option_overrides(&handshake.core_options))
+        .unwrap_or_default();
+    let game_args = GameArgs {
+        options: host_options.clone(),
+        ..settings.game.clone()
+    };
+    let game = adopt_host_options(game, &settings.game, host_options)?;
+    let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
+    let names = vec![settings.address.clone()];
+    let recorder = match_recorder(
+        &outputs.sinks.record,
+        game.as_ref(),
+        &game_args,
+        players,
+        names,
+    )?;
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
+    let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
+    let machine = SpectatorMachine::new(spectator, game, sinks, clock);
+    let mut role = SpectatorRole::new(machine, settings.frames);
+    let mut narrator = Narrator::new(out, front, options);
+    let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
+    role.finish(end, &transport)
+}
+
+/// Says Hello until the host welcomes or refuses us, the timeout passes or
+/// Ctrl-C is pressed: whether the host welcomed us (its refusal is an
+/// error). Events before the welcome are not told.
+fn await_welcome(
+    spectator: &mut SpectatorSession<SocketAddr>,
+    transport: &mut LiveTransport,
+    started: Instant,
+    timeout: Duration,
+) -> Result<bool, AppError> {
+    let mut refused = None;
+    shake_hands(spectator, transport, started, Some(timeout), |spectator| {
+        if spectator.host_handshake().is_some() {
+            return true;
+        }
+        if let Some(SpectatorEvent::Rejected(rejection)) = spectator.next_event() {
+            refused = Some(rejection);
+            return true;
+        }
+        spectator.phase() == SpectatorPhase::Ended
+    });
+    if let Some(rejection) = refused {
+        return Err(AppError::HandshakeRefused {
+            reason: rejection.explanation(),
+        });
+    }
+    Ok(spectator.host_handshake().is_some())
+}

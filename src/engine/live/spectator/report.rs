@@ -1,0 +1,145 @@
+//! What watching came to: how it ended, and the summary `spectate` ends
+//! with, for people and as JSON.
+
+use crate::checksum::Checksums;
+use crate::engine::checksums_json;
+use crate::engine::live::wire::WireTraffic;
+use crate::engine::report::Report;
+use crate::engine::sinks::SinksSummary;
+use crate::replay::EndReason;
+use std::io::Write;
+
+/// How watching ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchEnd {
+    /// Every frame asked for, or the match's last final frame, was played.
+    Finished,
+    /// Ctrl-C.
+    Interrupted,
+    /// The host went silent (or its link broke) before the match's end.
+    HostLost,
+    /// The spectator closed the window.
+    WindowClosed,
+}
+
+impl WatchEnd {
+    fn describe(self) -> &'static str {
+        match self {
+            WatchEnd::Finished => "finished",
+            WatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            WatchEnd::HostLost => "the host was lost",
+            WatchEnd::WindowClosed => "the window was closed",
+        }
+    }
+
+    fn json_name(self) -> &'static str {
+        match self {
+            WatchEnd::Finished => "finished",
+            WatchEnd::Interrupted => "interrupted",
+            WatchEnd::HostLost => "host_lost",
+            WatchEnd::WindowClosed => "window_closed",
+        }
+    }
+
+    /// The replay's end record says this.
+    pub(crate) fn end_reason(self) -> EndReason {
+        match self {
+            WatchEnd::Finished => EndReason::Finished,
+            WatchEnd::Interrupted | WatchEnd::WindowClosed => EndReason::Interrupted,
+            WatchEnd::HostLost => EndReason::Disconnect,
+        }
+    }
+}
+
+/// How far behind the players the picture was.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WatchDelay {
+    /// Behind the newest final frame (median).
+    pub(crate) frames: Option<u32>,
+    /// Behind the players (median, estimated).
+    pub(crate) live_frames: Option<u32>,
+    /// What the jitter buffer aimed at.
+    pub(crate) aimed_frames: u32,
+    pub(crate) catch_up_frames: u64,
+    pub(crate) rebuffers: u64,
+}
+
+/// A spectator's summary.
+pub(crate) struct WatchReport {
+    pub(crate) game: String,
+    pub(crate) end: WatchEnd,
+    pub(crate) frames: u32,
+    pub(crate) joined_at_frame: Option<u32>,
+    pub(crate) checksums: Option<Checksums>,
+    pub(crate) delay: WatchDelay,
+    pub(crate) ping_ms: Option<u32>,
+    /// The link's traffic, over the seconds watched.
+    pub(crate) wire: WireTraffic,
+    pub(crate) dropped_datagrams: u64,
+    /// What the watch's outputs left.
+    pub(crate) outputs: SinksSummary,
+}
+
+impl Report for WatchReport {
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let joined = self.joined_at_frame.map_or_else(
+            || "never got the host's state".to_string(),
+            |f| format!("joined at frame {f}"),
+        );
+        writeln!(
+            out,
+            "spectating {}: up to frame {}, {joined}, {:.1} s, {}",
+            self.end.describe(),
+            self.frames,
+            self.wire.seconds,
+            self.game
+        )?;
+        let frames = |delay: Option<u32>| delay.map_or_else(|| "?".to_string(), |d| d.to_string());
+        writeln!(
+            out,
+            "delay: {} frames behind the players (median, estimated), {} behind the newest final frame (aiming at {}); {} catch-up frames run, {} rebuffers",
+            frames(self.delay.live_frames),
+            frames(self.delay.frames),
+            self.delay.aimed_frames,
+            self.delay.catch_up_frames,
+            self.delay.rebuffers
+        )?;
+        writeln!(
+            out,
+            "wire (with IP/UDP headers): sent {:.0} B/s, received {:.0} B/s; dropped {} stray datagrams",
+            self.wire.sent_bytes_per_s(),
+            self.wire.received_bytes_per_s(),
+            self.dropped_datagrams
+        )?;
+        if let Some(checksums) = &self.checksums {
+            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
+        }
+        self.outputs.describe(out)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut json = serde_json::json!({
+            "command": "spectate",
+            "game": self.game,
+            "end": self.end.json_name(),
+            "frames": self.frames,
+            "seconds": self.wire.seconds,
+            "checksums": self.checksums.as_ref().map(checksums_json),
+            "spectator": {
+                "joined_at_frame": self.joined_at_frame,
+                "delay_frames": self.delay.frames,
+                "behind_live_frames": self.delay.live_frames,
+                "aimed_delay_frames": self.delay.aimed_frames,
+                "catch_up_frames": self.delay.catch_up_frames,
+                "rebuffers": self.delay.rebuffers,
+            },
+            "netplay": {
+                "ping_ms": self.ping_ms,
+                "wire": self.wire.json(),
+                "dropped_datagrams": self.dropped_datagrams,
+            },
+        });
+        self.outputs.add_to_json(&mut json);
+        json
+    }
+}

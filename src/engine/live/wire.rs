@@ -1,0 +1,107 @@
+//! The socket a live machine talks through, and what its traffic came to
+//! on the wire, for players and spectators alike.
+
+use crate::net::link::LinkTransport;
+use crate::net::{ip_udp_header_bytes, Transport, IPV4_UDP_HEADER_BYTES};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The socket transport, noting the IP and UDP header bytes each datagram
+/// to the peer costs on the wire, for the wire figures.
+pub struct LiveTransport {
+    link: LinkTransport,
+    header_bytes: u64,
+}
+
+impl LiveTransport {
+    /// Talks through `link`.
+    pub fn new(link: LinkTransport) -> Self {
+        LiveTransport {
+            link,
+            header_bytes: IPV4_UDP_HEADER_BYTES,
+        }
+    }
+
+    /// The traffic over `seconds` of `sent` and `received` (bytes, datagrams)
+    /// as the link counts them, with this socket's IP/UDP header added per
+    /// datagram.
+    pub(crate) fn traffic(
+        &self,
+        seconds: f64,
+        sent: (u64, u64),
+        received: (u64, u64),
+    ) -> WireTraffic {
+        WireTraffic {
+            seconds,
+            sent_bytes: sent.0 + self.header_bytes * sent.1,
+            received_bytes: received.0 + self.header_bytes * received.1,
+            datagrams_sent: sent.1,
+        }
+    }
+}
+
+impl Transport for LiveTransport {
+    type Address = SocketAddr;
+
+    fn send(&mut self, to: SocketAddr, datagram: &[u8]) {
+        self.header_bytes = ip_udp_header_bytes(to);
+        self.link.send(to, datagram);
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
+        self.link.receive(into)
+    }
+
+    fn wait(&mut self, timeout: Duration) {
+        self.link.wait(timeout);
+    }
+}
+
+/// A link's traffic over a match, with 28 (IPv4) or 48 (IPv6) bytes of
+/// IP/UDP header counted per datagram: the summaries' wire line and the
+/// JSON's `wire`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WireTraffic {
+    /// Seconds the traffic was counted over.
+    pub(crate) seconds: f64,
+    /// Bytes sent, headers included.
+    pub(crate) sent_bytes: u64,
+    /// Bytes received, headers included.
+    pub(crate) received_bytes: u64,
+    /// Datagrams sent.
+    pub(crate) datagrams_sent: u64,
+}
+
+impl WireTraffic {
+    fn per_second(&self, count: u64) -> f64 {
+        if self.seconds > 0.0 {
+            count as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Bytes sent per second.
+    pub(crate) fn sent_bytes_per_s(&self) -> f64 {
+        self.per_second(self.sent_bytes)
+    }
+
+    /// Bytes received per second.
+    pub(crate) fn received_bytes_per_s(&self) -> f64 {
+        self.per_second(self.received_bytes)
+    }
+
+    /// Datagrams sent per second.
+    pub(crate) fn sent_datagrams_per_s(&self) -> f64 {
+        self.per_second(self.datagrams_sent)
+    }
+
+    /// The JSON's `wire`.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sent_bytes_per_s": self.sent_bytes_per_s(),
+            "received_bytes_per_s": self.received_bytes_per_s(),
+            "sent_datagrams_per_s": self.sent_datagrams_per_s(),
+        })
+    }
+}

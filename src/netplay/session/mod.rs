@@ -1,0 +1,510 @@
+//! The glue between one rollback [`Session`] and the protocol endpoints of
+//! the other machines, sans-IO: datagrams and `now` in, datagrams, requests
+//! and events out. The session's concerns each have a file of `impl` blocks:
+//! links (Hellos, refusals, endpoint events), inputs, the start-up, blobs
+//! (start and checkpoint states), spectators and departures.
+
+mod blobs;
+mod departures;
+mod inputs;
+mod links;
+mod setup;
+mod spectators;
+mod start;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::config::{Connect, NetplayConfig};
+use super::events::{NetplayError, NetplayEvent, NetplayStats};
+use super::startup::{Begin, StartPhase, StartUp};
+use crate::input::Buttons;
+use crate::protocol::{
+    self, EndpointConfig, Handshake, HandshakeLimiter, Millis, PeerEndpoint, PeerTable,
+    PlayerSlots, RejectReason, SessionSettings,
+};
+use crate::rollback::{
+    Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet, Request, Session,
+    SessionState, StateSlot, TimeSyncAdvice, MAX_PLAYERS,
+};
+use blobs::StartStateWait;
+use departures::Departure;
+use spectators::{FinalRows, Spectator};
+
+pub use spectators::SPECTATOR_BACKLOG_FRAMES;
+
+/// Where the link to one peer machine is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LinkState {
+    /// No endpoint yet: waiting for the peer's Hello.
+    AwaitingHello,
+    /// An endpoint exists (handshaking or running).
+    Open,
+    /// The endpoint is closed: the peer's players are leaving or gone.
+    Closed,
+}
+
+/// One peer machine with players in the match.
+#[derive(Clone, Debug)]
+struct Link<A> {
+    address: Option<A>,
+    /// The address the configuration named, if any: what a reopened slot
+    /// accepts again.
+    configured_address: Option<A>,
+    players: PlayerSlots,
+    connect: Connect,
+    state: LinkState,
+    /// The player whose figures stand for the link (its lowest slot).
+    first_player: PlayerId,
+}
+
+/// A netplay match for 2–4 players over any transport, keyed by address `A`.
+///
+/// Each tick the frontend: hands over every datagram that arrived
+/// (`handle_datagram`), adds each local player's buttons
+/// (`add_local_input`), calls `advance_frame` and carries out every request
+/// (saves into `state_slot_mut`, loads from `saved_state`), calls `poll` to
+/// send what is due, drains `next_event`, and runs its frame clock at
+/// `frames_per_second_factor()` times the nominal rate.
+///
+/// Disconnects: when a peer falls silent for the timeout (or says goodbye),
+/// each remaining machine announces the frame up to which it holds that
+/// peer's inputs; once it has the announcements of every other machine still
+/// playing, all of them drop the leaver at the earliest announced frame, so
+/// all simulate the same inputs. Two players: the match ends; more: it goes on.
+///
+/// Start-up: frame 0 begins on every machine at the same moment. The machine
+/// of player 0 measures its round trips to the others and tells each how
+/// long to wait (see `netplay::startup`); until then `advance_frame`
+/// answers `Synchronizing`, then `Starting { in_ms }` (tick again at that
+/// moment), and local inputs are held back.
+///
+/// Start state: the host (machine of player 0) given one in its
+/// configuration sends it, lz4-compressed, to each member once their
+/// handshake is done; a member says Ready only after the frontend took it
+/// (`take_start_state`, announced by `StartStateArrived`) to load it.
+pub struct NetplaySession<A: Ord + Copy> {
+    config: NetplayConfig<A>,
+    session: Session,
+    endpoints: PeerTable<A>,
+    links: Vec<Link<A>>,
+    spectators: Vec<Spectator<A>>,
+    /// The final inputs spectators are fed from (kept only when they are accepted).
+    final_rows: FinalRows,
+    /// Handshakes per address, for every Hello that would open a link.
+    handshakes: HandshakeLimiter<A>,
+    /// Rejects to send to addresses we opened no endpoint for.
+    refusals: VecDeque<(A, Vec<u8>)>,
+    /// The last joiner refused and why, so that its retried Hellos are
+    /// refused without telling the frontend again.
+    last_refused: Option<(A, RejectReason)>,
+    local_players: PlayerSlots,
+    local_count: usize,
+    /// The next frame of local inputs to hand to the endpoints.
+    next_local_frame: Frame,
+    departures: [Option<Departure>; MAX_PLAYERS],
+    events: VecDeque<NetplayEvent>,
+    waiting_since: Option<Millis>,
+    left: bool,
+    /// An error found while handling datagrams, returned by the next `advance_frame`.
+    pending_error: Option<NetplayError>,
+    dropped_unknown: u64,
+    now: Millis,
+    startup: StartUp,
+    /// The quality-report interval once play begins (the start-up measures faster).
+    quality_report_interval_ms: Millis,
+    /// The host's start state as sent (compressed), if we send one.
+    start_state_blob: Option<Vec<u8>>,
+    start_state_wait: StartStateWait,
+}
+
+impl<A: Ord + Copy> NetplaySession<A> {
+    /// Checks the configuration, builds the rollback session and opens the
+    /// links we dial (they send Hello at the first `poll`).
+    pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
+        setup::check_players(&config)?;
+        let start_state_blob = setup::start_state_blob(&config)?;
+        let session = setup::rollback_session(&config)?;
+        let links = setup::links(&config);
+        let startup = setup::startup(&config, &links, now);
+        let quality_report_interval_ms =
+            EndpointConfig::joiner(config.handshake(config.local_players))
+                .quality_report_interval_ms;
+        let mut netplay = NetplaySession {
+            local_players: config.local_players,
+            local_count: config.local_players.count(),
+            handshakes: HandshakeLimiter::new(config.handshake_limit),
+            config,
+            session,
+            endpoints: PeerTable::new(),
+            links,
+            spectators: Vec::new(),
+            final_rows: FinalRows::default(),
+            refusals: VecDeque::new(),
+            last_refused: None,
+            next_local_frame: Frame::ZERO,
+            departures: [None; MAX_PLAYERS],
+            events: VecDeque::with_capacity(32),
+            waiting_since: None,
+            left: false,
+            pending_error: None,
+            dropped_unknown: 0,
+            now,
+            startup,
+            quality_report_interval_ms,
+            start_state_blob,
+            start_state_wait: StartStateWait::NotAwaited,
+        };
+        netplay.open_dialed_links(now)?;
+        netplay.pull_session_events();
+        Ok(netplay)
+    }
+
+    /// Opens the links we dial: they send Hello at the first `poll`.
+    fn open_dialed_links(&mut self, now: Millis) -> Result<(), NetplayError> {
+        for index in 0..self.links.len() {
+            let link = &self.links[index];
+            if let (Connect::Dial, Some(address)) = (link.connect, link.address) {
+                let handshake = self.config.handshake(self.local_players);
+                let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
+                self.endpoints.insert(address, endpoint);
+                self.links[index].state = LinkState::Open;
+            }
+        }
+        Ok(())
+    }
+
+    // ----- what the frontend calls every tick -----
+
+    /// Takes in one datagram from `from`. Datagrams from unknown addresses
+    /// are dropped and counted, except a Hello from a peer we accept (or a
+    /// spectator, if allowed), which opens its link.
+    pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
+        self.now = now;
+        if self.endpoints.get(&from).is_some() {
+            self.endpoints.handle_datagram(now, from, datagram);
+        } else if !self.accept_hello(now, from, datagram) {
+            self.dropped_unknown += 1;
+            return;
+        }
+        self.pump_endpoint(from);
+        self.decide_departures();
+        self.pull_session_events();
+    }
+
+    /// Adds a local player's buttons for the current frame (used after the
+    /// input delay; see `rollback::Session::add_local_input`).
+    pub fn add_local_input(
+        &mut self,
+        player: PlayerId,
+        buttons: Buttons,
+    ) -> Result<Option<Frame>, NetplayError> {
+        Ok(self.session.add_local_input(player, buttons)?)
+    }
+
+    /// Decides what the frontend does this tick, writing the requests into
+    /// `requests` (cleared first). Carry out every request, whatever the outcome.
+    pub fn advance_frame(
+        &mut self,
+        now: Millis,
+        requests: &mut Vec<Request>,
+    ) -> Result<FrameOutcome, NetplayError> {
+        self.now = now;
+        requests.clear();
+        if let Some(error) = self.pending_error.take() {
+            return Err(error);
+        }
+        if self.left {
+            return Ok(FrameOutcome::Ended);
+        }
+        if self.session.state() != SessionState::Ended {
+            let synchronized = self.session.state() == SessionState::Running;
+            let waiting = match self.startup.begin(now, synchronized) {
+                Begin::NotYet => Some(FrameOutcome::Synchronizing),
+                Begin::In(in_ms) => Some(FrameOutcome::Starting { in_ms }),
+                Begin::Now => {
+                    self.on_started();
+                    None
+                }
+                Begin::Running => None,
+            };
+            if let Some(outcome) = waiting {
+                self.pull_session_events();
+                return Ok(outcome);
+            }
+        }
+        self.send_local_inputs()?;
+        self.report_frame_lags();
+        let outcome = self.session.advance_frame(requests);
+        self.pull_session_events();
+        Ok(outcome?)
+    }
+
+    /// Runs the endpoints' timers and hands every datagram due to `send`
+    /// with its destination: inputs, acks, quality reports (with our frame
+    /// lag), checksums, keep-alives.
+    pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
+        self.now = now;
+        self.poll_startup(now);
+        self.feed_spectators();
+        while let Some((frame, checksum)) = self.session.next_checksum_report() {
+            for index in 0..self.links.len() {
+                if let Some(endpoint) = self.open_endpoint(index) {
+                    endpoint.send_checksum(frame, checksum);
+                }
+            }
+        }
+        for (address, datagram) in self.refusals.drain(..) {
+            send(address, &datagram);
+        }
+        self.endpoints.poll(now, &mut send);
+        for index in 0..self.links.len() {
+            if let Some(address) = self.links[index].address {
+                self.pump_endpoint(address);
+            }
+        }
+        for index in 0..self.spectators.len() {
+            let address = self.spectators[index].address;
+            self.pump_endpoint(address);
+        }
+        self.remove_closed_spectators();
+        self.decide_departures();
+        self.pull_session_events();
+    }
+
+    /// The start-up host's handshake (its core, content, core options and
+    /// settings, which win), once synchronized with it; `None` on the host.
+    pub fn host_handshake(&self) -> Option<&Handshake> {
+        if self.local_players.contains(0) {
+            return None;
+        }
+        let link = self.links.iter().find(|link| link.players.contains(0))?;
+        self.endpoints.get(&link.address?)?.remote_handshake()
+    }
+
+    /// The next event to show or log, oldest first.
+    pub fn next_event(&mut self) -> Option<NetplayEvent> {
+        self.events.pop_front()
+    }
+
+    /// Every pending event, oldest first.
+    pub fn events(&mut self) -> impl Iterator<Item = NetplayEvent> + '_ {
+        self.events.drain(..)
+    }
+
+    /// The speed to run the frame clock at (1.0: nominal), from time sync.
+    pub fn frames_per_second_factor(&self) -> f32 {
+        self.session.time_sync_advice().speed()
+    }
+
+    /// Leaves the match: every peer is told, and the match ends here.
+    pub fn leave(&mut self) {
+        if self.left {
+            return;
+        }
+        self.left = true;
+        for (_, endpoint) in self.endpoints.iter_mut() {
+            endpoint.disconnect(protocol::DisconnectReason::Quit);
+        }
+        self.events.push_back(NetplayEvent::MatchEnded {
+            at_frame: self.session.current_frame(),
+        });
+    }
+
+    // ----- passthroughs to the rollback session -----
+
+    /// The slot to save the state of `frame` into after a `Save` request.
+    pub fn state_slot_mut(&mut self, frame: Frame) -> Option<&mut StateSlot> {
+        self.session.state_slot_mut(frame)
+    }
+
+    /// The state saved for `frame`, for a `Load` request.
+    pub fn saved_state(&self, frame: Frame) -> Option<&StateSlot> {
+        self.session.saved_state(frame)
+    }
+
+    /// Sets the local input delay now (within the agreed bounds).
+    pub fn set_input_delay(&mut self, frames: u32) {
+        self.session.set_input_delay(frames);
+        self.pull_session_events();
+    }
+
+    /// The measured cost of one re-simulated frame (raises the delay when
+    /// rollbacks would not fit in a frame).
+    pub fn set_resimulation_cost(&mut self, cost: Duration) {
+        self.session.set_resimulation_cost(cost);
+    }
+
+    /// The rollback session underneath, for reading.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The next frame to simulate.
+    pub fn current_frame(&self) -> Frame {
+        self.session.current_frame()
+    }
+
+    /// The last frame every player's input is known for.
+    pub fn confirmed_frame(&self) -> Option<Frame> {
+        self.session.confirmed_frame()
+    }
+
+    /// The settings every machine of the match agreed on.
+    pub fn settings(&self) -> &SessionSettings {
+        &self.config.settings
+    }
+
+    /// Synchronizing until frame 0 runs, then running; ended once the match is over or we left it.
+    pub fn state(&self) -> SessionState {
+        if self.left {
+            SessionState::Ended
+        } else {
+            self.session.state()
+        }
+    }
+
+    /// The local input delay in force, in frames.
+    pub fn input_delay(&self) -> u32 {
+        self.session.input_delay()
+    }
+
+    /// Time sync's current advice: the speed factor to run at, or frames to stall.
+    pub fn time_sync_advice(&self) -> TimeSyncAdvice {
+        self.session.time_sync_advice()
+    }
+
+    /// Stats of a remote player (ping, frame advantage, rollbacks, delay, traffic).
+    pub fn stats(&self, player: PlayerId) -> Option<NetplayStats> {
+        if self.session.kind(player) != Some(PlayerKind::Remote) {
+            return None;
+        }
+        let peer = self.session.peer_stats(player)?;
+        let mut stats = NetplayStats {
+            ping_ms: peer.ping_ms,
+            frames_ahead: peer.frames_ahead,
+            local_frame_lag: peer.local_frame_lag,
+            remote_frame_lag: peer.remote_frame_lag,
+            last_rollback: peer.last_rollback,
+            max_rollback: peer.max_rollback,
+            rollbacks: peer.rollbacks,
+            local_input_delay: self.session.input_delay(),
+            ..NetplayStats::default()
+        };
+        let link = self
+            .links
+            .iter()
+            .find(|link| link.players.contains(player.index() as u8))?;
+        if let Some(endpoint) = link.address.and_then(|a| self.endpoints.get(&a)) {
+            let traffic = endpoint.stats();
+            stats.ping_ms = traffic.ping_ms.or(stats.ping_ms);
+            stats.bytes_sent = traffic.bytes_sent;
+            stats.bytes_received = traffic.bytes_received;
+            stats.datagrams_sent = traffic.datagrams_sent;
+            stats.datagrams_received = traffic.datagrams_received;
+        }
+        Some(stats)
+    }
+
+    /// Datagrams dropped because they came from an address with no link.
+    pub fn dropped_unknown(&self) -> u64 {
+        self.dropped_unknown + self.endpoints.dropped_unknown()
+    }
+
+    /// Where this machine is in the start-up (see `netplay::startup`).
+    pub fn start_phase(&self) -> StartPhase {
+        self.startup.phase()
+    }
+
+    /// The moment frame 0 began here, once it has.
+    pub fn started_at(&self) -> Option<Millis> {
+        match self.startup.phase() {
+            StartPhase::Started { at } => Some(at),
+            _ => None,
+        }
+    }
+
+    /// Peer endpoints held: one per open or closing link or spectator.
+    pub fn endpoint_count(&self) -> usize {
+        self.endpoints.len()
+    }
+
+    /// Hellos dropped because their address made too many handshakes.
+    pub fn refused_handshakes(&self) -> u64 {
+        self.handshakes.refused()
+    }
+
+    /// Keeps the first error of a call that cannot return one, for the next
+    /// `advance_frame`.
+    fn record(&mut self, result: Result<(), crate::rollback::SessionError>) {
+        if let Err(error) = result {
+            self.pending_error.get_or_insert(error.into());
+        }
+    }
+
+    /// Turns the rollback session's events into netplay events.
+    fn pull_session_events(&mut self) {
+        while let Some(event) = self.session.next_event() {
+            let event = match event {
+                SessionEvent::Synchronizing => NetplayEvent::Synchronizing,
+                // Running is told when frame 0 begins (`on_started`).
+                SessionEvent::Running if !self.startup.has_started() => continue,
+                SessionEvent::Running => NetplayEvent::Running,
+                SessionEvent::WaitingForPeer { players, ticks } => {
+                    if ticks == 1 || self.waiting_since.is_none() {
+                        self.waiting_since = Some(self.now);
+                    }
+                    NetplayEvent::WaitingForPeer {
+                        players,
+                        waited_ms: self.now - self.waiting_since.unwrap_or(self.now),
+                    }
+                }
+                SessionEvent::StoppedWaiting { .. } => NetplayEvent::StoppedWaiting {
+                    waited_ms: self
+                        .waiting_since
+                        .take()
+                        .map_or(0, |since| self.now - since),
+                },
+                SessionEvent::TimeSync {
+                    advice,
+                    frames_ahead,
+                } => NetplayEvent::TimeSync {
+                    advice,
+                    frames_ahead,
+                },
+                SessionEvent::InputDelayChanged { from, to } => {
+                    NetplayEvent::InputDelayChanged { from, to }
+                }
+                SessionEvent::Desync {
+                    frame,
+                    player,
+                    local,
+                    remote,
+                } => NetplayEvent::Desync {
+                    frame,
+                    player,
+                    local,
+                    remote,
+                },
+                SessionEvent::Disconnected {
+                    player,
+                    at_frame,
+                    reason,
+                } => NetplayEvent::Disconnected {
+                    player,
+                    at_frame,
+                    reason,
+                },
+                SessionEvent::MatchEnded { at_frame } => {
+                    self.close_spectators();
+                    NetplayEvent::MatchEnded { at_frame }
+                }
+            };
+            self.events.push_back(event);
+        }
+    }
+}
+
+fn player_set(slots: PlayerSlots) -> PlayerSet {
+    slots.iter().map(PlayerId::new).collect()
+}

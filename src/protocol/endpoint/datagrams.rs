@@ -1,0 +1,205 @@
+//! Datagrams in and out: which are taken (token, version, repeats), what
+//! each message leads to, and the header every datagram sent carries.
+
+use super::{ConnectionState, Event, Millis, PeerEndpoint, Role};
+use crate::protocol::codec;
+use crate::protocol::messages::*;
+
+/// Remembers which of the last 64 sequence numbers arrived, to drop duplicates.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ReceiveWindow {
+    newest: Option<Sequence>,
+    /// Bit i: `newest - i` arrived.
+    seen: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arrival {
+    Newest,
+    Late,
+    Duplicate,
+    TooOld,
+}
+
+impl ReceiveWindow {
+    fn accept(&mut self, sequence: Sequence) -> Arrival {
+        let Some(newest) = self.newest else {
+            self.newest = Some(sequence);
+            self.seen = 1;
+            return Arrival::Newest;
+        };
+        if sequence.is_newer_than(newest) {
+            let shift = sequence.distance_from(newest) as u32;
+            self.seen = if shift >= 64 { 0 } else { self.seen << shift };
+            self.seen |= 1;
+            self.newest = Some(sequence);
+            return Arrival::Newest;
+        }
+        let back = newest.distance_from(sequence) as u32;
+        if back >= 64 {
+            return Arrival::TooOld;
+        }
+        if self.seen >> back & 1 == 1 {
+            return Arrival::Duplicate;
+        }
+        self.seen |= 1 << back;
+        Arrival::Late
+    }
+}
+
+impl PeerEndpoint {
+    /// Takes in one datagram from the peer. Anything malformed, foreign or
+    /// repeated is dropped and counted in [`EndpointStats`].
+    pub fn handle_datagram(&mut self, now: Millis, datagram: &[u8]) {
+        self.latest_now = self.latest_now.max(now);
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += datagram.len() as u64;
+        let Some((header, message)) = self.admit(datagram) else {
+            return;
+        };
+        self.note_heard(now, &message);
+        self.dispatch(now, header, message);
+    }
+
+    /// The datagram's header and message, unless it is dropped: on a closed
+    /// connection, malformed, with a foreign token or version, or a repeat.
+    fn admit(&mut self, datagram: &[u8]) -> Option<(Header, Message)> {
+        if self.state == ConnectionState::Disconnected {
+            self.stats.dropped_unexpected += 1;
+            return None;
+        }
+        let Ok((header, message)) = codec::decode_reusing(datagram, &mut self.input_scratch) else {
+            self.stats.dropped_malformed += 1;
+            return None;
+        };
+        if !self.token_is_acceptable(&header, &message) {
+            self.stats.dropped_wrong_token += 1;
+            return None;
+        }
+        let handshake_kind = matches!(message, Message::Hello(_) | Message::Reject { .. });
+        if header.version != self.config.protocol_version && !handshake_kind {
+            self.stats.dropped_wrong_version += 1;
+            return None;
+        }
+        let arrival = self.received.accept(header.sequence);
+        if matches!(arrival, Arrival::Duplicate | Arrival::TooOld) {
+            self.stats.dropped_duplicate += 1;
+            return None;
+        }
+        Some((header, message))
+    }
+
+    /// The peer was heard: the silence clocks restart, an interruption ends,
+    /// and a message carrying the token shows the peer knows the session.
+    fn note_heard(&mut self, now: Millis, message: &Message) {
+        let handshake_message = matches!(
+            message,
+            Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }
+        );
+        // A Hello needs no session token, so anyone can send one in anyone's
+        // name: once running it earns a Welcome again, but it is not the peer
+        // being heard, which would keep a forged connection alive.
+        let tokenless_retry = self.state == ConnectionState::Running && handshake_message;
+        if !tokenless_retry {
+            self.last_received_at = now;
+            if self.interrupted {
+                self.interrupted = false;
+                self.events.push_back(Event::NetworkResumed);
+            }
+        }
+        if self.state == ConnectionState::Running && !handshake_message {
+            self.peer_knows_session = true;
+        }
+    }
+
+    /// Hands an admitted message to the part of the endpoint it concerns.
+    fn dispatch(&mut self, now: Millis, header: Header, message: Message) {
+        match message {
+            Message::Hello(hello) => self.on_hello(header, hello),
+            Message::Welcome(welcome) => self.on_welcome(header, welcome),
+            Message::Reject { reason, host } => self.on_reject(header, reason, host),
+            _ if self.state != ConnectionState::Running => self.stats.dropped_unexpected += 1,
+            Message::Input(input) => {
+                self.on_piggyback(now, header.sequence, &input.piggyback);
+                self.on_input(now, &input);
+                self.input_scratch = input.inputs;
+            }
+            Message::InputAck { next_expected } => self.on_ack(next_expected),
+            Message::QualityReport(report) => self.on_quality_report(now, header.sequence, report),
+            Message::QualityReply(reply) => self.on_quality_reply(now, reply),
+            Message::ChecksumReport { entries } => self.on_checksums(&entries),
+            Message::KeepAlive => {}
+            Message::Disconnect { reason } => self.on_goodbye(reason),
+            Message::BlobChunk(chunk) => self.on_blob_chunk(chunk),
+            Message::BlobAck(ack) => self.on_blob_ack(ack),
+            Message::Ready => self.events.push_back(Event::PeerReady),
+            Message::Start { delay_ms } => self.on_start(delay_ms),
+            Message::StartAck => self.events.push_back(Event::StartAcknowledged),
+        }
+    }
+
+    fn token_is_acceptable(&self, header: &Header, message: &Message) -> bool {
+        match (self.config.role, message) {
+            // A joiner that does not know the token yet sends UNKNOWN.
+            (Role::Host { session }, Message::Hello(_)) => {
+                header.session == session || header.session == SessionToken::UNKNOWN
+            }
+            // Before the Welcome a joiner takes the host's token on trust.
+            (Role::Joiner { .. }, Message::Welcome(_) | Message::Reject { .. })
+                if self.session == SessionToken::UNKNOWN =>
+            {
+                true
+            }
+            _ => self.session != SessionToken::UNKNOWN && header.session == self.session,
+        }
+    }
+
+    pub(super) fn next_header(&mut self) -> Header {
+        let header = Header {
+            version: self.config.protocol_version,
+            session: self.session,
+            sequence: self.next_sequence,
+        };
+        self.next_sequence = self.next_sequence.next();
+        header
+    }
+
+    pub(super) fn count_sent(&mut self, now: Millis) {
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += self.scratch.len() as u64;
+        self.last_sent_at = Some(now);
+    }
+
+    pub(super) fn emit(&mut self, now: Millis, message: &Message, send: &mut dyn FnMut(&[u8])) {
+        let header = self.next_header();
+        match codec::encode(&header, message, &mut self.scratch) {
+            Ok(()) => {
+                self.count_sent(now);
+                send(&self.scratch);
+            }
+            // Every message the endpoint builds fits by construction (chunks,
+            // bounded reports, 255-byte names checked at config time).
+            Err(error) => debug_assert!(false, "endpoint built an unencodable message: {error}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receive_window_drops_repeats_across_sequence_wrap_around() {
+        let mut window = ReceiveWindow::default();
+        assert_eq!(window.accept(Sequence(65_534)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(1)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(65_535)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_535)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(1)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(0)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_534)), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(100)), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(30)), Arrival::TooOld);
+        assert_eq!(window.accept(Sequence(40)), Arrival::Late);
+    }
+}

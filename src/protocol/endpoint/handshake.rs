@@ -1,0 +1,161 @@
+//! The handshake (Hello, Welcome, Reject) and the start-up messages
+//! (Ready, Start, StartAck) the caller decides to send.
+
+use super::{
+    ConnectionState, DisconnectCause, Event, Identity, Millis, PeerEndpoint, Rejection, Role,
+};
+use crate::protocol::messages::*;
+
+impl PeerEndpoint {
+    /// Tells the peer (the start-up host) once, at the next poll, that we
+    /// are ready to start. The caller repeats it until the Start arrives.
+    pub fn send_ready(&mut self) {
+        self.ready_due = true;
+    }
+
+    /// Tells the peer once, at the next poll, to begin frame 0 `delay_ms`
+    /// after the Start arrives. The caller resends (with the delay left)
+    /// until [`Event::StartAcknowledged`].
+    pub fn send_start(&mut self, delay_ms: u16) {
+        self.start_due = Some(delay_ms);
+    }
+
+    fn local_identity(&self) -> Identity {
+        Identity::of(self.config.protocol_version, &self.config.local)
+    }
+
+    /// Why the host cannot play with this joiner, if it cannot.
+    fn problem_with(&self, version: u8, hello: &Handshake) -> Option<RejectReason> {
+        let ours = &self.config.local;
+        if version != self.config.protocol_version {
+            Some(RejectReason::ProtocolVersion)
+        } else if hello.core_name != ours.core_name {
+            Some(RejectReason::Core)
+        } else if hello.core_version != ours.core_version {
+            Some(RejectReason::CoreVersion)
+        } else if hello.content_hash != ours.content_hash {
+            Some(RejectReason::Content)
+        } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
+            || !hello.local_slots.fit_in(ours.settings.player_count)
+        {
+            Some(RejectReason::Settings)
+        } else if hello.local_slots.overlaps(ours.local_slots) {
+            Some(RejectReason::SlotTaken)
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn on_hello(&mut self, header: Header, hello: Handshake) {
+        if !matches!(self.config.role, Role::Host { .. }) {
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        match self.state {
+            ConnectionState::Running => {
+                // Our Welcome was lost: say it again.
+                self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
+            }
+            ConnectionState::Handshaking => match self.problem_with(header.version, &hello) {
+                Some(reason) => {
+                    if self.reported_rejection != Some(reason) {
+                        self.reported_rejection = Some(reason);
+                        self.events.push_back(Event::Rejected(Rejection {
+                            reason,
+                            by_us: true,
+                            local: self.local_identity(),
+                            remote: Identity::of(header.version, &hello),
+                        }));
+                    }
+                    self.handshake_reply = Some(Message::Reject {
+                        reason,
+                        host: self.config.local.clone(),
+                    });
+                }
+                None => {
+                    self.remote_slots = hello.local_slots;
+                    self.remote_handshake = Some(hello);
+                    self.state = ConnectionState::Running;
+                    self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
+                    self.events.push_back(Event::Synchronized {
+                        session: self.session,
+                        settings: self.settings,
+                        remote_slots: self.remote_slots,
+                    });
+                }
+            },
+            ConnectionState::Disconnected => {}
+        }
+    }
+
+    pub(super) fn on_welcome(&mut self, header: Header, welcome: Handshake) {
+        if !matches!(self.config.role, Role::Joiner { .. })
+            || self.state != ConnectionState::Handshaking
+        {
+            // Repeated Welcomes answer our repeated Hellos: harmless.
+            return;
+        }
+        if welcome.local_slots.overlaps(self.config.local.local_slots) {
+            self.events.push_back(Event::Rejected(Rejection {
+                reason: RejectReason::SlotTaken,
+                by_us: true,
+                local: self.local_identity(),
+                remote: Identity::of(header.version, &welcome),
+            }));
+            self.disconnect(DisconnectReason::ProtocolError);
+            return;
+        }
+        self.session = header.session;
+        self.settings = welcome.settings;
+        self.remote_slots = welcome.local_slots;
+        self.remote_handshake = Some(welcome);
+        self.state = ConnectionState::Running;
+        self.events.push_back(Event::Synchronized {
+            session: self.session,
+            settings: self.settings,
+            remote_slots: self.remote_slots,
+        });
+    }
+
+    pub(super) fn on_reject(&mut self, header: Header, reason: RejectReason, host: Handshake) {
+        if !matches!(self.config.role, Role::Joiner { .. })
+            || self.state != ConnectionState::Handshaking
+        {
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        self.state = ConnectionState::Disconnected;
+        self.events.push_back(Event::Rejected(Rejection {
+            reason,
+            by_us: false,
+            local: self.local_identity(),
+            remote: Identity::of(header.version, &host),
+        }));
+        self.events.push_back(Event::Disconnected {
+            cause: DisconnectCause::Rejected(reason),
+        });
+    }
+
+    pub(super) fn poll_handshake(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        if let Some(reply) = self.handshake_reply.take() {
+            self.emit(now, &reply, send);
+        }
+        if matches!(self.config.role, Role::Joiner { .. }) {
+            let due = self
+                .last_hello_at
+                .is_none_or(|at| now.saturating_sub(at) >= self.config.hello_retry_ms);
+            if due {
+                self.last_hello_at = Some(now);
+                let hello = Message::Hello(self.config.local.clone());
+                self.emit(now, &hello, send);
+            }
+        }
+    }
+
+    /// The peer asks us to begin frame 0 in `delay_ms`. Every copy is
+    /// acknowledged: the first ack may be lost.
+    pub(super) fn on_start(&mut self, delay_ms: u16) {
+        self.start_ack_due = true;
+        self.events.push_back(Event::StartRequested { delay_ms });
+    }
+}
