@@ -3,7 +3,9 @@
 
 use netcade::checksum::Checksum;
 use netcade::input::Buttons;
-use netcade::protocol::codec::{self, input_payload_len, InputPrefix, HEADER_SIZE};
+use netcade::protocol::codec::{
+    self, input_payload_len, InputPrefix, HANDSHAKE_HEADER_SIZE, HEADER_SIZE,
+};
 use netcade::protocol::*;
 use netcade::rollback::Frame;
 use proptest::prelude::*;
@@ -13,6 +15,18 @@ fn header() -> Header {
         version: PROTOCOL_VERSION,
         session: SessionToken(0xDEAD_BEEF),
         sequence: Sequence(65_534),
+    }
+}
+
+/// [`header`] as a datagram of `message` carries it: only handshakes
+/// carry the session token.
+fn header_on_the_wire(message: &Message) -> Header {
+    match message {
+        Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. } => header(),
+        _ => Header {
+            session: SessionToken::UNKNOWN,
+            ..header()
+        },
     }
 }
 
@@ -41,6 +55,7 @@ fn handshake() -> Handshake {
             },
         ],
         start_state: true,
+        public_key: Some(PublicKey([0x5A; 32])),
     }
 }
 
@@ -170,7 +185,7 @@ fn every_message_decodes_to_what_was_encoded() {
         codec::encode(&header(), &message, &mut out).unwrap();
         assert!(out.len() <= MAX_DATAGRAM_SIZE);
         let (decoded_header, decoded) = codec::decode(&out).unwrap();
-        assert_eq!(decoded_header, header());
+        assert_eq!(decoded_header, header_on_the_wire(&message));
         assert_eq!(decoded, message);
     }
 }
@@ -181,14 +196,18 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
     for message in every_message() {
         codec::encode(&header(), &message, &mut out).unwrap();
         // A handshake cut where version 3's ended reads as a version-3
-        // one (no options, no start state); any other cut is an error.
+        // one (no options, no start state), and one cut where version 4's
+        // ended as a version-4 one (no key); any other cut is an error.
         let version_3_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) => {
-                Some(HEADER_SIZE + version_3_handshake_len(hs))
+                Some(HANDSHAKE_HEADER_SIZE + version_3_handshake_len(hs))
             }
-            Message::Reject { host, .. } => Some(HEADER_SIZE + 1 + version_3_handshake_len(host)),
+            Message::Reject { host, .. } => {
+                Some(HANDSHAKE_HEADER_SIZE + 1 + version_3_handshake_len(host))
+            }
             _ => None,
         };
+        let version_4_end = version_3_end.map(|_| out.len() - 32);
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
             if Some(len) == version_3_end {
@@ -202,6 +221,17 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
                 assert!(hs.core_options.is_empty() && !hs.start_state);
                 continue;
             }
+            if Some(len) == version_4_end {
+                let Ok((
+                    _,
+                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
+                )) = result
+                else {
+                    panic!("{message:?} cut to its version-4 fields did not decode: {result:?}");
+                };
+                assert!(hs.public_key.is_none() && !hs.core_options.is_empty());
+                continue;
+            }
             assert!(result.is_err(), "{message:?} cut to {len} bytes decoded");
         }
     }
@@ -212,10 +242,11 @@ fn a_handshake_claiming_more_core_options_than_it_holds_is_refused() {
     let mut out = Vec::new();
     let hello = Message::Hello(Handshake {
         core_options: Vec::new(),
+        public_key: None,
         ..handshake()
     });
     codec::encode(&header(), &hello, &mut out).unwrap();
-    // The option count is the last byte: claim a million options.
+    // Without a key, the option count is the last byte: claim a million options.
     out.pop();
     out.extend_from_slice(&[0xC0, 0x84, 0x3D]);
     assert!(matches!(
@@ -341,7 +372,8 @@ fn unchanged_input_at_six_frames_in_flight_costs_at_most_16_bytes_of_payload() {
             let inputs = vec![held; in_flight];
             let (datagram, written) = input_datagram(start, &inputs, PlayerSlots::single(0));
             assert_eq!(written as usize, in_flight);
-            let payload = input_payload_len(datagram.len());
+            // As sent: with its tag.
+            let payload = input_payload_len(datagram.len() + auth::TAG_BYTES);
             assert!(
                 payload <= 16,
                 "{in_flight} frames of {held}: {payload} bytes"

@@ -19,6 +19,7 @@ fn identity(slot: u8) -> Handshake {
         content_hash: 0xC0FFEE,
         local_slots: PlayerSlots::single(slot),
         settings: SessionSettings::default(),
+        public_key: Some(LinkSecret::well_known().public_key()),
         ..Handshake::default()
     }
 }
@@ -620,6 +621,7 @@ fn a_peer_table_routes_by_address_and_counts_strangers() {
         sequence: Sequence(0),
     };
     codec::encode(&header, &Message::Hello(identity(1)), &mut hello).unwrap();
+    netcade::protocol::auth::seal_handshake(&mut hello);
     assert!(!table.handle_datagram(1, 99, &hello));
     assert!(table.handle_datagram(1, JOINER, &hello));
     assert_eq!(table.dropped_unknown(), 1);

@@ -178,6 +178,7 @@ fn handshake(slots: PlayerSlots) -> Handshake {
         content_hash: 1,
         local_slots: slots,
         settings: SessionSettings::default(),
+        public_key: Some(netcade::protocol::LinkSecret::well_known().public_key()),
         ..Handshake::default()
     }
 }
@@ -230,10 +231,12 @@ fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
                 player_count: 2,
                 ..SessionSettings::default()
             },
+            public_key: Some(netcade::protocol::LinkSecret::well_known().public_key()),
             ..Handshake::default()
         };
         let mut out = Vec::new();
         codec::encode(&header, &Message::Hello(spectator), &mut out).unwrap();
+        netcade::protocol::auth::seal_handshake(&mut out);
         out
     };
     // From the start, while every input is still kept for a spectator.
@@ -360,6 +363,7 @@ mod admission {
             &mut hello,
         )
         .unwrap();
+        netcade::protocol::auth::seal_handshake(&mut hello);
         let mut answers = 0;
         for address in 100..10_100u32 {
             host.handle_datagram(1, address, &hello);
@@ -389,6 +393,7 @@ mod admission {
             &mut hello,
         )
         .unwrap();
+        netcade::protocol::auth::seal_handshake(&mut hello);
         let mut answers = 0;
         for now in 1..=2_000u64 {
             host.handle_datagram(now, 7, &hello);
@@ -439,14 +444,17 @@ mod link {
         let forger = Forger {
             session: theirs.session(),
             sequence: Sequence(1_000),
+            peer: theirs,
         };
         (ours, forger)
     }
 
-    /// Builds well-formed datagrams of the peer's session, each with the next sequence number.
+    /// Builds well-formed datagrams of the peer's session, each with the
+    /// next sequence number, tagged with the peer's keys.
     struct Forger {
         session: SessionToken,
         sequence: Sequence,
+        peer: PeerEndpoint,
     }
 
     impl Forger {
@@ -459,6 +467,7 @@ mod link {
             self.sequence = self.sequence.next();
             let mut out = Vec::new();
             codec::encode(&header, message, &mut out).unwrap();
+            assert!(self.peer.seal(&mut out));
             out
         }
 
@@ -598,5 +607,181 @@ mod link {
                 frames: MAX_UNACKED_FRAMES
             })
         );
+    }
+}
+
+// ---------------------------------------------------------------- the path
+
+/// What a machine between the peers can do to their datagrams.
+mod path {
+    use super::handshake;
+    use netcade::input::Buttons;
+    use netcade::protocol::*;
+    use netcade::rollback::Frame;
+
+    /// A host and a joiner with secrets of their own, handshake done,
+    /// events drained.
+    fn pair() -> (PeerEndpoint, PeerEndpoint) {
+        let mut host_config =
+            EndpointConfig::host(SessionToken(77), handshake(PlayerSlots::single(0)));
+        host_config.secret = LinkSecret::from_bytes([0x11; 32]);
+        let mut joiner_config = EndpointConfig::joiner(handshake(PlayerSlots::single(1)));
+        joiner_config.secret = LinkSecret::from_bytes([0x22; 32]);
+        let mut host = PeerEndpoint::new(host_config, 0).unwrap();
+        let mut joiner = PeerEndpoint::new(joiner_config, 0).unwrap();
+        for now in 1..5 {
+            for datagram in joiner.poll_datagrams(now) {
+                host.handle_datagram(now, &datagram);
+            }
+            for datagram in host.poll_datagrams(now) {
+                joiner.handle_datagram(now, &datagram);
+            }
+        }
+        assert!(host.is_running() && joiner.is_running());
+        host.drain_events().for_each(drop);
+        joiner.drain_events().for_each(drop);
+        (host, joiner)
+    }
+
+    fn dropped(endpoint: &PeerEndpoint) -> u64 {
+        let stats = endpoint.stats();
+        stats.dropped_wrong_token
+            + stats.dropped_malformed
+            + stats.dropped_wrong_version
+            + stats.dropped_duplicate
+            + stats.dropped_unexpected
+    }
+
+    fn inputs_received(endpoint: &mut PeerEndpoint) -> Vec<(u8, Frame, Buttons)> {
+        endpoint
+            .drain_events()
+            .filter_map(|event| match event {
+                Event::RemoteInput {
+                    player,
+                    frame,
+                    buttons,
+                } => Some((player, frame, buttons)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The joiner's next input datagram, carrying A on frame 0.
+    fn input_datagram(joiner: &mut PeerEndpoint) -> Vec<u8> {
+        joiner.add_local_input(Frame::ZERO, &[Buttons::A]).unwrap();
+        joiner
+            .poll_datagrams(10)
+            .into_iter()
+            .find(|datagram| datagram[3] == 4)
+            .expect("an input datagram went out")
+    }
+
+    #[test]
+    fn a_datagram_changed_on_the_path_is_dropped_and_counted_never_decoded() {
+        let (mut host, mut joiner) = pair();
+        let datagram = input_datagram(&mut joiner);
+        let bits = datagram.len() * 8;
+        for bit in 0..bits {
+            let mut changed = datagram.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            host.handle_datagram(11, &changed);
+        }
+        for cut in 1..datagram.len() {
+            host.handle_datagram(11, &datagram[..cut]);
+        }
+        let mut longer = datagram.clone();
+        longer.push(0);
+        host.handle_datagram(11, &longer);
+        assert_eq!(inputs_received(&mut host), vec![]);
+        assert_eq!(dropped(&host), (bits + datagram.len()) as u64);
+        host.handle_datagram(12, &datagram);
+        assert_eq!(
+            inputs_received(&mut host),
+            vec![(1, Frame::ZERO, Buttons::A)],
+            "the datagram as sent is taken"
+        );
+    }
+
+    #[test]
+    fn inputs_forged_with_the_session_token_but_not_the_key_are_dropped() {
+        let (mut host, mut joiner) = pair();
+        // Everything the path sees: the token, the header, the layout.
+        let seen = input_datagram(&mut joiner);
+        let Ok((header, Message::Input(mut input))) = codec::decode(auth::without_tag(&seen))
+        else {
+            panic!("an input datagram decodes");
+        };
+        input.inputs = vec![Buttons::START];
+        let forged_header = Header {
+            sequence: header.sequence.next(),
+            ..header
+        };
+        let mut forged = Vec::new();
+        codec::encode(&forged_header, &Message::Input(input), &mut forged).unwrap();
+        forged.extend_from_slice(&seen[seen.len() - auth::TAG_BYTES..]);
+        host.handle_datagram(11, &forged);
+        assert_eq!(inputs_received(&mut host), vec![]);
+        assert_eq!(host.stats().dropped_wrong_token, 1);
+    }
+
+    fn host() -> PeerEndpoint {
+        PeerEndpoint::new(
+            EndpointConfig::host(SessionToken(77), handshake(PlayerSlots::single(0))),
+            0,
+        )
+        .unwrap()
+    }
+
+    fn joiner() -> PeerEndpoint {
+        PeerEndpoint::new(EndpointConfig::joiner(handshake(PlayerSlots::single(1))), 0).unwrap()
+    }
+
+    /// Whether the joiner gave up on the host.
+    fn gave_up(joiner: &mut PeerEndpoint) -> bool {
+        joiner
+            .drain_events()
+            .any(|event| matches!(event, Event::Rejected(_) | Event::Disconnected { .. }))
+            || joiner.state() == ConnectionState::Disconnected
+    }
+
+    #[test]
+    fn no_bit_flipped_in_a_handshake_makes_the_joiner_give_up() {
+        let hello = joiner().poll_datagrams(1).remove(0);
+        let welcome = {
+            let mut host = host();
+            host.handle_datagram(1, &hello);
+            host.poll_datagrams(1).remove(0)
+        };
+        for bit in 0..welcome.len() * 8 {
+            let mut joiner = joiner();
+            joiner.poll_datagrams(1);
+            let mut changed = welcome.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            joiner.handle_datagram(2, &changed);
+            assert!(!gave_up(&mut joiner), "Welcome bit {bit}");
+            joiner.handle_datagram(3, &welcome);
+            assert!(joiner.is_running(), "the intact Welcome after bit {bit}");
+        }
+        for bit in 0..hello.len() * 8 {
+            let mut changed = hello.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            let mut host = host();
+            host.handle_datagram(1, &changed);
+            let mut joiner = joiner();
+            joiner.poll_datagrams(1);
+            for answer in host.poll_datagrams(2) {
+                joiner.handle_datagram(2, &answer);
+            }
+            assert!(!gave_up(&mut joiner), "Hello bit {bit}");
+        }
+    }
+
+    #[test]
+    fn a_datagram_sent_back_to_its_sender_is_dropped() {
+        let (_, mut joiner) = pair();
+        let datagram = input_datagram(&mut joiner);
+        joiner.handle_datagram(11, &datagram);
+        assert_eq!(inputs_received(&mut joiner), vec![]);
+        assert_eq!(joiner.stats().dropped_wrong_token, 1);
     }
 }

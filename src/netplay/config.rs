@@ -2,8 +2,8 @@
 //! how they connect, the settings everyone agreed on in the lobby.
 
 use crate::protocol::{
-    CoreOption, Handshake, HandshakeLimit, Millis, PlayerSlots, SessionSettings, SessionToken,
-    MAX_BLOB_SIZE,
+    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, SessionSettings,
+    SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 
@@ -34,6 +34,10 @@ pub struct PeerConfig<A> {
 pub struct NetplayConfig<A> {
     /// Random, chosen by the caller: guards every link we accept.
     pub token: SessionToken,
+    /// Our x25519 secret for every link's keys (see `protocol::auth`):
+    /// drawn by the caller for real play; [`LinkSecret::well_known`] by
+    /// default, for simulations that must repeat.
+    pub secret: LinkSecret,
     /// Our libretro core, sent in the handshake: peers with another are refused.
     pub core_name: String,
     /// Our core's version: peers with another are refused.
@@ -100,6 +104,7 @@ impl<A> NetplayConfig<A> {
     ) -> Self {
         NetplayConfig {
             token,
+            secret: LinkSecret::well_known(),
             core_name: core_name.into(),
             core_version: core_version.into(),
             content_hash,
@@ -152,6 +157,7 @@ impl<A> NetplayConfig<A> {
             settings: self.settings,
             core_options: self.core_options.clone(),
             start_state: self.sends_start_state(),
+            public_key: Some(self.secret.public_key()),
         }
     }
 

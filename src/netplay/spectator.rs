@@ -12,8 +12,8 @@ use super::NetplayError;
 use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
-    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, Millis, PeerEndpoint,
-    PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
+    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, LinkSecret, Millis,
+    PeerEndpoint, PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
 };
 use crate::rollback::Frame;
 
@@ -34,6 +34,9 @@ pub struct SpectatorConfig<A> {
     pub content_hash: u64,
     /// Our proposal; the host's settings win (its frame rate must match ours).
     pub settings: SessionSettings,
+    /// Our x25519 secret for the link's keys: drawn by the caller for real
+    /// watching, [`LinkSecret::well_known`] by default.
+    pub secret: LinkSecret,
     /// Silence after which the host is reported interrupted.
     pub interrupt_after_ms: Millis,
     /// Silence after which the host is given up.
@@ -60,6 +63,7 @@ impl<A> SpectatorConfig<A> {
             core_version: core_version.into(),
             content_hash,
             settings,
+            secret: LinkSecret::well_known(),
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
             max_state_bytes: 16 << 20,
@@ -156,6 +160,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             ..Handshake::default()
         };
         let mut endpoint_config = EndpointConfig::joiner(handshake);
+        endpoint_config.secret = config.secret;
         endpoint_config.interrupt_after_ms = config.interrupt_after_ms;
         endpoint_config.disconnect_after_ms = config.disconnect_after_ms;
         endpoint_config.max_blob_size =

@@ -40,6 +40,13 @@
 //! bytes after the options are left to later versions. Reject reason 8
 //! (`CoreVersion`) is new.
 //!
+//! Version 5 tags every datagram (see `protocol::auth`): 8 bytes at the end
+//! that the codec neither writes nor reads, and handshakes end with the
+//! sender's x25519 public key (32 bytes, after the core options). Only
+//! handshakes (Hello, Welcome, Reject) still carry the session token in
+//! their header; the other datagrams' header is magic, version, kind and
+//! sequence number (6 bytes), as their tag's key is the session's own.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -60,8 +67,22 @@ use crate::rollback::Frame;
 /// The first two bytes of every netcade datagram.
 pub const MAGIC: [u8; 2] = *b"nc";
 
-/// Bytes before each message body.
-pub const HEADER_SIZE: usize = 10;
+/// Bytes of the tag at the end of every datagram (written and checked by
+/// `protocol::auth`, not here).
+pub const TAG_BYTES: usize = 8;
+
+/// Bytes before the body of a datagram of a running session.
+pub const HEADER_SIZE: usize = 6;
+
+/// Bytes before the body of a handshake (Hello, Welcome, Reject): the
+/// header of the others plus the session token.
+pub const HANDSHAKE_HEADER_SIZE: usize = 10;
+
+/// Whether datagrams of message `kind` are handshakes: they carry the
+/// session token and are tagged with the well-known key.
+pub const fn is_handshake_kind(kind: u8) -> bool {
+    matches!(kind, 1..=3)
+}
 
 /// What is wrong with a datagram that cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -201,7 +222,9 @@ fn put_header(out: &mut Vec<u8>, header: &Header, kind: u8) {
     out.extend_from_slice(&MAGIC);
     out.push(header.version);
     out.push(kind);
-    out.extend_from_slice(&header.session.0.to_le_bytes());
+    if is_handshake_kind(kind) {
+        out.extend_from_slice(&header.session.0.to_le_bytes());
+    }
     out.extend_from_slice(&header.sequence.0.to_le_bytes());
 }
 
@@ -230,6 +253,10 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
     for option in &hs.core_options {
         put_text(out, "core option key", &option.key)?;
         put_text(out, "core option value", &option.value)?;
+    }
+    // Version 5 on.
+    if let Some(key) = &hs.public_key {
+        out.extend_from_slice(&key.0);
     }
     Ok(())
 }
@@ -568,7 +595,11 @@ pub fn decode_header(datagram: &[u8]) -> Result<(Header, u8), DecodeError> {
     }
     let version = reader.u8()?;
     let kind = reader.u8()?;
-    let session = SessionToken(reader.u32()?);
+    let session = if is_handshake_kind(kind) {
+        SessionToken(reader.u32()?)
+    } else {
+        SessionToken::UNKNOWN
+    };
     let sequence = Sequence(reader.u16()?);
     Ok((
         Header {
@@ -595,7 +626,11 @@ pub fn decode_reusing(
     let (header, kind) = decode_header(datagram)?;
     let mut reader = Reader {
         bytes: datagram,
-        pos: HEADER_SIZE,
+        pos: if is_handshake_kind(kind) {
+            HANDSHAKE_HEADER_SIZE
+        } else {
+            HEADER_SIZE
+        },
     };
     let message = match kind {
         // Handshakes may carry fields appended by later versions: ignore the rest.
@@ -762,6 +797,12 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
             read_core_options(reader)?,
         )
     };
+    // A version-4 handshake ends after the options.
+    let public_key = if reader.remaining() == 0 {
+        None
+    } else {
+        Some(PublicKey(reader.array()?))
+    };
     Ok(Handshake {
         core_name,
         core_version,
@@ -770,6 +811,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         settings,
         core_options,
         start_state,
+        public_key,
     })
 }
 
@@ -879,10 +921,10 @@ fn read_blob_chunk(reader: &mut Reader<'_>) -> Result<BlobChunk, DecodeError> {
     })
 }
 
-/// Bytes an input datagram's body (after the header) takes: the "payload" of
-/// the ≤ 16-byte target.
+/// Bytes the body of an input datagram as sent takes (after the header,
+/// before the tag): the "payload" of the ≤ 16-byte target.
 pub fn input_payload_len(datagram_len: usize) -> usize {
-    datagram_len.saturating_sub(HEADER_SIZE)
+    datagram_len.saturating_sub(HEADER_SIZE + TAG_BYTES)
 }
 
 #[cfg(test)]

@@ -24,7 +24,10 @@ use std::fmt;
 ///   its start state) and the host's core options; the start state is the
 ///   first blob on the link to the start-up host, and a member says Ready
 ///   only once it is loaded. Rejects may say `CoreVersion`.
-pub const PROTOCOL_VERSION: u8 = 4;
+/// - 5: every datagram ends with a tag ([`super::auth`]); handshakes carry
+///   the sender's x25519 public key, and only handshakes carry the session
+///   token (the tag's key is the session's).
+pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -92,7 +95,9 @@ impl Sequence {
 pub struct Header {
     /// The sender's [`PROTOCOL_VERSION`]; other versions are dropped except in handshake messages.
     pub version: u8,
-    /// The session this datagram belongs to ([`SessionToken::UNKNOWN`] in a Hello).
+    /// The session this datagram belongs to ([`SessionToken::UNKNOWN`] in a
+    /// first Hello). Only handshakes carry it; other datagrams decode with
+    /// UNKNOWN here, their tag being the session's.
     pub session: SessionToken,
     /// Counts the sender's datagrams on this link, so the receiver can drop duplicates and stale reports.
     pub sequence: Sequence,
@@ -185,6 +190,10 @@ pub struct CoreOption {
     pub value: String,
 }
 
+/// An x25519 public key as it travels in a handshake (see [`super::auth`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PublicKey(pub [u8; 32]);
+
 /// A Hello (joiner → host) or Welcome (host → joiner): who the sender is and what it plays.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Handshake {
@@ -208,6 +217,9 @@ pub struct Handshake {
     /// lz4-compressed) as the first blob on this link; the receiver loads
     /// it before saying Ready.
     pub start_state: bool,
+    /// The sender's x25519 key, from which both sides derive the link's
+    /// keys (version 5; older handshakes have none).
+    pub public_key: Option<PublicKey>,
 }
 
 /// Why a host refused a joiner.

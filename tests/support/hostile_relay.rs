@@ -10,9 +10,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// The header netcade puts on every datagram: magic, version, kind, session
-/// token (4), sequence number (2).
-const HEADER_BYTES: usize = 10;
+/// The header netcade puts on a handshake: magic, version, kind, session
+/// token (4), sequence number (2); other datagrams have no token.
+const HANDSHAKE_HEADER_BYTES: usize = 10;
+const HEADER_BYTES: usize = 6;
+/// Every datagram ends with a tag of this many bytes.
+const TAG_BYTES: usize = 8;
 const INPUT_KIND: u8 = 4;
 const INPUT_ACK_KIND: u8 = 5;
 const QUALITY_REPORT_KIND: u8 = 6;
@@ -47,7 +50,8 @@ pub enum Mutation {
     Quality,
     /// The body of checksum reports changed (forged frames and checksums).
     ChecksumReports,
-    /// The session token changed, as if from another session.
+    /// As if from another session: a handshake's session token changed,
+    /// any other datagram's tag (its key is the session's).
     OtherSession,
 }
 
@@ -192,11 +196,11 @@ impl Relay {
     fn pump(&mut self) {
         let mut buffer = [0u8; 2048];
         if let Ok((read, client)) = self.downstream.recv_from(&mut buffer) {
-            if !self.links.contains_key(&client) {
+            self.links.entry(client).or_insert_with(|| {
                 let link = UdpSocket::bind("127.0.0.1:0").expect("the relay binds a port");
                 link.set_nonblocking(true).expect("non-blocking works");
-                self.links.insert(client, link);
-            }
+                link
+            });
             for datagram in self.mangle(&buffer[..read]) {
                 let _ = self.links[&client].send_to(&datagram, self.upstream);
             }
@@ -226,15 +230,22 @@ impl Relay {
         }
         self.counts.mutated += 1;
         let mut changed = datagram.to_vec();
-        let body = changed.len().saturating_sub(HEADER_BYTES);
+        let handshake = (1..=3).contains(&kind);
+        let header = if handshake {
+            HANDSHAKE_HEADER_BYTES
+        } else {
+            HEADER_BYTES
+        };
+        // The body: after the header, before the tag.
+        let body = changed.len().saturating_sub(header + TAG_BYTES);
         match self.mutation {
             Mutation::FlipHeaderBit => {
-                let bit = self.random.below(HEADER_BYTES.min(changed.len()) * 8);
+                let bit = self.random.below(header.min(changed.len()) * 8);
                 changed[bit / 8] ^= 1 << (bit % 8);
             }
             Mutation::FlipPayloadBit if body > 0 => {
                 let bit = self.random.below(body * 8);
-                changed[HEADER_BYTES + bit / 8] ^= 1 << (bit % 8);
+                changed[header + bit / 8] ^= 1 << (bit % 8);
             }
             Mutation::Truncate => {
                 let keep = self.random.below(changed.len());
@@ -251,17 +262,21 @@ impl Relay {
                 return vec![self.kept[old].clone()];
             }
             Mutation::InputFrames | Mutation::Acks | Mutation::Quality if body > 0 => {
-                self.randomize(&mut changed, HEADER_BYTES, body.min(6));
+                self.randomize(&mut changed, header, body.min(6));
             }
             Mutation::InputCounts if body > 6 => {
-                let at = HEADER_BYTES + 6 + self.random.below(body - 6);
+                let at = header + 6 + self.random.below(body - 6);
                 changed[at] = self.random.next() as u8;
             }
             Mutation::ChecksumReports if body > 0 => {
-                self.randomize(&mut changed, HEADER_BYTES, body);
+                self.randomize(&mut changed, header, body);
             }
-            Mutation::OtherSession if changed.len() >= 8 => {
+            Mutation::OtherSession if handshake && changed.len() >= 8 => {
                 self.randomize(&mut changed, 4, 4);
+            }
+            Mutation::OtherSession if changed.len() >= header + TAG_BYTES => {
+                let tag = changed.len() - TAG_BYTES;
+                self.randomize(&mut changed, tag, TAG_BYTES);
             }
             _ => {}
         }

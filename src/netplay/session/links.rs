@@ -7,7 +7,7 @@ use crate::netplay::config::Connect;
 use crate::netplay::events::{NetplayEvent, PeerFault};
 use crate::netplay::startup;
 use crate::protocol::{
-    self, codec, ConnectionState, EndpointConfig, Event as NetEvent, Header, Message, Millis,
+    self, auth, codec, ConnectionState, EndpointConfig, Event as NetEvent, Header, Message, Millis,
     PeerEndpoint, PlayerSlots, RejectReason, Rejection, Sequence, SessionSettings, SessionToken,
     MAX_BLOB_SIZE, PROTOCOL_VERSION,
 };
@@ -27,6 +27,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             Some(token) => EndpointConfig::host(token, local),
             None => EndpointConfig::joiner(local),
         };
+        config.secret = self.config.secret.clone();
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
         // The only blobs a player's link takes are the host's start state
@@ -51,7 +52,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// A Hello from an address with no endpoint: opens the link of the
     /// peer it claims to be (or a spectator's). Returns whether it was taken.
     pub(super) fn accept_hello(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
-        let Ok((_, Message::Hello(hello))) = codec::decode(datagram) else {
+        let Some((_, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
             return false;
         };
         if self.left || !self.handshakes.allow(now, from) {
@@ -102,6 +103,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         };
         let mut datagram = Vec::new();
         if codec::encode(&header, &reject, &mut datagram).is_ok() {
+            auth::seal_handshake(&mut datagram);
             self.refusals.push_back((to, datagram));
         }
     }

@@ -406,6 +406,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
         Some(stats)
     }
 
+    /// Tags `datagram` (encoded, untagged) as the link to `to` tags what it
+    /// sends; false when there is no such link or it has no keys yet. For
+    /// tests that play a machine breaking the protocol's rules.
+    pub fn seal_for(&self, to: A, datagram: &mut Vec<u8>) -> bool {
+        self.endpoints
+            .get(&to)
+            .is_some_and(|endpoint| endpoint.seal(datagram))
+    }
+
     /// Datagrams dropped because they came from an address with no link.
     pub fn dropped_unknown(&self) -> u64 {
         self.dropped_unknown + self.endpoints.dropped_unknown()

@@ -2,8 +2,8 @@
 //! each message leads to, and the header every datagram sent carries.
 
 use super::{ConnectionState, Event, Millis, PeerEndpoint, Role};
-use crate::protocol::codec;
 use crate::protocol::messages::*;
+use crate::protocol::{auth, codec};
 
 /// Remembers which of the last 64 sequence numbers arrived, to drop duplicates.
 #[derive(Clone, Copy, Debug, Default)]
@@ -62,13 +62,22 @@ impl PeerEndpoint {
     }
 
     /// The datagram's header and message, unless it is dropped: on a closed
-    /// connection, malformed, with a foreign token or version, or a repeat.
+    /// connection, with a tag that does not verify, malformed, with a
+    /// foreign token or version, or a repeat.
     fn admit(&mut self, datagram: &[u8]) -> Option<(Header, Message)> {
         if self.state == ConnectionState::Disconnected {
             self.stats.dropped_unexpected += 1;
             return None;
         }
-        let Ok((header, message)) = codec::decode_reusing(datagram, &mut self.input_scratch) else {
+        let Ok((header, kind)) = codec::decode_header(datagram) else {
+            self.stats.dropped_malformed += 1;
+            return None;
+        };
+        let Some(untagged) = self.open(header.version, kind, datagram) else {
+            self.stats.dropped_wrong_token += 1;
+            return None;
+        };
+        let Ok((header, message)) = codec::decode_reusing(untagged, &mut self.input_scratch) else {
             self.stats.dropped_malformed += 1;
             return None;
         };
@@ -138,6 +147,35 @@ impl PeerEndpoint {
         }
     }
 
+    /// The datagram without its tag, if the tag verifies: a handshake's
+    /// with the well-known key, any other with the peer's key of this link
+    /// (none before the handshake).
+    fn open<'a>(&self, version: u8, kind: u8, datagram: &'a [u8]) -> Option<&'a [u8]> {
+        if codec::is_handshake_kind(kind) {
+            auth::open_handshake(datagram, version, self.config.protocol_version)
+        } else {
+            self.keys.as_ref()?.open(datagram)
+        }
+    }
+
+    /// Puts on `datagram` (encoded, untagged) the tag it goes out with;
+    /// false when it cannot go out (a running session's message before
+    /// the link's keys are agreed).
+    pub fn seal(&self, datagram: &mut Vec<u8>) -> bool {
+        let kind = datagram.get(3).copied().unwrap_or(0);
+        if codec::is_handshake_kind(kind) {
+            auth::seal_handshake(datagram);
+            return true;
+        }
+        match &self.keys {
+            Some(keys) => {
+                keys.seal(datagram);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn token_is_acceptable(&self, header: &Header, message: &Message) -> bool {
         match (self.config.role, message) {
             // A joiner that does not know the token yet sends UNKNOWN.
@@ -150,7 +188,11 @@ impl PeerEndpoint {
             {
                 true
             }
-            _ => self.session != SessionToken::UNKNOWN && header.session == self.session,
+            (_, Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }) => {
+                self.session != SessionToken::UNKNOWN && header.session == self.session
+            }
+            // The tag, checked with the session's keys, stands for the token.
+            _ => true,
         }
     }
 
@@ -164,19 +206,22 @@ impl PeerEndpoint {
         header
     }
 
-    pub(super) fn count_sent(&mut self, now: Millis) {
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += self.scratch.len() as u64;
-        self.last_sent_at = Some(now);
+    /// Tags the datagram encoded in `scratch`, counts it and sends it.
+    pub(super) fn seal_and_send(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        let mut datagram = std::mem::take(&mut self.scratch);
+        if self.seal(&mut datagram) {
+            self.stats.datagrams_sent += 1;
+            self.stats.bytes_sent += datagram.len() as u64;
+            self.last_sent_at = Some(now);
+            send(&datagram);
+        }
+        self.scratch = datagram;
     }
 
     pub(super) fn emit(&mut self, now: Millis, message: &Message, send: &mut dyn FnMut(&[u8])) {
         let header = self.next_header();
         match codec::encode(&header, message, &mut self.scratch) {
-            Ok(()) => {
-                self.count_sent(now);
-                send(&self.scratch);
-            }
+            Ok(()) => self.seal_and_send(now, send),
             // Every message the endpoint builds fits by construction (chunks,
             // bounded reports, 255-byte names checked at config time).
             Err(error) => debug_assert!(false, "endpoint built an unencodable message: {error}"),

@@ -282,7 +282,9 @@ pub struct EndpointStats {
     pub bytes_received: u64,
     /// Of the datagrams sent, those carrying inputs.
     pub input_datagrams_sent: u64,
-    /// Datagrams carrying another session's token.
+    /// Datagrams not of this session: a handshake with another session's
+    /// token, or a datagram whose tag does not verify (damaged on the way,
+    /// forged, sent back to us, of another session).
     pub dropped_wrong_token: u64,
     /// Datagrams that do not decode.
     pub dropped_malformed: u64,
@@ -292,6 +294,9 @@ pub struct EndpointStats {
     pub dropped_duplicate: u64,
     /// Well-formed datagrams that make no sense now (e.g. input before the handshake).
     pub dropped_unexpected: u64,
+    /// Datagrams claiming what the peer cannot have done (a refusal for our
+    /// own protocol version, …).
+    pub dropped_implausible: u64,
     /// Incoming blobs over the configured size cap.
     pub blobs_refused: u64,
     /// Smoothed round-trip time, once measured.

@@ -19,6 +19,7 @@ mod reports;
 mod tests;
 mod timers;
 
+use super::auth::LinkKeys;
 use super::messages::*;
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -45,6 +46,9 @@ pub struct PeerEndpoint {
     remote_slots: PlayerSlots,
     /// The peer's Hello or Welcome, once the handshake succeeded.
     remote_handshake: Option<Handshake>,
+    /// The link's keys, agreed in the handshake: every datagram but a
+    /// handshake is tagged and checked with them.
+    keys: Option<LinkKeys>,
     next_sequence: Sequence,
     received: ReceiveWindow,
     last_received_at: Millis,
@@ -114,8 +118,9 @@ pub struct PeerEndpoint {
 impl PeerEndpoint {
     /// A new connection; `now` starts the silence clocks. Fails if our own
     /// handshake could not be sent (names over 255 bytes, slots beyond the players).
-    pub fn new(config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
+    pub fn new(mut config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
         config.check()?;
+        config.local.public_key = Some(config.secret.public_key());
         let session = match config.role {
             Role::Host { session } => session,
             Role::Joiner { session } => session.unwrap_or(SessionToken::UNKNOWN),
@@ -149,6 +154,7 @@ impl PeerEndpoint {
             next_remote_frame: first_frame,
             ack_due_since: None,
             remote_handshake: None,
+            keys: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
             next_quality_at: 0,
