@@ -330,3 +330,19 @@ fn a_host_sending_far_more_frames_than_any_match_runs_is_left_rather_than_buffer
         .iter()
         .any(|e| matches!(e, SpectatorEvent::Flooded)));
 }
+
+#[test]
+fn a_host_heard_all_along_that_sends_nothing_to_watch_ends_the_spectator_with_a_reason() {
+    let mut wire = BareHost::new();
+    wire.run_until_welcomed();
+    // The host answers, keeps the link alive, and never sends its state.
+    while wire.spectator.phase() != SpectatorPhase::Ended {
+        wire.step();
+        assert!(wire.now < 15_000, "still waiting after {} ms", wire.now);
+    }
+    assert!(wire.now >= 10_000, "gave up after {} ms", wire.now);
+    assert!(wire
+        .events()
+        .iter()
+        .any(|e| matches!(e, SpectatorEvent::Stalled { .. })));
+}

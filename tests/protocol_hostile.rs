@@ -170,6 +170,43 @@ fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_
     cluster.assert_same_final_checksums(&[0, 1], 400);
 }
 
+#[test]
+fn a_peer_heard_all_along_whose_frames_never_become_final_ends_the_match_with_a_reason() {
+    let mut cluster = party_cluster(2, 5, LinkConditions::latency(10));
+    // Machine 1's datagrams keep coming, with every report, but from 2 s on
+    // without a single input.
+    tamper_inputs(&mut cluster, 1, 0, 2_000, |input| {
+        input.frame_count = 0;
+        input.inputs.clear();
+    });
+    cluster.run_until(20_000);
+    let stalled = cluster
+        .events_of(0)
+        .iter()
+        .find_map(|(at, event)| match event {
+            NetplayEvent::Stalled { stalled_for_ms, .. } => Some((*at, *stalled_for_ms)),
+            _ => None,
+        });
+    let Some((at, stalled_for_ms)) = stalled else {
+        panic!("machine 0 never said it stalled");
+    };
+    assert!(stalled_for_ms >= 10_000 && at < 14_000, "{stalled:?}");
+    assert_eq!(
+        disconnected(&cluster, 1, 0),
+        Some(DisconnectReason::Stalled)
+    );
+    for machine in 0..2 {
+        assert!(any_event(cluster.events_of(machine), |e| matches!(
+            e,
+            NetplayEvent::MatchEnded { .. }
+        )));
+        assert_eq!(
+            cluster.machines[machine].netplay.state(),
+            SessionState::Ended
+        );
+    }
+}
+
 /// What the bare endpoints of the modules below present, for `slots`.
 fn handshake(slots: PlayerSlots) -> Handshake {
     Handshake {
@@ -568,6 +605,127 @@ mod link {
             matches!(cause, Some(DisconnectCause::Timeout { .. })),
             "{cause:?}"
         );
+    }
+
+    /// Our endpoint after sending `frames` frames of input, none acknowledged.
+    fn sent_frames(ours: &mut PeerEndpoint, frames: u32) {
+        for frame in 0..frames {
+            ours.add_local_input(Frame::new(frame), &[Buttons::A])
+                .unwrap();
+        }
+        ours.poll(9, &mut |_| {});
+    }
+
+    #[test]
+    fn an_ack_of_frames_we_never_sent_is_dropped_whole() {
+        let (mut ours, mut peer) = connected();
+        sent_frames(&mut ours, 5);
+        ours.handle_datagram(
+            10,
+            &peer.datagram(&Message::InputAck {
+                next_expected: Frame::new(10_000),
+            }),
+        );
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        assert_eq!(ours.stats().unacked_frames, 5, "still resent");
+        ours.handle_datagram(
+            11,
+            &peer.datagram(&Message::InputAck {
+                next_expected: Frame::new(3),
+            }),
+        );
+        assert_eq!(ours.stats().unacked_frames, 2);
+    }
+
+    #[test]
+    fn a_frame_advantage_no_machine_can_have_is_not_taken() {
+        let (mut ours, mut peer) = connected();
+        for frame_advantage in [-2_711, i16::MIN, 30_000] {
+            ours.handle_datagram(
+                10,
+                &peer.datagram(&Message::QualityReport(QualityReport {
+                    timestamp_ms: 10,
+                    frame_advantage,
+                })),
+            );
+        }
+        assert_eq!(ours.stats().dropped_implausible, 3);
+        assert!(!ours
+            .drain_events()
+            .any(|event| matches!(event, Event::RemoteFrameAdvantage(_))));
+        ours.handle_datagram(
+            11,
+            &peer.datagram(&Message::QualityReport(QualityReport {
+                timestamp_ms: 11,
+                frame_advantage: -3,
+            })),
+        );
+        assert!(ours
+            .drain_events()
+            .any(|event| event == Event::RemoteFrameAdvantage(-3)));
+    }
+
+    #[test]
+    fn a_checksum_report_of_frame_2_to_the_32_does_not_turn_desync_detection_off() {
+        let (mut ours, mut peer) = connected();
+        sent_frames(&mut ours, 61);
+        let report = |frame: u32, checksum: u64| Message::ChecksumReport {
+            entries: vec![ChecksumEntry {
+                frame: Frame::new(frame),
+                checksum: netcade::checksum::Checksum(checksum),
+            }],
+        };
+        ours.handle_datagram(10, &peer.datagram(&report(u32::MAX, 1)));
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        ours.handle_datagram(11, &peer.datagram(&report(60, 2)));
+        assert!(ours.drain_events().any(|event| event
+            == Event::RemoteChecksum {
+                frame: Frame::new(60),
+                checksum: netcade::checksum::Checksum(2),
+            }));
+    }
+
+    #[test]
+    fn a_start_asking_to_wait_a_minute_is_refused() {
+        let (mut ours, mut peer) = connected();
+        ours.handle_datagram(10, &peer.datagram(&Message::Start { delay_ms: 65_535 }));
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        assert!(!ours
+            .drain_events()
+            .any(|event| matches!(event, Event::StartRequested { .. })));
+        let mut acks = 0;
+        ours.poll(11, &mut |datagram| acks += usize::from(datagram[3] == 15));
+        assert_eq!(acks, 0, "nothing to acknowledge");
+        ours.handle_datagram(
+            12,
+            &peer.datagram(&Message::Start {
+                delay_ms: MAX_START_DELAY_MS,
+            }),
+        );
+        assert!(ours.drain_events().any(|event| event
+            == Event::StartRequested {
+                delay_ms: MAX_START_DELAY_MS
+            }));
+    }
+
+    #[test]
+    fn a_sequence_number_pushed_far_ahead_does_not_deafen_the_link() {
+        let (mut ours, mut peer) = connected();
+        sent_frames(&mut ours, 5);
+        ours.handle_datagram(10, &peer.datagram(&Message::KeepAlive));
+        let next = peer.sequence;
+        peer.sequence = Sequence(next.0 + 300);
+        ours.handle_datagram(11, &peer.datagram(&Message::KeepAlive));
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        // The peer's next real datagram is taken.
+        peer.sequence = next;
+        ours.handle_datagram(
+            12,
+            &peer.datagram(&Message::InputAck {
+                next_expected: Frame::new(5),
+            }),
+        );
+        assert_eq!(ours.stats().unacked_frames, 0);
     }
 
     #[test]

@@ -37,7 +37,8 @@ Exit codes:
      written, or the netplay host never answered
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
   5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
-  6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame
+  6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame, or
+     the match stalled (no frame final for 10 s although the peer was heard)
   7  replay play --verify: every checkpoint the file holds agrees, but the file is incomplete
      (cut short, damaged, or never ended), so the rest of the match was not verified";
 

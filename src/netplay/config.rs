@@ -67,6 +67,10 @@ pub struct NetplayConfig<A> {
     pub interrupt_after_ms: Millis,
     /// Silence after which a peer is dropped from the match.
     pub disconnect_after_ms: Millis,
+    /// Frames asked for without one becoming final for this long end the
+    /// match (`NetplayEvent::Stalled`): the peers hear each other, yet
+    /// nothing moves.
+    pub stall_after_ms: Millis,
     /// Tuning of the speed corrections that keep the machines' frames in step.
     pub time_sync: TimeSyncConfig,
     /// Whether the start-up host delays each machine's start by its distance
@@ -118,6 +122,7 @@ impl<A> NetplayConfig<A> {
             dynamic_input_delay: true,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            stall_after_ms: 10_000,
             time_sync: TimeSyncConfig::default(),
             compensate_start_latency: true,
             start_lead_ms: 50,

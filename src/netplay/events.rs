@@ -98,6 +98,15 @@ pub enum NetplayEvent {
         /// The oldest frame this machine can still return to.
         oldest: Frame,
     },
+    /// Frames were asked for, but none became final for `stalled_for_ms`
+    /// although the peers were heard: we left the match (`MatchEnded`
+    /// follows), telling the others why.
+    Stalled {
+        /// The last final frame.
+        at_frame: Option<Frame>,
+        /// How long nothing became final, in ms.
+        stalled_for_ms: Millis,
+    },
     /// Too few players are left (or we left): the match is over.
     MatchEnded {
         /// The frame at which the match ended.

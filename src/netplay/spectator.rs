@@ -41,6 +41,9 @@ pub struct SpectatorConfig<A> {
     pub interrupt_after_ms: Millis,
     /// Silence after which the host is given up.
     pub disconnect_after_ms: Millis,
+    /// No state and no new frame from a host heard all along for this
+    /// long ends the watch ([`SpectatorEvent::Stalled`]).
+    pub stall_after_ms: Millis,
     /// The largest savestate accepted, expanded.
     pub max_state_bytes: usize,
     /// Bounds of the jitter buffer's delay and catch-up (its frame rate is
@@ -66,6 +69,7 @@ impl<A> SpectatorConfig<A> {
             secret: LinkSecret::well_known(),
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            stall_after_ms: 10_000,
             max_state_bytes: 16 << 20,
             jitter: JitterConfig::new(f64::from(settings.frame_rate_millihertz) / 1000.0),
         }
@@ -104,6 +108,12 @@ pub enum SpectatorEvent {
     HostGone(DisconnectCause),
     /// The host sent more frames than anyone can be behind: we left.
     Flooded,
+    /// Welcomed, the host was heard, yet no state and no new frame came
+    /// for `stalled_for_ms`: we left.
+    Stalled {
+        /// How long nothing came, in ms.
+        stalled_for_ms: Millis,
+    },
 }
 
 /// Where the spectator is.
@@ -146,6 +156,10 @@ pub struct SpectatorSession<A> {
     events: VecDeque<SpectatorEvent>,
     dropped_foreign: u64,
     now: Millis,
+    stall_after_ms: Millis,
+    /// Where the watch was, and since when it has not moved while the host
+    /// was heard.
+    progress: ((SpectatorPhase, Frame), Millis),
 }
 
 impl<A: Copy + PartialEq> SpectatorSession<A> {
@@ -183,6 +197,8 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             events: VecDeque::new(),
             dropped_foreign: 0,
             now,
+            stall_after_ms: config.stall_after_ms,
+            progress: ((SpectatorPhase::Connecting, Frame::ZERO), now),
         })
     }
 
@@ -207,10 +223,31 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// Sends what is due (Hello, acks, keep-alives) to the host.
     pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
         self.now = now;
+        self.watch_for_stalls(now);
         let host = self.host;
         self.endpoint
             .poll(now, &mut |datagram| send(host, datagram));
         self.pump();
+    }
+
+    /// Ends the watch when, welcomed and with the host still heard, no
+    /// state and no new frame came for `stall_after_ms`.
+    fn watch_for_stalls(&mut self, now: Millis) {
+        let at = (self.phase, self.received_end);
+        let (was, since) = self.progress;
+        // A silent host is the disconnect timeout's to end.
+        if at != was || self.endpoint.silent_for(now) >= super::session::HEARD_WITHIN_MS {
+            self.progress = (at, now);
+            return;
+        }
+        let waiting = matches!(
+            self.phase,
+            SpectatorPhase::AwaitingState | SpectatorPhase::Watching
+        );
+        let stalled_for_ms = now.saturating_sub(since);
+        if waiting && !self.host_gone && stalled_for_ms >= self.stall_after_ms {
+            self.end_with(SpectatorEvent::Stalled { stalled_for_ms });
+        }
     }
 
     /// The host's savestate, once arrived: load it before running frames.
@@ -433,8 +470,11 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     }
 
     fn end_with(&mut self, event: SpectatorEvent) {
-        self.endpoint
-            .disconnect(crate::protocol::DisconnectReason::ProtocolError);
+        let reason = match event {
+            SpectatorEvent::Stalled { .. } => crate::protocol::DisconnectReason::Stalled,
+            _ => crate::protocol::DisconnectReason::ProtocolError,
+        };
+        self.endpoint.disconnect(reason);
         self.host_gone = true;
         self.phase = SpectatorPhase::Ended;
         self.rows.clear();

@@ -47,6 +47,11 @@ pub const MAX_BLOB_SIZE: usize = 16 << 20;
 /// the sender never runs further ahead than this.
 pub const BLOB_ACK_WINDOW: u32 = 256;
 
+/// The longest wait a Start may ask for: half the round trip to the
+/// farthest member plus a frame or two of lead, far below this on any link
+/// a match can be played over.
+pub const MAX_START_DELAY_MS: u16 = 2_000;
+
 /// A checksum report repeats at most this many recent checksums.
 pub const MAX_CHECKSUMS_PER_REPORT: usize = 4;
 
@@ -298,6 +303,9 @@ pub enum DisconnectReason {
     Desync,
     /// The peer sent something this side cannot accept.
     ProtocolError,
+    /// No frame became final for too long although the peers heard each
+    /// other (version 5).
+    Stalled,
     /// A reason code this version does not know.
     Other(u8),
 }
@@ -309,6 +317,7 @@ impl DisconnectReason {
             DisconnectReason::Timeout => 2,
             DisconnectReason::Desync => 3,
             DisconnectReason::ProtocolError => 4,
+            DisconnectReason::Stalled => 5,
             DisconnectReason::Other(code) => code,
         }
     }
@@ -319,6 +328,7 @@ impl DisconnectReason {
             2 => DisconnectReason::Timeout,
             3 => DisconnectReason::Desync,
             4 => DisconnectReason::ProtocolError,
+            5 => DisconnectReason::Stalled,
             other => DisconnectReason::Other(other),
         }
     }
@@ -331,6 +341,7 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::Timeout => f.write_str("the connection timed out"),
             DisconnectReason::Desync => f.write_str("the games desynchronized"),
             DisconnectReason::ProtocolError => f.write_str("protocol error"),
+            DisconnectReason::Stalled => f.write_str("the match stalled"),
             DisconnectReason::Other(code) => write!(f, "reason code {code}"),
         }
     }

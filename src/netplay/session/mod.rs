@@ -11,6 +11,9 @@ mod links;
 mod setup;
 mod spectators;
 mod start;
+mod watchdog;
+
+pub use watchdog::HEARD_WITHIN_MS;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -108,6 +111,9 @@ pub struct NetplaySession<A: Ord + Copy> {
     left: bool,
     /// An error found while handling datagrams, returned by the next `advance_frame`.
     pending_error: Option<NetplayError>,
+    /// The last final frame and since when frames were asked for without
+    /// another becoming final.
+    progress: Option<(Option<Frame>, Millis)>,
     dropped_unknown: u64,
     now: Millis,
     startup: StartUp,
@@ -148,6 +154,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             waiting_since: None,
             left: false,
             pending_error: None,
+            progress: None,
             dropped_unknown: 0,
             now,
             startup,
@@ -233,6 +240,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 return Ok(outcome);
             }
         }
+        if self.stalled(now) {
+            return Ok(FrameOutcome::Ended);
+        }
         self.send_local_inputs()?;
         self.report_frame_lags();
         let outcome = self.session.advance_frame(requests);
@@ -299,12 +309,17 @@ impl<A: Ord + Copy> NetplaySession<A> {
 
     /// Leaves the match: every peer is told, and the match ends here.
     pub fn leave(&mut self) {
+        self.leave_because(protocol::DisconnectReason::Quit);
+    }
+
+    /// Leaves the match telling every peer `reason`.
+    fn leave_because(&mut self, reason: protocol::DisconnectReason) {
         if self.left {
             return;
         }
         self.left = true;
         for (_, endpoint) in self.endpoints.iter_mut() {
-            endpoint.disconnect(protocol::DisconnectReason::Quit);
+            endpoint.disconnect(reason);
         }
         self.events.push_back(NetplayEvent::MatchEnded {
             at_frame: self.session.current_frame(),

@@ -8,6 +8,7 @@
 //! which decides when to send them; every Start that arrives is acknowledged.
 
 mod blobs;
+mod claims;
 mod config;
 mod datagrams;
 mod departures;
@@ -201,6 +202,11 @@ impl PeerEndpoint {
     /// which a Hello (sent in anyone's name) is not.
     pub fn peer_knows_session(&self) -> bool {
         self.peer_knows_session
+    }
+
+    /// How long the peer has been silent at `now`, in ms.
+    pub fn silent_for(&self, now: Millis) -> Millis {
+        now.saturating_sub(self.last_received_at)
     }
 
     /// Disconnected with every goodbye sent: the owner may drop the endpoint.

@@ -195,9 +195,16 @@ impl PlayersRole {
                 self.machine.sink.player_left(*at_frame, self.seat.peer);
                 let gone = *self.ending.peer_gone.get_or_insert(match reason {
                     DisconnectReason::Quit => MatchEnd::PeerLeft,
+                    DisconnectReason::Stalled => MatchEnd::Stalled,
                     _ => MatchEnd::PeerLost,
                 });
                 narrator.notice(gone.describe());
+            }
+            NetplayEvent::Stalled { stalled_for_ms, .. } => {
+                self.ending.peer_gone.get_or_insert(MatchEnd::Stalled);
+                narrator.warn_and_show(&format!(
+                    "no frame became final for {stalled_for_ms} ms although the peer is heard: left the match"
+                ))?;
             }
             NetplayEvent::PeerSynchronized { .. } => self.ending.answered = true,
             NetplayEvent::SpectatorLeft => narrator.notice("a spectator left"),
@@ -276,7 +283,7 @@ impl PlayersRole {
             _ if report.desyncs.detected > 0 => Outcome::NetplayFailed,
             MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
             MatchEnd::PeerLeft if self.frames.is_none() => Outcome::Success,
-            MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
+            MatchEnd::PeerLeft | MatchEnd::PeerLost | MatchEnd::Stalled => Outcome::PeerLost,
         };
         Ok(LiveMatch {
             outcome,

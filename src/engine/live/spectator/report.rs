@@ -20,6 +20,8 @@ pub enum WatchEnd {
     HostLost,
     /// The spectator closed the window.
     WindowClosed,
+    /// The host was heard, but nothing new came from it for too long.
+    Stalled,
 }
 
 impl WatchEnd {
@@ -29,6 +31,7 @@ impl WatchEnd {
             WatchEnd::Interrupted => "interrupted (Ctrl-C)",
             WatchEnd::HostLost => "the host was lost",
             WatchEnd::WindowClosed => "the window was closed",
+            WatchEnd::Stalled => "the match stalled",
         }
     }
 
@@ -38,6 +41,7 @@ impl WatchEnd {
             WatchEnd::Interrupted => "interrupted",
             WatchEnd::HostLost => "host_lost",
             WatchEnd::WindowClosed => "window_closed",
+            WatchEnd::Stalled => "stalled",
         }
     }
 
@@ -46,7 +50,7 @@ impl WatchEnd {
         match self {
             WatchEnd::Finished => EndReason::Finished,
             WatchEnd::Interrupted | WatchEnd::WindowClosed => EndReason::Interrupted,
-            WatchEnd::HostLost => EndReason::Disconnect,
+            WatchEnd::HostLost | WatchEnd::Stalled => EndReason::Disconnect,
         }
     }
 }

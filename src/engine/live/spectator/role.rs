@@ -26,6 +26,8 @@ pub(crate) struct SpectatorRole {
     /// The last frame to watch, if not the match's last.
     frames: Option<u32>,
     host_gone: Option<DisconnectCause>,
+    /// The watch ended here because of what the host sent (or did not).
+    broken: Option<WatchEnd>,
     /// The frame before the last tick.
     frame_before: u32,
     /// When the status line was last shown.
@@ -42,6 +44,7 @@ impl SpectatorRole {
             machine,
             frames,
             host_gone: None,
+            broken: None,
             frame_before: 0,
             status_last: None,
             left_ms: 0,
@@ -58,10 +61,18 @@ impl SpectatorRole {
                 "watching from frame {frame} (the host's savestate, {bytes} bytes)"
             )),
             SpectatorEvent::BadState(error) => {
+                self.broken = Some(WatchEnd::HostLost);
                 narrator.warn(&format!("the host's savestate could not be read: {error}"))
             }
             SpectatorEvent::Flooded => {
+                self.broken = Some(WatchEnd::HostLost);
                 narrator.warn("the host sent more frames than any match runs: left")
+            }
+            SpectatorEvent::Stalled { stalled_for_ms } => {
+                self.broken = Some(WatchEnd::Stalled);
+                narrator.warn(&format!(
+                    "nothing new came from the host for {stalled_for_ms} ms although it is heard: left"
+                ))
             }
             SpectatorEvent::NetworkInterrupted { silent_for_ms } => narrator.warn(&format!(
                 "nothing heard from the host for {silent_for_ms} ms"
@@ -88,7 +99,7 @@ impl SpectatorRole {
         };
         let outcome = match end {
             WatchEnd::Finished | WatchEnd::Interrupted | WatchEnd::WindowClosed => Outcome::Success,
-            WatchEnd::HostLost => Outcome::PeerLost,
+            WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
         };
         Ok(LiveMatch {
             outcome,
@@ -165,6 +176,9 @@ impl LiveRole for SpectatorRole {
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
         if !self.machine.finished() {
             return None;
+        }
+        if let Some(broken) = self.broken {
+            return Some(broken);
         }
         let quit = matches!(
             self.host_gone,
