@@ -356,6 +356,33 @@ fn the_joiner_plays_with_the_hosts_core_options_over_its_own() {
         "{notes}"
     );
     assert!(!stderr(&host).contains("core options"), "{host:?}");
+    // Its own option, dropped for the host's, is not warned about.
+    assert!(!notes.contains("pre-flight"), "{notes}");
+}
+
+#[test]
+fn a_joiner_taking_on_the_hosts_unfaithful_core_option_warns_of_its_pre_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::dojo_arena();
+    let game = ["--core", "duel", "--rom", arena.as_str()];
+    let unfaithful = ["--option", UNFAITHFUL];
+    let (host, port) = start_host(
+        dir.path(),
+        &game,
+        &[&["--frames", "60", "--inputs", "none"][..], &unfaithful].concat(),
+    );
+    let join = start_join(port, &game, &["--frames", "60", "--inputs", "none"]);
+    let join = join.finish(MATCH_TIMEOUT);
+    host.finish(MATCH_TIMEOUT);
+    let errors = stderr(&join);
+    assert!(
+        errors.contains("note: the host's core options win"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("warning: rollback pre-flight: Duel"),
+        "{errors}"
+    );
 }
 
 #[test]
@@ -468,29 +495,30 @@ const UNFAITHFUL: &str = "duel_inject_nondeterminism=enabled";
 
 #[test]
 fn a_core_that_fails_the_rollback_pre_flight_is_warned_about_without_strict() {
-    // A warning, then the join goes ahead (and, nobody answering, times
-    // out).
+    // The host: a warning, then it goes ahead (and is interrupted while
+    // it waits).
     let arena = support::dojo_arena();
-    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let address = silent.local_addr().unwrap().to_string();
-    let lenient = [
-        "join",
-        &address,
-        "--connect-timeout-s",
-        "1",
-        "--core",
-        "duel",
-        "--rom",
-        &arena,
-        "--option",
-        UNFAITHFUL,
-    ];
-    let output = netcade(&lenient);
-    let errors = stderr(&output);
+    let unfaithful = ["--core", "duel", "--rom", &arena, "--option", UNFAITHFUL];
+    let dir = tempfile::tempdir().unwrap();
+    let (mut host, _) = start_host(dir.path(), &unfaithful, &[]);
+    host.wait_for_stdout("waiting for a player to join", MATCH_TIMEOUT);
+    host.interrupt();
+    let errors = stderr(&host.finish(MATCH_TIMEOUT));
     assert!(
         errors.contains("warning: rollback pre-flight: Duel"),
         "{errors}"
     );
+
+    // A joiner knows the options it plays with once the host answers: one
+    // that nobody answers runs no pre-flight (see the tests above for
+    // joiners that are answered).
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let mut lenient = vec!["join", &address, "--connect-timeout-s", "1"];
+    lenient.extend_from_slice(&unfaithful);
+    let output = netcade(&lenient);
+    let errors = stderr(&output);
+    assert!(!errors.contains("pre-flight"), "{errors}");
     assert!(errors.contains("error: no answer"), "{errors}");
 }
 

@@ -6,6 +6,7 @@
 mod support;
 
 use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 use support::cli::{last_json, spawn_host_with_env, spawn_netcade_with_env, stderr, Background};
 
@@ -13,6 +14,18 @@ const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn spawn_in_window(args: &[&str], config: &Path) -> Background {
     spawn_netcade_with_env(args, &[("NETCADE_CONFIG_DIR", config.as_os_str())])
+}
+
+/// A host and a joiner (`join 127.0.0.1:PORT` followed by `join_args`),
+/// each in a window with its input config in `dir`, played to the end.
+fn play_in_two_windows(dir: &Path, host_args: &[&str], join_args: &[&str]) -> (Output, Output) {
+    let in_window = [("NETCADE_CONFIG_DIR", dir.as_os_str())];
+    let (host, port) = spawn_host_with_env(dir, host_args, &in_window, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let join = spawn_in_window(&[&["join", &address][..], join_args].concat(), dir);
+    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    (host, join)
 }
 
 #[test]
@@ -33,14 +46,8 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
         &shot_arg,
     ];
     host_args.extend_from_slice(&game);
-    let in_window = [("NETCADE_CONFIG_DIR", dir.path().as_os_str())];
-    let (host, port) = spawn_host_with_env(dir.path(), &host_args, &in_window, MATCH_TIMEOUT);
-    let address = format!("127.0.0.1:{port}");
-    let mut join_args = vec!["join", &address, "--inputs", "random:2"];
-    join_args.extend_from_slice(&game);
-    let join = spawn_in_window(&join_args, dir.path());
-    let host = host.finish(MATCH_TIMEOUT + Duration::from_secs(10));
-    let join = join.finish(MATCH_TIMEOUT + Duration::from_secs(10));
+    let join_args = [&["--inputs", "random:2"][..], &game].concat();
+    let (host, join) = play_in_two_windows(dir.path(), &host_args, &join_args);
     for (side, output) in [("host", &host), ("join", &join)] {
         assert!(output.status.success(), "{side}: {}", stderr(output));
         assert!(
@@ -77,6 +84,24 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
         text_pixels > 200,
         "overlay text pixels in the top rows: {text_pixels}"
     );
+}
+
+#[test]
+fn players_in_windows_without_inputs_play_with_their_own_devices_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::dojo_arena();
+    let game = [
+        "--core", "duel", "--rom", &arena, "--frames", "120", "--json",
+    ];
+    let small = [&game[..], &["--window-size", "320x240"]].concat();
+    let (host, join) = play_in_two_windows(dir.path(), &small, &small);
+    for (side, output) in [("host", &host), ("join", &join)] {
+        assert!(output.status.success(), "{side}: {}", stderr(output));
+        let json = last_json(output);
+        assert_eq!(json["end"], "finished", "{side}: {json}");
+        // No bot pressing buttons alongside the player's keyboard.
+        assert_eq!(json["inputs"], "none", "{side}: {json}");
+    }
 }
 
 #[test]

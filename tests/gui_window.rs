@@ -7,9 +7,12 @@
 mod support;
 
 use netcade::emulator::{Emulator, PixelFormat, VideoFrame};
+use netcade::engine::inputs::NO_INPUTS;
 use netcade::engine::live::front_end::FrontEnd;
 use netcade::engine::png::frame_to_rgb;
 use netcade::gui::input_map::InputMap;
+use netcade::gui::overlay::Overlay;
+use netcade::gui::play::{play_in_window, LocalPlay, Pacing};
 use netcade::gui::renderer::DisplayShader;
 use netcade::gui::window::{DisplayArgs, Window};
 use netcade::input::Buttons;
@@ -223,25 +226,36 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
     assert_eq!(window.held(2)[0], Buttons::NONE);
 }
 
+/// A key pressed (`repeat`: held long enough for the keyboard to repeat it).
+fn key_down(keycode: Keycode, repeat: bool) -> Event {
+    Event::KeyDown {
+        timestamp: 0,
+        window_id: 0,
+        keycode: Some(keycode),
+        scancode: None,
+        keymod: Mod::NOMOD,
+        repeat,
+    }
+}
+
+/// A match's window showing Duel, its input config read from `config`
+/// (kept out of the user's).
+fn match_window(config: &std::path::Path) -> netcade::gui::front_end::WindowFrontEnd {
+    std::env::set_var("NETCADE_CONFIG_DIR", config);
+    let duel = support::load_duel_dojo();
+    netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
+        .expect("the window opens")
+}
+
 #[test]
 fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the_local_player() {
     let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
-    // The window reads the input config: keep it out of the user's.
     let config = tempfile::tempdir().unwrap();
-    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
-    let duel = support::load_duel_dojo();
-    let mut front =
-        netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &DisplayArgs::default())
-            .expect("the window opens");
-    let key_down = Event::KeyDown {
-        timestamp: 0,
-        window_id: 0,
-        keycode: Some(Keycode::J),
-        scancode: None,
-        keymod: Mod::NOMOD,
-        repeat: false,
-    };
-    front.window().push_event(key_down).unwrap();
+    let mut front = match_window(config.path());
+    front
+        .window()
+        .push_event(key_down(Keycode::J, false))
+        .unwrap();
     assert_eq!(front.local_buttons(), Some(Buttons::B));
     assert!(!front.quit_requested());
     front
@@ -250,4 +264,126 @@ fn closing_a_matchs_window_asks_the_frame_loop_to_leave_and_its_keys_play_as_the
         .unwrap();
     front.local_buttons();
     assert!(front.quit_requested());
+}
+
+#[test]
+fn esc_in_a_matchs_window_asks_first_and_a_second_press_leaves() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = tempfile::tempdir().unwrap();
+    let mut front = match_window(config.path());
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, false))
+        .unwrap();
+    front.local_buttons();
+    assert!(!front.quit_requested(), "one press does not end the match");
+    assert_eq!(
+        front.notices_shown(),
+        ["press Esc again to leave the match"]
+    );
+    // Holding Esc down is still the one press.
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, true))
+        .unwrap();
+    front.local_buttons();
+    assert!(!front.quit_requested(), "a held key is one press");
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, false))
+        .unwrap();
+    front.local_buttons();
+    assert!(front.quit_requested(), "the second press leaves");
+}
+
+#[test]
+fn esc_in_local_play_leaves_at_once() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut window = open_window((320, 240), DisplayShader::default(), false);
+    let mut duel = support::load_duel_dojo();
+    let mut play = LocalPlay::new(&mut duel.core, 100, 1 << 20, Box::new(())).unwrap();
+    window.push_event(key_down(Keycode::Escape, false)).unwrap();
+    // Ten seconds of frames, unless Esc leaves first.
+    let pacing = Pacing {
+        frames: Some(600),
+        speed: 1.0,
+        screenshot_at: None,
+    };
+    let mut idle = |_: &Window| NO_INPUTS;
+    play_in_window(
+        &mut window,
+        &mut play,
+        pacing,
+        &mut idle,
+        false,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(play.frame(), 0, "it left before running a frame");
+}
+
+/// The smallest rectangle (x, y, width, height) holding every pixel of the
+/// `width`-wide RGB picture `rgb` that is not `background`.
+fn bounding_box(rgb: &[u8], width: u32, background: [u8; 3]) -> Option<(u32, u32, u32, u32)> {
+    let mut found: Option<(u32, u32, u32, u32)> = None;
+    for (index, pixel) in rgb.chunks(3).enumerate() {
+        if pixel == background {
+            continue;
+        }
+        let (x, y) = (index as u32 % width, index as u32 / width);
+        let (left, top, right, bottom) = found.unwrap_or((x, y, x, y));
+        found = Some((left.min(x), top.min(y), right.max(x), bottom.max(y)));
+    }
+    found.map(|(left, top, right, bottom)| (left, top, right - left + 1, bottom - top + 1))
+}
+
+#[test]
+fn shift_f1_moves_the_overlay_round_the_corners_of_the_window_at_the_size_of_its_content() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let (width, height) = (640u32, 480u32);
+    let mut window = open_window((width, height), DisplayShader::Nearest, false);
+    // A plain green game picture: the overlay darkens what it covers.
+    let green: Vec<u8> = [0u8, 200, 0, 0].repeat(64 * 48);
+    let frame = VideoFrame {
+        width: 64,
+        height: 48,
+        pitch: 256,
+        format: PixelFormat::Xrgb8888,
+        pixels: &green,
+    };
+    let mut overlay = Overlay::new(false);
+    overlay.notice(0, "a spectator joined");
+    let canvas = overlay.render(0).expect("the notice shows");
+    // Content-sized: the notice's 18 characters, not a fixed panel.
+    assert!(canvas.width < 20 * 8, "{}", canvas.width);
+    let covered = |window: &mut Window| {
+        let (w, _, shown) = window
+            .present(Some(&frame), 4.0 / 3.0, Some(&canvas), true)
+            .unwrap();
+        bounding_box(&shown, w, [0, 200, 0]).expect("the overlay is drawn")
+    };
+    // At 480 rows the overlay is drawn 1:1, 8 pixels from the edges.
+    let (w, h) = (canvas.width, canvas.height);
+    assert_eq!(covered(&mut window), (8, 8, w, h), "top left at first");
+    let shift_f1 = Event::KeyDown {
+        timestamp: 0,
+        window_id: 0,
+        keycode: Some(Keycode::F1),
+        scancode: None,
+        keymod: Mod::LSHIFTMOD,
+        repeat: false,
+    };
+    for expected in [
+        (width - 8 - w, 8),
+        (width - 8 - w, height - 8 - h),
+        (8, height - 8 - h),
+        (8, 8),
+    ] {
+        window.push_event(shift_f1.clone()).unwrap();
+        assert_eq!(window.poll(), [], "the window moves it itself");
+        assert_eq!(covered(&mut window), (expected.0, expected.1, w, h));
+    }
+    // F1 alone still shows or hides the panel.
+    window.push_event(key_down(Keycode::F1, false)).unwrap();
+    assert_eq!(window.poll(), [netcade::gui::window::Action::ToggleOverlay]);
 }

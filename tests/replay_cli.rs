@@ -197,7 +197,7 @@ fn a_cut_replay_plays_up_to_its_last_whole_record_and_says_where_it_was_cut() {
     let warning = stderr(&played);
     assert!(warning.contains("is cut short at byte"), "{warning}");
     assert!(
-        stdout(&played).contains("incomplete: the file is cut short or damaged at byte"),
+        stdout(&played).contains("incomplete: the file is cut short at byte"),
         "{played:?}"
     );
     let json = last_json(&played);
@@ -292,6 +292,50 @@ fn verifying_a_replay_without_its_end_record_exits_apart_from_a_whole_one() {
     assert_eq!(cut.status.code(), Some(7), "{cut:?}");
     assert!(stdout(&cut).contains("incomplete: "), "{cut:?}");
     assert_eq!(last_json(&cut)["complete"], false);
+}
+
+#[test]
+fn a_replay_with_one_damaged_byte_plays_up_to_the_damage_and_verify_says_what_it_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = duel_replay(dir.path(), "damaged.ncr", "dojo", 600);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let verified = replay(&["play", &path, "--headless", "--verify", "--json"]);
+    assert_eq!(verified.status.code(), Some(7), "{verified:?}");
+    let warning = stderr(&verified);
+    assert!(
+        warning.contains("is damaged: the record at byte "),
+        "{warning}"
+    );
+    let text = stdout(&verified);
+    assert!(
+        text.contains("incomplete: the file is damaged: the record at byte "),
+        "{text}"
+    );
+    assert!(text.contains("only frames 0.."), "{text}");
+    let json = last_json(&verified);
+    assert_eq!(json["verified"], true, "{json}");
+    assert_eq!(json["complete"], false, "{json}");
+    let frames = json["frames"].as_u64().unwrap();
+    assert!((60..600).contains(&frames), "{json}");
+
+    let info = last_json(&replay(&["info", &path, "--json"]));
+    let offset = info["cut_at"]
+        .as_u64()
+        .expect("the damaged record's offset");
+    assert!(offset <= middle as u64, "{info}");
+    let damage = info["damage"].as_str().unwrap_or_default();
+    assert!(damage.contains(&format!("byte {offset}")), "{info}");
+    let text = stdout(&replay(&["info", &path]));
+    assert!(
+        text.contains(&format!(
+            "end: none: the file is damaged: the record at byte {offset}"
+        )),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The replay format as recorders and players rely on it: what is written
-//! reads back, a file cut anywhere reads up to its last whole record, and
-//! corrupted or hostile bytes are refused with the offset at fault.
+//! reads back, a file cut anywhere or damaged after its header reads up to
+//! its last whole record, and hostile bytes are refused with the offset at
+//! fault.
 
 use netcade::checksum::Checksum;
 use netcade::input::Buttons;
@@ -172,23 +173,50 @@ fn a_file_cut_anywhere_reads_up_to_its_last_whole_record() {
 }
 
 #[test]
-fn a_flipped_byte_is_refused_naming_the_record_it_is_in() {
+fn a_flipped_byte_reads_up_to_the_record_it_damages_and_names_its_offset() {
     let bytes = recorded(200);
+    let whole = read_replay(&bytes[..]).unwrap();
     let mut corrupted = bytes.clone();
     let position = bytes.len() - 40;
     corrupted[position] ^= 0x10;
-    let error = read_replay(&corrupted[..]).unwrap_err();
-    let offset = match error {
-        ReplayError::BadRecordCheck { offset } => offset,
-        ReplayError::RecordTooLong { offset, .. } | ReplayError::UnknownRecord { offset, .. } => {
-            offset
-        }
-        other => panic!("{other}"),
-    };
+    let replay = read_replay(&corrupted[..]).expect("a damaged file reads up to the damage");
+    let offset = replay.cut_at.expect("the damaged record's offset is kept");
     assert!(offset <= position as u64 && offset + 64 > position as u64);
-    assert!(
-        error.to_string().contains(&format!("byte {offset}")),
-        "{error}"
+    assert_eq!(
+        replay.bytes, offset,
+        "nothing from the damaged record on is read"
+    );
+    let damage = replay
+        .damage
+        .clone()
+        .expect("the damage is named")
+        .to_string();
+    assert!(damage.contains(&format!("byte {offset}")), "{damage}");
+    assert_eq!(
+        replay.stops_short(),
+        Some(format!("damaged: {damage}")),
+        "it is told apart from a cut"
+    );
+    assert_eq!(replay.end, None);
+    assert!(replay.frames() <= whole.frames());
+    for frame in 0..replay.frames() {
+        assert_eq!(
+            replay.inputs(Frame::new(frame)),
+            whole.inputs(Frame::new(frame))
+        );
+    }
+}
+
+#[test]
+fn a_damaged_header_is_refused_naming_its_offset() {
+    let mut bytes = recorded(200);
+    bytes[netcade::replay::PREAMBLE_SIZE + 20] ^= 0x10;
+    let error = read_replay(&bytes[..]).unwrap_err();
+    assert_eq!(
+        error,
+        ReplayError::BadRecordCheck {
+            offset: netcade::replay::PREAMBLE_SIZE as u64
+        }
     );
 }
 
@@ -344,15 +372,18 @@ fn an_inputs_record_claiming_more_inputs_than_its_bytes_hold_is_refused() {
 }
 
 #[test]
-fn a_record_claiming_an_absurd_length_is_refused_without_reading_it() {
+fn a_record_claiming_an_absurd_length_is_damage_found_without_reading_it() {
     let mut bytes = recorded(0);
+    let whole = bytes.len() as u64;
     bytes.push(3);
     netcade::encoding::put_varint(&mut bytes, 1 << 40);
-    let error = read_replay(&bytes[..]).unwrap_err();
+    let replay = read_replay(&bytes[..]).unwrap();
     assert!(
-        matches!(error, ReplayError::RecordTooLong { length, .. } if length == 1 << 40),
-        "{error}"
+        matches!(replay.damage, Some(ReplayError::RecordTooLong { length, offset, .. }) if length == 1 << 40 && offset == whole),
+        "{:?}",
+        replay.damage
     );
+    assert_eq!(replay.cut_at, Some(whole));
 }
 
 proptest! {

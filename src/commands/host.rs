@@ -18,7 +18,11 @@ pub struct HostArgs {
 
 /// `netcade host`.
 pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let settings = HostSettings {
+        common: args.outputs.with_default_inputs(&args.settings.common),
+        ..args.settings.clone()
+    };
     args.outputs.play_live(out, |outputs, options, out| {
-        host_match(&args.settings, outputs, options, out)
+        host_match(&settings, outputs, options, out)
     })
 }

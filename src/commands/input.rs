@@ -62,7 +62,7 @@ pub fn input_command(args: &InputArgs, out: &mut dyn Write) -> Result<Outcome, A
         let now_ms = started.elapsed().as_millis() as u64;
         for action in window.poll() {
             match action {
-                Action::Quit => return Ok(Outcome::Success),
+                Action::Quit | Action::Leave => return Ok(Outcome::Success),
                 Action::Notice(text) => {
                     writeln!(out, "{text}")?;
                     overlay.notice(now_ms, text);

@@ -18,7 +18,11 @@ pub struct JoinArgs {
 
 /// `netcade join`.
 pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let settings = JoinSettings {
+        common: args.outputs.with_default_inputs(&args.settings.common),
+        ..args.settings.clone()
+    };
     args.outputs.play_live(out, |outputs, options, out| {
-        join_match(&args.settings, outputs, options, out)
+        join_match(&settings, outputs, options, out)
     })
 }

@@ -4,8 +4,10 @@
 //! that play without recording. The `gui` feature is decided here: the
 //! window's options and opening it.
 
+use crate::engine::inputs::InputSpec;
 use crate::engine::live::front_end::{FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
 use crate::engine::live::options::LiveOptions;
+use crate::engine::live::players::MatchSettings;
 use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::recorder::RecordArgs;
@@ -31,11 +33,30 @@ pub struct ShowArgs {
     pub speaker: SpeakerArgs,
 }
 
+impl ShowArgs {
+    /// Whether the game is shown in a window (whose keyboard and
+    /// controllers play).
+    pub fn in_window(&self) -> bool {
+        cfg!(feature = "gui") && !self.headless
+    }
+
+    /// Where a player's buttons come from when `--inputs` is not given: in
+    /// a window the player's own devices only, headless the random player
+    /// (most games do nothing interesting without input).
+    pub fn default_inputs(&self) -> InputSpec {
+        if self.in_window() {
+            InputSpec::Idle
+        } else {
+            InputSpec::default()
+        }
+    }
+}
+
 impl OpenFrontEnd for ShowArgs {
     /// The window, unless `--headless` or built without the `gui` feature.
     fn open_front_end(&self, game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError> {
         #[cfg(feature = "gui")]
-        if !self.headless {
+        if self.in_window() {
             let window = crate::gui::front_end::WindowFrontEnd::open(game, &self.display)?;
             return Ok(Box::new(window));
         }
@@ -61,6 +82,16 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// `settings` with `--inputs` decided: the window's default
+    /// ([`ShowArgs::default_inputs`]) when it was not given.
+    pub fn with_default_inputs(&self, settings: &MatchSettings) -> MatchSettings {
+        let mut settings = settings.clone();
+        settings
+            .inputs
+            .get_or_insert_with(|| self.show.default_inputs());
+        settings
+    }
+
     /// Plays a live match as a command does (Ctrl-C and the status line its
     /// own), with these outputs, then writes its summary.
     pub fn play_live(
@@ -83,6 +114,48 @@ impl OutputArgs {
                 speaker: self.show.speaker.clone(),
                 headless: self.show.headless,
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::live::players::JoinSettings;
+    use clap::Parser;
+
+    #[derive(Debug, clap::Parser)]
+    struct Join {
+        #[command(flatten)]
+        settings: JoinSettings,
+        #[command(flatten)]
+        outputs: OutputArgs,
+    }
+
+    fn inputs_of(args: &[&str]) -> InputSpec {
+        let mut all = vec!["join", "127.0.0.1:7000", "--core", "duel"];
+        all.extend_from_slice(args);
+        let join = Join::try_parse_from(all).unwrap();
+        join.outputs
+            .with_default_inputs(&join.settings.common)
+            .input_spec()
+    }
+
+    #[test]
+    fn a_player_in_a_window_plays_with_their_own_devices_only_and_headless_with_the_random_player()
+    {
+        let in_window = if cfg!(feature = "gui") {
+            InputSpec::Idle
+        } else {
+            InputSpec::Random { seed: 0 }
+        };
+        assert_eq!(inputs_of(&[]), in_window);
+        assert_eq!(inputs_of(&["--headless"]), InputSpec::Random { seed: 0 });
+        for given in [
+            &["--inputs", "random:7"][..],
+            &["--inputs", "random:7", "--headless"],
+        ] {
+            assert_eq!(inputs_of(given), InputSpec::Random { seed: 7 }, "{given:?}");
         }
     }
 }

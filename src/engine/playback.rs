@@ -26,7 +26,8 @@ pub const KEYFRAME_INTERVAL: u32 = 900;
 /// (the interval doubles).
 pub const KEYFRAME_BUDGET_BYTES: usize = 256 * 1024 * 1024;
 
-/// Reads the replay at `path`, saying on stderr when it was cut short.
+/// Reads the replay at `path`, saying on stderr when it was cut short or
+/// damaged.
 pub fn load_replay(path: &Path) -> Result<Replay, AppError> {
     let file = std::fs::File::open(path).map_err(|source| AppError::OpenFile {
         what: "the replay",
@@ -38,11 +39,8 @@ pub fn load_replay(path: &Path) -> Result<Replay, AppError> {
         source,
     })?;
     let held = frames_held(&replay);
-    if let Some(offset) = replay.cut_at {
-        eprintln!(
-            "warning: {} is cut short at byte {offset} (in the middle of a record): it holds {held}",
-            path.display(),
-        );
+    if let Some(why) = replay.stops_short() {
+        eprintln!("warning: {} is {why}: it holds {held}", path.display());
     } else if replay.end.is_none() {
         eprintln!(
             "warning: {} has no end record (the recording was stopped): it holds {held}",

@@ -1,7 +1,8 @@
 //! The window as a live match's front end, for players and spectators:
 //! each tick's newest picture with the overlay (F1 stats panel and graph, "waiting for opponent...",
 //! notices), this machine's player's buttons from the keyboard and
-//! controllers, and closing the window to leave the match cleanly.
+//! controllers, and closing the window (or Esc twice) to leave the match
+//! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
 use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
@@ -19,12 +20,40 @@ const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_mil
 /// How long frames must wait for the opponent before the window says so.
 const STALL_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// How long after a first Esc in a match a second one leaves it.
+pub const LEAVE_CONFIRM_MS: u64 = 2_000;
+
+/// What a first Esc in a match says.
+pub const LEAVE_QUESTION: &str = "press Esc again to leave the match";
+
+/// Esc in a match: a stray press must not end it, so the first press asks
+/// and only a second within [`LEAVE_CONFIRM_MS`] leaves.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LeaveConfirmation {
+    asked_at_ms: Option<u64>,
+}
+
+impl LeaveConfirmation {
+    /// Esc pressed at `now_ms`: whether it leaves (else it asks, and the
+    /// caller shows [`LEAVE_QUESTION`]).
+    pub fn press(&mut self, now_ms: u64) -> bool {
+        match self.asked_at_ms {
+            Some(asked) if now_ms.saturating_sub(asked) <= LEAVE_CONFIRM_MS => true,
+            _ => {
+                self.asked_at_ms = Some(now_ms);
+                false
+            }
+        }
+    }
+}
+
 /// A match's window.
 pub struct WindowFrontEnd {
     window: Window,
     overlay: Overlay,
     started: Instant,
     quit: bool,
+    leave: LeaveConfirmation,
     /// (time, bytes received, bytes sent) at the last kbps figure.
     traffic: Option<(Instant, u64, u64)>,
     kbps: (f64, f64),
@@ -51,6 +80,7 @@ impl WindowFrontEnd {
             overlay: Overlay::new(display.overlay),
             started: Instant::now(),
             quit: false,
+            leave: LeaveConfirmation::default(),
             traffic: None,
             kbps: (0.0, 0.0),
             screenshot_at,
@@ -64,13 +94,20 @@ impl WindowFrontEnd {
         &self.window
     }
 
+    /// The notices the overlay shows now (tests read what the player is
+    /// told).
+    pub fn notices_shown(&mut self) -> Vec<String> {
+        let now_ms = self.now_ms();
+        self.overlay.notices(now_ms).map(str::to_string).collect()
+    }
+
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
 }
 
 /// A spectator's panel line: the ping, how far behind the players, and
-/// the frames buffered (short enough for the panel's width).
+/// the frames buffered (short enough for one line of the panel).
 fn spectator_line(view: &SpectatorView) -> String {
     let ping = view
         .ping_ms
@@ -93,6 +130,10 @@ impl FrontEnd for WindowFrontEnd {
         for action in self.window.poll() {
             match action {
                 Action::Quit => self.quit = true,
+                Action::Leave if self.leave.press(now_ms) => self.quit = true,
+                Action::Leave => self
+                    .overlay
+                    .notice_for(now_ms, LEAVE_CONFIRM_MS, LEAVE_QUESTION),
                 Action::ToggleOverlay => self.overlay.panel_visible = !self.overlay.panel_visible,
                 Action::Notice(text) => self.overlay.notice(now_ms, text),
                 Action::Pause
@@ -203,6 +244,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_first_esc_asks_and_only_a_second_within_two_seconds_leaves_the_match() {
+        let mut leave = LeaveConfirmation::default();
+        assert!(!leave.press(10_000), "the first press asks");
+        assert!(leave.press(10_000 + LEAVE_CONFIRM_MS), "the second leaves");
+
+        let mut leave = LeaveConfirmation::default();
+        assert!(!leave.press(10_000));
+        assert!(
+            !leave.press(10_001 + LEAVE_CONFIRM_MS),
+            "too late: it asks again"
+        );
+        assert!(
+            leave.press(11_000 + LEAVE_CONFIRM_MS),
+            "and this one leaves"
+        );
+    }
+
+    #[test]
     fn a_spectators_panel_line_names_ping_delay_behind_live_and_buffered_frames() {
         let line = spectator_line(&SpectatorView {
             ping_ms: Some(12),
@@ -211,13 +270,14 @@ mod tests {
         });
         assert_eq!(line, "ping 12 ms  behind live 9  buffered 4");
         assert!(spectator_line(&SpectatorView::default()).contains("ping ?"));
-        // The panel is 44 characters wide; the largest figures a watched
-        // match has still fit (a spectator 3600 frames behind is dropped).
+        // The largest figures a watched match has still fit on one line of
+        // the panel (a spectator 3600 frames behind is dropped).
         let widest = spectator_line(&SpectatorView {
             ping_ms: Some(999),
             behind_live: 3600,
             buffered: 3600,
         });
         assert!(widest.len() <= 44, "{widest}");
+        assert!(widest.len() <= crate::gui::overlay::MAX_COLUMNS);
     }
 }

@@ -32,8 +32,9 @@ pub const DEFAULT_CONFIG: &str = r#"# netcade's input mapping: which keys and co
 # (the RetroPad's B is the bottom face button, A the right one).
 # Keyboard keys are SDL key names ("W", "Left", "Return", "Keypad 1",
 # "Right Shift"); join alternatives with "|" ("Return|Space").
-# Hotkeys (not remappable): F1 overlay, F2 shader, F11 or Alt+Enter
-# fullscreen, F12 screenshot, P pause, . step, , step back, M mark, N diff.
+# Hotkeys (not remappable): F1 overlay (Shift+F1 moves it), F2 shader,
+# F11 or Alt+Enter fullscreen, F12 screenshot, P pause, . step, , step back,
+# M mark, N diff, Esc leave (in a match: Esc twice).
 
 # Player 1 on the left of the keyboard.
 [keyboard.player1]

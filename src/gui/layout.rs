@@ -83,6 +83,60 @@ pub fn overlay_scale(window: (u32, u32), overlay_width: u32) -> u32 {
     by_height.min(by_width).max(1)
 }
 
+/// Window pixels between the overlay and the window's edges.
+const OVERLAY_MARGIN: u32 = 8;
+
+/// The window corner the overlay sits in (Shift+F1 moves it on, clockwise),
+/// so the player can keep it off the game's own score or HUD.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Corner {
+    /// The top left (where it starts).
+    #[default]
+    TopLeft,
+    /// The top right.
+    TopRight,
+    /// The bottom right.
+    BottomRight,
+    /// The bottom left.
+    BottomLeft,
+}
+
+impl Corner {
+    /// The next corner clockwise.
+    pub fn next(self) -> Corner {
+        match self {
+            Corner::TopLeft => Corner::TopRight,
+            Corner::TopRight => Corner::BottomRight,
+            Corner::BottomRight => Corner::BottomLeft,
+            Corner::BottomLeft => Corner::TopLeft,
+        }
+    }
+}
+
+/// Where an overlay picture of `overlay` (width, height) pixels is drawn
+/// in a window of `window` pixels: scaled by [`overlay_scale`], in
+/// `corner`, [`OVERLAY_MARGIN`] from its edges.
+pub fn overlay_rect(window: (u32, u32), overlay: (u32, u32), corner: Corner) -> Rect {
+    let scale = overlay_scale(window, overlay.0);
+    let (width, height) = (overlay.0 * scale, overlay.1 * scale);
+    let x = match corner {
+        Corner::TopLeft | Corner::BottomLeft => OVERLAY_MARGIN,
+        Corner::TopRight | Corner::BottomRight => window.0.saturating_sub(width + OVERLAY_MARGIN),
+    };
+    let y = match corner {
+        Corner::TopLeft | Corner::TopRight => OVERLAY_MARGIN,
+        Corner::BottomLeft | Corner::BottomRight => {
+            window.1.saturating_sub(height + OVERLAY_MARGIN)
+        }
+    };
+    Rect {
+        x,
+        y,
+        width,
+        height,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +150,27 @@ mod tests {
         // A tall narrow window: the panel's width decides.
         assert_eq!(overlay_scale((400, 1080), 360), 1);
         assert_eq!(overlay_scale((100, 100), 360), 1);
+    }
+
+    #[test]
+    fn the_overlay_sits_in_each_corner_in_turn_a_margin_from_the_edges() {
+        let window = (960, 720);
+        let mut corner = Corner::default();
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let rect = overlay_rect(window, (100, 50), corner);
+            assert_eq!(
+                (rect.width, rect.height),
+                (200, 100),
+                "scaled twice at 720p"
+            );
+            seen.push((rect.x, rect.y));
+            corner = corner.next();
+        }
+        assert_eq!(corner, Corner::TopLeft, "four presses come back");
+        assert_eq!(seen, [(8, 8), (752, 8), (752, 612), (8, 612)]);
+        // Wider than the window: it starts at the left edge.
+        assert_eq!(overlay_rect((50, 50), (100, 10), Corner::TopRight).x, 0);
     }
 
     #[test]

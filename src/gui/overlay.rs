@@ -11,8 +11,10 @@ use std::collections::VecDeque;
 /// Glyph cell size in overlay pixels (8×8 glyphs, 2 pixels between lines).
 const CELL_W: u32 = 8;
 const LINE_H: u32 = 10;
-/// The overlay picture's width: 44 characters.
-pub const OVERLAY_WIDTH: u32 = 44 * CELL_W + 8;
+/// The longest line the overlay draws, in characters: longer ones wrap.
+pub const MAX_COLUMNS: usize = 48;
+/// Overlay pixels around the text (each side).
+const PADDING: u32 = 4;
 /// Samples the graph keeps: one per presented frame, ~5 s at 60 fps.
 pub const GRAPH_SAMPLES: usize = 300;
 const GRAPH_HEIGHT: u32 = 48;
@@ -145,10 +147,16 @@ impl Overlay {
 
     /// Shows `text` for [`NOTICE_MS`] from `now_ms`.
     pub fn notice(&mut self, now_ms: u64, text: impl Into<String>) {
+        self.notice_for(now_ms, NOTICE_MS, text);
+    }
+
+    /// Shows `text` for `duration_ms` from `now_ms` (a question that
+    /// expires sooner than a notice).
+    pub fn notice_for(&mut self, now_ms: u64, duration_ms: u64, text: impl Into<String>) {
         if self.notices.len() == MAX_NOTICES {
             self.notices.pop_front();
         }
-        self.notices.push_back((text.into(), now_ms + NOTICE_MS));
+        self.notices.push_back((text.into(), now_ms + duration_ms));
     }
 
     /// Whether the match is waiting for the opponent's input.
@@ -190,36 +198,46 @@ impl Overlay {
         ]
     }
 
-    /// The overlay's picture at `now_ms`, or `None` when it shows nothing.
+    /// The overlay's picture at `now_ms`, or `None` when it shows nothing:
+    /// as wide as its longest line (or the graph), so it covers no more of
+    /// the game than it must.
     pub fn render(&mut self, now_ms: u64) -> Option<Canvas> {
         let notices: Vec<String> = self.notices(now_ms).map(str::to_string).collect();
         let panel = self.panel_lines();
         let graph = !panel.is_empty();
-        let mut text: Vec<(String, [u8; 4])> = Vec::new();
-        text.extend(self.lines.iter().map(|line| (line.clone(), TEXT)));
-        text.extend(panel.into_iter().map(|line| (line, TEXT)));
-        let graph_top = 4 + text.len() as u32 * LINE_H;
-        let mut after: Vec<(String, [u8; 4])> = Vec::new();
-        if self.stalled {
-            after.push(("waiting for opponent...".to_string(), WARNING));
-        }
-        after.extend(notices.into_iter().map(|line| (line, DIM)));
+        let text = wrapped(self.lines.iter().cloned().chain(panel), TEXT);
+        let stall = self
+            .stalled
+            .then(|| ("waiting for opponent...".to_string(), WARNING));
+        let after: Vec<(String, [u8; 4])> =
+            stall.into_iter().chain(wrapped(notices, DIM)).collect();
         if text.is_empty() && after.is_empty() {
             return None;
         }
+        let columns = text
+            .iter()
+            .chain(&after)
+            .map(|(line, _)| line.chars().count() as u32)
+            .max()
+            .unwrap_or(0);
+        let mut width = columns * CELL_W + 2 * PADDING;
+        if graph {
+            width = width.max(GRAPH_SAMPLES as u32 + 2 * PADDING);
+        }
+        let graph_top = PADDING + text.len() as u32 * LINE_H;
         let graph_height = if graph { GRAPH_HEIGHT + 14 } else { 0 };
-        let height = 8 + (text.len() + after.len()) as u32 * LINE_H + graph_height;
-        let mut canvas = Canvas::new(OVERLAY_WIDTH, height);
-        canvas.fill(0, 0, OVERLAY_WIDTH, height, PANEL);
+        let height = 2 * PADDING + (text.len() + after.len()) as u32 * LINE_H + graph_height;
+        let mut canvas = Canvas::new(width, height);
+        canvas.fill(0, 0, width, height, PANEL);
         for (index, (line, colour)) in text.iter().enumerate() {
-            canvas.text(4, 4 + index as u32 * LINE_H, line, *colour);
+            canvas.text(PADDING, PADDING + index as u32 * LINE_H, line, *colour);
         }
         if graph {
             self.draw_graph(&mut canvas, graph_top + 2);
         }
         let after_top = graph_top + graph_height;
         for (index, (line, colour)) in after.iter().enumerate() {
-            canvas.text(4, after_top + index as u32 * LINE_H, line, *colour);
+            canvas.text(PADDING, after_top + index as u32 * LINE_H, line, *colour);
         }
         Some(canvas)
     }
@@ -242,6 +260,39 @@ impl Overlay {
             }
         }
     }
+}
+
+/// `lines` in `colour`, each longer than [`MAX_COLUMNS`] wrapped.
+fn wrapped(lines: impl IntoIterator<Item = String>, colour: [u8; 4]) -> Vec<(String, [u8; 4])> {
+    lines
+        .into_iter()
+        .flat_map(|line| wrap(&line, MAX_COLUMNS))
+        .map(|line| (line, colour))
+        .collect()
+}
+
+/// `line` broken into lines of at most `columns` characters, at the last
+/// space that fits (mid-word only when a word alone is longer).
+fn wrap(line: &str, columns: usize) -> Vec<String> {
+    let columns = columns.max(1);
+    let mut rest: Vec<char> = line.chars().collect();
+    let mut lines = Vec::new();
+    while rest.len() > columns {
+        let cut = rest[..=columns]
+            .iter()
+            .rposition(|c| *c == ' ')
+            .filter(|&at| at > 0)
+            .unwrap_or(columns);
+        let head: String = rest[..cut].iter().collect();
+        lines.push(head.trim_end().to_string());
+        let next = rest[cut..]
+            .iter()
+            .position(|c| *c != ' ')
+            .map_or(rest.len(), |at| cut + at);
+        rest.drain(..next);
+    }
+    lines.push(rest.into_iter().collect());
+    lines
 }
 
 #[cfg(test)]
@@ -279,7 +330,8 @@ mod tests {
         assert_eq!(lines[0], "ping 40 ms   delay 1   advantage +0.5");
         assert_eq!(lines[1], "rollback 2   spectators 3");
         let picture = overlay.render(0).unwrap();
-        assert_eq!(picture.width, OVERLAY_WIDTH);
+        // The graph is the widest part.
+        assert_eq!(picture.width, GRAPH_SAMPLES as u32 + 2 * PADDING);
         overlay.panel_visible = false;
         assert!(overlay.render(0).is_none());
     }
@@ -318,5 +370,53 @@ mod tests {
         // Some pixel of the first text line is the warning colour.
         let found = (0..picture.width).any(|x| (4..12).any(|y| picture.pixel(x, y) == WARNING));
         assert!(found);
+    }
+
+    fn lit_columns(picture: &Canvas) -> u32 {
+        (0..picture.width)
+            .filter(|&x| (0..picture.height).any(|y| picture.pixel(x, y) == TEXT))
+            .max()
+            .map_or(0, |x| x + 1)
+    }
+
+    #[test]
+    fn the_panel_is_as_wide_as_its_longest_line_and_a_short_notice_covers_little() {
+        let mut overlay = Overlay::new(false);
+        overlay.notice(0, "hi");
+        let picture = overlay.render(0).unwrap();
+        assert_eq!(picture.width, 2 * CELL_W + 2 * PADDING);
+
+        let mut overlay = Overlay::new(false);
+        let title = "Street Fighter II' - Champion Edition   frame 1234";
+        overlay.set_lines(vec![title[..44].to_string()]);
+        let picture = overlay.render(0).unwrap();
+        assert_eq!(picture.width, 44 * CELL_W + 2 * PADDING);
+        // Nothing is clipped: the last character's pixels are drawn.
+        assert!(lit_columns(&picture) > 43 * CELL_W + PADDING);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_panel_wraps_at_a_space_and_nothing_is_lost() {
+        let long =
+            "the peer's checksum for frame 5400 differs from ours: repairing from the host's state";
+        let lines = wrap(long, MAX_COLUMNS);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= MAX_COLUMNS),
+            "{lines:?}"
+        );
+        assert_eq!(lines.join(" "), long);
+        assert_eq!(wrap("short", MAX_COLUMNS), ["short"]);
+        assert_eq!(wrap("abcdefgh", 3), ["abc", "def", "gh"]);
+        assert_eq!(wrap("ab   cd", 3), ["ab", "cd"]);
+
+        let mut overlay = Overlay::new(false);
+        overlay.notice(0, long);
+        let picture = overlay.render(0).unwrap();
+        assert_eq!(
+            picture.width,
+            lines.iter().map(|l| l.len() as u32).max().unwrap() * CELL_W + 2 * PADDING
+        );
+        assert_eq!(picture.height, 2 * PADDING + lines.len() as u32 * LINE_H);
     }
 }

@@ -187,7 +187,7 @@ impl WindowPlay {
         let now_ms = self.now_ms();
         for action in window.poll() {
             match action {
-                Action::Quit => return Ok(true),
+                Action::Quit | Action::Leave => return Ok(true),
                 Action::ToggleOverlay => {
                     self.overlay.panel_visible = !self.overlay.panel_visible;
                 }

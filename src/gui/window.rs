@@ -8,7 +8,7 @@ use crate::emulator::VideoFrame;
 use crate::engine::png::encode_rgb;
 use crate::engine::AppError;
 use crate::gui::input_map::InputMap;
-use crate::gui::layout::{fit_frame, overlay_scale, window_size_for, Rect};
+use crate::gui::layout::{fit_frame, overlay_rect, window_size_for, Corner, Rect};
 use crate::gui::overlay::Canvas;
 use crate::gui::renderer::{DisplayShader, Renderer};
 use crate::gui::GuiError;
@@ -96,8 +96,10 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 /// Something the player asked for through the window.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// The window was closed (or Escape pressed).
+    /// The window was closed.
     Quit,
+    /// Escape: leave (local play at once; a match asks first).
+    Leave,
     /// F1: show or hide the stats panel.
     ToggleOverlay,
     /// F12: save the game's frame as a PNG.
@@ -137,6 +139,7 @@ pub struct Window {
     shader: DisplayShader,
     integer_scale: bool,
     fullscreen: bool,
+    overlay_corner: Corner,
     _video: sdl2::VideoSubsystem,
     _sdl: sdl2::Sdl,
 }
@@ -232,6 +235,7 @@ impl Window {
             shader: display.shader,
             integer_scale: display.integer_scale,
             fullscreen: false,
+            overlay_corner: Corner::default(),
             _video: video,
             _sdl: sdl,
         };
@@ -270,9 +274,15 @@ impl Window {
             .map_err(sdl_error("queue an event"))
     }
 
+    /// The corner the overlay is drawn in.
+    pub fn overlay_corner(&self) -> Corner {
+        self.overlay_corner
+    }
+
     /// Handles every pending event: keys and controllers update what is
-    /// held, the window's own keys (F2 shader, F11/Alt+Enter fullscreen)
-    /// act at once, the rest come back as actions.
+    /// held, the window's own keys (F2 shader, F11/Alt+Enter fullscreen,
+    /// Shift+F1 the overlay's corner) act at once, the rest come back as
+    /// actions.
     pub fn poll(&mut self) -> Vec<Action> {
         let mut actions = Vec::new();
         let events: Vec<Event> = self.events.poll_iter().collect();
@@ -351,8 +361,13 @@ impl Window {
 
     fn hotkey(&mut self, key: Keycode, keymod: Mod) -> Option<Action> {
         let alt = keymod.intersects(Mod::LALTMOD | Mod::RALTMOD);
+        let shift = keymod.intersects(Mod::LSHIFTMOD | Mod::RSHIFTMOD);
         match key {
-            Keycode::Escape => Some(Action::Quit),
+            Keycode::Escape => Some(Action::Leave),
+            Keycode::F1 if shift => {
+                self.overlay_corner = self.overlay_corner.next();
+                None
+            }
             Keycode::F1 => Some(Action::ToggleOverlay),
             Keycode::F2 => {
                 self.shader = self.shader.next();
@@ -437,13 +452,7 @@ impl Window {
         let overlay_rect = overlay.map(|canvas| {
             self.renderer
                 .upload_overlay(canvas.width, canvas.height, &canvas.rgba);
-            let scale = overlay_scale(size, canvas.width);
-            Rect {
-                x: 8,
-                y: 8,
-                width: canvas.width * scale,
-                height: canvas.height * scale,
-            }
+            overlay_rect(size, (canvas.width, canvas.height), self.overlay_corner)
         });
         self.renderer.draw(size, picture, overlay_rect);
         let captured = capture.then(|| (size.0, size.1, self.renderer.read_window(size)));

@@ -550,6 +550,41 @@ impl Core {
     }
 
     fn load_game_file(&mut self, path: &Path) -> Result<bool, LibretroError> {
+        let absolute = self.read_content(path)?;
+        let c_path = path_c_string(&absolute);
+        let game = RetroGameInfo {
+            path: c_path.as_ptr(),
+            data: if self.content_data.is_empty() {
+                std::ptr::null()
+            } else {
+                self.content_data.as_ptr().cast::<c_void>()
+            },
+            size: self.content_data.len(),
+            meta: std::ptr::null(),
+        };
+        self.context_mut().core_errors.clear();
+        // SAFETY: `game` and the strings and bytes it points to outlive the
+        // call (the bytes stay in `content_data` while the game is loaded).
+        let accepted = self.call(|api| unsafe { (api.load_game)(&game) });
+        if !accepted {
+            self.content_data = Vec::new();
+            return Err(LibretroError::ContentRejected {
+                core: self.info.name.clone(),
+                path: path.to_path_buf(),
+            });
+        }
+        if let Some(error) = self.why_loaded_content_cannot_run(path) {
+            // SAFETY: plain libretro call; load_game succeeded.
+            self.call(|api| unsafe { (api.unload_game)() });
+            self.content_data = Vec::new();
+            return Err(error);
+        }
+        Ok(true)
+    }
+
+    /// Checks the content file and keeps its bytes in `content_data` for
+    /// cores that take bytes; returns its absolute path.
+    fn read_content(&mut self, path: &Path) -> Result<PathBuf, LibretroError> {
         if path.is_dir() {
             return Err(LibretroError::ContentIsDirectory {
                 path: path.to_path_buf(),
@@ -590,52 +625,26 @@ impl Core {
             }
             self.content_data = std::fs::read(path).map_err(unreadable)?;
         }
-        let c_path = path_c_string(&absolute);
-        let game = RetroGameInfo {
-            path: c_path.as_ptr(),
-            data: if self.content_data.is_empty() {
-                std::ptr::null()
-            } else {
-                self.content_data.as_ptr().cast::<c_void>()
-            },
-            size: self.content_data.len(),
-            meta: std::ptr::null(),
-        };
-        // SAFETY: `game` and the strings and bytes it points to outlive the
-        // call (the bytes stay in `content_data` while the game is loaded).
-        self.context_mut().core_errors.clear();
-        let accepted = self.call(|api| unsafe { (api.load_game)(&game) });
-        if !accepted {
-            self.content_data = Vec::new();
-            return Err(LibretroError::ContentRejected {
-                core: self.info.name.clone(),
-                path: path.to_path_buf(),
-            });
-        }
+        Ok(absolute)
+    }
+
+    /// Why a core that accepted `path` cannot run it after all: it asked to
+    /// shut down while loading, or it logged an error and has no state.
+    fn why_loaded_content_cannot_run(&self, path: &Path) -> Option<LibretroError> {
         if self.context().shutdown_requested {
-            // SAFETY: plain libretro call; load_game succeeded.
-            self.call(|api| unsafe { (api.unload_game)() });
-            self.content_data = Vec::new();
-            return Err(LibretroError::ContentAbandoned {
+            return Some(LibretroError::ContentAbandoned {
                 core: self.info.name.clone(),
                 path: path.to_path_buf(),
             });
         }
-        if let Some(said) = self.context().core_errors.first().cloned() {
-            // SAFETY: plain libretro call; content is loaded.
-            let state_size = self.call(|api| unsafe { (api.serialize_size)() });
-            if state_size == 0 {
-                // SAFETY: plain libretro call; load_game succeeded.
-                self.call(|api| unsafe { (api.unload_game)() });
-                self.content_data = Vec::new();
-                return Err(LibretroError::ContentFailed {
-                    core: self.info.name.clone(),
-                    path: path.to_path_buf(),
-                    said,
-                });
-            }
-        }
-        Ok(true)
+        let said = self.context().core_errors.first()?.clone();
+        // SAFETY: plain libretro call; content is loaded.
+        let state_size = self.call(|api| unsafe { (api.serialize_size)() });
+        (state_size == 0).then(|| LibretroError::ContentFailed {
+            core: self.info.name.clone(),
+            path: path.to_path_buf(),
+            said,
+        })
     }
 
     /// What the core says about itself (name, version, extensions).

@@ -1,6 +1,8 @@
-//! Reading a whole replay into memory. A file cut anywhere reads up to its
-//! last whole record and says where it was cut; every other fault is an
-//! error naming the byte offset of the record at fault.
+//! Reading a whole replay into memory. A file cut anywhere, or whose bytes
+//! are damaged after its header (a record whose check, kind or length is
+//! wrong), reads up to its last whole record and says where it stops; a
+//! record whose bytes are intact but say something impossible is an error
+//! naming its byte offset, as is any fault in the header.
 
 use super::format::{
     check_preamble, decode_payload, max_payload, record_check, Checkpoint, EndReason, Record,
@@ -57,9 +59,13 @@ pub struct Replay {
     /// The end record: frames recorded and why it ended; `None` when the
     /// file stops without one (cut short, or the recorder was killed).
     pub end: Option<(u32, EndReason)>,
-    /// Where a cut-short file stops being whole (the byte after its last
-    /// whole record), when it was cut in the middle of a record.
+    /// Where a cut-short or damaged file stops being whole (the byte after
+    /// its last whole record), when it was cut in the middle of a record or
+    /// the record there is damaged.
     pub cut_at: Option<u64>,
+    /// What is wrong with the record at [`Replay::cut_at`] when its bytes
+    /// are damaged rather than cut short.
+    pub damage: Option<ReplayError>,
     /// Bytes read (whole records only).
     pub bytes: u64,
 }
@@ -96,6 +102,16 @@ impl Replay {
             inputs[..players].copy_from_slice(row);
         }
         inputs
+    }
+
+    /// Why the file stops being whole before its end, when it does:
+    /// `cut short at byte N`, or `damaged: ` and what is wrong there.
+    pub fn stops_short(&self) -> Option<String> {
+        match (&self.damage, self.cut_at) {
+            (Some(damage), _) => Some(format!("damaged: {damage}")),
+            (None, Some(offset)) => Some(format!("cut short at byte {offset}")),
+            (None, None) => None,
+        }
     }
 
     /// The checkpoint of `frame`, if one was recorded.
@@ -159,6 +175,8 @@ enum Next {
     End,
     /// The bytes end inside a record.
     Cut,
+    /// The record's framing or check is wrong: its bytes were damaged.
+    Damaged(ReplayError),
 }
 
 fn read_record<R: Read>(
@@ -175,10 +193,12 @@ fn read_record<R: Read>(
         Err(Short::Failed(err)) => return Err(failed(err)),
     }
     let kind = kind[0];
-    let max = max_payload(kind).ok_or(ReplayError::UnknownRecord {
-        kind,
-        offset: start,
-    })?;
+    let Some(max) = max_payload(kind) else {
+        return Ok(Next::Damaged(ReplayError::UnknownRecord {
+            kind,
+            offset: start,
+        }));
+    };
     // The length varint, kept for the check.
     let mut length_and_payload = Vec::with_capacity(16);
     let mut length = 0u64;
@@ -195,18 +215,18 @@ fn read_record<R: Read>(
             break;
         }
         if index == 9 {
-            return Err(ReplayError::BadRecord {
+            return Ok(Next::Damaged(ReplayError::BadRecord {
                 offset: start,
                 problem: "its length is not a valid number".into(),
-            });
+            }));
         }
     }
     if length > max as u64 {
-        return Err(ReplayError::RecordTooLong {
+        return Ok(Next::Damaged(ReplayError::RecordTooLong {
             offset: start,
             length,
             max,
-        });
+        }));
     }
     let length_bytes = length_and_payload.len();
     match input.append(length as usize, &mut length_and_payload) {
@@ -221,7 +241,7 @@ fn read_record<R: Read>(
         Err(Short::Failed(err)) => return Err(failed(err)),
     }
     if u32::from_le_bytes(check) != record_check(kind, &length_and_payload) {
-        return Err(ReplayError::BadRecordCheck { offset: start });
+        return Ok(Next::Damaged(ReplayError::BadRecordCheck { offset: start }));
     }
     decode_payload(kind, &length_and_payload[length_bytes..], version, players)
         .map(Next::Record)
@@ -231,8 +251,9 @@ fn read_record<R: Read>(
         })
 }
 
-/// Reads a whole replay. A file cut inside a record is read up to its last
-/// whole record ([`Replay::cut_at`] says where); any other fault is an error.
+/// Reads a whole replay. A file cut inside a record, or damaged after its
+/// header, is read up to its last whole record ([`Replay::cut_at`] says
+/// where, [`Replay::damage`] what was damaged); any other fault is an error.
 pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
     let mut input = Counted {
         inner: reader,
@@ -249,6 +270,7 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
             events: Vec::new(),
             end: None,
             cut_at: None,
+            damage: None,
             bytes: input.offset,
         },
         repair_bytes: 0,
@@ -260,6 +282,11 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
             Next::End => break,
             Next::Cut => {
                 replay.replay.cut_at = Some(start);
+                break;
+            }
+            Next::Damaged(damage) => {
+                replay.replay.cut_at = Some(start);
+                replay.replay.damage = Some(damage);
                 break;
             }
         }
@@ -290,6 +317,7 @@ fn read_header<R: Read>(input: &mut Counted<R>, version: u16) -> Result<ReplayHe
             offset: PREAMBLE_SIZE as u64,
             problem: "a replay starts with its header".into(),
         }),
+        Next::Damaged(damage) => Err(damage),
         Next::End | Next::Cut => Err(ReplayError::HeaderCut {
             offset: input.offset,
         }),

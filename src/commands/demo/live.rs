@@ -240,9 +240,9 @@ impl Setup<'_> {
     fn player(&self, machine: usize) -> MatchSettings {
         MatchSettings {
             game: self.game(machine),
-            inputs: InputSpec::Random {
+            inputs: Some(InputSpec::Random {
                 seed: self.args.seed.wrapping_add(machine as u64),
-            },
+            }),
             frames: Some(self.args.frames),
             strict: false,
             delay: DelayArg::Auto,

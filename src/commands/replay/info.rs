@@ -155,6 +155,7 @@ impl Report for ReplayInfo<'_> {
             "departures": self.departures().iter().map(|(frame, player)| serde_json::json!({"frame": frame, "player": player + 1})).collect::<Vec<_>>(),
             "end": replay.end.map(|(frames, reason)| serde_json::json!({"frames": frames, "reason": reason.name()})),
             "cut_at": replay.cut_at,
+            "damage": replay.damage.as_ref().map(ToString::to_string),
         })
     }
 }
@@ -165,9 +166,15 @@ fn date_text(unix: u64) -> String {
 }
 
 fn end_text(replay: &Replay) -> String {
-    match (replay.end, replay.cut_at) {
-        (Some((frames, reason)), _) => format!("{} after {frames} frames", reason.name()),
-        (None, Some(offset)) => format!("none: the file is cut short at byte {offset}"),
+    match (replay.end, replay.stops_short()) {
+        (Some((frames, reason)), None) => format!("{} after {frames} frames", reason.name()),
+        (Some((frames, reason)), Some(why)) => {
+            format!(
+                "{} after {frames} frames, then the file is {why}",
+                reason.name()
+            )
+        }
+        (None, Some(why)) => format!("none: the file is {why}"),
         (None, None) => "none: the recording was stopped before it could end".into(),
     }
 }

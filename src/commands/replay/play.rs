@@ -199,8 +199,8 @@ fn frames_per_second(frames: u32, elapsed: Duration) -> f64 {
 /// Why a replay is incomplete, if it is: verifying it proves only the
 /// frames it holds.
 fn incompleteness(replay: &Replay) -> Option<String> {
-    match (replay.cut_at, replay.end) {
-        (Some(offset), _) => Some(format!("the file is cut short or damaged at byte {offset}")),
+    match (replay.stops_short(), replay.end) {
+        (Some(why), _) => Some(format!("the file is {why}")),
         (None, None) => Some("the file has no end record (the recording was stopped)".into()),
         (None, Some(_)) => None,
     }

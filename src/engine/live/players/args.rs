@@ -16,10 +16,12 @@ pub struct MatchSettings {
     /// The core, its content and options: the same on every machine.
     #[command(flatten)]
     pub game: GameArgs,
-    /// Where this machine's buttons come from: none, random:SEED (the
-    /// player's column of `run --inputs random:SEED`), or an input script file.
-    #[arg(long, value_name = "SOURCE", default_value_t = InputSpec::default())]
-    pub inputs: InputSpec,
+    /// Where this machine's buttons come from besides a window's devices:
+    /// none, random:SEED (the player's column of `run --inputs
+    /// random:SEED`), or an input script file [default: none in a window,
+    /// where the player's own devices play; random:0 headless].
+    #[arg(long, value_name = "SOURCE")]
+    pub inputs: Option<InputSpec>,
     /// End the match cleanly after N frames on every machine [default: play
     /// until Ctrl-C or the peer leaves]. Both machines must give the same N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -39,6 +41,15 @@ pub struct MatchSettings {
     /// the report naming the bytes that differ.
     #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
     pub dump_dir: PathBuf,
+}
+
+impl MatchSettings {
+    /// Where this machine's buttons come from: `--inputs`, or the default
+    /// of a machine with no window ([`InputSpec::default`]) when the
+    /// command chose none.
+    pub fn input_spec(&self) -> InputSpec {
+        self.inputs.clone().unwrap_or_default()
+    }
 }
 
 /// Settings of `netcade host`.

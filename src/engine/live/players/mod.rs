@@ -2,10 +2,11 @@
 //! in the one real-time loop (`session_loop`) with the players' role.
 //!
 //! Before the match a rollback pre-flight sync-tests the loaded core with the
-//! one sync-test engine. It runs on the match's own core and then restores
-//! the state the core had just after loading: every machine runs the same
-//! pre-flight (same frames, same buttons), so even a core that restores its
-//! state imperfectly starts the match the same way everywhere.
+//! one sync-test engine. It runs on the match's own core (a joiner's once
+//! it took on the host's core options) and then restores the state the core
+//! had just after loading: every machine runs the same pre-flight (same
+//! frames, same buttons), so even a core that restores its state
+//! imperfectly starts the match the same way everywhere.
 
 pub mod args;
 mod report;
@@ -132,8 +133,7 @@ pub fn join_match(
     let (host, transport) =
         connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
     let inputs = open_inputs(common)?;
-    let mut game = open_game(&common.game)?;
-    preflight(game.as_mut(), common.strict)?;
+    let game = open_game(&common.game)?;
     writeln!(
         out,
         "joining {} ({host}) with {}",
@@ -169,8 +169,12 @@ pub fn join_match(
     let game = match host_options {
         Some(host_options) => {
             game_args.options = host_options.clone();
-            adopt_host_options(game, &common.game, host_options)?
+            let mut game = adopt_host_options(game, &common.game, host_options)?;
+            // On the core as the match runs it: with the host's options.
+            preflight(game.as_mut(), common.strict)?;
+            game
         }
+        // No match will be played: the loop reports why.
         None => game,
     };
     let names = vec![settings.address.clone()];
@@ -225,9 +229,10 @@ fn play(
 /// This machine's input source; an input script shorter than `--frames`
 /// is said once, as `run` says it.
 fn open_inputs(settings: &MatchSettings) -> Result<InputSource, AppError> {
+    let spec = settings.input_spec();
     Ok(match settings.frames {
-        Some(frames) => InputSource::open_for_run(&settings.inputs, frames)?,
-        None => InputSource::open(&settings.inputs)?,
+        Some(frames) => InputSource::open_for_run(&spec, frames)?,
+        None => InputSource::open(&spec)?,
     })
 }
 

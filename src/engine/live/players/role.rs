@@ -129,7 +129,7 @@ impl PlayersRole {
             seat,
             frames: settings.frames,
             dump_dir: settings.dump_dir.clone(),
-            inputs: settings.inputs.to_string(),
+            inputs: settings.input_spec().to_string(),
             desyncs: Desyncs::default(),
             ending: Ending::default(),
             before: (0, 0),
