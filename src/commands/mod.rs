@@ -29,7 +29,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
   1  a sync-test found a desync, the demo's machines disagreed, a host/join match desynced,
-     a replay failed --verify, or `replay diff` found a difference
+     a spectator's game differed from the host's, a replay failed --verify, or `replay diff`
+     found a difference
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      failed commands in a debug script, a busy port, a host name that does not resolve,
      a refused netplay handshake, or a failed rollback pre-flight with --strict

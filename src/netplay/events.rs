@@ -133,6 +133,17 @@ pub enum NetplayEvent {
         /// The host's state, expanded.
         state: Vec<u8>,
     },
+    /// A spectator's checksum of checkpoint `frame` differs from ours: its
+    /// game diverged, and it is sent our state of the frame to repair it
+    /// (`NetplaySession::repair_spectators`).
+    SpectatorDesync {
+        /// The checkpoint frame.
+        frame: Frame,
+        /// Our checksum of it.
+        local: Checksum,
+        /// The spectator's.
+        remote: Checksum,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator left, or its connection timed out.

@@ -9,13 +9,15 @@ use std::collections::VecDeque;
 use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
 use super::NetplayError;
+use crate::checksum::Checksum;
 use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
     DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, LinkSecret, Millis,
     PeerEndpoint, PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
 };
-use crate::rollback::Frame;
+use crate::rollback::desync::{DesyncDetector, Mismatch};
+use crate::rollback::{Frame, PlayerId};
 
 /// Frames received but not played kept at most: beyond, the host sends
 /// faster than any match runs, and the link is closed.
@@ -108,6 +110,30 @@ pub enum SpectatorEvent {
     HostGone(DisconnectCause),
     /// The host sent more frames than anyone can be behind: we left.
     Flooded,
+    /// Our checksum of checkpoint `frame` differs from the host's (which
+    /// the players agree on): our game diverged. Our checksum went to the
+    /// host, which answers with its state of the frame to repair from.
+    Desync {
+        /// The checkpoint frame.
+        frame: Frame,
+        /// Our checksum of it.
+        local: Checksum,
+        /// The host's.
+        host: Checksum,
+    },
+    /// The host's state of a desynced checkpoint arrived: take it
+    /// ([`SpectatorSession::take_repair`]) to load it and run again the
+    /// frames played since.
+    RepairArrived {
+        /// The checkpoint frame.
+        frame: Frame,
+    },
+    /// The host's state of checkpoint `frame` arrived, but the inputs of a
+    /// frame played since are no longer kept: not repaired.
+    TooLateToRepair {
+        /// The checkpoint frame.
+        frame: Frame,
+    },
     /// Welcomed, the host was heard, yet no state and no new frame came
     /// for `stalled_for_ms`: we left.
     Stalled {
@@ -160,7 +186,31 @@ pub struct SpectatorSession<A> {
     /// Where the watch was, and since when it has not moved while the host
     /// was heard.
     progress: ((SpectatorPhase, Frame), Millis),
+    /// Our checkpoint checksums against the host's.
+    checksums: DesyncDetector,
+    /// The inputs of the latest frames played, for running them again
+    /// after loading the host's state of a desynced checkpoint.
+    played: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
+    /// The host's state of a desynced checkpoint, with the inputs of every
+    /// frame played since, for the frontend to take.
+    repair: Option<Repair>,
 }
+
+/// What repairs a spectator's game: the host's state of a checkpoint, and
+/// the inputs of every frame played since, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repair {
+    /// The checkpoint frame (the state as saved at its start).
+    pub frame: Frame,
+    /// The host's state of it.
+    pub state: Vec<u8>,
+    /// Each frame's inputs from `frame` to the next frame to play.
+    pub inputs: Vec<[Buttons; MAX_PLAYERS]>,
+}
+
+/// Frames played whose inputs are kept for a repair: more than the host's
+/// kept checkpoint states reach back.
+const PLAYED_FRAMES_KEPT: usize = 1024;
 
 impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// A spectator that says Hello at the first `poll`.
@@ -199,6 +249,9 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             now,
             stall_after_ms: config.stall_after_ms,
             progress: ((SpectatorPhase::Connecting, Frame::ZERO), now),
+            checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval)),
+            played: VecDeque::new(),
+            repair: None,
         })
     }
 
@@ -281,10 +334,41 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         let row = self.rows.pop_front()?;
         let frame = self.next_frame;
         self.next_frame = frame.next();
+        if self.played.len() == PLAYED_FRAMES_KEPT {
+            self.played.pop_front();
+        }
+        self.played.push_back((frame, row));
         if self.host_gone && self.buffered() == 0 {
             self.phase = SpectatorPhase::Ended;
         }
         Some((frame, row))
+    }
+
+    /// Whether `frame` is a checkpoint, whose checksum (of the game as it
+    /// is before the frame runs, see `checksum::memory_checksum`) the
+    /// frontend hands to [`SpectatorSession::add_checksum`].
+    pub fn is_checkpoint(&self, frame: Frame) -> bool {
+        self.checksums.is_checkpoint(frame)
+    }
+
+    /// Our checksum of checkpoint `frame`: compared with the host's, and
+    /// sent to the host, which answers a difference with its state.
+    pub fn add_checksum(&mut self, frame: Frame, checksum: Checksum) {
+        let mut differs = None;
+        self.checksums
+            .add_local(frame, checksum, |mismatch| differs = Some(mismatch));
+        // Only the host's reports are compared: ours need not queue.
+        while self.checksums.pop_outgoing().is_some() {}
+        self.endpoint.send_checksum(frame, checksum);
+        if let Some(mismatch) = differs {
+            self.on_mismatch(mismatch);
+        }
+    }
+
+    /// The host's state of a desynced checkpoint and the inputs to run
+    /// again after loading it, once it arrived.
+    pub fn take_repair(&mut self) -> Option<Repair> {
+        self.repair.take()
     }
 
     /// The speed to run the frame clock at (see [`JitterBuffer::speed`]).
@@ -385,6 +469,15 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::AwaitingState => {
                 self.on_state(&bytes)
             }
+            NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::Watching => {
+                self.on_repair_state(&bytes)
+            }
+            NetEvent::RemoteChecksum { frame, checksum } => {
+                if let Err(mismatch) = self.checksums.add_remote(PlayerId::new(0), frame, checksum)
+                {
+                    self.on_mismatch(mismatch);
+                }
+            }
             NetEvent::RemoteInput {
                 player,
                 frame,
@@ -412,6 +505,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// buffer paces the match's frame rate.
     fn on_welcomed(&mut self, settings: SessionSettings, remote_slots: PlayerSlots) {
         self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
+        self.checksums = DesyncDetector::new(u32::from(settings.checksum_interval));
         let all = PlayerSlots((1u16 << self.players) as u8 - 1);
         if remote_slots != all {
             // A host feeds spectators every player's inputs.
@@ -445,6 +539,49 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             }
             Err(error) => self.end_with(SpectatorEvent::BadState(error)),
         }
+    }
+
+    /// Our checkpoint checksum differs from the host's: say so (our
+    /// checksum has gone to the host, which sends its state).
+    fn on_mismatch(&mut self, mismatch: Mismatch) {
+        self.events.push_back(SpectatorEvent::Desync {
+            frame: mismatch.frame,
+            local: mismatch.local,
+            host: mismatch.remote,
+        });
+    }
+
+    /// The host's state of a checkpoint we reported differently: kept with
+    /// the inputs of every frame played since, when they still are.
+    fn on_repair_state(&mut self, bytes: &[u8]) {
+        let Ok((frame, state)) =
+            checkpoint_state::decompress_checkpoint(bytes, self.max_state_bytes)
+        else {
+            // Not a state we can use: the next checkpoint reports again.
+            return;
+        };
+        let inputs: Vec<_> = self
+            .played
+            .iter()
+            .filter(|(played, _)| *played >= frame)
+            .map(|(_, row)| *row)
+            .collect();
+        let reaches_back = self
+            .played
+            .front()
+            .is_some_and(|(oldest, _)| *oldest <= frame);
+        if frame > self.next_frame || (frame < self.next_frame && !reaches_back) {
+            self.events
+                .push_back(SpectatorEvent::TooLateToRepair { frame });
+            return;
+        }
+        self.repair = Some(Repair {
+            frame,
+            state,
+            inputs,
+        });
+        self.events
+            .push_back(SpectatorEvent::RepairArrived { frame });
     }
 
     /// One player's input of the next frame; a frame is whole once the last

@@ -86,6 +86,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
             format!("the host's state of frame {frame} arrived")
         }
         NetplayEvent::DepartureTooFarBack { .. }
+        | NetplayEvent::SpectatorDesync { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
         | NetplayEvent::SpectatorLeft

@@ -9,6 +9,7 @@ mod departures;
 mod inputs;
 mod links;
 mod setup;
+mod spectator_checks;
 mod spectators;
 mod start;
 mod watchdog;
@@ -32,6 +33,7 @@ use crate::rollback::{
 };
 use blobs::StartStateWait;
 use departures::Departure;
+use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
 
 pub use spectators::SPECTATOR_BACKLOG_FRAMES;
@@ -94,6 +96,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     spectators: Vec<Spectator<A>>,
     /// The final inputs spectators are fed from (kept only when they are accepted).
     final_rows: FinalRows,
+    /// Our checkpoint checksums for spectators, and those whose game differed.
+    spectator_checks: SpectatorChecks<A>,
     /// Handshakes per address, for every Hello that would open a link.
     handshakes: HandshakeLimiter<A>,
     /// Rejects to send to addresses we opened no endpoint for.
@@ -146,6 +150,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             links,
             spectators: Vec::new(),
             final_rows: FinalRows::default(),
+            spectator_checks: SpectatorChecks::default(),
             refusals: VecDeque::new(),
             last_refused: None,
             next_local_frame: Frame::ZERO,
@@ -263,6 +268,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     endpoint.send_checksum(frame, checksum);
                 }
             }
+            self.send_checksum_to_spectators(frame, checksum);
         }
         for (address, datagram) in self.refusals.drain(..) {
             send(address, &datagram);

@@ -216,6 +216,13 @@ impl PlayersRole {
                 narrator.signal(LiveEvent::MatchBegan);
             }
             NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::SpectatorDesync {
+                frame,
+                local,
+                remote,
+            } => narrator.warn(&format!(
+                "a spectator's game diverged at frame {frame} (its checksum {remote}, ours {local}): sent it our state"
+            ))?,
             NetplayEvent::SpectatorDropped { reason } => {
                 narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
             }

@@ -80,6 +80,9 @@ pub(crate) struct WatchReport {
     /// The link's traffic, over the seconds watched.
     pub(crate) wire: WireTraffic,
     pub(crate) dropped_datagrams: u64,
+    /// Checkpoints whose checksums differed from the host's, and repairs
+    /// from the host's state.
+    pub(crate) desyncs: (u64, u64),
     /// What the watch's outputs left.
     pub(crate) outputs: SinksSummary,
 }
@@ -115,6 +118,13 @@ impl Report for WatchReport {
             self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
+        let (detected, repaired) = self.desyncs;
+        if detected > 0 {
+            writeln!(
+                out,
+                "desyncs: {detected} checkpoints differed from the host's, {repaired} repairs from its state"
+            )?;
+        }
         if let Some(checksums) = &self.checksums {
             writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
         }
@@ -136,6 +146,8 @@ impl Report for WatchReport {
                 "aimed_delay_frames": self.delay.aimed_frames,
                 "catch_up_frames": self.delay.catch_up_frames,
                 "rebuffers": self.delay.rebuffers,
+                "desyncs": self.desyncs.0,
+                "repairs": self.desyncs.1,
             },
             "netplay": {
                 "ping_ms": self.ping_ms,

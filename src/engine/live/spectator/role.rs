@@ -28,6 +28,8 @@ pub(crate) struct SpectatorRole {
     host_gone: Option<DisconnectCause>,
     /// The watch ended here because of what the host sent (or did not).
     broken: Option<WatchEnd>,
+    /// Checkpoints whose checksums differed from the host's.
+    desyncs: u64,
     /// The frame before the last tick.
     frame_before: u32,
     /// When the status line was last shown.
@@ -45,6 +47,7 @@ impl SpectatorRole {
             frames,
             host_gone: None,
             broken: None,
+            desyncs: 0,
             frame_before: 0,
             status_last: None,
             left_ms: 0,
@@ -68,6 +71,18 @@ impl SpectatorRole {
                 self.broken = Some(WatchEnd::HostLost);
                 narrator.warn("the host sent more frames than any match runs: left")
             }
+            SpectatorEvent::Desync { frame, local, host } => {
+                self.desyncs += 1;
+                narrator.warn(&format!(
+                    "desync at frame {frame}: our checksum {local}, the host's {host}; asked the host for its state"
+                ))
+            }
+            SpectatorEvent::RepairArrived { frame } => narrator.note(&format!(
+                "loaded the host's state of frame {frame} and ran the frames since again"
+            )),
+            SpectatorEvent::TooLateToRepair { frame } => narrator.warn(&format!(
+                "frame {frame} is too far back to run again from: not repaired"
+            )),
             SpectatorEvent::Stalled { stalled_for_ms } => {
                 self.broken = Some(WatchEnd::Stalled);
                 narrator.warn(&format!(
@@ -98,6 +113,7 @@ impl SpectatorRole {
             ..self.report(end, transport)
         };
         let outcome = match end {
+            _ if self.desyncs > 0 => Outcome::NetplayFailed,
             WatchEnd::Finished | WatchEnd::Interrupted | WatchEnd::WindowClosed => Outcome::Success,
             WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
         };
@@ -139,6 +155,7 @@ impl SpectatorRole {
                 (link.bytes_received, link.datagrams_received),
             ),
             dropped_datagrams: machine.spectator.dropped_datagrams(),
+            desyncs: (self.desyncs, machine.stats.repairs),
             outputs: SinksSummary::default(),
         }
     }
