@@ -155,6 +155,7 @@ fn every_message() -> Vec<Message> {
         Message::BlobChunk(BlobChunk {
             id: BlobId(7),
             total_size: 2500,
+            hash: 0xFEED_FACE_CAFE_BEEF,
             chunk_count: 3,
             index: 2,
             bytes: vec![0xAB; 300],
@@ -162,6 +163,7 @@ fn every_message() -> Vec<Message> {
         Message::BlobChunk(BlobChunk {
             id: BlobId(8),
             total_size: 0,
+            hash: 0,
             chunk_count: 1,
             index: 0,
             bytes: Vec::new(),
@@ -307,6 +309,7 @@ fn a_blob_announcing_more_than_the_cap_is_refused() {
     let chunk = Message::BlobChunk(BlobChunk {
         id: BlobId(1),
         total_size: 5000,
+        hash: 1,
         chunk_count: 5,
         index: 4,
         bytes: vec![1; 600],

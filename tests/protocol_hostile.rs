@@ -207,6 +207,37 @@ fn a_peer_heard_all_along_whose_frames_never_become_final_ends_the_match_with_a_
     }
 }
 
+#[test]
+fn malformed_and_forged_datagrams_from_a_peers_address_are_counted_as_dropped() {
+    let mut cluster = party_cluster(2, 5, LinkConditions::latency(10));
+    cluster.run_until(2_000);
+    let before = cluster.machines[0].netplay.dropped_datagrams();
+    let now = cluster.now;
+    // From the address of machine 1, whose link is open: garbage, a cut
+    // header, and a well-formed datagram with a tag that is not its key's.
+    let mut junk = vec![b"garbage".to_vec(), b"nc".to_vec()];
+    let mut untagged = Vec::new();
+    let header = netcade::protocol::Header {
+        version: netcade::protocol::PROTOCOL_VERSION,
+        session: netcade::protocol::SessionToken::UNKNOWN,
+        sequence: netcade::protocol::Sequence(7),
+    };
+    codec::encode(&header, &Message::KeepAlive, &mut untagged).unwrap();
+    untagged.extend_from_slice(&[0; 8]);
+    junk.push(untagged);
+    for datagram in &junk {
+        cluster.machines[0]
+            .netplay
+            .handle_datagram(now, 1, datagram);
+    }
+    assert_eq!(
+        cluster.machines[0].netplay.dropped_datagrams(),
+        before + junk.len() as u64
+    );
+    cluster.run_until(4_000);
+    cluster.assert_all_in_sync_without_trouble(200);
+}
+
 /// What the bare endpoints of the modules below present, for `slots`.
 fn handshake(slots: PlayerSlots) -> Handshake {
     Handshake {
@@ -508,12 +539,27 @@ mod link {
             out
         }
 
+        /// Chunk `index` of a blob of `total_size` bytes of `fill`, carrying
+        /// that blob's hash.
         fn chunk(&mut self, id: u32, total_size: usize, index: u32, fill: u8) -> Vec<u8> {
+            let hash = netcade::checksum::Checksum::of(&vec![fill; total_size]).0;
+            self.chunk_claiming(id, total_size, index, fill, hash)
+        }
+
+        fn chunk_claiming(
+            &mut self,
+            id: u32,
+            total_size: usize,
+            index: u32,
+            fill: u8,
+            hash: u64,
+        ) -> Vec<u8> {
             let start = index as usize * BLOB_CHUNK_SIZE;
             let len = total_size.saturating_sub(start).min(BLOB_CHUNK_SIZE);
             self.datagram(&Message::BlobChunk(BlobChunk {
                 id: BlobId(id),
                 total_size: total_size as u32,
+                hash,
                 chunk_count: blob_chunk_count(total_size),
                 index,
                 bytes: vec![fill; len],
@@ -554,6 +600,30 @@ mod link {
         assert!(received_blobs(&mut ours).is_empty());
         ours.handle_datagram(12, &peer.chunk(6, 10, 0, 2));
         assert_eq!(received_blobs(&mut ours), vec![(BlobId(6), vec![2; 10])]);
+    }
+
+    #[test]
+    fn a_blob_whose_bytes_do_not_hash_to_what_its_chunks_said_is_never_handed_on() {
+        let (mut ours, mut peer) = connected();
+        let size = 2 * BLOB_CHUNK_SIZE + 10;
+        let hash_of_other_bytes = netcade::checksum::Checksum::of(&vec![0xA5; size]).0;
+        for index in 0..3 {
+            ours.handle_datagram(
+                10,
+                &peer.chunk_claiming(5, size, index, 0x5A, hash_of_other_bytes),
+            );
+        }
+        assert!(received_blobs(&mut ours).is_empty());
+        assert_eq!(ours.stats().blobs_refused, 1);
+        // A chunk claiming another hash than the blob's first is not taken.
+        ours.handle_datagram(11, &peer.chunk(6, size, 0, 1));
+        let malformed = ours.stats().dropped_malformed;
+        ours.handle_datagram(11, &peer.chunk_claiming(6, size, 1, 1, 7));
+        assert_eq!(ours.stats().dropped_malformed, malformed + 1);
+        for index in 1..3 {
+            ours.handle_datagram(12, &peer.chunk(6, size, index, 1));
+        }
+        assert_eq!(received_blobs(&mut ours), vec![(BlobId(6), vec![1; size])]);
     }
 
     #[test]

@@ -55,6 +55,45 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Command {
+    /// The command as its JSON names it, when `--json` was given.
+    pub fn json_name(&self) -> Option<&'static str> {
+        let (name, json) = match self {
+            Command::Run(args) => ("run", args.json),
+            Command::Synctest(args) => ("synctest", args.json),
+            Command::Demo(args) => ("demo", args.json),
+            Command::Host(args) => ("host", args.outputs.json),
+            Command::Join(args) => ("join", args.outputs.json),
+            Command::Spectate(args) => ("spectate", args.outputs.json),
+            Command::Replay(args) => match &args.command {
+                replay::ReplayCommand::Play(play) => ("replay play", play.json),
+                replay::ReplayCommand::Info(info) => ("replay info", info.json),
+                replay::ReplayCommand::Diff(diff) => ("replay diff", diff.json),
+                replay::ReplayCommand::Inputs(_) => return None,
+            },
+            Command::Debug(_) | Command::Play(_) | Command::Input(_) => return None,
+        };
+        json.then_some(name)
+    }
+}
+
+/// Readies the JSON line a command given `--json` ends with if its core
+/// crashes (the crash handler cannot format one then).
+pub fn end_crashes_with_json(command: &str) {
+    crate::libretro::end_with_json_on_crash(command);
+}
+
+/// The JSON line a command given `--json` ends with when it fails: its
+/// name, `"end": "failed"`, the exit code and the error's whole chain.
+pub fn failure_json(command: &str, exit_code: u8, error: &str) -> serde_json::Value {
+    serde_json::json!({
+        "command": command,
+        "end": "failed",
+        "exit_code": exit_code,
+        "error": error,
+    })
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {

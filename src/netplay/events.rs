@@ -201,6 +201,9 @@ pub enum PeerFault {
     /// It is the host and the state it sent of a desynced checkpoint cannot
     /// be used.
     BadCheckpointState(StateBlobError),
+    /// It is the host and our core refused to load a state it sent (its
+    /// start state or a checkpoint's): what the core said.
+    StateRefused(String),
 }
 
 impl std::fmt::Display for PeerFault {
@@ -224,6 +227,9 @@ impl std::fmt::Display for PeerFault {
             PeerFault::BadStartState(error) => write!(f, "its start state is unusable: {error}"),
             PeerFault::BadCheckpointState(error) => {
                 write!(f, "its state of a desynced checkpoint is unusable: {error}")
+            }
+            PeerFault::StateRefused(reason) => {
+                write!(f, "our core refused to load a state it sent: {reason}")
             }
         }
     }

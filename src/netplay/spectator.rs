@@ -110,6 +110,9 @@ pub enum SpectatorEvent {
     HostGone(DisconnectCause),
     /// The host sent more frames than anyone can be behind: we left.
     Flooded,
+    /// Our core refused to load a state the host sent (what it said): we
+    /// left.
+    StateRefused(String),
     /// Our checksum of checkpoint `frame` differs from the host's (which
     /// the players agree on): our game diverged. Our checksum went to the
     /// host, which answers with its state of the frame to repair from.
@@ -365,6 +368,12 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         }
     }
 
+    /// Our core refused to load a state the host sent (`reason`, what it
+    /// said): the watch ends, and the host is told.
+    pub fn state_refused(&mut self, reason: String) {
+        self.end_with(SpectatorEvent::StateRefused(reason));
+    }
+
     /// The host's state of a desynced checkpoint and the inputs to run
     /// again after loading it, once it arrived.
     pub fn take_repair(&mut self) -> Option<Repair> {
@@ -427,14 +436,10 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         self.endpoint.stats()
     }
 
-    /// Datagrams dropped: from other addresses, or malformed, foreign or
-    /// repeated ones from the host's.
+    /// Datagrams dropped: from other addresses, or for what they were
+    /// from the host's (see [`crate::protocol::EndpointStats::dropped_bad`]).
     pub fn dropped_datagrams(&self) -> u64 {
-        let stats = self.endpoint.stats();
-        self.dropped_foreign
-            + stats.dropped_malformed
-            + stats.dropped_wrong_token
-            + stats.dropped_wrong_version
+        self.dropped_foreign + self.endpoint.stats().dropped_bad()
     }
 
     /// The next event, oldest first.
@@ -472,6 +477,12 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::Watching => {
                 self.on_repair_state(&bytes)
             }
+            // A repair's state that arrived damaged is not used: the next
+            // checkpoint that differs asks again.
+            NetEvent::BlobDamaged { .. } if self.phase == SpectatorPhase::AwaitingState => self
+                .end_with(SpectatorEvent::BadState(StateBlobError::Corrupt(
+                    super::session::DAMAGED.to_string(),
+                ))),
             NetEvent::RemoteChecksum { frame, checksum } => {
                 if let Err(mismatch) = self.checksums.add_remote(PlayerId::new(0), frame, checksum)
                 {

@@ -42,7 +42,8 @@
 //!
 //! Version 5 tags every datagram (see `protocol::auth`): 8 bytes at the end
 //! that the codec neither writes nor reads, and handshakes end with the
-//! sender's x25519 public key (32 bytes, after the core options). Only
+//! sender's x25519 public key (32 bytes, after the core options). A blob
+//! chunk carries the whole blob's xxh3 (u64) after its total size. Only
 //! handshakes (Hello, Welcome, Reject) still carry the session token in
 //! their header; the other datagrams' header is magic, version, kind and
 //! sequence number (6 bytes), as their tag's key is the session's own.
@@ -479,6 +480,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             }
             out.extend_from_slice(&chunk.id.0.to_le_bytes());
             out.extend_from_slice(&chunk.total_size.to_le_bytes());
+            out.extend_from_slice(&chunk.hash.to_le_bytes());
             put_varint(out, chunk.chunk_count as u64);
             put_varint(out, chunk.index as u64);
             out.extend_from_slice(&chunk.bytes);
@@ -900,6 +902,7 @@ fn read_blob_chunk(reader: &mut Reader<'_>) -> Result<BlobChunk, DecodeError> {
     if total_size as usize > MAX_BLOB_SIZE {
         return Err(DecodeError::BlobTooLarge(total_size));
     }
+    let hash = reader.u64()?;
     let chunk_count = reader.varint_u32()?;
     let index = reader.varint_u32()?;
     let len = reader.remaining();
@@ -915,6 +918,7 @@ fn read_blob_chunk(reader: &mut Reader<'_>) -> Result<BlobChunk, DecodeError> {
     Ok(BlobChunk {
         id,
         total_size,
+        hash,
         chunk_count,
         index,
         bytes: reader.take(len)?.to_vec(),

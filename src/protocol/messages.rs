@@ -26,7 +26,8 @@ use std::fmt;
 ///   only once it is loaded. Rejects may say `CoreVersion`.
 /// - 5: every datagram ends with a tag ([`super::auth`]); handshakes carry
 ///   the sender's x25519 public key, and only handshakes carry the session
-///   token (the tag's key is the session's).
+///   token (the tag's key is the session's). Blob chunks carry the
+///   blob's hash; a Disconnect may say the match stalled.
 pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -451,6 +452,9 @@ pub struct BlobChunk {
     pub id: BlobId,
     /// Size of the whole blob (≤ [`MAX_BLOB_SIZE`]).
     pub total_size: u32,
+    /// xxh3 of the whole blob (version 5): checked once the blob is whole,
+    /// before anything (a core's loader) sees it.
+    pub hash: u64,
     /// `total_size` split into [`BLOB_CHUNK_SIZE`] pieces (at least one).
     pub chunk_count: u32,
     /// Position of this chunk in the blob, from 0 to `chunk_count - 1`.

@@ -56,6 +56,11 @@ impl<A: Ord + Copy> PeerTable<A> {
         self.peers.is_empty()
     }
 
+    /// Every endpoint with its address, in address order, to read.
+    pub fn iter(&self) -> impl Iterator<Item = (&A, &PeerEndpoint)> {
+        self.peers.iter()
+    }
+
     /// Every endpoint with its address, in address order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&A, &mut PeerEndpoint)> {
         self.peers.iter_mut()

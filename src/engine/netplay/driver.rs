@@ -68,8 +68,11 @@ impl NetplayDriver {
         game.set_savestate_context(SavestateContext::Netplay);
         // Before frame 0: the host's start state replaces whatever this
         // machine's game holds, so every machine begins from the same bytes.
+        // One our core refuses costs the host's link, not this process.
         if let Some(state) = netplay.take_start_state() {
-            game.load_state(&state).map_err(AppError::at_frame(0))?;
+            if let Err(error) = game.load_state(&state) {
+                netplay.host_state_refused(error.to_string());
+            }
         }
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         if !self.start_told && !self.requests.is_empty() {

@@ -302,11 +302,11 @@ where
         if let Some((frame, state)) = self.spectator.take_state() {
             self.game.set_savestate_context(SavestateContext::Netplay);
             if let Err(error) = self.game.load_state(&state) {
-                // Tell the host before giving up, so its slot frees at once.
-                self.spectator.leave();
+                // The watch ends with a reason; the host is told.
+                self.spectator.state_refused(error.to_string());
                 self.spectator
                     .poll(now, |to, datagram| transport.send(to, datagram));
-                return Err(AppError::at_frame(frame.number())(error));
+                return Ok(());
             }
             self.stats.joined_at_frame = Some(frame.number());
             // The replay recorder starts from the host's bytes at this frame.
@@ -344,13 +344,15 @@ where
     }
 
     /// Loads the host's state of a desynced checkpoint and runs again, with
-    /// video off, every frame played since, as a member's repair does.
+    /// video off, every frame played since, as a member's repair does. A
+    /// state our core refuses ends the watch instead.
     fn repair(&mut self, repair: Repair) -> Result<(), AppError> {
         let players = self.spectator.players();
         self.game.set_savestate_context(SavestateContext::Netplay);
-        self.game
-            .load_state(&repair.state)
-            .map_err(AppError::at_frame(repair.frame.number()))?;
+        if let Err(error) = self.game.load_state(&repair.state) {
+            self.spectator.state_refused(error.to_string());
+            return Ok(());
+        }
         self.sink.state_repaired(repair.frame, &repair.state);
         let mut frame = repair.frame;
         for inputs in &repair.inputs {

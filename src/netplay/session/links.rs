@@ -167,6 +167,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::StartAcknowledged => self.startup.on_start_acknowledged(index),
             NetEvent::BlobReceived { bytes, .. } => self.on_blob_received(index, bytes),
             NetEvent::BlobRefused { size, .. } => self.on_blob_refused(index, size),
+            NetEvent::BlobDamaged { .. } => self.on_blob_damaged(index),
             NetEvent::BlobDelivered { .. } => {}
         }
     }

@@ -32,6 +32,7 @@ use crate::rollback::{
     SessionState, StateSlot, TimeSyncAdvice, MAX_PLAYERS,
 };
 use blobs::StartStateWait;
+pub(crate) use blobs::DAMAGED;
 use departures::Departure;
 use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
@@ -439,6 +440,17 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// Datagrams dropped because they came from an address with no link.
     pub fn dropped_unknown(&self) -> u64 {
         self.dropped_unknown + self.endpoints.dropped_unknown()
+    }
+
+    /// Every datagram dropped for what it was: from an address with no
+    /// link, or on a link (see [`protocol::EndpointStats::dropped_bad`]).
+    pub fn dropped_datagrams(&self) -> u64 {
+        let on_links: u64 = self
+            .endpoints
+            .iter()
+            .map(|(_, endpoint)| endpoint.stats().dropped_bad())
+            .sum();
+        self.dropped_unknown() + on_links
     }
 
     /// Where this machine is in the start-up (see `netplay::startup`).

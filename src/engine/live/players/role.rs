@@ -343,7 +343,7 @@ impl PlayersRole {
                 (stats.bytes_sent, stats.datagrams_sent),
                 (stats.bytes_received, stats.datagrams_received),
             ),
-            dropped_datagrams: self.machine.netplay.dropped_unknown(),
+            dropped_datagrams: self.machine.netplay.dropped_datagrams(),
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),

@@ -71,6 +71,12 @@ impl SpectatorRole {
                 self.broken = Some(WatchEnd::HostLost);
                 narrator.warn("the host sent more frames than any match runs: left")
             }
+            SpectatorEvent::StateRefused(reason) => {
+                self.broken = Some(WatchEnd::HostLost);
+                narrator.warn(&format!(
+                    "the core refused the host's savestate: {reason}: left"
+                ))
+            }
             SpectatorEvent::Desync { frame, local, host } => {
                 self.desyncs += 1;
                 narrator.warn(&format!(
