@@ -5,7 +5,7 @@ use crate::protocol::{
     CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, SessionSettings,
     SessionToken, MAX_BLOB_SIZE,
 };
-use crate::rollback::TimeSyncConfig;
+use crate::rollback::{Frame, TimeSyncConfig};
 
 /// How the connection to a peer is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +89,10 @@ pub struct NetplayConfig<A> {
     /// whatever a core seeded at load are the same everywhere. Only the
     /// machine of player 0 sends one.
     pub start_state: Option<Vec<u8>>,
+    /// The match's last frame, when it has one (`--frames N`: frame N−1):
+    /// its checksums are compared too, so no frame after the last regular
+    /// checkpoint goes unchecked. Every machine must give the same.
+    pub last_frame: Option<Frame>,
     /// The largest start state accepted from the host, uncompressed (its
     /// compressed blob is capped accordingly): a larger one, or one that
     /// expands past this, closes the host's link.
@@ -128,6 +132,7 @@ impl<A> NetplayConfig<A> {
             start_lead_ms: 50,
             core_options: Vec::new(),
             start_state: None,
+            last_frame: None,
             max_start_state_bytes: MAX_BLOB_SIZE,
         }
     }

@@ -39,6 +39,9 @@ pub struct SpectatorConfig<A> {
     /// Our x25519 secret for the link's keys: drawn by the caller for real
     /// watching, [`LinkSecret::well_known`] by default.
     pub secret: LinkSecret,
+    /// The match's last frame, if known: a checkpoint too, as for the
+    /// players (`NetplayConfig::last_frame`).
+    pub last_frame: Option<Frame>,
     /// Silence after which the host is reported interrupted.
     pub interrupt_after_ms: Millis,
     /// Silence after which the host is given up.
@@ -69,6 +72,7 @@ impl<A> SpectatorConfig<A> {
             content_hash,
             settings,
             secret: LinkSecret::well_known(),
+            last_frame: None,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
             stall_after_ms: 10_000,
@@ -191,6 +195,7 @@ pub struct SpectatorSession<A> {
     progress: ((SpectatorPhase, Frame), Millis),
     /// Our checkpoint checksums against the host's.
     checksums: DesyncDetector,
+    last_frame: Option<Frame>,
     /// The inputs of the latest frames played, for running them again
     /// after loading the host's state of a desynced checkpoint.
     played: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
@@ -252,7 +257,9 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             now,
             stall_after_ms: config.stall_after_ms,
             progress: ((SpectatorPhase::Connecting, Frame::ZERO), now),
-            checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval)),
+            checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval))
+                .ending_at(config.last_frame),
+            last_frame: config.last_frame,
             played: VecDeque::new(),
             repair: None,
         })
@@ -516,7 +523,8 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// buffer paces the match's frame rate.
     fn on_welcomed(&mut self, settings: SessionSettings, remote_slots: PlayerSlots) {
         self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
-        self.checksums = DesyncDetector::new(u32::from(settings.checksum_interval));
+        self.checksums =
+            DesyncDetector::new(u32::from(settings.checksum_interval)).ending_at(self.last_frame);
         let all = PlayerSlots((1u16 << self.players) as u8 - 1);
         if remote_slots != all {
             // A host feeds spectators every player's inputs.

@@ -135,6 +135,7 @@ pub struct SessionConfig {
     input_delay: InputDelayConfig,
     time_sync: TimeSyncConfig,
     checksum_interval: u32,
+    last_frame: Option<Frame>,
     input_history: u32,
     waiting_report_interval: u32,
     state_bytes: usize,
@@ -162,6 +163,7 @@ impl SessionConfig {
             input_delay: InputDelayConfig::default(),
             time_sync: TimeSyncConfig::default(),
             checksum_interval: 60,
+            last_frame: None,
             input_history: 64,
             waiting_report_interval: 60,
             state_bytes: DEFAULT_STATE_BYTES,
@@ -221,6 +223,13 @@ impl SessionConfig {
     /// Exchange checksums every `frames` confirmed frames (default 60; 1 to hunt a desync).
     pub fn checksum_interval(mut self, frames: u32) -> Self {
         self.checksum_interval = frames;
+        self
+    }
+
+    /// The match's last frame, when it has one: a checkpoint too, so the
+    /// frames after the last regular checkpoint are compared as well.
+    pub fn last_frame(mut self, frame: Frame) -> Self {
+        self.last_frame = Some(frame);
         self
     }
 
@@ -380,7 +389,7 @@ impl<P: Predictor> Session<P> {
             queues: std::array::from_fn(|_| InputQueue::new(capacity)),
             states: StateRing::with_budget(state_ring_len(&config), config.state_bytes),
             time_sync: TimeSync::new(config.time_sync),
-            desync: DesyncDetector::new(config.checksum_interval),
+            desync: DesyncDetector::new(config.checksum_interval).ending_at(config.last_frame),
             delay,
             predictor,
             local,
@@ -933,10 +942,17 @@ impl<P: Predictor> Session<P> {
         Ok(current - first)
     }
 
+    /// Whether the checksums of `frame`'s state are compared with the peers'.
+    pub fn is_checkpoint(&self, frame: Frame) -> bool {
+        self.desync.is_checkpoint(frame)
+    }
+
     /// Checkpoint states become final once every input before them is
     /// confirmed and no rollback before them is pending: their checksums
-    /// then go to the desync detector (and out to the peers).
-    fn record_final_checkpoints(&mut self) {
+    /// then go to the desync detector (and out to the peers). Each
+    /// `advance_frame` does it; a machine that stopped running frames calls
+    /// it as inputs keep arriving, so its last checkpoints are compared too.
+    pub fn record_final_checkpoints(&mut self) {
         let first_unconfirmed = self.first_unconfirmed_frame();
         let pending_fix = self.queues[..self.config.players]
             .iter()
@@ -960,7 +976,7 @@ impl<P: Predictor> Session<P> {
                     })
                 });
             }
-            self.next_checkpoint = checkpoint + self.desync.interval();
+            self.next_checkpoint = self.desync.next_checkpoint_after(checkpoint);
         }
     }
 

@@ -370,8 +370,7 @@ impl ResimulationCost {
 
 /// Whether `frame` is one whose checksums the machines compare.
 fn is_checkpoint<A: Ord + Copy>(netplay: &NetplaySession<A>, frame: Frame) -> bool {
-    let interval = u32::from(netplay.settings().checksum_interval);
-    interval != 0 && frame.number() % interval == 0
+    netplay.session().is_checkpoint(frame)
 }
 
 /// Saves `game` into `slot` (the state at the start of `frame`) and, when

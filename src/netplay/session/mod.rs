@@ -263,6 +263,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.now = now;
         self.poll_startup(now);
         self.feed_spectators();
+        self.session.record_final_checkpoints();
         while let Some((frame, checksum)) = self.session.next_checksum_report() {
             for index in 0..self.links.len() {
                 if let Some(endpoint) = self.open_endpoint(index) {

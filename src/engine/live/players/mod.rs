@@ -33,7 +33,7 @@ use crate::engine::{open_game, AppError, Game};
 use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
-use crate::rollback::SessionState;
+use crate::rollback::{Frame, SessionState};
 use role::{PlayersRole, Seat};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -276,6 +276,7 @@ fn match_config(
         })
         .collect();
     config.secret = link_secret()?;
+    config.last_frame = settings.frames.and_then(Frame::last_of);
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
     if let DelayArg::Fixed(frames) = settings.delay {

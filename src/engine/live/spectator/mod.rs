@@ -25,6 +25,7 @@ use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::SessionSettings;
+use crate::rollback::Frame;
 use role::SpectatorRole;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -83,6 +84,7 @@ pub fn spectate_match(
         },
     );
     config.secret = link_secret()?;
+    config.last_frame = settings.frames.and_then(Frame::last_of);
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
