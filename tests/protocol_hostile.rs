@@ -871,15 +871,6 @@ mod path {
         (host, joiner)
     }
 
-    fn dropped(endpoint: &PeerEndpoint) -> u64 {
-        let stats = endpoint.stats();
-        stats.dropped_wrong_token
-            + stats.dropped_malformed
-            + stats.dropped_wrong_version
-            + stats.dropped_duplicate
-            + stats.dropped_unexpected
-    }
-
     fn inputs_received(endpoint: &mut PeerEndpoint) -> Vec<(u8, Frame, Buttons)> {
         endpoint
             .drain_events()
@@ -921,7 +912,7 @@ mod path {
         longer.push(0);
         host.handle_datagram(11, &longer);
         assert_eq!(inputs_received(&mut host), vec![]);
-        assert_eq!(dropped(&host), (bits + datagram.len()) as u64);
+        assert_eq!(host.stats().dropped_bad(), (bits + datagram.len()) as u64);
         host.handle_datagram(12, &datagram);
         assert_eq!(
             inputs_received(&mut host),
