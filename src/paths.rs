@@ -2,7 +2,7 @@
 //! (`~/.local/share/netcade` on Linux: saves, replays, dumps, screenshots)
 //! and its config directory (`~/.config/netcade`: the input mapping).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn project() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "netcade")
@@ -16,6 +16,12 @@ pub fn data_dir() -> Option<PathBuf> {
 /// netcade's config directory, where the system has a home for it.
 pub fn config_dir() -> Option<PathBuf> {
     project().map(|dirs| dirs.config_dir().to_path_buf())
+}
+
+/// Where desync dumps go: `chosen` (`--dump-dir`), else `dumps/` in the
+/// data directory (never the current directory, which may be a checkout).
+pub fn dump_dir(chosen: Option<&Path>) -> PathBuf {
+    chosen.map_or_else(|| data_subdir("dumps"), Path::to_path_buf)
 }
 
 /// `name` in the data directory, or in the system's temporary directory

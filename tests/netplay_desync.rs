@@ -244,7 +244,7 @@ fn a_desync_after_the_last_regular_checkpoint_is_caught_at_the_matchs_last_frame
     let mut cluster = Cluster::with_configs(
         setup,
         |_| party_game(),
-        |_, config| config.last_frame = Some(last),
+        |_, config| config.match_frames = Some(last.number() + 1),
     );
     for machine in &mut cluster.machines {
         machine.stop_at_frame = Some(last.number() + 1);

@@ -168,7 +168,7 @@ fn a_joiner_with_another_core_is_told_which_core_the_host_runs() {
     assert_eq!(joiner.reason, RejectReason::Core);
     assert_eq!(
         joiner.explanation(),
-        format!("the host runs {CORE_NAME} {CORE_VERSION}; you have Stella {CORE_VERSION} (different cores)")
+        format!("this match is for {CORE_NAME} {CORE_VERSION}; you have Stella {CORE_VERSION} (different cores)")
     );
     assert_eq!(
         host.explanation(),
@@ -182,7 +182,7 @@ fn a_joiner_with_another_core_version_is_told_both_versions() {
     assert_eq!(joiner.reason, RejectReason::CoreVersion);
     assert_eq!(
         joiner.explanation(),
-        format!("the host runs {CORE_NAME} {CORE_VERSION}; you have {CORE_NAME} 0.9 (different core versions)")
+        format!("this match is for {CORE_NAME} {CORE_VERSION}; you have {CORE_NAME} 0.9 (different core versions)")
     );
     assert!(host
         .explanation()
@@ -196,7 +196,7 @@ fn a_joiner_with_other_content_is_told_both_content_hashes() {
     let line = joiner.explanation();
     assert!(
         line.starts_with(&format!(
-            "the host runs {CORE_NAME} {CORE_VERSION} with content 00000000…"
+            "this match is for {CORE_NAME} {CORE_VERSION} with content 00000000…"
         )),
         "{line}"
     );

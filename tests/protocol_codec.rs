@@ -55,6 +55,7 @@ fn handshake() -> Handshake {
             },
         ],
         start_state: true,
+        match_frames: Some(3600),
         public_key: Some(PublicKey([0x5A; 32])),
     }
 }
@@ -62,6 +63,11 @@ fn handshake() -> Handshake {
 /// Bytes of a handshake's version-3 fields after the header (before the flags).
 fn version_3_handshake_len(hs: &Handshake) -> usize {
     2 + hs.core_name.len() + hs.core_version.len() + 8 + 1 + 1 + 4 + 1 + 2 + 1 + 1
+}
+
+/// Bytes of `value` as a LEB128 varint.
+fn varint_len(value: u32) -> usize {
+    (32 - value.leading_zeros() as usize).div_ceil(7).max(1)
 }
 
 fn input_message(start: u32, inputs: Vec<Buttons>, slots: PlayerSlots) -> InputMessage {
@@ -177,6 +183,7 @@ fn every_message() -> Vec<Message> {
         Message::Start { delay_ms: 0 },
         Message::Start { delay_ms: 65_535 },
         Message::StartAck,
+        Message::DisconnectAck,
     ]
 }
 
@@ -198,8 +205,9 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
     for message in every_message() {
         codec::encode(&header(), &message, &mut out).unwrap();
         // A handshake cut where version 3's ended reads as a version-3
-        // one (no options, no start state), and one cut where version 4's
-        // ended as a version-4 one (no key); any other cut is an error.
+        // one (no options, no start state), one cut where version 4's
+        // ended as a version-4 one (no match length, no key), one cut
+        // before the key as one without a key; any other cut is an error.
         let version_3_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) => {
                 Some(HANDSHAKE_HEADER_SIZE + version_3_handshake_len(hs))
@@ -209,29 +217,28 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
             }
             _ => None,
         };
-        let version_4_end = version_3_end.map(|_| out.len() - 32);
+        let version_4_end = match &message {
+            Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. } => {
+                Some(out.len() - 32 - varint_len(hs.match_frames.unwrap_or(0)))
+            }
+            _ => None,
+        };
+        let keyless_end = version_4_end.map(|_| out.len() - 32);
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
-            if Some(len) == version_3_end {
-                let Ok((
-                    _,
-                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
-                )) = result
-                else {
-                    panic!("{message:?} cut to its version-3 fields did not decode: {result:?}");
-                };
-                assert!(hs.core_options.is_empty() && !hs.start_state);
+            if Some(len) == keyless_end {
+                let hs = handshake_in(result, "keyless", &message);
+                assert!(hs.public_key.is_none() && hs.match_frames.is_some());
                 continue;
             }
             if Some(len) == version_4_end {
-                let Ok((
-                    _,
-                    Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. },
-                )) = result
-                else {
-                    panic!("{message:?} cut to its version-4 fields did not decode: {result:?}");
-                };
-                assert!(hs.public_key.is_none() && !hs.core_options.is_empty());
+                let hs = handshake_in(result, "version-4", &message);
+                assert_eq!((hs.match_frames, hs.public_key), (None, None));
+                continue;
+            }
+            if Some(len) == version_3_end {
+                let hs = handshake_in(result, "version-3", &message);
+                assert!(hs.core_options.is_empty() && !hs.start_state);
                 continue;
             }
             assert!(result.is_err(), "{message:?} cut to {len} bytes decoded");
@@ -239,17 +246,34 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
     }
 }
 
+/// The handshake `result` decoded to, `message` cut to its `version`'s
+/// fields.
+fn handshake_in(
+    result: Result<(Header, Message), DecodeError>,
+    version: &str,
+    message: &Message,
+) -> Handshake {
+    let Ok((_, Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. })) =
+        result
+    else {
+        panic!("{message:?} cut to its {version} fields did not decode: {result:?}");
+    };
+    hs
+}
+
 #[test]
 fn a_handshake_claiming_more_core_options_than_it_holds_is_refused() {
     let mut out = Vec::new();
     let hello = Message::Hello(Handshake {
         core_options: Vec::new(),
+        match_frames: None,
         public_key: None,
         ..handshake()
     });
     codec::encode(&header(), &hello, &mut out).unwrap();
-    // Without a key, the option count is the last byte: claim a million options.
-    out.pop();
+    // The option count is the last byte but the match length's (no key):
+    // claim a million options.
+    out.truncate(out.len() - 2);
     out.extend_from_slice(&[0xC0, 0x84, 0x3D]);
     assert!(matches!(
         codec::decode(&out),
@@ -638,4 +662,24 @@ fn unknown_or_empty_piggyback_flags_are_refused_with_a_reason() {
         codec::decode(&empty),
         Err(DecodeError::EmptyPiggybackChecksums)
     );
+}
+
+#[test]
+fn a_handshake_carries_the_match_length_and_one_ending_before_it_has_none() {
+    let mut handshake = Handshake {
+        core_name: "duel".into(),
+        core_version: "1.0".into(),
+        match_frames: Some(120),
+        ..Handshake::default()
+    };
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Welcome(handshake.clone()), &mut out).unwrap();
+    assert_eq!(
+        codec::decode(&out).unwrap().1,
+        Message::Welcome(handshake.clone())
+    );
+    // Version 4 ended after the core options: its last byte is the length.
+    out.pop();
+    handshake.match_frames = None;
+    assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(handshake));
 }

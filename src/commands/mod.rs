@@ -41,7 +41,9 @@ Exit codes:
   6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame, or
      the match stalled (no frame final for 10 s although the peer was heard)
   7  replay play --verify: every checkpoint the file holds agrees, but the file is incomplete
-     (cut short, damaged, or never ended), so the rest of the match was not verified";
+     (cut short, damaged, or never ended), so the rest of the match was not verified
+130  interrupted by Ctrl-C, SIGTERM or SIGHUP (host, join and spectate leave cleanly first:
+     the peer is told and the summary printed)";
 
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]

@@ -1,6 +1,7 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
 use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::interrupt::exit_on_interrupt;
 use crate::engine::report::{write_report, Report};
 use crate::engine::run::{run_frames, RunReport};
 use crate::engine::sinks::audio_file::AudioArgs;
@@ -36,6 +37,8 @@ pub struct RunArgs {
 
 /// `netcade run`.
 pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    // Ctrl-C, SIGTERM and SIGHUP end it with one exit code, as every command.
+    exit_on_interrupt();
     let mut inputs = InputSource::open_for_run(&args.inputs, args.frames)?;
     let mut game = open_game(&args.game)?;
     let recorder = match &args.record {

@@ -3,6 +3,7 @@
 
 use crate::engine::error::error_chain;
 use crate::engine::inputs::{InputSource, InputSpec};
+use crate::engine::interrupt::exit_on_interrupt;
 use crate::engine::report::{write_report, Report};
 use crate::engine::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
 use crate::rollback::synctest::{
@@ -105,16 +106,15 @@ pub struct SyncTestArgs {
     pub json: bool,
 }
 
-/// Where a desync's dumps go: `--dump-dir`, else the data directory's
-/// `dumps/` (never the current directory, which may be a checkout).
+/// Where a desync's dumps go (see [`crate::paths::dump_dir`]).
 fn dump_parent(args: &SyncTestArgs) -> PathBuf {
-    args.dump_dir
-        .clone()
-        .unwrap_or_else(|| crate::paths::data_subdir("dumps"))
+    crate::paths::dump_dir(args.dump_dir.as_deref())
 }
 
 /// `netcade synctest`.
 pub fn synctest_command(args: &SyncTestArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    // Ctrl-C, SIGTERM and SIGHUP end it with one exit code, as every command.
+    exit_on_interrupt();
     let settings = SyncTestSettings {
         frames: args.frames,
         distance: args.check_distance,

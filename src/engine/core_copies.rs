@@ -2,9 +2,9 @@
 //! one process (the demo): the libretro host refuses to load the same file
 //! twice in a process, since its globals would be shared.
 
+use crate::engine::interrupt::{exit_on_interrupt, keep_on_interrupt, remove_on_interrupt};
 use crate::engine::AppError;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
 
 /// Private copies of one core library, one per machine (the libretro host
 /// refuses to load the same file twice in a process: its globals would be
@@ -16,37 +16,10 @@ pub struct CoreCopies {
     pub paths: Vec<PathBuf>,
 }
 
-/// Directories of core copies to remove if the process is interrupted.
-static REMOVE_ON_INTERRUPT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
-const EXIT_INTERRUPTED: i32 = 130;
-
-/// Installs (once) a Ctrl-C handler that removes the registered directories
-/// and exits. Without it the default action kills the process and the
-/// copies stay in the temporary directory.
-fn remove_copies_on_interrupt() {
-    static INSTALLED: Once = Once::new();
-    INSTALLED.call_once(|| {
-        let installed = ctrlc::set_handler(|| {
-            let dirs = REMOVE_ON_INTERRUPT
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            for dir in dirs.iter() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            std::process::exit(EXIT_INTERRUPTED);
-        });
-        if let Err(error) = installed {
-            tracing::warn!("no Ctrl-C handler ({error}): an interrupted demo may leave core copies in the temporary directory");
-        }
-    });
-}
-
 impl CoreCopies {
     /// Copies `original` `count` times into a new temporary directory.
     pub fn new(original: &Path, count: usize) -> Result<CoreCopies, AppError> {
-        remove_copies_on_interrupt();
+        exit_on_interrupt();
         let base = std::env::temp_dir();
         let mut attempt = 0u32;
         let dir = loop {
@@ -67,10 +40,7 @@ impl CoreCopies {
                 }
             }
         };
-        REMOVE_ON_INTERRUPT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(dir.clone());
+        remove_on_interrupt(dir.clone());
         let mut copies = CoreCopies {
             dir,
             paths: Vec::new(),
@@ -101,9 +71,6 @@ impl CoreCopies {
 impl Drop for CoreCopies {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
-        REMOVE_ON_INTERRUPT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .retain(|dir| dir != &self.dir);
+        keep_on_interrupt(&self.dir);
     }
 }

@@ -45,6 +45,9 @@ pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
 pub const EXIT_PEER_LOST: u8 = 6;
 /// A replay verified as far as it goes, but it is incomplete.
 pub const EXIT_REPLAY_INCOMPLETE: u8 = 7;
+/// Interrupted by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT, as shells
+/// report Ctrl-C): every command alike.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// How a command that did not fail with an error ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +76,8 @@ pub enum Outcome {
     /// but the file is incomplete (cut short, damaged, or never ended):
     /// the rest of the match was not verified.
     ReplayIncomplete,
+    /// Ctrl-C, SIGTERM or SIGHUP ended a live match (the peer was told).
+    Interrupted,
 }
 
 impl Outcome {
@@ -87,6 +92,7 @@ impl Outcome {
             Outcome::NetplayUnfinished => EXIT_NETPLAY_UNFINISHED,
             Outcome::PeerLost => EXIT_PEER_LOST,
             Outcome::ReplayIncomplete => EXIT_REPLAY_INCOMPLETE,
+            Outcome::Interrupted => EXIT_INTERRUPTED,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod frame_clock;
 pub mod game;
 pub mod inputs;
+pub mod interrupt;
 pub mod live;
 pub mod netplay;
 pub mod playback;

@@ -59,6 +59,18 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
         self.held.len()
     }
 
+    /// Sends every held datagram, each when it falls due, sleeping until
+    /// then (the clock must move by itself: the monotonic one): before the
+    /// process exits, so that nothing delayed (a goodbye above all) dies
+    /// with it.
+    pub fn flush(&mut self) {
+        while let Some(at_us) = self.held.next_at_us() {
+            let until_us = at_us.saturating_sub(self.clock.now_us());
+            std::thread::sleep(std::time::Duration::from_micros(until_us));
+            self.release_due();
+        }
+    }
+
     /// Sends every held datagram due by now.
     pub fn release_due(&mut self) {
         let now_us = self.clock.now_us();
@@ -271,6 +283,29 @@ mod tests {
         }
         assert_eq!(transport.held(), MAX_HELD_DATAGRAMS);
         assert_eq!(transport.stats().dropped_by_queue, 10);
+    }
+
+    #[test]
+    fn a_flush_sends_every_held_datagram_when_it_falls_due_before_returning() {
+        let sender = UdpTransport::bind("127.0.0.1:0").unwrap();
+        let mut receiver = UdpTransport::bind("127.0.0.1:0").unwrap();
+        let to = receiver.local_address().unwrap();
+        let began = std::time::Instant::now();
+        let clock = crate::net::MonotonicClock::new();
+        let mut sender = ConditionedTransport::new(sender, LinkConditions::latency(30), 7, clock);
+        for n in 0..5u8 {
+            sender.send(to, &[n]);
+        }
+        assert_eq!(sender.held(), 5);
+        sender.flush();
+        assert_eq!(sender.held(), 0);
+        assert!(began.elapsed() >= std::time::Duration::from_millis(30));
+        let mut received = Vec::new();
+        let arrived: Vec<u8> = (0..1_000_000)
+            .filter_map(|_| receiver.receive(&mut received).map(|_| received[0]))
+            .take(5)
+            .collect();
+        assert_eq!(arrived, [0, 1, 2, 3, 4]);
     }
 
     #[test]

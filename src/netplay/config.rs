@@ -5,7 +5,7 @@ use crate::protocol::{
     CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, SessionSettings,
     SessionToken, MAX_BLOB_SIZE,
 };
-use crate::rollback::{Frame, TimeSyncConfig};
+use crate::rollback::TimeSyncConfig;
 
 /// How the connection to a peer is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,14 +89,15 @@ pub struct NetplayConfig<A> {
     /// whatever a core seeded at load are the same everywhere. Only the
     /// machine of player 0 sends one.
     pub start_state: Option<Vec<u8>>,
-    /// The match's last frame, when it has one (`--frames N`: frame N−1):
-    /// its checksums are compared too, so no frame after the last regular
-    /// checkpoint goes unchecked. Every machine must give the same.
-    pub last_frame: Option<Frame>,
     /// The largest start state accepted from the host, uncompressed (its
     /// compressed blob is capped accordingly): a larger one, or one that
     /// expands past this, closes the host's link.
     pub max_start_state_bytes: usize,
+    /// The match's length in frames (frames 0..N-1), if it has one: sent
+    /// in the handshake (the host's wins), and no frame from N on is fed
+    /// to spectators. Its last frame is a checkpoint too, so the frames
+    /// after the last regular checkpoint are compared as well.
+    pub match_frames: Option<u32>,
 }
 
 impl<A> NetplayConfig<A> {
@@ -132,8 +133,8 @@ impl<A> NetplayConfig<A> {
             start_lead_ms: 50,
             core_options: Vec::new(),
             start_state: None,
-            last_frame: None,
             max_start_state_bytes: MAX_BLOB_SIZE,
+            match_frames: None,
         }
     }
 
@@ -167,6 +168,7 @@ impl<A> NetplayConfig<A> {
             settings: self.settings,
             core_options: self.core_options.clone(),
             start_state: self.sends_start_state(),
+            match_frames: self.match_frames,
             public_key: Some(self.secret.public_key()),
         }
     }

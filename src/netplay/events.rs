@@ -146,6 +146,9 @@ pub enum NetplayEvent {
     },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
+    /// A spectator's Hello was refused (another core or content…): it was
+    /// told why, and nothing of it is kept.
+    SpectatorRefused(Rejection),
     /// A spectator left, or its connection timed out.
     SpectatorLeft,
     /// We stopped feeding a spectator, and said goodbye to it.

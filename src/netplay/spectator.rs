@@ -39,9 +39,6 @@ pub struct SpectatorConfig<A> {
     /// Our x25519 secret for the link's keys: drawn by the caller for real
     /// watching, [`LinkSecret::well_known`] by default.
     pub secret: LinkSecret,
-    /// The match's last frame, if known: a checkpoint too, as for the
-    /// players (`NetplayConfig::last_frame`).
-    pub last_frame: Option<Frame>,
     /// Silence after which the host is reported interrupted.
     pub interrupt_after_ms: Millis,
     /// Silence after which the host is given up.
@@ -72,7 +69,6 @@ impl<A> SpectatorConfig<A> {
             content_hash,
             settings,
             secret: LinkSecret::well_known(),
-            last_frame: None,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
             stall_after_ms: 10_000,
@@ -195,7 +191,6 @@ pub struct SpectatorSession<A> {
     progress: ((SpectatorPhase, Frame), Millis),
     /// Our checkpoint checksums against the host's.
     checksums: DesyncDetector,
-    last_frame: Option<Frame>,
     /// The inputs of the latest frames played, for running them again
     /// after loading the host's state of a desynced checkpoint.
     played: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
@@ -257,9 +252,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             now,
             stall_after_ms: config.stall_after_ms,
             progress: ((SpectatorPhase::Connecting, Frame::ZERO), now),
-            checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval))
-                .ending_at(config.last_frame),
-            last_frame: config.last_frame,
+            checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval)),
             played: VecDeque::new(),
             repair: None,
         })
@@ -454,6 +447,12 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         self.events.pop_front()
     }
 
+    /// Whether the link to the host is closed with the goodbyes delivered
+    /// (or given up on): nothing more needs sending.
+    pub fn link_closed(&self) -> bool {
+        self.endpoint.is_closed()
+    }
+
     /// Leaves: the host is told, and nothing more is played.
     pub fn leave(&mut self) {
         self.endpoint
@@ -523,8 +522,13 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// buffer paces the match's frame rate.
     fn on_welcomed(&mut self, settings: SessionSettings, remote_slots: PlayerSlots) {
         self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
-        self.checksums =
-            DesyncDetector::new(u32::from(settings.checksum_interval)).ending_at(self.last_frame);
+        // The match's last frame is a checkpoint too (the host's length).
+        let last = self
+            .endpoint
+            .remote_handshake()
+            .and_then(|host| host.match_frames)
+            .and_then(Frame::last_of);
+        self.checksums = DesyncDetector::new(u32::from(settings.checksum_interval)).ending_at(last);
         let all = PlayerSlots((1u16 << self.players) as u8 - 1);
         if remote_slots != all {
             // A host feeds spectators every player's inputs.

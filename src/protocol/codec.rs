@@ -41,12 +41,15 @@
 //! (`CoreVersion`) is new.
 //!
 //! Version 5 tags every datagram (see `protocol::auth`): 8 bytes at the end
-//! that the codec neither writes nor reads, and handshakes end with the
-//! sender's x25519 public key (32 bytes, after the core options). A blob
-//! chunk carries the whole blob's xxh3 (u64) after its total size. Only
-//! handshakes (Hello, Welcome, Reject) still carry the session token in
-//! their header; the other datagrams' header is magic, version, kind and
-//! sequence number (6 bytes), as their tag's key is the session's own.
+//! that the codec neither writes nor reads. Only handshakes (Hello,
+//! Welcome, Reject) still carry the session token in their header; the
+//! other datagrams' header is magic, version, kind and sequence number (6
+//! bytes), as their tag's key is the session's own. Every handshake ends
+//! with the match's length in frames (a varint, 0 when it runs until
+//! someone leaves) and the sender's x25519 public key (32 bytes); a
+//! handshake ending after the core options is a version-4 one (no length,
+//! no key). A blob chunk carries the whole blob's xxh3 (u64) after its
+//! total size. DisconnectAck (kind 16, no body) answers every Disconnect.
 //!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
@@ -256,6 +259,7 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
         put_text(out, "core option value", &option.value)?;
     }
     // Version 5 on.
+    put_varint(out, u64::from(hs.match_frames.unwrap_or(0)));
     if let Some(key) = &hs.public_key {
         out.extend_from_slice(&key.0);
     }
@@ -496,7 +500,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             out.push(used as u8);
             out.extend_from_slice(&bitmap[..used]);
         }
-        Message::Ready | Message::StartAck => {}
+        Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
     }
     Ok(())
@@ -697,6 +701,7 @@ pub fn decode_reusing(
             delay_ms: reader.u16()?,
         },
         15 => Message::StartAck,
+        16 => Message::DisconnectAck,
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;
@@ -799,11 +804,18 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
             read_core_options(reader)?,
         )
     };
-    // A version-4 handshake ends after the options.
-    let public_key = if reader.remaining() == 0 {
-        None
+    // A version-4 one here: no match length, no key.
+    let (match_frames, public_key) = if reader.remaining() == 0 {
+        (None, None)
     } else {
-        Some(PublicKey(reader.array()?))
+        let frames = Some(reader.varint_u32()?).filter(|&frames| frames > 0);
+        // Without a key, no link's keys can be agreed: the endpoint drops it.
+        let key = if reader.remaining() == 0 {
+            None
+        } else {
+            Some(PublicKey(reader.array()?))
+        };
+        (frames, key)
     };
     Ok(Handshake {
         core_name,
@@ -813,6 +825,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         settings,
         core_options,
         start_state,
+        match_frames,
         public_key,
     })
 }

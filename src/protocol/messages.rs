@@ -26,8 +26,12 @@ use std::fmt;
 ///   only once it is loaded. Rejects may say `CoreVersion`.
 /// - 5: every datagram ends with a tag ([`super::auth`]); handshakes carry
 ///   the sender's x25519 public key, and only handshakes carry the session
-///   token (the tag's key is the session's). Blob chunks carry the
-///   blob's hash; a Disconnect may say the match stalled.
+///   token (the tag's key is the session's). Blob chunks carry the blob's
+///   hash; a Disconnect may say the match stalled. A Disconnect is
+///   acknowledged (DisconnectAck, kind 16) and repeated until then, for a
+///   bounded linger: an ending sent once dies with one lost datagram, and a
+///   version-4 peer would never answer. Handshakes end with the match's
+///   length in frames (the host's wins). Rejects may say `NoSpectators`.
 pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -223,6 +227,9 @@ pub struct Handshake {
     /// lz4-compressed) as the first blob on this link; the receiver loads
     /// it before saying Ready.
     pub start_state: bool,
+    /// The match's length in frames (frames 0..N-1), or `None` when it runs
+    /// until someone leaves: the host's wins, and a spectator stops there.
+    pub match_frames: Option<u32>,
     /// The sender's x25519 key, from which both sides derive the link's
     /// keys (version 5; older handshakes have none).
     pub public_key: Option<PublicKey>,
@@ -241,12 +248,14 @@ pub enum RejectReason {
     Settings,
     /// The joiner claims a player slot the host or another peer controls.
     SlotTaken,
-    /// The host takes no more players.
-    NotAccepting,
+    /// Every player's place is taken: the match is full.
+    MatchFull,
     /// The host already feeds as many spectators as it allows.
     SpectatorsFull,
     /// The same core in different versions.
     CoreVersion,
+    /// The host takes no spectators at all (`--max-spectators 0`).
+    NoSpectators,
 }
 
 impl RejectReason {
@@ -257,9 +266,10 @@ impl RejectReason {
             RejectReason::Content => 3,
             RejectReason::Settings => 4,
             RejectReason::SlotTaken => 5,
-            RejectReason::NotAccepting => 6,
+            RejectReason::MatchFull => 6,
             RejectReason::SpectatorsFull => 7,
             RejectReason::CoreVersion => 8,
+            RejectReason::NoSpectators => 9,
         }
     }
 
@@ -270,9 +280,10 @@ impl RejectReason {
             3 => RejectReason::Content,
             4 => RejectReason::Settings,
             5 => RejectReason::SlotTaken,
-            6 => RejectReason::NotAccepting,
+            6 => RejectReason::MatchFull,
             7 => RejectReason::SpectatorsFull,
             8 => RejectReason::CoreVersion,
+            9 => RejectReason::NoSpectators,
             _ => return None,
         })
     }
@@ -287,8 +298,9 @@ impl fmt::Display for RejectReason {
             RejectReason::Content => "different content (ROM)",
             RejectReason::Settings => "incompatible session settings",
             RejectReason::SlotTaken => "the requested player slot is taken",
-            RejectReason::NotAccepting => "the host is not accepting players",
+            RejectReason::MatchFull => "the match is full",
             RejectReason::SpectatorsFull => "the host has no room for more spectators",
+            RejectReason::NoSpectators => "no spectators allowed",
         })
     }
 }
@@ -531,11 +543,14 @@ pub enum Message {
     },
     /// Sent by a running link that sent nothing else for a while, so the peer does not time it out.
     KeepAlive,
-    /// The sender leaves the session; never acknowledged, so it may come more than once.
+    /// The sender leaves the session; repeated until a [`Message::DisconnectAck`]
+    /// arrives or its linger passes, so it may come more than once.
     Disconnect {
         /// Why the sender leaves.
         reason: DisconnectReason,
     },
+    /// "Your Disconnect arrived": sent for every copy of one (never answered).
+    DisconnectAck,
     /// A piece of a blob being transferred.
     BlobChunk(BlobChunk),
     /// Which chunks of a blob the receiver holds, so the sender resends only the missing ones.
@@ -574,6 +589,7 @@ impl Message {
             Message::Ready => 13,
             Message::Start { .. } => 14,
             Message::StartAck => 15,
+            Message::DisconnectAck => 16,
         }
     }
 }

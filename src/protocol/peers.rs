@@ -61,6 +61,12 @@ impl<A: Ord + Copy> PeerTable<A> {
         self.peers.iter()
     }
 
+    /// Whether every endpoint is closed, its goodbyes delivered (or given
+    /// up on).
+    pub fn all_closed(&self) -> bool {
+        self.peers.values().all(PeerEndpoint::is_closed)
+    }
+
     /// Every endpoint with its address, in address order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&A, &mut PeerEndpoint)> {
         self.peers.iter_mut()

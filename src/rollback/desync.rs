@@ -67,8 +67,13 @@ impl DesyncDetector {
     /// checkpoint as well: the frames after the last regular checkpoint
     /// are compared there.
     pub fn ending_at(mut self, last_frame: Option<Frame>) -> Self {
-        self.last_frame = last_frame;
+        self.set_last_frame(last_frame);
         self
+    }
+
+    /// [`DesyncDetector::ending_at`] on a detector in use.
+    pub fn set_last_frame(&mut self, last_frame: Option<Frame>) {
+        self.last_frame = last_frame;
     }
 
     /// The first checkpoint after `frame`.

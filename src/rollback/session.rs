@@ -135,7 +135,6 @@ pub struct SessionConfig {
     input_delay: InputDelayConfig,
     time_sync: TimeSyncConfig,
     checksum_interval: u32,
-    last_frame: Option<Frame>,
     input_history: u32,
     waiting_report_interval: u32,
     state_bytes: usize,
@@ -163,7 +162,6 @@ impl SessionConfig {
             input_delay: InputDelayConfig::default(),
             time_sync: TimeSyncConfig::default(),
             checksum_interval: 60,
-            last_frame: None,
             input_history: 64,
             waiting_report_interval: 60,
             state_bytes: DEFAULT_STATE_BYTES,
@@ -223,13 +221,6 @@ impl SessionConfig {
     /// Exchange checksums every `frames` confirmed frames (default 60; 1 to hunt a desync).
     pub fn checksum_interval(mut self, frames: u32) -> Self {
         self.checksum_interval = frames;
-        self
-    }
-
-    /// The match's last frame, when it has one: a checkpoint too, so the
-    /// frames after the last regular checkpoint are compared as well.
-    pub fn last_frame(mut self, frame: Frame) -> Self {
-        self.last_frame = Some(frame);
         self
     }
 
@@ -389,7 +380,7 @@ impl<P: Predictor> Session<P> {
             queues: std::array::from_fn(|_| InputQueue::new(capacity)),
             states: StateRing::with_budget(state_ring_len(&config), config.state_bytes),
             time_sync: TimeSync::new(config.time_sync),
-            desync: DesyncDetector::new(config.checksum_interval).ending_at(config.last_frame),
+            desync: DesyncDetector::new(config.checksum_interval),
             delay,
             predictor,
             local,
@@ -940,6 +931,16 @@ impl<P: Predictor> Session<P> {
             frame = frame.next();
         }
         Ok(current - first)
+    }
+
+    /// Makes the match's last frame a checkpoint too (the frames after the
+    /// last regular checkpoint are compared there), once its length is
+    /// known: before frame 0.
+    pub fn set_last_frame(&mut self, frame: Frame) {
+        self.desync.set_last_frame(Some(frame));
+        if self.next_checkpoint > frame {
+            self.next_checkpoint = frame;
+        }
     }
 
     /// Whether the checksums of `frame`'s state are compared with the peers'.

@@ -185,6 +185,15 @@ impl Background {
         assert!(status.success(), "kill -INT failed");
     }
 
+    /// Sends it `signal` (`TERM`, `HUP`…), as `kill -SIGNAL` would.
+    pub fn signal(&mut self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
     /// Kills it at once (SIGKILL on Unix: no chance to say goodbye).
     pub fn kill(&mut self) {
         self.child.kill().expect("the child can be killed");

@@ -247,7 +247,7 @@ impl Setup<'_> {
             strict: false,
             delay: DelayArg::Auto,
             link: self.link(machine),
-            dump_dir: PathBuf::from("netcade-dumps"),
+            dump_dir: None,
         }
     }
 

@@ -89,6 +89,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         | NetplayEvent::SpectatorDesync { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
+        | NetplayEvent::SpectatorRefused(_)
         | NetplayEvent::SpectatorLeft
         | NetplayEvent::SpectatorDropped { .. } => return None,
     })

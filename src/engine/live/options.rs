@@ -2,6 +2,7 @@
 //! status line, whether Ctrl-C is its to handle, and the typed
 //! [`LiveEvent`]s it signals as the match goes.
 
+use crate::engine::interrupt::on_interrupt;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +12,8 @@ use std::time::Duration;
 /// How often a plain status line is printed when stdout is not a terminal.
 const STATUS_EVERY_PLAIN: Duration = Duration::from_secs(5);
 
-/// Set by Ctrl-C: leave the match (the peer is told) and print the summary.
+/// Set by Ctrl-C, SIGTERM or SIGHUP: leave the match (the peer is told)
+/// and print the summary.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Whether Ctrl-C was pressed (with the handler installed).
@@ -69,16 +71,14 @@ impl LiveOptions {
         }
     }
 
-    /// Makes Ctrl-C set the flag [`interrupted`] reads instead of killing
-    /// the process, when these options own the process: the peer is then
-    /// told and the summary printed.
+    /// Makes Ctrl-C, SIGTERM and SIGHUP set the flag [`interrupted`] reads
+    /// instead of killing the process, when these options own the process:
+    /// the peer is then told and the summary printed.
     pub(crate) fn take_ctrl_c(&self) {
-        if !self.handle_ctrl_c {
-            return;
-        }
-        if let Err(error) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)) {
-            tracing::warn!(
-                "no Ctrl-C handler ({error}): Ctrl-C ends the match without telling the peer"
+        if self.handle_ctrl_c {
+            on_interrupt(
+                || INTERRUPTED.store(true, Ordering::Relaxed),
+                "an interrupt ends the match without telling the peer",
             );
         }
     }

@@ -26,8 +26,13 @@ use std::time::{Duration, Instant};
 /// when no frame is due sooner (datagrams wake the loop at once).
 const LONGEST_WAIT: Duration = Duration::from_millis(8);
 
-/// Wait between two looks while shaking hands, before any frame is due.
+/// Wait between two looks while shaking hands, before any frame is due,
+/// or delivering goodbyes, after the last.
 const HANDSHAKE_POLL: Duration = Duration::from_millis(1);
+
+/// Longest wait for the goodbyes to be acknowledged after leaving: the
+/// endpoints' own linger (a second), with a margin.
+const GOODBYE_WAIT: Duration = Duration::from_millis(1500);
 
 /// A match played (or watched) to its end.
 pub struct LiveMatch {
@@ -56,7 +61,7 @@ impl LiveMatch {
 pub trait LiveRole {
     /// How the session ended.
     type End: Copy;
-    /// The end Ctrl-C makes.
+    /// The end an interrupt (Ctrl-C, SIGTERM, SIGHUP) makes.
     const INTERRUPTED: Self::End;
     /// The end closing the window makes.
     const WINDOW_CLOSED: Self::End;
@@ -96,11 +101,16 @@ pub trait LiveRole {
 
     /// Tells the other side we are leaving, `elapsed` into the session.
     fn leave(&mut self, elapsed: Duration);
+
+    /// The session whose goodbyes are delivered after leaving.
+    fn datagram_session(&mut self) -> &mut dyn DatagramSession;
 }
 
 /// Runs `role` in real time until it ends, Ctrl-C is pressed or the window
-/// closes; then it leaves (one more tick sends the goodbye). `started` is
-/// the moment the session's clock reads 0.
+/// closes; then it leaves, and its goodbyes are delivered (acknowledged,
+/// or given up on after the linger) and the link conditioner's held
+/// datagrams sent before this returns. `started` is the moment the
+/// session's clock reads 0.
 pub fn run_live<R: LiveRole>(
     role: &mut R,
     transport: &mut LiveTransport,
@@ -129,9 +139,23 @@ pub fn run_live<R: LiveRole>(
         wait_for_next_frame(transport, role.clock(), started);
     };
     role.leave(started.elapsed());
-    role.tick(started.elapsed().as_micros() as u64, transport)?;
+    deliver_goodbyes(role.datagram_session(), transport, started);
     narrator.end_status()?;
     Ok(end)
+}
+
+/// Pumps `session` after leaving until its goodbyes are delivered (or
+/// [`GOODBYE_WAIT`] passes), then sends what the conditioner holds.
+fn deliver_goodbyes(
+    session: &mut dyn DatagramSession,
+    transport: &mut LiveTransport,
+    started: Instant,
+) {
+    let deadline = started.elapsed() + GOODBYE_WAIT;
+    pump_until(session, transport, started, |session| {
+        session.closed() || started.elapsed() >= deadline
+    });
+    transport.flush();
 }
 
 /// Sleeps in the kernel until `clock`'s next frame is due or a datagram
@@ -144,12 +168,15 @@ fn wait_for_next_frame(transport: &mut LiveTransport, clock: &FrameClock, starte
 }
 
 /// A session that takes datagrams and hands out what to send: a player's
-/// or a spectator's, pumped the same way while shaking hands.
-pub(crate) trait DatagramSession {
+/// or a spectator's, pumped the same way while shaking hands and while
+/// delivering goodbyes.
+pub trait DatagramSession {
     /// Takes a datagram from `from` at `now`.
     fn handle_datagram(&mut self, now: Millis, from: SocketAddr, datagram: &[u8]);
     /// Hands what is due at `now` to `send`.
     fn poll(&mut self, now: Millis, send: &mut dyn FnMut(SocketAddr, &[u8]));
+    /// Whether every link is closed with its goodbyes delivered.
+    fn closed(&self) -> bool;
 }
 
 impl DatagramSession for NetplaySession<SocketAddr> {
@@ -160,6 +187,10 @@ impl DatagramSession for NetplaySession<SocketAddr> {
     fn poll(&mut self, now: Millis, send: &mut dyn FnMut(SocketAddr, &[u8])) {
         NetplaySession::poll(self, now, send);
     }
+
+    fn closed(&self) -> bool {
+        self.all_links_closed()
+    }
 }
 
 impl DatagramSession for SpectatorSession<SocketAddr> {
@@ -169,6 +200,10 @@ impl DatagramSession for SpectatorSession<SocketAddr> {
 
     fn poll(&mut self, now: Millis, send: &mut dyn FnMut(SocketAddr, &[u8])) {
         SpectatorSession::poll(self, now, send);
+    }
+
+    fn closed(&self) -> bool {
+        self.link_closed()
     }
 }
 
@@ -182,6 +217,19 @@ pub(crate) fn shake_hands<S: DatagramSession>(
     timeout: Option<Duration>,
     mut settled: impl FnMut(&mut S) -> bool,
 ) {
+    pump_until(session, transport, started, |session| {
+        let timed_out = timeout.is_some_and(|timeout| started.elapsed() >= timeout);
+        settled(session) || timed_out || interrupted()
+    });
+}
+
+/// Pumps `session`'s datagrams every millisecond until `done` says so.
+fn pump_until<S: DatagramSession + ?Sized>(
+    session: &mut S,
+    transport: &mut LiveTransport,
+    started: Instant,
+    mut done: impl FnMut(&mut S) -> bool,
+) {
     let mut datagram = Vec::new();
     loop {
         let now = started.elapsed().as_millis() as u64;
@@ -189,8 +237,7 @@ pub(crate) fn shake_hands<S: DatagramSession>(
             session.handle_datagram(now, from, &datagram);
         }
         session.poll(now, &mut |to, bytes| transport.send(to, bytes));
-        let timed_out = timeout.is_some_and(|timeout| started.elapsed() >= timeout);
-        if settled(session) || timed_out || interrupted() {
+        if done(session) {
             return;
         }
         transport.wait(HANDSHAKE_POLL);

@@ -22,6 +22,12 @@ impl LiveTransport {
         }
     }
 
+    /// Sends what the link conditioner still holds, each datagram when
+    /// due: the last thing before the process exits.
+    pub fn flush(&mut self) {
+        self.link.flush();
+    }
+
     /// The traffic over `seconds` of `sent` and `received` (bytes, datagrams)
     /// as the link counts them, with this socket's IP/UDP header added per
     /// datagram.

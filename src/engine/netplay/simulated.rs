@@ -516,7 +516,7 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
         frame_rate_millihertz: (frames_per_second * 1000.0).round() as u32,
         ..SessionSettings::default()
     };
-    let mut config = NetplayConfig::new(
+    let config = NetplayConfig::new(
         // Tokens only need to differ between machines here: nobody else is
         // on the simulated network.
         SessionToken(0x4E45_5400 + u32::from(player)),
@@ -526,7 +526,6 @@ fn config_for(setup: &MatchSetup, player: u8, frames_per_second: f64) -> Netplay
         settings,
         PlayerSlots::single(player),
     );
-    config.last_frame = Frame::last_of(setup.frames);
     one_player_per_machine(config, player)
 }
 

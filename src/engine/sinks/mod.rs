@@ -365,11 +365,14 @@ impl FrameSink for ChecksumLog {
             self.first = number;
         }
         debug_assert_eq!(number, self.end_frame(), "final frames come in order");
-        self.checksums.push_back(frame.checksum);
-        if self.checksums.len() > self.capacity {
+        // Make room first: pushing a full deque would double its buffer,
+        // and the ring would then walk through (and keep resident) twice
+        // the memory the log needs.
+        if self.checksums.len() == self.capacity {
             self.checksums.pop_front();
             self.first += 1;
         }
+        self.checksums.push_back(frame.checksum);
     }
 
     fn wants_checksums(&self) -> bool {
@@ -429,6 +432,20 @@ mod tests {
         assert_eq!(log.end_frame(), 5);
         assert_eq!(log.get(1), None);
         assert_eq!(log.get(2), Some(Some(Checksum(3))));
+    }
+
+    #[test]
+    fn a_full_checksum_log_never_grows_its_buffer() {
+        // A 30-minute match keeps the last 65,536 frames: its buffer must
+        // stay the size it reached when full, or resident memory keeps
+        // climbing as the ring walks through a doubled buffer.
+        let mut log = log_of(0, &[0; 64], 64);
+        let full = log.checksums.capacity();
+        for frame in 64..64 * 10 {
+            log.frame_finalized(&final_frame(frame, Some(Checksum(u64::from(frame)))));
+        }
+        assert_eq!(log.checksums.capacity(), full);
+        assert_eq!(log.checksums.len(), 64);
     }
 
     #[test]

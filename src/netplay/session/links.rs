@@ -11,7 +11,7 @@ use crate::protocol::{
     PeerEndpoint, PlayerSlots, RejectReason, Rejection, Sequence, SessionSettings, SessionToken,
     MAX_BLOB_SIZE, PROTOCOL_VERSION,
 };
-use crate::rollback::PlayerId;
+use crate::rollback::{Frame, PlayerId};
 
 /// Refusals waiting for the next poll at most; more are dropped unanswered
 /// (each address is rate-limited, so this bounds a flood from many).
@@ -67,7 +67,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 && link.players == hello.local_slots
                 && link.address.is_none_or(|address| address == from)
         }) else {
-            self.refuse(from, RejectReason::NotAccepting);
+            self.refuse(from, RejectReason::MatchFull);
             return true;
         };
         let handshake = self.config.handshake(self.local_players);
@@ -186,6 +186,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return;
         }
         self.start_state_handshake(index);
+        self.adopt_hosts_last_frame(index);
         for player in link_players.iter() {
             let result = self.session.peer_synchronized(PlayerId::new(player));
             self.record(result);
@@ -193,6 +194,22 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.events.push_back(NetplayEvent::PeerSynchronized {
             players: player_set(link_players),
         });
+    }
+
+    /// The start-up host's match length wins: its last frame is the one
+    /// whose checksums every machine compares.
+    fn adopt_hosts_last_frame(&mut self, index: usize) {
+        if !self.links[index].players.contains(0) {
+            return;
+        }
+        let last = self
+            .open_endpoint(index)
+            .and_then(|endpoint| endpoint.remote_handshake())
+            .and_then(|host| host.match_frames)
+            .and_then(Frame::last_of);
+        if let Some(last) = last {
+            self.session.set_last_frame(last);
+        }
     }
 
     /// A handshake of link `index` was refused (by us or by the peer). A

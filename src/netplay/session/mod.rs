@@ -135,7 +135,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
         setup::check_players(&config)?;
         let start_state_blob = setup::start_state_blob(&config)?;
-        let session = setup::rollback_session(&config)?;
+        let mut session = setup::rollback_session(&config)?;
+        if let Some(last) = config.match_frames.and_then(Frame::last_of) {
+            session.set_last_frame(last);
+        }
         let links = setup::links(&config);
         let startup = setup::startup(&config, &links, now);
         let quality_report_interval_ms =
@@ -332,6 +335,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.events.push_back(NetplayEvent::MatchEnded {
             at_frame: self.session.current_frame(),
         });
+    }
+
+    /// Whether every link is closed with its goodbyes delivered (or given
+    /// up on): after [`NetplaySession::leave`], nothing more needs sending.
+    pub fn all_links_closed(&self) -> bool {
+        self.endpoints.all_closed()
     }
 
     // ----- passthroughs to the rollback session -----

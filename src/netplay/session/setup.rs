@@ -96,9 +96,6 @@ pub(super) fn rollback_session<A>(config: &NetplayConfig<A>) -> Result<Session, 
             PlayerKind::Remote
         });
     }
-    if let Some(last) = config.last_frame {
-        session_config = session_config.last_frame(last);
-    }
     Ok(session_config
         .max_prediction(u32::from(settings.max_prediction))
         .frame_rate(f64::from(settings.frame_rate_millihertz) / 1000.0)

@@ -119,7 +119,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// is room, and is refused otherwise. Returns whether it was taken.
     pub(super) fn accept_spectator(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
         if !self.config.accept_spectators {
-            self.refuse(from, RejectReason::NotAccepting);
+            self.refuse(from, RejectReason::NoSpectators);
             return true;
         }
         // Closed ones are not counted: they are dropped within a few
@@ -141,6 +141,18 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return false;
         };
         endpoint.handle_datagram(now, datagram);
+        let refused = endpoint.drain_events().find_map(|event| match event {
+            NetEvent::Rejected(rejection) => Some(rejection),
+            _ => None,
+        });
+        if let Some(rejection) = refused {
+            // Another core or content: it is told why, and nothing of it
+            // is kept.
+            self.refuse(from, rejection.reason);
+            self.events
+                .push_back(NetplayEvent::SpectatorRefused(rejection));
+            return true;
+        }
         self.endpoints.insert(from, endpoint);
         self.spectators.push(Spectator {
             address: from,
@@ -173,9 +185,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return;
         };
         let from = self.final_rows.end();
+        // Inputs of frames past the match's last may be final too (sent
+        // ahead by the input delay), but those frames are never played.
+        let end = self
+            .config
+            .match_frames
+            .map_or(Frame::new(u32::MAX), Frame::new);
         match self.session.confirmed_inputs(from) {
             Ok(inputs) => {
-                for (_, row) in inputs.take_while(|&(frame, _)| frame <= finalized) {
+                for (_, row) in inputs.take_while(|&(frame, _)| frame <= finalized && frame < end) {
                     self.final_rows.push(row);
                 }
             }

@@ -43,15 +43,17 @@ impl PeerEndpoint {
         i32::from(frames).abs() <= bound.max(1)
     }
 
-    /// Checksum reports: of frames the peer can have final. A player needs
-    /// our inputs of a frame to finalize it; a host runs ahead of what it
-    /// has sent a spectator by at most its backlog of unacknowledged frames.
+    /// Checksum reports: of frames the peer can have final. A checkpoint is
+    /// the state at the start of its frame, final once every input before
+    /// it is: a player needs ours up to the frame before; a host runs ahead
+    /// of what it has sent a spectator by at most its backlog of
+    /// unacknowledged frames.
     fn plausible_checksums(&self, entries: &[ChecksumEntry]) -> bool {
-        let end = if self.local_slot_count > 0 {
+        let last = if self.local_slot_count > 0 {
             self.next_local_frame
         } else {
             self.next_remote_frame + MAX_UNACKED_FRAMES
         };
-        entries.iter().all(|entry| entry.frame < end)
+        entries.iter().all(|entry| entry.frame <= last)
     }
 }

@@ -61,6 +61,9 @@ pub struct EndpointConfig {
     pub blob_chunks_per_poll: usize,
     /// An unacked chunk is sent again after max(this, 2 × smoothed RTT + 50 ms).
     pub blob_resend_min_ms: Millis,
+    /// After leaving, our last inputs and then our goodbye are sent again
+    /// until the peer acknowledges them, for at most this long.
+    pub goodbye_linger_ms: Millis,
 }
 
 impl EndpointConfig {
@@ -83,6 +86,7 @@ impl EndpointConfig {
             max_blob_size: MAX_BLOB_SIZE,
             blob_chunks_per_poll: 8,
             blob_resend_min_ms: 100,
+            goodbye_linger_ms: 1000,
         }
     }
 

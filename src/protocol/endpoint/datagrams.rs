@@ -73,18 +73,18 @@ impl PeerEndpoint {
         let Some((header, message)) = self.admit(datagram) else {
             return;
         };
+        if self.state == ConnectionState::Disconnected {
+            self.dispatch_after_leaving(message);
+            return;
+        }
         self.note_heard(now, &message);
         self.dispatch(now, header, message);
     }
 
-    /// The datagram's header and message, unless it is dropped: on a closed
-    /// connection, with a tag that does not verify, malformed, with a
-    /// foreign token or version, or a repeat.
+    /// The datagram's header and message, unless it is dropped: with a tag
+    /// that does not verify, malformed, with a foreign token or version,
+    /// claiming what the peer cannot have done, or a repeat.
     fn admit(&mut self, datagram: &[u8]) -> Option<(Header, Message)> {
-        if self.state == ConnectionState::Disconnected {
-            self.stats.dropped_unexpected += 1;
-            return None;
-        }
         let Ok((header, kind)) = codec::decode_header(datagram) else {
             self.stats.dropped_malformed += 1;
             return None;
@@ -170,6 +170,7 @@ impl PeerEndpoint {
             Message::ChecksumReport { entries } => self.on_checksums(&entries),
             Message::KeepAlive => {}
             Message::Disconnect { reason } => self.on_goodbye(reason),
+            Message::DisconnectAck => self.stats.dropped_unexpected += 1,
             Message::BlobChunk(chunk) => self.on_blob_chunk(chunk),
             Message::BlobAck(ack) => self.on_blob_ack(ack),
             Message::Ready => self.events.push_back(Event::PeerReady),

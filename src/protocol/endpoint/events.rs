@@ -53,6 +53,8 @@ pub struct Rejection {
     pub local: Identity,
     /// The peer's identity, as its handshake gave it.
     pub remote: Identity,
+    /// The refused side only watches (its handshake named no players).
+    pub spectator: bool,
 }
 
 impl fmt::Display for Rejection {
@@ -76,7 +78,7 @@ impl fmt::Display for Rejection {
 impl Rejection {
     /// The one line both sides print (after `error: `) when a handshake is
     /// refused, naming what differs with the host's values first, e.g.
-    /// `the host runs Stella 6.7 with content 3fa2…; you have Stella 6.5 …`.
+    /// `this match is for Stella 6.7 with content 3fa2…; you have Stella 6.5 …`.
     pub fn explanation(&self) -> String {
         // The host of this pair is the side that refused.
         let (host, joiner) = if self.by_us {
@@ -101,22 +103,24 @@ impl Rejection {
             _ => String::new(),
         };
         let (host_has, joiner_has) = (what(host), what(joiner));
+        let (refused, to_do) = if self.spectator {
+            ("a spectator", "let us watch")
+        } else {
+            ("a joiner", "play")
+        };
         match (self.by_us, host_has.is_empty()) {
-            (false, true) => format!("the host refused to play: {}", self.reason),
-            (true, true) => format!("refused a joiner: {}", self.reason),
-            (false, false) => {
-                let verb = if self.reason == RejectReason::ProtocolVersion {
-                    "speaks"
-                } else {
-                    "runs"
-                };
-                format!(
-                    "the host {verb} {host_has}; you have {joiner_has} ({})",
-                    self.reason
-                )
-            }
+            (false, true) => format!("the host refused to {to_do}: {}", self.reason),
+            (true, true) => format!("refused {refused}: {}", self.reason),
+            (false, false) if self.reason == RejectReason::ProtocolVersion => format!(
+                "the host speaks {host_has}; you have {joiner_has} ({})",
+                self.reason
+            ),
+            (false, false) => format!(
+                "this match is for {host_has}; you have {joiner_has} ({})",
+                self.reason
+            ),
             (true, false) => format!(
-                "refused a joiner ({}): it has {joiner_has}; you host {host_has}",
+                "refused {refused} ({}): it has {joiner_has}; you host {host_has}",
                 self.reason
             ),
         }

@@ -66,6 +66,7 @@ impl PeerEndpoint {
                             by_us: true,
                             local: self.local_identity(),
                             remote: Identity::of(header.version, &hello),
+                            spectator: hello.local_slots.is_empty(),
                         }));
                     }
                     self.handshake_reply = Some(Message::Reject {
@@ -107,6 +108,7 @@ impl PeerEndpoint {
                 by_us: true,
                 local: self.local_identity(),
                 remote: Identity::of(header.version, &welcome),
+                spectator: false,
             }));
             self.disconnect(DisconnectReason::ProtocolError);
             return;
@@ -149,6 +151,7 @@ impl PeerEndpoint {
             by_us: false,
             local: self.local_identity(),
             remote: Identity::of(header.version, &host),
+            spectator: self.config.local.local_slots.is_empty(),
         }));
         self.events.push_back(Event::Disconnected {
             cause: DisconnectCause::Rejected(reason),

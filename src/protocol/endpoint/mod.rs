@@ -61,8 +61,10 @@ pub struct PeerEndpoint {
     last_hello_at: Option<Millis>,
     handshake_reply: Option<Message>,
     reported_rejection: Option<RejectReason>,
-    disconnect_copies_left: u8,
-    pending_goodbye: DisconnectReason,
+    /// Our goodbye, once we left, while it is delivered.
+    goodbye: Option<departures::Goodbye>,
+    /// The peer's goodbye arrived and awaits its answer.
+    goodbye_ack_due: bool,
 
     local_slot_count: usize,
     next_local_frame: Frame,
@@ -143,8 +145,8 @@ impl PeerEndpoint {
             last_hello_at: None,
             handshake_reply: None,
             reported_rejection: None,
-            disconnect_copies_left: 0,
-            pending_goodbye: DisconnectReason::Quit,
+            goodbye: None,
+            goodbye_ack_due: false,
             next_local_frame: first_frame,
             unacked_start: first_frame,
             unacked: VecDeque::new(),
@@ -209,9 +211,10 @@ impl PeerEndpoint {
         now.saturating_sub(self.last_received_at)
     }
 
-    /// Disconnected with every goodbye sent: the owner may drop the endpoint.
+    /// Disconnected with our goodbye delivered (or its linger over) and the
+    /// peer's answered: the owner may drop the endpoint.
     pub fn is_closed(&self) -> bool {
-        self.state == ConnectionState::Disconnected && self.disconnect_copies_left == 0
+        self.state == ConnectionState::Disconnected && self.goodbyes_done()
     }
 
     /// The session token (UNKNOWN for a joiner before the Welcome).

@@ -9,7 +9,7 @@ impl PeerEndpoint {
     pub fn poll(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
         self.latest_now = self.latest_now.max(now);
         if self.state == ConnectionState::Disconnected {
-            self.send_goodbye(now, send);
+            self.poll_leaving(now, send);
             return;
         }
         let silent_for = now.saturating_sub(self.last_received_at);

@@ -22,8 +22,9 @@ pub struct MatchSettings {
     /// where the player's own devices play; random:0 headless].
     #[arg(long, value_name = "SOURCE")]
     pub inputs: Option<InputSpec>,
-    /// End the match cleanly after N frames on every machine [default: play
-    /// until Ctrl-C or the peer leaves]. Both machines must give the same N.
+    /// End the match cleanly after N frames (0..N-1) on every machine
+    /// [default: play until Ctrl-C or the peer leaves]. The host's N wins: a
+    /// joiner is told it in the handshake.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
     /// Refuse to play (exit 2) when the rollback pre-flight finds that the
@@ -38,9 +39,10 @@ pub struct MatchSettings {
     #[command(flatten)]
     pub link: LinkArgs,
     /// Where the joiner writes both versions of a desynced checkpoint and
-    /// the report naming the bytes that differ.
-    #[arg(long, value_name = "DIR", default_value = "netcade-dumps")]
-    pub dump_dir: PathBuf,
+    /// the report naming the bytes that differ [default: dumps/ in
+    /// netcade's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
 }
 
 impl MatchSettings {

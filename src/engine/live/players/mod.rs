@@ -33,7 +33,7 @@ use crate::engine::{open_game, AppError, Game};
 use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
-use crate::rollback::{Frame, SessionState};
+use crate::rollback::SessionState;
 use role::{PlayersRole, Seat};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -165,6 +165,10 @@ pub fn join_match(
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
+    let agreed = adopt_host_frames(
+        common,
+        netplay.host_handshake().map(|host| host.match_frames),
+    );
     let mut game_args = common.game.clone();
     let game = match host_options {
         Some(host_options) => {
@@ -186,7 +190,29 @@ pub fn join_match(
         started,
         recorder,
     };
-    play(seat, common, outputs, table, inputs, options, out)
+    play(seat, &agreed, outputs, table, inputs, options, out)
+}
+
+/// The host's match length wins, as its core options do: `settings` with
+/// the host's `--frames` (`host`: none before the host answered), and a
+/// `note:` line when ours differed.
+fn adopt_host_frames(settings: &MatchSettings, host: Option<Option<u32>>) -> MatchSettings {
+    let mut agreed = settings.clone();
+    let Some(host_frames) = host else {
+        return agreed;
+    };
+    if host_frames != settings.frames {
+        let length = |frames: Option<u32>| {
+            frames.map_or_else(|| "no --frames".to_string(), |n| format!("--frames {n}"))
+        };
+        eprintln!(
+            "note: the host's match length wins: {} (you gave {})",
+            length(host_frames),
+            length(settings.frames)
+        );
+    }
+    agreed.frames = host_frames;
+    agreed
 }
 
 /// What a match is played with once connected: the game, the session (its
@@ -276,7 +302,7 @@ fn match_config(
         })
         .collect();
     config.secret = link_secret()?;
-    config.last_frame = settings.frames.and_then(Frame::last_of);
+    config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
     if let DelayArg::Fixed(frames) = settings.delay {

@@ -16,7 +16,7 @@ use std::io::Write;
 pub enum MatchEnd {
     /// Every frame asked for is final.
     Finished,
-    /// Ctrl-C: we left, the peer was told.
+    /// Ctrl-C, SIGTERM or SIGHUP: we left, the peer was told.
     Interrupted,
     /// The window was closed: we left, the peer was told.
     WindowClosed,
@@ -31,15 +31,24 @@ pub enum MatchEnd {
 }
 
 impl MatchEnd {
-    /// How the summary says it.
+    /// What happened, as the notice on screen says it.
     pub fn describe(self) -> &'static str {
         match self {
             MatchEnd::Finished => "finished",
-            MatchEnd::Interrupted => "interrupted (Ctrl-C)",
+            MatchEnd::Interrupted => "interrupted",
             MatchEnd::WindowClosed => "the window was closed",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
             MatchEnd::Stalled => "the match stalled",
+        }
+    }
+
+    /// How the summary's first line begins: `match finished`, `match ended
+    /// (the peer was lost)`.
+    fn summary(self) -> String {
+        match self {
+            MatchEnd::Finished | MatchEnd::Interrupted => format!("match {}", self.describe()),
+            _ => format!("match ended ({})", self.describe()),
         }
     }
 
@@ -113,8 +122,8 @@ impl Report for MatchReport {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
-            "match {}: {} frames final, {:.1} s, {}",
-            self.end.describe(),
+            "{}: {} frames final, {:.1} s, {}",
+            self.end.summary(),
             self.frames,
             self.wire.seconds,
             self.game
@@ -152,7 +161,7 @@ impl Report for MatchReport {
             self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
         )?;
         if let Some(checksums) = &self.checksums {
-            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
+            writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
         self.outputs.describe(out)
     }

@@ -10,7 +10,7 @@ use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
 use crate::engine::live::players::args::MatchSettings;
 use crate::engine::live::players::report::{Desyncs, MatchEnd, MatchReport, Rollbacks};
-use crate::engine::live::session_loop::{LiveMatch, LiveRole};
+use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::desync_diagnosis::DesyncAnswer;
 use crate::engine::netplay::hooks::TickHooks;
@@ -114,10 +114,13 @@ impl PlayersRole {
     pub(crate) fn new(
         seat: Seat,
         settings: &MatchSettings,
-        machine: PlayerMachine,
+        mut machine: PlayerMachine,
         inputs: InputSource,
         started: Instant,
     ) -> Self {
+        // `--frames N` is frames 0..N-1: frame N never runs, so no frame
+        // past the match's last becomes final, here or at a spectator.
+        machine.stop_at_frame = settings.frames;
         PlayersRole {
             machine,
             hooks: LiveHooks {
@@ -128,7 +131,7 @@ impl PlayersRole {
             },
             seat,
             frames: settings.frames,
-            dump_dir: settings.dump_dir.clone(),
+            dump_dir: crate::paths::dump_dir(settings.dump_dir.as_deref()),
             inputs: settings.input_spec().to_string(),
             desyncs: Desyncs::default(),
             ending: Ending::default(),
@@ -223,6 +226,7 @@ impl PlayersRole {
             } => narrator.warn(&format!(
                 "a spectator's game diverged at frame {frame} (its checksum {remote}, ours {local}): sent it our state"
             ))?,
+            NetplayEvent::SpectatorRefused(rejection) => narrator.warn(&rejection.explanation())?,
             NetplayEvent::SpectatorDropped { reason } => {
                 narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
             }
@@ -288,7 +292,8 @@ impl PlayersRole {
         report.outputs = outputs;
         let outcome = match end {
             _ if report.desyncs.detected > 0 => Outcome::NetplayFailed,
-            MatchEnd::Finished | MatchEnd::Interrupted | MatchEnd::WindowClosed => Outcome::Success,
+            MatchEnd::Finished | MatchEnd::WindowClosed => Outcome::Success,
+            MatchEnd::Interrupted => Outcome::Interrupted,
             MatchEnd::PeerLeft if self.frames.is_none() => Outcome::Success,
             MatchEnd::PeerLeft | MatchEnd::PeerLost | MatchEnd::Stalled => Outcome::PeerLost,
         };
@@ -388,9 +393,8 @@ impl LiveRole for PlayersRole {
     fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {
         let final_end = self.machine.sink.log.end_frame();
         if self.ending.done_at.is_none() && self.frames.is_some_and(|frames| final_end >= frames) {
-            // Every frame asked for is final: run no more, but keep
-            // answering while the peer may still miss our last inputs.
-            self.machine.stop_at_frame = Some(self.machine.current_frame());
+            // Every frame asked for is final: keep answering while the
+            // peer may still miss our last inputs.
             self.ending.done_at = Some(Instant::now());
             self.ending.wire_until = Some((now_us / 1000, self.peer_stats()));
         }
@@ -462,6 +466,10 @@ impl LiveRole for PlayersRole {
         // Tells the peer (a no-op once the match ended).
         self.machine.netplay.leave();
         self.ending.left_ms = elapsed.as_millis() as u64;
+    }
+
+    fn datagram_session(&mut self) -> &mut dyn DatagramSession {
+        &mut self.machine.netplay
     }
 }
 

@@ -25,7 +25,6 @@ use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::SessionSettings;
-use crate::rollback::Frame;
 use role::SpectatorRole;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -40,8 +39,8 @@ pub struct SpectateSettings {
     /// The core and content: the same as the players'.
     #[command(flatten)]
     pub game: GameArgs,
-    /// Stop after frame N of the match (the players' `--frames N`) [default:
-    /// watch until the match ends].
+    /// Watch frames up to N-1 of the match, as the players' `--frames N`
+    /// [default: watch until the match ends].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
     /// Seconds to wait for the host to answer before giving up.
@@ -84,7 +83,6 @@ pub fn spectate_match(
         },
     );
     config.secret = link_secret()?;
-    config.last_frame = settings.frames.and_then(Frame::last_of);
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
@@ -92,7 +90,7 @@ pub fn spectate_match(
     if !await_welcome(&mut spectator, &mut transport, started, timeout)? {
         if interrupted() {
             return Ok(LiveMatch {
-                outcome: Outcome::Success,
+                outcome: Outcome::Interrupted,
                 log: ChecksumLog::new(1),
                 report: None,
             });
@@ -106,6 +104,10 @@ pub fn spectate_match(
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))
         .unwrap_or_default();
+    let host_frames = spectator
+        .host_handshake()
+        .and_then(|host| host.match_frames);
+    let frames = watched_frames(settings.frames, host_frames);
     let game_args = GameArgs {
         options: host_options.clone(),
         ..settings.game.clone()
@@ -121,13 +123,22 @@ pub fn spectate_match(
         names,
     )?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
-    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
-    let mut role = SpectatorRole::new(machine, settings.frames);
+    let mut role = SpectatorRole::new(machine, frames);
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// How many of the match's frames to watch: ours (`--frames`) or the
+/// match's own length (the host's), whichever ends first.
+fn watched_frames(ours: Option<u32>, host: Option<u32>) -> Option<u32> {
+    match (ours, host) {
+        (Some(ours), Some(host)) => Some(ours.min(host)),
+        (ours, host) => ours.or(host),
+    }
 }
 
 /// Says Hello until the host welcomes or refuses us, the timeout passes or

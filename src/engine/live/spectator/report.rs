@@ -14,7 +14,7 @@ use std::io::Write;
 pub enum WatchEnd {
     /// Every frame asked for, or the match's last final frame, was played.
     Finished,
-    /// Ctrl-C.
+    /// Ctrl-C, SIGTERM or SIGHUP.
     Interrupted,
     /// The host went silent (or its link broke) before the match's end.
     HostLost,
@@ -25,13 +25,15 @@ pub enum WatchEnd {
 }
 
 impl WatchEnd {
-    fn describe(self) -> &'static str {
+    /// How the summary's first line begins: `spectating finished`,
+    /// `spectating ended (the host was lost)`.
+    fn summary(self) -> &'static str {
         match self {
-            WatchEnd::Finished => "finished",
-            WatchEnd::Interrupted => "interrupted (Ctrl-C)",
-            WatchEnd::HostLost => "the host was lost",
-            WatchEnd::WindowClosed => "the window was closed",
-            WatchEnd::Stalled => "the match stalled",
+            WatchEnd::Finished => "spectating finished",
+            WatchEnd::Interrupted => "spectating interrupted",
+            WatchEnd::HostLost => "spectating ended (the host was lost)",
+            WatchEnd::WindowClosed => "spectating ended (the window was closed)",
+            WatchEnd::Stalled => "spectating ended (the match stalled)",
         }
     }
 
@@ -89,15 +91,14 @@ pub(crate) struct WatchReport {
 
 impl Report for WatchReport {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let joined = self.joined_at_frame.map_or_else(
+        let watched = self.joined_at_frame.map_or_else(
             || "never got the host's state".to_string(),
-            |f| format!("joined at frame {f}"),
+            |joined| format!("frames {joined}..{} watched", self.frames),
         );
         writeln!(
             out,
-            "spectating {}: up to frame {}, {joined}, {:.1} s, {}",
-            self.end.describe(),
-            self.frames,
+            "{}: {watched}, {:.1} s, {}",
+            self.end.summary(),
             self.wire.seconds,
             self.game
         )?;
@@ -126,7 +127,7 @@ impl Report for WatchReport {
             )?;
         }
         if let Some(checksums) = &self.checksums {
-            writeln!(out, "checksums after frame {}: {checksums}", self.frames)?;
+            writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
         self.outputs.describe(out)
     }

@@ -6,7 +6,7 @@ use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
 use crate::engine::live::narrator::Narrator;
-use crate::engine::live::session_loop::{LiveMatch, LiveRole};
+use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
 use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
@@ -120,7 +120,8 @@ impl SpectatorRole {
         };
         let outcome = match end {
             _ if self.desyncs > 0 => Outcome::NetplayFailed,
-            WatchEnd::Finished | WatchEnd::Interrupted | WatchEnd::WindowClosed => Outcome::Success,
+            WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
+            WatchEnd::Interrupted => Outcome::Interrupted,
             WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
         };
         Ok(LiveMatch {
@@ -263,5 +264,9 @@ impl LiveRole for SpectatorRole {
     fn leave(&mut self, elapsed: Duration) {
         self.left_ms = elapsed.as_millis() as u64;
         self.machine.spectator.leave();
+    }
+
+    fn datagram_session(&mut self) -> &mut dyn DatagramSession {
+        &mut self.machine.spectator
     }
 }
