@@ -63,9 +63,16 @@ fn ending(role: &'static str, process: Background) -> Result<Ending, String> {
     })
 }
 
+/// What one match came to: how each process ended, and the datagrams the
+/// relays mutated.
+struct Played {
+    endings: Vec<String>,
+    mutated: u64,
+}
+
 /// Plays one match through relays doing `case`; says what went wrong, if
 /// anything.
-fn play_through_hostile_relays(case: Case) -> Result<(), String> {
+fn play_through_hostile_relays(case: Case) -> Result<Played, String> {
     let dir = tempfile::tempdir().unwrap();
     let arena = support::duel_arena("dojo");
     let arena = arena.to_str().unwrap();
@@ -101,9 +108,18 @@ fn play_through_hostile_relays(case: Case) -> Result<(), String> {
         ending("joiner", joiner)?,
         ending("spectator", spectator)?,
     ];
-    to_joiner.stop();
-    to_spectator.stop();
-    judge(&endings, case.per_mille == 0)
+    let mutated = to_joiner.stop().mutated + to_spectator.stop().mutated;
+    judge(&endings, case.per_mille == 0)?;
+    Ok(Played {
+        endings: endings
+            .iter()
+            .map(|ending| {
+                let end = ending.end.clone().unwrap_or_else(|| "no summary".into());
+                format!("{} {end} (exit {:?})", ending.role, ending.code)
+            })
+            .collect(),
+        mutated,
+    })
 }
 
 /// Exit codes a hostile path may cause, each with its reason printed: a
@@ -193,8 +209,10 @@ fn cases() -> Vec<Case> {
 fn a_match_through_a_hostile_path_always_ends_and_never_ends_apart() {
     let cases = cases();
     let mut failures = Vec::new();
+    let mut endings = std::collections::BTreeMap::<String, usize>::new();
+    let mut mutated = 0;
     for batch in cases.chunks(AT_ONCE) {
-        let outcomes: Vec<(Case, Result<(), String>)> = std::thread::scope(|scope| {
+        let outcomes: Vec<(Case, Result<Played, String>)> = std::thread::scope(|scope| {
             let runs: Vec<_> = batch
                 .iter()
                 .map(|case| scope.spawn(move || (*case, play_through_hostile_relays(*case))))
@@ -202,11 +220,21 @@ fn a_match_through_a_hostile_path_always_ends_and_never_ends_apart() {
             runs.into_iter().map(|run| run.join().unwrap()).collect()
         });
         for (case, outcome) in outcomes {
-            if let Err(why) = outcome {
-                failures.push(format!("{case:?}: {why}"));
+            match outcome {
+                Ok(played) => {
+                    mutated += played.mutated;
+                    for ending in played.endings {
+                        *endings.entry(ending).or_default() += 1;
+                    }
+                }
+                Err(why) => failures.push(format!("{case:?}: {why}")),
             }
         }
     }
+    eprintln!(
+        "{} matches through hostile paths, {mutated} datagrams mutated; endings: {endings:?}",
+        cases.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} hostile paths went wrong:\n{}",
