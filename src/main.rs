@@ -8,11 +8,16 @@ use clap::Parser;
 use netcade::commands::{self, Cli, Command};
 use netcade::engine::error::error_chain;
 use netcade::engine::{init_logging, AppError, Outcome};
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    let json_name = cli.command.json_name();
+    if let Some(name) = json_name {
+        commands::end_crashes_with_json(name);
+    }
     let mut stdout = std::io::stdout().lock();
     let result: Result<Outcome, AppError> = match &cli.command {
         Command::Run(args) => commands::run::run_command(args, &mut stdout),
@@ -29,7 +34,12 @@ fn main() -> ExitCode {
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
         Err(error) => {
-            eprintln!("error: {}", error_chain(&error));
+            let chain = error_chain(&error);
+            eprintln!("error: {chain}");
+            if let Some(name) = json_name {
+                let json = commands::failure_json(name, error.exit_code(), &chain);
+                let _ = writeln!(stdout, "{json}");
+            }
             ExitCode::from(error.exit_code())
         }
     }

@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::Path;
-use support::cli::{assert_refusals, netcade, refusal, stderr, Refusal};
+use support::cli::{assert_refusals, last_json, netcade, refusal, stderr, Refusal};
 use support::fake_core::FakeCore;
 
 /// `netcade COMMAND --core <fake> --rom game.fake --frames 5` (a sync-test
@@ -108,6 +108,27 @@ fn a_core_crashing_is_reported_with_what_netcade_asked_of_it_and_exits_4() {
             &["while saving a state before the first frame", "savestate"],
         ),
     ]);
+}
+
+#[test]
+fn a_crashed_cores_command_ends_its_json_output_with_the_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = crashing_in_run("if (frames == 3) crash_with_sigsegv();");
+    let mut args = fake_args(dir.path(), &core, "run");
+    args.push("--json".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = netcade(&args);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    let json = last_json(&output);
+    assert_eq!(json["command"], "run");
+    assert_eq!(json["end"], "core_crashed");
+    assert_eq!(json["exit_code"], 4);
+    assert!(
+        json["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("SIGSEGV")),
+        "{json}"
+    );
 }
 
 #[test]

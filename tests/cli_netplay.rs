@@ -487,6 +487,35 @@ fn a_busy_port_a_host_name_that_does_not_resolve_no_answer_or_a_strict_pre_fligh
     ]);
 }
 
+#[test]
+fn a_join_that_fails_while_running_ends_its_json_output_with_why() {
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let arena = support::dojo_arena();
+    let output = netcade(&[
+        "join",
+        &address,
+        "--connect-timeout-s",
+        "1",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let json = last_json(&output);
+    assert_eq!(json["command"], "join");
+    assert_eq!(json["end"], "failed");
+    assert_eq!(json["exit_code"], 3);
+    assert!(
+        json["error"]
+            .as_str()
+            .is_some_and(|error| error.starts_with(&format!("no answer from {address}"))),
+        "{json}"
+    );
+}
+
 /// The option that makes Duel fail the rollback pre-flight.
 const UNFAITHFUL: &str = "duel_inject_nondeterminism=enabled";
 

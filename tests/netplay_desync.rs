@@ -234,3 +234,33 @@ fn a_hosts_state_arriving_after_the_member_dropped_its_own_is_not_compared_and_t
     cluster.run_until(9_000);
     assert!(cluster.machines[1].current_frame() > frame_at_8_s + 50);
 }
+
+#[test]
+fn a_desync_after_the_last_regular_checkpoint_is_caught_at_the_matchs_last_frame() {
+    // 100 frames: the regular checkpoints are 0 and 60; from frame 80 on
+    // machine 1 plays another game.
+    let last = Frame::new(99);
+    let setup = MatchSetup::new(2, 37, LinkConditions::latency(ONE_WAY_MS));
+    let mut cluster = Cluster::with_configs(
+        setup,
+        |_| party_game(),
+        |_, config| config.match_frames = Some(last.number() + 1),
+    );
+    for machine in &mut cluster.machines {
+        machine.stop_at_frame = Some(last.number() + 1);
+    }
+    cluster.machines[1].notes.perturb_from = Some(Frame::new(80));
+    cluster.run_until(6_000);
+    for machine in &cluster.machines {
+        let desyncs: Vec<Frame> = machine
+            .notes
+            .events
+            .iter()
+            .filter_map(|(_, event)| match event {
+                NetplayEvent::Desync { frame, .. } => Some(*frame),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(desyncs, vec![last], "machine {}", machine.player);
+    }
+}

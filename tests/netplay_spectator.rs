@@ -330,3 +330,68 @@ fn a_host_sending_far_more_frames_than_any_match_runs_is_left_rather_than_buffer
         .iter()
         .any(|e| matches!(e, SpectatorEvent::Flooded)));
 }
+
+#[test]
+fn a_host_heard_all_along_that_sends_nothing_to_watch_ends_the_spectator_with_a_reason() {
+    let mut wire = BareHost::new();
+    wire.run_until_welcomed();
+    // The host answers, keeps the link alive, and never sends its state.
+    while wire.spectator.phase() != SpectatorPhase::Ended {
+        wire.step();
+        assert!(wire.now < 15_000, "still waiting after {} ms", wire.now);
+    }
+    assert!(wire.now >= 10_000, "gave up after {} ms", wire.now);
+    assert!(wire
+        .events()
+        .iter()
+        .any(|e| matches!(e, SpectatorEvent::Stalled { .. })));
+}
+
+#[test]
+fn a_spectator_whose_game_diverged_says_so_and_repairs_it_from_the_hosts_state() {
+    use netcade::input::Buttons;
+    use netcade::protocol::{codec, Message};
+    let (mut cluster, setup) = watched_match(66, |_| party_game());
+    cluster.run_until(3_000);
+    cluster.add_watcher(&setup, WATCHER, party_game());
+    // For 40 ms the host feeds the spectator other buttons than the
+    // players pressed: from then on its game is not theirs.
+    cluster.tamper = Some(Box::new(|now, from, to, datagram| {
+        if from != 0 || to != WATCHER || !(6_000..6_040).contains(&now) {
+            return;
+        }
+        let Ok((header, Message::Input(mut input))) = codec::decode(datagram) else {
+            return;
+        };
+        for buttons in &mut input.inputs {
+            *buttons = Buttons::from_bits(buttons.bits() ^ Buttons::A.bits());
+        }
+        codec::encode(&header, &Message::Input(input), datagram).expect("still fits");
+    }));
+    cluster.run_until(12_000);
+    let watcher = &cluster.watchers[0];
+    let desync = watcher.events.iter().find_map(|(_, event)| match event {
+        SpectatorEvent::Desync { frame, .. } => Some(*frame),
+        _ => None,
+    });
+    let desync = desync.expect("the spectator said its game diverged");
+    assert!(watcher
+        .events
+        .iter()
+        .any(|(_, event)| matches!(event, SpectatorEvent::RepairArrived { .. })));
+    assert!(watcher.node.stats.repairs >= 1);
+    assert!(any_event(&cluster.machines[0].notes.events, |e| matches!(
+        e,
+        NetplayEvent::SpectatorDesync { .. }
+    )));
+    // Repaired: the frames it plays from a second after on are the players'.
+    let host = &cluster.machines[0].sink;
+    let mut compared = 0;
+    for (frame, checksum) in watcher.checksums() {
+        if frame > desync.number() + 60 && frame < host.end_frame() {
+            assert_eq!(host.get(frame).flatten(), Some(checksum), "frame {frame}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 200, "{compared} frames compared");
+}

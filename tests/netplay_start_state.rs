@@ -337,3 +337,33 @@ fn a_spectator_is_not_told_to_wait_for_a_start_state() {
     assert!(!host.start_state);
     assert!(!spectator.inputs.is_empty(), "and it is fed inputs");
 }
+
+#[test]
+fn a_start_state_the_joiners_core_refuses_closes_the_hosts_link_not_the_joiner() {
+    let setup = MatchSetup::new(2, 27, LinkConditions::latency(10));
+    let mut cluster = Cluster::with_games_and_configs(
+        setup,
+        |_| party_game(),
+        |me, config, _| {
+            if me == 0 {
+                // Well-formed on the wire; no stub game loads it.
+                config.start_state = Some(b"not a state any core loads".to_vec());
+            }
+        },
+    );
+    // Every step expects each machine's tick to succeed.
+    cluster.run_until(3_000);
+    let refused = cluster
+        .events_of(1)
+        .iter()
+        .find_map(|(_, event)| match event {
+            NetplayEvent::PeerFault {
+                fault: PeerFault::StateRefused(reason),
+                ..
+            } => Some(reason.clone()),
+            _ => None,
+        });
+    let reason = refused.expect("the joiner closed the host's link");
+    assert!(reason.contains("not a stub game state"), "{reason}");
+    assert_eq!(cluster.machines[1].stats.started_at, None);
+}

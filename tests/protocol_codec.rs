@@ -3,7 +3,9 @@
 
 use netcade::checksum::Checksum;
 use netcade::input::Buttons;
-use netcade::protocol::codec::{self, input_payload_len, InputPrefix, HEADER_SIZE};
+use netcade::protocol::codec::{
+    self, input_payload_len, InputPrefix, HANDSHAKE_HEADER_SIZE, HEADER_SIZE,
+};
 use netcade::protocol::*;
 use netcade::rollback::Frame;
 use proptest::prelude::*;
@@ -13,6 +15,18 @@ fn header() -> Header {
         version: PROTOCOL_VERSION,
         session: SessionToken(0xDEAD_BEEF),
         sequence: Sequence(65_534),
+    }
+}
+
+/// [`header`] as a datagram of `message` carries it: only handshakes
+/// carry the session token.
+fn header_on_the_wire(message: &Message) -> Header {
+    match message {
+        Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. } => header(),
+        _ => Header {
+            session: SessionToken::UNKNOWN,
+            ..header()
+        },
     }
 }
 
@@ -42,6 +56,7 @@ fn handshake() -> Handshake {
         ],
         start_state: true,
         match_frames: Some(3600),
+        public_key: Some(PublicKey([0x5A; 32])),
     }
 }
 
@@ -146,6 +161,7 @@ fn every_message() -> Vec<Message> {
         Message::BlobChunk(BlobChunk {
             id: BlobId(7),
             total_size: 2500,
+            hash: 0xFEED_FACE_CAFE_BEEF,
             chunk_count: 3,
             index: 2,
             bytes: vec![0xAB; 300],
@@ -153,6 +169,7 @@ fn every_message() -> Vec<Message> {
         Message::BlobChunk(BlobChunk {
             id: BlobId(8),
             total_size: 0,
+            hash: 0,
             chunk_count: 1,
             index: 0,
             bytes: Vec::new(),
@@ -177,7 +194,7 @@ fn every_message_decodes_to_what_was_encoded() {
         codec::encode(&header(), &message, &mut out).unwrap();
         assert!(out.len() <= MAX_DATAGRAM_SIZE);
         let (decoded_header, decoded) = codec::decode(&out).unwrap();
-        assert_eq!(decoded_header, header());
+        assert_eq!(decoded_header, header_on_the_wire(&message));
         assert_eq!(decoded, message);
     }
 }
@@ -189,26 +206,34 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
         codec::encode(&header(), &message, &mut out).unwrap();
         // A handshake cut where version 3's ended reads as a version-3
         // one (no options, no start state), one cut where version 4's
-        // ended as a version-4 one (no match length); any other cut is an
-        // error.
+        // ended as a version-4 one (no match length, no key), one cut
+        // before the key as one without a key; any other cut is an error.
         let version_3_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) => {
-                Some(HEADER_SIZE + version_3_handshake_len(hs))
+                Some(HANDSHAKE_HEADER_SIZE + version_3_handshake_len(hs))
             }
-            Message::Reject { host, .. } => Some(HEADER_SIZE + 1 + version_3_handshake_len(host)),
+            Message::Reject { host, .. } => {
+                Some(HANDSHAKE_HEADER_SIZE + 1 + version_3_handshake_len(host))
+            }
             _ => None,
         };
         let version_4_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. } => {
-                Some(out.len() - varint_len(hs.match_frames.unwrap_or(0)))
+                Some(out.len() - 32 - varint_len(hs.match_frames.unwrap_or(0)))
             }
             _ => None,
         };
+        let keyless_end = version_4_end.map(|_| out.len() - 32);
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
+            if Some(len) == keyless_end {
+                let hs = handshake_in(result, "keyless", &message);
+                assert!(hs.public_key.is_none() && hs.match_frames.is_some());
+                continue;
+            }
             if Some(len) == version_4_end {
                 let hs = handshake_in(result, "version-4", &message);
-                assert_eq!(hs.match_frames, None);
+                assert_eq!((hs.match_frames, hs.public_key), (None, None));
                 continue;
             }
             if Some(len) == version_3_end {
@@ -242,11 +267,12 @@ fn a_handshake_claiming_more_core_options_than_it_holds_is_refused() {
     let hello = Message::Hello(Handshake {
         core_options: Vec::new(),
         match_frames: None,
+        public_key: None,
         ..handshake()
     });
     codec::encode(&header(), &hello, &mut out).unwrap();
-    // The option count is the last byte but the match length's: claim a
-    // million options.
+    // The option count is the last byte but the match length's (no key):
+    // claim a million options.
     out.truncate(out.len() - 2);
     out.extend_from_slice(&[0xC0, 0x84, 0x3D]);
     assert!(matches!(
@@ -307,6 +333,7 @@ fn a_blob_announcing_more_than_the_cap_is_refused() {
     let chunk = Message::BlobChunk(BlobChunk {
         id: BlobId(1),
         total_size: 5000,
+        hash: 1,
         chunk_count: 5,
         index: 4,
         bytes: vec![1; 600],
@@ -372,7 +399,8 @@ fn unchanged_input_at_six_frames_in_flight_costs_at_most_16_bytes_of_payload() {
             let inputs = vec![held; in_flight];
             let (datagram, written) = input_datagram(start, &inputs, PlayerSlots::single(0));
             assert_eq!(written as usize, in_flight);
-            let payload = input_payload_len(datagram.len());
+            // As sent: with its tag.
+            let payload = input_payload_len(datagram.len() + auth::TAG_BYTES);
             assert!(
                 payload <= 16,
                 "{in_flight} frames of {held}: {payload} bytes"

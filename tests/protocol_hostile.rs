@@ -170,6 +170,74 @@ fn a_claim_that_another_player_left_before_any_kept_state_costs_the_claimer_its_
     cluster.assert_same_final_checksums(&[0, 1], 400);
 }
 
+#[test]
+fn a_peer_heard_all_along_whose_frames_never_become_final_ends_the_match_with_a_reason() {
+    let mut cluster = party_cluster(2, 5, LinkConditions::latency(10));
+    // Machine 1's datagrams keep coming, with every report, but from 2 s on
+    // without a single input.
+    tamper_inputs(&mut cluster, 1, 0, 2_000, |input| {
+        input.frame_count = 0;
+        input.inputs.clear();
+    });
+    cluster.run_until(20_000);
+    let stalled = cluster
+        .events_of(0)
+        .iter()
+        .find_map(|(at, event)| match event {
+            NetplayEvent::Stalled { stalled_for_ms, .. } => Some((*at, *stalled_for_ms)),
+            _ => None,
+        });
+    let Some((at, stalled_for_ms)) = stalled else {
+        panic!("machine 0 never said it stalled");
+    };
+    assert!(stalled_for_ms >= 10_000 && at < 14_000, "{stalled:?}");
+    assert_eq!(
+        disconnected(&cluster, 1, 0),
+        Some(DisconnectReason::Stalled)
+    );
+    for machine in 0..2 {
+        assert!(any_event(cluster.events_of(machine), |e| matches!(
+            e,
+            NetplayEvent::MatchEnded { .. }
+        )));
+        assert_eq!(
+            cluster.machines[machine].netplay.state(),
+            SessionState::Ended
+        );
+    }
+}
+
+#[test]
+fn malformed_and_forged_datagrams_from_a_peers_address_are_counted_as_dropped() {
+    let mut cluster = party_cluster(2, 5, LinkConditions::latency(10));
+    cluster.run_until(2_000);
+    let before = cluster.machines[0].netplay.dropped_datagrams();
+    let now = cluster.now;
+    // From the address of machine 1, whose link is open: garbage, a cut
+    // header, and a well-formed datagram with a tag that is not its key's.
+    let mut junk = vec![b"garbage".to_vec(), b"nc".to_vec()];
+    let mut untagged = Vec::new();
+    let header = netcade::protocol::Header {
+        version: netcade::protocol::PROTOCOL_VERSION,
+        session: netcade::protocol::SessionToken::UNKNOWN,
+        sequence: netcade::protocol::Sequence(7),
+    };
+    codec::encode(&header, &Message::KeepAlive, &mut untagged).unwrap();
+    untagged.extend_from_slice(&[0; 8]);
+    junk.push(untagged);
+    for datagram in &junk {
+        cluster.machines[0]
+            .netplay
+            .handle_datagram(now, 1, datagram);
+    }
+    assert_eq!(
+        cluster.machines[0].netplay.dropped_datagrams(),
+        before + junk.len() as u64
+    );
+    cluster.run_until(4_000);
+    cluster.assert_all_in_sync_without_trouble(200);
+}
+
 /// What the bare endpoints of the modules below present, for `slots`.
 fn handshake(slots: PlayerSlots) -> Handshake {
     Handshake {
@@ -178,6 +246,7 @@ fn handshake(slots: PlayerSlots) -> Handshake {
         content_hash: 1,
         local_slots: slots,
         settings: SessionSettings::default(),
+        public_key: Some(netcade::protocol::LinkSecret::well_known().public_key()),
         ..Handshake::default()
     }
 }
@@ -230,10 +299,12 @@ fn hellos_in_someone_elses_name_get_no_stream_of_inputs_sent_there() {
                 player_count: 2,
                 ..SessionSettings::default()
             },
+            public_key: Some(netcade::protocol::LinkSecret::well_known().public_key()),
             ..Handshake::default()
         };
         let mut out = Vec::new();
         codec::encode(&header, &Message::Hello(spectator), &mut out).unwrap();
+        netcade::protocol::auth::seal_handshake(&mut out);
         out
     };
     // From the start, while every input is still kept for a spectator.
@@ -360,6 +431,7 @@ mod admission {
             &mut hello,
         )
         .unwrap();
+        netcade::protocol::auth::seal_handshake(&mut hello);
         let mut answers = 0;
         for address in 100..10_100u32 {
             host.handle_datagram(1, address, &hello);
@@ -389,6 +461,7 @@ mod admission {
             &mut hello,
         )
         .unwrap();
+        netcade::protocol::auth::seal_handshake(&mut hello);
         let mut answers = 0;
         for now in 1..=2_000u64 {
             host.handle_datagram(now, 7, &hello);
@@ -439,14 +512,17 @@ mod link {
         let forger = Forger {
             session: theirs.session(),
             sequence: Sequence(1_000),
+            peer: theirs,
         };
         (ours, forger)
     }
 
-    /// Builds well-formed datagrams of the peer's session, each with the next sequence number.
+    /// Builds well-formed datagrams of the peer's session, each with the
+    /// next sequence number, tagged with the peer's keys.
     struct Forger {
         session: SessionToken,
         sequence: Sequence,
+        peer: PeerEndpoint,
     }
 
     impl Forger {
@@ -459,15 +535,31 @@ mod link {
             self.sequence = self.sequence.next();
             let mut out = Vec::new();
             codec::encode(&header, message, &mut out).unwrap();
+            assert!(self.peer.seal(&mut out));
             out
         }
 
+        /// Chunk `index` of a blob of `total_size` bytes of `fill`, carrying
+        /// that blob's hash.
         fn chunk(&mut self, id: u32, total_size: usize, index: u32, fill: u8) -> Vec<u8> {
+            let hash = netcade::checksum::Checksum::of(&vec![fill; total_size]).0;
+            self.chunk_claiming(id, total_size, index, fill, hash)
+        }
+
+        fn chunk_claiming(
+            &mut self,
+            id: u32,
+            total_size: usize,
+            index: u32,
+            fill: u8,
+            hash: u64,
+        ) -> Vec<u8> {
             let start = index as usize * BLOB_CHUNK_SIZE;
             let len = total_size.saturating_sub(start).min(BLOB_CHUNK_SIZE);
             self.datagram(&Message::BlobChunk(BlobChunk {
                 id: BlobId(id),
                 total_size: total_size as u32,
+                hash,
                 chunk_count: blob_chunk_count(total_size),
                 index,
                 bytes: vec![fill; len],
@@ -508,6 +600,30 @@ mod link {
         assert!(received_blobs(&mut ours).is_empty());
         ours.handle_datagram(12, &peer.chunk(6, 10, 0, 2));
         assert_eq!(received_blobs(&mut ours), vec![(BlobId(6), vec![2; 10])]);
+    }
+
+    #[test]
+    fn a_blob_whose_bytes_do_not_hash_to_what_its_chunks_said_is_never_handed_on() {
+        let (mut ours, mut peer) = connected();
+        let size = 2 * BLOB_CHUNK_SIZE + 10;
+        let hash_of_other_bytes = netcade::checksum::Checksum::of(&vec![0xA5; size]).0;
+        for index in 0..3 {
+            ours.handle_datagram(
+                10,
+                &peer.chunk_claiming(5, size, index, 0x5A, hash_of_other_bytes),
+            );
+        }
+        assert!(received_blobs(&mut ours).is_empty());
+        assert_eq!(ours.stats().blobs_refused, 1);
+        // A chunk claiming another hash than the blob's first is not taken.
+        ours.handle_datagram(11, &peer.chunk(6, size, 0, 1));
+        let malformed = ours.stats().dropped_malformed;
+        ours.handle_datagram(11, &peer.chunk_claiming(6, size, 1, 1, 7));
+        assert_eq!(ours.stats().dropped_malformed, malformed + 1);
+        for index in 1..3 {
+            ours.handle_datagram(12, &peer.chunk(6, size, index, 1));
+        }
+        assert_eq!(received_blobs(&mut ours), vec![(BlobId(6), vec![1; size])]);
     }
 
     #[test]
@@ -561,6 +677,127 @@ mod link {
         );
     }
 
+    /// Our endpoint after sending `frames` frames of input, none acknowledged.
+    fn sent_frames(ours: &mut PeerEndpoint, frames: u32) {
+        for frame in 0..frames {
+            ours.add_local_input(Frame::new(frame), &[Buttons::A])
+                .unwrap();
+        }
+        ours.poll(9, &mut |_| {});
+    }
+
+    #[test]
+    fn an_ack_of_frames_we_never_sent_is_dropped_whole() {
+        let (mut ours, mut peer) = connected();
+        sent_frames(&mut ours, 5);
+        ours.handle_datagram(
+            10,
+            &peer.datagram(&Message::InputAck {
+                next_expected: Frame::new(10_000),
+            }),
+        );
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        assert_eq!(ours.stats().unacked_frames, 5, "still resent");
+        ours.handle_datagram(
+            11,
+            &peer.datagram(&Message::InputAck {
+                next_expected: Frame::new(3),
+            }),
+        );
+        assert_eq!(ours.stats().unacked_frames, 2);
+    }
+
+    #[test]
+    fn a_frame_advantage_no_machine_can_have_is_not_taken() {
+        let (mut ours, mut peer) = connected();
+        for frame_advantage in [-2_711, i16::MIN, 30_000] {
+            ours.handle_datagram(
+                10,
+                &peer.datagram(&Message::QualityReport(QualityReport {
+                    timestamp_ms: 10,
+                    frame_advantage,
+                })),
+            );
+        }
+        assert_eq!(ours.stats().dropped_implausible, 3);
+        assert!(!ours
+            .drain_events()
+            .any(|event| matches!(event, Event::RemoteFrameAdvantage(_))));
+        ours.handle_datagram(
+            11,
+            &peer.datagram(&Message::QualityReport(QualityReport {
+                timestamp_ms: 11,
+                frame_advantage: -3,
+            })),
+        );
+        assert!(ours
+            .drain_events()
+            .any(|event| event == Event::RemoteFrameAdvantage(-3)));
+    }
+
+    #[test]
+    fn a_checksum_report_of_frame_2_to_the_32_does_not_turn_desync_detection_off() {
+        let (mut ours, mut peer) = connected();
+        sent_frames(&mut ours, 61);
+        let report = |frame: u32, checksum: u64| Message::ChecksumReport {
+            entries: vec![ChecksumEntry {
+                frame: Frame::new(frame),
+                checksum: netcade::checksum::Checksum(checksum),
+            }],
+        };
+        ours.handle_datagram(10, &peer.datagram(&report(u32::MAX, 1)));
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        ours.handle_datagram(11, &peer.datagram(&report(60, 2)));
+        assert!(ours.drain_events().any(|event| event
+            == Event::RemoteChecksum {
+                frame: Frame::new(60),
+                checksum: netcade::checksum::Checksum(2),
+            }));
+    }
+
+    #[test]
+    fn a_start_asking_to_wait_a_minute_is_refused() {
+        let (mut ours, mut peer) = connected();
+        ours.handle_datagram(10, &peer.datagram(&Message::Start { delay_ms: 65_535 }));
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        assert!(!ours
+            .drain_events()
+            .any(|event| matches!(event, Event::StartRequested { .. })));
+        let mut acks = 0;
+        ours.poll(11, &mut |datagram| acks += usize::from(datagram[3] == 15));
+        assert_eq!(acks, 0, "nothing to acknowledge");
+        ours.handle_datagram(
+            12,
+            &peer.datagram(&Message::Start {
+                delay_ms: MAX_START_DELAY_MS,
+            }),
+        );
+        assert!(ours.drain_events().any(|event| event
+            == Event::StartRequested {
+                delay_ms: MAX_START_DELAY_MS
+            }));
+    }
+
+    #[test]
+    fn a_sequence_number_pushed_far_ahead_does_not_deafen_the_link() {
+        let (mut ours, mut peer) = connected();
+        sent_frames(&mut ours, 5);
+        ours.handle_datagram(10, &peer.datagram(&Message::KeepAlive));
+        let next = peer.sequence;
+        peer.sequence = Sequence(next.0 + 300);
+        ours.handle_datagram(11, &peer.datagram(&Message::KeepAlive));
+        assert_eq!(ours.stats().dropped_implausible, 1);
+        // The peer's next real datagram is taken.
+        peer.sequence = next;
+        ours.handle_datagram(
+            12,
+            &peer.datagram(&Message::InputAck {
+                next_expected: Frame::new(5),
+            }),
+        );
+        assert_eq!(ours.stats().unacked_frames, 0);
+    }
+
     #[test]
     fn we_send_one_blob_at_a_time() {
         let (mut ours, _) = connected();
@@ -598,5 +835,172 @@ mod link {
                 frames: MAX_UNACKED_FRAMES
             })
         );
+    }
+}
+
+// ---------------------------------------------------------------- the path
+
+/// What a machine between the peers can do to their datagrams.
+mod path {
+    use super::handshake;
+    use netcade::input::Buttons;
+    use netcade::protocol::*;
+    use netcade::rollback::Frame;
+
+    /// A host and a joiner with secrets of their own, handshake done,
+    /// events drained.
+    fn pair() -> (PeerEndpoint, PeerEndpoint) {
+        let mut host_config =
+            EndpointConfig::host(SessionToken(77), handshake(PlayerSlots::single(0)));
+        host_config.secret = LinkSecret::from_bytes([0x11; 32]);
+        let mut joiner_config = EndpointConfig::joiner(handshake(PlayerSlots::single(1)));
+        joiner_config.secret = LinkSecret::from_bytes([0x22; 32]);
+        let mut host = PeerEndpoint::new(host_config, 0).unwrap();
+        let mut joiner = PeerEndpoint::new(joiner_config, 0).unwrap();
+        for now in 1..5 {
+            for datagram in joiner.poll_datagrams(now) {
+                host.handle_datagram(now, &datagram);
+            }
+            for datagram in host.poll_datagrams(now) {
+                joiner.handle_datagram(now, &datagram);
+            }
+        }
+        assert!(host.is_running() && joiner.is_running());
+        host.drain_events().for_each(drop);
+        joiner.drain_events().for_each(drop);
+        (host, joiner)
+    }
+
+    fn inputs_received(endpoint: &mut PeerEndpoint) -> Vec<(u8, Frame, Buttons)> {
+        endpoint
+            .drain_events()
+            .filter_map(|event| match event {
+                Event::RemoteInput {
+                    player,
+                    frame,
+                    buttons,
+                } => Some((player, frame, buttons)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The joiner's next input datagram, carrying A on frame 0.
+    fn input_datagram(joiner: &mut PeerEndpoint) -> Vec<u8> {
+        joiner.add_local_input(Frame::ZERO, &[Buttons::A]).unwrap();
+        joiner
+            .poll_datagrams(10)
+            .into_iter()
+            .find(|datagram| datagram[3] == 4)
+            .expect("an input datagram went out")
+    }
+
+    #[test]
+    fn a_datagram_changed_on_the_path_is_dropped_and_counted_never_decoded() {
+        let (mut host, mut joiner) = pair();
+        let datagram = input_datagram(&mut joiner);
+        let bits = datagram.len() * 8;
+        for bit in 0..bits {
+            let mut changed = datagram.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            host.handle_datagram(11, &changed);
+        }
+        for cut in 1..datagram.len() {
+            host.handle_datagram(11, &datagram[..cut]);
+        }
+        let mut longer = datagram.clone();
+        longer.push(0);
+        host.handle_datagram(11, &longer);
+        assert_eq!(inputs_received(&mut host), vec![]);
+        assert_eq!(host.stats().dropped_bad(), (bits + datagram.len()) as u64);
+        host.handle_datagram(12, &datagram);
+        assert_eq!(
+            inputs_received(&mut host),
+            vec![(1, Frame::ZERO, Buttons::A)],
+            "the datagram as sent is taken"
+        );
+    }
+
+    #[test]
+    fn inputs_forged_with_the_session_token_but_not_the_key_are_dropped() {
+        let (mut host, mut joiner) = pair();
+        // Everything the path sees: the token, the header, the layout.
+        let seen = input_datagram(&mut joiner);
+        let Ok((header, Message::Input(mut input))) = codec::decode(auth::without_tag(&seen))
+        else {
+            panic!("an input datagram decodes");
+        };
+        input.inputs = vec![Buttons::START];
+        let forged_header = Header {
+            sequence: header.sequence.next(),
+            ..header
+        };
+        let mut forged = Vec::new();
+        codec::encode(&forged_header, &Message::Input(input), &mut forged).unwrap();
+        forged.extend_from_slice(&seen[seen.len() - auth::TAG_BYTES..]);
+        host.handle_datagram(11, &forged);
+        assert_eq!(inputs_received(&mut host), vec![]);
+        assert_eq!(host.stats().dropped_wrong_token, 1);
+    }
+
+    fn host() -> PeerEndpoint {
+        PeerEndpoint::new(
+            EndpointConfig::host(SessionToken(77), handshake(PlayerSlots::single(0))),
+            0,
+        )
+        .unwrap()
+    }
+
+    fn joiner() -> PeerEndpoint {
+        PeerEndpoint::new(EndpointConfig::joiner(handshake(PlayerSlots::single(1))), 0).unwrap()
+    }
+
+    /// Whether the joiner gave up on the host.
+    fn gave_up(joiner: &mut PeerEndpoint) -> bool {
+        joiner
+            .drain_events()
+            .any(|event| matches!(event, Event::Rejected(_) | Event::Disconnected { .. }))
+            || joiner.state() == ConnectionState::Disconnected
+    }
+
+    #[test]
+    fn no_bit_flipped_in_a_handshake_makes_the_joiner_give_up() {
+        let hello = joiner().poll_datagrams(1).remove(0);
+        let welcome = {
+            let mut host = host();
+            host.handle_datagram(1, &hello);
+            host.poll_datagrams(1).remove(0)
+        };
+        for bit in 0..welcome.len() * 8 {
+            let mut joiner = joiner();
+            joiner.poll_datagrams(1);
+            let mut changed = welcome.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            joiner.handle_datagram(2, &changed);
+            assert!(!gave_up(&mut joiner), "Welcome bit {bit}");
+            joiner.handle_datagram(3, &welcome);
+            assert!(joiner.is_running(), "the intact Welcome after bit {bit}");
+        }
+        for bit in 0..hello.len() * 8 {
+            let mut changed = hello.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            let mut host = host();
+            host.handle_datagram(1, &changed);
+            let mut joiner = joiner();
+            joiner.poll_datagrams(1);
+            for answer in host.poll_datagrams(2) {
+                joiner.handle_datagram(2, &answer);
+            }
+            assert!(!gave_up(&mut joiner), "Hello bit {bit}");
+        }
+    }
+
+    #[test]
+    fn a_datagram_sent_back_to_its_sender_is_dropped() {
+        let (_, mut joiner) = pair();
+        let datagram = input_datagram(&mut joiner);
+        joiner.handle_datagram(11, &datagram);
+        assert_eq!(inputs_received(&mut joiner), vec![]);
+        assert_eq!(joiner.stats().dropped_wrong_token, 1);
     }
 }

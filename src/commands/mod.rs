@@ -29,7 +29,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success (a sync-test passed)
   1  a sync-test found a desync, the demo's machines disagreed, a host/join match desynced,
-     a replay failed --verify, or `replay diff` found a difference
+     a spectator's game differed from the host's, a replay failed --verify, or `replay diff`
+     found a difference
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      failed commands in a debug script, a busy port, a host name that does not resolve,
      a refused netplay handshake, or a failed rollback pre-flight with --strict
@@ -37,7 +38,8 @@ Exit codes:
      written, or the netplay host never answered
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
   5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
-  6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame
+  6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame, or
+     the match stalled (no frame final for 10 s although the peer was heard)
   7  replay play --verify: every checkpoint the file holds agrees, but the file is incomplete
      (cut short, damaged, or never ended), so the rest of the match was not verified
 130  interrupted by Ctrl-C, SIGTERM or SIGHUP (host, join and spectate leave cleanly first:
@@ -53,6 +55,45 @@ pub struct Cli {
     #[command(subcommand)]
     /// What to do.
     pub command: Command,
+}
+
+impl Command {
+    /// The command as its JSON names it, when `--json` was given.
+    pub fn json_name(&self) -> Option<&'static str> {
+        let (name, json) = match self {
+            Command::Run(args) => ("run", args.json),
+            Command::Synctest(args) => ("synctest", args.json),
+            Command::Demo(args) => ("demo", args.json),
+            Command::Host(args) => ("host", args.outputs.json),
+            Command::Join(args) => ("join", args.outputs.json),
+            Command::Spectate(args) => ("spectate", args.outputs.json),
+            Command::Replay(args) => match &args.command {
+                replay::ReplayCommand::Play(play) => ("replay play", play.json),
+                replay::ReplayCommand::Info(info) => ("replay info", info.json),
+                replay::ReplayCommand::Diff(diff) => ("replay diff", diff.json),
+                replay::ReplayCommand::Inputs(_) => return None,
+            },
+            Command::Debug(_) | Command::Play(_) | Command::Input(_) => return None,
+        };
+        json.then_some(name)
+    }
+}
+
+/// Readies the JSON line a command given `--json` ends with if its core
+/// crashes (the crash handler cannot format one then).
+pub fn end_crashes_with_json(command: &str) {
+    crate::libretro::end_with_json_on_crash(command);
+}
+
+/// The JSON line a command given `--json` ends with when it fails: its
+/// name, `"end": "failed"`, the exit code and the error's whole chain.
+pub fn failure_json(command: &str, exit_code: u8, error: &str) -> serde_json::Value {
+    serde_json::json!({
+        "command": command,
+        "end": "failed",
+        "exit_code": exit_code,
+        "error": error,
+    })
 }
 
 /// The subcommands.

@@ -176,6 +176,12 @@ pub enum AppError {
         /// 2) rather than the machine failing (exit 3).
         user_mistake: bool,
     },
+    /// The operating system gave no random bytes for the links' keys.
+    #[error("the operating system gave no random bytes for the link keys: {reason}")]
+    NoRandomness {
+        /// What it said.
+        reason: String,
+    },
     /// Writing the command's output (standard output, a report) failed.
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
@@ -288,6 +294,7 @@ impl AppError {
             | AppError::NoStateSlot { .. }
             | AppError::PrepareFile { .. }
             | AppError::NoVideoFrame
+            | AppError::NoRandomness { .. }
             | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
             AppError::SyncTest(error) if error.is_bad_settings() => EXIT_USER_MISTAKE,
             AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,

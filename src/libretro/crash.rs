@@ -340,14 +340,47 @@ fn ensure_alternate_stack() {
 
 /// Writes all of `bytes` to stderr with write(2), giving up on an error.
 fn write_stderr(bytes: &[u8]) {
+    write_fd(2, bytes);
+}
+
+/// Writes all of `bytes` to file descriptor `fd` with write(2), giving up
+/// on an error.
+fn write_fd(fd: c_int, bytes: &[u8]) {
     let mut rest = bytes;
     while !rest.is_empty() {
         // SAFETY: `rest` is a live byte slice of the given length.
-        let written = unsafe { libc::write(2, rest.as_ptr().cast::<c_void>(), rest.len()) };
+        let written = unsafe { libc::write(fd, rest.as_ptr().cast::<c_void>(), rest.len()) };
         if written <= 0 {
             return;
         }
         rest = &rest[written as usize..];
+    }
+}
+
+/// The start of the JSON line a command given `--json` ends stdout with if
+/// its core crashes (the signal and the exit code follow), prepared
+/// beforehand as the handler may not format.
+static CRASH_JSON: OnceLock<Box<[u8]>> = OnceLock::new();
+
+/// Makes a crash of the core end stdout with a JSON line for `command`:
+/// `{"command": …, "end": "core_crashed", "exit_code": 4, "error": "…"}`
+/// (the error names the signal; stderr has the whole report).
+pub fn end_with_json_on_crash(command: &str) {
+    let start = format!(
+        "{{\"command\":{},\"end\":\"core_crashed\",\"exit_code\":{CORE_CRASHED_EXIT_CODE},\"error\":\"the core crashed with ",
+        serde_json::Value::from(command)
+    );
+    let _ = CRASH_JSON.set(start.into_bytes().into());
+}
+
+/// The JSON line of [`end_with_json_on_crash`], if asked for, to stdout.
+fn write_crash_json(signal: c_int) {
+    if let Some(start) = CRASH_JSON.get() {
+        write_fd(1, b"\n");
+        write_fd(1, start);
+        // Plain ASCII without quotes or backslashes: safe inside the string.
+        write_fd(1, signal_description(signal));
+        write_fd(1, b"\"}\n");
     }
 }
 
@@ -375,6 +408,7 @@ fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
         // is cleared before its `Core` frees it.
         let scene = unsafe { &*scene };
         scene.report(signal, in_call, &mut write_stderr);
+        write_crash_json(signal);
         // SAFETY: _exit is async-signal-safe and ends the process at once.
         unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) };
     }

@@ -21,6 +21,6 @@ mod options;
 pub use self::core::{
     AvInfo, Core, CoreConfig, CoreInfo, InputDescriptor, MemoryDescriptor, SerializationQuirks,
 };
-pub use self::crash::CORE_CRASHED_EXIT_CODE;
+pub use self::crash::{end_with_json_on_crash, CORE_CRASHED_EXIT_CODE};
 pub use self::error::LibretroError;
 pub use self::options::{parse_option_override, CoreOption};

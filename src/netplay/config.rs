@@ -2,8 +2,8 @@
 //! how they connect, the settings everyone agreed on in the lobby.
 
 use crate::protocol::{
-    CoreOption, Handshake, HandshakeLimit, Millis, PlayerSlots, SessionSettings, SessionToken,
-    MAX_BLOB_SIZE,
+    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, SessionSettings,
+    SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 
@@ -34,6 +34,10 @@ pub struct PeerConfig<A> {
 pub struct NetplayConfig<A> {
     /// Random, chosen by the caller: guards every link we accept.
     pub token: SessionToken,
+    /// Our x25519 secret for every link's keys (see `protocol::auth`):
+    /// drawn by the caller for real play; [`LinkSecret::well_known`] by
+    /// default, for simulations that must repeat.
+    pub secret: LinkSecret,
     /// Our libretro core, sent in the handshake: peers with another are refused.
     pub core_name: String,
     /// Our core's version: peers with another are refused.
@@ -63,6 +67,10 @@ pub struct NetplayConfig<A> {
     pub interrupt_after_ms: Millis,
     /// Silence after which a peer is dropped from the match.
     pub disconnect_after_ms: Millis,
+    /// Frames asked for without one becoming final for this long end the
+    /// match (`NetplayEvent::Stalled`): the peers hear each other, yet
+    /// nothing moves.
+    pub stall_after_ms: Millis,
     /// Tuning of the speed corrections that keep the machines' frames in step.
     pub time_sync: TimeSyncConfig,
     /// Whether the start-up host delays each machine's start by its distance
@@ -87,7 +95,8 @@ pub struct NetplayConfig<A> {
     pub max_start_state_bytes: usize,
     /// The match's length in frames (frames 0..N-1), if it has one: sent
     /// in the handshake (the host's wins), and no frame from N on is fed
-    /// to spectators.
+    /// to spectators. Its last frame is a checkpoint too, so the frames
+    /// after the last regular checkpoint are compared as well.
     pub match_frames: Option<u32>,
 }
 
@@ -104,6 +113,7 @@ impl<A> NetplayConfig<A> {
     ) -> Self {
         NetplayConfig {
             token,
+            secret: LinkSecret::well_known(),
             core_name: core_name.into(),
             core_version: core_version.into(),
             content_hash,
@@ -117,6 +127,7 @@ impl<A> NetplayConfig<A> {
             dynamic_input_delay: true,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            stall_after_ms: 10_000,
             time_sync: TimeSyncConfig::default(),
             compensate_start_latency: true,
             start_lead_ms: 50,
@@ -158,6 +169,7 @@ impl<A> NetplayConfig<A> {
             core_options: self.core_options.clone(),
             start_state: self.sends_start_state(),
             match_frames: self.match_frames,
+            public_key: Some(self.secret.public_key()),
         }
     }
 

@@ -98,6 +98,15 @@ pub enum NetplayEvent {
         /// The oldest frame this machine can still return to.
         oldest: Frame,
     },
+    /// Frames were asked for, but none became final for `stalled_for_ms`
+    /// although the peers were heard: we left the match (`MatchEnded`
+    /// follows), telling the others why.
+    Stalled {
+        /// The last final frame.
+        at_frame: Option<Frame>,
+        /// How long nothing became final, in ms.
+        stalled_for_ms: Millis,
+    },
     /// Too few players are left (or we left): the match is over.
     MatchEnded {
         /// The frame at which the match ended.
@@ -123,6 +132,17 @@ pub enum NetplayEvent {
         frame: Frame,
         /// The host's state, expanded.
         state: Vec<u8>,
+    },
+    /// A spectator's checksum of checkpoint `frame` differs from ours: its
+    /// game diverged, and it is sent our state of the frame to repair it
+    /// (`NetplaySession::repair_spectators`).
+    SpectatorDesync {
+        /// The checkpoint frame.
+        frame: Frame,
+        /// Our checksum of it.
+        local: Checksum,
+        /// The spectator's.
+        remote: Checksum,
     },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
@@ -184,6 +204,9 @@ pub enum PeerFault {
     /// It is the host and the state it sent of a desynced checkpoint cannot
     /// be used.
     BadCheckpointState(StateBlobError),
+    /// It is the host and our core refused to load a state it sent (its
+    /// start state or a checkpoint's): what the core said.
+    StateRefused(String),
 }
 
 impl std::fmt::Display for PeerFault {
@@ -207,6 +230,9 @@ impl std::fmt::Display for PeerFault {
             PeerFault::BadStartState(error) => write!(f, "its start state is unusable: {error}"),
             PeerFault::BadCheckpointState(error) => {
                 write!(f, "its state of a desynced checkpoint is unusable: {error}")
+            }
+            PeerFault::StateRefused(reason) => {
+                write!(f, "our core refused to load a state it sent: {reason}")
             }
         }
     }

@@ -21,5 +21,5 @@ pub mod startup;
 pub use config::{Connect, NetplayConfig, PeerConfig};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
 pub use session::{NetplaySession, SPECTATOR_BACKLOG_FRAMES};
-pub use spectator::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
+pub use spectator::{Repair, SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 pub use startup::StartPhase;

@@ -9,13 +9,15 @@ use std::collections::VecDeque;
 use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
 use super::NetplayError;
+use crate::checksum::Checksum;
 use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
-    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, Millis, PeerEndpoint,
-    PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
+    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, LinkSecret, Millis,
+    PeerEndpoint, PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
 };
-use crate::rollback::Frame;
+use crate::rollback::desync::{DesyncDetector, Mismatch};
+use crate::rollback::{Frame, PlayerId};
 
 /// Frames received but not played kept at most: beyond, the host sends
 /// faster than any match runs, and the link is closed.
@@ -34,10 +36,16 @@ pub struct SpectatorConfig<A> {
     pub content_hash: u64,
     /// Our proposal; the host's settings win (its frame rate must match ours).
     pub settings: SessionSettings,
+    /// Our x25519 secret for the link's keys: drawn by the caller for real
+    /// watching, [`LinkSecret::well_known`] by default.
+    pub secret: LinkSecret,
     /// Silence after which the host is reported interrupted.
     pub interrupt_after_ms: Millis,
     /// Silence after which the host is given up.
     pub disconnect_after_ms: Millis,
+    /// No state and no new frame from a host heard all along for this
+    /// long ends the watch ([`SpectatorEvent::Stalled`]).
+    pub stall_after_ms: Millis,
     /// The largest savestate accepted, expanded.
     pub max_state_bytes: usize,
     /// Bounds of the jitter buffer's delay and catch-up (its frame rate is
@@ -60,8 +68,10 @@ impl<A> SpectatorConfig<A> {
             core_version: core_version.into(),
             content_hash,
             settings,
+            secret: LinkSecret::well_known(),
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            stall_after_ms: 10_000,
             max_state_bytes: 16 << 20,
             jitter: JitterConfig::new(f64::from(settings.frame_rate_millihertz) / 1000.0),
         }
@@ -100,6 +110,39 @@ pub enum SpectatorEvent {
     HostGone(DisconnectCause),
     /// The host sent more frames than anyone can be behind: we left.
     Flooded,
+    /// Our core refused to load a state the host sent (what it said): we
+    /// left.
+    StateRefused(String),
+    /// Our checksum of checkpoint `frame` differs from the host's (which
+    /// the players agree on): our game diverged. Our checksum went to the
+    /// host, which answers with its state of the frame to repair from.
+    Desync {
+        /// The checkpoint frame.
+        frame: Frame,
+        /// Our checksum of it.
+        local: Checksum,
+        /// The host's.
+        host: Checksum,
+    },
+    /// The host's state of a desynced checkpoint arrived: take it
+    /// ([`SpectatorSession::take_repair`]) to load it and run again the
+    /// frames played since.
+    RepairArrived {
+        /// The checkpoint frame.
+        frame: Frame,
+    },
+    /// The host's state of checkpoint `frame` arrived, but the inputs of a
+    /// frame played since are no longer kept: not repaired.
+    TooLateToRepair {
+        /// The checkpoint frame.
+        frame: Frame,
+    },
+    /// Welcomed, the host was heard, yet no state and no new frame came
+    /// for `stalled_for_ms`: we left.
+    Stalled {
+        /// How long nothing came, in ms.
+        stalled_for_ms: Millis,
+    },
 }
 
 /// Where the spectator is.
@@ -142,7 +185,35 @@ pub struct SpectatorSession<A> {
     events: VecDeque<SpectatorEvent>,
     dropped_foreign: u64,
     now: Millis,
+    stall_after_ms: Millis,
+    /// Where the watch was, and since when it has not moved while the host
+    /// was heard.
+    progress: ((SpectatorPhase, Frame), Millis),
+    /// Our checkpoint checksums against the host's.
+    checksums: DesyncDetector,
+    /// The inputs of the latest frames played, for running them again
+    /// after loading the host's state of a desynced checkpoint.
+    played: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
+    /// The host's state of a desynced checkpoint, with the inputs of every
+    /// frame played since, for the frontend to take.
+    repair: Option<Repair>,
 }
+
+/// What repairs a spectator's game: the host's state of a checkpoint, and
+/// the inputs of every frame played since, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repair {
+    /// The checkpoint frame (the state as saved at its start).
+    pub frame: Frame,
+    /// The host's state of it.
+    pub state: Vec<u8>,
+    /// Each frame's inputs from `frame` to the next frame to play.
+    pub inputs: Vec<[Buttons; MAX_PLAYERS]>,
+}
+
+/// Frames played whose inputs are kept for a repair: more than the host's
+/// kept checkpoint states reach back.
+const PLAYED_FRAMES_KEPT: usize = 1024;
 
 impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// A spectator that says Hello at the first `poll`.
@@ -156,6 +227,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             ..Handshake::default()
         };
         let mut endpoint_config = EndpointConfig::joiner(handshake);
+        endpoint_config.secret = config.secret;
         endpoint_config.interrupt_after_ms = config.interrupt_after_ms;
         endpoint_config.disconnect_after_ms = config.disconnect_after_ms;
         endpoint_config.max_blob_size =
@@ -178,6 +250,11 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             events: VecDeque::new(),
             dropped_foreign: 0,
             now,
+            stall_after_ms: config.stall_after_ms,
+            progress: ((SpectatorPhase::Connecting, Frame::ZERO), now),
+            checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval)),
+            played: VecDeque::new(),
+            repair: None,
         })
     }
 
@@ -202,10 +279,31 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// Sends what is due (Hello, acks, keep-alives) to the host.
     pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
         self.now = now;
+        self.watch_for_stalls(now);
         let host = self.host;
         self.endpoint
             .poll(now, &mut |datagram| send(host, datagram));
         self.pump();
+    }
+
+    /// Ends the watch when, welcomed and with the host still heard, no
+    /// state and no new frame came for `stall_after_ms`.
+    fn watch_for_stalls(&mut self, now: Millis) {
+        let at = (self.phase, self.received_end);
+        let (was, since) = self.progress;
+        // A silent host is the disconnect timeout's to end.
+        if at != was || self.endpoint.silent_for(now) >= super::session::HEARD_WITHIN_MS {
+            self.progress = (at, now);
+            return;
+        }
+        let waiting = matches!(
+            self.phase,
+            SpectatorPhase::AwaitingState | SpectatorPhase::Watching
+        );
+        let stalled_for_ms = now.saturating_sub(since);
+        if waiting && !self.host_gone && stalled_for_ms >= self.stall_after_ms {
+            self.end_with(SpectatorEvent::Stalled { stalled_for_ms });
+        }
     }
 
     /// The host's savestate, once arrived: load it before running frames.
@@ -239,10 +337,47 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         let row = self.rows.pop_front()?;
         let frame = self.next_frame;
         self.next_frame = frame.next();
+        if self.played.len() == PLAYED_FRAMES_KEPT {
+            self.played.pop_front();
+        }
+        self.played.push_back((frame, row));
         if self.host_gone && self.buffered() == 0 {
             self.phase = SpectatorPhase::Ended;
         }
         Some((frame, row))
+    }
+
+    /// Whether `frame` is a checkpoint, whose checksum (of the game as it
+    /// is before the frame runs, see `checksum::memory_checksum`) the
+    /// frontend hands to [`SpectatorSession::add_checksum`].
+    pub fn is_checkpoint(&self, frame: Frame) -> bool {
+        self.checksums.is_checkpoint(frame)
+    }
+
+    /// Our checksum of checkpoint `frame`: compared with the host's, and
+    /// sent to the host, which answers a difference with its state.
+    pub fn add_checksum(&mut self, frame: Frame, checksum: Checksum) {
+        let mut differs = None;
+        self.checksums
+            .add_local(frame, checksum, |mismatch| differs = Some(mismatch));
+        // Only the host's reports are compared: ours need not queue.
+        while self.checksums.pop_outgoing().is_some() {}
+        self.endpoint.send_checksum(frame, checksum);
+        if let Some(mismatch) = differs {
+            self.on_mismatch(mismatch);
+        }
+    }
+
+    /// Our core refused to load a state the host sent (`reason`, what it
+    /// said): the watch ends, and the host is told.
+    pub fn state_refused(&mut self, reason: String) {
+        self.end_with(SpectatorEvent::StateRefused(reason));
+    }
+
+    /// The host's state of a desynced checkpoint and the inputs to run
+    /// again after loading it, once it arrived.
+    pub fn take_repair(&mut self) -> Option<Repair> {
+        self.repair.take()
     }
 
     /// The speed to run the frame clock at (see [`JitterBuffer::speed`]).
@@ -301,14 +436,10 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         self.endpoint.stats()
     }
 
-    /// Datagrams dropped: from other addresses, or malformed, foreign or
-    /// repeated ones from the host's.
+    /// Datagrams dropped: from other addresses, or for what they were
+    /// from the host's (see [`crate::protocol::EndpointStats::dropped_bad`]).
     pub fn dropped_datagrams(&self) -> u64 {
-        let stats = self.endpoint.stats();
-        self.dropped_foreign
-            + stats.dropped_malformed
-            + stats.dropped_wrong_token
-            + stats.dropped_wrong_version
+        self.dropped_foreign + self.endpoint.stats().dropped_bad()
     }
 
     /// The next event, oldest first.
@@ -349,6 +480,21 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::AwaitingState => {
                 self.on_state(&bytes)
             }
+            NetEvent::BlobReceived { bytes, .. } if self.phase == SpectatorPhase::Watching => {
+                self.on_repair_state(&bytes)
+            }
+            // A repair's state that arrived damaged is not used: the next
+            // checkpoint that differs asks again.
+            NetEvent::BlobDamaged { .. } if self.phase == SpectatorPhase::AwaitingState => self
+                .end_with(SpectatorEvent::BadState(StateBlobError::Corrupt(
+                    super::session::DAMAGED.to_string(),
+                ))),
+            NetEvent::RemoteChecksum { frame, checksum } => {
+                if let Err(mismatch) = self.checksums.add_remote(PlayerId::new(0), frame, checksum)
+                {
+                    self.on_mismatch(mismatch);
+                }
+            }
             NetEvent::RemoteInput {
                 player,
                 frame,
@@ -376,6 +522,13 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// buffer paces the match's frame rate.
     fn on_welcomed(&mut self, settings: SessionSettings, remote_slots: PlayerSlots) {
         self.players = usize::from(settings.player_count).min(MAX_PLAYERS);
+        // The match's last frame is a checkpoint too (the host's length).
+        let last = self
+            .endpoint
+            .remote_handshake()
+            .and_then(|host| host.match_frames)
+            .and_then(Frame::last_of);
+        self.checksums = DesyncDetector::new(u32::from(settings.checksum_interval)).ending_at(last);
         let all = PlayerSlots((1u16 << self.players) as u8 - 1);
         if remote_slots != all {
             // A host feeds spectators every player's inputs.
@@ -411,6 +564,49 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         }
     }
 
+    /// Our checkpoint checksum differs from the host's: say so (our
+    /// checksum has gone to the host, which sends its state).
+    fn on_mismatch(&mut self, mismatch: Mismatch) {
+        self.events.push_back(SpectatorEvent::Desync {
+            frame: mismatch.frame,
+            local: mismatch.local,
+            host: mismatch.remote,
+        });
+    }
+
+    /// The host's state of a checkpoint we reported differently: kept with
+    /// the inputs of every frame played since, when they still are.
+    fn on_repair_state(&mut self, bytes: &[u8]) {
+        let Ok((frame, state)) =
+            checkpoint_state::decompress_checkpoint(bytes, self.max_state_bytes)
+        else {
+            // Not a state we can use: the next checkpoint reports again.
+            return;
+        };
+        let inputs: Vec<_> = self
+            .played
+            .iter()
+            .filter(|(played, _)| *played >= frame)
+            .map(|(_, row)| *row)
+            .collect();
+        let reaches_back = self
+            .played
+            .front()
+            .is_some_and(|(oldest, _)| *oldest <= frame);
+        if frame > self.next_frame || (frame < self.next_frame && !reaches_back) {
+            self.events
+                .push_back(SpectatorEvent::TooLateToRepair { frame });
+            return;
+        }
+        self.repair = Some(Repair {
+            frame,
+            state,
+            inputs,
+        });
+        self.events
+            .push_back(SpectatorEvent::RepairArrived { frame });
+    }
+
     /// One player's input of the next frame; a frame is whole once the last
     /// player's arrived. More frames than the buffer holds end the watch.
     fn on_input(&mut self, player: u8, frame: Frame, buttons: Buttons) {
@@ -434,8 +630,11 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     }
 
     fn end_with(&mut self, event: SpectatorEvent) {
-        self.endpoint
-            .disconnect(crate::protocol::DisconnectReason::ProtocolError);
+        let reason = match event {
+            SpectatorEvent::Stalled { .. } => crate::protocol::DisconnectReason::Stalled,
+            _ => crate::protocol::DisconnectReason::ProtocolError,
+        };
+        self.endpoint.disconnect(reason);
         self.host_gone = true;
         self.phase = SpectatorPhase::Ended;
         self.rows.clear();

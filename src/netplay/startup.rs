@@ -34,7 +34,7 @@
 
 use std::time::Duration;
 
-use crate::protocol::Millis;
+use crate::protocol::{Millis, MAX_START_DELAY_MS};
 use crate::rollback::time_sync::start_delays;
 
 /// Round trips measured to each member before the host decides.
@@ -403,7 +403,8 @@ fn resend_starts(
         }
         member.last_start_sent = Some(now);
         let left = wait_ms.saturating_sub(now - decided_at);
-        let delay_ms = left.min(Millis::from(u16::MAX)) as u16;
+        // Members refuse longer waits as a claim no host can make.
+        let delay_ms = left.min(Millis::from(MAX_START_DELAY_MS)) as u16;
         send(StartMessage::Start { link, delay_ms });
     }
 }

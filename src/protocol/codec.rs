@@ -40,10 +40,16 @@
 //! bytes after the options are left to later versions. Reject reason 8
 //! (`CoreVersion`) is new.
 //!
-//! Version 5 adds DisconnectAck (kind 16, no body), the answer to every
-//! Disconnect, and appends to every handshake the match's length in frames
-//! (a varint, 0 when it runs until someone leaves); a handshake ending
-//! after the core options is a version-4 one (no length).
+//! Version 5 tags every datagram (see `protocol::auth`): 8 bytes at the end
+//! that the codec neither writes nor reads. Only handshakes (Hello,
+//! Welcome, Reject) still carry the session token in their header; the
+//! other datagrams' header is magic, version, kind and sequence number (6
+//! bytes), as their tag's key is the session's own. Every handshake ends
+//! with the match's length in frames (a varint, 0 when it runs until
+//! someone leaves) and the sender's x25519 public key (32 bytes); a
+//! handshake ending after the core options is a version-4 one (no length,
+//! no key). A blob chunk carries the whole blob's xxh3 (u64) after its
+//! total size. DisconnectAck (kind 16, no body) answers every Disconnect.
 //!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
@@ -65,8 +71,22 @@ use crate::rollback::Frame;
 /// The first two bytes of every netcade datagram.
 pub const MAGIC: [u8; 2] = *b"nc";
 
-/// Bytes before each message body.
-pub const HEADER_SIZE: usize = 10;
+/// Bytes of the tag at the end of every datagram (written and checked by
+/// `protocol::auth`, not here).
+pub const TAG_BYTES: usize = 8;
+
+/// Bytes before the body of a datagram of a running session.
+pub const HEADER_SIZE: usize = 6;
+
+/// Bytes before the body of a handshake (Hello, Welcome, Reject): the
+/// header of the others plus the session token.
+pub const HANDSHAKE_HEADER_SIZE: usize = 10;
+
+/// Whether datagrams of message `kind` are handshakes: they carry the
+/// session token and are tagged with the well-known key.
+pub const fn is_handshake_kind(kind: u8) -> bool {
+    matches!(kind, 1..=3)
+}
 
 /// What is wrong with a datagram that cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -206,7 +226,9 @@ fn put_header(out: &mut Vec<u8>, header: &Header, kind: u8) {
     out.extend_from_slice(&MAGIC);
     out.push(header.version);
     out.push(kind);
-    out.extend_from_slice(&header.session.0.to_le_bytes());
+    if is_handshake_kind(kind) {
+        out.extend_from_slice(&header.session.0.to_le_bytes());
+    }
     out.extend_from_slice(&header.sequence.0.to_le_bytes());
 }
 
@@ -238,6 +260,9 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
     }
     // Version 5 on.
     put_varint(out, u64::from(hs.match_frames.unwrap_or(0)));
+    if let Some(key) = &hs.public_key {
+        out.extend_from_slice(&key.0);
+    }
     Ok(())
 }
 
@@ -459,6 +484,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
             }
             out.extend_from_slice(&chunk.id.0.to_le_bytes());
             out.extend_from_slice(&chunk.total_size.to_le_bytes());
+            out.extend_from_slice(&chunk.hash.to_le_bytes());
             put_varint(out, chunk.chunk_count as u64);
             put_varint(out, chunk.index as u64);
             out.extend_from_slice(&chunk.bytes);
@@ -575,7 +601,11 @@ pub fn decode_header(datagram: &[u8]) -> Result<(Header, u8), DecodeError> {
     }
     let version = reader.u8()?;
     let kind = reader.u8()?;
-    let session = SessionToken(reader.u32()?);
+    let session = if is_handshake_kind(kind) {
+        SessionToken(reader.u32()?)
+    } else {
+        SessionToken::UNKNOWN
+    };
     let sequence = Sequence(reader.u16()?);
     Ok((
         Header {
@@ -602,7 +632,11 @@ pub fn decode_reusing(
     let (header, kind) = decode_header(datagram)?;
     let mut reader = Reader {
         bytes: datagram,
-        pos: HEADER_SIZE,
+        pos: if is_handshake_kind(kind) {
+            HANDSHAKE_HEADER_SIZE
+        } else {
+            HEADER_SIZE
+        },
     };
     let message = match kind {
         // Handshakes may carry fields appended by later versions: ignore the rest.
@@ -770,11 +804,18 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
             read_core_options(reader)?,
         )
     };
-    // A version-4 one here: no match length.
-    let match_frames = if reader.remaining() == 0 {
-        None
+    // A version-4 one here: no match length, no key.
+    let (match_frames, public_key) = if reader.remaining() == 0 {
+        (None, None)
     } else {
-        Some(reader.varint_u32()?).filter(|&frames| frames > 0)
+        let frames = Some(reader.varint_u32()?).filter(|&frames| frames > 0);
+        // Without a key, no link's keys can be agreed: the endpoint drops it.
+        let key = if reader.remaining() == 0 {
+            None
+        } else {
+            Some(PublicKey(reader.array()?))
+        };
+        (frames, key)
     };
     Ok(Handshake {
         core_name,
@@ -785,6 +826,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         core_options,
         start_state,
         match_frames,
+        public_key,
     })
 }
 
@@ -873,6 +915,7 @@ fn read_blob_chunk(reader: &mut Reader<'_>) -> Result<BlobChunk, DecodeError> {
     if total_size as usize > MAX_BLOB_SIZE {
         return Err(DecodeError::BlobTooLarge(total_size));
     }
+    let hash = reader.u64()?;
     let chunk_count = reader.varint_u32()?;
     let index = reader.varint_u32()?;
     let len = reader.remaining();
@@ -888,16 +931,17 @@ fn read_blob_chunk(reader: &mut Reader<'_>) -> Result<BlobChunk, DecodeError> {
     Ok(BlobChunk {
         id,
         total_size,
+        hash,
         chunk_count,
         index,
         bytes: reader.take(len)?.to_vec(),
     })
 }
 
-/// Bytes an input datagram's body (after the header) takes: the "payload" of
-/// the ≤ 16-byte target.
+/// Bytes the body of an input datagram as sent takes (after the header,
+/// before the tag): the "payload" of the ≤ 16-byte target.
 pub fn input_payload_len(datagram_len: usize) -> usize {
-    datagram_len.saturating_sub(HEADER_SIZE)
+    datagram_len.saturating_sub(HEADER_SIZE + TAG_BYTES)
 }
 
 #[cfg(test)]

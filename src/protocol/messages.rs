@@ -24,11 +24,14 @@ use std::fmt;
 ///   its start state) and the host's core options; the start state is the
 ///   first blob on the link to the start-up host, and a member says Ready
 ///   only once it is loaded. Rejects may say `CoreVersion`.
-/// - 5: a Disconnect is acknowledged (DisconnectAck, kind 16) and repeated
-///   until then, for a bounded linger: an ending sent once dies with one
-///   lost datagram, and a version-4 peer would never answer. Handshakes
-///   end with the match's length in frames (the host's wins). Rejects may
-///   say `NoSpectators`.
+/// - 5: every datagram ends with a tag ([`super::auth`]); handshakes carry
+///   the sender's x25519 public key, and only handshakes carry the session
+///   token (the tag's key is the session's). Blob chunks carry the blob's
+///   hash; a Disconnect may say the match stalled. A Disconnect is
+///   acknowledged (DisconnectAck, kind 16) and repeated until then, for a
+///   bounded linger: an ending sent once dies with one lost datagram, and a
+///   version-4 peer would never answer. Handshakes end with the match's
+///   length in frames (the host's wins). Rejects may say `NoSpectators`.
 pub const PROTOCOL_VERSION: u8 = 5;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -48,6 +51,11 @@ pub const MAX_BLOB_SIZE: usize = 16 << 20;
 /// A blob ack reports the chunks after the first missing one in a bitmap this long;
 /// the sender never runs further ahead than this.
 pub const BLOB_ACK_WINDOW: u32 = 256;
+
+/// The longest wait a Start may ask for: half the round trip to the
+/// farthest member plus a frame or two of lead, far below this on any link
+/// a match can be played over.
+pub const MAX_START_DELAY_MS: u16 = 2_000;
 
 /// A checksum report repeats at most this many recent checksums.
 pub const MAX_CHECKSUMS_PER_REPORT: usize = 4;
@@ -97,7 +105,9 @@ impl Sequence {
 pub struct Header {
     /// The sender's [`PROTOCOL_VERSION`]; other versions are dropped except in handshake messages.
     pub version: u8,
-    /// The session this datagram belongs to ([`SessionToken::UNKNOWN`] in a Hello).
+    /// The session this datagram belongs to ([`SessionToken::UNKNOWN`] in a
+    /// first Hello). Only handshakes carry it; other datagrams decode with
+    /// UNKNOWN here, their tag being the session's.
     pub session: SessionToken,
     /// Counts the sender's datagrams on this link, so the receiver can drop duplicates and stale reports.
     pub sequence: Sequence,
@@ -190,6 +200,10 @@ pub struct CoreOption {
     pub value: String,
 }
 
+/// An x25519 public key as it travels in a handshake (see [`super::auth`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PublicKey(pub [u8; 32]);
+
 /// A Hello (joiner → host) or Welcome (host → joiner): who the sender is and what it plays.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Handshake {
@@ -216,6 +230,9 @@ pub struct Handshake {
     /// The match's length in frames (frames 0..N-1), or `None` when it runs
     /// until someone leaves: the host's wins, and a spectator stops there.
     pub match_frames: Option<u32>,
+    /// The sender's x25519 key, from which both sides derive the link's
+    /// keys (version 5; older handshakes have none).
+    pub public_key: Option<PublicKey>,
 }
 
 /// Why a host refused a joiner.
@@ -299,6 +316,9 @@ pub enum DisconnectReason {
     Desync,
     /// The peer sent something this side cannot accept.
     ProtocolError,
+    /// No frame became final for too long although the peers heard each
+    /// other (version 5).
+    Stalled,
     /// A reason code this version does not know.
     Other(u8),
 }
@@ -310,6 +330,7 @@ impl DisconnectReason {
             DisconnectReason::Timeout => 2,
             DisconnectReason::Desync => 3,
             DisconnectReason::ProtocolError => 4,
+            DisconnectReason::Stalled => 5,
             DisconnectReason::Other(code) => code,
         }
     }
@@ -320,6 +341,7 @@ impl DisconnectReason {
             2 => DisconnectReason::Timeout,
             3 => DisconnectReason::Desync,
             4 => DisconnectReason::ProtocolError,
+            5 => DisconnectReason::Stalled,
             other => DisconnectReason::Other(other),
         }
     }
@@ -332,6 +354,7 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::Timeout => f.write_str("the connection timed out"),
             DisconnectReason::Desync => f.write_str("the games desynchronized"),
             DisconnectReason::ProtocolError => f.write_str("protocol error"),
+            DisconnectReason::Stalled => f.write_str("the match stalled"),
             DisconnectReason::Other(code) => write!(f, "reason code {code}"),
         }
     }
@@ -441,6 +464,9 @@ pub struct BlobChunk {
     pub id: BlobId,
     /// Size of the whole blob (≤ [`MAX_BLOB_SIZE`]).
     pub total_size: u32,
+    /// xxh3 of the whole blob (version 5): checked once the blob is whole,
+    /// before anything (a core's loader) sees it.
+    pub hash: u64,
     /// `total_size` split into [`BLOB_CHUNK_SIZE`] pieces (at least one).
     pub chunk_count: u32,
     /// Position of this chunk in the blob, from 0 to `chunk_count - 1`.

@@ -1,13 +1,15 @@
 //! The netplay wire protocol, pure and sans-IO: messages and their binary codec,
-//! a peer endpoint that turns datagrams and time into events and datagrams,
+//! the keys and tags that authenticate datagrams, a peer endpoint that turns datagrams and time into events and datagrams,
 //! and a per-address limit on the handshakes that open connections.
 
+pub mod auth;
 pub mod codec;
 pub mod endpoint;
 pub mod handshake_limit;
 pub mod messages;
 pub mod peers;
 
+pub use auth::{LinkKeys, LinkSecret};
 pub use codec::{decode, encode, DecodeError, EncodeError};
 pub use endpoint::{
     ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,

@@ -56,6 +56,11 @@ impl<A: Ord + Copy> PeerTable<A> {
         self.peers.is_empty()
     }
 
+    /// Every endpoint with its address, in address order, to read.
+    pub fn iter(&self) -> impl Iterator<Item = (&A, &PeerEndpoint)> {
+        self.peers.iter()
+    }
+
     /// Whether every endpoint is closed, its goodbyes delivered (or given
     /// up on).
     pub fn all_closed(&self) -> bool {

@@ -42,6 +42,8 @@ pub struct DesyncDetector {
     /// [`DesyncDetector::ignore_checkpoints`]).
     ignored: [Option<(Frame, Frame)>; MAX_PLAYERS],
     compared: u64,
+    /// The match's last frame, a checkpoint too, when it has one.
+    last_frame: Option<Frame>,
 }
 
 impl DesyncDetector {
@@ -57,6 +59,29 @@ impl DesyncDetector {
             outgoing_len: 0,
             ignored: [None; MAX_PLAYERS],
             compared: 0,
+            last_frame: None,
+        }
+    }
+
+    /// Makes `last_frame` (the match's last frame, if it has one) a
+    /// checkpoint as well: the frames after the last regular checkpoint
+    /// are compared there.
+    pub fn ending_at(mut self, last_frame: Option<Frame>) -> Self {
+        self.set_last_frame(last_frame);
+        self
+    }
+
+    /// [`DesyncDetector::ending_at`] on a detector in use.
+    pub fn set_last_frame(&mut self, last_frame: Option<Frame>) {
+        self.last_frame = last_frame;
+    }
+
+    /// The first checkpoint after `frame`.
+    pub fn next_checkpoint_after(&self, frame: Frame) -> Frame {
+        let regular = Frame::new((frame.number() / self.interval + 1) * self.interval);
+        match self.last_frame {
+            Some(last) if last > frame && last < regular => last,
+            _ => regular,
         }
     }
 
@@ -99,9 +124,10 @@ impl DesyncDetector {
         self.interval
     }
 
-    /// Whether `frame` is a checkpoint.
+    /// Whether `frame` is a checkpoint: every `interval`-th frame, and the
+    /// match's last.
     pub fn is_checkpoint(&self, frame: Frame) -> bool {
-        frame.number() % self.interval == 0
+        frame.number() % self.interval == 0 || self.last_frame == Some(frame)
     }
 
     /// How many checkpoint pairs were compared so far.
@@ -109,8 +135,10 @@ impl DesyncDetector {
         self.compared
     }
 
+    /// The slot of checkpoint `frame`: the last frame, between two regular
+    /// checkpoints, takes the slot of the next one, which never comes.
     fn index(&self, frame: Frame) -> usize {
-        (frame.number() / self.interval) as usize % CHECKPOINTS_KEPT
+        frame.number().div_ceil(self.interval) as usize % CHECKPOINTS_KEPT
     }
 
     /// Records the local checksum of checkpoint `frame` (state final, inputs

@@ -84,6 +84,8 @@ pub enum DisconnectReason {
     ProtocolViolation,
     /// The checksums showed the peer's game diverged.
     Desynchronized,
+    /// No frame became final for too long although the peer was heard.
+    Stalled,
 }
 
 impl std::fmt::Display for DisconnectReason {
@@ -94,6 +96,7 @@ impl std::fmt::Display for DisconnectReason {
             DisconnectReason::LocalQuit => "left on this machine",
             DisconnectReason::ProtocolViolation => "broke the protocol",
             DisconnectReason::Desynchronized => "game diverged",
+            DisconnectReason::Stalled => "the match stalled",
         })
     }
 }

@@ -28,6 +28,15 @@ impl Frame {
         self.0
     }
 
+    /// The last of the first `frames` frames (`None` for none): frame
+    /// N−1 of a match of `--frames N`.
+    pub const fn last_of(frames: u32) -> Option<Frame> {
+        match frames.checked_sub(1) {
+            Some(last) => Some(Frame(last)),
+            None => None,
+        }
+    }
+
     /// The frame after this one.
     pub const fn next(self) -> Frame {
         Frame(self.0 + 1)

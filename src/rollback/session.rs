@@ -947,10 +947,27 @@ impl<P: Predictor> Session<P> {
         Ok(current - first)
     }
 
+    /// Makes the match's last frame a checkpoint too (the frames after the
+    /// last regular checkpoint are compared there), once its length is
+    /// known: before frame 0.
+    pub fn set_last_frame(&mut self, frame: Frame) {
+        self.desync.set_last_frame(Some(frame));
+        if self.next_checkpoint > frame {
+            self.next_checkpoint = frame;
+        }
+    }
+
+    /// Whether the checksums of `frame`'s state are compared with the peers'.
+    pub fn is_checkpoint(&self, frame: Frame) -> bool {
+        self.desync.is_checkpoint(frame)
+    }
+
     /// Checkpoint states become final once every input before them is
     /// confirmed and no rollback before them is pending: their checksums
-    /// then go to the desync detector (and out to the peers).
-    fn record_final_checkpoints(&mut self) {
+    /// then go to the desync detector (and out to the peers). Each
+    /// `advance_frame` does it; a machine that stopped running frames calls
+    /// it as inputs keep arriving, so its last checkpoints are compared too.
+    pub fn record_final_checkpoints(&mut self) {
         let first_unconfirmed = self.first_unconfirmed_frame();
         let pending_fix = self.queues[..self.config.players]
             .iter()
@@ -974,7 +991,7 @@ impl<P: Predictor> Session<P> {
                     })
                 });
             }
-            self.next_checkpoint = checkpoint + self.desync.interval();
+            self.next_checkpoint = self.desync.next_checkpoint_after(checkpoint);
         }
     }
 

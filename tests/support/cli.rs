@@ -202,7 +202,14 @@ impl Background {
 
     /// Waits for it to end and returns what it printed; kills it and
     /// panics if it runs past `timeout`.
-    pub fn finish(mut self, timeout: std::time::Duration) -> Output {
+    pub fn finish(self, timeout: std::time::Duration) -> Output {
+        self.finish_within(timeout)
+            .unwrap_or_else(|printed| panic!("netcade still ran after {timeout:?}; {printed}"))
+    }
+
+    /// Waits for it to end and returns what it printed, or kills it when
+    /// it runs past `timeout` and returns what it had printed.
+    pub fn finish_within(mut self, timeout: std::time::Duration) -> Result<Output, String> {
         let deadline = std::time::Instant::now() + timeout;
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("waiting works") {
@@ -210,11 +217,12 @@ impl Background {
             }
             if std::time::Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!(
-                    "netcade still ran after {timeout:?}; stdout: {}\nstderr: {}",
+                let _ = self.child.wait();
+                return Err(format!(
+                    "stdout: {}\nstderr: {}",
                     self.stdout_so_far(),
                     self.stderr.lock().unwrap()
-                );
+                ));
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
@@ -224,11 +232,11 @@ impl Background {
         let take = |text: &std::sync::Arc<std::sync::Mutex<String>>| {
             std::mem::take(&mut *text.lock().unwrap()).into_bytes()
         };
-        Output {
+        Ok(Output {
             status,
             stdout: take(&self.stdout),
             stderr: take(&self.stderr),
-        }
+        })
     }
 }
 

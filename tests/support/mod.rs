@@ -6,6 +6,7 @@ pub mod cli;
 pub mod content;
 pub mod duel;
 pub mod fake_core;
+pub mod hostile_relay;
 pub mod netplay;
 
 #[allow(unused_imports)]

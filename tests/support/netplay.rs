@@ -29,7 +29,7 @@ use netcade::netplay::{
     NetplayConfig, NetplayEvent, NetplaySession, SpectatorConfig, SpectatorEvent, SpectatorSession,
 };
 use netcade::protocol::{
-    EndpointConfig, Event, Handshake, Millis, PeerEndpoint, PlayerSlots, SessionSettings,
+    auth, EndpointConfig, Event, Handshake, Millis, PeerEndpoint, PlayerSlots, SessionSettings,
     SessionToken,
 };
 use netcade::rollback::{Frame, PlayerId, SessionState};
@@ -193,8 +193,9 @@ pub struct Cluster<G> {
     /// netcade's spectators of machine 0, playing their own games, added by
     /// `add_watcher`.
     pub watchers: Vec<Watcher<G>>,
-    /// Rewrites datagrams on the wire (`(now, from, to, datagram)`): a
-    /// hostile machine for tests of misbehaving peers.
+    /// Rewrites datagrams on the wire (`(now, from, to, datagram)`, without
+    /// its tag, which the sender puts back on): a hostile machine for tests
+    /// of misbehaving peers.
     pub tamper: Option<Box<Tamper>>,
 }
 
@@ -245,7 +246,14 @@ where
         notes.adjust_inputs(frame, inputs)
     }
 
-    fn on_send(&mut self, now: Millis, from: u8, to: u8, datagram: &mut Vec<u8>) -> bool {
+    fn on_send(
+        &mut self,
+        now: Millis,
+        from: u8,
+        to: u8,
+        datagram: &mut Vec<u8>,
+        sender: &NetplaySession<u8>,
+    ) -> bool {
         let kind = datagram.get(3).copied().unwrap_or(0);
         self.sent_by_kind[kind as usize] += 1;
         let lost = self
@@ -253,7 +261,11 @@ where
             .iter()
             .any(|&(sender, lost, until)| sender == from && lost == kind && now < until);
         if let Some(tamper) = self.tamper.as_mut().filter(|_| !lost) {
+            // The tamper sees the datagram as encoded; the sender tags
+            // what it made of it, as a machine breaking the rules would.
+            datagram.truncate(auth::without_tag(datagram).len());
             tamper(now, from, to, datagram);
+            sender.seal_for(to, datagram);
         }
         !lost
     }

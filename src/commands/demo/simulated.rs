@@ -69,6 +69,9 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::NetworkResumed { .. } => "the other machine is heard again".into(),
         NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
         NetplayEvent::PeerFault { fault, .. } => format!("dropped the other machine: {fault}"),
+        NetplayEvent::Stalled { stalled_for_ms, .. } => {
+            format!("no frame became final for {stalled_for_ms} ms: left the match")
+        }
         NetplayEvent::MatchEnded { at_frame } => format!("match ended at frame {at_frame}"),
         NetplayEvent::Rejected(rejection) => {
             format!("handshake refused: {}", rejection.explanation())
@@ -83,6 +86,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
             format!("the host's state of frame {frame} arrived")
         }
         NetplayEvent::DepartureTooFarBack { .. }
+        | NetplayEvent::SpectatorDesync { .. }
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
         | NetplayEvent::SpectatorRefused(_)

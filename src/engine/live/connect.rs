@@ -6,7 +6,7 @@ use crate::checksum::Checksum;
 use crate::engine::{open_game, AppError, Game, GameArgs};
 use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::NetError;
-use crate::protocol::CoreOption;
+use crate::protocol::{CoreOption, LinkSecret};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -56,6 +56,16 @@ pub(crate) fn connect_to_host(
     };
     let transport = link.open(local).map_err(bind_error)?;
     Ok((host, transport))
+}
+
+/// This machine's secret for its links' keys, from the operating system
+/// (the pure layers take it as a parameter).
+pub fn link_secret() -> Result<LinkSecret, AppError> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes).map_err(|error| AppError::NoRandomness {
+        reason: error.to_string(),
+    })?;
+    Ok(LinkSecret::from_bytes(bytes))
 }
 
 /// The first address `HOST:PORT` names.

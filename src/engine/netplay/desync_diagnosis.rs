@@ -156,6 +156,10 @@ where
                 let Some(ours) = self.driver.checkpoint_state(*frame).map(<[u8]>::to_vec) else {
                     return Ok(DesyncAnswer::TooLate);
                 };
+                if let Some(reason) = refusal_of(&mut *self.game, state, *frame)? {
+                    self.netplay.host_state_refused(reason);
+                    return Ok(DesyncAnswer::Nothing);
+                }
                 let diagnosis =
                     CheckpointDiagnosis::diagnose(&mut *self.game, *frame, &ours, state.clone())?;
                 if diagnosis.memory_diff.is_identical() && diagnosis.state_diff.is_identical() {
@@ -176,6 +180,22 @@ where
             _ => Ok(DesyncAnswer::Nothing),
         }
     }
+}
+
+/// What `game`'s core says when it refuses to load `state`, if it does;
+/// the game is left as it was either way.
+fn refusal_of<G: Emulator + ?Sized>(
+    game: &mut G,
+    state: &[u8],
+    frame: Frame,
+) -> Result<Option<String>, AppError> {
+    let mut present = Vec::new();
+    game.save_state_to_load(&mut present)
+        .map_err(AppError::at_frame(frame.number()))?;
+    let refusal = game.load_state(state).err().map(|error| error.to_string());
+    game.load_state(&present)
+        .map_err(AppError::at_frame(frame.number()))?;
+    Ok(refusal)
 }
 
 #[cfg(test)]

@@ -68,8 +68,11 @@ impl NetplayDriver {
         game.set_savestate_context(SavestateContext::Netplay);
         // Before frame 0: the host's start state replaces whatever this
         // machine's game holds, so every machine begins from the same bytes.
+        // One our core refuses costs the host's link, not this process.
         if let Some(state) = netplay.take_start_state() {
-            game.load_state(&state).map_err(AppError::at_frame(0))?;
+            if let Err(error) = game.load_state(&state) {
+                netplay.host_state_refused(error.to_string());
+            }
         }
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         if !self.start_told && !self.requests.is_empty() {
@@ -399,8 +402,7 @@ impl ResimulationCost {
 
 /// Whether `frame` is one whose checksums the machines compare.
 fn is_checkpoint<A: Ord + Copy>(netplay: &NetplaySession<A>, frame: Frame) -> bool {
-    let interval = u32::from(netplay.settings().checksum_interval);
-    interval != 0 && frame.number() % interval == 0
+    netplay.session().is_checkpoint(frame)
 }
 
 /// Saves `game` into `slot` (the state at the start of `frame`) and, when

@@ -13,10 +13,10 @@ use crate::emulator::{Emulator, SavestateContext};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::netplay::driver::NetplayDriver;
 use crate::engine::netplay::hooks::TickHooks;
-use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
+use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::AppError;
 use crate::net::Transport;
-use crate::netplay::{NetplaySession, SpectatorPhase, SpectatorSession};
+use crate::netplay::{NetplaySession, Repair, SpectatorPhase, SpectatorSession};
 use crate::protocol::Millis;
 use crate::rollback::{FrameOutcome, PlayerId, PlayerKind, SessionState};
 
@@ -102,6 +102,9 @@ where
         while let Some(from) = transport.receive(&mut self.datagram) {
             self.netplay.handle_datagram(now, from, &self.datagram);
         }
+        let driver = &self.driver;
+        self.netplay
+            .repair_spectators(|frame| driver.checkpoint_state(frame).map(<[u8]>::to_vec));
         let speed = clock_rate * f64::from(self.netplay.frames_per_second_factor());
         let due = self.clock.due(now_us, speed);
         let mut ran = 0;
@@ -213,6 +216,9 @@ pub struct SpectatorStats {
     /// Frames behind the players' present (estimated: see
     /// `SpectatorSession::behind_live`) at each of the latest frames shown.
     pub recent_live_delays: std::collections::VecDeque<u32>,
+    /// Times the game was repaired from the host's state of a checkpoint
+    /// whose checksums differed.
+    pub repairs: u64,
 }
 
 /// Delays kept for [`SpectatorStats::recent_delays`] (10 s at 60 fps).
@@ -322,11 +328,11 @@ where
         if let Some((frame, state)) = self.spectator.take_state() {
             self.game.set_savestate_context(SavestateContext::Netplay);
             if let Err(error) = self.game.load_state(&state) {
-                // Tell the host before giving up, so its slot frees at once.
-                self.spectator.leave();
+                // The watch ends with a reason; the host is told.
+                self.spectator.state_refused(error.to_string());
                 self.spectator
                     .poll(now, |to, datagram| transport.send(to, datagram));
-                return Err(AppError::at_frame(frame.number())(error));
+                return Ok(());
             }
             self.stats.joined_at_frame = Some(frame.number());
             // The replay recorder starts from the host's bytes at this frame.
@@ -334,6 +340,9 @@ where
                 .map_err(AppError::at_frame(frame.number()))?;
             self.sink.match_started(frame, &state, memory);
             self.clock.start_at(now_us);
+        }
+        if let Some(repair) = self.spectator.take_repair() {
+            self.repair(repair)?;
         }
         let due = self.clock.due(now_us, self.spectator.speed());
         for _ in 0..due {
@@ -360,13 +369,45 @@ where
         Ok(())
     }
 
+    /// Loads the host's state of a desynced checkpoint and runs again, with
+    /// video off, every frame played since, as a member's repair does. A
+    /// state our core refuses ends the watch instead.
+    fn repair(&mut self, repair: Repair) -> Result<(), AppError> {
+        let players = self.spectator.players();
+        self.game.set_savestate_context(SavestateContext::Netplay);
+        if let Err(error) = self.game.load_state(&repair.state) {
+            self.spectator.state_refused(error.to_string());
+            return Ok(());
+        }
+        self.sink.state_repaired(repair.frame, &repair.state);
+        let mut frame = repair.frame;
+        for inputs in &repair.inputs {
+            run_frame(
+                &mut *self.game,
+                frame,
+                &inputs[..players],
+                FramePass::Resimulated,
+                &mut self.sink,
+            );
+            frame = frame.next();
+        }
+        self.stats.repairs += 1;
+        Ok(())
+    }
+
     /// Runs the next buffered frame (shown or not; the last frame watched is
     /// always shown, so that its picture is the match's). Returns false when
-    /// none was buffered.
+    /// none was buffered. A checkpoint's checksum is taken first, to compare
+    /// with the host's.
     fn run_frame(&mut self, shown: bool) -> Result<bool, AppError> {
         let Some((frame, inputs)) = self.spectator.next_inputs() else {
             return Ok(false);
         };
+        if self.spectator.is_checkpoint(frame) {
+            let checksum = memory_checksum(&mut *self.game, &mut self.scratch)
+                .map_err(AppError::at_frame(frame.number()))?;
+            self.spectator.add_checksum(frame, checksum);
+        }
         let last = self
             .stop_at_frame
             .is_some_and(|stop| frame.next().number() >= stop)

@@ -103,10 +103,18 @@ pub trait MatchHooks<G, S, N> {
     }
 
     /// A datagram machine `from` sends to `to` at `now`, before it goes on
-    /// the wire: whether it goes (as the hook may have rewritten it). By
-    /// default every datagram goes as it is.
-    fn on_send(&mut self, now: Millis, from: u8, to: u8, datagram: &mut Vec<u8>) -> bool {
-        let _ = (now, from, to, datagram);
+    /// the wire: whether it goes (as the hook may have rewritten it, playing
+    /// the sender: `sender` tags what it rewrote, see
+    /// [`NetplaySession::seal_for`]). By default every datagram goes as it is.
+    fn on_send(
+        &mut self,
+        now: Millis,
+        from: u8,
+        to: u8,
+        datagram: &mut Vec<u8>,
+        sender: &NetplaySession<u8>,
+    ) -> bool {
+        let _ = (now, from, to, datagram, sender);
         true
     }
 
@@ -246,7 +254,7 @@ where
                 .tick(now * 1000, member.clock_rate, &mut port, &mut turn)?;
             let mut port = self.sockets.port(address);
             for (to, datagram) in &mut self.outbox.datagrams[..self.outbox.held] {
-                if hooks.on_send(now, address, *to, datagram) {
+                if hooks.on_send(now, address, *to, datagram, &member.machine.netplay) {
                     port.send(*to, datagram);
                 }
             }

@@ -8,6 +8,9 @@ use crate::netplay::events::{NetplayEvent, PeerFault};
 use crate::protocol::MAX_BLOB_SIZE;
 use crate::rollback::{Frame, PlayerId};
 
+/// Why a blob whose hash does not match cannot be used.
+pub(crate) const DAMAGED: &str = "its bytes do not hash to what the host said they would";
+
 /// A member's progress with the start-up host's start state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum StartStateWait {
@@ -80,6 +83,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
             .is_some_and(|endpoint| endpoint.send_blob(blob).is_ok())
     }
 
+    /// Our core refused to load a state the start-up host sent (`reason`,
+    /// what it said): the host's link closes, as for any unusable state;
+    /// this machine goes on.
+    pub fn host_state_refused(&mut self, reason: String) {
+        if let Some(index) = self.links.iter().position(|link| link.players.contains(0)) {
+            self.close_for_fault(index, PeerFault::StateRefused(reason));
+        }
+    }
+
     /// Whether link `index` is the host's and its start state is awaited.
     fn awaits_start_state_on(&self, index: usize) -> bool {
         self.start_state_wait == StartStateWait::Awaited && self.links[index].players.contains(0)
@@ -105,6 +117,18 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     .push_back(NetplayEvent::HostCheckpointState { frame, state }),
                 Err(error) => self.close_for_fault(index, PeerFault::BadCheckpointState(error)),
             }
+        }
+    }
+
+    /// A blob from link `index` arrived with bytes that do not hash to what
+    /// its chunks said: the host's start state or checkpoint state, if it
+    /// was that, cannot be used, and no core sees it.
+    pub(super) fn on_blob_damaged(&mut self, index: usize) {
+        let error = StateBlobError::Corrupt(DAMAGED.to_string());
+        if self.awaits_start_state_on(index) {
+            self.close_for_fault(index, PeerFault::BadStartState(error));
+        } else if self.links[index].players.contains(0) {
+            self.close_for_fault(index, PeerFault::BadCheckpointState(error));
         }
     }
 

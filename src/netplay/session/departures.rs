@@ -279,6 +279,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             DisconnectCause::PeerLeft(protocol::DisconnectReason::Desync) => {
                 DisconnectReason::Desynchronized
             }
+            DisconnectCause::PeerLeft(protocol::DisconnectReason::Stalled) => {
+                DisconnectReason::Stalled
+            }
             DisconnectCause::PeerLeft(_) | DisconnectCause::Rejected(_) => {
                 DisconnectReason::ProtocolViolation
             }

@@ -7,11 +7,11 @@ use crate::netplay::config::Connect;
 use crate::netplay::events::{NetplayEvent, PeerFault};
 use crate::netplay::startup;
 use crate::protocol::{
-    self, codec, ConnectionState, EndpointConfig, Event as NetEvent, Header, Message, Millis,
+    self, auth, codec, ConnectionState, EndpointConfig, Event as NetEvent, Header, Message, Millis,
     PeerEndpoint, PlayerSlots, RejectReason, Rejection, Sequence, SessionSettings, SessionToken,
     MAX_BLOB_SIZE, PROTOCOL_VERSION,
 };
-use crate::rollback::PlayerId;
+use crate::rollback::{Frame, PlayerId};
 
 /// Refusals waiting for the next poll at most; more are dropped unanswered
 /// (each address is rate-limited, so this bounds a flood from many).
@@ -27,6 +27,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             Some(token) => EndpointConfig::host(token, local),
             None => EndpointConfig::joiner(local),
         };
+        config.secret = self.config.secret.clone();
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
         // The only blobs a player's link takes are the host's start state
@@ -51,7 +52,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// A Hello from an address with no endpoint: opens the link of the
     /// peer it claims to be (or a spectator's). Returns whether it was taken.
     pub(super) fn accept_hello(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
-        let Ok((_, Message::Hello(hello))) = codec::decode(datagram) else {
+        let Some((_, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
             return false;
         };
         if self.left || !self.handshakes.allow(now, from) {
@@ -102,6 +103,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         };
         let mut datagram = Vec::new();
         if codec::encode(&header, &reject, &mut datagram).is_ok() {
+            auth::seal_handshake(&mut datagram);
             self.refusals.push_back((to, datagram));
         }
     }
@@ -165,6 +167,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::StartAcknowledged => self.startup.on_start_acknowledged(index),
             NetEvent::BlobReceived { bytes, .. } => self.on_blob_received(index, bytes),
             NetEvent::BlobRefused { size, .. } => self.on_blob_refused(index, size),
+            NetEvent::BlobDamaged { .. } => self.on_blob_damaged(index),
             NetEvent::BlobDelivered { .. } => {}
         }
     }
@@ -183,6 +186,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return;
         }
         self.start_state_handshake(index);
+        self.adopt_hosts_last_frame(index);
         for player in link_players.iter() {
             let result = self.session.peer_synchronized(PlayerId::new(player));
             self.record(result);
@@ -190,6 +194,22 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.events.push_back(NetplayEvent::PeerSynchronized {
             players: player_set(link_players),
         });
+    }
+
+    /// The start-up host's match length wins: its last frame is the one
+    /// whose checksums every machine compares.
+    fn adopt_hosts_last_frame(&mut self, index: usize) {
+        if !self.links[index].players.contains(0) {
+            return;
+        }
+        let last = self
+            .open_endpoint(index)
+            .and_then(|endpoint| endpoint.remote_handshake())
+            .and_then(|host| host.match_frames)
+            .and_then(Frame::last_of);
+        if let Some(last) = last {
+            self.session.set_last_frame(last);
+        }
     }
 
     /// A handshake of link `index` was refused (by us or by the peer). A

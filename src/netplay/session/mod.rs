@@ -9,8 +9,12 @@ mod departures;
 mod inputs;
 mod links;
 mod setup;
+mod spectator_checks;
 mod spectators;
 mod start;
+mod watchdog;
+
+pub use watchdog::HEARD_WITHIN_MS;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -28,7 +32,9 @@ use crate::rollback::{
     SessionState, StateSlot, TimeSyncAdvice, MAX_PLAYERS,
 };
 use blobs::StartStateWait;
+pub(crate) use blobs::DAMAGED;
 use departures::Departure;
+use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
 
 pub use spectators::SPECTATOR_BACKLOG_FRAMES;
@@ -91,6 +97,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     spectators: Vec<Spectator<A>>,
     /// The final inputs spectators are fed from (kept only when they are accepted).
     final_rows: FinalRows,
+    /// Our checkpoint checksums for spectators, and those whose game differed.
+    spectator_checks: SpectatorChecks<A>,
     /// Handshakes per address, for every Hello that would open a link.
     handshakes: HandshakeLimiter<A>,
     /// Rejects to send to addresses we opened no endpoint for.
@@ -108,6 +116,9 @@ pub struct NetplaySession<A: Ord + Copy> {
     left: bool,
     /// An error found while handling datagrams, returned by the next `advance_frame`.
     pending_error: Option<NetplayError>,
+    /// The last final frame and since when frames were asked for without
+    /// another becoming final.
+    progress: Option<(Option<Frame>, Millis)>,
     dropped_unknown: u64,
     now: Millis,
     startup: StartUp,
@@ -124,7 +135,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
         setup::check_players(&config)?;
         let start_state_blob = setup::start_state_blob(&config)?;
-        let session = setup::rollback_session(&config)?;
+        let mut session = setup::rollback_session(&config)?;
+        if let Some(last) = config.match_frames.and_then(Frame::last_of) {
+            session.set_last_frame(last);
+        }
         let links = setup::links(&config);
         let startup = setup::startup(&config, &links, now);
         let quality_report_interval_ms =
@@ -140,6 +154,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             links,
             spectators: Vec::new(),
             final_rows: FinalRows::default(),
+            spectator_checks: SpectatorChecks::default(),
             refusals: VecDeque::new(),
             last_refused: None,
             next_local_frame: Frame::ZERO,
@@ -148,6 +163,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             waiting_since: None,
             left: false,
             pending_error: None,
+            progress: None,
             dropped_unknown: 0,
             now,
             startup,
@@ -233,6 +249,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 return Ok(outcome);
             }
         }
+        if self.stalled(now) {
+            return Ok(FrameOutcome::Ended);
+        }
         self.send_local_inputs()?;
         self.report_frame_lags();
         let outcome = self.session.advance_frame(requests);
@@ -263,12 +282,14 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.now = now;
         self.poll_startup(now);
         self.feed_spectators();
+        self.session.record_final_checkpoints();
         while let Some((frame, checksum)) = self.session.next_checksum_report() {
             for index in 0..self.links.len() {
                 if let Some(endpoint) = self.open_endpoint(index) {
                     endpoint.send_checksum(frame, checksum);
                 }
             }
+            self.send_checksum_to_spectators(frame, checksum);
         }
         for (address, datagram) in self.refusals.drain(..) {
             send(address, &datagram);
@@ -315,12 +336,17 @@ impl<A: Ord + Copy> NetplaySession<A> {
 
     /// Leaves the match: every peer is told, and the match ends here.
     pub fn leave(&mut self) {
+        self.leave_because(protocol::DisconnectReason::Quit);
+    }
+
+    /// Leaves the match telling every peer `reason`.
+    fn leave_because(&mut self, reason: protocol::DisconnectReason) {
         if self.left {
             return;
         }
         self.left = true;
         for (_, endpoint) in self.endpoints.iter_mut() {
-            endpoint.disconnect(protocol::DisconnectReason::Quit);
+            endpoint.disconnect(reason);
         }
         self.events.push_back(NetplayEvent::MatchEnded {
             at_frame: self.session.current_frame(),
@@ -428,9 +454,29 @@ impl<A: Ord + Copy> NetplaySession<A> {
         Some(stats)
     }
 
+    /// Tags `datagram` (encoded, untagged) as the link to `to` tags what it
+    /// sends; false when there is no such link or it has no keys yet. For
+    /// tests that play a machine breaking the protocol's rules.
+    pub fn seal_for(&self, to: A, datagram: &mut Vec<u8>) -> bool {
+        self.endpoints
+            .get(&to)
+            .is_some_and(|endpoint| endpoint.seal(datagram))
+    }
+
     /// Datagrams dropped because they came from an address with no link.
     pub fn dropped_unknown(&self) -> u64 {
         self.dropped_unknown + self.endpoints.dropped_unknown()
+    }
+
+    /// Every datagram dropped for what it was: from an address with no
+    /// link, or on a link (see [`protocol::EndpointStats::dropped_bad`]).
+    pub fn dropped_datagrams(&self) -> u64 {
+        let on_links: u64 = self
+            .endpoints
+            .iter()
+            .map(|(_, endpoint)| endpoint.stats().dropped_bad())
+            .sum();
+        self.dropped_unknown() + on_links
     }
 
     /// Where this machine is in the start-up (see `netplay::startup`).

@@ -19,7 +19,7 @@ pub(super) struct Spectator<A> {
     pub(super) address: A,
     /// The next final frame to hand to its endpoint.
     next_frame: Frame,
-    open: bool,
+    pub(super) open: bool,
     snapshot: Snapshot,
 }
 
@@ -301,6 +301,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
     }
 
     pub(super) fn on_spectator_event(&mut self, address: A, event: NetEvent) {
+        if let NetEvent::RemoteChecksum { frame, checksum } = event {
+            self.on_spectator_checksum(address, frame, checksum);
+        }
         if let NetEvent::BlobDelivered { .. } = event {
             if let Some(spectator) = self
                 .spectators

@@ -2,12 +2,14 @@
 //! acknowledged and resent, one at a time each way.
 
 use super::{ConnectionState, EndpointError, Event, Millis, PeerEndpoint};
+use crate::checksum::Checksum;
 use crate::protocol::codec;
 use crate::protocol::messages::*;
 
 /// A blob on its way to the peer.
 pub(super) struct OutgoingBlob {
     id: BlobId,
+    hash: u64,
     data: Vec<u8>,
     chunk_count: u32,
     acked: Vec<bool>,
@@ -19,6 +21,8 @@ pub(super) struct OutgoingBlob {
 pub(super) struct IncomingBlob {
     id: BlobId,
     total_size: u32,
+    /// What its bytes must hash to, as its first chunk said.
+    hash: u64,
     chunk_count: u32,
     data: Vec<u8>,
     held: Vec<bool>,
@@ -48,6 +52,7 @@ impl PeerEndpoint {
         let chunk_count = blob_chunk_count(bytes.len());
         self.outgoing_blobs.push_back(OutgoingBlob {
             id,
+            hash: Checksum::of(&bytes).0,
             data: bytes,
             chunk_count,
             acked: vec![false; chunk_count as usize],
@@ -83,6 +88,7 @@ impl PeerEndpoint {
             self.incoming_blob = Some(IncomingBlob {
                 id: chunk.id,
                 total_size: chunk.total_size,
+                hash: chunk.hash,
                 chunk_count: chunk.chunk_count,
                 // Grows as chunks arrive: memory follows the bytes received,
                 // not the size announced.
@@ -101,7 +107,7 @@ impl PeerEndpoint {
             self.stats.dropped_unexpected += 1; // a second transfer at once
             return;
         }
-        if blob.total_size != chunk.total_size {
+        if blob.total_size != chunk.total_size || blob.hash != chunk.hash {
             self.stats.dropped_malformed += 1;
             return;
         }
@@ -128,10 +134,17 @@ impl PeerEndpoint {
         if blob.held_count == blob.chunk_count {
             let blob = self.incoming_blob.take().expect("checked above");
             self.finished_blob = Some((blob.id, blob.chunk_count));
-            self.events.push_back(Event::BlobReceived {
-                id: blob.id,
-                bytes: blob.data,
-            });
+            // Whole: its bytes are what the sender hashed, or nobody uses them.
+            let event = if Checksum::of(&blob.data).0 == blob.hash {
+                Event::BlobReceived {
+                    id: blob.id,
+                    bytes: blob.data,
+                }
+            } else {
+                self.stats.blobs_refused += 1;
+                Event::BlobDamaged { id: blob.id }
+            };
+            self.events.push_back(event);
         }
     }
 
@@ -206,6 +219,7 @@ impl PeerEndpoint {
                     let chunk = Message::BlobChunk(BlobChunk {
                         id: blob.id,
                         total_size: blob.data.len() as u32,
+                        hash: blob.hash,
                         chunk_count: blob.chunk_count,
                         index,
                         bytes: blob.data[start..start + len].to_vec(),

@@ -1,6 +1,7 @@
 //! What an endpoint is told when it is made: its role and its timers.
 
 use super::{EndpointError, Millis};
+use crate::protocol::auth::LinkSecret;
 use crate::protocol::messages::*;
 use crate::rollback::Frame;
 
@@ -26,8 +27,13 @@ pub struct EndpointConfig {
     pub role: Role,
     /// Always [`PROTOCOL_VERSION`] except in tests of version mismatches.
     pub protocol_version: u8,
-    /// Our core, content, players and (host: decided, joiner: proposed) settings.
+    /// Our core, content, players and (host: decided, joiner: proposed)
+    /// settings; its public key is replaced by `secret`'s.
     pub local: Handshake,
+    /// Our x25519 secret, whose public key our handshake carries: the
+    /// link's keys come from it and the peer's key. [`LinkSecret::well_known`]
+    /// unless the caller draws one (real play must).
+    pub secret: LinkSecret,
     /// The first frame each side sends (0, or later for a spectator joining mid-match).
     pub first_frame: Frame,
     /// Silence after which [`Event::NetworkInterrupted`] is raised.
@@ -66,6 +72,7 @@ impl EndpointConfig {
             role,
             protocol_version: PROTOCOL_VERSION,
             local,
+            secret: LinkSecret::well_known(),
             first_frame: Frame::ZERO,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,

@@ -2,13 +2,23 @@
 //! each message leads to, and the header every datagram sent carries.
 
 use super::{ConnectionState, Event, Millis, PeerEndpoint, Role};
-use crate::protocol::codec;
 use crate::protocol::messages::*;
+use crate::protocol::{auth, codec};
 
-/// Remembers which of the last 64 sequence numbers arrived, to drop duplicates.
+/// Sequence numbers a datagram may run ahead of the newest one taken: those
+/// of the datagrams lost in between. At most this many at once…
+const SEQUENCE_LEAD_SLACK: u32 = 64;
+/// …and this many more per millisecond since the newest one came (more
+/// than any peer sends).
+const SEQUENCE_LEAD_PER_MS: u64 = 8;
+
+/// Remembers which of the last 64 sequence numbers arrived, to drop
+/// duplicates, and when the newest came, to drop numbers further ahead
+/// than the peer can have sent since: one such number taken would make
+/// every real datagram after it look old.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct ReceiveWindow {
-    newest: Option<Sequence>,
+    newest: Option<(Sequence, Millis)>,
     /// Bit i: `newest - i` arrived.
     seen: u64,
 }
@@ -19,20 +29,26 @@ enum Arrival {
     Late,
     Duplicate,
     TooOld,
+    TooFarAhead,
 }
 
 impl ReceiveWindow {
-    fn accept(&mut self, sequence: Sequence) -> Arrival {
-        let Some(newest) = self.newest else {
-            self.newest = Some(sequence);
+    fn accept(&mut self, sequence: Sequence, now: Millis) -> Arrival {
+        let Some((newest, newest_at)) = self.newest else {
+            self.newest = Some((sequence, now));
             self.seen = 1;
             return Arrival::Newest;
         };
         if sequence.is_newer_than(newest) {
-            let shift = sequence.distance_from(newest) as u32;
+            let shift = u32::from(sequence.distance_from(newest));
+            let since = now.saturating_sub(newest_at);
+            let reach = u64::from(SEQUENCE_LEAD_SLACK) + since * SEQUENCE_LEAD_PER_MS;
+            if u64::from(shift) > reach {
+                return Arrival::TooFarAhead;
+            }
             self.seen = if shift >= 64 { 0 } else { self.seen << shift };
             self.seen |= 1;
-            self.newest = Some(sequence);
+            self.newest = Some((sequence, now));
             return Arrival::Newest;
         }
         let back = newest.distance_from(sequence) as u32;
@@ -65,10 +81,19 @@ impl PeerEndpoint {
         self.dispatch(now, header, message);
     }
 
-    /// The datagram's header and message, unless it is dropped: malformed,
-    /// with a foreign token or version, or a repeat.
+    /// The datagram's header and message, unless it is dropped: with a tag
+    /// that does not verify, malformed, with a foreign token or version,
+    /// claiming what the peer cannot have done, or a repeat.
     fn admit(&mut self, datagram: &[u8]) -> Option<(Header, Message)> {
-        let Ok((header, message)) = codec::decode_reusing(datagram, &mut self.input_scratch) else {
+        let Ok((header, kind)) = codec::decode_header(datagram) else {
+            self.stats.dropped_malformed += 1;
+            return None;
+        };
+        let Some(untagged) = self.open(header.version, kind, datagram) else {
+            self.stats.dropped_wrong_token += 1;
+            return None;
+        };
+        let Ok((header, message)) = codec::decode_reusing(untagged, &mut self.input_scratch) else {
             self.stats.dropped_malformed += 1;
             return None;
         };
@@ -81,12 +106,27 @@ impl PeerEndpoint {
             self.stats.dropped_wrong_version += 1;
             return None;
         }
-        let arrival = self.received.accept(header.sequence);
-        if matches!(arrival, Arrival::Duplicate | Arrival::TooOld) {
-            self.stats.dropped_duplicate += 1;
+        if !self.is_plausible(&message) {
+            self.stats.dropped_implausible += 1;
             return None;
         }
-        Some((header, message))
+        // Handshakes are taken again and again (a lost Welcome is asked
+        // for with the next Hello) and anyone can make one: they leave the
+        // window of sequence numbers alone.
+        if codec::is_handshake_kind(kind) {
+            return Some((header, message));
+        }
+        match self.received.accept(header.sequence, self.latest_now) {
+            Arrival::Newest | Arrival::Late => Some((header, message)),
+            Arrival::Duplicate | Arrival::TooOld => {
+                self.stats.dropped_duplicate += 1;
+                None
+            }
+            Arrival::TooFarAhead => {
+                self.stats.dropped_implausible += 1;
+                None
+            }
+        }
     }
 
     /// The peer was heard: the silence clocks restart, an interruption ends,
@@ -139,6 +179,35 @@ impl PeerEndpoint {
         }
     }
 
+    /// The datagram without its tag, if the tag verifies: a handshake's
+    /// with the well-known key, any other with the peer's key of this link
+    /// (none before the handshake).
+    fn open<'a>(&self, version: u8, kind: u8, datagram: &'a [u8]) -> Option<&'a [u8]> {
+        if codec::is_handshake_kind(kind) {
+            auth::open_handshake(datagram, version, self.config.protocol_version)
+        } else {
+            self.keys.as_ref()?.open(datagram)
+        }
+    }
+
+    /// Puts on `datagram` (encoded, untagged) the tag it goes out with;
+    /// false when it cannot go out (a running session's message before
+    /// the link's keys are agreed).
+    pub fn seal(&self, datagram: &mut Vec<u8>) -> bool {
+        let kind = datagram.get(3).copied().unwrap_or(0);
+        if codec::is_handshake_kind(kind) {
+            auth::seal_handshake(datagram);
+            return true;
+        }
+        match &self.keys {
+            Some(keys) => {
+                keys.seal(datagram);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn token_is_acceptable(&self, header: &Header, message: &Message) -> bool {
         match (self.config.role, message) {
             // A joiner that does not know the token yet sends UNKNOWN.
@@ -151,7 +220,11 @@ impl PeerEndpoint {
             {
                 true
             }
-            _ => self.session != SessionToken::UNKNOWN && header.session == self.session,
+            (_, Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }) => {
+                self.session != SessionToken::UNKNOWN && header.session == self.session
+            }
+            // The tag, checked with the session's keys, stands for the token.
+            _ => true,
         }
     }
 
@@ -165,19 +238,22 @@ impl PeerEndpoint {
         header
     }
 
-    pub(super) fn count_sent(&mut self, now: Millis) {
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += self.scratch.len() as u64;
-        self.last_sent_at = Some(now);
+    /// Tags the datagram encoded in `scratch`, counts it and sends it.
+    pub(super) fn seal_and_send(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        let mut datagram = std::mem::take(&mut self.scratch);
+        if self.seal(&mut datagram) {
+            self.stats.datagrams_sent += 1;
+            self.stats.bytes_sent += datagram.len() as u64;
+            self.last_sent_at = Some(now);
+            send(&datagram);
+        }
+        self.scratch = datagram;
     }
 
     pub(super) fn emit(&mut self, now: Millis, message: &Message, send: &mut dyn FnMut(&[u8])) {
         let header = self.next_header();
         match codec::encode(&header, message, &mut self.scratch) {
-            Ok(()) => {
-                self.count_sent(now);
-                send(&self.scratch);
-            }
+            Ok(()) => self.seal_and_send(now, send),
             // Every message the endpoint builds fits by construction (chunks,
             // bounded reports, 255-byte names checked at config time).
             Err(error) => debug_assert!(false, "endpoint built an unencodable message: {error}"),
@@ -192,15 +268,27 @@ mod tests {
     #[test]
     fn the_receive_window_drops_repeats_across_sequence_wrap_around() {
         let mut window = ReceiveWindow::default();
-        assert_eq!(window.accept(Sequence(65_534)), Arrival::Newest);
-        assert_eq!(window.accept(Sequence(1)), Arrival::Newest);
-        assert_eq!(window.accept(Sequence(65_535)), Arrival::Late);
-        assert_eq!(window.accept(Sequence(65_535)), Arrival::Duplicate);
-        assert_eq!(window.accept(Sequence(1)), Arrival::Duplicate);
-        assert_eq!(window.accept(Sequence(0)), Arrival::Late);
-        assert_eq!(window.accept(Sequence(65_534)), Arrival::Duplicate);
-        assert_eq!(window.accept(Sequence(100)), Arrival::Newest);
-        assert_eq!(window.accept(Sequence(30)), Arrival::TooOld);
-        assert_eq!(window.accept(Sequence(40)), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_534), 0), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(1), 0), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(65_535), 0), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_535), 0), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(1), 0), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(0), 0), Arrival::Late);
+        assert_eq!(window.accept(Sequence(65_534), 0), Arrival::Duplicate);
+        assert_eq!(window.accept(Sequence(100), 20), Arrival::Newest);
+        assert_eq!(window.accept(Sequence(30), 20), Arrival::TooOld);
+        assert_eq!(window.accept(Sequence(40), 20), Arrival::Late);
+    }
+
+    #[test]
+    fn a_sequence_number_further_ahead_than_the_peer_can_have_sent_is_not_taken() {
+        let mut window = ReceiveWindow::default();
+        assert_eq!(window.accept(Sequence(10), 1_000), Arrival::Newest);
+        // 300 ahead a millisecond later: 300 datagrams lost in a millisecond.
+        assert_eq!(window.accept(Sequence(310), 1_001), Arrival::TooFarAhead);
+        // It moved nothing: the next real one is taken.
+        assert_eq!(window.accept(Sequence(11), 1_017), Arrival::Newest);
+        // After a second of silence, a thousand lost datagrams are possible.
+        assert_eq!(window.accept(Sequence(1_011), 2_017), Arrival::Newest);
     }
 }

@@ -236,6 +236,12 @@ pub enum Event {
         /// The whole blob, `total_size` bytes.
         bytes: Vec<u8>,
     },
+    /// A blob arrived whole but its bytes do not hash to what its chunks
+    /// said: nothing of it is handed on (counted in `blobs_refused`).
+    BlobDamaged {
+        /// The sender's number for the transfer.
+        id: BlobId,
+    },
     /// The peer acknowledged every chunk of a blob we sent.
     BlobDelivered {
         /// The id [`PeerEndpoint::send_blob`] returned.
@@ -286,7 +292,9 @@ pub struct EndpointStats {
     pub bytes_received: u64,
     /// Of the datagrams sent, those carrying inputs.
     pub input_datagrams_sent: u64,
-    /// Datagrams carrying another session's token.
+    /// Datagrams not of this session: a handshake with another session's
+    /// token, or a datagram whose tag does not verify (damaged on the way,
+    /// forged, sent back to us, of another session).
     pub dropped_wrong_token: u64,
     /// Datagrams that do not decode.
     pub dropped_malformed: u64,
@@ -296,7 +304,11 @@ pub struct EndpointStats {
     pub dropped_duplicate: u64,
     /// Well-formed datagrams that make no sense now (e.g. input before the handshake).
     pub dropped_unexpected: u64,
-    /// Incoming blobs over the configured size cap.
+    /// Datagrams claiming what the peer cannot have done (a refusal for our
+    /// own protocol version, …).
+    pub dropped_implausible: u64,
+    /// Incoming blobs over the configured size cap, or whose bytes did not
+    /// hash to what their chunks said.
     pub blobs_refused: u64,
     /// Smoothed round-trip time, once measured.
     pub ping_ms: Option<u32>,
@@ -305,6 +317,20 @@ pub struct EndpointStats {
     pub remote_frame_advantage: i16,
     /// Local input frames the peer has not acknowledged yet.
     pub unacked_frames: u32,
+}
+
+impl EndpointStats {
+    /// Datagrams dropped for what they were, not for when they came:
+    /// unreadable, not tagged with this link's key (or of another
+    /// session), of another protocol version, or claiming what the peer
+    /// cannot have done. Duplicates and late ones are the network's doing
+    /// and are not counted here.
+    pub fn dropped_bad(&self) -> u64 {
+        self.dropped_malformed
+            + self.dropped_wrong_token
+            + self.dropped_wrong_version
+            + self.dropped_implausible
+    }
 }
 
 /// Mistakes of the caller (not of the network).

@@ -4,6 +4,7 @@
 use super::{
     ConnectionState, DisconnectCause, Event, Identity, Millis, PeerEndpoint, Rejection, Role,
 };
+use crate::protocol::auth::LinkKeys;
 use crate::protocol::messages::*;
 
 impl PeerEndpoint {
@@ -74,6 +75,11 @@ impl PeerEndpoint {
                     });
                 }
                 None => {
+                    let Some(keys) = self.agree_keys(&hello) else {
+                        self.stats.dropped_malformed += 1;
+                        return;
+                    };
+                    self.keys = Some(keys);
                     self.remote_slots = hello.local_slots;
                     self.remote_handshake = Some(hello);
                     self.state = ConnectionState::Running;
@@ -108,6 +114,12 @@ impl PeerEndpoint {
             return;
         }
         self.session = header.session;
+        let Some(keys) = self.agree_keys(&welcome) else {
+            self.session = SessionToken::UNKNOWN;
+            self.stats.dropped_malformed += 1;
+            return;
+        };
+        self.keys = Some(keys);
         self.settings = welcome.settings;
         self.remote_slots = welcome.local_slots;
         self.remote_handshake = Some(welcome);
@@ -126,6 +138,13 @@ impl PeerEndpoint {
             self.stats.dropped_unexpected += 1;
             return;
         }
+        // A host of our own version cannot refuse us for our version: it
+        // read a Hello damaged on the way. The next Hello will do.
+        let same_version = header.version == self.config.protocol_version;
+        if reason == RejectReason::ProtocolVersion && same_version {
+            self.stats.dropped_implausible += 1;
+            return;
+        }
         self.state = ConnectionState::Disconnected;
         self.events.push_back(Event::Rejected(Rejection {
             reason,
@@ -137,6 +156,18 @@ impl PeerEndpoint {
         self.events.push_back(Event::Disconnected {
             cause: DisconnectCause::Rejected(reason),
         });
+    }
+
+    /// The link's keys from the peer's handshake and the session token
+    /// now known; `None` when its key is missing or unusable.
+    fn agree_keys(&self, theirs: &Handshake) -> Option<LinkKeys> {
+        let we_host = matches!(self.config.role, Role::Host { .. });
+        LinkKeys::agree(
+            &self.config.secret,
+            theirs.public_key?,
+            self.session,
+            we_host,
+        )
     }
 
     pub(super) fn poll_handshake(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {

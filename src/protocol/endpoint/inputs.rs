@@ -181,7 +181,6 @@ impl PeerEndpoint {
         codec::encode_input_fitting(&header, prefix, inputs, &mut self.scratch);
         self.piggyback_scratch = piggyback;
         self.stats.input_datagrams_sent += 1;
-        self.count_sent(now);
-        send(&self.scratch);
+        self.seal_and_send(now, send);
     }
 }

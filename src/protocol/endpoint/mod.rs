@@ -8,6 +8,7 @@
 //! which decides when to send them; every Start that arrives is acknowledged.
 
 mod blobs;
+mod claims;
 mod config;
 mod datagrams;
 mod departures;
@@ -19,6 +20,7 @@ mod reports;
 mod tests;
 mod timers;
 
+use super::auth::LinkKeys;
 use super::messages::*;
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -45,6 +47,9 @@ pub struct PeerEndpoint {
     remote_slots: PlayerSlots,
     /// The peer's Hello or Welcome, once the handshake succeeded.
     remote_handshake: Option<Handshake>,
+    /// The link's keys, agreed in the handshake: every datagram but a
+    /// handshake is tagged and checked with them.
+    keys: Option<LinkKeys>,
     next_sequence: Sequence,
     received: ReceiveWindow,
     last_received_at: Millis,
@@ -116,8 +121,9 @@ pub struct PeerEndpoint {
 impl PeerEndpoint {
     /// A new connection; `now` starts the silence clocks. Fails if our own
     /// handshake could not be sent (names over 255 bytes, slots beyond the players).
-    pub fn new(config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
+    pub fn new(mut config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
         config.check()?;
+        config.local.public_key = Some(config.secret.public_key());
         let session = match config.role {
             Role::Host { session } => session,
             Role::Joiner { session } => session.unwrap_or(SessionToken::UNKNOWN),
@@ -151,6 +157,7 @@ impl PeerEndpoint {
             next_remote_frame: first_frame,
             ack_due_since: None,
             remote_handshake: None,
+            keys: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
             next_quality_at: 0,
@@ -197,6 +204,11 @@ impl PeerEndpoint {
     /// which a Hello (sent in anyone's name) is not.
     pub fn peer_knows_session(&self) -> bool {
         self.peer_knows_session
+    }
+
+    /// How long the peer has been silent at `now`, in ms.
+    pub fn silent_for(&self, now: Millis) -> Millis {
+        now.saturating_sub(self.last_received_at)
     }
 
     /// Disconnected with our goodbye delivered (or its linger over) and the

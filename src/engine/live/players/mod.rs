@@ -19,6 +19,7 @@ use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{InputSource, RandomPlayer};
 use crate::engine::live::connect::{
     adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
+    link_secret,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
@@ -300,6 +301,7 @@ fn match_config(
             value: value.clone(),
         })
         .collect();
+    config.secret = link_secret()?;
     config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;

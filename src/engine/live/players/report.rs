@@ -25,6 +25,9 @@ pub enum MatchEnd {
     /// Nothing heard from the peer for the disconnect timeout (or it broke
     /// the protocol and its link was closed).
     PeerLost,
+    /// The peer was heard, but no frame became final for too long (here
+    /// or at the peer, which said so).
+    Stalled,
 }
 
 impl MatchEnd {
@@ -36,6 +39,7 @@ impl MatchEnd {
             MatchEnd::WindowClosed => "the window was closed",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
+            MatchEnd::Stalled => "the match stalled",
         }
     }
 
@@ -55,6 +59,7 @@ impl MatchEnd {
             MatchEnd::WindowClosed => "window_closed",
             MatchEnd::PeerLeft => "peer_left",
             MatchEnd::PeerLost => "peer_lost",
+            MatchEnd::Stalled => "stalled",
         }
     }
 
@@ -63,7 +68,7 @@ impl MatchEnd {
         match self {
             MatchEnd::Finished => EndReason::Finished,
             MatchEnd::Interrupted | MatchEnd::WindowClosed => EndReason::Interrupted,
-            MatchEnd::PeerLeft | MatchEnd::PeerLost => EndReason::Disconnect,
+            MatchEnd::PeerLeft | MatchEnd::PeerLost | MatchEnd::Stalled => EndReason::Disconnect,
         }
     }
 }

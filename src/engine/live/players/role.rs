@@ -198,9 +198,16 @@ impl PlayersRole {
                 self.machine.sink.player_left(*at_frame, self.seat.peer);
                 let gone = *self.ending.peer_gone.get_or_insert(match reason {
                     DisconnectReason::Quit => MatchEnd::PeerLeft,
+                    DisconnectReason::Stalled => MatchEnd::Stalled,
                     _ => MatchEnd::PeerLost,
                 });
                 narrator.notice(gone.describe());
+            }
+            NetplayEvent::Stalled { stalled_for_ms, .. } => {
+                self.ending.peer_gone.get_or_insert(MatchEnd::Stalled);
+                narrator.warn_and_show(&format!(
+                    "no frame became final for {stalled_for_ms} ms although the peer is heard: left the match"
+                ))?;
             }
             NetplayEvent::PeerSynchronized { .. } => self.ending.answered = true,
             NetplayEvent::SpectatorLeft => narrator.notice("a spectator left"),
@@ -212,6 +219,13 @@ impl PlayersRole {
                 narrator.signal(LiveEvent::MatchBegan);
             }
             NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::SpectatorDesync {
+                frame,
+                local,
+                remote,
+            } => narrator.warn(&format!(
+                "a spectator's game diverged at frame {frame} (its checksum {remote}, ours {local}): sent it our state"
+            ))?,
             NetplayEvent::SpectatorRefused(rejection) => narrator.warn(&rejection.explanation())?,
             NetplayEvent::SpectatorDropped { reason } => {
                 narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
@@ -281,7 +295,7 @@ impl PlayersRole {
             MatchEnd::Finished | MatchEnd::WindowClosed => Outcome::Success,
             MatchEnd::Interrupted => Outcome::Interrupted,
             MatchEnd::PeerLeft if self.frames.is_none() => Outcome::Success,
-            MatchEnd::PeerLeft | MatchEnd::PeerLost => Outcome::PeerLost,
+            MatchEnd::PeerLeft | MatchEnd::PeerLost | MatchEnd::Stalled => Outcome::PeerLost,
         };
         Ok(LiveMatch {
             outcome,
@@ -334,7 +348,7 @@ impl PlayersRole {
                 (stats.bytes_sent, stats.datagrams_sent),
                 (stats.bytes_received, stats.datagrams_received),
             ),
-            dropped_datagrams: self.machine.netplay.dropped_unknown(),
+            dropped_datagrams: self.machine.netplay.dropped_datagrams(),
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),

@@ -11,7 +11,7 @@ mod role;
 
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::{
-    adopt_host_options, connect_to_host, content_hash, host_option_overrides,
+    adopt_host_options, connect_to_host, content_hash, host_option_overrides, link_secret,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
@@ -72,7 +72,7 @@ pub fn spectate_match(
         settings.address,
         game.title()
     )?;
-    let config = SpectatorConfig::new(
+    let mut config = SpectatorConfig::new(
         host,
         game.core_name(),
         game.core_version(),
@@ -82,6 +82,7 @@ pub fn spectate_match(
             ..SessionSettings::default()
         },
     );
+    config.secret = link_secret()?;
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;

@@ -20,6 +20,8 @@ pub enum WatchEnd {
     HostLost,
     /// The spectator closed the window.
     WindowClosed,
+    /// The host was heard, but nothing new came from it for too long.
+    Stalled,
 }
 
 impl WatchEnd {
@@ -31,6 +33,7 @@ impl WatchEnd {
             WatchEnd::Interrupted => "spectating interrupted",
             WatchEnd::HostLost => "spectating ended (the host was lost)",
             WatchEnd::WindowClosed => "spectating ended (the window was closed)",
+            WatchEnd::Stalled => "spectating ended (the match stalled)",
         }
     }
 
@@ -40,6 +43,7 @@ impl WatchEnd {
             WatchEnd::Interrupted => "interrupted",
             WatchEnd::HostLost => "host_lost",
             WatchEnd::WindowClosed => "window_closed",
+            WatchEnd::Stalled => "stalled",
         }
     }
 
@@ -48,7 +52,7 @@ impl WatchEnd {
         match self {
             WatchEnd::Finished => EndReason::Finished,
             WatchEnd::Interrupted | WatchEnd::WindowClosed => EndReason::Interrupted,
-            WatchEnd::HostLost => EndReason::Disconnect,
+            WatchEnd::HostLost | WatchEnd::Stalled => EndReason::Disconnect,
         }
     }
 }
@@ -78,6 +82,9 @@ pub(crate) struct WatchReport {
     /// The link's traffic, over the seconds watched.
     pub(crate) wire: WireTraffic,
     pub(crate) dropped_datagrams: u64,
+    /// Checkpoints whose checksums differed from the host's, and repairs
+    /// from the host's state.
+    pub(crate) desyncs: (u64, u64),
     /// What the watch's outputs left.
     pub(crate) outputs: SinksSummary,
 }
@@ -112,6 +119,13 @@ impl Report for WatchReport {
             self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
+        let (detected, repaired) = self.desyncs;
+        if detected > 0 {
+            writeln!(
+                out,
+                "desyncs: {detected} checkpoints differed from the host's, {repaired} repairs from its state"
+            )?;
+        }
         if let Some(checksums) = &self.checksums {
             writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
@@ -133,6 +147,8 @@ impl Report for WatchReport {
                 "aimed_delay_frames": self.delay.aimed_frames,
                 "catch_up_frames": self.delay.catch_up_frames,
                 "rebuffers": self.delay.rebuffers,
+                "desyncs": self.desyncs.0,
+                "repairs": self.desyncs.1,
             },
             "netplay": {
                 "ping_ms": self.ping_ms,

@@ -26,6 +26,10 @@ pub(crate) struct SpectatorRole {
     /// The last frame to watch, if not the match's last.
     frames: Option<u32>,
     host_gone: Option<DisconnectCause>,
+    /// The watch ended here because of what the host sent (or did not).
+    broken: Option<WatchEnd>,
+    /// Checkpoints whose checksums differed from the host's.
+    desyncs: u64,
     /// The frame before the last tick.
     frame_before: u32,
     /// When the status line was last shown.
@@ -42,6 +46,8 @@ impl SpectatorRole {
             machine,
             frames,
             host_gone: None,
+            broken: None,
+            desyncs: 0,
             frame_before: 0,
             status_last: None,
             left_ms: 0,
@@ -58,10 +64,36 @@ impl SpectatorRole {
                 "watching from frame {frame} (the host's savestate, {bytes} bytes)"
             )),
             SpectatorEvent::BadState(error) => {
+                self.broken = Some(WatchEnd::HostLost);
                 narrator.warn(&format!("the host's savestate could not be read: {error}"))
             }
             SpectatorEvent::Flooded => {
+                self.broken = Some(WatchEnd::HostLost);
                 narrator.warn("the host sent more frames than any match runs: left")
+            }
+            SpectatorEvent::StateRefused(reason) => {
+                self.broken = Some(WatchEnd::HostLost);
+                narrator.warn(&format!(
+                    "the core refused the host's savestate: {reason}: left"
+                ))
+            }
+            SpectatorEvent::Desync { frame, local, host } => {
+                self.desyncs += 1;
+                narrator.warn(&format!(
+                    "desync at frame {frame}: our checksum {local}, the host's {host}; asked the host for its state"
+                ))
+            }
+            SpectatorEvent::RepairArrived { frame } => narrator.note(&format!(
+                "loaded the host's state of frame {frame} and ran the frames since again"
+            )),
+            SpectatorEvent::TooLateToRepair { frame } => narrator.warn(&format!(
+                "frame {frame} is too far back to run again from: not repaired"
+            )),
+            SpectatorEvent::Stalled { stalled_for_ms } => {
+                self.broken = Some(WatchEnd::Stalled);
+                narrator.warn(&format!(
+                    "nothing new came from the host for {stalled_for_ms} ms although it is heard: left"
+                ))
             }
             SpectatorEvent::NetworkInterrupted { silent_for_ms } => narrator.warn(&format!(
                 "nothing heard from the host for {silent_for_ms} ms"
@@ -87,9 +119,10 @@ impl SpectatorRole {
             ..self.report(end, transport)
         };
         let outcome = match end {
+            _ if self.desyncs > 0 => Outcome::NetplayFailed,
             WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
             WatchEnd::Interrupted => Outcome::Interrupted,
-            WatchEnd::HostLost => Outcome::PeerLost,
+            WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
         };
         Ok(LiveMatch {
             outcome,
@@ -129,6 +162,7 @@ impl SpectatorRole {
                 (link.bytes_received, link.datagrams_received),
             ),
             dropped_datagrams: machine.spectator.dropped_datagrams(),
+            desyncs: (self.desyncs, machine.stats.repairs),
             outputs: SinksSummary::default(),
         }
     }
@@ -166,6 +200,9 @@ impl LiveRole for SpectatorRole {
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
         if !self.machine.finished() {
             return None;
+        }
+        if let Some(broken) = self.broken {
+            return Some(broken);
         }
         let quit = matches!(
             self.host_gone,
