@@ -7,7 +7,7 @@ mod support;
 
 use netcade::engine::sinks::compare_checksum_logs;
 use netcade::net::sim::{LinkConditions, SimNet};
-use netcade::netplay::{SpectatorEvent, SpectatorPhase};
+use netcade::netplay::{NetplayEvent, SpectatorEvent, SpectatorPhase};
 use netcade::protocol::*;
 use netcade::rollback::Frame;
 use support::netplay::{party_game, Cluster, MatchSetup};
@@ -193,4 +193,55 @@ fn the_leavers_last_inputs_arrive_before_its_goodbye() {
         .filter(|event| matches!(event, Event::RemoteInput { .. }))
         .count();
     assert_eq!(inputs_before_goodbye, 20);
+}
+
+/// The host's last inputs reach the joiner only with its goodbye, after the
+/// joiner ran the match's last frame on predictions of them: the joiner
+/// still rolls back, so its last frames become final on the host's inputs.
+#[test]
+fn the_last_frames_become_final_when_the_leavers_last_inputs_come_with_its_goodbye() {
+    const LAST_FRAMES: u32 = 600;
+    let setup = MatchSetup::new(2, 31, LinkConditions::latency(20));
+    let mut cluster = Cluster::new(setup, |_| party_game());
+    for machine in cluster.machines.iter_mut() {
+        machine.machine.stop_at_frame = Some(LAST_FRAMES);
+    }
+    // The pads change every 4 frames: the host's last 4 are mispredicted.
+    while cluster.machines[0].machine.current_frame() < LAST_FRAMES - 4 {
+        cluster.step();
+    }
+    cluster.net().partition_one_way(0, 1);
+    let cut_at = cluster.now;
+    cluster.run_until(cut_at + 500);
+    let joiner = &cluster.machines[1];
+    assert_eq!(
+        joiner.machine.current_frame(),
+        LAST_FRAMES,
+        "ran its last frame"
+    );
+    assert!(joiner.sink.end_frame() < LAST_FRAMES);
+    assert_eq!(cluster.machines[0].sink.end_frame(), LAST_FRAMES);
+    let rollbacks_before = joiner.machine.stats.rollbacks;
+
+    let left_at = cluster.now;
+    cluster.machines[0].machine.netplay.leave();
+    cluster.net().heal(0, 1);
+    cluster.run_until(left_at + 2_000);
+
+    let joiner = &cluster.machines[1];
+    assert!(
+        joiner
+            .notes
+            .events
+            .iter()
+            .any(|(_, event)| matches!(event, NetplayEvent::Disconnected { .. })),
+        "the host's goodbye arrived"
+    );
+    assert_eq!(joiner.sink.end_frame(), LAST_FRAMES, "every frame is final");
+    assert!(
+        joiner.machine.stats.rollbacks > rollbacks_before,
+        "the joiner's last frames were run on wrong predictions"
+    );
+    let comparison = compare_checksum_logs(&cluster.machines[0].sink, &joiner.sink);
+    assert_eq!(comparison.first_difference, None, "{comparison:?}");
 }

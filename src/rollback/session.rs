@@ -502,6 +502,20 @@ impl<P: Predictor> Session<P> {
         Ok(FrameOutcome::Advanced { rolled_back })
     }
 
+    /// Carries out a pending rollback without running a new frame, writing
+    /// its requests into `requests` (cleared first); returns the frames
+    /// re-simulated. For a machine that runs no more frames (its last frame
+    /// ran, or the match ended) while corrections of frames it ran still
+    /// arrive: only a rollback makes those frames final.
+    pub fn settle(&mut self, requests: &mut Vec<Request>) -> Result<u32, SessionError> {
+        requests.clear();
+        if self.state == SessionState::Synchronizing {
+            return Ok(0);
+        }
+        self.states.check_budget()?;
+        self.roll_back_if_needed(requests)
+    }
+
     /// Bytes the saved states a rollback may return to take now.
     pub fn state_bytes(&self) -> usize {
         self.states.bytes_held()

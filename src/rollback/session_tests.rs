@@ -941,3 +941,37 @@ fn within_its_byte_budget_a_session_reports_the_bytes_its_states_take() {
     assert!(held >= 20, "{held}");
     assert!(held <= 64 * 20, "a ring of small buffers: {held}");
 }
+
+#[test]
+fn a_session_that_runs_no_more_frames_still_rolls_back_to_late_corrections() {
+    let mut session = config_for(2, 0).build().unwrap();
+    session.peer_synchronized(PlayerId::new(1)).unwrap();
+    let mut requests = Vec::new();
+    let mut game = StubGame::new();
+    for _ in 0..4 {
+        session
+            .add_local_input(PlayerId::new(0), Buttons::A)
+            .unwrap();
+        session.advance_frame(&mut requests).unwrap();
+        game.handle(&mut session, &requests);
+    }
+    // The peer's real inputs for frames 0..=3, then its departure after
+    // them: frames 0..=3 ran on predictions of NONE.
+    session
+        .add_remote_inputs(PlayerId::new(1), f(0), &[Buttons::B; 4])
+        .unwrap();
+    session
+        .disconnect_player(PlayerId::new(1), f(4), DisconnectReason::Quit)
+        .unwrap();
+    assert_eq!(session.state(), SessionState::Ended);
+    assert_eq!(session.pending_rollback(), Some(f(0)));
+
+    assert_eq!(session.settle(&mut requests), Ok(4));
+    game.handle(&mut session, &requests);
+    assert_eq!(session.pending_rollback(), None);
+    assert_eq!(session.current_frame(), f(4), "no new frame ran");
+    let last_run = game.history[3].expect("frame 3 ran").1;
+    assert_eq!(last_run[1], Buttons::B, "on the peer's real input");
+    assert_eq!(session.settle(&mut requests), Ok(0));
+    assert!(requests.is_empty());
+}

@@ -78,6 +78,39 @@ impl NetplayDriver {
         if !self.start_told && !self.requests.is_empty() {
             self.tell_match_started(game, sink)?;
         }
+        self.carry_out(netplay, game, sink, hooks)?;
+        self.finalize(netplay, sink);
+        Ok(outcome)
+    }
+
+    /// For a machine that runs no more frames (its last frame ran, or the
+    /// match ended): carries out a rollback that corrections arriving since
+    /// call for, then hands the sink every frame now final. Without it a
+    /// frame run on a wrong prediction would never become final. Returns
+    /// the frames re-simulated.
+    pub fn settle<A: Ord + Copy, G: Emulator + ?Sized>(
+        &mut self,
+        now: Millis,
+        netplay: &mut NetplaySession<A>,
+        game: &mut G,
+        sink: &mut dyn FrameSink,
+        hooks: &mut dyn TickHooks,
+    ) -> Result<u32, AppError> {
+        let rolled_back = netplay.settle(now, &mut self.requests)?;
+        game.set_savestate_context(SavestateContext::Netplay);
+        self.carry_out(netplay, game, sink, hooks)?;
+        self.finalize(netplay, sink);
+        Ok(rolled_back)
+    }
+
+    /// Carries out the session's requests in order, timing re-simulation.
+    fn carry_out<A: Ord + Copy, G: Emulator + ?Sized>(
+        &mut self,
+        netplay: &mut NetplaySession<A>,
+        game: &mut G,
+        sink: &mut dyn FrameSink,
+        hooks: &mut dyn TickHooks,
+    ) -> Result<(), AppError> {
         let mut timing = ResimulationTiming::default();
         let requests = std::mem::take(&mut self.requests);
         for &request in &requests {
@@ -110,8 +143,7 @@ impl NetplayDriver {
         if let Some(per_frame) = timing.per_frame() {
             netplay.set_resimulation_cost(self.resimulation.record(per_frame));
         }
-        self.finalize(netplay, sink);
-        Ok(outcome)
+        Ok(())
     }
 
     /// Tells the sink the state every machine begins frame 0 from, which

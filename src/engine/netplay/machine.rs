@@ -18,7 +18,7 @@ use crate::engine::AppError;
 use crate::net::Transport;
 use crate::netplay::{NetplaySession, Repair, SpectatorPhase, SpectatorSession};
 use crate::protocol::Millis;
-use crate::rollback::{FrameOutcome, PlayerId, PlayerKind};
+use crate::rollback::{FrameOutcome, PlayerId, PlayerKind, SessionState};
 
 /// What a machine's ticks came to, for summaries and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,7 +116,18 @@ where
             self.run_frame(now, hooks)?;
             ran += 1;
         }
-        if ran == 0 {
+        if self.runs_no_more_frames() {
+            // Corrections of frames already run may still arrive: only a
+            // rollback makes those frames final now.
+            let rolled_back = self.driver.settle(
+                now,
+                &mut self.netplay,
+                &mut *self.game,
+                &mut self.sink,
+                hooks,
+            )?;
+            self.stats.record_rollback(rolled_back);
+        } else if ran == 0 {
             // Inputs that arrived may have made frames final all the same.
             self.driver.finalize(&self.netplay, &mut self.sink);
         }
@@ -124,6 +135,14 @@ where
         self.netplay
             .poll(now, |to, datagram| transport.send(to, datagram));
         Ok(())
+    }
+
+    /// Whether no frame runs from now on: the last frame asked for ran,
+    /// or the match ended.
+    fn runs_no_more_frames(&self) -> bool {
+        self.stop_at_frame
+            .is_some_and(|stop| self.current_frame() >= stop)
+            || self.netplay.state() == SessionState::Ended
     }
 
     /// One frame tick: the local buttons, then the session's requests.
@@ -148,10 +167,7 @@ where
         )?;
         let stats = &mut self.stats;
         match outcome {
-            FrameOutcome::Advanced { rolled_back } if rolled_back > 0 => {
-                stats.rollbacks += 1;
-                stats.deepest_rollback = stats.deepest_rollback.max(rolled_back);
-            }
+            FrameOutcome::Advanced { rolled_back } => stats.record_rollback(rolled_back),
             FrameOutcome::Waiting { .. } => stats.waiting_ticks += 1,
             FrameOutcome::Stalled => stats.stalled_ticks += 1,
             _ => {}
@@ -172,6 +188,16 @@ where
             }
         }
         Ok(())
+    }
+}
+
+impl TickStats {
+    /// Counts a rollback that re-simulated `depth` frames (none when 0).
+    fn record_rollback(&mut self, depth: u32) {
+        if depth > 0 {
+            self.rollbacks += 1;
+            self.deepest_rollback = self.deepest_rollback.max(depth);
+        }
     }
 }
 

@@ -259,6 +259,22 @@ impl<A: Ord + Copy> NetplaySession<A> {
         Ok(outcome?)
     }
 
+    /// Carries out a pending rollback without running a new frame (see
+    /// `rollback::Session::settle`), once this machine runs no more frames;
+    /// nothing after we left. Returns the frames re-simulated.
+    pub fn settle(
+        &mut self,
+        now: Millis,
+        requests: &mut Vec<Request>,
+    ) -> Result<u32, NetplayError> {
+        self.now = now;
+        requests.clear();
+        if self.left {
+            return Ok(0);
+        }
+        Ok(self.session.settle(requests)?)
+    }
+
     /// Runs the endpoints' timers and hands every datagram due to `send`
     /// with its destination: inputs, acks, quality reports (with our frame
     /// lag), checksums, keep-alives.
