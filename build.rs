@@ -5,6 +5,9 @@
 //! `scripts/fetch-test-content` are there (`cfg(netcade_test_content)`):
 //! tests that need them are ignored without them, so a plain `cargo test`
 //! counts them as ignored rather than passed, and runs them once they are.
+//! Likewise for the servers some netplay tests start on loopback
+//! (`cfg(netcade_server_turnserver)`, `…_nats_server`, `…_matchbox_server`
+//! when the program is on `PATH`).
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +18,21 @@ fn main() {
         .warnings(true)
         .compile("netcade_log_shim");
     detect_test_content();
+    detect_servers();
+}
+
+/// The servers tests start on loopback, found on `PATH` (as
+/// `tests/support/servers.rs` finds them).
+fn detect_servers() {
+    println!("cargo:rerun-if-env-changed=PATH");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for program in ["turnserver", "nats-server", "matchbox_server"] {
+        let cfg = format!("netcade_server_{}", program.replace('-', "_"));
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if std::env::split_paths(&path).any(|dir| dir.join(program).is_file()) {
+            println!("cargo:rustc-cfg={cfg}");
+        }
+    }
 }
 
 /// The same rule as `scripts/fetch-test-content` and `tests/support/content.rs`:

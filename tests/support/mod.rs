@@ -8,6 +8,7 @@ pub mod duel;
 pub mod fake_core;
 pub mod hostile_relay;
 pub mod netplay;
+pub mod servers;
 
 #[allow(unused_imports)]
 pub use content::{
