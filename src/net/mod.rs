@@ -2,11 +2,13 @@
 //! talks through, the seeded simulated network for tests and the demo
 //! (`sim`), the two socket transports (`udp`, `laminar`), the link
 //! conditioner that applies the simulated network's faults to real sockets
-//! (`conditioner`) and the command-line switches choosing them (`link`).
+//! (`conditioner`), the command-line switches choosing them (`link`) and the
+//! channel machines meeting in a room talk through first (`signal`).
 
 pub mod conditioner;
 pub mod laminar;
 pub mod link;
+pub mod signal;
 pub mod sim;
 pub mod udp;
 
