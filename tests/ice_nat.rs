@@ -321,7 +321,7 @@ fn players_behind_two_symmetric_nats_meet_through_the_relay_after_the_grace_peri
     let (host, joiner) = connect_and_play(lab, a, b, PathPolicy::Any);
     for path in [&host, &joiner] {
         assert!(
-            matches!(&path.kind, PathKind::Relay { name, .. } if name == "sim-west"),
+            matches!(&path.kind, PathKind::Relay { name, round_trip_ms: 30 } if name == "sim-west"),
             "{path:?}"
         );
         assert!(

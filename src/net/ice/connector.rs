@@ -48,6 +48,8 @@ pub struct IceConnector {
     local: SocketAddr,
     config: IceConfig,
     credentials: Credentials,
+    /// The loopback host candidate to send once the credentials are sent.
+    loopback_host: Option<String>,
     started_us: u64,
     credentials_sent: bool,
     remote_credentials_known: bool,
@@ -57,6 +59,9 @@ pub struct IceConnector {
     held_relays: Vec<HeldRelay>,
     offered_relay: Option<(SocketAddr, RelayLabel)>,
     remote_relays: BTreeMap<SocketAddr, RelayLabel>,
+    /// Per relay server: when the last request went to it, and the
+    /// shortest wait for an answer seen so far (its round trip).
+    relay_round_trips: BTreeMap<SocketAddr, (Option<u64>, Option<Duration>)>,
     gathering_done: bool,
     local_ended: bool,
     remote_ended: bool,
@@ -104,6 +109,31 @@ impl IceConnector {
             })
             .collect();
         let turn_servers: Vec<_> = turn_configs.iter().map(|turn| (local, turn)).collect();
+        let offers_host = config.policy == PathPolicy::Any && local.ip().is_loopback();
+        let loopback_host = offers_host.then(|| {
+            // rice-proto gathers no loopback candidate, but two players on
+            // one machine should meet directly, not through a relay.
+            let priority = Candidate::calculate_priority(
+                CandidateType::Host,
+                TransportType::Udp,
+                None,
+                0,
+                component_id,
+            );
+            let candidate = Candidate::builder(
+                component_id,
+                CandidateType::Host,
+                TransportType::Udp,
+                "lo",
+                local,
+            )
+            .priority(priority)
+            .base_address(local)
+            .build();
+            let sdp = candidate.to_sdp_string();
+            stream.add_local_candidate(candidate);
+            sdp
+        });
         let mut component = stream
             .mut_component(component_id)
             .expect("the component just added");
@@ -120,6 +150,7 @@ impl IceConnector {
             local,
             config,
             credentials,
+            loopback_host,
             started_us: now_us,
             credentials_sent: false,
             remote_credentials_known: false,
@@ -128,6 +159,7 @@ impl IceConnector {
             held_relays: Vec::new(),
             offered_relay: None,
             remote_relays: BTreeMap::new(),
+            relay_round_trips: BTreeMap::new(),
             gathering_done: false,
             local_ended: false,
             remote_ended: false,
@@ -161,6 +193,9 @@ impl IceConnector {
                 .encode(),
             )?;
             self.credentials_sent = true;
+            if let Some(sdp) = self.loopback_host.take() {
+                signal.send(&IceSignal::Candidate(sdp).encode())?;
+            }
         }
         self.read_signals(signal)?;
         self.read_datagrams(transport, now_us);
@@ -296,6 +331,12 @@ impl IceConnector {
             let Some(from) = transport.receive(&mut self.buffer) else {
                 break;
             };
+            if let Some((sent_us, best)) = self.relay_round_trips.get_mut(&from) {
+                if let Some(sent_us) = sent_us.take() {
+                    let sample = Duration::from_micros(now_us.saturating_sub(sent_us));
+                    *best = Some(best.map_or(sample, |best| best.min(sample)));
+                }
+            }
             if super::is_netcade_datagram(&self.buffer) {
                 // The opponent found the path first and began the handshake.
                 self.early.push(Some(from), &self.buffer);
@@ -381,8 +422,12 @@ impl IceConnector {
                 .iter()
                 .find(|relay| Some(relay.address) == server)
                 .map_or_else(|| "relay".to_owned(), |relay| relay.name.clone());
-            // Allocating takes two round trips (a challenge, then the request).
-            let round_trip = Duration::from_micros(now_us.saturating_sub(self.started_us)) / 2;
+            // Measured on the requests allocating it; without a sample, the
+            // whole allocation's two round trips (a challenge, the request).
+            let measured = server.and_then(|server| self.relay_round_trips.get(&server)?.1);
+            let round_trip = measured.unwrap_or_else(|| {
+                Duration::from_micros(now_us.saturating_sub(self.started_us)) / 2
+            });
             self.held_relays.push(HeldRelay {
                 gathered,
                 name,
@@ -467,7 +512,11 @@ impl IceConnector {
     {
         let now = instant(now_us);
         while let Some(outgoing) = self.agent.poll_transmit(now) {
-            transport.send(outgoing.transmit.to, &outgoing.transmit.data);
+            let to = outgoing.transmit.to;
+            if self.config.relays.iter().any(|relay| relay.address == to) {
+                self.relay_round_trips.entry(to).or_default().0 = Some(now_us);
+            }
+            transport.send(to, &outgoing.transmit.data);
         }
     }
 

@@ -104,8 +104,8 @@ pub enum PathKind {
     Relay {
         /// The relay's name.
         name: String,
-        /// The round trip to the relay, measured while allocating: what
-        /// the detour adds at most.
+        /// The round trip to the relay (the shortest wait for its answers
+        /// while allocating): about what the detour adds.
         round_trip_ms: u64,
     },
 }
