@@ -258,7 +258,7 @@ impl IceConnector {
             self.agent,
             (self.stream_id, self.component_id),
             self.local,
-            path.remote,
+            path,
             relayed_locally,
             self.early,
         )

@@ -110,6 +110,40 @@ pub enum PathKind {
     },
 }
 
+impl IcePath {
+    /// The summary's line: `relay eu +18 ms, connected in 2.10 s`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}, connected in {:.2} s",
+            self.kind,
+            self.time_to_connect.as_secs_f64()
+        )
+    }
+
+    /// The JSON's `path`.
+    pub fn json(&self) -> serde_json::Value {
+        let (relay, relay_round_trip_ms) = match &self.kind {
+            PathKind::Relay {
+                name,
+                round_trip_ms,
+            } => (Some(name.as_str()), Some(*round_trip_ms)),
+            _ => (None, None),
+        };
+        let kind = match self.kind {
+            PathKind::Direct => "direct",
+            PathKind::HolePunched => "hole_punched",
+            PathKind::Relay { .. } => "relay",
+        };
+        serde_json::json!({
+            "path": self.kind.to_string(),
+            "kind": kind,
+            "relay": relay,
+            "relay_round_trip_ms": relay_round_trip_ms,
+            "time_to_connect_ms": self.time_to_connect.as_secs_f64() * 1000.0,
+        })
+    }
+}
+
 impl fmt::Display for PathKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -152,6 +186,28 @@ pub enum IceError {
     /// The signaling channel failed.
     #[error("{0}")]
     Signal(#[from] super::signal::SignalError),
+    /// ICE shares the game's socket, so it must be a plain UDP one.
+    #[error("connecting through a room needs the plain UDP socket (--transport udp)")]
+    NeedsUdp,
+}
+
+/// The address the opponent can reach a socket bound at `bound` on: a
+/// wildcard bind (`0.0.0.0`, `[::]`) is reached at the address of the
+/// interface the default route leaves from (found without sending
+/// anything), or loopback on a machine with no route.
+pub fn reachable_address(bound: SocketAddr) -> SocketAddr {
+    if !bound.ip().is_unspecified() {
+        return bound;
+    }
+    let outward = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|probe| {
+            // TEST-NET-1: never answered, and connecting a UDP socket sends nothing.
+            probe.connect("192.0.2.1:9")?;
+            probe.local_addr()
+        })
+        .map(|address| address.ip())
+        .unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+    SocketAddr::new(outward, bound.port())
 }
 
 /// A connection's ICE credentials (RFC 8445 §5.3: a 4+ character username

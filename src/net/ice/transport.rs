@@ -4,7 +4,7 @@
 //! relay's refreshes and ChannelData) goes to the ICE agent, which keeps the
 //! allocation alive for as long as the match runs.
 
-use super::instant;
+use super::{instant, IcePath};
 use crate::net::{MicrosClock, Transport};
 use rice_proto::agent::Agent;
 use rice_proto::candidate::TransportType;
@@ -66,6 +66,7 @@ pub struct IceTransport<T, C> {
     relayed: bool,
     early: EarlyDatagrams,
     stats: PathStats,
+    path: IcePath,
 }
 
 impl<T, C> IceTransport<T, C>
@@ -80,7 +81,7 @@ where
         agent: Agent,
         (stream_id, component_id): (usize, usize),
         local: SocketAddr,
-        remote: SocketAddr,
+        path: IcePath,
         relayed: bool,
         early: EarlyDatagrams,
     ) -> Self {
@@ -91,16 +92,22 @@ where
             stream_id,
             component_id,
             local,
-            remote,
+            remote: path.remote,
             relayed,
             early,
             stats: PathStats::default(),
+            path,
         }
     }
 
     /// The opponent's address on this path.
     pub fn remote(&self) -> SocketAddr {
         self.remote
+    }
+
+    /// The path, as chosen.
+    pub fn path(&self) -> &IcePath {
+        &self.path
     }
 
     /// What went over the path so far.

@@ -110,6 +110,9 @@ pub(crate) struct MatchReport {
     /// The link's traffic, over the match's seconds.
     pub(crate) wire: WireTraffic,
     pub(crate) dropped_datagrams: u64,
+    /// The path ICE chose (a match through a room), how it goes and how
+    /// long connecting took.
+    pub(crate) path: Option<crate::net::ice::IcePath>,
     /// Bytes the saved states took at the end: the rollback window's and
     /// the checkpoints kept for desync repair (both bounded).
     pub(crate) state_bytes: usize,
@@ -150,6 +153,9 @@ impl Report for MatchReport {
             self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
+        if let Some(path) = &self.path {
+            writeln!(out, "path: {}", path.describe())?;
+        }
         writeln!(
             out,
             "saved states: {:.1} MiB (rollback window and desync-repair checkpoints)",
@@ -194,6 +200,7 @@ impl Report for MatchReport {
                 "last_desync_memory_diff": self.desyncs.last_memory_diff.as_ref().map(ByteDiff::to_json),
                 "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
+                "path": self.path.as_ref().map(crate::net::ice::IcePath::json),
                 "state_bytes": self.state_bytes,
             },
         });

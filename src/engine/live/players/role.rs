@@ -349,6 +349,7 @@ impl PlayersRole {
                 (stats.bytes_received, stats.datagrams_received),
             ),
             dropped_datagrams: self.machine.netplay.dropped_datagrams(),
+            path: transport.ice_path(),
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),
