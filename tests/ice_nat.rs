@@ -63,22 +63,42 @@ impl SignalChannel for MemorySignal {
     }
 }
 
-/// The STUN and TURN server on the simulated network's public side.
+/// A STUN and TURN server on the simulated network's public side.
 struct SimRelayServer {
     server: TurnServer,
     listen: SocketAddr,
     relayed: Vec<SocketAddr>,
+    /// How long it takes to answer (a slow or far relay).
+    answer_after_ms: u64,
+    answers: VecDeque<(u64, SocketAddr, SocketAddr, Vec<u8>)>,
 }
 
 impl SimRelayServer {
-    fn new() -> Self {
-        let listen = at(SERVER);
+    fn new(listen: SocketAddr, answer_after_ms: u64) -> Self {
         let mut server = TurnServer::new(TransportType::Udp, listen, "netcade".to_owned());
         server.add_user(USER.to_owned(), PASSWORD.to_owned());
         SimRelayServer {
             server,
             listen,
             relayed: Vec::new(),
+            answer_after_ms,
+            answers: VecDeque::new(),
+        }
+    }
+
+    fn answer(&mut self, now_ms: u64, from: SocketAddr, to: SocketAddr, bytes: Vec<u8>) {
+        self.answers
+            .push_back((now_ms + self.answer_after_ms, from, to, bytes));
+    }
+
+    fn send_due_answers(&mut self, network: &RefCell<NatNetwork>, now_ms: u64) {
+        while self
+            .answers
+            .front()
+            .is_some_and(|answer| answer.0 <= now_ms)
+        {
+            let (_, from, to, bytes) = self.answers.pop_front().unwrap();
+            network.borrow_mut().send(from, to, &bytes);
         }
     }
 
@@ -97,7 +117,7 @@ impl SimRelayServer {
                 );
                 if let Some(reply) = self.server.recv(datagram, now) {
                     let reply = reply.build();
-                    network.borrow_mut().send(reply.from, reply.to, &reply.data);
+                    self.answer(now_ms, reply.from, reply.to, reply.data);
                 }
             }
         }
@@ -128,10 +148,9 @@ impl SimRelayServer {
             }
         }
         while let Some(outgoing) = self.server.poll_transmit(now) {
-            network
-                .borrow_mut()
-                .send(outgoing.from, outgoing.to, &outgoing.data);
+            self.answer(now_ms, outgoing.from, outgoing.to, outgoing.data);
         }
+        self.send_due_answers(network, now_ms);
     }
 }
 
@@ -145,7 +164,7 @@ struct Player {
 
 struct Lab {
     network: Rc<RefCell<NatNetwork>>,
-    server: SimRelayServer,
+    servers: Vec<SimRelayServer>,
 }
 
 impl Lab {
@@ -155,7 +174,7 @@ impl Lab {
         net.set_default_conditions(LinkConditions::latency(15));
         Lab {
             network: Rc::new(RefCell::new(NatNetwork::new(net))),
-            server: SimRelayServer::new(),
+            servers: vec![SimRelayServer::new(at(SERVER), 0)],
         }
     }
 
@@ -197,7 +216,9 @@ impl Lab {
     fn connect(&mut self, a: &mut Player, b: &mut Player) -> u64 {
         for now_ms in 0..60_000 {
             self.network.borrow_mut().deliver(now_ms);
-            self.server.pump(&self.network, now_ms);
+            for server in &mut self.servers {
+                server.pump(&self.network, now_ms);
+            }
             for player in [&mut *a, &mut *b] {
                 // A side that found its path keeps answering checks, as its
                 // transport would.
@@ -236,7 +257,9 @@ impl Lab {
             now_ms += 1;
             clock.set(now_ms * 1000);
             self.network.borrow_mut().deliver(now_ms);
-            self.server.pump(&self.network, now_ms);
+            for server in &mut self.servers {
+                server.pump(&self.network, now_ms);
+            }
             for transport in [&mut *a, &mut *b] {
                 while let Some(from) = transport.receive(&mut buffer) {
                     arrived.push((from, buffer.clone()));
@@ -248,14 +271,21 @@ impl Lab {
 }
 
 fn config(policy: PathPolicy) -> IceConfig {
+    config_with_relays(policy, &[("sim-west", at(SERVER))])
+}
+
+fn config_with_relays(policy: PathPolicy, relays: &[(&str, SocketAddr)]) -> IceConfig {
     IceConfig {
         stun_servers: vec![at(SERVER)],
-        relays: vec![RelayServer {
-            name: "sim-west".to_owned(),
-            address: at(SERVER),
-            username: USER.to_owned(),
-            password: PASSWORD.to_owned(),
-        }],
+        relays: relays
+            .iter()
+            .map(|&(name, address)| RelayServer {
+                name: name.to_owned(),
+                address,
+                username: USER.to_owned(),
+                password: PASSWORD.to_owned(),
+            })
+            .collect(),
         policy,
         ..IceConfig::default()
     }
@@ -264,14 +294,22 @@ fn config(policy: PathPolicy) -> IceConfig {
 /// Connects a host at `a` and a joiner at `b`, checks that a datagram
 /// crosses each way on the chosen path, and returns both sides' paths.
 fn connect_and_play(
-    mut lab: Lab,
+    lab: Lab,
     a: SocketAddr,
     b: SocketAddr,
     policy_a: PathPolicy,
 ) -> (IcePath, IcePath) {
+    connect_and_play_with(lab, (a, config(policy_a)), (b, config(PathPolicy::Any)))
+}
+
+fn connect_and_play_with(
+    mut lab: Lab,
+    (a, config_a): (SocketAddr, IceConfig),
+    (b, config_b): (SocketAddr, IceConfig),
+) -> (IcePath, IcePath) {
     let (signal_a, signal_b) = MemorySignal::pair();
-    let mut host = lab.player(a, signal_a, IceRole::Controlling, config(policy_a));
-    let mut joiner = lab.player(b, signal_b, IceRole::Controlled, config(PathPolicy::Any));
+    let mut host = lab.player(a, signal_a, IceRole::Controlling, config_a);
+    let mut joiner = lab.player(b, signal_b, IceRole::Controlled, config_b);
     let now_ms = lab.connect(&mut host, &mut joiner);
     let host_path = host.outcome.take().unwrap().expect("the host finds a path");
     let joiner_path = joiner
@@ -362,6 +400,23 @@ fn two_players_behind_one_nat_without_hairpinning_connect_by_their_host_addresse
     assert_eq!(host.kind, PathKind::Direct);
     assert_eq!(joiner.kind, PathKind::Direct);
     assert_eq!(host.remote, at("10.0.0.3:7000"));
+}
+
+#[test]
+fn of_two_relays_the_one_with_the_shorter_round_trip_carries_the_match() {
+    let (mut lab, a, b) = Lab::behind_nats(NatBehaviour::SYMMETRIC, NatBehaviour::SYMMETRIC);
+    let far = at("192.0.2.50:3478");
+    lab.servers.push(SimRelayServer::new(far, 200));
+    // The far relay is listed first: order does not decide, round trips do.
+    let relays = [("far", far), ("near", at(SERVER))];
+    let (host, joiner) = connect_and_play_with(
+        lab,
+        (a, config_with_relays(PathPolicy::Any, &relays)),
+        (b, config_with_relays(PathPolicy::Any, &relays)),
+    );
+    for path in [host, joiner] {
+        assert_eq!(path.kind.to_string(), "relay near +30 ms", "{path:?}");
+    }
 }
 
 #[test]

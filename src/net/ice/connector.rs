@@ -92,57 +92,17 @@ impl IceConnector {
         let component_id = stream
             .add_component()
             .expect("a new stream takes its first component");
-        let stun_servers: Vec<_> = match config.policy {
-            PathPolicy::Any => config
-                .stun_servers
-                .iter()
-                .map(|server| (TransportType::Udp, *server))
-                .collect(),
-            PathPolicy::RelayOnly => Vec::new(),
-        };
-        let turn_configs: Vec<TurnConfig> = config
-            .relays
-            .iter()
-            .map(|relay| {
-                let credentials = TurnCredentials::new(&relay.username, &relay.password);
-                TurnConfig::new(TransportType::Udp, relay.address, credentials)
-            })
-            .collect();
-        let turn_servers: Vec<_> = turn_configs.iter().map(|turn| (local, turn)).collect();
-        let offers_host = config.policy == PathPolicy::Any && local.ip().is_loopback();
-        let loopback_host = offers_host.then(|| {
-            // rice-proto gathers no loopback candidate, but two players on
-            // one machine should meet directly, not through a relay.
-            let priority = Candidate::calculate_priority(
-                CandidateType::Host,
-                TransportType::Udp,
-                None,
-                0,
-                component_id,
-            );
-            let candidate = Candidate::builder(
-                component_id,
-                CandidateType::Host,
-                TransportType::Udp,
-                "lo",
-                local,
-            )
-            .priority(priority)
-            .base_address(local)
-            .build();
-            let sdp = candidate.to_sdp_string();
-            stream.add_local_candidate(candidate);
-            sdp
-        });
+        let loopback_host =
+            (config.policy == PathPolicy::Any && local.ip().is_loopback()).then(|| {
+                let candidate = loopback_host_candidate(local, component_id);
+                let sdp = candidate.to_sdp_string();
+                stream.add_local_candidate(candidate);
+                sdp
+            });
         let mut component = stream
             .mut_component(component_id)
             .expect("the component just added");
-        // Gathering only fails when asked twice; a fresh component is not.
-        let _ = component.gather_candidates(
-            &[(TransportType::Udp, local)],
-            &stun_servers,
-            &turn_servers,
-        );
+        gather(&mut component, local, &config);
         IceConnector {
             agent,
             stream_id,
@@ -558,4 +518,56 @@ impl IceConnector {
             .mut_stream(self.stream_id)
             .expect("the connector's stream")
     }
+}
+
+/// Starts gathering: the host candidate at `local`, a server-reflexive one
+/// from each STUN server (none under a relay-only policy), a relayed one
+/// from each TURN server, all over the one socket.
+fn gather(
+    component: &mut rice_proto::component::ComponentMut<'_>,
+    local: SocketAddr,
+    config: &IceConfig,
+) {
+    let stun_servers: Vec<_> = match config.policy {
+        PathPolicy::Any => config
+            .stun_servers
+            .iter()
+            .map(|server| (TransportType::Udp, *server))
+            .collect(),
+        PathPolicy::RelayOnly => Vec::new(),
+    };
+    let turn_configs: Vec<TurnConfig> = config
+        .relays
+        .iter()
+        .map(|relay| {
+            let credentials = TurnCredentials::new(&relay.username, &relay.password);
+            TurnConfig::new(TransportType::Udp, relay.address, credentials)
+        })
+        .collect();
+    let turn_servers: Vec<_> = turn_configs.iter().map(|turn| (local, turn)).collect();
+    // Gathering only fails when asked twice; a fresh component is not.
+    let _ =
+        component.gather_candidates(&[(TransportType::Udp, local)], &stun_servers, &turn_servers);
+}
+
+/// The host candidate of a loopback socket: rice-proto gathers none, but
+/// two players on one machine should meet directly, not through a relay.
+fn loopback_host_candidate(local: SocketAddr, component_id: usize) -> Candidate {
+    let priority = Candidate::calculate_priority(
+        CandidateType::Host,
+        TransportType::Udp,
+        None,
+        0,
+        component_id,
+    );
+    Candidate::builder(
+        component_id,
+        CandidateType::Host,
+        TransportType::Udp,
+        "lo",
+        local,
+    )
+    .priority(priority)
+    .base_address(local)
+    .build()
 }
