@@ -317,6 +317,13 @@ fn connect_and_play_with(
         .take()
         .unwrap()
         .expect("the joiner finds a path");
+    // docs/measurements.md: `cargo test --test ice_nat -- --nocapture --test-threads 1`.
+    println!(
+        "{}: host {}; joiner {}",
+        std::thread::current().name().unwrap_or("test"),
+        host_path.describe(),
+        joiner_path.describe()
+    );
     let clock = ManualClock::new();
     clock.set(now_ms * 1000);
     let mut host_link = host
