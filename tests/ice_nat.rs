@@ -8,7 +8,7 @@ use netcade::net::ice::{
     random_credentials, IceConfig, IceConnector, IceError, IcePath, IceRole, IceTransport,
     PathKind, PathPolicy, RelayServer,
 };
-use netcade::net::nat_sim::{NatBehaviour, NatNetwork, NatSocket};
+use netcade::net::nat_sim::{NatBehaviour, NatId, NatNetwork, NatSocket};
 use netcade::net::signal::{SignalChannel, SignalError};
 use netcade::net::sim::{LinkConditions, SimNet};
 use netcade::net::{ManualClock, Transport};
@@ -165,6 +165,8 @@ struct Player {
 struct Lab {
     network: Rc<RefCell<NatNetwork>>,
     servers: Vec<SimRelayServer>,
+    /// The players' NAT boxes.
+    homes: Vec<NatId>,
 }
 
 impl Lab {
@@ -175,17 +177,19 @@ impl Lab {
         Lab {
             network: Rc::new(RefCell::new(NatNetwork::new(net))),
             servers: vec![SimRelayServer::new(at(SERVER), 0)],
+            homes: Vec::new(),
         }
     }
 
     fn behind_nats(home_a: NatBehaviour, home_b: NatBehaviour) -> (Lab, SocketAddr, SocketAddr) {
-        let lab = Lab::new(7);
+        let mut lab = Lab::new(7);
         {
             let mut network = lab.network.borrow_mut();
             let nat_a = network.add_nat("203.0.113.1".parse().unwrap(), home_a);
             network.place_behind(nat_a, "10.0.0.2".parse().unwrap());
             let nat_b = network.add_nat("203.0.113.2".parse().unwrap(), home_b);
             network.place_behind(nat_b, "10.1.0.2".parse().unwrap());
+            lab.homes = vec![nat_a, nat_b];
         }
         (lab, at("10.0.0.2:7000"), at("10.1.0.2:7000"))
     }
@@ -424,6 +428,24 @@ fn of_two_relays_the_one_with_the_shorter_round_trip_carries_the_match() {
     for path in [host, joiner] {
         assert_eq!(path.kind.to_string(), "relay near +30 ms", "{path:?}");
     }
+}
+
+#[test]
+fn a_port_mapping_gets_two_symmetric_nats_through_without_a_relay() {
+    let (lab, a, b) = Lab::behind_nats(NatBehaviour::SYMMETRIC, NatBehaviour::SYMMETRIC);
+    let mapped = lab.network.borrow_mut().forward_port(lab.homes[0], 6000, a);
+    let no_relay = |mapped_address| IceConfig {
+        relays: Vec::new(),
+        mapped_address,
+        ..config(PathPolicy::Any)
+    };
+    let (host, joiner) =
+        connect_and_play_with(lab, (a, no_relay(Some(mapped))), (b, no_relay(None)));
+    assert_eq!(host.kind, PathKind::HolePunched, "{host:?}");
+    assert_eq!(
+        joiner.remote, mapped,
+        "the joiner reaches the mapped port: {joiner:?}"
+    );
 }
 
 #[test]

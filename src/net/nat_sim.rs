@@ -79,12 +79,18 @@ struct NatBox {
     owners: BTreeMap<u16, SocketAddr>,
     /// (public port, remote IP) pairs inbound datagrams may arrive on.
     permitted: BTreeSet<(u16, IpAddr)>,
+    /// Port mappings asked for (UPnP): private socket → public port, open
+    /// to anyone, and the port the socket's datagrams leave from.
+    forwarded: BTreeMap<SocketAddr, u16>,
     next_port: u16,
 }
 
 impl NatBox {
     /// The public port `private` leaves from toward `to`, made when new.
     fn map(&mut self, private: SocketAddr, to: SocketAddr) -> Option<u16> {
+        if let Some(&port) = self.forwarded.get(&private) {
+            return Some(port);
+        }
         let key = match self.behaviour.mapping {
             Mapping::EndpointIndependent => (private, None),
             Mapping::AddressAndPortDependent => (private, Some(to)),
@@ -105,6 +111,9 @@ impl NatBox {
 
     /// The private socket an inbound datagram from `from` to `port` reaches, if let in.
     fn admit(&self, port: u16, from: SocketAddr) -> Option<SocketAddr> {
+        if let Some((&private, _)) = self.forwarded.iter().find(|(_, &public)| public == port) {
+            return Some(private);
+        }
         let owner = *self.owners.get(&port)?;
         self.permitted.contains(&(port, from.ip())).then_some(owner)
     }
@@ -149,6 +158,7 @@ impl NatNetwork {
             mappings: BTreeMap::new(),
             owners: BTreeMap::new(),
             permitted: BTreeSet::new(),
+            forwarded: BTreeMap::new(),
             next_port: FIRST_MAPPED_PORT,
         });
         NatId(self.nats.len() - 1)
@@ -157,6 +167,20 @@ impl NatNetwork {
     /// Puts the machine with private address `ip` behind `nat`.
     pub fn place_behind(&mut self, nat: NatId, ip: IpAddr) {
         self.behind.insert(ip, nat);
+    }
+
+    /// Forwards `public_port` of `nat` to the private socket `private`, as a
+    /// UPnP mapping does: open to every sender, and the port the socket's
+    /// own datagrams leave from. Returns the public address.
+    pub fn forward_port(
+        &mut self,
+        nat: NatId,
+        public_port: u16,
+        private: SocketAddr,
+    ) -> SocketAddr {
+        let nat = &mut self.nats[nat.0];
+        nat.forwarded.insert(private, public_port);
+        SocketAddr::new(nat.public_ip, public_port)
     }
 
     /// Sends a datagram from socket `from` (private or public) to `to`.
@@ -308,6 +332,20 @@ mod tests {
         );
         assert_eq!(network.receive(at("10.0.0.2:7000")), None);
         assert_eq!(network.refused, 1);
+    }
+
+    #[test]
+    fn a_forwarded_port_lets_anyone_in_and_is_where_the_socket_leaves_from() {
+        let mut network = network(NatBehaviour::SYMMETRIC);
+        let public = network.forward_port(NatId(0), 6000, at("10.0.0.2:7000"));
+        network.send(at("198.51.100.9:1234"), public, b"stranger");
+        network.deliver(0);
+        assert_eq!(
+            network.receive(at("10.0.0.2:7000")),
+            Some((at("198.51.100.9:1234"), b"stranger".to_vec()))
+        );
+        assert_eq!(sender_seen_by(&mut network, "198.51.100.1:3478"), public);
+        assert_eq!(sender_seen_by(&mut network, "198.51.100.2:3478"), public);
     }
 
     #[test]

@@ -48,8 +48,9 @@ pub struct IceConnector {
     local: SocketAddr,
     config: IceConfig,
     credentials: Credentials,
-    /// The loopback host candidate to send once the credentials are sent.
-    loopback_host: Option<String>,
+    /// Candidates rice-proto does not gather (loopback, a port mapping),
+    /// sent once the credentials are.
+    offered_first: Vec<String>,
     started_us: u64,
     credentials_sent: bool,
     remote_credentials_known: bool,
@@ -92,13 +93,20 @@ impl IceConnector {
         let component_id = stream
             .add_component()
             .expect("a new stream takes its first component");
-        let loopback_host =
-            (config.policy == PathPolicy::Any && local.ip().is_loopback()).then(|| {
-                let candidate = loopback_host_candidate(local, component_id);
-                let sdp = candidate.to_sdp_string();
+        let mut offered_first = Vec::new();
+        if config.policy == PathPolicy::Any {
+            let loopback = local
+                .ip()
+                .is_loopback()
+                .then(|| loopback_host_candidate(local, component_id));
+            let mapped = config
+                .mapped_address
+                .map(|public| mapped_candidate(public, local, component_id));
+            for candidate in loopback.into_iter().chain(mapped) {
+                offered_first.push(candidate.to_sdp_string());
                 stream.add_local_candidate(candidate);
-                sdp
-            });
+            }
+        }
         let mut component = stream
             .mut_component(component_id)
             .expect("the component just added");
@@ -110,7 +118,7 @@ impl IceConnector {
             local,
             config,
             credentials,
-            loopback_host,
+            offered_first,
             started_us: now_us,
             credentials_sent: false,
             remote_credentials_known: false,
@@ -153,7 +161,7 @@ impl IceConnector {
                 .encode(),
             )?;
             self.credentials_sent = true;
-            if let Some(sdp) = self.loopback_host.take() {
+            for sdp in std::mem::take(&mut self.offered_first) {
                 signal.send(&IceSignal::Candidate(sdp).encode())?;
             }
         }
@@ -569,5 +577,28 @@ fn loopback_host_candidate(local: SocketAddr, component_id: usize) -> Candidate 
     )
     .priority(priority)
     .base_address(local)
+    .build()
+}
+
+/// The candidate of a port the router forwards to this socket: reflexive
+/// (it is this socket seen from outside), open to anyone.
+fn mapped_candidate(public: SocketAddr, local: SocketAddr, component_id: usize) -> Candidate {
+    let priority = Candidate::calculate_priority(
+        CandidateType::ServerReflexive,
+        TransportType::Udp,
+        None,
+        0,
+        component_id,
+    );
+    Candidate::builder(
+        component_id,
+        CandidateType::ServerReflexive,
+        TransportType::Udp,
+        "map",
+        public,
+    )
+    .priority(priority)
+    .base_address(local)
+    .related_address(local)
     .build()
 }

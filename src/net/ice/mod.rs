@@ -61,6 +61,9 @@ pub struct IceConfig {
     pub stun_servers: Vec<SocketAddr>,
     /// TURN servers, each tried for a relayed candidate.
     pub relays: Vec<RelayServer>,
+    /// A public address the router forwards to this socket (a UPnP port
+    /// mapping), offered as one more candidate.
+    pub mapped_address: Option<SocketAddr>,
     /// Which paths are acceptable.
     pub policy: PathPolicy,
     /// How long direct and hole-punched pairs have before a relayed
@@ -75,6 +78,7 @@ impl Default for IceConfig {
         IceConfig {
             stun_servers: Vec::new(),
             relays: Vec::new(),
+            mapped_address: None,
             policy: PathPolicy::Any,
             relay_grace: Duration::from_millis(1500),
             give_up_after: Duration::from_secs(15),
