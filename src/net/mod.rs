@@ -11,6 +11,7 @@ pub mod ice;
 pub mod laminar;
 pub mod link;
 pub mod nat_sim;
+pub mod port_mapping;
 pub mod signal;
 pub mod sim;
 pub mod udp;

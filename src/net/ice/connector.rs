@@ -251,20 +251,18 @@ impl IceConnector {
                     address,
                     round_trip_ms,
                     name,
-                }) => {
-                    if self.remote_relays.len() < MAX_REMOTE_CANDIDATES {
-                        let label = RelayLabel {
-                            name,
-                            round_trip_ms,
-                        };
-                        self.remote_relays.insert(address, label);
-                    }
+                }) if self.remote_relays.len() < MAX_REMOTE_CANDIDATES => {
+                    let label = RelayLabel {
+                        name,
+                        round_trip_ms,
+                    };
+                    self.remote_relays.insert(address, label);
                 }
                 Some(IceSignal::End) => {
                     self.remote_ended = true;
                     self.stream().end_of_remote_candidates();
                 }
-                None => {}
+                Some(IceSignal::Relay { .. }) | None => {}
             }
         }
         Ok(())
