@@ -32,7 +32,10 @@ use std::fmt;
 ///   bounded linger: an ending sent once dies with one lost datagram, and a
 ///   version-4 peer would never answer. Handshakes end with the match's
 ///   length in frames (the host's wins). Rejects may say `NoSpectators`.
-pub const PROTOCOL_VERSION: u8 = 5;
+/// - 6: the start-up host tells each member where every other player's
+///   machine is (Roster, kind 18), so that matches of 3–4 players link as
+///   a full mesh; a version-5 member would never link to the others.
+pub const PROTOCOL_VERSION: u8 = 6;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -568,6 +571,23 @@ pub enum Message {
     },
     /// Member → host: a Start arrived (every copy is acknowledged).
     StartAck,
+    /// Start-up host → member: where the other players' machines are, as
+    /// the host sees them (resent until the member says Ready).
+    Roster(Vec<RosterEntry>),
+}
+
+/// An address in a [`Message::Roster`] is at most this long (an IPv6
+/// socket address is 18 bytes).
+pub const MAX_ROSTER_ADDRESS_BYTES: usize = 32;
+
+/// One other player's machine in a [`Message::Roster`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RosterEntry {
+    /// The player slot it controls.
+    pub slot: u8,
+    /// Its address, in the encoding of the session's transport (opaque to
+    /// the protocol; at most [`MAX_ROSTER_ADDRESS_BYTES`]).
+    pub address: Vec<u8>,
 }
 
 impl Message {
@@ -590,6 +610,7 @@ impl Message {
             Message::Start { .. } => 14,
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
+            Message::Roster(_) => 18,
         }
     }
 }

@@ -55,6 +55,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let Some((_, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
             return false;
         };
+        if !hello.local_slots.is_empty() && self.awaits_roster_for(hello.local_slots) {
+            return true;
+        }
         if self.left || !self.handshakes.allow(now, from) {
             return false;
         }
@@ -169,6 +172,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::BlobRefused { size, .. } => self.on_blob_refused(index, size),
             NetEvent::BlobDamaged { .. } => self.on_blob_damaged(index),
             NetEvent::BlobDelivered { .. } => {}
+            NetEvent::Roster(entries) => self.on_roster(index, entries),
         }
     }
 

@@ -8,6 +8,7 @@ mod blobs;
 mod departures;
 mod inputs;
 mod links;
+mod roster;
 mod setup;
 mod spectator_checks;
 mod spectators;
@@ -127,6 +128,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     /// The host's start state as sent (compressed), if we send one.
     start_state_blob: Option<Vec<u8>>,
     start_state_wait: StartStateWait,
+    /// When the start-up host last sent its roster.
+    roster_sent_at: Option<Millis>,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -170,6 +173,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             quality_report_interval_ms,
             start_state_blob,
             start_state_wait: StartStateWait::NotAwaited,
+            roster_sent_at: None,
         };
         netplay.open_dialed_links(now)?;
         netplay.pull_session_events();
@@ -179,13 +183,21 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// Opens the links we dial: they send Hello at the first `poll`.
     fn open_dialed_links(&mut self, now: Millis) -> Result<(), NetplayError> {
         for index in 0..self.links.len() {
-            let link = &self.links[index];
-            if let (Connect::Dial, Some(address)) = (link.connect, link.address) {
-                let handshake = self.config.handshake(self.local_players);
-                let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
-                self.endpoints.insert(address, endpoint);
-                self.links[index].state = LinkState::Open;
-            }
+            self.open_dialed_link(now, index)?;
+        }
+        Ok(())
+    }
+
+    /// Opens link `index` if we dial it and know where it is.
+    fn open_dialed_link(&mut self, now: Millis, index: usize) -> Result<(), NetplayError> {
+        let link = &self.links[index];
+        if let (Connect::Dial, Some(address), LinkState::AwaitingHello) =
+            (link.connect, link.address, link.state)
+        {
+            let handshake = self.config.handshake(self.local_players);
+            let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
+            self.endpoints.insert(address, endpoint);
+            self.links[index].state = LinkState::Open;
         }
         Ok(())
     }
@@ -281,6 +293,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
         self.now = now;
         self.poll_startup(now);
+        self.poll_roster(now);
         self.feed_spectators();
         self.session.record_final_checkpoints();
         while let Some((frame, checksum)) = self.session.next_checksum_report() {

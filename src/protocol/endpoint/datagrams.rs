@@ -176,6 +176,7 @@ impl PeerEndpoint {
             Message::Ready => self.events.push_back(Event::PeerReady),
             Message::Start { delay_ms } => self.on_start(delay_ms),
             Message::StartAck => self.events.push_back(Event::StartAcknowledged),
+            Message::Roster(entries) => self.events.push_back(Event::Roster(entries)),
         }
     }
 

@@ -103,6 +103,7 @@ pub struct PeerEndpoint {
     blob_ack_due: Option<BlobId>,
 
     ready_due: bool,
+    roster_due: Option<Vec<RosterEntry>>,
     start_due: Option<u16>,
     start_ack_due: bool,
 
@@ -175,6 +176,7 @@ impl PeerEndpoint {
             finished_blob: None,
             blob_ack_due: None,
             ready_due: false,
+            roster_due: None,
             start_due: None,
             start_ack_due: false,
             events: VecDeque::new(),
