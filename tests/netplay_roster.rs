@@ -19,23 +19,29 @@ const BYTE_ADDRESSES: RosterCodec<u8> = RosterCodec {
     },
 };
 
-/// `players` machines where the host accepts anyone into each slot and the
-/// members dial only the host, learning the rest from its roster.
+/// Machine `me`'s configuration when the host accepts anyone into each
+/// slot and the members dial only the host, learning the rest from its
+/// roster.
+fn linked_by_roster(players: u8, me: u8, mut config: NetplayConfig<u8>) -> NetplayConfig<u8> {
+    config.peers.clear();
+    config.roster = Some(BYTE_ADDRESSES);
+    for other in (0..players).filter(|&other| other != me) {
+        let slots = PlayerSlots::single(other);
+        config = match (me, other) {
+            (0, _) => config.accept(None, slots),
+            (_, 0) => config.dial(0, slots),
+            _ => config.from_roster(slots),
+        };
+    }
+    config
+}
+
 fn cluster_linked_by_roster(players: u8, seed: u64, conditions: LinkConditions) -> PartyCluster {
     Cluster::with_configs(
         MatchSetup::new(players, seed, conditions),
         |_| party_game(),
         |me, config: &mut NetplayConfig<u8>| {
-            config.peers.clear();
-            config.roster = Some(BYTE_ADDRESSES);
-            for other in (0..players).filter(|&other| other != me) {
-                let slots = PlayerSlots::single(other);
-                *config = match (me, other) {
-                    (0, _) => config.clone().accept(None, slots),
-                    (_, 0) => config.clone().dial(0, slots),
-                    _ => config.clone().from_roster(slots),
-                };
-            }
+            *config = linked_by_roster(players, me, config.clone())
         },
     )
 }
@@ -86,4 +92,29 @@ fn the_match_does_not_begin_while_a_joiner_is_missing() {
         event,
         NetplayEvent::Running
     )));
+}
+
+#[test]
+fn a_three_player_match_of_fixed_length_ends_with_every_frame_final_everywhere() {
+    let setup = MatchSetup::new(3, 33, LinkConditions::latency(10));
+    let mut cluster = Cluster::with_configs(
+        setup,
+        |_| party_game(),
+        |me, config| {
+            *config = linked_by_roster(3, me, config.clone());
+            config.match_frames = Some(600);
+        },
+    );
+    for machine in cluster.machines.iter_mut() {
+        machine.stop_at_frame = Some(600);
+    }
+    cluster.run_until(15_000);
+    for machine in 0..3 {
+        assert_eq!(
+            cluster.final_checksums(machine).len(),
+            600,
+            "machine {machine}"
+        );
+    }
+    cluster.assert_same_final_checksums(&[0, 1, 2], 600);
 }

@@ -63,6 +63,9 @@ struct Link<A> {
     state: LinkState,
     /// The player whose figures stand for the link (its lowest slot).
     first_player: PlayerId,
+    /// The latest frame the peer sent its checksum of: it held every
+    /// player's inputs through it, so it announces no departure before.
+    checksummed: Option<Frame>,
 }
 
 /// A netplay match for 2–4 players over any transport, keyed by address `A`.
@@ -330,6 +333,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         let link = self.links.iter().find(|link| link.players.contains(0))?;
         self.endpoints.get(&link.address?)?.remote_handshake()
+    }
+
+    /// Why the start-up host refused our Hello, with the handshake of its
+    /// Reject (its settings win), if it did.
+    pub fn host_refusal(&self) -> Option<(RejectReason, &Handshake)> {
+        let link = self.links.iter().find(|link| link.players.contains(0))?;
+        self.endpoints.get(&link.address?)?.refusal()
     }
 
     /// The next event to show or log, oldest first.

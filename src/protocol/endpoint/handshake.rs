@@ -159,6 +159,7 @@ impl PeerEndpoint {
             remote: Identity::of(header.version, &host),
             spectator: self.config.local.local_slots.is_empty(),
         }));
+        self.refusal = Some((reason, host));
         self.events.push_back(Event::Disconnected {
             cause: DisconnectCause::Rejected(reason),
         });
