@@ -184,6 +184,8 @@ fn every_message() -> Vec<Message> {
         Message::Start { delay_ms: 65_535 },
         Message::StartAck,
         Message::DisconnectAck,
+        Message::RejoinChallenge { nonce: 0 },
+        Message::RejoinProof { nonce: u64::MAX },
     ]
 }
 

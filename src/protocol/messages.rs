@@ -32,7 +32,9 @@ use std::fmt;
 ///   bounded linger: an ending sent once dies with one lost datagram, and a
 ///   version-4 peer would never answer. Handshakes end with the match's
 ///   length in frames (the host's wins). Rejects may say `NoSpectators`.
-pub const PROTOCOL_VERSION: u8 = 5;
+/// - 6: a peer heard from a new address proves it is the same peer before
+///   its link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
+pub const PROTOCOL_VERSION: u8 = 6;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -568,6 +570,19 @@ pub enum Message {
     },
     /// Member → host: a Start arrived (every copy is acknowledged).
     StartAck,
+    /// Sent to a new address a peer's datagrams came from: "prove you
+    /// hold this link's key by echoing `nonce`". The link moves there
+    /// only on the proof, so a replayed datagram moves nothing.
+    RejoinChallenge {
+        /// Drawn fresh for each new address (from randomness the caller gives).
+        nonce: u64,
+    },
+    /// The answer to a [`Message::RejoinChallenge`], tagged with the link's
+    /// key like every datagram: only the peer can make it.
+    RejoinProof {
+        /// The challenge's nonce, echoed.
+        nonce: u64,
+    },
 }
 
 impl Message {
@@ -590,6 +605,8 @@ impl Message {
             Message::Start { .. } => 14,
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
+            Message::RejoinChallenge { .. } => 19,
+            Message::RejoinProof { .. } => 20,
         }
     }
 }

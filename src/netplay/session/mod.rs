@@ -8,6 +8,7 @@ mod blobs;
 mod departures;
 mod inputs;
 mod links;
+mod rejoin;
 mod setup;
 mod spectator_checks;
 mod spectators;
@@ -34,6 +35,7 @@ use crate::rollback::{
 use blobs::StartStateWait;
 pub(crate) use blobs::DAMAGED;
 use departures::Departure;
+use rejoin::Rejoins;
 use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
 
@@ -127,6 +129,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     /// The host's start state as sent (compressed), if we send one.
     start_state_blob: Option<Vec<u8>>,
     start_state_wait: StartStateWait,
+    /// New addresses of the peers, challenged to prove who they are.
+    rejoins: Rejoins<A>,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -144,6 +148,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let quality_report_interval_ms =
             EndpointConfig::joiner(config.handshake(config.local_players))
                 .quality_report_interval_ms;
+        let rejoins = Rejoins::new(config.rejoin_seed);
         let mut netplay = NetplaySession {
             local_players: config.local_players,
             local_count: config.local_players.count(),
@@ -170,6 +175,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             quality_report_interval_ms,
             start_state_blob,
             start_state_wait: StartStateWait::NotAwaited,
+            rejoins,
         };
         netplay.open_dialed_links(now)?;
         netplay.pull_session_events();
@@ -194,12 +200,14 @@ impl<A: Ord + Copy> NetplaySession<A> {
 
     /// Takes in one datagram from `from`. Datagrams from unknown addresses
     /// are dropped and counted, except a Hello from a peer we accept (or a
-    /// spectator, if allowed), which opens its link.
+    /// spectator, if allowed), which opens its link, and a player's from a
+    /// new address (see `rejoin`).
     pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
         self.now = now;
         if self.endpoints.get(&from).is_some() {
             self.endpoints.handle_datagram(now, from, datagram);
-        } else if !self.accept_hello(now, from, datagram) {
+        } else if !self.accept_hello(now, from, datagram) && !self.rejoin_from(now, from, datagram)
+        {
             self.dropped_unknown += 1;
             return;
         }
@@ -294,6 +302,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         for (address, datagram) in self.refusals.drain(..) {
             send(address, &datagram);
         }
+        self.send_rejoin_challenges(now, &mut send);
         self.endpoints.poll(now, &mut send);
         for index in 0..self.links.len() {
             if let Some(address) = self.links[index].address {

@@ -15,6 +15,7 @@ mod departures;
 mod events;
 mod handshake;
 mod inputs;
+mod rejoin;
 mod reports;
 #[cfg(test)]
 mod tests;
@@ -103,6 +104,8 @@ pub struct PeerEndpoint {
     blob_ack_due: Option<BlobId>,
 
     ready_due: bool,
+    /// The nonce of a rejoin challenge to answer.
+    proof_due: Option<u64>,
     start_due: Option<u16>,
     start_ack_due: bool,
 
@@ -175,6 +178,7 @@ impl PeerEndpoint {
             finished_blob: None,
             blob_ack_due: None,
             ready_due: false,
+            proof_due: None,
             start_due: None,
             start_ack_due: false,
             events: VecDeque::new(),
