@@ -11,7 +11,7 @@ mod support;
 use netcade::net::sim::LinkConditions;
 use netcade::net::Transport;
 use netcade::netplay::{NetplayConfig, NetplayEvent};
-use netcade::protocol::{auth, codec, Header, Message, Millis, Sequence, SessionToken};
+use netcade::protocol::{auth, codec, Header, LinkSecret, Message, Millis, Sequence, SessionToken};
 use netcade::rollback::{DisconnectReason, SessionState};
 use support::netplay::{any_event, party_game, Cluster, MatchSetup, PartyCluster};
 
@@ -24,13 +24,20 @@ const STRANGER: u8 = 12;
 
 /// A two-player match whose machines wait `window_ms` for a silent peer.
 fn match_with_rejoin_window(seed: u64, window_ms: Millis) -> PartyCluster {
-    let setup = MatchSetup::new(2, seed, LINK);
+    match_of(2, seed, window_ms)
+}
+
+/// A match of `players` machines that wait `window_ms` for a silent peer.
+fn match_of(players: u8, seed: u64, window_ms: Millis) -> PartyCluster {
+    let setup = MatchSetup::new(players, seed, LINK);
     Cluster::with_configs(
         setup,
         |_| party_game(),
         move |me, config: &mut NetplayConfig<u8>| {
             config.rejoin_window_ms = window_ms;
             config.rejoin_seed = 0xA5A5 + u64::from(me);
+            // Each machine its own secret, as in real play: every link its own keys.
+            config.secret = LinkSecret::from_bytes([me + 1; 32]);
         },
     )
 }
@@ -105,6 +112,106 @@ fn a_player_silent_for_ten_seconds_comes_back_from_a_new_address_and_the_match_r
         );
     }
     cluster.assert_same_final_checksums(&[0, 1], 700);
+}
+
+#[test]
+fn a_host_whose_address_changed_is_followed_there_by_its_joiner() {
+    let mut cluster = match_with_rejoin_window(35, 30_000);
+    cluster.run_until(4_000);
+    cluster.isolate(0);
+    cluster.run_until(7_000);
+    cluster.sockets.rebind(0, NEW_ADDRESS);
+    cluster.run_until(15_000);
+    assert!(any_event(&cluster.machines[1].notes.events, |e| matches!(
+        e,
+        NetplayEvent::PeerRejoined { .. }
+    )));
+    for machine in &cluster.machines {
+        assert!(!any_event(&machine.notes.events, |e| matches!(
+            e,
+            NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
+        )));
+        assert!(machine.current_frame() > 500);
+    }
+    cluster.assert_same_final_checksums(&[0, 1], 450);
+}
+
+#[test]
+fn with_three_players_the_other_two_wait_for_the_silent_one_and_all_play_on_when_it_is_back() {
+    let mut cluster = match_of(3, 36, 30_000);
+    cluster.run_until(4_000);
+    let before = frames(&cluster);
+    cluster.isolate(2);
+    cluster.run_until(14_000);
+    assert_stalled_and_waiting(&cluster, &before);
+    cluster.sockets.rebind(2, NEW_ADDRESS);
+    cluster.run_until(24_000);
+    for machine in &cluster.machines {
+        let events = &machine.notes.events;
+        assert!(!any_event(events, |e| matches!(
+            e,
+            NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
+        )));
+        // About 13 of the 24 seconds were played.
+        assert!(machine.current_frame() > 750, "{}", machine.current_frame());
+    }
+    for machine in &cluster.machines[..2] {
+        assert!(any_event(&machine.notes.events, |e| matches!(
+            e,
+            NetplayEvent::PeerRejoined { .. }
+        )));
+    }
+    cluster.assert_same_final_checksums(&[0, 1, 2], 700);
+}
+
+/// The first moment after `since` a machine's frames ran again.
+fn resumed_at(cluster: &PartyCluster, machine: usize, since: Millis) -> Option<Millis> {
+    cluster.machines[machine]
+        .notes
+        .events
+        .iter()
+        .find_map(|(at, e)| match e {
+            NetplayEvent::StoppedWaiting { .. } if *at >= since => Some(*at),
+            _ => None,
+        })
+}
+
+/// The figures of docs/measurements.md: `cargo test --test netplay_rejoin
+/// -- --nocapture ten_second_outage` prints them.
+#[test]
+fn after_a_ten_second_outage_play_resumes_within_a_second_of_the_links_return() {
+    const CUT_AT: Millis = 4_000;
+    const BACK_AT: Millis = 14_000;
+    const END: Millis = 20_000;
+    let mut uninterrupted = match_with_rejoin_window(37, 30_000);
+    uninterrupted.run_until(END);
+    for new_address in [false, true] {
+        let mut cluster = match_with_rejoin_window(37, 30_000);
+        cluster.run_until(CUT_AT);
+        cluster.isolate(1);
+        cluster.run_until(BACK_AT);
+        if new_address {
+            cluster.sockets.rebind(1, NEW_ADDRESS);
+        } else {
+            cluster.reconnect(1);
+        }
+        cluster.run_until(END);
+        for machine in 0..2 {
+            let resumed = resumed_at(&cluster, machine, BACK_AT).expect("play resumed");
+            let lost = uninterrupted.machines[machine].current_frame()
+                - cluster.machines[machine].current_frame();
+            println!(
+                "10 s outage, back from {} address: machine {machine} played again {} ms after the link's return, {lost} frames behind an uninterrupted match",
+                if new_address { "a new" } else { "the same" },
+                resumed - BACK_AT,
+            );
+            assert!(resumed - BACK_AT < 1_000, "{} ms", resumed - BACK_AT);
+            // The outage's 600 frames, less the prediction window played
+            // into it, plus at most a second.
+            assert!((580..=660).contains(&lost), "{lost} frames lost");
+        }
+        cluster.assert_same_final_checksums(&[0, 1], 500);
+    }
 }
 
 #[test]

@@ -100,14 +100,22 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// answering our challenge moves the link; anything else earns the
     /// address a challenge. Returns whether it was the peer's.
     pub(super) fn rejoin_from(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
-        let read = self.links.iter().enumerate().find_map(|(index, link)| {
-            if link.state != LinkState::Open {
-                return None;
-            }
-            let endpoint = self.endpoints.get(&link.address?)?;
-            Some((index, endpoint.read_from_new_address(datagram)?))
-        });
-        let Some((index, message)) = read else {
+        // Keys differ per link unless machines share a secret (tests
+        // with the well-known one): then the link silent longest is it.
+        let read = self
+            .links
+            .iter()
+            .enumerate()
+            .filter_map(|(index, link)| {
+                if link.state != LinkState::Open {
+                    return None;
+                }
+                let endpoint = self.endpoints.get(&link.address?)?;
+                let message = endpoint.read_from_new_address(datagram)?;
+                Some((endpoint.silent_for(now), index, message))
+            })
+            .max_by_key(|(silent_for, index, _)| (*silent_for, usize::MAX - index));
+        let Some((_, index, message)) = read else {
             return false;
         };
         match message {
