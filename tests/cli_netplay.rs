@@ -868,6 +868,15 @@ fn a_joiner_cut_off_for_ten_seconds_comes_back_from_a_new_port_and_the_hosts_rep
         "{errors}"
     );
     let host_json = last_json(&host);
+    // docs/measurements.md: frames lost and the match's time beyond its
+    // 15 s and the outage's 10 s (`-- --nocapture` shows them).
+    for (side, output) in [("host", &host), ("join", &join)] {
+        let json = last_json(output);
+        eprintln!(
+            "{side}: {} stall frames, {:.2} s in all",
+            json["netplay"]["stall_frames"], json["seconds"]
+        );
+    }
     let replay = host_json["replay"]["path"].as_str().unwrap();
     let verified = netcade(
         &[
