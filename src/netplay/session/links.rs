@@ -30,6 +30,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         config.secret = self.config.secret.clone();
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
+        config.rejoin_window_ms = self.config.rejoin_window_ms;
         // The only blobs a player's link takes are the host's start state
         // and its state of a checkpoint that desynced (a frame number more).
         config.max_blob_size =

@@ -10,6 +10,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+/// Seconds a silent player is waited for unless `--rejoin-s` says.
+pub const DEFAULT_REJOIN_S: u32 = 30;
+
 /// Settings `host` and `join` share.
 #[derive(Clone, Debug, clap::Args)]
 pub struct MatchSettings {
@@ -35,6 +38,12 @@ pub struct MatchSettings {
     /// (0–4) keeps it fixed.
     #[arg(long, value_name = "auto|N", default_value_t = DelayArg::Auto)]
     pub delay: DelayArg,
+    /// Seconds a silent player is waited for once the match runs (the
+    /// others stall, showing "waiting for player N"): back within them,
+    /// from the same or a new address, it plays on; 0 drops it after 5 s.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_REJOIN_S,
+          value_parser = clap::value_parser!(u32).range(0..=3600))]
+    pub rejoin_s: u32,
     /// The socket transport and the link conditioner over it.
     #[command(flatten)]
     pub link: LinkArgs,

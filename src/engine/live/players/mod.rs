@@ -12,14 +12,14 @@ pub mod args;
 mod report;
 mod role;
 
-pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings};
+pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, DEFAULT_REJOIN_S};
 
 use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{InputSource, RandomPlayer};
 use crate::engine::live::connect::{
     adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
-    link_secret, SOCKET_ADDRESSES,
+    link_secret, random_bytes, SOCKET_ADDRESSES,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
@@ -389,6 +389,8 @@ fn match_config(
     config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
+    config.rejoin_window_ms = u64::from(settings.rejoin_s) * 1000;
+    config.rejoin_seed = u64::from_le_bytes(random_bytes()?);
     if let DelayArg::Fixed(frames) = settings.delay {
         config.initial_input_delay = u32::from(frames);
         config.dynamic_input_delay = false;

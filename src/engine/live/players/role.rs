@@ -183,11 +183,17 @@ impl PlayersRole {
             NetplayEvent::HostCheckpointState { frame, .. } => {
                 self.compare_with_host_state(&event, *frame, narrator)?;
             }
-            NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => narrator.warn_and_show(
-                &format!("nothing heard from the peer for {silent_for_ms} ms"),
-            )?,
-            NetplayEvent::NetworkResumed { .. } => {
-                narrator.note_and_show("the peer is heard again")?;
+            NetplayEvent::NetworkInterrupted {
+                players,
+                silent_for_ms,
+            } => narrator.warn_and_show(&format!(
+                "waiting for {players}… (nothing heard for {silent_for_ms} ms)"
+            ))?,
+            NetplayEvent::NetworkResumed { players } => {
+                narrator.note_and_show(&format!("{players} is heard again"))?;
+            }
+            NetplayEvent::PeerRejoined { players } => {
+                narrator.note_and_show(&format!("{players} is back, from a new address"))?;
             }
             NetplayEvent::PeerFault { fault, .. } => {
                 narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
