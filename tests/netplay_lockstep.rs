@@ -5,9 +5,10 @@
 
 mod support;
 
+use netcade::engine::sinks::compare_checksum_logs;
 use netcade::engine::testing::StubGame;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::NetplayConfig;
+use netcade::netplay::{NetplayConfig, NetplayEvent, SpectatorDrop};
 use netcade::protocol::SessionSettings;
 use netcade::rollback::PlayerId;
 use support::netplay::{Cluster, MatchSetup};
@@ -29,7 +30,21 @@ fn lockstep_cluster(
     game: fn() -> StubGame,
 ) -> Cluster<Box<StubGame>> {
     let setup = MatchSetup::new(2, seed, conditions);
-    Cluster::with_configs(setup, |_| Box::new(game()), host_in_lockstep)
+    Cluster::with_configs(
+        setup,
+        |_| Box::new(game()),
+        |me, config| {
+            host_in_lockstep(me, config);
+            config.accept_spectators = me == 0;
+        },
+    )
+}
+
+/// The spectator's address on the simulated network.
+const WATCHER: u8 = 9;
+
+fn unsaved_game() -> StubGame {
+    StubGame::deterministic().refusing_to_save()
 }
 
 /// The frames each machine ran, never one rolled back, no state held, the
@@ -87,9 +102,7 @@ fn a_game_whose_rollbacks_desync_stays_in_sync_in_lockstep() {
 #[test]
 fn a_game_that_cannot_save_plays_in_lockstep_from_its_own_start() {
     let conditions = LinkConditions::latency(20).with_jitter(5);
-    let mut cluster = lockstep_cluster(23, conditions, || {
-        StubGame::deterministic().refusing_to_save()
-    });
+    let mut cluster = lockstep_cluster(23, conditions, unsaved_game);
     cluster.run_until(MATCH_MS);
     cluster.assert_all_in_sync_without_trouble(900);
     assert_lockstep(&cluster);
@@ -102,4 +115,45 @@ fn lockstep_settings_are_rollbacks_with_no_prediction_and_room_for_a_longer_dela
     assert!(lockstep.is_lockstep() && !rollback.is_lockstep());
     assert!(lockstep.input_delay_max > rollback.input_delay_max);
     assert_eq!(lockstep.in_mode(false), rollback);
+}
+
+#[test]
+fn a_spectator_of_a_lockstep_match_watches_it_from_frame_0() {
+    let conditions = LinkConditions::latency(20).with_jitter(5);
+    let mut cluster = lockstep_cluster(24, conditions, unsaved_game);
+    let setup = MatchSetup::new(2, 24, conditions);
+    cluster.run_until(3_000);
+    assert!(cluster.machines[0].current_frame() > 60, "the match began");
+    cluster.add_watcher(&setup, WATCHER, Box::new(unsaved_game()));
+    cluster.run_until(15_000);
+    let watcher = &cluster.watchers[0];
+    assert_eq!(watcher.node.stats.joined_at_frame, Some(0));
+    let played = watcher.node.sink.end_frame();
+    assert!(played > 600, "played {played} frames");
+    for machine in &cluster.machines {
+        let comparison = compare_checksum_logs(&watcher.node.sink, &machine.sink);
+        assert_eq!(comparison.first_difference, None, "{comparison:?}");
+        assert!(comparison.compared as u32 > played - 60, "{comparison:?}");
+    }
+}
+
+#[test]
+fn a_spectator_arriving_once_frame_0_left_the_backlog_is_dropped_with_the_reason() {
+    let conditions = LinkConditions::latency(5);
+    let mut cluster = lockstep_cluster(25, conditions, unsaved_game);
+    let setup = MatchSetup::new(2, 25, conditions);
+    cluster.run_until(65_000);
+    assert!(cluster.machines[0].current_frame() > 3_700);
+    cluster.add_watcher(&setup, WATCHER, Box::new(unsaved_game()));
+    cluster.run_until(70_000);
+    assert_eq!(cluster.watchers[0].node.stats.joined_at_frame, None);
+    let dropped = cluster.machines[0].notes.events.iter().any(|(_, event)| {
+        matches!(
+            event,
+            NetplayEvent::SpectatorDropped {
+                reason: SpectatorDrop::LockstepStartGone { .. }
+            }
+        )
+    });
+    assert!(dropped, "the host did not say why it dropped the spectator");
 }
