@@ -9,46 +9,20 @@
 
 mod support;
 
-use netcade::engine::frame_clock::FrameClock;
 use netcade::engine::netplay::machine::NetplayMachine;
-use netcade::engine::sinks::{compare_checksum_logs, ChecksumLog};
+use netcade::engine::sinks::compare_checksum_logs;
 use netcade::net::ice::{
     random_credentials, IceConfig, IceConnector, IcePath, IceRole, IceTransport, PathKind,
     PathPolicy, RelayServer,
 };
-use netcade::net::signal::{SignalChannel, SignalError};
 use netcade::net::udp::UdpTransport;
 use netcade::net::{MicrosClock, MonotonicClock, Transport};
-use netcade::netplay::{NetplayConfig, NetplaySession};
-use netcade::protocol::{PlayerSlots, SessionSettings, SessionToken};
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::net::SocketAddr;
-use std::rc::Rc;
 use std::time::Duration;
-use support::load_duel_dojo;
+use support::ice::{duel_player, MemorySignal};
 use support::netplay::MachineNotes;
 use support::servers::{start_coturn, Coturn};
 
 const FRAMES: u32 = 600;
-
-/// The two players' messages, in memory (what a room carries).
-#[derive(Clone, Default)]
-struct MemorySignal {
-    outgoing: Rc<RefCell<VecDeque<String>>>,
-    incoming: Rc<RefCell<VecDeque<String>>>,
-}
-
-impl SignalChannel for MemorySignal {
-    fn send(&mut self, message: &str) -> Result<(), SignalError> {
-        self.outgoing.borrow_mut().push_back(message.to_owned());
-        Ok(())
-    }
-
-    fn try_receive(&mut self) -> Result<Option<String>, SignalError> {
-        Ok(self.incoming.borrow_mut().pop_front())
-    }
-}
 
 type Link = IceTransport<UdpTransport, MonotonicClock>;
 
@@ -68,11 +42,7 @@ fn config(coturn: &Coturn, policy: PathPolicy) -> IceConfig {
 
 /// Connects a host and a joiner on loopback sockets, both in this thread.
 fn connect(coturn: &Coturn, host_policy: PathPolicy) -> [(Link, IcePath); 2] {
-    let signal_a = MemorySignal::default();
-    let signal_b = MemorySignal {
-        outgoing: signal_a.incoming.clone(),
-        incoming: signal_a.outgoing.clone(),
-    };
+    let (signal_a, signal_b) = MemorySignal::pair();
     let mut clock = MonotonicClock::new();
     let mut sides = [
         (IceRole::Controlling, host_policy, signal_a),
@@ -101,38 +71,12 @@ fn connect(coturn: &Coturn, host_policy: PathPolicy) -> [(Link, IcePath); 2] {
     })
 }
 
-fn netplay_config(me: u8, peer: SocketAddr) -> NetplayConfig<SocketAddr> {
-    let config = NetplayConfig::new(
-        SessionToken(0x1CE0_0000 + u32::from(me)),
-        "duel",
-        "1",
-        1,
-        SessionSettings::default(),
-        PlayerSlots::single(me),
-    );
-    if me == 0 {
-        config.accept(Some(peer), PlayerSlots::single(1))
-    } else {
-        config.dial(peer, PlayerSlots::single(0))
-    }
-}
-
 /// Plays `FRAMES` frames of Duel over the two links and asserts both
 /// sides agree on every final frame.
 fn play_in_sync(links: &mut [Link; 2]) {
     let peers = links.each_ref().map(|link| link.remote());
     let mut machines: Vec<_> = (0..2u8)
-        .map(|me| {
-            let netplay = NetplaySession::new(netplay_config(me, peers[me as usize]), 0).unwrap();
-            let mut machine = NetplayMachine::new(
-                netplay,
-                load_duel_dojo(),
-                ChecksumLog::new(1 << 12),
-                FrameClock::new(60.0, 1_000),
-            );
-            machine.stop_at_frame = Some(FRAMES);
-            machine
-        })
+        .map(|me| duel_player(me, peers[me as usize], FRAMES))
         .collect();
     let mut hooks = MachineNotes::default();
     // One millisecond a pass, no sleeps: loopback datagrams (through the

@@ -4,12 +4,13 @@
 //! network, with the simulated clock driving every check. Which path they
 //! choose depends only on the NATs, as players would see it.
 
+mod support;
+
 use netcade::net::ice::{
     random_credentials, IceConfig, IceConnector, IceError, IcePath, IceRole, IceTransport,
     PathKind, PathPolicy, RelayServer,
 };
 use netcade::net::nat_sim::{NatBehaviour, NatId, NatNetwork, NatSocket};
-use netcade::net::signal::{SignalChannel, SignalError};
 use netcade::net::sim::{LinkConditions, SimNet};
 use netcade::net::{ManualClock, Transport};
 use std::cell::RefCell;
@@ -17,6 +18,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
+use support::ice::MemorySignal;
 use turn_server_proto::api::{TurnServerApi, TurnServerPollRet};
 use turn_server_proto::server::TurnServer;
 use turn_server_proto::stun::Instant;
@@ -32,35 +34,6 @@ fn at(text: &str) -> SocketAddr {
 
 fn instant(now_ms: u64) -> Instant {
     Instant::from_nanos(now_ms as i64 * 1_000_000)
-}
-
-/// Messages between the two players, in memory (what a room carries).
-#[derive(Clone, Default)]
-struct MemorySignal {
-    outgoing: Rc<RefCell<VecDeque<String>>>,
-    incoming: Rc<RefCell<VecDeque<String>>>,
-}
-
-impl MemorySignal {
-    fn pair() -> (MemorySignal, MemorySignal) {
-        let a = MemorySignal::default();
-        let b = MemorySignal {
-            outgoing: a.incoming.clone(),
-            incoming: a.outgoing.clone(),
-        };
-        (a, b)
-    }
-}
-
-impl SignalChannel for MemorySignal {
-    fn send(&mut self, message: &str) -> Result<(), SignalError> {
-        self.outgoing.borrow_mut().push_back(message.to_owned());
-        Ok(())
-    }
-
-    fn try_receive(&mut self) -> Result<Option<String>, SignalError> {
-        Ok(self.incoming.borrow_mut().pop_front())
-    }
 }
 
 /// A STUN and TURN server on the simulated network's public side.

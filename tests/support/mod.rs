@@ -7,6 +7,7 @@ pub mod content;
 pub mod duel;
 pub mod fake_core;
 pub mod hostile_relay;
+pub mod ice;
 pub mod netplay;
 pub mod servers;
 

@@ -404,6 +404,15 @@ impl IceConnector {
         if self.config.policy == PathPolicy::RelayOnly {
             return Ok(());
         }
+        self.offer(gathered, signal)
+    }
+
+    /// Pairs a gathered candidate and tells the opponent about it.
+    fn offer<S: SignalChannel + ?Sized>(
+        &mut self,
+        gathered: GatheredCandidate,
+        signal: &mut S,
+    ) -> Result<(), IceError> {
         let sdp = gathered.candidate.to_sdp_string();
         self.stream().add_local_gathered_candidate(gathered);
         signal.send(&IceSignal::Candidate(sdp).encode())?;
@@ -437,9 +446,7 @@ impl IceConnector {
             }
             .encode(),
         )?;
-        let sdp = relay.gathered.candidate.to_sdp_string();
-        self.stream().add_local_gathered_candidate(relay.gathered);
-        signal.send(&IceSignal::Candidate(sdp).encode())?;
+        self.offer(relay.gathered, signal)?;
         self.offered_relay = Some((address, label));
         Ok(())
     }
@@ -559,44 +566,33 @@ fn gather(
 /// The host candidate of a loopback socket: rice-proto gathers none, but
 /// two players on one machine should meet directly, not through a relay.
 fn loopback_host_candidate(local: SocketAddr, component_id: usize) -> Candidate {
-    let priority = Candidate::calculate_priority(
-        CandidateType::Host,
-        TransportType::Udp,
-        None,
-        0,
-        component_id,
-    );
-    Candidate::builder(
-        component_id,
-        CandidateType::Host,
-        TransportType::Udp,
-        "lo",
-        local,
-    )
-    .priority(priority)
-    .base_address(local)
-    .build()
+    own_candidate(CandidateType::Host, "lo", local, local, component_id).build()
 }
 
 /// The candidate of a port the router forwards to this socket: reflexive
 /// (it is this socket seen from outside), open to anyone.
 fn mapped_candidate(public: SocketAddr, local: SocketAddr, component_id: usize) -> Candidate {
-    let priority = Candidate::calculate_priority(
+    own_candidate(
         CandidateType::ServerReflexive,
-        TransportType::Udp,
-        None,
-        0,
-        component_id,
-    );
-    Candidate::builder(
-        component_id,
-        CandidateType::ServerReflexive,
-        TransportType::Udp,
         "map",
         public,
+        local,
+        component_id,
     )
-    .priority(priority)
-    .base_address(local)
     .related_address(local)
     .build()
+}
+
+/// A candidate of this socket that rice-proto did not gather itself.
+fn own_candidate(
+    kind: CandidateType,
+    foundation: &str,
+    address: SocketAddr,
+    local: SocketAddr,
+    component_id: usize,
+) -> rice_proto::candidate::CandidateBuilder {
+    let priority = Candidate::calculate_priority(kind, TransportType::Udp, None, 0, component_id);
+    Candidate::builder(component_id, kind, TransportType::Udp, foundation, address)
+        .priority(priority)
+        .base_address(local)
 }
