@@ -140,6 +140,8 @@ struct Lab {
     servers: Vec<SimRelayServer>,
     /// The players' NAT boxes.
     homes: Vec<NatId>,
+    /// Datagrams a stranger sends (from, to, bytes) once the paths are chosen.
+    junk: Vec<(SocketAddr, SocketAddr, Vec<u8>)>,
 }
 
 impl Lab {
@@ -151,6 +153,7 @@ impl Lab {
             network: Rc::new(RefCell::new(NatNetwork::new(net))),
             servers: vec![SimRelayServer::new(at(SERVER), 0)],
             homes: Vec::new(),
+            junk: Vec::new(),
         }
     }
 
@@ -226,6 +229,9 @@ impl Lab {
         b: &mut IceTransport<NatSocket, ManualClock>,
         clock: &ManualClock,
     ) -> Vec<(SocketAddr, Vec<u8>)> {
+        for (from, to, bytes) in &self.junk {
+            self.network.borrow_mut().send(*from, *to, bytes);
+        }
         a.send(a.remote(), b"nc from a");
         b.send(b.remote(), b"nc from b");
         let mut arrived = Vec::new();
@@ -314,6 +320,11 @@ fn connect_and_play_with(
         .unwrap()
         .into_transport(joiner.socket, clock.clone());
     let arrived = lab.exchange(now_ms, &mut host_link, &mut joiner_link, &clock);
+    assert_eq!(
+        arrived.len(),
+        2,
+        "only the two datagrams arrive: {arrived:?}"
+    );
     assert!(
         arrived.contains(&(joiner_path.remote, b"nc from a".to_vec())),
         "the host's datagram reaches the joiner from the address it connected to: {arrived:?}"
@@ -419,6 +430,24 @@ fn a_port_mapping_gets_two_symmetric_nats_through_without_a_relay() {
         joiner.remote, mapped,
         "the joiner reaches the mapped port: {joiner:?}"
     );
+}
+
+#[test]
+fn junk_on_the_game_socket_is_ignored_and_the_path_keeps_carrying_the_match() {
+    let (mut lab, a, b) = Lab::behind_nats(NatBehaviour::CONE, NatBehaviour::CONE);
+    let stranger = at("10.1.0.9:5000");
+    lab.network
+        .borrow_mut()
+        .place_behind(lab.homes[1], stranger.ip());
+    // What looks like STUN (first byte 0-3), TURN ChannelData (64-79) and
+    // a truncated STUN header, all to the joiner's socket on its LAN.
+    for first in [0x00, 0x01, 0x03, 0x40, 0x4F] {
+        let mut junk = vec![first; 64];
+        junk[4..8].copy_from_slice(&[0x21, 0x12, 0xA4, 0x42]);
+        lab.junk.push((stranger, b, junk));
+    }
+    lab.junk.push((stranger, b, vec![0x00, 0x01, 0x00]));
+    connect_and_play(lab, a, b, PathPolicy::Any);
 }
 
 #[test]
