@@ -18,9 +18,9 @@ use netcade::net::ice::{
 use netcade::net::udp::UdpTransport;
 use netcade::net::{MicrosClock, MonotonicClock, Transport};
 use std::time::Duration;
+use support::coturn::{start_coturn, Coturn};
 use support::ice::{duel_player, MemorySignal};
 use support::netplay::MachineNotes;
-use support::servers::{start_coturn, Coturn};
 
 const FRAMES: u32 = 600;
 

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod content;
+pub mod coturn;
 pub mod duel;
 pub mod fake_core;
 pub mod hostile_relay;
