@@ -121,7 +121,9 @@ pub enum SocketTransport {
 /// Finds a path to the opponent with ICE over `link`'s UDP socket (the
 /// candidates go through `signal`) and returns the same socket carrying it,
 /// for the handshake to use with [`IcePath::remote`] as the opponent's
-/// address. The `--sim-*` faults apply to the match, not to the checks.
+/// address. With feature `upnp` the router is asked to forward the port
+/// first, and the mapping lasts as long as the returned transport. The
+/// `--sim-*` faults apply to the match, not to the checks.
 pub fn connect_ice(
     link: LinkTransport,
     signal: &mut dyn SignalChannel,
@@ -136,9 +138,20 @@ pub fn connect_ice(
         let bound = udp.local_address().map_err(|_| IceError::NeedsUdp)?;
         let mut clock = MonotonicClock::new();
         let local = super::ice::reachable_address(bound);
+        // Best effort: a router's mapping is one more candidate, no more.
+        let mapping = super::port_mapping::map_game_port(local).ok();
+        let config = IceConfig {
+            mapped_address: config
+                .mapped_address
+                .or(mapping.as_ref().map(|mapping| mapping.external())),
+            ..config
+        };
         let credentials = super::ice::random_credentials();
         let connector = IceConnector::new(local, config, role, credentials, clock.now_us());
-        let (path_transport, path) = connector.run(udp, signal, clock)?;
+        let (mut path_transport, path) = connector.run(udp, signal, clock)?;
+        if let Some(mapping) = mapping {
+            path_transport.hold_port_mapping(mapping);
+        }
         chosen = Some(path);
         Ok(SocketTransport::Ice(Box::new(path_transport)))
     })?;

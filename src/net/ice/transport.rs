@@ -67,6 +67,9 @@ pub struct IceTransport<T, C> {
     early: EarlyDatagrams,
     stats: PathStats,
     path: IcePath,
+    /// The router's port mapping, deleted when the path is dropped (the
+    /// match ended).
+    port_mapping: Option<crate::net::port_mapping::GamePortMapping>,
 }
 
 impl<T, C> IceTransport<T, C>
@@ -97,12 +100,18 @@ where
             early,
             stats: PathStats::default(),
             path,
+            port_mapping: None,
         }
     }
 
     /// The opponent's address on this path.
     pub fn remote(&self) -> SocketAddr {
         self.remote
+    }
+
+    /// Keeps `mapping` for as long as the path lives.
+    pub fn hold_port_mapping(&mut self, mapping: crate::net::port_mapping::GamePortMapping) {
+        self.port_mapping = Some(mapping);
     }
 
     /// The path, as chosen.

@@ -133,17 +133,23 @@ mod igd;
 #[cfg(feature = "upnp")]
 pub use igd::{discover_gateways, IgdGateway};
 
-/// Asks the routers on this network to forward the game socket's port:
-/// the mapping (kept until dropped) or why none did. Without feature
-/// `upnp`, says so.
+/// The game socket's mapping, kept for the match.
 #[cfg(feature = "upnp")]
-pub fn map_game_port(local: SocketAddr) -> Result<PortMapping<IgdGateway>, MappingError> {
+pub type GamePortMapping = PortMapping<IgdGateway>;
+/// The game socket's mapping (none can be made without feature `upnp`).
+#[cfg(not(feature = "upnp"))]
+pub type GamePortMapping = PortMapping<NoGateway>;
+
+/// Asks the routers on this network to forward the game socket's port:
+/// the mapping (kept until dropped) or why none did.
+#[cfg(feature = "upnp")]
+pub fn map_game_port(local: SocketAddr) -> Result<GamePortMapping, MappingError> {
     map_port(discover_gateways(SEARCH_TIMEOUT), local)
 }
 
 /// Without feature `upnp` no router is asked.
 #[cfg(not(feature = "upnp"))]
-pub fn map_game_port(local: SocketAddr) -> Result<PortMapping<NoGateway>, MappingError> {
+pub fn map_game_port(local: SocketAddr) -> Result<GamePortMapping, MappingError> {
     map_port(std::iter::empty::<NoGateway>(), local)
 }
 
