@@ -336,6 +336,9 @@ fn play(
     let machine = NetplayMachine::new(netplay, game, sinks, clock);
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
     let mut narrator = Narrator::new(out, front, options);
+    if let Some(path) = transport.ice_path() {
+        narrator.say_and_show(&format!("path: {}", path.describe()))?;
+    }
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
 }
