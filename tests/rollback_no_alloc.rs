@@ -63,6 +63,7 @@ impl Peer {
                     slot.buffer_mut().extend_from_slice(bytes.as_flattened());
                     slot.set_checksum(Checksum::of(bytes.as_flattened()));
                 }
+                Request::Checksum { .. } => unreachable!("this session rolls back"),
                 Request::Load { frame } => {
                     let data = self.session.saved_state(frame).unwrap().data();
                     self.sums = [

@@ -179,7 +179,7 @@ pub fn join_match(
             let mut game = adopt_host_options(game, &common.game, host_options)?;
             // On the core as the match runs it: with the host's options.
             let found = preflight(game.as_mut())?;
-            join_mode(host_lockstep, &found, &game.title())?;
+            join_mode(host_lockstep, &found, common.strict, &game.title())?;
             game
         }
         // No match will be played: the loop reports why.

@@ -21,9 +21,12 @@ const PREFLIGHT_DISTANCE: u32 = 4;
 pub(super) enum Preflight {
     /// The core re-simulates what it ran: rollback works.
     Faithful,
-    /// Saving and loading work, but re-simulated frames differ (the
-    /// sync-test's verdict).
+    /// Saving and loading work, but re-simulated frames' game memory
+    /// differs (the sync-test's verdict).
     Unfaithful(String),
+    /// Only the picture after a restore differs (Genesis Plus GX's does):
+    /// the game itself rolls back, so `auto` keeps rollback, with a warning.
+    PictureOnly(String),
     /// The core cannot save or restore its state at all (why).
     NoState(String),
 }
@@ -38,7 +41,7 @@ impl Preflight {
     fn problem(&self) -> Option<String> {
         match self {
             Preflight::Faithful => None,
-            Preflight::Unfaithful(verdict) => {
+            Preflight::Unfaithful(verdict) | Preflight::PictureOnly(verdict) => {
                 Some(format!("does not restore its state faithfully ({verdict})"))
             }
             Preflight::NoState(why) => Some(format!("cannot save and restore its state ({why})")),
@@ -73,74 +76,87 @@ pub(super) fn preflight(game: &mut dyn Game) -> Result<Preflight, AppError> {
     if let Err(error) = restored {
         return Ok(Preflight::NoState(error.to_string()));
     }
-    if report.desync.is_none() {
+    let Some(desync) = &report.desync else {
         tracing::info!("rollback pre-flight: {}", report.verdict());
         return Ok(Preflight::Faithful);
-    }
-    Ok(Preflight::Unfaithful(report.verdict()))
+    };
+    let differing = desync.compared_differing;
+    Ok(if differing.memory || differing.state {
+        Preflight::Unfaithful(report.verdict())
+    } else {
+        Preflight::PictureOnly(report.verdict())
+    })
 }
 
 /// The host's choice: whether the match runs in lockstep, from `--mode`
-/// and the pre-flight, said once (`note:` for lockstep, `warning:` for a
-/// forced rollback on an unfaithful core). Refuses rollback on a core that
-/// cannot save, and with `strict` on one that is unfaithful.
+/// and the pre-flight, said once (`note:` for lockstep, `warning:` for
+/// rollback on an unfaithful core). Refuses rollback on a core that cannot
+/// save, and with `strict` on one that is unfaithful.
 pub(super) fn host_mode(
     mode: ModeArg,
     found: &Preflight,
     strict: bool,
     game: &str,
 ) -> Result<bool, AppError> {
-    let problem = found.problem();
-    match (mode, problem) {
+    match (mode, found) {
         (ModeArg::Lockstep, _) => {
             eprintln!("note: playing in lockstep (--mode lockstep): {LOCKSTEP_MEANS}");
-            Ok(true)
+            return Ok(true);
         }
-        (ModeArg::Auto, Some(problem)) => {
+        (ModeArg::Auto, Preflight::Unfaithful(_) | Preflight::NoState(_)) => {
+            let problem = found.problem().unwrap_or_default();
             eprintln!(
                 "note: rollback pre-flight: {game} {problem}; playing in lockstep: {LOCKSTEP_MEANS}"
             );
-            Ok(true)
+            return Ok(true);
         }
-        (_, None) => Ok(false),
-        (ModeArg::Rollback, Some(problem)) => match found {
-            Preflight::Unfaithful(verdict) if !strict => {
-                eprintln!(
-                    "warning: rollback pre-flight: {game} does not restore its state faithfully ({verdict}); the match may desync"
-                );
-                Ok(false)
-            }
-            Preflight::Unfaithful(verdict) => Err(AppError::PreflightFailed {
+        _ => {}
+    }
+    match found {
+        Preflight::Faithful => Ok(false),
+        Preflight::Unfaithful(verdict) | Preflight::PictureOnly(verdict) if strict => {
+            Err(AppError::PreflightFailed {
                 game: game.to_string(),
                 verdict: verdict.clone(),
-            }),
-            _ => Err(AppError::RollbackUnavailable {
-                asked: "--mode rollback",
-                game: game.to_string(),
-                problem,
-                remedy: "play it with --mode lockstep or auto",
-            }),
-        },
+            })
+        }
+        Preflight::Unfaithful(verdict) | Preflight::PictureOnly(verdict) => {
+            eprintln!(
+                "warning: rollback pre-flight: {game} does not restore its state faithfully ({verdict}); the match may desync"
+            );
+            Ok(false)
+        }
+        Preflight::NoState(_) => Err(AppError::RollbackUnavailable {
+            asked: "--mode rollback",
+            game: game.to_string(),
+            problem: found.problem().unwrap_or_default(),
+            remedy: "play it with --mode lockstep or auto",
+        }),
     }
 }
 
 /// A joiner's side of the host's choice: lockstep is said once; rollback
-/// on a core whose pre-flight failed here is refused.
+/// on a core that cannot save here is refused, and on one unfaithful here
+/// warned about (with `strict`, refused), as the host's own pre-flight is.
 pub(super) fn join_mode(
     host_lockstep: bool,
     found: &Preflight,
+    strict: bool,
     game: &str,
 ) -> Result<(), AppError> {
     if host_lockstep {
         eprintln!("note: the host plays this match in lockstep: {LOCKSTEP_MEANS}");
         return Ok(());
     }
-    match found.problem() {
-        None => Ok(()),
-        Some(problem) => Err(AppError::RollbackUnavailable {
+    match found {
+        Preflight::Faithful => Ok(()),
+        Preflight::Unfaithful(_) | Preflight::PictureOnly(_) => {
+            host_mode(ModeArg::Rollback, found, strict, game).map(|_| ())
+        }
+        Preflight::NoState(_) => Err(AppError::RollbackUnavailable {
             asked: "the host plays this match with rollback",
             game: game.to_string(),
-            problem,
+            problem: found.problem().unwrap_or_default(),
             remedy: "the host can choose --mode lockstep or auto",
         }),
     }
