@@ -73,6 +73,12 @@ pub enum NetplayEvent {
         /// How long it has been silent, in ms.
         silent_for_ms: Millis,
     },
+    /// The machine of `players` came back from a new address and proved
+    /// it is the same (its link moved there).
+    PeerRejoined {
+        /// The players of the machine that came back.
+        players: PlayerSet,
+    },
     /// That machine is heard again.
     NetworkResumed {
         /// The players of the machine heard again.
