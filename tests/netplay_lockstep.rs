@@ -8,21 +8,13 @@ mod support;
 use netcade::engine::sinks::compare_checksum_logs;
 use netcade::engine::testing::StubGame;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayConfig, NetplayEvent, SpectatorDrop};
+use netcade::netplay::{NetplayEvent, SpectatorDrop};
 use netcade::protocol::SessionSettings;
 use netcade::rollback::PlayerId;
 use support::netplay::{Cluster, MatchSetup};
 
 /// 20 simulated seconds: about 1200 frames at full speed.
 const MATCH_MS: u64 = 20_000;
-
-/// The host (machine 0) plays in lockstep; the joiner proposes rollback
-/// and takes the host's mode.
-fn host_in_lockstep(me: u8, config: &mut NetplayConfig<u8>) {
-    if me == 0 {
-        config.settings = config.settings.in_mode(true);
-    }
-}
 
 fn lockstep_cluster(
     seed: u64,
@@ -34,7 +26,7 @@ fn lockstep_cluster(
         setup,
         |_| Box::new(game()),
         |me, config| {
-            host_in_lockstep(me, config);
+            config.settings = config.settings.in_mode(true);
             config.accept_spectators = me == 0;
         },
     )
@@ -76,7 +68,7 @@ fn assert_lockstep(cluster: &Cluster<Box<StubGame>>) -> Vec<(u64, u32)> {
 }
 
 #[test]
-fn a_joiner_takes_the_hosts_lockstep_and_both_stay_identical_100_ms_apart() {
+fn two_machines_in_lockstep_stay_identical_100_ms_apart() {
     // 100 ms round trip with ±10 ms jitter: 3–3.6 frames each way.
     let conditions = LinkConditions::latency(50).with_jitter(10);
     let mut cluster = lockstep_cluster(21, conditions, StubGame::deterministic);

@@ -219,7 +219,8 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
     let common = &settings.common;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
-    // We propose rollback; the host's mode wins (`adopt_hosts_mode`).
+    // We propose rollback; a host in lockstep refuses us with its settings,
+    // and the retry takes them.
     let mut agreed = SessionSettings {
         player_count: (slot + 1).max(2),
         ..SessionSettings::default()
