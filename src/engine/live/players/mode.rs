@@ -165,3 +165,53 @@ pub(super) fn join_mode(
 /// What lockstep means for the players, said with the choice.
 const LOCKSTEP_MEANS: &str =
     "no state is saved or loaded, the input delay covers the round trip and each frame waits for every player's input";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unfaithful() -> Preflight {
+        Preflight::Unfaithful("sync-test FAILED at frame 2: memory differs".into())
+    }
+
+    fn no_state() -> Preflight {
+        Preflight::NoState("the core could not save its state".into())
+    }
+
+    fn picture_only() -> Preflight {
+        Preflight::PictureOnly("sync-test FAILED at frame 2: video differs".into())
+    }
+
+    #[test]
+    fn auto_plays_in_lockstep_only_when_the_core_cannot_restore_its_game() {
+        let auto = |found: &Preflight| host_mode(ModeArg::Auto, found, false, "Core 1").unwrap();
+        assert!(!auto(&Preflight::Faithful));
+        assert!(auto(&unfaithful()));
+        assert!(auto(&no_state()));
+        assert!(!auto(&picture_only()));
+        assert!(host_mode(ModeArg::Lockstep, &Preflight::Faithful, true, "Core 1").unwrap());
+    }
+
+    #[test]
+    fn rollback_on_a_core_that_cannot_save_is_a_user_mistake_and_strict_refuses_unfaithful_ones() {
+        let refused = host_mode(ModeArg::Rollback, &no_state(), false, "Core 1").unwrap_err();
+        assert!(matches!(refused, AppError::RollbackUnavailable { .. }));
+        assert_eq!(refused.exit_code(), 2);
+        assert!(!host_mode(ModeArg::Rollback, &unfaithful(), false, "Core 1").unwrap());
+        let strict = host_mode(ModeArg::Rollback, &unfaithful(), true, "Core 1").unwrap_err();
+        assert!(matches!(strict, AppError::PreflightFailed { .. }));
+        let strict_auto = host_mode(ModeArg::Auto, &picture_only(), true, "Core 1");
+        assert!(matches!(strict_auto, Err(AppError::PreflightFailed { .. })));
+    }
+
+    #[test]
+    fn a_joiner_refuses_the_hosts_rollback_only_when_its_core_cannot_save() {
+        assert!(join_mode(true, &no_state(), true, "Core 1").is_ok());
+        assert!(join_mode(false, &Preflight::Faithful, true, "Core 1").is_ok());
+        assert!(join_mode(false, &unfaithful(), false, "Core 1").is_ok());
+        let refused = join_mode(false, &no_state(), false, "Core 1").unwrap_err();
+        assert!(refused.to_string().starts_with(
+            "the host plays this match with rollback, but the rollback pre-flight found that Core 1 cannot save"
+        ));
+    }
+}
