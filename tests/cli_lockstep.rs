@@ -112,6 +112,10 @@ fn a_core_that_cannot_save_plays_in_lockstep_is_watched_from_frame_0_and_its_rep
     assert!(stdout(&host).contains(", Fake 1, lockstep\n"), "{host:?}");
     // The spectator had no state to load: it played from the content as
     // loaded, every frame, to the players' checksums.
+    assert!(
+        stderr(&spectator).contains("note: the match plays in lockstep"),
+        "{spectator:?}"
+    );
     let watched = last_json(&spectator);
     assert_eq!(watched["spectator"]["joined_at_frame"], 0, "{watched}");
     assert_eq!(watched["spectator"]["desyncs"], 0, "{watched}");
