@@ -35,6 +35,7 @@ use std::fmt;
 /// - 6: the start-up host tells each member where every other player's
 ///   machine is (Roster, kind 18), so that matches of 3–4 players link as
 ///   a full mesh; a version-5 member would never link to the others.
+///   Quality reports end with the sender's input delay (one byte).
 pub const PROTOCOL_VERSION: u8 = 6;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -380,6 +381,9 @@ pub struct QualityReport {
     pub timestamp_ms: u32,
     /// The sender's frame lag towards the receiver (see time sync).
     pub frame_advantage: i16,
+    /// The sender's local input delay in frames (v6), so every machine
+    /// shows every player's.
+    pub input_delay: u8,
 }
 
 /// The echo of a [`QualityReport`].
