@@ -79,6 +79,9 @@ pub fn host_match(
     let mut game = open_game(&common.game)?;
     preflight(game.as_mut(), common.strict)?;
     let joiners = settings.players - 1;
+    // Signals are ours before anyone is told we wait: a SIGHUP after the
+    // line below is an interruption, never a kill.
+    options.take_ctrl_c();
     writeln!(
         out,
         "hosting {} on UDP port {}: waiting for {} to join",
@@ -113,7 +116,6 @@ pub fn host_match(
     config.start_state = Some(start_state);
     config.accept_spectators = settings.max_spectators > 0;
     config.max_spectators = settings.max_spectators;
-    options.take_ctrl_c();
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let recorder = match_recorder(
