@@ -219,27 +219,7 @@ impl PlayersRole {
                 reason,
                 at_frame,
             } if player.index() != usize::from(self.seat.me) => {
-                let slot = player.index() as u8;
-                self.machine.sink.player_left(*at_frame, slot);
-                self.ending.left_players += 1;
-                let others = self.machine.netplay.settings().player_count - 1;
-                if self.ending.left_players < others {
-                    // The others agreed where it stops, and play on (or
-                    // finished, and linger for the last inputs).
-                    if self.ending.done_at.is_none() {
-                        narrator.warn_and_show(&format!(
-                            "player {} left at frame {at_frame}: the match goes on",
-                            slot + 1
-                        ))?;
-                    }
-                    return Ok(());
-                }
-                let gone = *self.ending.peer_gone.get_or_insert(match reason {
-                    DisconnectReason::Quit => MatchEnd::PeerLeft,
-                    DisconnectReason::Stalled => MatchEnd::Stalled,
-                    _ => MatchEnd::PeerLost,
-                });
-                narrator.notice(gone.describe());
+                self.on_player_left(player.index() as u8, *reason, *at_frame, narrator)?;
             }
             NetplayEvent::Stalled { stalled_for_ms, .. } => {
                 self.ending.peer_gone.get_or_insert(MatchEnd::Stalled);
@@ -270,6 +250,37 @@ impl PlayersRole {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// The machines agreed that player `slot` left at `at_frame`: with
+    /// others still playing the match goes on, else it ends.
+    fn on_player_left(
+        &mut self,
+        slot: u8,
+        reason: DisconnectReason,
+        at_frame: Frame,
+        narrator: &mut Narrator<'_>,
+    ) -> Result<(), AppError> {
+        self.machine.sink.player_left(at_frame, slot);
+        self.ending.left_players += 1;
+        let others = self.machine.netplay.settings().player_count - 1;
+        if self.ending.left_players < others {
+            // The others play on (or finished, and linger for the last inputs).
+            if self.ending.done_at.is_none() {
+                narrator.warn_and_show(&format!(
+                    "player {} left at frame {at_frame}: the match goes on",
+                    slot + 1
+                ))?;
+            }
+            return Ok(());
+        }
+        let gone = *self.ending.peer_gone.get_or_insert(match reason {
+            DisconnectReason::Quit => MatchEnd::PeerLeft,
+            DisconnectReason::Stalled => MatchEnd::Stalled,
+            _ => MatchEnd::PeerLost,
+        });
+        narrator.notice(gone.describe());
         Ok(())
     }
 
