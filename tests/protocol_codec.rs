@@ -197,6 +197,8 @@ fn every_message() -> Vec<Message> {
             },
         ]),
         Message::Roster(Vec::new()),
+        Message::RejoinChallenge { nonce: 0 },
+        Message::RejoinProof { nonce: u64::MAX },
     ]
 }
 

@@ -81,6 +81,14 @@ pub struct NetplayConfig<A> {
     pub interrupt_after_ms: Millis,
     /// Silence after which a peer is dropped from the match.
     pub disconnect_after_ms: Millis,
+    /// Silence a player's link waits out once the match runs, if longer
+    /// than `disconnect_after_ms`: the others stall ("waiting for…") and
+    /// the player may come back within it, from the same or a new address.
+    /// 0: no window (dropped after `disconnect_after_ms`).
+    pub rejoin_window_ms: Millis,
+    /// Random bytes the caller draws: the nonces a player coming back
+    /// from a new address must echo are made from them.
+    pub rejoin_seed: u64,
     /// Frames asked for without one becoming final for this long end the
     /// match (`NetplayEvent::Stalled`): the peers hear each other, yet
     /// nothing moves.
@@ -145,6 +153,8 @@ impl<A> NetplayConfig<A> {
             dynamic_input_delay: true,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            rejoin_window_ms: 0,
+            rejoin_seed: 0,
             stall_after_ms: 10_000,
             time_sync: TimeSyncConfig::default(),
             compensate_start_latency: true,

@@ -55,6 +55,10 @@
 //! no key). A blob chunk carries the whole blob's xxh3 (u64) after its
 //! total size. DisconnectAck (kind 16, no body) answers every Disconnect.
 //!
+//! Version 6 adds RejoinChallenge (kind 19) and RejoinProof (kind 20),
+//! each a nonce (u64): a link moves to a peer's new address only once the
+//! peer echoed the nonce sent there, tagged with the link's key.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -519,6 +523,9 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
         Message::Roster(entries) => put_roster(out, entries)?,
+        Message::RejoinChallenge { nonce } | Message::RejoinProof { nonce } => {
+            out.extend_from_slice(&nonce.to_le_bytes())
+        }
     }
     Ok(())
 }
@@ -720,6 +727,12 @@ pub fn decode_reusing(
         15 => Message::StartAck,
         16 => Message::DisconnectAck,
         18 => Message::Roster(read_roster(&mut reader)?),
+        19 => Message::RejoinChallenge {
+            nonce: reader.u64()?,
+        },
+        20 => Message::RejoinProof {
+            nonce: reader.u64()?,
+        },
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;

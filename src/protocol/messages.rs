@@ -34,7 +34,9 @@ use std::fmt;
 ///   length in frames (the host's wins). Rejects may say `NoSpectators`.
 /// - 6: the start-up host tells each member where every other player's
 ///   machine is (Roster, kind 18), so that matches of 3–4 players link as
-///   a full mesh; a version-5 member would never link to the others.
+///   a full mesh; a version-5 member would never link to the others. A
+///   peer heard from a new address proves it is the same peer before its
+///   link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
 ///   Quality reports end with the sender's input delay (one byte).
 pub const PROTOCOL_VERSION: u8 = 6;
 
@@ -187,6 +189,34 @@ impl Default for SessionSettings {
             checksum_interval: 60,
             input_delay_min: 0,
             input_delay_max: 4,
+        }
+    }
+}
+
+/// The most input delay lockstep may need: 12 frames (200 ms each way at 60
+/// frames per second).
+pub const LOCKSTEP_INPUT_DELAY_MAX: u8 = 12;
+
+impl SessionSettings {
+    /// Whether the match runs in lockstep: no prediction (`max_prediction`
+    /// 0), so no frame is ever rolled back.
+    pub fn is_lockstep(&self) -> bool {
+        self.max_prediction == 0
+    }
+
+    /// These settings with rollback or (`lockstep`) in lockstep, whose input
+    /// delay may grow to cover longer round trips. The host decides; a
+    /// joiner adopts the host's.
+    pub fn in_mode(self, lockstep: bool) -> Self {
+        let default = SessionSettings::default();
+        SessionSettings {
+            max_prediction: if lockstep { 0 } else { default.max_prediction },
+            input_delay_max: if lockstep {
+                LOCKSTEP_INPUT_DELAY_MAX
+            } else {
+                default.input_delay_max
+            },
+            ..self
         }
     }
 }
@@ -578,6 +608,19 @@ pub enum Message {
     /// Start-up host → member: where the other players' machines are, as
     /// the host sees them (resent until the member says Ready).
     Roster(Vec<RosterEntry>),
+    /// Sent to a new address a peer's datagrams came from: "prove you
+    /// hold this link's key by echoing `nonce`". The link moves there
+    /// only on the proof, so a replayed datagram moves nothing.
+    RejoinChallenge {
+        /// Drawn fresh for each new address (from randomness the caller gives).
+        nonce: u64,
+    },
+    /// The answer to a [`Message::RejoinChallenge`], tagged with the link's
+    /// key like every datagram: only the peer can make it.
+    RejoinProof {
+        /// The challenge's nonce, echoed.
+        nonce: u64,
+    },
 }
 
 /// An address in a [`Message::Roster`] is at most this long (an IPv6
@@ -615,6 +658,8 @@ impl Message {
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
             Message::Roster(_) => 18,
+            Message::RejoinChallenge { .. } => 19,
+            Message::RejoinProof { .. } => 20,
         }
     }
 }

@@ -89,11 +89,16 @@ pub(crate) fn connect_to_host(
 /// This machine's secret for its links' keys, from the operating system
 /// (the pure layers take it as a parameter).
 pub fn link_secret() -> Result<LinkSecret, AppError> {
-    let mut bytes = [0u8; 32];
+    Ok(LinkSecret::from_bytes(random_bytes()?))
+}
+
+/// `N` bytes from the operating system's randomness.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], AppError> {
+    let mut bytes = [0u8; N];
     getrandom::getrandom(&mut bytes).map_err(|error| AppError::NoRandomness {
         reason: error.to_string(),
     })?;
-    Ok(LinkSecret::from_bytes(bytes))
+    Ok(bytes)
 }
 
 /// The first address `HOST:PORT` names.

@@ -8,6 +8,7 @@ mod blobs;
 mod departures;
 mod inputs;
 mod links;
+mod rejoin;
 mod roster;
 mod setup;
 mod spectator_checks;
@@ -35,6 +36,7 @@ use crate::rollback::{
 use blobs::StartStateWait;
 pub(crate) use blobs::DAMAGED;
 use departures::Departure;
+use rejoin::Rejoins;
 use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
 
@@ -133,6 +135,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     start_state_wait: StartStateWait,
     /// When the start-up host last sent its roster.
     roster_sent_at: Option<Millis>,
+    /// New addresses of the peers, challenged to prove who they are.
+    rejoins: Rejoins<A>,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -141,15 +145,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
         setup::check_players(&config)?;
         let start_state_blob = setup::start_state_blob(&config)?;
-        let mut session = setup::rollback_session(&config)?;
-        if let Some(last) = config.match_frames.and_then(Frame::last_of) {
-            session.set_last_frame(last);
-        }
+        let session = setup::rollback_session(&config)?;
         let links = setup::links(&config);
         let startup = setup::startup(&config, &links, now);
         let quality_report_interval_ms =
             EndpointConfig::joiner(config.handshake(config.local_players))
                 .quality_report_interval_ms;
+        let rejoins = Rejoins::new(config.rejoin_seed);
         let mut netplay = NetplaySession {
             local_players: config.local_players,
             local_count: config.local_players.count(),
@@ -177,6 +179,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             start_state_blob,
             start_state_wait: StartStateWait::NotAwaited,
             roster_sent_at: None,
+            rejoins,
         };
         netplay.open_dialed_links(now)?;
         netplay.pull_session_events();
@@ -209,12 +212,14 @@ impl<A: Ord + Copy> NetplaySession<A> {
 
     /// Takes in one datagram from `from`. Datagrams from unknown addresses
     /// are dropped and counted, except a Hello from a peer we accept (or a
-    /// spectator, if allowed), which opens its link.
+    /// spectator, if allowed), which opens its link, and a player's from a
+    /// new address (see `rejoin`).
     pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
         self.now = now;
         if self.endpoints.get(&from).is_some() {
             self.endpoints.handle_datagram(now, from, datagram);
-        } else if !self.accept_hello(now, from, datagram) {
+        } else if !self.accept_hello(now, from, datagram) && !self.rejoin_from(now, from, datagram)
+        {
             self.dropped_unknown += 1;
             return;
         }
@@ -310,6 +315,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         for (address, datagram) in self.refusals.drain(..) {
             send(address, &datagram);
         }
+        self.send_rejoin_challenges(now, &mut send);
         self.endpoints.poll(now, &mut send);
         for index in 0..self.links.len() {
             if let Some(address) = self.links[index].address {

@@ -15,6 +15,7 @@ mod departures;
 mod events;
 mod handshake;
 mod inputs;
+mod rejoin;
 mod reports;
 #[cfg(test)]
 mod tests;
@@ -107,6 +108,8 @@ pub struct PeerEndpoint {
 
     ready_due: bool,
     roster_due: Option<Vec<RosterEntry>>,
+    /// The nonce of a rejoin challenge to answer.
+    proof_due: Option<u64>,
     start_due: Option<u16>,
     start_ack_due: bool,
 
@@ -182,6 +185,7 @@ impl PeerEndpoint {
             blob_ack_due: None,
             ready_due: false,
             roster_due: None,
+            proof_due: None,
             start_due: None,
             start_ack_due: false,
             events: VecDeque::new(),

@@ -98,6 +98,8 @@ pub(crate) struct Rollbacks {
 /// A match's summary (`host`, `join`).
 pub(crate) struct MatchReport {
     pub(crate) command: &'static str,
+    /// Whether the match ran in lockstep (else with rollback).
+    pub(crate) lockstep: bool,
     pub(crate) game: String,
     pub(crate) end: MatchEnd,
     /// Frames final on this machine (all of them agreed with the peer).
@@ -141,17 +143,26 @@ impl MatchReport {
             },
         })
     }
+
+    fn mode(&self) -> &'static str {
+        if self.lockstep {
+            "lockstep"
+        } else {
+            "rollback"
+        }
+    }
 }
 
 impl Report for MatchReport {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
-            "{}: {} frames final, {:.1} s, {}",
+            "{}: {} frames final, {:.1} s, {}, {}",
             self.end.summary(),
             self.frames,
             self.wire.seconds,
-            self.game
+            self.game,
+            self.mode()
         )?;
         for (slot, stats) in &self.peers {
             let ping = stats
@@ -218,7 +229,8 @@ impl Report for MatchReport {
                     "player": slot,
                     "input_delay": delay,
                 })).collect::<Vec<_>>(),
-                "stall_frames": self.stall_frames,
+                "mode": self.mode(),
+                                "stall_frames": self.stall_frames,
                 "desyncs": self.desyncs.detected,
                 "desyncs_diagnosed": self.desyncs.diagnosed,
                 "repairs": self.desyncs.repaired,

@@ -205,11 +205,17 @@ impl PlayersRole {
             NetplayEvent::HostCheckpointState { frame, .. } => {
                 self.compare_with_host_state(&event, *frame, narrator)?;
             }
-            NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => narrator.warn_and_show(
-                &format!("nothing heard from the peer for {silent_for_ms} ms"),
-            )?,
-            NetplayEvent::NetworkResumed { .. } => {
-                narrator.note_and_show("the peer is heard again")?;
+            NetplayEvent::NetworkInterrupted {
+                players,
+                silent_for_ms,
+            } => narrator.warn_and_show(&format!(
+                "waiting for {players}… (nothing heard for {silent_for_ms} ms)"
+            ))?,
+            NetplayEvent::NetworkResumed { players } => {
+                narrator.note_and_show(&format!("{players} is heard again"))?;
+            }
+            NetplayEvent::PeerRejoined { players } => {
+                narrator.note_and_show(&format!("{players} is back, from a new address"))?;
             }
             NetplayEvent::PeerFault { fault, .. } => {
                 narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
@@ -381,6 +387,7 @@ impl PlayersRole {
             .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
         MatchReport {
             command: self.seat.command,
+            lockstep: self.machine.netplay.settings().is_lockstep(),
             game: self.machine.game.title(),
             end,
             frames,
@@ -497,6 +504,7 @@ impl LiveRole for PlayersRole {
         let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
         Some(status_text(
             self.machine.current_frame(),
+            self.machine.netplay.settings().is_lockstep(),
             &stats,
             &self.delays(&peers),
             kbps(received.saturating_sub(received_before)),
@@ -529,10 +537,12 @@ impl LiveRole for PlayersRole {
 }
 
 /// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 0`:
-/// the ping and advantage towards the first other player, our delay, and
-/// every player's delay (all links' traffic).
+/// the ping and advantage towards the first other player, our delay
+/// (`lockstep` in place of the rollback depth in lockstep), all links'
+/// traffic and every player's delay.
 fn status_text(
     frame: u32,
+    lockstep: bool,
     stats: &NetplayStats,
     delays: &[(u8, Option<u32>)],
     kbps_in: f64,
@@ -544,10 +554,14 @@ fn status_text(
     let advantage = stats
         .frames_ahead
         .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
+    let mode = if lockstep {
+        "lockstep".to_string()
+    } else {
+        format!("rollback {}", stats.last_rollback)
+    };
     format!(
-        "frame {frame} | ping {ping} ms | delay {} | rollback {} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1} | delays {}",
+        "frame {frame} | ping {ping} ms | delay {} | {mode} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1} | delays {}",
         stats.local_input_delay,
-        stats.last_rollback,
         delays_text(delays)
     )
 }
@@ -556,6 +570,9 @@ fn status_text(
 /// prints them: the state saved at the start of the last one, run again
 /// with its final buttons, drawn. `None` when that state is no longer kept.
 fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    if machine.netplay.settings().is_lockstep() {
+        return lockstep_checksums_after(machine, frames);
+    }
     let last = Frame::new(frames.checked_sub(1)?);
     let inputs = machine.driver.final_inputs(last)?;
     let state = machine.netplay.saved_state(last)?.data().to_vec();
@@ -566,6 +583,20 @@ fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums
     let mut end_state = Vec::new();
     game.save_state(&mut end_state).ok()?;
     Some(Checksums::of_game(game.as_ref(), &end_state))
+}
+
+/// Lockstep's: every frame run is final, so the game stands after the last
+/// one when no frame ran since. A core that cannot save gives the
+/// checksum of no state.
+fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    if machine.netplay.current_frame() != Frame::new(frames) || frames == 0 {
+        return None;
+    }
+    let mut end_state = Vec::new();
+    if machine.game.save_state(&mut end_state).is_err() {
+        end_state.clear();
+    }
+    Some(Checksums::of_game(machine.game.as_ref(), &end_state))
 }
 
 #[cfg(test)]
@@ -583,8 +614,12 @@ mod tests {
         };
         let delays = [(0, Some(1)), (1, Some(3)), (2, None)];
         assert_eq!(
-            status_text(1234, &stats, &delays, 25.06, 24.94),
+            status_text(1234, false, &stats, &delays, 25.06, 24.94),
             "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 3 P3 ?"
+        );
+        assert_eq!(
+            status_text(1234, true, &stats, &delays, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | lockstep | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 3 P3 ?"
         );
     }
 }
