@@ -66,8 +66,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return self.accept_spectator(now, from, datagram);
         }
         // Settings differ (the player count, the host's delay floor): the
-        // Reject carries ours, so the joiner can come back with them.
-        if hello.settings != self.config.settings {
+        // Reject carries ours, so the joiner can come back with them. The
+        // mode is the host's to decide: a joiner adopts it once linked.
+        let ours = self.config.settings;
+        if hello.settings.in_mode(ours.is_lockstep()) != ours {
             self.refuse(from, RejectReason::Settings);
             return true;
         }
