@@ -24,6 +24,19 @@ fn play_party(
     join_args: impl Fn(u8) -> Vec<String>,
     frames: u32,
 ) -> Vec<Output> {
+    play_party_watched(players, common, host_args, join_args, frames, false).0
+}
+
+/// [`play_party`], with a spectator of the host too when `watched` (its
+/// output second).
+fn play_party_watched(
+    players: u8,
+    common: &[&str],
+    host_args: &[&str],
+    join_args: impl Fn(u8) -> Vec<String>,
+    frames: u32,
+    watched: bool,
+) -> (Vec<Output>, Option<Output>) {
     let dir = tempfile::tempdir().unwrap();
     let players_arg = players.to_string();
     let frames_arg = frames.to_string();
@@ -41,10 +54,18 @@ fn play_party(
             spawn_netcade(&args)
         })
         .collect();
+    let spectator = watched.then(|| {
+        let mut args = vec!["spectate", address.as_str(), "--json"];
+        args.extend_from_slice(common);
+        spawn_netcade(&args)
+    });
     let timeout = MATCH_TIMEOUT + Duration::from_secs(u64::from(frames) / 60);
     let mut outputs = vec![host.finish(timeout)];
     outputs.extend(joiners.into_iter().map(|joiner| joiner.finish(timeout)));
-    outputs
+    (
+        outputs,
+        spectator.map(|spectator| spectator.finish(timeout)),
+    )
 }
 
 /// Every process finished all `frames`, with no desync and the same game
@@ -152,6 +173,30 @@ fn three_duel_players_who_know_only_the_host_play_in_sync_with_its_delay_floor_a
         .map(|dir| dir.flatten().map(|entry| entry.path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "empty match folders are removed: {left:?}");
+}
+
+#[test]
+fn a_spectator_of_a_three_player_match_sees_every_player_and_ends_on_their_checksums() {
+    let saves = tempfile::tempdir().unwrap();
+    let game = duel_game(saves.path());
+    let common: Vec<&str> = game.iter().map(String::as_str).collect();
+    let (outputs, spectator) = play_party_watched(
+        3,
+        &common,
+        &["--inputs", "random:1"],
+        |k| vec!["--inputs".to_string(), format!("random:{}", k + 1)],
+        300,
+        true,
+    );
+    let summaries = assert_same_ending(&outputs, 300);
+    let watched = spectator.unwrap();
+    assert!(watched.status.success(), "{watched:?}");
+    let watched = last_json(&watched);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(
+        watched["checksums"]["memory"], summaries[0]["checksums"]["memory"],
+        "{watched}"
+    );
 }
 
 #[test]
