@@ -68,9 +68,10 @@ fn play_party_watched(
     )
 }
 
-/// Every process finished all `frames`, with no desync and the same game
-/// memory and picture; returns their JSON summaries.
-fn assert_same_ending(outputs: &[Output], frames: u32) -> Vec<Value> {
+/// Every process of a match of `players` finished all `frames`, with no
+/// desync and the same game memory and picture; returns their JSON
+/// summaries.
+fn assert_same_ending(outputs: &[Output], players: usize, frames: u32) -> Vec<Value> {
     let summaries: Vec<Value> = outputs
         .iter()
         .map(|output| {
@@ -85,7 +86,7 @@ fn assert_same_ending(outputs: &[Output], frames: u32) -> Vec<Value> {
         let peers = json["netplay"]["peers"].as_array().unwrap();
         assert_eq!(
             peers.len(),
-            outputs.len() - 1,
+            players - 1,
             "one entry per other player: {json}"
         );
     }
@@ -134,21 +135,25 @@ fn three_duel_players_who_know_only_the_host_play_in_sync_with_its_delay_floor_a
     std::fs::write(&srm, &bytes).unwrap();
     let game = duel_game(saves.path());
     let common: Vec<&str> = game.iter().map(String::as_str).collect();
-    // Joiner 1 asks for player 3; joiner 2 takes the first free slot.
+    // Joiner 1 asks for player 3; joiner 2 takes the first free slot and
+    // fixes its delay above the host's floor.
     let outputs = play_party(
         3,
         &common,
         &["--min-delay", "3", "--inputs", "random:1"],
         |k| {
             let mut args = vec!["--inputs".to_string(), format!("random:{}", k + 1)];
-            if k == 1 {
-                args.extend(["--slot".to_string(), "3".to_string()]);
-            }
+            let own = if k == 1 {
+                ["--slot", "3"]
+            } else {
+                ["--delay", "4"]
+            };
+            args.extend(own.map(String::from));
             args
         },
         300,
     );
-    let summaries = assert_same_ending(&outputs, 300);
+    let summaries = assert_same_ending(&outputs, 3, 300);
     assert_eq!(other_players(&summaries[0]), [1, 2]);
     assert_eq!(other_players(&summaries[1]), [0, 1], "joiner 1 is player 3");
     assert_eq!(other_players(&summaries[2]), [0, 2], "joiner 2 is player 2");
@@ -158,10 +163,11 @@ fn three_duel_players_who_know_only_the_host_play_in_sync_with_its_delay_floor_a
         for delay in delays {
             assert!(delay["input_delay"].as_u64().unwrap() >= 3, "{json}");
         }
+        assert_eq!(delays[1]["input_delay"], 4, "player 2's own: {json}");
     }
     for output in &outputs {
         let status = String::from_utf8_lossy(&output.stdout);
-        assert!(status.contains("input delays P1 3 P2 3 P3 3"), "{status}");
+        assert!(status.contains("input delays P1 3 P2 4 P3 3"), "{status}");
     }
     assert_eq!(
         std::fs::read(&srm).unwrap(),
@@ -188,7 +194,7 @@ fn a_spectator_of_a_three_player_match_sees_every_player_and_ends_on_their_check
         300,
         true,
     );
-    let summaries = assert_same_ending(&outputs, 300);
+    let summaries = assert_same_ending(&outputs, 3, 300);
     let watched = spectator.unwrap();
     assert!(watched.status.success(), "{watched:?}");
     let watched = last_json(&watched);
@@ -197,6 +203,49 @@ fn a_spectator_of_a_three_player_match_sees_every_player_and_ends_on_their_check
         watched["checksums"]["memory"], summaries[0]["checksums"]["memory"],
         "{watched}"
     );
+}
+
+#[test]
+fn when_one_of_three_players_leaves_the_other_two_agree_where_and_play_to_the_end_in_sync() {
+    let saves = tempfile::tempdir().unwrap();
+    let game = duel_game(saves.path());
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "--players",
+        "3",
+        "--frames",
+        "900",
+        "--json",
+        "--inputs",
+        "random:1",
+    ];
+    args.extend(game.iter().map(String::as_str));
+    let (host, port) = spawn_host(dir.path(), &args, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let mut joiners: Vec<Background> = (2..4)
+        .map(|seed| {
+            let inputs = format!("random:{seed}");
+            let mut args = vec!["join", address.as_str(), "--json", "--inputs", &inputs];
+            args.extend(game.iter().map(String::as_str));
+            spawn_netcade(&args)
+        })
+        .collect();
+    joiners[1].wait_for_stdout("the match began", MATCH_TIMEOUT);
+    std::thread::sleep(Duration::from_secs(2));
+    joiners[1].interrupt();
+    let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    let leaver = joiners.pop().unwrap().finish(timeout);
+    let stayer = joiners.pop().unwrap().finish(timeout);
+    let host = host.finish(timeout);
+    assert_eq!(leaver.status.code(), Some(130), "{leaver:?}");
+    for output in [&host, &stayer] {
+        let warnings = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            warnings.contains("left at frame") && warnings.contains("the match goes on"),
+            "{warnings}"
+        );
+    }
+    assert_same_ending(&[host, stayer], 3, 900);
 }
 
 #[test]
@@ -264,5 +313,5 @@ fn four_stella_players_play_a_minute_through_100_ms_and_5_percent_loss_to_equal_
         |k| vec!["--inputs".to_string(), format!("random:{}", k + 1)],
         3600,
     );
-    assert_same_ending(&outputs, 3600);
+    assert_same_ending(&outputs, 4, 3600);
 }
