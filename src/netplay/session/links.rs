@@ -66,7 +66,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return self.accept_spectator(now, from, datagram);
         }
         // Settings differ (the player count, the host's delay floor): the
-        // Reject carries ours, so the joiner can come back with them.
+        // Reject carries ours (the mode too: the host decides it), so the
+        // joiner can come back with them.
         if hello.settings != self.config.settings {
             self.refuse(from, RejectReason::Settings);
             return true;
