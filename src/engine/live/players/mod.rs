@@ -184,7 +184,7 @@ pub fn join_match(
             let mut game = adopt_host_options(game, &common.game, host_options)?;
             // On the core as the match runs it: with the host's options.
             let found = preflight(game.as_mut())?;
-            join_mode(host_lockstep, &found, &game.title())?;
+            join_mode(host_lockstep, &found, common.strict, &game.title())?;
             game
         }
         // No match will be played: the loop reports why.
@@ -227,7 +227,8 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
     let common = &settings.common;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
-    // We propose rollback; the host's mode wins (`adopt_hosts_mode`).
+    // We propose rollback; a host in lockstep refuses us with its settings,
+    // and the retry takes them.
     let mut agreed = SessionSettings {
         player_count: (slot + 1).max(2),
         ..SessionSettings::default()

@@ -593,11 +593,7 @@ fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<
     if machine.netplay.current_frame() != Frame::new(frames) || frames == 0 {
         return None;
     }
-    let mut end_state = Vec::new();
-    if machine.game.save_state(&mut end_state).is_err() {
-        end_state.clear();
-    }
-    Some(Checksums::of_game(machine.game.as_ref(), &end_state))
+    Some(Checksums::of_game_now(machine.game.as_mut()))
 }
 
 #[cfg(test)]

@@ -109,6 +109,14 @@ pub fn spectate_match(
         .host_handshake()
         .and_then(|host| host.match_frames);
     let frames = watched_frames(settings.frames, host_frames);
+    if spectator
+        .host_handshake()
+        .is_some_and(|host| host.settings.is_lockstep())
+    {
+        eprintln!(
+            "note: the match plays in lockstep, whose host keeps no states: watching it from frame 0"
+        );
+    }
     let game_args = GameArgs {
         options: host_options.clone(),
         ..settings.game.clone()
