@@ -156,6 +156,7 @@ fn three_duel_players_who_know_only_the_host_play_in_sync_with_its_delay_floor_a
     let summaries = assert_same_ending(&outputs, 3, 300);
     assert_eq!(other_players(&summaries[0]), [1, 2]);
     assert_eq!(other_players(&summaries[1]), [0, 1], "joiner 1 is player 3");
+    assert_eq!(summaries[1]["netplay"]["player"], 2);
     assert_eq!(other_players(&summaries[2]), [0, 2], "joiner 2 is player 2");
     for json in &summaries {
         let delays = json["netplay"]["input_delays"].as_array().unwrap();

@@ -105,6 +105,8 @@ pub(crate) struct MatchReport {
     /// Frames final on this machine (all of them agreed with the peer).
     pub(crate) frames: u32,
     pub(crate) checksums: Option<Checksums>,
+    /// This machine's player slot.
+    pub(crate) me: u8,
     /// Our input delay at the end.
     pub(crate) input_delay: u32,
     /// Every player's input delay by slot, ours included (`None`: never reported).
@@ -184,7 +186,8 @@ impl Report for MatchReport {
         }
         writeln!(
             out,
-            "this machine: input delay {}, rollbacks {} (mean depth {:.1}, max {}), stall frames {}; input delays {}",
+            "this machine (player {}): input delay {}, rollbacks {} (mean depth {:.1}, max {}), stall frames {}; input delays {}",
+            self.me + 1,
             self.input_delay,
             self.rollbacks.count,
             self.rollbacks.mean_depth,
@@ -230,6 +233,7 @@ impl Report for MatchReport {
             "checksums": self.checksums.as_ref().map(checksums_json),
             "netplay": {
                 "peers": self.peers.iter().map(|(slot, stats)| self.peer_json(*slot, stats)).collect::<Vec<_>>(),
+                "player": self.me,
                 "input_delay": self.input_delay,
                 "input_delays": self.delays.iter().map(|(slot, delay)| serde_json::json!({
                     "player": slot,

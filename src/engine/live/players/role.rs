@@ -392,6 +392,7 @@ impl PlayersRole {
             end,
             frames,
             checksums,
+            me: self.seat.me,
             input_delay: self.machine.netplay.input_delay(),
             delays,
             peers,
