@@ -2,12 +2,14 @@
 //! talks through, the seeded simulated network for tests and the demo
 //! (`sim`), the two socket transports (`udp`, `laminar`), the link
 //! conditioner that applies the simulated network's faults to real sockets
-//! (`conditioner`), the command-line switches choosing them (`link`) and the
-//! channel machines meeting in a room talk through first (`signal`).
+//! (`conditioner`), the command-line switches choosing them (`link`), the
+//! channel machines meeting in a room talk through first (`signal`) and the
+//! signaling server's rooms that carry it (`room`).
 
 pub mod conditioner;
 pub mod laminar;
 pub mod link;
+pub mod room;
 pub mod signal;
 pub mod sim;
 pub mod udp;

@@ -16,6 +16,7 @@ use crate::engine::live::options::{LiveEvent, LiveOptions};
 use crate::engine::live::players::{
     host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings,
 };
+use crate::engine::live::rooms::SignalArgs;
 use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::live::spectator::{spectate_match, SpectateSettings};
 use crate::engine::sinks::recorder::RecordArgs;
@@ -272,6 +273,8 @@ impl Setup<'_> {
             players: 2,
             port_file: None,
             max_spectators: 1,
+            room: None,
+            signal: SignalArgs::default(),
         };
         let sinks = self.sinks(0);
         Box::new(move |out, options| host_match(&settings, &headless(sinks), options, out))
@@ -279,9 +282,12 @@ impl Setup<'_> {
 
     fn joiner(&self, address: &str) -> Play {
         let settings = JoinSettings {
-            address: address.to_string(),
+            address: Some(address.to_string()),
             common: self.player(1),
             connect_timeout_s: 10.0,
+            room: None,
+            quick: false,
+            signal: SignalArgs::default(),
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))
@@ -289,7 +295,9 @@ impl Setup<'_> {
 
     fn spectator(&self, address: &str) -> Play {
         let settings = SpectateSettings {
-            address: address.to_string(),
+            address: Some(address.to_string()),
+            room: None,
+            signal: SignalArgs::default(),
             game: self.game(2),
             frames: Some(self.args.frames),
             connect_timeout_s: 10.0,

@@ -18,18 +18,22 @@ use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{InputSource, RandomPlayer};
 use crate::engine::live::connect::{
-    adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
-    link_secret,
+    adopt_host_options, bind_listening, content_hash, host_option_overrides, link_secret,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{LiveEvent, LiveOptions};
+use crate::engine::live::rooms::{
+    host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
+    QuickPairing, RoomRole,
+};
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
 use crate::engine::{open_game, AppError, Game};
+use crate::net::link::LinkTransport;
 use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
@@ -63,9 +67,21 @@ pub fn host_match(
             ),
         });
     }
+    let transport = bind_listening(&settings.common.link, settings.port)?;
+    host_on(settings, transport, outputs, options, out)
+}
+
+/// Hosts a match on the game socket `transport` (bound by `host`, or by a
+/// quick match before it knew it would host).
+fn host_on(
+    settings: &HostSettings,
+    transport: LinkTransport,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     let common = &settings.common;
     let inputs = open_inputs(common)?;
-    let transport = bind_listening(&common.link, settings.port)?;
     let bound = transport.inner().local_address();
     if let Some(path) = &settings.port_file {
         std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| {
@@ -79,6 +95,7 @@ pub fn host_match(
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
     preflight(game.as_mut(), common.strict)?;
+    let _room = open_room(settings, game.as_ref(), &transport, out)?;
     writeln!(
         out,
         "hosting {} on UDP port {}: waiting for a player to join",
@@ -121,8 +138,28 @@ pub fn host_match(
     play(seat, common, outputs, table, inputs, options, out)
 }
 
-/// Joins the match hosted at `settings.address`, plays, and returns how it
-/// went.
+/// `host --room`: opens the room and prints its code.
+fn open_room(
+    settings: &HostSettings,
+    game: &dyn Game,
+    transport: &LinkTransport,
+    out: &mut dyn Write,
+) -> Result<Option<HostedRoom>, AppError> {
+    let Some(chosen) = settings.room else {
+        return Ok(None);
+    };
+    let code = room_code(chosen)?;
+    let identity = identity_of(game, &settings.common.game)?;
+    let room = host_room(&settings.signal, code, identity, transport)?;
+    writeln!(
+        out,
+        "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
+    )?;
+    Ok(Some(room))
+}
+
+/// Joins the match hosted at `settings.address` (or in its room, or the
+/// quick match's), plays, and returns how it went.
 pub fn join_match(
     settings: &JoinSettings,
     outputs: &LiveOutputs<'_>,
@@ -130,22 +167,69 @@ pub fn join_match(
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     let common = &settings.common;
-    let (host, transport) =
-        connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+    let open = || Ok((open_game(&common.game)?, common.game.clone()));
+    let (found, game) = if settings.quick {
+        let game = open_game(&common.game)?;
+        let identity = identity_of(game.as_ref(), &common.game)?;
+        match quick_pair(&settings.signal, identity, &common.link, out)? {
+            QuickPairing::Join(found) => (found, game),
+            QuickPairing::Host(transport) => {
+                // The host's side loads its game itself.
+                drop(game);
+                let host = quick_host_settings(settings);
+                return host_on(&host, transport, outputs, options, out);
+            }
+        }
+    } else {
+        let way = HostWay {
+            address: settings.address.as_deref(),
+            room: settings.room,
+            signal: &settings.signal,
+        };
+        let (link, timeout) = (&common.link, settings.connect_timeout_s);
+        reach_host(way, RoomRole::Player, link, timeout, open)?
+    };
+    join_found(settings, found, game, outputs, options, out)
+}
+
+/// The host's settings of a quick match's host: the match as the player
+/// asked for it, on the socket already bound; nobody can find its
+/// spectators' way in.
+fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
+    HostSettings {
+        common: settings.common.clone(),
+        port: 0,
+        players: 2,
+        port_file: None,
+        max_spectators: 0,
+        room: None,
+        signal: settings.signal.clone(),
+    }
+}
+
+/// Plays the match of the host `found`, with this machine's `game`.
+fn join_found(
+    settings: &JoinSettings,
+    found: FoundHost,
+    game: Box<dyn Game>,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let common = &settings.common;
+    let FoundHost {
+        address: host,
+        transport,
+        label,
+    } = found;
     let inputs = open_inputs(common)?;
-    let game = open_game(&common.game)?;
-    writeln!(
-        out,
-        "joining {} ({host}) with {}",
-        settings.address,
-        game.title()
-    )?;
+    writeln!(out, "joining {label} ({host}) with {}", game.title())?;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let seat = Seat {
         command: "join",
         me: 1,
         peer: 0,
-        connect_timeout: Some((settings.address.clone(), timeout)),
+        connect_timeout: Some((label.clone(), timeout)),
     };
     let config =
         match_config(common, game.as_ref(), seat.me)?.dial(host, PlayerSlots::single(seat.peer));
@@ -181,7 +265,7 @@ pub fn join_match(
         // No match will be played: the loop reports why.
         None => game,
     };
-    let names = vec![settings.address.clone()];
+    let names = vec![label];
     let recorder = match_recorder(&outputs.sinks.record, game.as_ref(), &game_args, 2, names)?;
     let table = Table {
         game,

@@ -11,11 +11,12 @@ mod role;
 
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::{
-    adopt_host_options, connect_to_host, content_hash, host_option_overrides, link_secret,
+    adopt_host_options, content_hash, host_option_overrides, link_secret,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{interrupted, LiveOptions};
+use crate::engine::live::rooms::{reach_host, FoundHost, HostWay, RoomCode, RoomRole, SignalArgs};
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
@@ -33,9 +34,20 @@ use std::time::{Duration, Instant};
 /// Settings of `netcade spectate`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SpectateSettings {
-    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets).
-    #[arg(value_name = "HOST:PORT")]
-    pub address: String,
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets);
+    /// or --room CODE.
+    #[arg(
+        value_name = "HOST:PORT",
+        required_unless_present = "room",
+        conflicts_with = "room"
+    )]
+    pub address: Option<String>,
+    /// Watch the match whose room code the host printed (`host --room`).
+    #[arg(long, value_name = "CODE")]
+    pub room: Option<RoomCode>,
+    /// The signaling server of `--room`.
+    #[command(flatten)]
+    pub signal: SignalArgs,
     /// The core and content: the same as the players'.
     #[command(flatten)]
     pub game: GameArgs,
@@ -59,19 +71,21 @@ pub fn spectate_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let (host, link) = connect_to_host(
-        &settings.address,
-        settings.connect_timeout_s,
-        &settings.link,
-    )?;
+    let way = HostWay {
+        address: settings.address.as_deref(),
+        room: settings.room,
+        signal: &settings.signal,
+    };
+    let open = || Ok((open_game(&settings.game)?, settings.game.clone()));
+    let (link, timeout) = (&settings.link, settings.connect_timeout_s);
+    let (found, game) = reach_host(way, RoomRole::Spectator, link, timeout, open)?;
+    let FoundHost {
+        address: host,
+        transport: link,
+        label,
+    } = found;
     let mut transport = LiveTransport::new(link);
-    let game = open_game(&settings.game)?;
-    writeln!(
-        out,
-        "spectating {} ({host}) with {}",
-        settings.address,
-        game.title()
-    )?;
+    writeln!(out, "spectating {label} ({host}) with {}", game.title())?;
     let mut config = SpectatorConfig::new(
         host,
         game.core_name(),
@@ -96,7 +110,7 @@ pub fn spectate_match(
             });
         }
         return Err(AppError::NoAnswer {
-            address: settings.address.clone(),
+            address: label,
             seconds: settings.connect_timeout_s,
         });
     }
@@ -114,7 +128,7 @@ pub fn spectate_match(
     };
     let game = adopt_host_options(game, &settings.game, host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
-    let names = vec![settings.address.clone()];
+    let names = vec![label];
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
