@@ -240,3 +240,66 @@ fn the_signaling_server_going_away_before_pairing_is_one_clear_error() {
         "{errors}"
     );
 }
+
+/// `netcade ARGS` with `$NETCADE_CONFIG_DIR` set to `config`, to its end.
+fn run_with_config(config: &std::path::Path, args: &[&str]) -> Output {
+    let env = [("NETCADE_CONFIG_DIR", config.as_os_str())];
+    support::cli::spawn_netcade_with_env(args, &env).finish(TIMEOUT)
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn the_server_list_in_the_config_directory_names_the_signaling_server() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(config.path().join("servers.txt"), format!("signal {signal}\n")).unwrap();
+    let mut args = vec!["join", "--room", "7KQ-M2X", "--connect-timeout-s", "0.5"];
+    let game = duel("dojo");
+    args.extend(game.iter().map(String::as_str));
+    let alone = run_with_config(config.path(), &args);
+    assert_eq!(alone.status.code(), Some(3), "{alone:?}");
+    assert!(
+        stderr(&alone).starts_with("error: no host in room 7KQ-M2X within 0.5 s"),
+        "the room was entered on the listed server: {alone:?}"
+    );
+}
+
+#[test]
+fn a_bad_server_list_or_room_code_is_one_clear_error_before_anything_runs() {
+    let config = tempfile::tempdir().unwrap();
+    let list = config.path().join("servers.txt");
+    std::fs::write(&list, "signal wss://rooms.example.org:443\n").unwrap();
+    let game = duel("dojo");
+    let with_game = |args: &[&'static str]| {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(game.iter().map(String::as_str));
+        all
+    };
+    let bad_list = run_with_config(config.path(), &with_game(&["join", "--quick"]));
+    assert_eq!(bad_list.status.code(), Some(2), "{bad_list:?}");
+    let errors = stderr(&bad_list);
+    assert!(
+        errors.starts_with(&format!("error: {}: line 1: ", list.display()))
+            && errors.contains("TLS"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+
+    for args in [
+        &["join", "--room", "7KQ-M0X"][..],
+        &["spectate", "--room", "nope"],
+        &["host", "--room", "TOO-LONGX"],
+        &["join", "--signal", "http://a:1", "--quick"],
+        &["join", "127.0.0.1:7000", "--quick"],
+        &["join"],
+    ] {
+        let refused = run_with_config(config.path(), &with_game(args));
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {refused:?}");
+        assert!(stderr(&refused).starts_with("error: "), "{refused:?}");
+    }
+}
