@@ -257,7 +257,11 @@ fn the_server_list_in_the_config_directory_names_the_signaling_server() {
         return;
     };
     let config = tempfile::tempdir().unwrap();
-    std::fs::write(config.path().join("servers.txt"), format!("signal {signal}\n")).unwrap();
+    std::fs::write(
+        config.path().join("servers.txt"),
+        format!("signal {signal}\n"),
+    )
+    .unwrap();
     let mut args = vec!["join", "--room", "7KQ-M2X", "--connect-timeout-s", "0.5"];
     let game = duel("dojo");
     args.extend(game.iter().map(String::as_str));

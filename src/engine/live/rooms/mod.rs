@@ -127,28 +127,61 @@ fn enter(args: &SignalArgs, room: &str, group: Option<u8>) -> Result<RoomClient,
 }
 
 /// The addresses this machine's game socket is reached at: its port on
-/// the interface that reaches the signaling server.
+/// the interface that reaches the signaling server, then on the one of
+/// the default route (a host whose server runs beside it reaches it over
+/// loopback, and its joiners over the network).
 fn candidates(room: &RoomClient, transport: &LinkTransport) -> Vec<SocketAddr> {
     let port = transport.inner().local_address().port();
-    let ip = room
+    let to_server = room
         .local_ip()
         .filter(|ip| !ip.is_unspecified())
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
-    vec![SocketAddr::new(ip, port)]
+    let mut ips = vec![to_server];
+    ips.extend(default_route_ip().filter(|ip| *ip != to_server));
+    ips.into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect()
+}
+
+/// The address of the interface the default route leaves from: a UDP
+/// socket "connected" to a documentation address (RFC 5737) sends nothing
+/// but is given it.
+fn default_route_ip() -> Option<IpAddr> {
+    let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    probe.connect((Ipv4Addr::new(192, 0, 2, 1), 9)).ok()?;
+    let ip = probe.local_addr().ok()?.ip();
+    (!ip.is_unspecified()).then_some(ip)
+}
+
+/// Of a peer's candidates, the one to dial: a loopback address only when
+/// we too reach the signaling server over loopback (the peer then runs on
+/// this machine), else the first that is not.
+fn choose_candidate(candidates: &[SocketAddr], we_are_local: bool) -> Option<SocketAddr> {
+    candidates
+        .iter()
+        .find(|candidate| we_are_local || !candidate.ip().is_loopback())
+        .or(candidates.first())
+        .copied()
 }
 
 /// The address to dial the peer of `hello` at from `transport`: the one
 /// place the path between two machines that met in a room is chosen.
-fn path_to(hello: &Hello, transport: &LinkTransport) -> Result<SocketAddr, AppError> {
-    let chosen = hello.candidates.first().ok_or_else(|| AppError::Room {
-        message: "the host's hello gave no address to reach it at".into(),
-    })?;
+fn path_to(
+    hello: &Hello,
+    room: &RoomClient,
+    transport: &LinkTransport,
+) -> Result<SocketAddr, AppError> {
+    let we_are_local = room.local_ip().is_none_or(|ip| ip.is_loopback());
+    let chosen =
+        choose_candidate(&hello.candidates, we_are_local).ok_or_else(|| AppError::Room {
+            message: "the host's hello gave no address to reach it at".into(),
+        })?;
     // A dual-stack socket reaches an IPv4 host through its mapped address.
     Ok(match (transport.inner().local_address(), chosen) {
         (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
             SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port())
         }
-        _ => *chosen,
+        _ => chosen,
     })
 }
 
@@ -165,6 +198,9 @@ struct Greeter {
     ours: String,
     greeted: BTreeSet<PeerId>,
     last_sent: Instant,
+    /// A greeted peer leaving is [`SignalError::PeerGone`] (a quick
+    /// match's partner: the server grouped us, and will not again).
+    partner_only: bool,
 }
 
 impl Greeter {
@@ -173,6 +209,7 @@ impl Greeter {
             ours: ours.encode(),
             greeted: BTreeSet::new(),
             last_sent: Instant::now(),
+            partner_only: ours.role == RoomRole::Quick,
         }
     }
 
@@ -194,7 +231,9 @@ impl Greeter {
         match event {
             RoomEvent::Arrived(peer) => self.greet(room, peer)?,
             RoomEvent::Left(peer) => {
-                self.greeted.remove(&peer);
+                if self.greeted.remove(&peer) && self.partner_only {
+                    return Err(SignalError::PeerGone);
+                }
             }
             RoomEvent::Signal { from, text } => {
                 if !self.greeted.contains(&from) {
@@ -225,8 +264,7 @@ fn await_hello(
     ours: &Hello,
     wanted: impl Fn(&Hello) -> bool,
     deadline: Option<Instant>,
-    waiting_for: &str,
-) -> Result<Option<(PeerId, Hello)>, AppError> {
+) -> Result<Option<(PeerId, Hello)>, SignalError> {
     let mut greeter = Greeter::new(ours);
     loop {
         let step = match deadline {
@@ -236,9 +274,7 @@ fn await_hello(
         if step.is_zero() {
             return Ok(None);
         }
-        let found = greeter
-            .step(room, &wanted, step.min(KEEP_ALIVE_EVERY))
-            .map_err(|error| server_gone(error, waiting_for))?;
+        let found = greeter.step(room, &wanted, step.min(KEEP_ALIVE_EVERY))?;
         if found.is_some() {
             return Ok(found);
         }
@@ -342,7 +378,8 @@ pub(crate) fn find_host(
     let is_host = |peer: &Hello| peer.role == RoomRole::Host;
     let deadline = Some(Instant::now() + timeout);
     let waiting_for = format!("the host of room {code}");
-    let Some((_, host)) = await_hello(&mut room, &hello, is_host, deadline, &waiting_for)? else {
+    let answer = await_hello(&mut room, &hello, is_host, deadline);
+    let Some((_, host)) = answer.map_err(|error| server_gone(error, &waiting_for))? else {
         return Err(AppError::Room {
             message: format!(
                 "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
@@ -352,7 +389,7 @@ pub(crate) fn find_host(
     };
     check_host(&host, &hello)?;
     Ok(FoundHost {
-        address: path_to(&host, &transport)?,
+        address: path_to(&host, &room, &transport)?,
         transport,
         label: format!("room {code}"),
     })
@@ -419,27 +456,35 @@ pub(crate) fn quick_pair(
     out: &mut dyn Write,
 ) -> Result<QuickPairing, AppError> {
     let transport = bind_listening(link, 0)?;
-    let mut room = enter(args, &quick_room(&identity), Some(2))?;
-    writeln!(
-        out,
-        "waiting for another player of {} {} in the quick match",
-        identity.core_name, identity.core_version
-    )?;
-    let hello = Hello {
-        role: RoomRole::Quick,
-        identity,
-        candidates: candidates(&room, &transport),
-    };
     let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
-    let waiting_for = "another player";
-    let (peer, other) = await_hello(&mut room, &hello, is_quick, None, waiting_for)?
-        .expect("no deadline: an answer or an error");
+    let (room, hello, (peer, other)) = loop {
+        let mut room = enter(args, &quick_room(&identity), Some(2))?;
+        writeln!(
+            out,
+            "waiting for another player of {} {} in the quick match",
+            identity.core_name, identity.core_version
+        )?;
+        let hello = Hello {
+            role: RoomRole::Quick,
+            identity: identity.clone(),
+            candidates: candidates(&room, &transport),
+        };
+        match await_hello(&mut room, &hello, is_quick, None) {
+            Ok(Some(pair)) => break (room, hello, pair),
+            // The server grouped us with a player who left before its
+            // hello: queue again.
+            Err(SignalError::PeerGone) | Ok(None) => {
+                writeln!(out, "the other player left before the match")?;
+            }
+            Err(error) => return Err(server_gone(error, "another player")),
+        }
+    };
     check_host(&other, &hello)?;
     if room.me() < &peer {
         return Ok(QuickPairing::Host(transport));
     }
     Ok(QuickPairing::Join(FoundHost {
-        address: path_to(&other, &transport)?,
+        address: path_to(&other, &room, &transport)?,
         transport,
         label: "the quick match".into(),
     }))
@@ -472,6 +517,17 @@ mod tests {
             code_room(code),
             format!("netcade{PROTOCOL_VERSION}-room-7KQM2X")
         );
+    }
+
+    #[test]
+    fn a_peer_on_this_machine_is_dialled_over_loopback_and_a_remote_one_over_the_network() {
+        let address = |text: &str| text.parse::<SocketAddr>().unwrap();
+        let host = [address("127.0.0.1:7000"), address("192.168.1.20:7000")];
+        assert_eq!(choose_candidate(&host, true), Some(host[0]));
+        assert_eq!(choose_candidate(&host, false), Some(host[1]));
+        let only_loopback = [host[0]];
+        assert_eq!(choose_candidate(&only_loopback, false), Some(host[0]));
+        assert_eq!(choose_candidate(&[], true), None);
     }
 
     #[test]
