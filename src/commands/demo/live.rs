@@ -14,7 +14,8 @@ use crate::engine::inputs::InputSpec;
 use crate::engine::live::front_end::{Headless, LiveOutputs};
 use crate::engine::live::options::{LiveEvent, LiveOptions};
 use crate::engine::live::players::{
-    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings,
+    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg,
+    DEFAULT_REJOIN_S,
 };
 use crate::engine::live::rooms::SignalArgs;
 use crate::engine::live::session_loop::LiveMatch;
@@ -246,7 +247,9 @@ impl Setup<'_> {
             }),
             frames: Some(self.args.frames),
             strict: false,
+            mode: ModeArg::Auto,
             delay: DelayArg::Auto,
+            rejoin_s: DEFAULT_REJOIN_S,
             link: self.link(machine),
             dump_dir: None,
         }
@@ -271,6 +274,7 @@ impl Setup<'_> {
             common: self.player(0),
             port: 0,
             players: 2,
+            min_delay: 0,
             port_file: None,
             max_spectators: 1,
             room: None,
@@ -288,6 +292,7 @@ impl Setup<'_> {
             room: None,
             quick: false,
             signal: SignalArgs::default(),
+            slot: None,
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))

@@ -24,7 +24,7 @@ pub use servers::{RegionServer, ServerList, DEFAULT_SERVERS, SERVER_LIST_FILE};
 
 use crate::checksum::Checksum;
 use crate::engine::live::connect::{
-    bind_listening, connect_timeout, connect_to_host, content_hash,
+    bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
 use crate::engine::{AppError, Game, GameArgs};
 use crate::net::link::{LinkArgs, LinkTransport};
@@ -76,13 +76,7 @@ impl SignalArgs {
 pub fn room_code(chosen: Option<RoomCode>) -> Result<RoomCode, AppError> {
     match chosen {
         Some(code) => Ok(code),
-        None => {
-            let mut random = [0u8; code::CODE_CHARS];
-            getrandom::getrandom(&mut random).map_err(|error| AppError::NoRandomness {
-                reason: error.to_string(),
-            })?;
-            Ok(RoomCode::from_random(random))
-        }
+        None => Ok(RoomCode::from_random(random_bytes()?)),
     }
 }
 
