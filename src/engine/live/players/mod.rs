@@ -77,15 +77,7 @@ fn host_on(
     let common = &settings.common;
     let inputs = open_inputs(common)?;
     let bound = transport.inner().local_address();
-    if let Some(path) = &settings.port_file {
-        std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| {
-            AppError::WriteFile {
-                what: "the port file",
-                path: path.clone(),
-                source,
-            }
-        })?;
-    }
+    write_port_file(settings, bound)?;
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
     let found = preflight(game.as_mut())?;
@@ -148,6 +140,18 @@ fn host_on(
         recorder,
     };
     play(seat, common, outputs, table, inputs, options, out)
+}
+
+/// `--port-file`: the port listened on, once bound.
+fn write_port_file(settings: &HostSettings, bound: SocketAddr) -> Result<(), AppError> {
+    let Some(path) = &settings.port_file else {
+        return Ok(());
+    };
+    std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| AppError::WriteFile {
+        what: "the port file",
+        path: path.clone(),
+        source,
+    })
 }
 
 /// `host --room`: opens the room and prints its code.
