@@ -217,6 +217,13 @@ fn the_signaling_server_going_away_before_pairing_is_one_clear_error() {
     };
     let mut waiting = start(&["join", "--quick"], &duel("dojo"), &signal, 1);
     waiting.wait_for_stdout("in the quick match", TIMEOUT);
+    let mut host = start(
+        &["host", "--port", "0", "--room"],
+        &duel("dojo"),
+        &signal,
+        2,
+    );
+    room_code(&mut host);
     let _ = server.child.kill();
     let _ = server.child.wait();
     let left = waiting.finish(TIMEOUT);
@@ -228,6 +235,17 @@ fn the_signaling_server_going_away_before_pairing_is_one_clear_error() {
             && errors.contains("while waiting for another player; nobody was paired"),
         "{errors}"
     );
+
+    // A host keeps its UDP port open for joiners who know it, and says
+    // once that its room is gone.
+    host.wait_for_stderr(
+        "new players cannot find this match through its room",
+        TIMEOUT,
+    );
+    host.interrupt();
+    let host = host.finish(TIMEOUT);
+    let warnings = stderr(&host);
+    assert_eq!(warnings.matches("its room").count(), 1, "{warnings}");
 
     // And a server that is not there at all says where it looked.
     let nobody = start(&["join", "--room", "7KQ-M2X"], &duel("dojo"), &signal, 1).finish(TIMEOUT);
