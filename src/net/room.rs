@@ -31,6 +31,9 @@ const MAX_PEER_ID_CHARS: usize = 64;
 /// The longest room name (a path segment on the server).
 const MAX_ROOM_CHARS: usize = 120;
 
+/// Events of other peers kept while a [`PeerChannel`] reads its own.
+const MAX_PENDING_EVENTS: usize = 256;
+
 /// How often a waiting loop looks at the server again.
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
 
@@ -372,7 +375,14 @@ impl SignalChannel for PeerChannel<'_> {
                 other => others.push(other),
             }
         }
-        self.room.pending.extend(others);
+        // Events for the room's own poll wait, up to a bound: a server
+        // flooding us loses its oldest.
+        for event in others {
+            if self.room.pending.len() == MAX_PENDING_EVENTS {
+                self.room.pending.pop_front();
+            }
+            self.room.pending.push_back(event);
+        }
         found
     }
 }
@@ -401,6 +411,116 @@ mod tests {
         }
         let tls = "wss://a:443".parse::<SignalServer>().unwrap_err();
         assert!(tls.contains("TLS"), "{tls}");
+    }
+
+    /// A stand-in signaling server on loopback that names its one client
+    /// and then says `events`, in order, and reads what the client sends.
+    fn scripted_server(
+        events: Vec<String>,
+    ) -> (SignalServer, std::thread::JoinHandle<Vec<String>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut socket = tungstenite::accept(stream).unwrap();
+            socket
+                .send(Message::text("{\"IdAssigned\":\"me\"}"))
+                .unwrap();
+            for event in events {
+                socket.send(Message::text(event)).unwrap();
+            }
+            let mut received = Vec::new();
+            while let Ok(Message::Text(text)) = socket.read() {
+                received.push(text.to_string());
+            }
+            received
+        });
+        (format!("ws://127.0.0.1:{port}").parse().unwrap(), server)
+    }
+
+    /// Polls `read` until it gives something (a loopback socket delivers
+    /// within moments; the bound only guards against a hang).
+    fn soon<T>(mut read: impl FnMut() -> Result<Option<T>, SignalError>) -> Result<T, SignalError> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(value) = read()? {
+                return Ok(value);
+            }
+            assert!(Instant::now() < deadline, "nothing arrived");
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    #[test]
+    fn a_peer_channel_carries_one_peers_signals_until_it_leaves_and_keeps_the_rest_for_the_room() {
+        let events = [
+            r#"{"Signal":{"sender":"host","data":"first"}}"#,
+            r#"{"NewPeer":"watcher"}"#,
+            r#"{"Signal":{"sender":"watcher","data":"not for the channel"}}"#,
+            r#"{"Signal":{"sender":"host","data":"second"}}"#,
+            r#"{"PeerLeft":"host"}"#,
+        ];
+        let (server, script) = scripted_server(events.map(String::from).to_vec());
+        let mut room =
+            RoomClient::enter(&server, "room", Some(2), Duration::from_secs(10)).unwrap();
+        assert_eq!(room.me().as_str(), "me");
+        let host = PeerId("host".into());
+        let mut channel = room.channel_to(host.clone());
+        channel.send("hello").unwrap();
+        assert_eq!(soon(|| channel.try_receive()).unwrap(), "first");
+        assert_eq!(soon(|| channel.try_receive()).unwrap(), "second");
+        assert_eq!(soon(|| channel.try_receive()), Err(SignalError::PeerGone));
+        let watcher = PeerId("watcher".into());
+        assert_eq!(
+            room.poll().unwrap(),
+            Some(RoomEvent::Arrived(watcher.clone()))
+        );
+        assert_eq!(
+            room.poll().unwrap(),
+            Some(RoomEvent::Signal {
+                from: watcher,
+                text: "not for the channel".into()
+            })
+        );
+        room.keep_alive().unwrap();
+        drop(room);
+        let sent = script.join().unwrap();
+        assert_eq!(
+            sent,
+            [
+                r#"{"Signal":{"data":"hello","receiver":"host"}}"#,
+                r#""KeepAlive""#
+            ]
+        );
+    }
+
+    #[test]
+    fn a_server_that_goes_away_or_never_names_us_is_an_error_not_a_hang() {
+        // A server that says `first` and then drops the connection.
+        let saying = |first: &'static str| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let thread = std::thread::spawn(move || {
+                let (stream, _) = listener.accept().unwrap();
+                let mut socket = tungstenite::accept(stream).unwrap();
+                socket.send(Message::text(first)).unwrap();
+            });
+            let server: SignalServer = format!("ws://127.0.0.1:{port}").parse().unwrap();
+            (server, thread)
+        };
+        let (server, thread) = saying(r#"{"IdAssigned":"me"}"#);
+        let mut room = RoomClient::enter(&server, "room", None, Duration::from_secs(10)).unwrap();
+        thread.join().unwrap();
+        let gone = soon(|| room.poll()).unwrap_err();
+        assert!(matches!(gone, SignalError::Server(_)), "{gone:?}");
+
+        let (server, thread) = saying(r#"{"NewPeer":"x"}"#);
+        let refused = RoomClient::enter(&server, "room", None, Duration::from_secs(10));
+        let error = refused.err().expect("refused").to_string();
+        assert!(error.contains("did not name us first"), "{error}");
+        thread.join().unwrap();
+        let bad_room = RoomClient::enter(&server, "a/b", None, Duration::from_secs(1));
+        assert!(bad_room.is_err());
     }
 
     #[test]

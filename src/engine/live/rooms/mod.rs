@@ -49,6 +49,9 @@ const HOST_POLL: Duration = Duration::from_millis(20);
 /// front of a signaling server close idle WebSockets after a minute or so).
 const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(20);
 
+/// The most peers a machine remembers having greeted.
+const MAX_GREETED: usize = 1024;
+
 /// `--signal`: the server rooms meet on.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct SignalArgs {
@@ -246,6 +249,11 @@ impl Greeter {
     fn greet(&mut self, room: &mut RoomClient, peer: PeerId) -> Result<(), SignalError> {
         room.send(&peer, &self.ours)?;
         self.last_sent = Instant::now();
+        // A server naming endless peers costs a few hellos sent twice,
+        // never memory.
+        if self.greeted.len() >= MAX_GREETED {
+            self.greeted.clear();
+        }
         self.greeted.insert(peer);
         Ok(())
     }
