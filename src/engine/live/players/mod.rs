@@ -32,7 +32,7 @@ use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
-use crate::engine::{open_game, AppError, Game};
+use crate::engine::{open_game, AppError, Game, MatchSaveDir};
 use crate::net::link::LinkTransport;
 use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{
@@ -74,7 +74,8 @@ fn host_on(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
+    let saves = MatchSaveDir::create(&settings.common.game, "host")?;
+    let common = &in_match_folder(&settings.common, &saves);
     let inputs = open_inputs(common)?;
     let bound = transport.inner().local_address();
     write_port_file(settings, bound)?;
@@ -84,6 +85,9 @@ fn host_on(
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
     let _room = open_room(settings, game.as_ref(), &transport, out)?;
     let joiners = settings.players - 1;
+    // Signals are ours before anyone is told we wait: a SIGHUP after the
+    // line below is an interruption, never a kill.
+    options.take_ctrl_c();
     writeln!(
         out,
         "hosting {} on UDP port {}: waiting for {} to join",
@@ -122,7 +126,6 @@ fn host_on(
     }
     config.accept_spectators = settings.max_spectators > 0;
     config.max_spectators = settings.max_spectators;
-    options.take_ctrl_c();
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let recorder = match_recorder(
@@ -182,18 +185,19 @@ pub fn join_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
     // The arguments and the host's address are checked before the game is
     // loaded; a room compares games, so there the game comes first.
+    let saves = MatchSaveDir::create(&settings.common.game, "join")?;
+    let common = &in_match_folder(&settings.common, &saves);
     let open = || Ok((open_game(&common.game)?, common.game.clone()));
     let (found, game) = if settings.quick {
-        let game = open_game(&common.game)?;
-        let identity = identity_of(game.as_ref(), &common.game)?;
+        let (game, args) = open()?;
+        let identity = identity_of(game.as_ref(), &args)?;
         match quick_pair(&settings.signal, identity, &common.link, out)? {
             QuickPairing::Join(found) => (found, game),
             QuickPairing::Host(transport) => {
-                // The host's side loads its game itself.
-                drop(game);
+                // The host's side loads its game itself, in its own folder.
+                drop((game, saves));
                 let host = quick_host_settings(settings);
                 return host_on(&host, transport, outputs, options, out);
             }
@@ -207,7 +211,7 @@ pub fn join_match(
         let (link, timeout) = (&common.link, settings.connect_timeout_s);
         reach_host(way, RoomRole::Player, link, timeout, open)?
     };
-    join_found(settings, found, game, outputs, options, out)
+    join_found(settings, common, found, game, outputs, options, out)
 }
 
 /// The settings of a quick match's host: the match as the player asked
@@ -226,16 +230,17 @@ fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
     }
 }
 
-/// Plays the match of the host `found`, with this machine's `game`.
+/// Plays the match of the host `found`, with this machine's `game`; `common`
+/// is the match's settings with the game's saves in the match's folder.
 fn join_found(
     settings: &JoinSettings,
+    common: &MatchSettings,
     found: FoundHost,
     game: Box<dyn Game>,
     outputs: &LiveOutputs<'_>,
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
     let inputs = open_inputs(common)?;
     writeln!(
         out,
@@ -269,7 +274,7 @@ fn join_found(
             let mut game = adopt_host_options(game, &common.game, host_options)?;
             // On the core as the match runs it: with the host's options.
             let found = preflight(game.as_mut())?;
-            join_mode(host_lockstep, &found, &game.title())?;
+            join_mode(host_lockstep, &found, common.strict, &game.title())?;
             game
         }
         // No match will be played: the loop reports why.
@@ -322,7 +327,8 @@ fn take_a_seat(
     let mut first = Some(first);
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
-    // We propose rollback; the host's mode wins (`adopt_hosts_mode`).
+    // We propose rollback; a host in lockstep refuses us with its settings,
+    // and the retry takes them.
     let mut agreed = SessionSettings {
         player_count: (slot + 1).max(2),
         ..SessionSettings::default()
@@ -358,8 +364,16 @@ fn take_a_seat(
                     frame_rate_millihertz: agreed.frame_rate_millihertz,
                     ..host.settings
                 };
-                let fits = slot < theirs.player_count && (2..=4).contains(&theirs.player_count);
-                (theirs != agreed && fits).then_some((slot, theirs))
+                if slot >= theirs.player_count {
+                    return Err(AppError::BadArgument {
+                        message: format!(
+                            "--slot {}: the host's match has {} players",
+                            slot + 1,
+                            theirs.player_count
+                        ),
+                    });
+                }
+                (theirs != agreed).then_some((slot, theirs))
             }
             Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
                 (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
@@ -443,6 +457,14 @@ fn play(
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// `settings` with the match's own save folder for the core.
+fn in_match_folder(settings: &MatchSettings, saves: &MatchSaveDir) -> MatchSettings {
+    MatchSettings {
+        game: saves.game_args(&settings.game),
+        ..settings.clone()
+    }
 }
 
 /// This machine's input source; an input script shorter than `--frames`
