@@ -319,12 +319,7 @@ fn take_a_seat(
     game: &dyn Game,
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
-    let FoundHost {
-        address: host,
-        transport: first,
-        label,
-    } = found;
-    let mut first = Some(first);
+    let (host, label, mut first) = (found.address, found.label, Some(found.transport));
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
     // We propose rollback; a host in lockstep refuses us with its settings,
@@ -334,10 +329,9 @@ fn take_a_seat(
         ..SessionSettings::default()
     };
     for attempt in 0..=MAX_SEAT_ATTEMPTS {
-        let transport = match first.take() {
-            Some(transport) => transport,
-            None => bind_toward(host, &common.link)?,
-        };
+        let transport = first
+            .take()
+            .map_or_else(|| bind_toward(host, &common.link), Ok)?;
         let mut config =
             match_config(common, game, slot, agreed)?.dial(host, PlayerSlots::single(0));
         for other in (1..agreed.player_count).filter(|&other| other != slot) {

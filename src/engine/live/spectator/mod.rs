@@ -22,7 +22,7 @@ use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::recorder::match_recorder;
 use crate::engine::sinks::{ChecksumLog, MatchSinks};
-use crate::engine::{open_game, AppError, GameArgs, MatchSaveDir, Outcome};
+use crate::engine::{open_game, AppError, Game, GameArgs, MatchSaveDir, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::SessionSettings;
@@ -71,26 +71,10 @@ pub fn spectate_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let way = HostWay {
-        address: settings.address.as_deref(),
-        room: settings.room,
-        signal: &settings.signal,
-    };
     let saves = MatchSaveDir::create(&settings.game, "spectate")?;
-    let open = || {
-        Ok((
-            open_game(&saves.game_args(&settings.game))?,
-            settings.game.clone(),
-        ))
-    };
-    let (link, timeout) = (&settings.link, settings.connect_timeout_s);
-    let (found, game) = reach_host(way, RoomRole::Spectator, link, timeout, open)?;
-    let FoundHost {
-        address: host,
-        transport: link,
-        label,
-    } = found;
-    let mut transport = LiveTransport::new(link);
+    let (found, game) = find_host(settings, &saves)?;
+    let (host, label) = (found.address, found.label);
+    let mut transport = LiveTransport::new(found.transport);
     writeln!(out, "spectating {label} ({host}) with {}", game.title())?;
     let mut config = SpectatorConfig::new(
         host,
@@ -158,6 +142,25 @@ pub fn spectate_match(
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// The host `settings` name (an address or a room), and this machine's
+/// game, its saves in the match's folder `saves`.
+fn find_host(
+    settings: &SpectateSettings,
+    saves: &MatchSaveDir,
+) -> Result<(FoundHost, Box<dyn Game>), AppError> {
+    let way = HostWay {
+        address: settings.address.as_deref(),
+        room: settings.room,
+        signal: &settings.signal,
+    };
+    let open = || {
+        let game = open_game(&saves.game_args(&settings.game))?;
+        Ok((game, settings.game.clone()))
+    };
+    let (link, timeout) = (&settings.link, settings.connect_timeout_s);
+    reach_host(way, RoomRole::Spectator, link, timeout, open)
 }
 
 /// How many of the match's frames to watch: ours (`--frames`) or the
