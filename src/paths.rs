@@ -1,6 +1,7 @@
 //! Where netcade keeps its files for the user: its data directory
 //! (`~/.local/share/netcade` on Linux: saves, replays, dumps, screenshots)
-//! and its config directory (`~/.config/netcade`: the input mapping).
+//! and its config directory (`~/.config/netcade`: the input mapping, the
+//! server list).
 
 use std::path::{Path, PathBuf};
 
@@ -13,9 +14,16 @@ pub fn data_dir() -> Option<PathBuf> {
     project().map(|dirs| dirs.data_dir().to_path_buf())
 }
 
-/// netcade's config directory, where the system has a home for it.
+/// The environment variable that replaces netcade's config directory.
+pub const CONFIG_DIR_ENV: &str = "NETCADE_CONFIG_DIR";
+
+/// netcade's config directory: `$NETCADE_CONFIG_DIR`, else the system's
+/// home for it.
 pub fn config_dir() -> Option<PathBuf> {
-    project().map(|dirs| dirs.config_dir().to_path_buf())
+    std::env::var_os(CONFIG_DIR_ENV)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| project().map(|dirs| dirs.config_dir().to_path_buf()))
 }
 
 /// Where desync dumps go: `chosen` (`--dump-dir`), else `dumps/` in the

@@ -216,6 +216,13 @@ pub enum AppError {
         /// The connect timeout.
         seconds: f64,
     },
+    /// Meeting through a room failed: the signaling server could not be
+    /// reached or went away, or nobody came in time.
+    #[error("{message}")]
+    Room {
+        /// What happened and what to do.
+        message: String,
+    },
     /// The peer's handshake did not match ours (another core or content):
     /// `reason` names what differs, the host's values first.
     #[error("{reason}")]
@@ -291,7 +298,7 @@ impl AppError {
             | AppError::ReplayRefused { .. }
             | AppError::PreflightFailed { .. }
             | AppError::RollbackUnavailable { .. } => EXIT_USER_MISTAKE,
-            AppError::NoAnswer { .. } => EXIT_RUNTIME_FAILURE,
+            AppError::NoAnswer { .. } | AppError::Room { .. } => EXIT_RUNTIME_FAILURE,
             // A core that stops on its first frame never ran the content:
             // the file is not a game it can run.
             AppError::Emulator {

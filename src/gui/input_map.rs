@@ -433,15 +433,10 @@ fn parse_table<T>(
 /// Where the config file lives: `$NETCADE_CONFIG_DIR`, else netcade's
 /// config directory (`~/.config/netcade` on Linux).
 pub fn config_path() -> Option<PathBuf> {
-    let dir = std::env::var_os(CONFIG_DIR_ENV)
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(crate::paths::config_dir)?;
-    Some(dir.join(CONFIG_FILE_NAME))
+    Some(crate::paths::config_dir()?.join(CONFIG_FILE_NAME))
 }
 
-/// The environment variable that replaces netcade's config directory.
-pub const CONFIG_DIR_ENV: &str = "NETCADE_CONFIG_DIR";
+pub use crate::paths::CONFIG_DIR_ENV;
 
 #[cfg(test)]
 mod tests {

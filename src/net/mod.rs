@@ -3,8 +3,9 @@
 //! (`sim`), the two socket transports (`udp`, `laminar`), the link
 //! conditioner that applies the simulated network's faults to real sockets
 //! (`conditioner`), the command-line switches choosing them (`link`), the
-//! channel machines meeting in a room talk through first (`signal`) and ICE
-//! over the game's socket for machines behind NATs (`ice`).
+//! channel machines meeting in a room talk through first (`signal`), the
+//! signaling server's rooms that carry it (`room`) and ICE over the game's
+//! socket for machines behind NATs (`ice`).
 
 pub mod conditioner;
 pub mod ice;
@@ -12,6 +13,7 @@ pub mod laminar;
 pub mod link;
 pub mod nat_sim;
 pub mod port_mapping;
+pub mod room;
 pub mod signal;
 pub mod sim;
 pub mod udp;

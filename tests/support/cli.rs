@@ -162,8 +162,24 @@ impl Background {
 
     /// Waits until stdout contains `text` (panics after `timeout`, killing it).
     pub fn wait_for_stdout(&mut self, text: &str, timeout: std::time::Duration) {
+        let stdout = self.stdout.clone();
+        self.wait_for(&stdout, text, timeout);
+    }
+
+    /// Waits until stderr contains `text` (panics after `timeout`, killing it).
+    pub fn wait_for_stderr(&mut self, text: &str, timeout: std::time::Duration) {
+        let stderr = self.stderr.clone();
+        self.wait_for(&stderr, text, timeout);
+    }
+
+    fn wait_for(
+        &mut self,
+        output: &std::sync::Mutex<String>,
+        text: &str,
+        timeout: std::time::Duration,
+    ) {
         let deadline = std::time::Instant::now() + timeout;
-        while !self.stdout_so_far().contains(text) {
+        while !output.lock().unwrap().contains(text) {
             if std::time::Instant::now() > deadline {
                 let _ = self.child.kill();
                 panic!(

@@ -48,3 +48,47 @@ impl Drop for ServerProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The TCP port process `pid` listens on, read from `/proc` (Linux): for
+/// servers told to bind port 0 that do not print the port they got.
+/// Waits up to `timeout` for the socket to appear.
+pub fn listening_tcp_port(pid: u32, timeout: std::time::Duration) -> Option<u16> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(port) = listening_port_now(pid) {
+            return Some(port);
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn listening_port_now(pid: u32) -> Option<u16> {
+    // The process's sockets, by inode: its fds link to `socket:[INODE]`.
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_string_lossy().into_owned();
+            let inode = target.strip_prefix("socket:[")?.strip_suffix(']')?;
+            Some(inode.to_string())
+        })
+        .collect();
+    const LISTEN: &str = "0A";
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .find_map(|table| {
+            let text = std::fs::read_to_string(table).ok()?;
+            text.lines().skip(1).find_map(|line| {
+                // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let (local, state, inode) = (fields.get(1)?, fields.get(3)?, fields.get(9)?);
+                if *state != LISTEN || !inodes.iter().any(|ours| ours == inode) {
+                    return None;
+                }
+                u16::from_str_radix(local.rsplit(':').next()?, 16).ok()
+            })
+        })
+}

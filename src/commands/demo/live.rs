@@ -17,6 +17,7 @@ use crate::engine::live::players::{
     host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg,
     DEFAULT_REJOIN_S,
 };
+use crate::engine::live::rooms::SignalArgs;
 use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::live::spectator::{spectate_match, SpectateSettings};
 use crate::engine::sinks::recorder::RecordArgs;
@@ -276,6 +277,8 @@ impl Setup<'_> {
             min_delay: 0,
             port_file: None,
             max_spectators: 1,
+            room: None,
+            signal: SignalArgs::default(),
         };
         let sinks = self.sinks(0);
         Box::new(move |out, options| host_match(&settings, &headless(sinks), options, out))
@@ -283,9 +286,12 @@ impl Setup<'_> {
 
     fn joiner(&self, address: &str) -> Play {
         let settings = JoinSettings {
-            address: address.to_string(),
+            address: Some(address.to_string()),
             common: self.player(1),
             connect_timeout_s: 10.0,
+            room: None,
+            quick: false,
+            signal: SignalArgs::default(),
             slot: None,
         };
         let sinks = self.sinks(1);
@@ -294,7 +300,9 @@ impl Setup<'_> {
 
     fn spectator(&self, address: &str) -> Play {
         let settings = SpectateSettings {
-            address: address.to_string(),
+            address: Some(address.to_string()),
+            room: None,
+            signal: SignalArgs::default(),
             game: self.game(2),
             frames: Some(self.args.frames),
             connect_timeout_s: 10.0,

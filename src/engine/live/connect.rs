@@ -67,23 +67,33 @@ pub(crate) fn connect_to_host(
     connect_timeout_s: f64,
     link: &LinkArgs,
 ) -> Result<(SocketAddr, LinkTransport), AppError> {
-    // An hour is far beyond any real wait, and keeps the Duration made of
-    // it in range.
-    if !(connect_timeout_s > 0.0 && connect_timeout_s <= 3600.0) {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "--connect-timeout-s {connect_timeout_s}: expected a number of seconds above 0, at most 3600"
-            ),
-        });
-    }
+    connect_timeout(connect_timeout_s)?;
     let host = resolve_host(address)?;
+    Ok((host, bind_toward(host, link)?))
+}
+
+/// A socket on any free port, of `host`'s address family.
+pub(crate) fn bind_toward(host: SocketAddr, link: &LinkArgs) -> Result<LinkTransport, AppError> {
     let local: SocketAddr = if host.is_ipv4() {
         SocketAddr::from(([0u8; 4], 0))
     } else {
         SocketAddr::from(([0u16; 8], 0))
     };
-    let transport = link.open(local).map_err(bind_error)?;
-    Ok((host, transport))
+    link.open(local).map_err(bind_error)
+}
+
+/// `--connect-timeout-s`, checked.
+pub(crate) fn connect_timeout(seconds: f64) -> Result<std::time::Duration, AppError> {
+    // An hour is far beyond any real wait, and keeps the Duration made of
+    // it in range.
+    if !(seconds > 0.0 && seconds <= 3600.0) {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--connect-timeout-s {seconds}: expected a number of seconds above 0, at most 3600"
+            ),
+        });
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// This machine's secret for its links' keys, from the operating system

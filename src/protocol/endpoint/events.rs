@@ -22,6 +22,22 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// Why a host with this identity cannot play with `joiner`'s, in the
+    /// order the handshake checks (a room checks it before any datagram).
+    pub fn mismatch(&self, joiner: &Identity) -> Option<RejectReason> {
+        if joiner.protocol_version != self.protocol_version {
+            Some(RejectReason::ProtocolVersion)
+        } else if joiner.core_name != self.core_name {
+            Some(RejectReason::Core)
+        } else if joiner.core_version != self.core_version {
+            Some(RejectReason::CoreVersion)
+        } else if joiner.content_hash != self.content_hash {
+            Some(RejectReason::Content)
+        } else {
+            None
+        }
+    }
+
     pub(super) fn of(protocol_version: u8, handshake: &Handshake) -> Identity {
         Identity {
             protocol_version,

@@ -34,14 +34,11 @@ impl PeerEndpoint {
     /// Why the host cannot play with this joiner, if it cannot.
     fn problem_with(&self, version: u8, hello: &Handshake) -> Option<RejectReason> {
         let ours = &self.config.local;
-        if version != self.config.protocol_version {
-            Some(RejectReason::ProtocolVersion)
-        } else if hello.core_name != ours.core_name {
-            Some(RejectReason::Core)
-        } else if hello.core_version != ours.core_version {
-            Some(RejectReason::CoreVersion)
-        } else if hello.content_hash != ours.content_hash {
-            Some(RejectReason::Content)
+        let identity = self
+            .local_identity()
+            .mismatch(&Identity::of(version, hello));
+        if identity.is_some() {
+            identity
         } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
             || !hello.local_slots.fit_in(ours.settings.player_count)
         {

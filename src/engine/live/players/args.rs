@@ -3,6 +3,7 @@
 //! (which builds them) share one definition.
 
 use crate::engine::inputs::InputSpec;
+use crate::engine::live::rooms::{RoomCode, SignalArgs};
 use crate::engine::GameArgs;
 use crate::net::link::LinkArgs;
 use crate::protocol::SessionSettings;
@@ -93,14 +94,32 @@ pub struct HostSettings {
     /// Spectators fed at most at once (0: none accepted).
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_spectators: usize,
+    /// Also meet through a room of the signaling server: prints the code
+    /// the other player gives `join --room` (a CODE given opens that room).
+    #[arg(long, value_name = "CODE", num_args = 0..=1)]
+    pub room: Option<Option<RoomCode>>,
+    /// The signaling server of `--room`.
+    #[command(flatten)]
+    pub signal: SignalArgs,
 }
 
 /// Settings of `netcade join`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct JoinSettings {
-    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets, `[::1]:7000`).
-    #[arg(value_name = "HOST:PORT")]
-    pub address: String,
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets,
+    /// `[::1]:7000`); or --room CODE, or --quick.
+    #[arg(value_name = "HOST:PORT", required_unless_present_any = ["room", "quick"], conflicts_with_all = ["room", "quick"])]
+    pub address: Option<String>,
+    /// Join the match whose room code the host printed (`host --room`).
+    #[arg(long, value_name = "CODE", conflicts_with = "quick")]
+    pub room: Option<RoomCode>,
+    /// Pair with the next player who queues with the same core and content
+    /// on the signaling server; either may end up hosting.
+    #[arg(long)]
+    pub quick: bool,
+    /// The signaling server of `--room` and `--quick`.
+    #[command(flatten)]
+    pub signal: SignalArgs,
     /// What both commands take.
     #[command(flatten)]
     pub common: MatchSettings,

@@ -17,18 +17,23 @@ use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::InputSource;
 use crate::engine::live::connect::{
-    adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
+    adopt_host_options, bind_listening, bind_toward, content_hash, host_option_overrides,
     link_secret, random_bytes, SOCKET_ADDRESSES,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{LiveEvent, LiveOptions};
+use crate::engine::live::rooms::{
+    host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
+    QuickPairing, RoomRole,
+};
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
 use crate::engine::{open_game, AppError, Game, MatchSaveDir};
+use crate::net::link::LinkTransport;
 use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{
     CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
@@ -56,24 +61,29 @@ pub fn host_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
+    let transport = bind_listening(&settings.common.link, settings.port)?;
+    host_on(settings, transport, outputs, options, out)
+}
+
+/// Hosts a match on the game socket `transport` (bound by `host`, or by a
+/// quick match before it knew it would host).
+fn host_on(
+    settings: &HostSettings,
+    transport: LinkTransport,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     let saves = MatchSaveDir::create(&settings.common.game, "host")?;
     let common = &in_match_folder(&settings.common, &saves);
     let inputs = open_inputs(common)?;
-    let transport = bind_listening(&common.link, settings.port)?;
     let bound = transport.inner().local_address();
-    if let Some(path) = &settings.port_file {
-        std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| {
-            AppError::WriteFile {
-                what: "the port file",
-                path: path.clone(),
-                source,
-            }
-        })?;
-    }
+    write_port_file(settings, bound)?;
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
     let found = preflight(game.as_mut())?;
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
+    let _room = open_room(settings, game.as_ref(), &transport, out)?;
     let joiners = settings.players - 1;
     // Signals are ours before anyone is told we wait: a SIGHUP after the
     // line below is an interruption, never a kill.
@@ -135,8 +145,40 @@ pub fn host_match(
     play(seat, common, outputs, table, inputs, options, out)
 }
 
-/// Joins the match hosted at `settings.address`, plays, and returns how it
-/// went.
+/// `--port-file`: the port listened on, once bound.
+fn write_port_file(settings: &HostSettings, bound: SocketAddr) -> Result<(), AppError> {
+    let Some(path) = &settings.port_file else {
+        return Ok(());
+    };
+    std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| AppError::WriteFile {
+        what: "the port file",
+        path: path.clone(),
+        source,
+    })
+}
+
+/// `host --room`: opens the room and prints its code.
+fn open_room(
+    settings: &HostSettings,
+    game: &dyn Game,
+    transport: &LinkTransport,
+    out: &mut dyn Write,
+) -> Result<Option<HostedRoom>, AppError> {
+    let Some(chosen) = settings.room else {
+        return Ok(None);
+    };
+    let code = room_code(chosen)?;
+    let identity = identity_of(game, &settings.common.game)?;
+    let room = host_room(&settings.signal, code, identity, transport)?;
+    writeln!(
+        out,
+        "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
+    )?;
+    Ok(Some(room))
+}
+
+/// Joins the match hosted at `settings.address` (or in its room, or the
+/// quick match's), plays, and returns how it went.
 pub fn join_match(
     settings: &JoinSettings,
     outputs: &LiveOutputs<'_>,
@@ -144,29 +186,77 @@ pub fn join_match(
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     // The arguments and the host's address are checked before the game is
-    // loaded (each attempt to take a seat binds its own socket).
-    let (host, _) = connect_to_host(
-        &settings.address,
-        settings.connect_timeout_s,
-        &settings.common.link,
-    )?;
+    // loaded; a room compares games, so there the game comes first.
     let saves = MatchSaveDir::create(&settings.common.game, "join")?;
     let common = &in_match_folder(&settings.common, &saves);
+    let open = || Ok((open_game(&common.game)?, common.game.clone()));
+    let (found, game) = if settings.quick {
+        let (game, args) = open()?;
+        let identity = identity_of(game.as_ref(), &args)?;
+        match quick_pair(&settings.signal, identity, &common.link, out)? {
+            QuickPairing::Join(found) => (found, game),
+            QuickPairing::Host(transport) => {
+                // The host's side loads its game itself, in its own folder.
+                drop((game, saves));
+                let host = quick_host_settings(settings);
+                return host_on(&host, transport, outputs, options, out);
+            }
+        }
+    } else {
+        let way = HostWay {
+            address: settings.address.as_deref(),
+            room: settings.room,
+            signal: &settings.signal,
+        };
+        let (link, timeout) = (&common.link, settings.connect_timeout_s);
+        reach_host(way, RoomRole::Player, link, timeout, open)?
+    };
+    join_found(settings, common, found, game, outputs, options, out)
+}
+
+/// The settings of a quick match's host: the match as the player asked
+/// for it, two players, on the socket already bound; no spectators, who
+/// would have no way to find it.
+fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
+    HostSettings {
+        common: settings.common.clone(),
+        port: 0,
+        players: 2,
+        min_delay: 0,
+        port_file: None,
+        max_spectators: 0,
+        room: None,
+        signal: settings.signal.clone(),
+    }
+}
+
+/// Plays the match of the host `found`, with this machine's `game`; `common`
+/// is the match's settings with the game's saves in the match's folder.
+fn join_found(
+    settings: &JoinSettings,
+    common: &MatchSettings,
+    found: FoundHost,
+    game: Box<dyn Game>,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
     let inputs = open_inputs(common)?;
-    let game = open_game(&common.game)?;
     writeln!(
         out,
-        "joining {} ({host}) with {}",
-        settings.address,
+        "joining {} ({}) with {}",
+        found.label,
+        found.address,
         game.title()
     )?;
+    let label = found.label.clone();
     options.take_ctrl_c();
     let Seated {
         seat,
         netplay,
         transport,
         started,
-    } = take_a_seat(settings, game.as_ref())?;
+    } = take_a_seat(settings, found, game.as_ref())?;
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
@@ -190,7 +280,7 @@ pub fn join_match(
         // No match will be played: the loop reports why.
         None => game,
     };
-    let names = vec![settings.address.clone()];
+    let names = vec![label];
     let players = netplay.settings().player_count;
     let recorder = match_recorder(
         &outputs.sinks.record,
@@ -223,8 +313,13 @@ struct Seated {
 /// a late Reject of the last one is not taken for the next. The joiner
 /// learns the host's core options while nothing of its game is used yet;
 /// a refusal, the timeout or Ctrl-C is the loop's to report.
-fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppError> {
+fn take_a_seat(
+    settings: &JoinSettings,
+    found: FoundHost,
+    game: &dyn Game,
+) -> Result<Seated, AppError> {
     let common = &settings.common;
+    let (host, label, mut first) = (found.address, found.label, Some(found.transport));
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
     // We propose rollback; a host in lockstep refuses us with its settings,
@@ -234,8 +329,9 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
         ..SessionSettings::default()
     };
     for attempt in 0..=MAX_SEAT_ATTEMPTS {
-        let (host, transport) =
-            connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+        let transport = first
+            .take()
+            .map_or_else(|| bind_toward(host, &common.link), Ok)?;
         let mut config =
             match_config(common, game, slot, agreed)?.dial(host, PlayerSlots::single(0));
         for other in (1..agreed.player_count).filter(|&other| other != slot) {
@@ -283,7 +379,7 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
                 command: "join",
                 me: slot,
                 peer: 0,
-                connect_timeout: Some((settings.address.clone(), timeout)),
+                connect_timeout: Some((label, timeout)),
             };
             return Ok(Seated {
                 seat,

@@ -11,17 +11,18 @@ mod role;
 
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::{
-    adopt_host_options, connect_to_host, content_hash, host_option_overrides, link_secret,
+    adopt_host_options, content_hash, host_option_overrides, link_secret,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{interrupted, LiveOptions};
+use crate::engine::live::rooms::{reach_host, FoundHost, HostWay, RoomCode, RoomRole, SignalArgs};
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::recorder::match_recorder;
 use crate::engine::sinks::{ChecksumLog, MatchSinks};
-use crate::engine::{open_game, AppError, GameArgs, MatchSaveDir, Outcome};
+use crate::engine::{open_game, AppError, Game, GameArgs, MatchSaveDir, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::SessionSettings;
@@ -33,9 +34,20 @@ use std::time::{Duration, Instant};
 /// Settings of `netcade spectate`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SpectateSettings {
-    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets).
-    #[arg(value_name = "HOST:PORT")]
-    pub address: String,
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets);
+    /// or --room CODE.
+    #[arg(
+        value_name = "HOST:PORT",
+        required_unless_present = "room",
+        conflicts_with = "room"
+    )]
+    pub address: Option<String>,
+    /// Watch the match whose room code the host printed (`host --room`).
+    #[arg(long, value_name = "CODE")]
+    pub room: Option<RoomCode>,
+    /// The signaling server of `--room`.
+    #[command(flatten)]
+    pub signal: SignalArgs,
     /// The core and content: the same as the players'.
     #[command(flatten)]
     pub game: GameArgs,
@@ -59,20 +71,11 @@ pub fn spectate_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let (host, link) = connect_to_host(
-        &settings.address,
-        settings.connect_timeout_s,
-        &settings.link,
-    )?;
-    let mut transport = LiveTransport::new(link);
     let saves = MatchSaveDir::create(&settings.game, "spectate")?;
-    let game = open_game(&saves.game_args(&settings.game))?;
-    writeln!(
-        out,
-        "spectating {} ({host}) with {}",
-        settings.address,
-        game.title()
-    )?;
+    let (found, game) = find_host(settings, &saves)?;
+    let (host, label) = (found.address, found.label);
+    let mut transport = LiveTransport::new(found.transport);
+    writeln!(out, "spectating {label} ({host}) with {}", game.title())?;
     let mut config = SpectatorConfig::new(
         host,
         game.core_name(),
@@ -97,7 +100,7 @@ pub fn spectate_match(
             });
         }
         return Err(AppError::NoAnswer {
-            address: settings.address.clone(),
+            address: label,
             seconds: settings.connect_timeout_s,
         });
     }
@@ -123,7 +126,7 @@ pub fn spectate_match(
     };
     let game = adopt_host_options(game, &saves.game_args(&settings.game), host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
-    let names = vec![settings.address.clone()];
+    let names = vec![label];
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
@@ -139,6 +142,25 @@ pub fn spectate_match(
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// The host `settings` name (an address or a room), and this machine's
+/// game, its saves in the match's folder `saves`.
+fn find_host(
+    settings: &SpectateSettings,
+    saves: &MatchSaveDir,
+) -> Result<(FoundHost, Box<dyn Game>), AppError> {
+    let way = HostWay {
+        address: settings.address.as_deref(),
+        room: settings.room,
+        signal: &settings.signal,
+    };
+    let open = || {
+        let game = open_game(&saves.game_args(&settings.game))?;
+        Ok((game, settings.game.clone()))
+    };
+    let (link, timeout) = (&settings.link, settings.connect_timeout_s);
+    reach_host(way, RoomRole::Spectator, link, timeout, open)
 }
 
 /// How many of the match's frames to watch: ours (`--frames`) or the

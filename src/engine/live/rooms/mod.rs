@@ -1,0 +1,552 @@
+//! Meeting through a room instead of an address ([rooms.md](../../../../docs/rooms.md)):
+//! machines enter a room of the signaling server (`host --room` prints its
+//! code; `join --quick` queues with players of the same game), greet each
+//! other with a [`Hello`] (what they are, their game, the addresses of
+//! their game socket), and the joiner then dials the host's address over
+//! the direct path `join HOST:PORT` takes.
+//!
+//! Rooms are named by protocol version: a room code's room is open to any
+//! game, so a joiner of another game hears the host's hello and is refused
+//! before any datagram, with the handshake's message; a quick-match room is
+//! named by the game too, so different games never pair.
+//!
+//! The host stays in its room through the match (a thread greets each
+//! newcomer, spectators included); a joiner leaves once it has the host's
+//! address.
+
+mod code;
+mod hello;
+mod servers;
+
+pub use code::RoomCode;
+pub use hello::{Hello, RoomRole};
+pub use servers::{RegionServer, ServerList, DEFAULT_SERVERS, SERVER_LIST_FILE};
+
+use crate::checksum::Checksum;
+use crate::engine::live::connect::{
+    bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
+};
+use crate::engine::{AppError, Game, GameArgs};
+use crate::net::link::{LinkArgs, LinkTransport};
+use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
+use crate::net::signal::SignalError;
+use crate::protocol::{Identity, Rejection, PROTOCOL_VERSION};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long entering a room may take (reaching the server, its answer).
+const ENTER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often the host's room thread looks for newcomers.
+const HOST_POLL: Duration = Duration::from_millis(20);
+
+/// How often a quiet room connection says it is still there (proxies in
+/// front of a signaling server close idle WebSockets after a minute or so).
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(20);
+
+/// The most peers a machine remembers having greeted.
+const MAX_GREETED: usize = 1024;
+
+/// `--signal`: the server rooms meet on.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SignalArgs {
+    /// The signaling server (an unmodified matchbox_server) of --room and
+    /// --quick [default: the `signal` line of servers.txt in netcade's
+    /// config directory, else ws://127.0.0.1:3536].
+    #[arg(long, value_name = "ws://HOST:PORT")]
+    pub signal: Option<SignalServer>,
+}
+
+impl SignalArgs {
+    /// The server to meet on, and where it came from (for messages).
+    fn server(&self) -> Result<(SignalServer, String), AppError> {
+        if let Some(server) = &self.signal {
+            return Ok((server.clone(), "--signal".to_string()));
+        }
+        let list = ServerList::load(crate::paths::config_dir().as_deref())
+            .map_err(|message| AppError::BadArgument { message })?;
+        let origin = list.signal_origin();
+        Ok((list.signal, origin))
+    }
+}
+
+/// A room code for `host --room`: the one given, else a new one.
+pub fn room_code(chosen: Option<RoomCode>) -> Result<RoomCode, AppError> {
+    match chosen {
+        Some(code) => Ok(code),
+        None => Ok(RoomCode::from_random(random_bytes()?)),
+    }
+}
+
+/// The room a code names.
+fn code_room(code: RoomCode) -> String {
+    format!("netcade{PROTOCOL_VERSION}-room-{}", code.compact())
+}
+
+/// The quick-match queue of one game: its protocol, core and content.
+fn quick_room(identity: &Identity) -> String {
+    let mut scope = Vec::new();
+    for part in [&identity.core_name, &identity.core_version] {
+        scope.extend_from_slice(part.as_bytes());
+        scope.push(0);
+    }
+    scope.extend_from_slice(&identity.content_hash.to_le_bytes());
+    format!(
+        "netcade{}-quick-{:016x}",
+        identity.protocol_version,
+        Checksum::of(&scope).0
+    )
+}
+
+/// What this machine's handshake will say it is.
+pub(crate) fn identity_of(game: &dyn Game, args: &GameArgs) -> Result<Identity, AppError> {
+    Ok(Identity {
+        protocol_version: PROTOCOL_VERSION,
+        core_name: game.core_name(),
+        core_version: game.core_version(),
+        content_hash: content_hash(args)?,
+    })
+}
+
+/// Enters `room` on the server `args` names.
+fn enter(args: &SignalArgs, room: &str, group: Option<u8>) -> Result<RoomClient, AppError> {
+    let (server, origin) = args.server()?;
+    RoomClient::enter(&server, room, group, ENTER_TIMEOUT).map_err(|error| AppError::Room {
+        message: format!(
+            "cannot enter a room on the signaling server {server} ({origin}): {error}"
+        ),
+    })
+}
+
+/// The addresses this machine's game socket is reached at: its port on
+/// the interface that reaches the signaling server, then on the one of
+/// the default route (a host whose server runs beside it reaches it over
+/// loopback, and its joiners over the network).
+fn candidates(room: &RoomClient, transport: &LinkTransport) -> Vec<SocketAddr> {
+    let port = transport.inner().local_address().port();
+    let to_server = room
+        .local_ip()
+        .filter(|ip| !ip.is_unspecified())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let mut ips = vec![to_server];
+    ips.extend(default_route_ip().filter(|ip| *ip != to_server));
+    ips.into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect()
+}
+
+/// The address of the interface the default route leaves from: a UDP
+/// socket "connected" to a documentation address (RFC 5737) sends nothing
+/// but is given it.
+fn default_route_ip() -> Option<IpAddr> {
+    let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    probe.connect((Ipv4Addr::new(192, 0, 2, 1), 9)).ok()?;
+    let ip = probe.local_addr().ok()?.ip();
+    (!ip.is_unspecified()).then_some(ip)
+}
+
+/// Of a peer's candidates, the one to dial: a loopback address only when
+/// we too reach the signaling server over loopback (the peer then runs on
+/// this machine), else the first that is not.
+fn choose_candidate(candidates: &[SocketAddr], we_are_local: bool) -> Option<SocketAddr> {
+    candidates
+        .iter()
+        .find(|candidate| we_are_local || !candidate.ip().is_loopback())
+        .or(candidates.first())
+        .copied()
+}
+
+/// The address to dial the peer of `hello` at from `transport`: the one
+/// place the path between two machines that met in a room is chosen.
+fn path_to(
+    hello: &Hello,
+    room: &RoomClient,
+    transport: &LinkTransport,
+) -> Result<SocketAddr, AppError> {
+    let we_are_local = room.local_ip().is_none_or(|ip| ip.is_loopback());
+    let chosen =
+        choose_candidate(&hello.candidates, we_are_local).ok_or_else(|| AppError::Room {
+            message: "the host's hello gave no address to reach it at".into(),
+        })?;
+    // A dual-stack socket reaches an IPv4 host through its mapped address.
+    Ok(match (transport.inner().local_address(), chosen) {
+        (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
+            SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port())
+        }
+        _ => chosen,
+    })
+}
+
+/// The server gone, as one clear line.
+fn server_gone(error: SignalError, waiting_for: &str) -> AppError {
+    AppError::Room {
+        message: format!("{error} while waiting for {waiting_for}; nobody was paired"),
+    }
+}
+
+/// Greets peers as they show themselves: arriving after us, or
+/// signalling first because they were in the room before us.
+struct Greeter {
+    ours: String,
+    greeted: BTreeSet<PeerId>,
+    last_sent: Instant,
+    /// A greeted peer leaving is [`SignalError::PeerGone`] (a quick
+    /// match's partner: the server grouped us, and will not again).
+    partner_only: bool,
+}
+
+impl Greeter {
+    fn new(ours: &Hello) -> Greeter {
+        Greeter {
+            ours: ours.encode(),
+            greeted: BTreeSet::new(),
+            last_sent: Instant::now(),
+            partner_only: ours.role == RoomRole::Quick,
+        }
+    }
+
+    /// Handles the room's events for up to `timeout`; returns the first
+    /// hello `wanted` accepts.
+    fn step(
+        &mut self,
+        room: &mut RoomClient,
+        wanted: &dyn Fn(&Hello) -> bool,
+        timeout: Duration,
+    ) -> Result<Option<(PeerId, Hello)>, SignalError> {
+        let Some(event) = room.wait(timeout)? else {
+            if self.last_sent.elapsed() >= KEEP_ALIVE_EVERY {
+                room.keep_alive()?;
+                self.last_sent = Instant::now();
+            }
+            return Ok(None);
+        };
+        match event {
+            RoomEvent::Arrived(peer) => self.greet(room, peer)?,
+            RoomEvent::Left(peer) => {
+                if self.greeted.remove(&peer) && self.partner_only {
+                    return Err(SignalError::PeerGone);
+                }
+            }
+            RoomEvent::Signal { from, text } => {
+                if !self.greeted.contains(&from) {
+                    self.greet(room, from.clone())?;
+                }
+                match Hello::decode(&text) {
+                    Ok(hello) if wanted(&hello) => return Ok(Some((from, hello))),
+                    Ok(_) => {}
+                    Err(why) => tracing::warn!("ignored a message in the room from {from}: {why}"),
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn greet(&mut self, room: &mut RoomClient, peer: PeerId) -> Result<(), SignalError> {
+        room.send(&peer, &self.ours)?;
+        self.last_sent = Instant::now();
+        // A server naming endless peers costs a few hellos sent twice,
+        // never memory.
+        if self.greeted.len() >= MAX_GREETED {
+            self.greeted.clear();
+        }
+        self.greeted.insert(peer);
+        Ok(())
+    }
+}
+
+/// Greets the room until a hello `wanted` accepts comes, or `deadline`
+/// passes (`None`).
+fn await_hello(
+    room: &mut RoomClient,
+    ours: &Hello,
+    wanted: impl Fn(&Hello) -> bool,
+    deadline: Option<Instant>,
+) -> Result<Option<(PeerId, Hello)>, SignalError> {
+    let mut greeter = Greeter::new(ours);
+    loop {
+        let step = match deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            None => KEEP_ALIVE_EVERY,
+        };
+        if step.is_zero() {
+            return Ok(None);
+        }
+        let found = greeter.step(room, &wanted, step.min(KEEP_ALIVE_EVERY))?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+}
+
+/// Refuses a host whose game differs, with the message the handshake gives.
+fn check_host(host: &Hello, ours: &Hello) -> Result<(), AppError> {
+    match host.identity.mismatch(&ours.identity) {
+        None => Ok(()),
+        Some(reason) => Err(AppError::HandshakeRefused {
+            reason: Rejection {
+                reason,
+                by_us: false,
+                local: ours.identity.clone(),
+                remote: host.identity.clone(),
+                spectator: ours.role == RoomRole::Spectator,
+            }
+            .explanation(),
+        }),
+    }
+}
+
+/// The host's side of a room: a thread that greets every newcomer until
+/// dropped.
+pub struct HostedRoom {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for HostedRoom {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Opens the room `code` for the match whose game socket is `transport`.
+pub(crate) fn host_room(
+    args: &SignalArgs,
+    code: RoomCode,
+    identity: Identity,
+    transport: &LinkTransport,
+) -> Result<HostedRoom, AppError> {
+    let room = enter(args, &code_room(code), None)?;
+    let hello = Hello {
+        role: RoomRole::Host,
+        identity,
+        candidates: candidates(&room, transport),
+    };
+    Ok(greet_in_background(room, hello))
+}
+
+fn greet_in_background(mut room: RoomClient, hello: Hello) -> HostedRoom {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let mut greeter = Greeter::new(&hello);
+        while !stopped.load(Ordering::Relaxed) {
+            if let Err(error) = greeter.step(&mut room, &|_| false, HOST_POLL) {
+                eprintln!("warning: {error}: new players cannot find this match through its room");
+                return;
+            }
+        }
+    });
+    HostedRoom {
+        stop,
+        thread: Some(thread),
+    }
+}
+
+/// How a joiner or spectator found its host: its address, the game socket
+/// to dial it from, and a name for messages (`room 7KQ-M2X`).
+pub struct FoundHost {
+    /// The address to dial.
+    pub address: SocketAddr,
+    /// This machine's game socket.
+    pub transport: LinkTransport,
+    /// The room, for messages.
+    pub label: String,
+}
+
+/// Finds the host of room `code` as a player or spectator, waiting at most
+/// `timeout` for it to greet us.
+pub(crate) fn find_host(
+    args: &SignalArgs,
+    code: RoomCode,
+    ours: (RoomRole, Identity),
+    link: &LinkArgs,
+    timeout: Duration,
+) -> Result<FoundHost, AppError> {
+    let transport = bind_listening(link, 0)?;
+    let mut room = enter(args, &code_room(code), None)?;
+    let hello = Hello {
+        role: ours.0,
+        identity: ours.1,
+        candidates: candidates(&room, &transport),
+    };
+    let is_host = |peer: &Hello| peer.role == RoomRole::Host;
+    let deadline = Some(Instant::now() + timeout);
+    let waiting_for = format!("the host of room {code}");
+    let answer = await_hello(&mut room, &hello, is_host, deadline);
+    let Some((_, host)) = answer.map_err(|error| server_gone(error, &waiting_for))? else {
+        return Err(AppError::Room {
+            message: format!(
+                "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
+                timeout.as_secs_f64()
+            ),
+        });
+    };
+    check_host(&host, &hello)?;
+    Ok(FoundHost {
+        address: path_to(&host, &room, &transport)?,
+        transport,
+        label: format!("room {code}"),
+    })
+}
+
+/// Where `join` and `spectate` find the host: its address, or a room.
+pub(crate) struct HostWay<'a> {
+    /// `HOST:PORT`, the direct path.
+    pub address: Option<&'a str>,
+    /// `--room CODE`.
+    pub room: Option<RoomCode>,
+    /// `--signal`.
+    pub signal: &'a SignalArgs,
+}
+
+/// Finds the host `way` names and opens this machine's game with `open`:
+/// after resolving a direct address (a typo fails before the core loads),
+/// before entering a room (the room compares games).
+pub(crate) fn reach_host(
+    way: HostWay<'_>,
+    role: RoomRole,
+    link: &LinkArgs,
+    connect_timeout_s: f64,
+    open: impl FnOnce() -> Result<(Box<dyn Game>, GameArgs), AppError>,
+) -> Result<(FoundHost, Box<dyn Game>), AppError> {
+    let timeout = connect_timeout(connect_timeout_s)?;
+    match (way.address, way.room) {
+        (Some(address), _) => {
+            let (host, transport) = connect_to_host(address, connect_timeout_s, link)?;
+            let found = FoundHost {
+                address: host,
+                transport,
+                label: address.to_string(),
+            };
+            Ok((found, open()?.0))
+        }
+        (None, Some(code)) => {
+            let (game, args) = open()?;
+            let identity = identity_of(game.as_ref(), &args)?;
+            let found = find_host(way.signal, code, (role, identity), link, timeout)?;
+            Ok((found, game))
+        }
+        (None, None) => Err(AppError::BadArgument {
+            message: "expected the host's HOST:PORT or --room CODE".into(),
+        }),
+    }
+}
+
+/// A quick match's outcome: this machine hosts on its socket, or joins.
+pub enum QuickPairing {
+    /// Host the match on this game socket.
+    Host(LinkTransport),
+    /// Join the host found.
+    Join(FoundHost),
+}
+
+/// Queues for a quick match with a player of the same game and protocol,
+/// for as long as it takes. Of the two paired, the one with the smaller
+/// peer id hosts.
+pub(crate) fn quick_pair(
+    args: &SignalArgs,
+    identity: Identity,
+    link: &LinkArgs,
+    out: &mut dyn Write,
+) -> Result<QuickPairing, AppError> {
+    let transport = bind_listening(link, 0)?;
+    let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
+    let (room, hello, (peer, other)) = loop {
+        let mut room = enter(args, &quick_room(&identity), Some(2))?;
+        writeln!(
+            out,
+            "waiting for another player of {} {} in the quick match",
+            identity.core_name, identity.core_version
+        )?;
+        let hello = Hello {
+            role: RoomRole::Quick,
+            identity: identity.clone(),
+            candidates: candidates(&room, &transport),
+        };
+        match await_hello(&mut room, &hello, is_quick, None) {
+            Ok(Some(pair)) => break (room, hello, pair),
+            // The server grouped us with a player who left before its
+            // hello: queue again.
+            Err(SignalError::PeerGone) | Ok(None) => {
+                writeln!(out, "the other player left before the match")?;
+            }
+            Err(error) => return Err(server_gone(error, "another player")),
+        }
+    };
+    check_host(&other, &hello)?;
+    if room.me() < &peer {
+        return Ok(QuickPairing::Host(transport));
+    }
+    Ok(QuickPairing::Join(FoundHost {
+        address: path_to(&other, &room, &transport)?,
+        transport,
+        label: "the quick match".into(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity(content_hash: u64) -> Identity {
+        Identity {
+            protocol_version: PROTOCOL_VERSION,
+            core_name: "Duel".into(),
+            core_version: "0.1.0".into(),
+            content_hash,
+        }
+    }
+
+    #[test]
+    fn quick_match_queues_are_per_game_and_room_codes_per_protocol() {
+        assert_eq!(quick_room(&identity(1)), quick_room(&identity(1)));
+        assert_ne!(quick_room(&identity(1)), quick_room(&identity(2)));
+        let other_version = Identity {
+            core_version: "0.2.0".into(),
+            ..identity(1)
+        };
+        assert_ne!(quick_room(&identity(1)), quick_room(&other_version));
+        let code: RoomCode = "7KQ-M2X".parse().unwrap();
+        assert_eq!(
+            code_room(code),
+            format!("netcade{PROTOCOL_VERSION}-room-7KQM2X")
+        );
+    }
+
+    #[test]
+    fn a_peer_on_this_machine_is_dialled_over_loopback_and_a_remote_one_over_the_network() {
+        let address = |text: &str| text.parse::<SocketAddr>().unwrap();
+        let host = [address("127.0.0.1:7000"), address("192.168.1.20:7000")];
+        assert_eq!(choose_candidate(&host, true), Some(host[0]));
+        assert_eq!(choose_candidate(&host, false), Some(host[1]));
+        let only_loopback = [host[0]];
+        assert_eq!(choose_candidate(&only_loopback, false), Some(host[0]));
+        assert_eq!(choose_candidate(&[], true), None);
+    }
+
+    #[test]
+    fn a_host_of_other_content_is_refused_with_the_handshakes_message() {
+        let hello = |role, content| Hello {
+            role,
+            identity: identity(content),
+            candidates: vec![],
+        };
+        let host = hello(RoomRole::Host, 0xaa);
+        assert!(check_host(&host, &hello(RoomRole::Player, 0xaa)).is_ok());
+        let refused = check_host(&host, &hello(RoomRole::Player, 0xbb)).unwrap_err();
+        let message = refused.to_string();
+        assert!(
+            message.starts_with("this match is for Duel 0.1.0 with content"),
+            "{message}"
+        );
+        assert_eq!(refused.exit_code(), crate::engine::error::EXIT_USER_MISTAKE);
+    }
+}

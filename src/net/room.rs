@@ -1,0 +1,571 @@
+//! A room on a signaling server: netcade speaks the protocol of the
+//! unmodified `matchbox_server` over a synchronous WebSocket (tungstenite,
+//! plain `ws://`). The server names each connection with a peer id, tells
+//! the peers already in a room of each newcomer, relays JSON `Signal`s
+//! between two peers and says when one leaves; `?next=N` rooms group the
+//! next N arrivals and then start empty again.
+//!
+//! Messages (matchbox_protocol's serde encoding): from the server
+//! `{"IdAssigned":ID}`, `{"NewPeer":ID}`, `{"PeerLeft":ID}`,
+//! `{"Signal":{"sender":ID,"data":…}}`; to it
+//! `{"Signal":{"receiver":ID,"data":…}}` and `"KeepAlive"`. netcade's
+//! `data` is always a JSON string: the text of a [`SignalChannel`] message.
+
+use crate::net::signal::{SignalChannel, SignalError};
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::ErrorKind;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{Message, WebSocket};
+
+/// The biggest message read from the server: netcade's signals are a few
+/// hundred bytes; anything far bigger is not from a room we speak with.
+const MAX_MESSAGE_BYTES: usize = 64 << 10;
+
+/// The longest peer id the server may give (a UUID is 36 characters).
+const MAX_PEER_ID_CHARS: usize = 64;
+
+/// The longest room name (a path segment on the server).
+const MAX_ROOM_CHARS: usize = 120;
+
+/// Events of other peers kept while a [`PeerChannel`] reads its own.
+const MAX_PENDING_EVENTS: usize = 256;
+
+/// How often a waiting loop looks at the server again.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// A signaling server's address: `ws://HOST:PORT` (a path is ignored: the
+/// room is the path).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignalServer {
+    host: String,
+    port: u16,
+}
+
+impl SignalServer {
+    /// `HOST:PORT` of the server, for connecting and for messages.
+    pub fn authority(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+impl fmt::Display for SignalServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ws://{}", self.authority())
+    }
+}
+
+impl FromStr for SignalServer {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.starts_with("wss://") {
+            return Err(format!(
+                "{text}: wss:// (TLS) is not built into netcade; use a ws:// server (self-hosted, or behind your own TLS proxy)"
+            ));
+        }
+        let Some(rest) = text.strip_prefix("ws://") else {
+            return Err(format!("{text}: expected ws://HOST:PORT"));
+        };
+        let authority = rest.split('/').next().unwrap_or_default();
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port))
+                if !host.contains(':') || (host.starts_with('[') && host.ends_with(']')) =>
+            {
+                (host, port)
+            }
+            _ => {
+                return Err(format!(
+                    "{text}: expected ws://HOST:PORT (the port is needed)"
+                ))
+            }
+        };
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("{text}: the port {port:?} is not a number from 0 to 65535"))?;
+        let valid_host = !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-.[]:".contains(c));
+        if !valid_host {
+            return Err(format!("{text}: {host:?} is not a host name or IP address"));
+        }
+        Ok(SignalServer {
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+/// The id a signaling server gave one connection.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PeerId(String);
+
+impl PeerId {
+    fn parse(value: &serde_json::Value) -> Option<PeerId> {
+        let text = value.as_str()?;
+        let plausible = !text.is_empty()
+            && text.len() <= MAX_PEER_ID_CHARS
+            && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        plausible.then(|| PeerId(text.to_string()))
+    }
+
+    /// The id as the server wrote it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PeerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What the server says happened in the room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RoomEvent {
+    /// A peer entered after us (peers already there say nothing: they
+    /// show themselves by signalling).
+    Arrived(PeerId),
+    /// A peer left.
+    Left(PeerId),
+    /// A peer's message to us.
+    Signal {
+        /// Who sent it.
+        from: PeerId,
+        /// What it says.
+        text: String,
+    },
+}
+
+/// One event from the server's text, or `None` for what netcade does not
+/// use or cannot read (a misbehaving peer's junk costs nothing else).
+fn parse_event(text: &str) -> Option<ServerEvent> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object()?;
+    if object.len() != 1 {
+        return None;
+    }
+    let (kind, body) = object.iter().next()?;
+    Some(match kind.as_str() {
+        "IdAssigned" => ServerEvent::IdAssigned(PeerId::parse(body)?),
+        "NewPeer" => ServerEvent::Room(RoomEvent::Arrived(PeerId::parse(body)?)),
+        "PeerLeft" => ServerEvent::Room(RoomEvent::Left(PeerId::parse(body)?)),
+        "Signal" => ServerEvent::Room(RoomEvent::Signal {
+            from: PeerId::parse(body.get("sender")?)?,
+            text: body.get("data")?.as_str()?.to_string(),
+        }),
+        _ => return None,
+    })
+}
+
+enum ServerEvent {
+    IdAssigned(PeerId),
+    Room(RoomEvent),
+}
+
+/// A connection to one room of a signaling server. Never blocks after
+/// [`RoomClient::enter`]: loops poll it.
+pub struct RoomClient {
+    socket: WebSocket<TcpStream>,
+    me: PeerId,
+    /// Events read while looking for something else, for the next poll.
+    pending: VecDeque<RoomEvent>,
+}
+
+impl RoomClient {
+    /// Connects to `server`, enters `room` (with `?next=N` when `group` is
+    /// given) and waits for the server to name us, at most `timeout`.
+    pub fn enter(
+        server: &SignalServer,
+        room: &str,
+        group: Option<u8>,
+        timeout: Duration,
+    ) -> Result<RoomClient, SignalError> {
+        let valid_room = !room.is_empty()
+            && room.len() <= MAX_ROOM_CHARS
+            && room
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        if !valid_room {
+            return Err(SignalError::Server(format!("{room:?} is not a room name")));
+        }
+        let unreachable =
+            |why: String| SignalError::Server(format!("cannot reach {server}: {why}"));
+        let address = server
+            .authority()
+            .to_socket_addrs()
+            .map_err(|error| unreachable(error.to_string()))?
+            .next()
+            .ok_or_else(|| unreachable("the name has no address".into()))?;
+        let stream = TcpStream::connect_timeout(&address, timeout)
+            .map_err(|error| unreachable(error.to_string()))?;
+        stream
+            .set_read_timeout(Some(timeout))
+            .and_then(|()| stream.set_write_timeout(Some(timeout)))
+            .and_then(|()| stream.set_nodelay(true))
+            .map_err(|error| unreachable(error.to_string()))?;
+        let query = group.map(|n| format!("?next={n}")).unwrap_or_default();
+        let url = format!("{server}/{room}{query}");
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE_BYTES))
+            .max_frame_size(Some(MAX_MESSAGE_BYTES));
+        let (mut socket, _) = tungstenite::client::client_with_config(url, stream, Some(config))
+            .map_err(|error| {
+                SignalError::Server(format!(
+                    "{server} is not a signaling server we can speak with: {error}"
+                ))
+            })?;
+        let me = first_id(&mut socket, server)?;
+        socket
+            .get_mut()
+            .set_nonblocking(true)
+            .map_err(|error| unreachable(error.to_string()))?;
+        Ok(RoomClient {
+            socket,
+            me,
+            pending: VecDeque::new(),
+        })
+    }
+
+    /// Our id in the room.
+    pub fn me(&self) -> &PeerId {
+        &self.me
+    }
+
+    /// The address this machine reaches the server from: the interface a
+    /// peer reached the same way most likely reaches us on.
+    pub fn local_ip(&self) -> Option<std::net::IpAddr> {
+        self.socket
+            .get_ref()
+            .local_addr()
+            .ok()
+            .map(|address| address.ip())
+    }
+
+    /// The next event, or `None` when nothing is waiting. An error means
+    /// the server went away (or broke its protocol): the room is gone.
+    pub fn poll(&mut self) -> Result<Option<RoomEvent>, SignalError> {
+        if let Some(event) = self.pending.pop_front() {
+            return Ok(Some(event));
+        }
+        loop {
+            match self.socket.read() {
+                Ok(Message::Text(text)) => match parse_event(text.as_str()) {
+                    Some(ServerEvent::Room(event)) => return Ok(Some(event)),
+                    // A second id, or junk: nothing to act on.
+                    Some(ServerEvent::IdAssigned(_)) | None => continue,
+                },
+                Ok(Message::Close(_)) => return Err(gone("closed the connection")),
+                Ok(_) => continue,
+                Err(tungstenite::Error::Io(error)) if error.kind() == ErrorKind::WouldBlock => {
+                    return Ok(None)
+                }
+                Err(error) => return Err(gone(&error.to_string())),
+            }
+        }
+    }
+
+    /// The next event within `timeout`, or `None` when none came.
+    pub fn wait(&mut self, timeout: Duration) -> Result<Option<RoomEvent>, SignalError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(event) = self.poll()? {
+                return Ok(Some(event));
+            }
+            if Instant::now() >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// Sends `text` to the peer `to` (the server drops it when `to` left).
+    pub fn send(&mut self, to: &PeerId, text: &str) -> Result<(), SignalError> {
+        let request = serde_json::json!({ "Signal": { "receiver": to.as_str(), "data": text } });
+        self.write(Message::text(request.to_string()))
+    }
+
+    /// Tells the server (and any proxy in between) that we are still here.
+    pub fn keep_alive(&mut self) -> Result<(), SignalError> {
+        self.write(Message::text("\"KeepAlive\""))
+    }
+
+    /// A channel to one peer of the room.
+    pub fn channel_to(&mut self, peer: PeerId) -> PeerChannel<'_> {
+        PeerChannel { room: self, peer }
+    }
+
+    fn write(&mut self, message: Message) -> Result<(), SignalError> {
+        match self.socket.send(message) {
+            Ok(()) => Ok(()),
+            // Queued: the socket takes it on a later write or poll.
+            Err(tungstenite::Error::Io(error)) if error.kind() == ErrorKind::WouldBlock => Ok(()),
+            Err(error) => Err(gone(&error.to_string())),
+        }
+    }
+}
+
+impl Drop for RoomClient {
+    fn drop(&mut self) {
+        // Leaving politely lets the server tell the room at once.
+        let _ = self.socket.close(None);
+        let _ = self.socket.flush();
+    }
+}
+
+fn gone(why: &str) -> SignalError {
+    SignalError::Server(format!(
+        "the connection to the signaling server ended ({why})"
+    ))
+}
+
+/// The server's first message names us.
+fn first_id(
+    socket: &mut WebSocket<TcpStream>,
+    server: &SignalServer,
+) -> Result<PeerId, SignalError> {
+    loop {
+        match socket.read() {
+            Ok(Message::Text(text)) => match parse_event(text.as_str()) {
+                Some(ServerEvent::IdAssigned(id)) => return Ok(id),
+                _ => {
+                    return Err(SignalError::Server(format!(
+                        "{server} did not name us first: is it a matchbox_server?"
+                    )))
+                }
+            },
+            Ok(Message::Close(_)) => return Err(gone("closed the connection")),
+            Ok(_) => continue,
+            Err(error) => return Err(gone(&error.to_string())),
+        }
+    }
+}
+
+/// The room as a [`SignalChannel`] to one peer: its signals come through,
+/// its departure is [`SignalError::PeerGone`], other peers' events wait
+/// for the room's next poll.
+pub struct PeerChannel<'a> {
+    room: &'a mut RoomClient,
+    peer: PeerId,
+}
+
+impl SignalChannel for PeerChannel<'_> {
+    fn send(&mut self, message: &str) -> Result<(), SignalError> {
+        self.room.send(&self.peer, message)
+    }
+
+    fn try_receive(&mut self) -> Result<Option<String>, SignalError> {
+        let mut others = Vec::new();
+        let mut found = Ok(None);
+        while let Some(event) = self.room.poll()? {
+            match event {
+                RoomEvent::Signal { from, text } if from == self.peer => {
+                    found = Ok(Some(text));
+                    break;
+                }
+                RoomEvent::Left(who) if who == self.peer => {
+                    found = Err(SignalError::PeerGone);
+                    break;
+                }
+                other => others.push(other),
+            }
+        }
+        // Events for the room's own poll wait, up to a bound: a server
+        // flooding us loses its oldest.
+        for event in others {
+            if self.room.pending.len() == MAX_PENDING_EVENTS {
+                self.room.pending.pop_front();
+            }
+            self.room.pending.push_back(event);
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signal_servers_are_ws_urls_with_a_port() {
+        let server: SignalServer = "ws://127.0.0.1:3536".parse().unwrap();
+        assert_eq!(server.authority(), "127.0.0.1:3536");
+        assert_eq!(server.to_string(), "ws://127.0.0.1:3536");
+        let named: SignalServer = "ws://rooms.example.org:80/".parse().unwrap();
+        assert_eq!(named.authority(), "rooms.example.org:80");
+        let v6: SignalServer = "ws://[::1]:3536".parse().unwrap();
+        assert_eq!(v6.authority(), "[::1]:3536");
+        for bad in [
+            "http://a:1",
+            "ws://a",
+            "ws://:1",
+            "ws://a:99999",
+            "ws://a b:1",
+        ] {
+            assert!(bad.parse::<SignalServer>().is_err(), "{bad}");
+        }
+        let tls = "wss://a:443".parse::<SignalServer>().unwrap_err();
+        assert!(tls.contains("TLS"), "{tls}");
+    }
+
+    /// A stand-in signaling server on loopback that names its one client
+    /// and then says `events`, in order, and reads what the client sends.
+    fn scripted_server(
+        events: Vec<String>,
+    ) -> (SignalServer, std::thread::JoinHandle<Vec<String>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut socket = tungstenite::accept(stream).unwrap();
+            socket
+                .send(Message::text("{\"IdAssigned\":\"me\"}"))
+                .unwrap();
+            for event in events {
+                socket.send(Message::text(event)).unwrap();
+            }
+            let mut received = Vec::new();
+            while let Ok(Message::Text(text)) = socket.read() {
+                received.push(text.to_string());
+            }
+            received
+        });
+        (format!("ws://127.0.0.1:{port}").parse().unwrap(), server)
+    }
+
+    /// Polls `read` until it gives something (a loopback socket delivers
+    /// within moments; the bound only guards against a hang).
+    fn soon<T>(mut read: impl FnMut() -> Result<Option<T>, SignalError>) -> Result<T, SignalError> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(value) = read()? {
+                return Ok(value);
+            }
+            assert!(Instant::now() < deadline, "nothing arrived");
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    #[test]
+    fn a_peer_channel_carries_one_peers_signals_until_it_leaves_and_keeps_the_rest_for_the_room() {
+        let events = [
+            r#"{"Signal":{"sender":"host","data":"first"}}"#,
+            r#"{"NewPeer":"watcher"}"#,
+            r#"{"Signal":{"sender":"watcher","data":"not for the channel"}}"#,
+            r#"{"Signal":{"sender":"host","data":"second"}}"#,
+            r#"{"PeerLeft":"host"}"#,
+        ];
+        let (server, script) = scripted_server(events.map(String::from).to_vec());
+        let mut room =
+            RoomClient::enter(&server, "room", Some(2), Duration::from_secs(10)).unwrap();
+        assert_eq!(room.me().as_str(), "me");
+        let host = PeerId("host".into());
+        let mut channel = room.channel_to(host.clone());
+        channel.send("hello").unwrap();
+        assert_eq!(soon(|| channel.try_receive()).unwrap(), "first");
+        assert_eq!(soon(|| channel.try_receive()).unwrap(), "second");
+        assert_eq!(soon(|| channel.try_receive()), Err(SignalError::PeerGone));
+        let watcher = PeerId("watcher".into());
+        assert_eq!(
+            room.poll().unwrap(),
+            Some(RoomEvent::Arrived(watcher.clone()))
+        );
+        assert_eq!(
+            room.poll().unwrap(),
+            Some(RoomEvent::Signal {
+                from: watcher,
+                text: "not for the channel".into()
+            })
+        );
+        room.keep_alive().unwrap();
+        drop(room);
+        let sent = script.join().unwrap();
+        assert_eq!(
+            sent,
+            [
+                r#"{"Signal":{"data":"hello","receiver":"host"}}"#,
+                r#""KeepAlive""#
+            ]
+        );
+    }
+
+    #[test]
+    fn a_server_that_goes_away_or_never_names_us_is_an_error_not_a_hang() {
+        // A server that says `first` and then drops the connection.
+        let saying = |first: &'static str| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let thread = std::thread::spawn(move || {
+                let (stream, _) = listener.accept().unwrap();
+                let mut socket = tungstenite::accept(stream).unwrap();
+                socket.send(Message::text(first)).unwrap();
+            });
+            let server: SignalServer = format!("ws://127.0.0.1:{port}").parse().unwrap();
+            (server, thread)
+        };
+        let (server, thread) = saying(r#"{"IdAssigned":"me"}"#);
+        let mut room = RoomClient::enter(&server, "room", None, Duration::from_secs(10)).unwrap();
+        thread.join().unwrap();
+        let gone = soon(|| room.poll()).unwrap_err();
+        assert!(matches!(gone, SignalError::Server(_)), "{gone:?}");
+
+        let (server, thread) = saying(r#"{"NewPeer":"x"}"#);
+        let refused = RoomClient::enter(&server, "room", None, Duration::from_secs(10));
+        let error = refused.err().expect("refused").to_string();
+        assert!(error.contains("did not name us first"), "{error}");
+        thread.join().unwrap();
+        let bad_room = RoomClient::enter(&server, "a/b", None, Duration::from_secs(1));
+        assert!(bad_room.is_err());
+    }
+
+    #[test]
+    fn server_events_are_read_as_matchbox_writes_them_and_junk_is_skipped() {
+        let id = "0b6d0b4e-4a4c-4b59-9f4a-0e7d1f6c2a11";
+        match parse_event(&format!("{{\"IdAssigned\":\"{id}\"}}")) {
+            Some(ServerEvent::IdAssigned(peer)) => assert_eq!(peer.as_str(), id),
+            _ => panic!("an id"),
+        }
+        let room = |text: &str| match parse_event(text) {
+            Some(ServerEvent::Room(event)) => Some(event),
+            _ => None,
+        };
+        let peer = PeerId(id.to_string());
+        assert_eq!(
+            room(&format!("{{\"NewPeer\":\"{id}\"}}")),
+            Some(RoomEvent::Arrived(peer.clone()))
+        );
+        assert_eq!(
+            room(&format!("{{\"PeerLeft\":\"{id}\"}}")),
+            Some(RoomEvent::Left(peer.clone()))
+        );
+        assert_eq!(
+            room(&format!(
+                "{{\"Signal\":{{\"sender\":\"{id}\",\"data\":\"hello\"}}}}"
+            )),
+            Some(RoomEvent::Signal {
+                from: peer,
+                text: "hello".into()
+            })
+        );
+        let long_id = "a".repeat(MAX_PEER_ID_CHARS + 1);
+        for junk in [
+            "",
+            "[]",
+            "\"KeepAlive\"",
+            "{\"NewPeer\":5}",
+            "{\"NewPeer\":\"a b\"}",
+            &format!("{{\"NewPeer\":\"{long_id}\"}}"),
+            "{\"Signal\":{\"sender\":\"a\",\"data\":{\"Offer\":\"sdp\"}}}",
+            "{\"Signal\":{\"data\":\"x\"}}",
+            "{\"Other\":\"a\"}",
+            "{\"NewPeer\":\"a\",\"PeerLeft\":\"b\"}",
+        ] {
+            assert!(parse_event(junk).is_none(), "{junk}");
+        }
+    }
+}
