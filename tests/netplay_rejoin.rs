@@ -8,9 +8,10 @@
 
 mod support;
 
+use netcade::engine::sinks::compare_checksum_logs;
 use netcade::net::sim::LinkConditions;
 use netcade::net::Transport;
-use netcade::netplay::{NetplayConfig, NetplayEvent};
+use netcade::netplay::{NetplayConfig, NetplayEvent, SpectatorPhase};
 use netcade::protocol::{auth, codec, Header, LinkSecret, Message, Millis, Sequence, SessionToken};
 use netcade::rollback::{DisconnectReason, SessionState};
 use support::netplay::{any_event, party_game, Cluster, MatchSetup, PartyCluster};
@@ -21,19 +22,23 @@ const LINK: LinkConditions = LinkConditions::latency(20).with_jitter(5);
 const NEW_ADDRESS: u8 = 11;
 /// Where a stranger sends from.
 const STRANGER: u8 = 12;
+/// The spectator of the host.
+const WATCHER: u8 = 7;
 
 /// A two-player match whose machines wait `window_ms` for a silent peer.
 fn match_with_rejoin_window(seed: u64, window_ms: Millis) -> PartyCluster {
     match_of(2, seed, window_ms)
 }
 
-/// A match of `players` machines that wait `window_ms` for a silent peer.
+/// A match of `players` machines that wait `window_ms` for a silent peer
+/// (the host accepts spectators).
 fn match_of(players: u8, seed: u64, window_ms: Millis) -> PartyCluster {
     let setup = MatchSetup::new(players, seed, LINK);
     Cluster::with_configs(
         setup,
         |_| party_game(),
         move |me, config: &mut NetplayConfig<u8>| {
+            config.accept_spectators = me == 0;
             config.rejoin_window_ms = window_ms;
             config.rejoin_seed = 0xA5A5 + u64::from(me);
             // Each machine its own secret, as in real play: every link its own keys.
@@ -211,6 +216,33 @@ fn after_a_ten_second_outage_play_resumes_within_a_second_of_the_links_return() 
             assert!((580..=660).contains(&lost), "{lost} frames lost");
         }
         cluster.assert_same_final_checksums(&[0, 1], 500);
+    }
+}
+
+#[test]
+fn a_spectator_watches_on_through_a_player_s_fifteen_second_absence() {
+    let mut cluster = match_with_rejoin_window(38, 30_000);
+    cluster.run_until(3_000);
+    let setup = MatchSetup::new(2, 38, LINK);
+    cluster.add_watcher_with(&setup, WATCHER, party_game(), |config| {
+        config.rejoin_window_ms = 30_000;
+    });
+    cluster.run_until(5_000);
+    cluster.isolate(1);
+    cluster.run_until(20_000);
+    cluster.sockets.rebind(1, NEW_ADDRESS);
+    cluster.run_until(28_000);
+    let watcher = &cluster.watchers[0];
+    assert_eq!(
+        watcher.node.spectator.phase(),
+        SpectatorPhase::Watching,
+        "{:?}",
+        watcher.events
+    );
+    assert!(watcher.node.current_frame() > 500);
+    for machine in &cluster.machines {
+        let comparison = compare_checksum_logs(&watcher.node.sink, &machine.sink);
+        assert_eq!(comparison.first_difference, None, "{comparison:?}");
     }
 }
 
