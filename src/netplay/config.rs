@@ -15,6 +15,20 @@ pub enum Connect {
     /// The peer sends us Hello (we are the host of this link). Its endpoint
     /// is made when the first Hello arrives, so no handshake timer runs before.
     Accept,
+    /// The start-up host's roster tells where the peer is (a 3–4 player
+    /// mesh); then the machine of the higher slot dials, the other accepts.
+    Roster,
+}
+
+/// How a session's addresses travel in a roster: the transport's own
+/// encoding, opaque to the protocol (at most
+/// [`crate::protocol::MAX_ROSTER_ADDRESS_BYTES`] bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct RosterCodec<A> {
+    /// Appends the address's bytes.
+    pub encode: fn(&A, &mut Vec<u8>),
+    /// The address these bytes name; `None` when they name none.
+    pub decode: fn(&[u8]) -> Option<A>,
 }
 
 /// One other machine in the match.
@@ -106,6 +120,10 @@ pub struct NetplayConfig<A> {
     /// to spectators. Its last frame is a checkpoint too, so the frames
     /// after the last regular checkpoint are compared as well.
     pub match_frames: Option<u32>,
+    /// How addresses travel in the roster: with it, the start-up host tells
+    /// every member where the others are once all joined, and members learn
+    /// their [`Connect::Roster`] peers from it.
+    pub roster: Option<RosterCodec<A>>,
 }
 
 impl<A> NetplayConfig<A> {
@@ -145,6 +163,7 @@ impl<A> NetplayConfig<A> {
             start_state: None,
             max_start_state_bytes: MAX_BLOB_SIZE,
             match_frames: None,
+            roster: None,
         }
     }
 
@@ -154,6 +173,16 @@ impl<A> NetplayConfig<A> {
             address: Some(address),
             players,
             connect: Connect::Dial,
+        });
+        self
+    }
+
+    /// Adds a peer whose address the start-up host's roster will tell.
+    pub fn from_roster(mut self, players: PlayerSlots) -> Self {
+        self.peers.push(PeerConfig {
+            address: None,
+            players,
+            connect: Connect::Roster,
         });
         self
     }

@@ -271,6 +271,7 @@ impl Setup<'_> {
             common: self.player(0),
             port: 0,
             players: 2,
+            min_delay: 0,
             port_file: None,
             max_spectators: 1,
         };
@@ -283,6 +284,7 @@ impl Setup<'_> {
             address: address.to_string(),
             common: self.player(1),
             connect_timeout_s: 10.0,
+            slot: None,
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))

@@ -1,7 +1,7 @@
 //! The links to the other players' machines: their endpoints, the Hellos
 //! that open them (or are refused), and where each endpoint event goes.
 
-use super::{player_set, LinkState, NetplaySession};
+use super::{player_set, Link, LinkState, NetplaySession};
 use crate::netplay::checkpoint_state;
 use crate::netplay::config::Connect;
 use crate::netplay::events::{NetplayEvent, PeerFault};
@@ -56,19 +56,38 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let Some((_, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
             return false;
         };
+        if !hello.local_slots.is_empty() && self.awaits_roster_for(hello.local_slots) {
+            return true;
+        }
         if self.left || !self.handshakes.allow(now, from) {
             return false;
         }
         if hello.local_slots.is_empty() {
             return self.accept_spectator(now, from, datagram);
         }
-        let Some(index) = self.links.iter().position(|link| {
+        // Settings differ (the player count, the host's delay floor): the
+        // Reject carries ours, so the joiner can come back with them.
+        if hello.settings != self.config.settings {
+            self.refuse(from, RejectReason::Settings);
+            return true;
+        }
+        let open_slot = |link: &Link<A>| {
             link.connect == Connect::Accept
                 && link.state == LinkState::AwaitingHello
-                && link.players == hello.local_slots
                 && link.address.is_none_or(|address| address == from)
-        }) else {
-            self.refuse(from, RejectReason::MatchFull);
+        };
+        let claimed = self
+            .links
+            .iter()
+            .position(|link| open_slot(link) && link.players == hello.local_slots);
+        let Some(index) = claimed else {
+            // Another slot is still open: the joiner may ask for it.
+            let reason = if self.links.iter().any(open_slot) {
+                RejectReason::SlotTaken
+            } else {
+                RejectReason::MatchFull
+            };
+            self.refuse(from, reason);
             return true;
         };
         let handshake = self.config.handshake(self.local_players);
@@ -145,7 +164,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::RemoteFrameAdvantage(lag) => self.on_remote_frame_lag(index, lag),
             NetEvent::Ping { rtt_ms, sample_ms } => self.on_ping(index, rtt_ms, sample_ms),
             NetEvent::RemoteChecksum { frame, checksum } => {
-                let player = self.links[index].first_player;
+                let link = &mut self.links[index];
+                link.checksummed = link.checksummed.max(Some(frame));
+                let player = link.first_player;
                 let result = self.session.add_remote_checksum(player, frame, checksum);
                 self.record(result);
             }
@@ -170,6 +191,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::BlobRefused { size, .. } => self.on_blob_refused(index, size),
             NetEvent::BlobDamaged { .. } => self.on_blob_damaged(index),
             NetEvent::BlobDelivered { .. } => {}
+            NetEvent::Roster(entries) => self.on_roster(index, entries),
         }
     }
 

@@ -8,6 +8,7 @@ mod blobs;
 mod departures;
 mod inputs;
 mod links;
+mod roster;
 mod rejoin;
 mod setup;
 mod spectator_checks;
@@ -64,6 +65,9 @@ struct Link<A> {
     state: LinkState,
     /// The player whose figures stand for the link (its lowest slot).
     first_player: PlayerId,
+    /// The latest frame the peer sent its checksum of: it held every
+    /// player's inputs through it, so it announces no departure before.
+    checksummed: Option<Frame>,
 }
 
 /// A netplay match for 2–4 players over any transport, keyed by address `A`.
@@ -129,6 +133,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     /// The host's start state as sent (compressed), if we send one.
     start_state_blob: Option<Vec<u8>>,
     start_state_wait: StartStateWait,
+    /// When the start-up host last sent its roster.
+    roster_sent_at: Option<Millis>,
     /// New addresses of the peers, challenged to prove who they are.
     rejoins: Rejoins<A>,
 }
@@ -175,6 +181,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             quality_report_interval_ms,
             start_state_blob,
             start_state_wait: StartStateWait::NotAwaited,
+            roster_sent_at: None,
             rejoins,
         };
         netplay.open_dialed_links(now)?;
@@ -185,13 +192,21 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// Opens the links we dial: they send Hello at the first `poll`.
     fn open_dialed_links(&mut self, now: Millis) -> Result<(), NetplayError> {
         for index in 0..self.links.len() {
-            let link = &self.links[index];
-            if let (Connect::Dial, Some(address)) = (link.connect, link.address) {
-                let handshake = self.config.handshake(self.local_players);
-                let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
-                self.endpoints.insert(address, endpoint);
-                self.links[index].state = LinkState::Open;
-            }
+            self.open_dialed_link(now, index)?;
+        }
+        Ok(())
+    }
+
+    /// Opens link `index` if we dial it and know where it is.
+    fn open_dialed_link(&mut self, now: Millis, index: usize) -> Result<(), NetplayError> {
+        let link = &self.links[index];
+        if let (Connect::Dial, Some(address), LinkState::AwaitingHello) =
+            (link.connect, link.address, link.state)
+        {
+            let handshake = self.config.handshake(self.local_players);
+            let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
+            self.endpoints.insert(address, endpoint);
+            self.links[index].state = LinkState::Open;
         }
         Ok(())
     }
@@ -289,6 +304,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
         self.now = now;
         self.poll_startup(now);
+        self.poll_roster(now);
         self.feed_spectators();
         self.session.record_final_checkpoints();
         while let Some((frame, checksum)) = self.session.next_checksum_report() {
@@ -326,6 +342,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         let link = self.links.iter().find(|link| link.players.contains(0))?;
         self.endpoints.get(&link.address?)?.remote_handshake()
+    }
+
+    /// Why the start-up host refused our Hello, with the handshake of its
+    /// Reject (its settings win), if it did.
+    pub fn host_refusal(&self) -> Option<(RejectReason, &Handshake)> {
+        let link = self.links.iter().find(|link| link.players.contains(0))?;
+        self.endpoints.get(&link.address?)?.refusal()
     }
 
     /// The next event to show or log, oldest first.

@@ -50,6 +50,11 @@ pub(super) fn check_players<A>(config: &NetplayConfig<A>) -> Result<(), NetplayE
         if peer.connect == Connect::Dial && peer.address.is_none() {
             return Err(invalid("a peer we dial needs an address".to_string()));
         }
+        if peer.connect == Connect::Roster && config.roster.is_none() {
+            return Err(invalid(
+                "a peer the roster tells of needs a roster codec".to_string(),
+            ));
+        }
         covered = PlayerSlots(covered.0 | peer.players.0);
     }
     if covered != all {
@@ -123,6 +128,7 @@ pub(super) fn links<A: Copy>(config: &NetplayConfig<A>) -> Vec<Link<A>> {
             connect: peer.connect,
             state: LinkState::AwaitingHello,
             first_player: PlayerId::new(peer.players.iter().next().unwrap_or(0)),
+            checksummed: None,
         })
         .collect()
 }

@@ -93,6 +93,11 @@ impl PeerEndpoint {
             self.ready_due = false;
             self.emit(now, &Message::Ready, send);
         }
+        if self.roster_due.is_some() && take(budget) {
+            if let Some(entries) = self.roster_due.take() {
+                self.emit(now, &Message::Roster(entries), send);
+            }
+        }
         if let Some(reply) = self.handshake_reply.take() {
             if take(budget) {
                 self.emit(now, &reply, send);

@@ -72,9 +72,14 @@ pub struct HostSettings {
     /// The UDP port to listen on (0: any free port; see --port-file).
     #[arg(long, default_value_t = 7000)]
     pub port: u16,
-    /// Players in the match (one per machine; only 2 for now).
-    #[arg(long, default_value_t = 2)]
+    /// Players in the match, one per machine (2–4): the host is player 1,
+    /// joiners take the other slots, and the match begins once all joined.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=4))]
     pub players: u8,
+    /// The least input delay every machine of the match uses, in frames
+    /// (0–4): a floor under `--delay auto` and under a joiner's fixed delay.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+    pub min_delay: u8,
     /// Writes the port listened on to this file once bound.
     #[arg(long, value_name = "PATH")]
     pub port_file: Option<PathBuf>,
@@ -95,6 +100,10 @@ pub struct JoinSettings {
     /// Seconds to wait for the host to answer before giving up.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub connect_timeout_s: f64,
+    /// The player to be (2–4; the host is player 1) [default: the first
+    /// free one].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(2..=4))]
+    pub slot: Option<u8>,
 }
 
 /// `--delay`: follow the network, or a fixed number of frames.

@@ -19,7 +19,7 @@ use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{InputSource, RandomPlayer};
 use crate::engine::live::connect::{
     adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
-    link_secret, random_bytes,
+    link_secret, random_bytes, SOCKET_ADDRESSES,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
@@ -31,7 +31,9 @@ use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
 use crate::engine::{open_game, AppError, Game};
 use crate::netplay::{NetplayConfig, NetplaySession};
-use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
+use crate::protocol::{
+    CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
+};
 use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
 use crate::rollback::SessionState;
 use role::{PlayersRole, Seat};
@@ -44,6 +46,10 @@ use std::time::{Duration, Instant};
 const INTERRUPT_AFTER_MS: u64 = 750;
 const DISCONNECT_AFTER_MS: u64 = 5_000;
 
+/// Hellos a joiner says at most: one to learn the host's settings, one per
+/// slot it may try.
+const MAX_SEAT_ATTEMPTS: usize = 1 + crate::rollback::MAX_PLAYERS;
+
 /// The pre-flight: about a second of frames, going back this far each frame.
 const PREFLIGHT_DISTANCE: u32 = 4;
 
@@ -55,14 +61,6 @@ pub fn host_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    if settings.players != 2 {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "--players {}: only two-player matches can be hosted for now",
-                settings.players
-            ),
-        });
-    }
     let common = &settings.common;
     let inputs = open_inputs(common)?;
     let transport = bind_listening(&common.link, settings.port)?;
@@ -79,11 +77,17 @@ pub fn host_match(
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
     preflight(game.as_mut(), common.strict)?;
+    let joiners = settings.players - 1;
     writeln!(
         out,
-        "hosting {} on UDP port {}: waiting for a player to join",
+        "hosting {} on UDP port {}: waiting for {} to join",
         game.title(),
-        bound.port()
+        bound.port(),
+        if joiners == 1 {
+            "a player".to_string()
+        } else {
+            format!("{joiners} players")
+        }
     )?;
     let seat = Seat {
         command: "host",
@@ -96,8 +100,15 @@ pub fn host_match(
     let mut start_state = Vec::new();
     game.save_state(&mut start_state)
         .map_err(AppError::at_frame(0))?;
-    let mut config =
-        match_config(common, game.as_ref(), seat.me)?.accept(None, PlayerSlots::single(seat.peer));
+    let agreed = SessionSettings {
+        player_count: settings.players,
+        input_delay_min: settings.min_delay,
+        ..SessionSettings::default()
+    };
+    let mut config = match_config(common, game.as_ref(), seat.me, agreed)?;
+    for slot in 1..settings.players {
+        config = config.accept(None, PlayerSlots::single(slot));
+    }
     config.start_state = Some(start_state);
     config.accept_spectators = settings.max_spectators > 0;
     config.max_spectators = settings.max_spectators;
@@ -108,7 +119,7 @@ pub fn host_match(
         &outputs.sinks.record,
         game.as_ref(),
         &common.game,
-        2,
+        settings.players,
         vec![],
     )?;
     let table = Table {
@@ -130,8 +141,9 @@ pub fn join_match(
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     let common = &settings.common;
-    let (host, transport) =
-        connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+    // The arguments and the host's address are checked before the game is
+    // loaded (each attempt to take a seat binds its own socket).
+    let (host, _) = connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
     let inputs = open_inputs(common)?;
     let game = open_game(&common.game)?;
     writeln!(
@@ -140,28 +152,13 @@ pub fn join_match(
         settings.address,
         game.title()
     )?;
-    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
-    let seat = Seat {
-        command: "join",
-        me: 1,
-        peer: 0,
-        connect_timeout: Some((settings.address.clone(), timeout)),
-    };
-    let config =
-        match_config(common, game.as_ref(), seat.me)?.dial(host, PlayerSlots::single(seat.peer));
     options.take_ctrl_c();
-    let started = Instant::now();
-    let mut netplay = NetplaySession::new(config, 0)?;
-    let mut transport = LiveTransport::new(transport);
-    // The joiner learns the host's core options while nothing of its game
-    // is used yet; a refusal, the timeout or Ctrl-C is the loop's to report.
-    shake_hands(
-        &mut netplay,
-        &mut transport,
+    let Seated {
+        seat,
+        netplay,
+        transport,
         started,
-        Some(timeout),
-        |netplay| netplay.host_handshake().is_some() || netplay.state() == SessionState::Ended,
-    );
+    } = take_a_seat(settings, game.as_ref())?;
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
@@ -182,7 +179,14 @@ pub fn join_match(
         None => game,
     };
     let names = vec![settings.address.clone()];
-    let recorder = match_recorder(&outputs.sinks.record, game.as_ref(), &game_args, 2, names)?;
+    let players = netplay.settings().player_count;
+    let recorder = match_recorder(
+        &outputs.sinks.record,
+        game.as_ref(),
+        &game_args,
+        players,
+        names,
+    )?;
     let table = Table {
         game,
         netplay,
@@ -191,6 +195,85 @@ pub fn join_match(
         recorder,
     };
     play(seat, &agreed, outputs, table, inputs, options, out)
+}
+
+/// A joiner linked to the host, or refused for good, or out of time.
+struct Seated {
+    seat: Seat,
+    netplay: NetplaySession<SocketAddr>,
+    transport: LiveTransport,
+    started: Instant,
+}
+
+/// Says Hello to the host until it answers, claiming `--slot` or else the
+/// first free slot, with the host's settings (its player count and delay
+/// floor, learnt from its Reject): each attempt on a fresh socket, so that
+/// a late Reject of the last one is not taken for the next. The joiner
+/// learns the host's core options while nothing of its game is used yet;
+/// a refusal, the timeout or Ctrl-C is the loop's to report.
+fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppError> {
+    let common = &settings.common;
+    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
+    let mut slot = settings.slot.map_or(1, |player| player - 1);
+    let mut agreed = SessionSettings {
+        player_count: (slot + 1).max(2),
+        ..SessionSettings::default()
+    };
+    for attempt in 0..=MAX_SEAT_ATTEMPTS {
+        let (host, transport) =
+            connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+        let mut config =
+            match_config(common, game, slot, agreed)?.dial(host, PlayerSlots::single(0));
+        for other in (1..agreed.player_count).filter(|&other| other != slot) {
+            config = config.from_roster(PlayerSlots::single(other));
+        }
+        let started = Instant::now();
+        let mut netplay = NetplaySession::new(config, 0)?;
+        let mut transport = LiveTransport::new(transport);
+        shake_hands(
+            &mut netplay,
+            &mut transport,
+            started,
+            Some(timeout),
+            |netplay| {
+                netplay.host_handshake().is_some()
+                    || netplay.host_refusal().is_some()
+                    || netplay.state() == SessionState::Ended
+            },
+        );
+        let retry = match netplay.host_refusal() {
+            _ if attempt == MAX_SEAT_ATTEMPTS => None,
+            Some((RejectReason::Settings, host)) => {
+                let theirs = SessionSettings {
+                    frame_rate_millihertz: agreed.frame_rate_millihertz,
+                    ..host.settings
+                };
+                let fits = slot < theirs.player_count && (2..=4).contains(&theirs.player_count);
+                (theirs != agreed && fits).then_some((slot, theirs))
+            }
+            Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
+                (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
+            }
+            _ => None,
+        };
+        let Some((next_slot, next_settings)) = retry else {
+            let seat = Seat {
+                command: "join",
+                me: slot,
+                peer: 0,
+                connect_timeout: Some((settings.address.clone(), timeout)),
+            };
+            return Ok(Seated {
+                seat,
+                netplay,
+                transport,
+                started,
+            });
+        };
+        tracing::info!("the host refused slot {slot}; asking again for slot {next_slot}");
+        (slot, agreed) = (next_slot, next_settings);
+    }
+    unreachable!("the last attempt returns")
 }
 
 /// The host's match length wins, as its core options do: `settings` with
@@ -268,12 +351,12 @@ fn match_config(
     settings: &MatchSettings,
     game: &dyn Game,
     me: u8,
+    agreed: SessionSettings,
 ) -> Result<NetplayConfig<SocketAddr>, AppError> {
     let content_hash = content_hash(&settings.game)?;
     let session = SessionSettings {
-        player_count: 2,
         frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
-        ..SessionSettings::default()
+        ..agreed
     };
     let mut config = NetplayConfig::new(
         session_token(),
@@ -302,6 +385,7 @@ fn match_config(
         })
         .collect();
     config.secret = link_secret()?;
+    config.roster = (session.player_count > 2).then_some(SOCKET_ADDRESSES);
     config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;

@@ -82,6 +82,8 @@ struct Ending {
     /// timeout runs until then).
     answered: bool,
     peer_gone: Option<MatchEnd>,
+    /// Other players whose departure the machines agreed on.
+    left_players: u8,
     /// When every frame asked for was final.
     done_at: Option<Instant>,
     /// The traffic when the last frame became final: the wire figures
@@ -200,8 +202,19 @@ impl PlayersRole {
                 player,
                 reason,
                 at_frame,
-            } if player.index() == usize::from(self.seat.peer) => {
-                self.machine.sink.player_left(*at_frame, self.seat.peer);
+            } if player.index() != usize::from(self.seat.me) => {
+                let slot = player.index() as u8;
+                self.machine.sink.player_left(*at_frame, slot);
+                self.ending.left_players += 1;
+                let others = self.machine.netplay.settings().player_count - 1;
+                if self.ending.left_players < others {
+                    // The others agreed where it stops, and play on.
+                    narrator.warn_and_show(&format!(
+                        "player {} left at frame {at_frame}: the match goes on",
+                        slot + 1
+                    ))?;
+                    return Ok(());
+                }
                 let gone = *self.ending.peer_gone.get_or_insert(match reason {
                     DisconnectReason::Quit => MatchEnd::PeerLeft,
                     DisconnectReason::Stalled => MatchEnd::Stalled,
