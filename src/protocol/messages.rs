@@ -192,6 +192,34 @@ impl Default for SessionSettings {
     }
 }
 
+/// The most input delay lockstep may need: 12 frames (200 ms each way at 60
+/// frames per second).
+pub const LOCKSTEP_INPUT_DELAY_MAX: u8 = 12;
+
+impl SessionSettings {
+    /// Whether the match runs in lockstep: no prediction (`max_prediction`
+    /// 0), so no frame is ever rolled back.
+    pub fn is_lockstep(&self) -> bool {
+        self.max_prediction == 0
+    }
+
+    /// These settings with rollback or (`lockstep`) in lockstep, whose input
+    /// delay may grow to cover longer round trips. The host decides; a
+    /// joiner adopts the host's.
+    pub fn in_mode(self, lockstep: bool) -> Self {
+        let default = SessionSettings::default();
+        SessionSettings {
+            max_prediction: if lockstep { 0 } else { default.max_prediction },
+            input_delay_max: if lockstep {
+                LOCKSTEP_INPUT_DELAY_MAX
+            } else {
+                default.input_delay_max
+            },
+            ..self
+        }
+    }
+}
+
 /// A handshake carries at most this many core options (the datagram limit
 /// bounds their bytes).
 pub const MAX_CORE_OPTIONS: usize = 64;

@@ -14,7 +14,8 @@ use crate::engine::inputs::InputSpec;
 use crate::engine::live::front_end::{Headless, LiveOutputs};
 use crate::engine::live::options::{LiveEvent, LiveOptions};
 use crate::engine::live::players::{
-    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, DEFAULT_REJOIN_S,
+    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg,
+    DEFAULT_REJOIN_S,
 };
 use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::live::spectator::{spectate_match, SpectateSettings};
@@ -245,6 +246,7 @@ impl Setup<'_> {
             }),
             frames: Some(self.args.frames),
             strict: false,
+            mode: ModeArg::Auto,
             delay: DelayArg::Auto,
             rejoin_s: DEFAULT_REJOIN_S,
             link: self.link(machine),

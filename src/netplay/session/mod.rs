@@ -145,10 +145,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
         setup::check_players(&config)?;
         let start_state_blob = setup::start_state_blob(&config)?;
-        let mut session = setup::rollback_session(&config)?;
-        if let Some(last) = config.match_frames.and_then(Frame::last_of) {
-            session.set_last_frame(last);
-        }
+        let session = setup::rollback_session(&config)?;
         let links = setup::links(&config);
         let startup = setup::startup(&config, &links, now);
         let quality_report_interval_ms =

@@ -30,10 +30,17 @@ pub struct MatchSettings {
     /// joiner is told it in the handshake.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
-    /// Refuse to play (exit 2) when the rollback pre-flight finds that the
-    /// core does not restore its state faithfully (else: a warning).
+    /// With --mode rollback: refuse to play (exit 2) when the rollback
+    /// pre-flight finds that the core does not restore its state
+    /// faithfully (else: a warning).
     #[arg(long)]
     pub strict: bool,
+    /// rollback; lockstep (no state saved or loaded: the input delay covers
+    /// the round trip and each frame waits for every input); auto: lockstep
+    /// when the rollback pre-flight finds that the core cannot restore its
+    /// state. The host's mode wins: a joiner is told it in the handshake.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ModeArg::Auto)]
+    pub mode: ModeArg,
     /// Local input delay in frames: `auto` follows the network, a number
     /// (0–4) keeps it fixed.
     #[arg(long, value_name = "auto|N", default_value_t = DelayArg::Auto)]
@@ -104,6 +111,17 @@ pub struct JoinSettings {
     /// free one].
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(2..=4))]
     pub slot: Option<u8>,
+}
+
+/// `--mode`: how frames are kept in step between the machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Predict remote inputs and roll back on a misprediction.
+    Rollback,
+    /// Wait for every input; never save or load a state.
+    Lockstep,
+    /// Rollback when the core passes the pre-flight, else lockstep.
+    Auto,
 }
 
 /// `--delay`: follow the network, or a fixed number of frames.

@@ -1,22 +1,21 @@
 //! `netcade host` and `netcade join`: a two-player match over real UDP,
 //! in the one real-time loop (`session_loop`) with the players' role.
 //!
-//! Before the match a rollback pre-flight sync-tests the loaded core with the
-//! one sync-test engine. It runs on the match's own core (a joiner's once
-//! it took on the host's core options) and then restores the state the core
-//! had just after loading: every machine runs the same pre-flight (same
-//! frames, same buttons), so even a core that restores its state
-//! imperfectly starts the match the same way everywhere.
+//! Before the match a rollback pre-flight (`mode`) tests the loaded core,
+//! on the match's own core (a joiner's once it took on the host's core
+//! options); from it the host chooses rollback or lockstep.
 
 pub mod args;
+mod mode;
 mod report;
 mod role;
 
-pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, DEFAULT_REJOIN_S};
+pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
+use mode::{host_mode, join_mode, preflight};
 
 use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
-use crate::engine::inputs::{InputSource, RandomPlayer};
+use crate::engine::inputs::InputSource;
 use crate::engine::live::connect::{
     adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
     link_secret, random_bytes, SOCKET_ADDRESSES,
@@ -34,7 +33,6 @@ use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{
     CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
 };
-use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
 use crate::rollback::SessionState;
 use role::{PlayersRole, Seat};
 use std::io::Write;
@@ -49,9 +47,6 @@ const DISCONNECT_AFTER_MS: u64 = 5_000;
 /// Hellos a joiner says at most: one to learn the host's settings, one per
 /// slot it may try.
 const MAX_SEAT_ATTEMPTS: usize = 1 + crate::rollback::MAX_PLAYERS;
-
-/// The pre-flight: about a second of frames, going back this far each frame.
-const PREFLIGHT_DISTANCE: u32 = 4;
 
 /// Hosts a match: binds the port, waits for a player, plays, and returns
 /// how it went.
@@ -76,7 +71,8 @@ pub fn host_match(
     }
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
-    preflight(game.as_mut(), common.strict)?;
+    let found = preflight(game.as_mut())?;
+    let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
     let joiners = settings.players - 1;
     writeln!(
         out,
@@ -96,20 +92,24 @@ pub fn host_match(
         connect_timeout: None,
     };
     // Every member begins from the host's game as loaded: save RAM, clocks
-    // and anything the core seeded at load are the same everywhere.
-    let mut start_state = Vec::new();
-    game.save_state(&mut start_state)
-        .map_err(AppError::at_frame(0))?;
+    // and anything the core seeded at load are the same everywhere. A core
+    // that cannot save (lockstep) begins from each machine's own load.
     let agreed = SessionSettings {
         player_count: settings.players,
         input_delay_min: settings.min_delay,
         ..SessionSettings::default()
-    };
+    }
+    .in_mode(lockstep);
     let mut config = match_config(common, game.as_ref(), seat.me, agreed)?;
     for slot in 1..settings.players {
         config = config.accept(None, PlayerSlots::single(slot));
     }
-    config.start_state = Some(start_state);
+    if found.saves_states() {
+        let mut start_state = Vec::new();
+        game.save_state(&mut start_state)
+            .map_err(AppError::at_frame(0))?;
+        config.start_state = Some(start_state);
+    }
     config.accept_spectators = settings.max_spectators > 0;
     config.max_spectators = settings.max_spectators;
     options.take_ctrl_c();
@@ -162,6 +162,9 @@ pub fn join_match(
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
+    let host_lockstep = netplay
+        .host_handshake()
+        .is_some_and(|host| host.settings.is_lockstep());
     let agreed = adopt_host_frames(
         common,
         netplay.host_handshake().map(|host| host.match_frames),
@@ -172,7 +175,8 @@ pub fn join_match(
             game_args.options = host_options.clone();
             let mut game = adopt_host_options(game, &common.game, host_options)?;
             // On the core as the match runs it: with the host's options.
-            preflight(game.as_mut(), common.strict)?;
+            let found = preflight(game.as_mut())?;
+            join_mode(host_lockstep, &found, &game.title())?;
             game
         }
         // No match will be played: the loop reports why.
@@ -215,6 +219,7 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
     let common = &settings.common;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
+    // We propose rollback; the host's mode wins (`adopt_hosts_mode`).
     let mut agreed = SessionSettings {
         player_count: (slot + 1).max(2),
         ..SessionSettings::default()
@@ -408,37 +413,4 @@ fn session_token() -> SessionToken {
     let mut seed = nanos.to_le_bytes().to_vec();
     seed.extend_from_slice(&std::process::id().to_le_bytes());
     SessionToken(Checksum::of(&seed).0 as u32)
-}
-
-/// The rollback pre-flight (see the module docs): warns, or with `strict`
-/// refuses, when the core does not re-simulate what it ran.
-fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
-    let mut loaded = Vec::new();
-    game.save_state(&mut loaded)
-        .map_err(AppError::at_frame(0))?;
-    let frames = (game.frames_per_second().round() as u32).max(PREFLIGHT_DISTANCE + 1);
-    let mut buttons = RandomPlayer::new(0);
-    let report = run_sync_test(
-        game,
-        SyncTestSettings::new(frames, PREFLIGHT_DISTANCE),
-        &mut || buttons.next_frame(),
-        &mut |_| {},
-    )?;
-    game.load_state(&loaded).map_err(AppError::at_frame(0))?;
-    if report.desync.is_none() {
-        tracing::info!("rollback pre-flight: {}", report.verdict());
-        return Ok(());
-    }
-    let verdict = report.verdict();
-    if strict {
-        return Err(AppError::PreflightFailed {
-            game: game.title(),
-            verdict,
-        });
-    }
-    eprintln!(
-        "warning: rollback pre-flight: {} does not restore its state faithfully ({verdict}); the match may desync",
-        game.title()
-    );
-    Ok(())
 }

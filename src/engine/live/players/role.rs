@@ -345,6 +345,7 @@ impl PlayersRole {
             .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
         MatchReport {
             command: self.seat.command,
+            lockstep: self.machine.netplay.settings().is_lockstep(),
             game: self.machine.game.title(),
             end,
             frames,
@@ -463,6 +464,7 @@ impl LiveRole for PlayersRole {
         let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
         Some(status_text(
             self.machine.current_frame(),
+            self.machine.netplay.settings().is_lockstep(),
             &stats,
             kbps(stats.bytes_received - received_before),
             kbps(stats.bytes_sent - sent_before),
@@ -492,17 +494,29 @@ impl LiveRole for PlayersRole {
     }
 }
 
-/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`
-fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) -> String {
+/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`,
+/// `lockstep` in place of the rollback depth in lockstep.
+fn status_text(
+    frame: u32,
+    lockstep: bool,
+    stats: &NetplayStats,
+    kbps_in: f64,
+    kbps_out: f64,
+) -> String {
     let ping = stats
         .ping_ms
         .map_or_else(|| "?".to_string(), |ping| ping.to_string());
     let advantage = stats
         .frames_ahead
         .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
+    let mode = if lockstep {
+        "lockstep".to_string()
+    } else {
+        format!("rollback {}", stats.last_rollback)
+    };
     format!(
-        "frame {frame} | ping {ping} ms | delay {} | rollback {} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
-        stats.local_input_delay, stats.last_rollback
+        "frame {frame} | ping {ping} ms | delay {} | {mode} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
+        stats.local_input_delay
     )
 }
 
@@ -510,6 +524,9 @@ fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) ->
 /// prints them: the state saved at the start of the last one, run again
 /// with its final buttons, drawn. `None` when that state is no longer kept.
 fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    if machine.netplay.settings().is_lockstep() {
+        return lockstep_checksums_after(machine, frames);
+    }
     let last = Frame::new(frames.checked_sub(1)?);
     let inputs = machine.driver.final_inputs(last)?;
     let state = machine.netplay.saved_state(last)?.data().to_vec();
@@ -520,6 +537,20 @@ fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums
     let mut end_state = Vec::new();
     game.save_state(&mut end_state).ok()?;
     Some(Checksums::of_game(game.as_ref(), &end_state))
+}
+
+/// Lockstep's: every frame run is final, so the game stands after the last
+/// one when no frame ran since. A core that cannot save gives the
+/// checksum of no state.
+fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    if machine.netplay.current_frame() != Frame::new(frames) || frames == 0 {
+        return None;
+    }
+    let mut end_state = Vec::new();
+    if machine.game.save_state(&mut end_state).is_err() {
+        end_state.clear();
+    }
+    Some(Checksums::of_game(machine.game.as_ref(), &end_state))
 }
 
 #[cfg(test)]
@@ -536,8 +567,12 @@ mod tests {
             ..NetplayStats::default()
         };
         assert_eq!(
-            status_text(1234, &stats, 25.06, 24.94),
+            status_text(1234, false, &stats, 25.06, 24.94),
             "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9"
+        );
+        assert_eq!(
+            status_text(1234, true, &stats, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | lockstep | advantage +0.4 | kbps in 25.1 out 24.9"
         );
     }
 }
