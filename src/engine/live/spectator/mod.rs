@@ -16,6 +16,7 @@ use crate::engine::live::connect::{
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{interrupted, LiveOptions};
+use crate::engine::live::players::DEFAULT_REJOIN_S;
 use crate::engine::live::rooms::{reach_host, FoundHost, HostWay, RoomCode, RoomRole, SignalArgs};
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
@@ -87,6 +88,8 @@ pub fn spectate_match(
         },
     );
     config.secret = link_secret()?;
+    // The players wait this long for one of them by default: so does a spectator.
+    config.rejoin_window_ms = u64::from(DEFAULT_REJOIN_S) * 1000;
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
