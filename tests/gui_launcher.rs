@@ -1,0 +1,173 @@
+//! The launcher (`netcade menu`, and `netcade` alone) in a real window,
+//! driven by `--script` through the same event path as a player's hands:
+//! it draws, its Join form hands the address typed to `join`, and a match
+//! hosted from it plays to the joiner's checksums and ends on its result
+//! screen.
+#![cfg(feature = "gui")]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+use support::cli::{spawn_netcade_with_env, stderr, stdout, Background};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `netcade menu --core duel --rom ARENA --script SCRIPT` with its config
+/// and data in `dir`.
+fn launcher(dir: &Path, script: &str) -> Background {
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let arena = support::dojo_arena();
+    let script_arg = script_path.display().to_string();
+    let args = [
+        "menu",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--script",
+        &script_arg,
+    ];
+    spawn_netcade_with_env(
+        &args,
+        &[
+            ("NETCADE_CONFIG_DIR", dir.as_os_str()),
+            ("XDG_DATA_HOME", dir.as_os_str()),
+        ],
+    )
+}
+
+/// The picture's size and RGB bytes.
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|_| panic!("{} written", path.display()));
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    (info.width, info.height, rgb)
+}
+
+/// Pixels of text (light grey to white on egui's dark grey panel) in rows `rows`.
+fn text_pixels((width, _, rgb): &(u32, u32, Vec<u8>), rows: std::ops::Range<u32>) -> usize {
+    let row_bytes = *width as usize * 3;
+    rgb[rows.start as usize * row_bytes..rows.end as usize * row_bytes]
+        .chunks(3)
+        .filter(|pixel| pixel.iter().all(|channel| *channel > 100))
+        .count()
+}
+
+#[test]
+fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_stands_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, host) = (dir.path().join("home.png"), dir.path().join("host.png"));
+    let script = format!(
+        "wait 3\nscreenshot {}\nclick Host\nscreenshot {}\nquit\n",
+        home.display(),
+        host.display()
+    );
+    let output = launcher(dir.path(), &script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (home, host) = (read_png(&home), read_png(&host));
+    assert_eq!((home.0, home.1), (960, 720));
+    // egui's dark panel fills the window, not the game's black.
+    let background = &home.2[home.2.len() / 2..home.2.len() / 2 + 3];
+    assert!(
+        background.iter().all(|c| (20..60).contains(c)),
+        "{background:?}"
+    );
+    // The heading, then lines of buttons and labels below it.
+    assert!(text_pixels(&home, 0..50) > 100, "the heading");
+    assert!(
+        text_pixels(&home, 50..400) > 500,
+        "the home screen's widgets"
+    );
+    // The host form has more lines (its fields and the command line).
+    assert!(text_pixels(&host, 50..400) > text_pixels(&home, 50..400));
+    assert_ne!(home.2, host.2);
+}
+
+#[test]
+fn enter_in_the_join_forms_address_joins_that_address_and_the_error_is_the_command_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nobody listens on the discard port: the join gives up, as on the
+    // command line, and the launcher stays open on the result.
+    let script = "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:9\nkey Return\nquit\n";
+    let output = launcher(dir.path(), script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("joining 127.0.0.1:9"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("error: no answer from 127.0.0.1:9"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_match_hosted_from_the_launcher_plays_to_the_joiners_checksums_and_ends_on_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result.png");
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
+         click Frames (blank: play until someone leaves)\ntype 240\n\
+         click Host the match\nwait 2\nscreenshot {}\nquit\n",
+        result.display()
+    );
+    let mut host = launcher(dir.path(), &script);
+    host.wait_for_stdout("waiting for a player to join", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port = printed
+        .split("UDP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .expect("the host names its port");
+    let arena = support::dojo_arena();
+    let address = format!("127.0.0.1:{port}");
+    let join = support::cli::spawn_netcade(&[
+        "join",
+        &address,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--inputs",
+        "random:2",
+        "--no-record",
+    ]);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(join.status.success(), "{}", stderr(&join));
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 240 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(stdout(&join)));
+    assert!(stdout(&host).contains("replay: "), "{}", stdout(&host));
+    // The window stayed open after the match: its result screen was drawn.
+    let (width, height, _) = read_png(&result);
+    assert_eq!((width, height), (960, 720));
+    let recent = std::fs::read_to_string(dir.path().join("netcade/recent.json")).unwrap();
+    assert!(recent.contains("dojo.arena"), "{recent}");
+}
+
+#[test]
+fn netcade_alone_opens_the_launcher_which_needs_a_display() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("SDL_VIDEODRIVER")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: no display to open the window on"),
+        "{}",
+        stderr(&output)
+    );
+}
