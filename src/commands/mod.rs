@@ -15,6 +15,7 @@ mod no_window;
 pub mod outputs;
 #[cfg(feature = "gui")]
 pub mod play;
+pub mod probe_core;
 pub mod replay;
 pub mod run;
 pub mod spectate;
@@ -85,6 +86,7 @@ pub fn run_command(
         Command::Input(args) => input::input_command(args, out),
         Command::Spectate(args) => spectate::spectate_command(args, out),
         Command::Menu(args) => menu::menu_command(args, out),
+        Command::ProbeCore(args) => probe_core::probe_core_command(args, out),
     }
 }
 
@@ -104,9 +106,11 @@ impl Command {
                 replay::ReplayCommand::Diff(diff) => ("replay diff", diff.json),
                 replay::ReplayCommand::Inputs(_) => return None,
             },
-            Command::Debug(_) | Command::Play(_) | Command::Input(_) | Command::Menu(_) => {
-                return None
-            }
+            Command::Debug(_)
+            | Command::Play(_)
+            | Command::Input(_)
+            | Command::Menu(_)
+            | Command::ProbeCore(_) => return None,
         };
         json.then_some(name)
     }
@@ -162,4 +166,8 @@ pub enum Command {
     /// (what `netcade` alone opens).
     #[cfg_attr(not(feature = "gui"), command(hide = true))]
     Menu(menu::MenuArgs),
+    /// What a core declares (name, version, extensions) as JSON: the
+    /// launcher asks each core in a child process of its own.
+    #[command(hide = true)]
+    ProbeCore(probe_core::ProbeCoreArgs),
 }

@@ -13,6 +13,7 @@ pub mod front_end;
 pub mod input_map;
 pub mod launcher;
 pub mod layout;
+pub mod match_menu;
 pub mod overlay;
 pub mod play;
 pub mod renderer;

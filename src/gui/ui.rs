@@ -21,6 +21,8 @@ impl Ui {
         let context = egui::Context::default();
         // Read from a couch, not a desk.
         context.set_zoom_factor(1.5);
+        // A menu over a game shows at once, not fading in over frames.
+        context.all_styles_mut(|style| style.animation_time = 0.0);
         let input = egui_sdl2::State::new(window, context.clone(), egui::ViewportId::ROOT);
         Ui {
             context,
@@ -40,6 +42,12 @@ impl Ui {
                 | sdl2::event::Event::TextInput { .. }
         );
         response.consumed && (!is_key || self.context.wants_keyboard_input())
+    }
+
+    /// Drops the input gathered while no menu is drawn (a game's keys
+    /// reach egui too, and must not pile up unread).
+    pub fn discard_input(&mut self) {
+        drop(self.input.take_egui_input());
     }
 
     /// Runs `build` for one frame and paints what it laid out over the

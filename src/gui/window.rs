@@ -479,7 +479,7 @@ impl Window {
             }
             Keycode::F1 => Some(Action::ToggleOverlay),
             Keycode::F2 => {
-                self.shader = self.shader.next();
+                self.next_shader();
                 Some(Action::Notice(format!("shader: {}", self.shader)))
             }
             Keycode::F11 => self.toggle_fullscreen(),
@@ -494,7 +494,13 @@ impl Window {
         }
     }
 
-    fn toggle_fullscreen(&mut self) -> Option<Action> {
+    /// Switches to the next display shader (F2).
+    pub fn next_shader(&mut self) {
+        self.shader = self.shader.next();
+    }
+
+    /// Fullscreen on or off (F11); a notice when SDL refuses.
+    pub fn toggle_fullscreen(&mut self) -> Option<Action> {
         let sdl = self.sdl_mut();
         let wanted = if sdl.fullscreen {
             FullscreenType::Off
@@ -578,8 +584,9 @@ impl Window {
             overlay_rect(size, (canvas.width, canvas.height), self.overlay_corner)
         });
         self.renderer.draw(size, picture, overlay_rect);
-        if let Some(menu) = menu {
-            self.ui.draw(size, menu);
+        match menu {
+            Some(menu) => self.ui.draw(size, menu),
+            None => self.ui.discard_input(),
         }
         let captured = capture.then(|| (size.0, size.1, self.renderer.read_window(size)));
         self.sdl().window.gl_swap_window();

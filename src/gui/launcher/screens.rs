@@ -3,6 +3,7 @@
 //! result. Every widget a script may click is named by its label
 //! ([`Targets`]).
 
+use crate::engine::launcher::cores::{find_cores, Catalogue};
 use crate::engine::launcher::forms::{
     shell_words, DelayChoice, GameChoice, HostForm, JoinForm, Session,
 };
@@ -34,7 +35,7 @@ pub struct Launcher {
     screen: Screen,
     game: Option<GameChoice>,
     recent: Vec<GameChoice>,
-    cores: Vec<String>,
+    cores: Catalogue,
     players: u8,
     host: HostFields,
     join: JoinForm,
@@ -56,7 +57,7 @@ impl Launcher {
             screen: Screen::Home,
             game,
             recent,
-            cores: crate::engine::launcher::cores::find_cores(),
+            cores: Catalogue::probe(netcade_program(), find_cores()),
             players: 1,
             host: HostFields {
                 port: HostForm::default().port.to_string(),
@@ -119,15 +120,28 @@ impl Launcher {
         });
         self.files.update(context);
         if let Some(content) = self.files.take_picked() {
-            let core = self
-                .game
-                .as_ref()
-                .map_or_else(|| "duel".to_string(), |game| game.core.clone());
-            self.game = Some(GameChoice {
-                core,
-                rom: Some(content),
-            });
+            self.content_chosen(content);
         }
+    }
+
+    /// Content picked: kept with the core chosen if it takes it, else with
+    /// the first core found that does (Duel when none does).
+    fn content_chosen(&mut self, content: std::path::PathBuf) {
+        let offered = self.cores.offered(Some(&content));
+        let current = self.game.as_ref().map(|game| game.core.clone());
+        let core = current
+            .filter(|core| offered.iter().any(|(known, _)| known == core))
+            .or_else(|| {
+                offered
+                    .iter()
+                    .map(|(core, _)| core.clone())
+                    .find(|core| core != "duel")
+            })
+            .unwrap_or_else(|| "duel".to_string());
+        self.game = Some(GameChoice {
+            core,
+            rom: Some(content),
+        });
     }
 
     fn home(&mut self, ui: &mut egui::Ui) {
@@ -142,6 +156,7 @@ impl Launcher {
             }
             self.core_picker(ui);
         });
+        self.core_failures(ui);
         if !self.recent.is_empty() {
             ui.label("Recent games:");
             let mut chosen = None;
@@ -181,6 +196,8 @@ impl Launcher {
     }
 
     fn core_picker(&mut self, ui: &mut egui::Ui) {
+        self.cores.update();
+        let rom = self.game.as_ref().and_then(|game| game.rom.clone());
         let current = self
             .game
             .as_ref()
@@ -189,19 +206,25 @@ impl Launcher {
         egui::ComboBox::from_label("core")
             .selected_text(current.clone())
             .show_ui(ui, |ui| {
-                for core in &self.cores {
-                    if ui
-                        .selectable_label(*core == current, core.as_str())
-                        .clicked()
-                    {
-                        let rom = self.game.as_ref().and_then(|game| game.rom.clone());
+                for (core, label) in self.cores.offered(rom.as_deref()) {
+                    if ui.selectable_label(core == current, label).clicked() {
                         self.game = Some(GameChoice {
-                            core: core.clone(),
-                            rom,
+                            core,
+                            rom: rom.clone(),
                         });
                     }
                 }
             });
+        if self.cores.probing() {
+            ui.label("looking at the cores found…");
+        }
+    }
+
+    /// The cores that could not be loaded, each with its error.
+    fn core_failures(&self, ui: &mut egui::Ui) {
+        for failure in self.cores.failures() {
+            ui.colored_label(egui::Color32::LIGHT_RED, failure);
+        }
     }
 
     fn host_form(&mut self, ui: &mut egui::Ui) {
@@ -356,6 +379,11 @@ impl Launcher {
         self.problem = None;
         self.session = Some(session.command_line(&game));
     }
+}
+
+/// This program, to probe cores with (`netcade probe-core`).
+fn netcade_program() -> std::path::PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| std::path::PathBuf::from("netcade"))
 }
 
 /// The local input delay: auto, or a fixed 0–4 frames.
