@@ -330,10 +330,12 @@ where
             // No state: a lockstep match of a core that cannot save, watched
             // from frame 0 as its content loads.
             let from_content = state.is_empty() && frame.number() == 0;
-            if let Err(error) = (!from_content)
-                .then(|| self.game.load_state(&state))
-                .unwrap_or(Ok(()))
-            {
+            let loaded = if from_content {
+                Ok(())
+            } else {
+                self.game.load_state(&state)
+            };
+            if let Err(error) = loaded {
                 // The watch ends with a reason; the host is told.
                 self.spectator.state_refused(error.to_string());
                 self.spectator
