@@ -16,6 +16,11 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// `netcade menu --core duel --rom ARENA --script SCRIPT` with its config
 /// and data in `dir`.
 fn launcher(dir: &Path, script: &str) -> Background {
+    launcher_with_replays(dir, script, &support::cli::test_replay_dir())
+}
+
+/// [`launcher`] with its replays folder `replays`.
+fn launcher_with_replays(dir: &Path, script: &str, replays: &Path) -> Background {
     let script_path = dir.join("script.txt");
     std::fs::write(&script_path, script).unwrap();
     let arena = support::dojo_arena();
@@ -34,6 +39,7 @@ fn launcher(dir: &Path, script: &str) -> Background {
         &[
             ("NETCADE_CONFIG_DIR", dir.as_os_str()),
             ("XDG_DATA_HOME", dir.as_os_str()),
+            ("NETCADE_REPLAY_DIR", replays.as_os_str()),
         ],
     )
 }
@@ -170,4 +176,20 @@ fn netcade_alone_opens_the_launcher_which_needs_a_display() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn a_replay_chosen_in_the_replays_screen_is_verified_by_the_replay_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let replays = dir.path().join("replays");
+    std::fs::create_dir_all(&replays).unwrap();
+    support::cli::record_duel(&replays, "older.ncr", "dojo", 60, "random:1");
+    support::cli::record_duel(&replays, "chosen.ncr", "dojo", 90, "random:2");
+    let script = "click Replays\nclick Filter\ntype chosen\nclick chosen.ncr\nclick Verify\nquit\n";
+    let output = launcher_with_replays(dir.path(), script, &replays).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    assert!(printed.contains("chosen.ncr: frames 0..90"), "{printed}");
+    assert!(printed.contains("verified: "), "{printed}");
+    assert!(!printed.contains("older.ncr"), "{printed}");
 }

@@ -174,6 +174,28 @@ mod tests {
     }
 
     #[test]
+    fn each_replay_action_is_the_replay_command_that_does_it() {
+        use crate::engine::launcher::replays::ReplayAction;
+        let replay = PathBuf::from("/data/replays/a.ncr");
+        let cases = [
+            (
+                ReplayAction::Play { speed: 2.5 },
+                "replay play /data/replays/a.ncr --speed 2.5",
+            ),
+            (ReplayAction::Info, "replay info /data/replays/a.ncr"),
+            (
+                ReplayAction::Verify,
+                "replay play /data/replays/a.ncr --headless --verify",
+            ),
+        ];
+        for (action, line) in cases {
+            let from_screen = parsed(&action.command_line(&replay));
+            assert!(from_screen.starts_with("Ok("), "{action:?}: {from_screen}");
+            assert_eq!(from_screen, parsed(&typed(line)), "{action:?}");
+        }
+    }
+
+    #[test]
     fn a_session_that_cannot_start_ends_with_the_command_lines_own_error() {
         let mut terminal = Vec::new();
         let missing = typed("run --core duel --rom /nonexistent/dojo.arena --frames 1");

@@ -8,7 +8,9 @@ use crate::engine::launcher::forms::{
     shell_words, DelayChoice, GameChoice, HostForm, JoinForm, Session,
 };
 use crate::engine::launcher::recent;
+use crate::engine::launcher::replays::{list_replays, matching, ReplayAction, ReplayFile};
 use crate::engine::launcher::SessionEnd;
+use crate::engine::sinks::recorder::replays_folder;
 use crate::gui::launcher::script::Targets;
 use egui_file_dialog::FileDialog;
 
@@ -18,7 +20,16 @@ enum Screen {
     Host,
     Join,
     Spectate,
+    Replays,
     Result(SessionEnd),
+}
+
+/// The Replays screen's state.
+struct ReplaysBrowser {
+    listed: Vec<ReplayFile>,
+    filter: String,
+    chosen: Option<std::path::PathBuf>,
+    speed: f32,
 }
 
 /// The text of the Host form's number fields, checked when it starts.
@@ -40,6 +51,7 @@ pub struct Launcher {
     host: HostFields,
     join: JoinForm,
     spectate_address: String,
+    replays: ReplaysBrowser,
     problem: Option<String>,
     files: FileDialog,
     targets: Targets,
@@ -70,6 +82,12 @@ impl Launcher {
                 ..JoinForm::default()
             },
             spectate_address: String::new(),
+            replays: ReplaysBrowser {
+                listed: Vec::new(),
+                filter: String::new(),
+                chosen: None,
+                speed: 1.0,
+            },
             problem: None,
             files: FileDialog::new().title("Choose the game's content"),
             targets: Targets::default(),
@@ -115,6 +133,7 @@ impl Launcher {
                 Screen::Host => self.host_form(ui),
                 Screen::Join => self.join_form(ui),
                 Screen::Spectate => self.spectate_form(ui),
+                Screen::Replays => self.replays_screen(ui),
                 Screen::Result(_) => self.result(ui),
             }
         });
@@ -187,6 +206,12 @@ impl Launcher {
                 if self.targets.button(ui, label).clicked() {
                     self.screen = screen;
                 }
+            }
+            if self.targets.button(ui, "Replays").clicked() {
+                self.replays.listed = replays_folder()
+                    .map(|folder| list_replays(&folder))
+                    .unwrap_or_default();
+                self.screen = Screen::Replays;
             }
             if self.targets.button(ui, "Quit").clicked() {
                 self.quit = true;
@@ -319,6 +344,48 @@ impl Launcher {
         ui.horizontal(|ui| {
             if self.targets.button(ui, start).clicked() {
                 self.start_checked(form);
+            }
+            if self.targets.button(ui, "Back").clicked() {
+                self.back();
+            }
+        });
+        self.show_problem(ui);
+    }
+
+    fn replays_screen(&mut self, ui: &mut egui::Ui) {
+        ui.label("Replays, newest first:");
+        self.targets
+            .text_field(ui, "Filter", &mut self.replays.filter);
+        egui::ScrollArea::vertical()
+            .max_height(300.0)
+            .show(ui, |ui| {
+                for replay in matching(&self.replays.listed, &self.replays.filter) {
+                    let chosen = self.replays.chosen.as_ref() == Some(&replay.path);
+                    if self
+                        .targets
+                        .selectable(ui, chosen, &replay.name())
+                        .clicked()
+                    {
+                        self.replays.chosen = Some(replay.path.clone());
+                    }
+                }
+            });
+        ui.add(egui::Slider::new(&mut self.replays.speed, 0.25..=8.0).text("speed"));
+        let chosen = self.replays.chosen.clone();
+        ui.horizontal(|ui| {
+            let speed = self.replays.speed;
+            let actions = [
+                ("Play the replay", ReplayAction::Play { speed }),
+                ("Info", ReplayAction::Info),
+                ("Verify", ReplayAction::Verify),
+            ];
+            for (label, action) in actions {
+                if self.targets.button(ui, label).clicked() {
+                    match &chosen {
+                        Some(path) => self.session = Some(action.command_line(path)),
+                        None => self.problem = Some("error: choose a replay first".to_string()),
+                    }
+                }
             }
             if self.targets.button(ui, "Back").clicked() {
                 self.back();

@@ -42,6 +42,13 @@ impl Targets {
         response
     }
 
+    /// A line of a list that can be chosen, labelled `label`.
+    pub fn selectable(&mut self, ui: &mut egui::Ui, chosen: bool, label: &str) -> egui::Response {
+        let response = ui.selectable_label(chosen, label);
+        self.rects.insert(label.to_string(), response.rect);
+        response
+    }
+
     /// A labelled one-line text field; whether Enter was pressed in it.
     pub fn text_field(&mut self, ui: &mut egui::Ui, label: &str, text: &mut String) -> bool {
         let response = ui
