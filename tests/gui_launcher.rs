@@ -93,11 +93,14 @@ fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_sta
 }
 
 #[test]
-fn enter_in_the_join_forms_address_joins_that_address_and_the_error_is_the_command_lines() {
+fn enter_in_the_join_forms_address_joins_that_address_remembered_and_the_error_is_the_command_lines(
+) {
     let dir = tempfile::tempdir().unwrap();
     // Nobody listens on the discard port: the join gives up, as on the
     // command line, and the launcher stays open on the result.
-    let script = "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:9\nkey Return\nquit\n";
+    // Back on the Join form, the address is offered among those used lately.
+    let script = "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:9\nkey Return\n\
+                  click Back\nclick Join\nclick 127.0.0.1:9\nquit\n";
     let output = launcher(dir.path(), script).finish(TIMEOUT);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
@@ -110,6 +113,8 @@ fn enter_in_the_join_forms_address_joins_that_address_and_the_error_is_the_comma
         "{}",
         stderr(&output)
     );
+    let remembered = std::fs::read_to_string(dir.path().join("netcade/addresses.json")).unwrap();
+    assert_eq!(remembered, r#"["127.0.0.1:9"]"#);
 }
 
 #[test]

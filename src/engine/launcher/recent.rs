@@ -1,5 +1,6 @@
 //! The games played lately, newest first: `recent.json` in netcade's data
-//! directory, written by the launcher each time it starts a session.
+//! directory, written by the launcher each time it starts a session; and
+//! the addresses joined or watched lately (`addresses.json`).
 
 use crate::engine::launcher::forms::GameChoice;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,37 @@ pub fn save(path: &Path, list: &[GameChoice]) -> std::io::Result<()> {
     std::fs::write(path, to_json(list))
 }
 
+/// Where the addresses joined or watched lately are kept.
+pub fn recent_addresses_path() -> PathBuf {
+    crate::paths::data_subdir("addresses.json")
+}
+
+/// `address` used now: first in `list`, once, and the list bounded.
+pub fn note_address(list: &mut Vec<String>, address: &str) {
+    let address = address.trim();
+    if address.is_empty() {
+        return;
+    }
+    list.retain(|known| known != address);
+    list.insert(0, address.to_string());
+    list.truncate(MAX_RECENT);
+}
+
+/// The addresses in `path` (none when it is missing or damaged).
+pub fn load_addresses(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let addresses: Vec<String> = serde_json::from_str(&text).unwrap_or_default();
+    addresses.into_iter().take(MAX_RECENT).collect()
+}
+
+/// Writes the addresses to `path` (making its folder).
+pub fn save_addresses(path: &Path, list: &[String]) -> std::io::Result<()> {
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    std::fs::write(path, serde_json::Value::from(list.to_vec()).to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +156,21 @@ mod tests {
         ];
         save(&path, &list).unwrap();
         assert_eq!(load(&path), list);
+    }
+
+    #[test]
+    fn addresses_used_are_remembered_newest_first_once_each() {
+        let mut list = Vec::new();
+        for address in ["10.0.0.2:7000", " ", "[::1]:7000", " 10.0.0.2:7000 "] {
+            note_address(&mut list, address);
+        }
+        assert_eq!(list, ["10.0.0.2:7000", "[::1]:7000"]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("addresses.json");
+        save_addresses(&path, &list).unwrap();
+        assert_eq!(load_addresses(&path), list);
+        std::fs::write(&path, "{").unwrap();
+        assert!(load_addresses(&path).is_empty());
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct Launcher {
     host: HostFields,
     join: JoinForm,
     spectate_address: String,
+    /// Addresses joined or watched lately, newest first.
+    addresses: Vec<String>,
     replays: ReplaysBrowser,
     problem: Option<String>,
     files: FileDialog,
@@ -82,6 +84,7 @@ impl Launcher {
                 ..JoinForm::default()
             },
             spectate_address: String::new(),
+            addresses: recent::load_addresses(&recent::recent_addresses_path()),
             replays: ReplaysBrowser {
                 listed: Vec::new(),
                 filter: String::new(),
@@ -312,6 +315,7 @@ impl Launcher {
         let entered = self
             .targets
             .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
+        self.address_history(ui, Screen::Join);
         delay_picker(ui, "join delay", &mut self.join.delay);
         ui.checkbox(&mut self.join.record, "record a replay");
         let form = Ok(Session::Join(self.join.clone()));
@@ -326,6 +330,7 @@ impl Launcher {
         let entered =
             self.targets
                 .text_field(ui, "Address (HOST:PORT)", &mut self.spectate_address);
+        self.address_history(ui, Screen::Spectate);
         let form = Ok(Session::Spectate {
             address: self.spectate_address.clone(),
         });
@@ -333,6 +338,24 @@ impl Launcher {
             self.start_checked(form.clone());
         }
         self.form_buttons(ui, "Watch the match", form);
+    }
+
+    /// The addresses used lately: a click puts one in the form's field.
+    fn address_history(&mut self, ui: &mut egui::Ui, form: Screen) {
+        if self.addresses.is_empty() {
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Lately:");
+            for address in self.addresses.clone() {
+                if self.targets.button(ui, &address).clicked() {
+                    match form {
+                        Screen::Spectate => self.spectate_address = address,
+                        _ => self.join.address = address,
+                    }
+                }
+            }
+        });
     }
 
     /// The equivalent command line, the start button and Back.
@@ -439,6 +462,13 @@ impl Launcher {
             return;
         };
         recent::note_played(&mut self.recent, &game);
+        if let Session::Join(JoinForm { address, .. }) | Session::Spectate { address } = &session {
+            recent::note_address(&mut self.addresses, address);
+            let path = recent::recent_addresses_path();
+            if let Err(error) = recent::save_addresses(&path, &self.addresses) {
+                tracing::warn!("cannot write {}: {error}", path.display());
+            }
+        }
         let path = recent::recent_games_path();
         if let Err(error) = recent::save(&path, &self.recent) {
             tracing::warn!("cannot write {}: {error}", path.display());
