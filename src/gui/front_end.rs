@@ -113,6 +113,35 @@ impl WindowFrontEnd {
 }
 
 impl WindowFrontEnd {
+    /// Shows the picture with the overlay, and the match menu over both
+    /// while it is open (acting on what the player chose in it).
+    fn show(
+        &mut self,
+        frame: Option<&crate::emulator::VideoFrame<'_>>,
+        aspect: f32,
+        overlay: Option<&crate::gui::overlay::Canvas>,
+        capture: bool,
+    ) -> Option<(u32, u32, Vec<u8>)> {
+        if !self.menu.open {
+            return self.window.present(frame, aspect, overlay, capture);
+        }
+        let connection = connection_lines(self.last_stats.as_ref());
+        let shader = self.window.shader().to_string();
+        let menu = self.menu;
+        let mut choice = None;
+        let captured = self.window.present_with_menu(
+            frame,
+            aspect,
+            overlay,
+            Some(&mut |context| choice = menu.draw(context, &connection, &shader)),
+            capture,
+        );
+        if let Some(choice) = choice {
+            self.menu_choice(choice);
+        }
+        captured
+    }
+
     fn menu_choice(&mut self, choice: MenuChoice) {
         match choice {
             MenuChoice::Resume => self.menu.open = false,
@@ -269,26 +298,7 @@ impl FrontEnd for WindowFrontEnd {
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let captured = if self.menu.open {
-            let connection = connection_lines(self.last_stats.as_ref());
-            let shader = self.window.shader().to_string();
-            let menu = self.menu;
-            let mut choice = None;
-            let captured = self.window.present_with_menu(
-                frame.as_ref(),
-                aspect,
-                picture.as_ref(),
-                Some(&mut |context| choice = menu.draw(context, &connection, &shader)),
-                capture,
-            );
-            if let Some(choice) = choice {
-                self.menu_choice(choice);
-            }
-            captured
-        } else {
-            self.window
-                .present(frame.as_ref(), aspect, picture.as_ref(), capture)
-        };
+        let captured = self.show(frame.as_ref(), aspect, picture.as_ref(), capture);
         if let Some((picture, (_, path))) =
             captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
         {
