@@ -13,6 +13,16 @@ use support::cli::{spawn_netcade_with_env, stderr, stdout, Background};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// One launcher window at a time: a window mapped on the shared display
+/// takes the focus (and the pointer) from another's scripted typing.
+static ONE_WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_window() -> std::sync::MutexGuard<'static, ()> {
+    ONE_WINDOW
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// `netcade menu --core duel --rom ARENA --script SCRIPT` with its config
 /// and data in `dir`.
 fn launcher(dir: &Path, script: &str) -> Background {
@@ -64,6 +74,7 @@ fn text_pixels((width, _, rgb): &(u32, u32, Vec<u8>), rows: std::ops::Range<u32>
 
 #[test]
 fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_stands_for() {
+    let _window = one_window();
     let dir = tempfile::tempdir().unwrap();
     let (home, host) = (dir.path().join("home.png"), dir.path().join("host.png"));
     let script = format!(
@@ -93,8 +104,8 @@ fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_sta
 }
 
 #[test]
-fn enter_in_the_join_forms_address_joins_that_address_remembered_and_the_error_is_the_command_lines(
-) {
+fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_lines_error() {
+    let _window = one_window();
     let dir = tempfile::tempdir().unwrap();
     // Nobody listens on the discard port: the join gives up, as on the
     // command line, and the launcher stays open on the result.
@@ -119,6 +130,7 @@ fn enter_in_the_join_forms_address_joins_that_address_remembered_and_the_error_i
 
 #[test]
 fn a_match_hosted_from_the_launcher_plays_to_the_joiners_checksums_and_ends_on_its_result() {
+    let _window = one_window();
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("result.png");
     let script = format!(
@@ -185,6 +197,7 @@ fn netcade_alone_opens_the_launcher_which_needs_a_display() {
 
 #[test]
 fn a_replay_chosen_in_the_replays_screen_is_verified_by_the_replay_command() {
+    let _window = one_window();
     let dir = tempfile::tempdir().unwrap();
     let replays = dir.path().join("replays");
     std::fs::create_dir_all(&replays).unwrap();

@@ -40,8 +40,13 @@ pub fn menu_command(args: &MenuArgs, out: &mut dyn Write) -> Result<Outcome, App
         game: args.game(),
         script: args.script.clone(),
     };
-    crate::gui::launcher::run_launcher(&options, &mut |line| run_line(line, out))?;
-    Ok(Outcome::Success)
+    let interrupted =
+        crate::gui::launcher::run_launcher(&options, &mut |line| run_line(line, out))?;
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else {
+        Outcome::Success
+    })
 }
 
 /// `netcade menu` in a build without the window.

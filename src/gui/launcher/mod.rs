@@ -39,11 +39,12 @@ const FRAME: std::time::Duration = std::time::Duration::from_millis(16);
 
 /// Runs the launcher until its window closes: each session it asks for is
 /// handed to `start` (which runs it in the same window) and ends on its
-/// result screen.
+/// result screen. Returns whether an interrupt ended a session (and so
+/// the launcher too).
 pub fn run_launcher(
     options: &LauncherOptions,
     start: &mut dyn FnMut(&[String]) -> SessionEnd,
-) -> Result<(), crate::engine::AppError> {
+) -> Result<bool, crate::engine::AppError> {
     let _keep = KeepWindowOpen::start();
     let mut launcher = Launcher::new(options.game.clone());
     let mut script = options.script.as_deref().map(Script::load).transpose()?;
@@ -53,9 +54,14 @@ pub fn run_launcher(
             show(&mut launcher, &mut window, script.as_mut())?
         };
         match next {
-            Next::Quit => return Ok(()),
+            Next::Quit => return Ok(false),
             Next::Start(line) => {
                 let end = start(&line);
+                // Ctrl-C (or SIGTERM, SIGHUP) ended the session: it was
+                // meant for the program, which leaves too.
+                if end.exit_code == crate::engine::error::EXIT_INTERRUPTED {
+                    return Ok(true);
+                }
                 launcher.session_ended(end);
             }
         }

@@ -95,8 +95,8 @@ pub struct Script {
     path: PathBuf,
     /// (line number, step) still to run.
     steps: VecDeque<(usize, Command)>,
-    /// Events for the next frames (a click's release comes a frame after
-    /// its press, as a hand's would).
+    /// Events for the next frames (a key's release comes a frame after its
+    /// press).
     later: VecDeque<Event>,
     waiting: u32,
 }
@@ -143,9 +143,12 @@ impl Script {
                             self.path.display()
                         ),
                     })?;
+                // Press and release in one frame, before SDL's own events:
+                // the real pointer (another window mapped under it on a
+                // shared display) cannot move between them.
                 window.inject(mouse_motion(x, y));
                 window.inject(mouse_button(true, x, y));
-                self.later.push_back(mouse_button(false, x, y));
+                window.inject(mouse_button(false, x, y));
                 // The screen a click opens is laid out a frame later.
                 self.waiting = 1;
             }
