@@ -124,6 +124,11 @@ fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_l
         "{}",
         stderr(&output)
     );
+    assert!(
+        stdout(&output).contains("$ netcade join 127.0.0.1:9 --core duel --rom "),
+        "{}",
+        stdout(&output)
+    );
     let remembered = std::fs::read_to_string(dir.path().join("netcade/addresses.json")).unwrap();
     assert_eq!(remembered, r#"["127.0.0.1:9"]"#);
 }
@@ -210,4 +215,50 @@ fn a_replay_chosen_in_the_replays_screen_is_verified_by_the_replay_command() {
     assert!(printed.contains("chosen.ncr: frames 0..90"), "{printed}");
     assert!(printed.contains("verified: "), "{printed}");
     assert!(!printed.contains("older.ncr"), "{printed}");
+}
+
+#[test]
+fn the_settings_file_adds_its_window_switches_and_a_mistake_in_it_names_its_line() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("script.txt"), "click Play\nquit\n").unwrap();
+    // Content that is not there: `play` ends at once on the command
+    // line's own error, and the line it ran was printed first.
+    let missing = dir.path().join("missing.arena").display().to_string();
+    let script = dir.path().join("script.txt").display().to_string();
+    let args = [
+        "menu", "--core", "duel", "--rom", &missing, "--script", &script,
+    ];
+    let env = [
+        ("NETCADE_CONFIG_DIR", dir.path().as_os_str()),
+        ("XDG_DATA_HOME", dir.path().as_os_str()),
+    ];
+    let settings = dir.path().join("settings.toml");
+    std::fs::write(
+        &settings,
+        "[video]\nshader = \"nearest\"\ninteger_scale = true\n",
+    )
+    .unwrap();
+    let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("missing.arena --shader nearest --integer-scale\n"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("error: content file "),
+        "{}",
+        stderr(&output)
+    );
+
+    std::fs::write(&settings, "[video]\nshader = \"blurry\"\n").unwrap();
+    let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stdout(&output).contains("--shader"), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("settings.toml line 2: "),
+        "{}",
+        stderr(&output)
+    );
 }

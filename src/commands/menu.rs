@@ -60,6 +60,9 @@ pub fn menu_command(_args: &MenuArgs, _out: &mut dyn Write) -> Result<Outcome, A
 /// ended.
 pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::engine::launcher::SessionEnd {
     use crate::engine::launcher::{KeepOutput, SessionEnd};
+    // The terminal shows what ran, as it would have been typed.
+    let typed = crate::engine::launcher::forms::shell_words("netcade", line);
+    let _ = writeln!(out, "$ {typed}");
     let mut keep = KeepOutput {
         out,
         kept: Vec::new(),
@@ -122,6 +125,13 @@ mod tests {
 
     fn typed(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// A copy of Duel of the test's own: a library file loads once a
+    /// process, and other tests load Duel too.
+    fn own_duel() -> crate::engine::core_copies::CoreCopies {
+        let duel = crate::engine::game::resolve_core(std::path::Path::new("duel")).unwrap();
+        crate::engine::core_copies::CoreCopies::new(&duel, 1).unwrap()
     }
 
     fn arena() -> GameChoice {
@@ -203,7 +213,11 @@ mod tests {
     #[test]
     fn a_session_that_cannot_start_ends_with_the_command_lines_own_error() {
         let mut terminal = Vec::new();
-        let missing = typed("run --core duel --rom /nonexistent/dojo.arena --frames 1");
+        let duel = own_duel();
+        let core = duel.paths[0].display().to_string();
+        let missing = typed(&format!(
+            "run --core {core} --rom /nonexistent/dojo.arena --frames 1"
+        ));
         let end = run_line(&missing, &mut terminal);
         assert_eq!(end.exit_code, crate::engine::error::EXIT_USER_MISTAKE);
         assert_eq!(
@@ -226,17 +240,20 @@ mod tests {
     #[test]
     fn a_finished_session_keeps_its_summary_for_the_result_screen() {
         let mut terminal = Vec::new();
-        let end = run_line(
-            &typed("run --core duel --rom cores/duel/arenas/dojo.arena --frames 3"),
-            &mut terminal,
-        );
+        let duel = own_duel();
+        let core = duel.paths[0].display().to_string();
+        let line = format!("run --core {core} --rom cores/duel/arenas/dojo.arena --frames 3");
+        let end = run_line(&typed(&line), &mut terminal);
         assert_eq!(
             (end.exit_code, end.error.as_deref()),
             (0, None),
             "{}",
             end.output
         );
-        assert_eq!(end.output.as_bytes(), terminal.as_slice());
+        assert_eq!(
+            String::from_utf8(terminal).unwrap(),
+            format!("$ netcade {line}\n{}", end.output)
+        );
         assert!(end.output.contains("frames"), "{}", end.output);
     }
 }

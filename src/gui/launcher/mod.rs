@@ -6,6 +6,7 @@
 mod addresses;
 mod screens;
 pub mod script;
+pub mod settings;
 
 use crate::engine::launcher::forms::GameChoice;
 use crate::engine::launcher::SessionEnd;

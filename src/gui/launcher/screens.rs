@@ -12,6 +12,8 @@ use crate::engine::launcher::replays::{list_replays, matching, ReplayAction, Rep
 use crate::engine::launcher::SessionEnd;
 use crate::engine::sinks::recorder::replays_folder;
 use crate::gui::launcher::script::Targets;
+use crate::gui::launcher::settings::{settings_path, Settings};
+use crate::gui::renderer::DisplayShader;
 use egui_file_dialog::FileDialog;
 
 /// Which screen shows.
@@ -21,6 +23,7 @@ enum Screen {
     Join,
     Spectate,
     Replays,
+    Settings,
     Result(SessionEnd),
 }
 
@@ -54,6 +57,7 @@ pub struct Launcher {
     /// Addresses joined or watched lately, newest first.
     addresses: Vec<String>,
     replays: ReplaysBrowser,
+    settings: Settings,
     problem: Option<String>,
     files: FileDialog,
     targets: Targets,
@@ -66,6 +70,12 @@ impl Launcher {
     /// the recent games).
     pub fn new(game: Option<GameChoice>) -> Launcher {
         let recent = recent::load(&recent::recent_games_path());
+        let (settings, problem) = settings_path()
+            .map(|path| Settings::load(&path))
+            .unwrap_or_default();
+        if let Some(problem) = &problem {
+            eprintln!("{problem}");
+        }
         let game = game.or_else(|| recent.first().cloned());
         Launcher {
             screen: Screen::Home,
@@ -91,7 +101,8 @@ impl Launcher {
                 chosen: None,
                 speed: 1.0,
             },
-            problem: None,
+            settings,
+            problem,
             files: FileDialog::new().title("Choose the game's content"),
             targets: Targets::default(),
             session: None,
@@ -137,6 +148,7 @@ impl Launcher {
                 Screen::Join => self.join_form(ui),
                 Screen::Spectate => self.spectate_form(ui),
                 Screen::Replays => self.replays_screen(ui),
+                Screen::Settings => self.settings_screen(ui),
                 Screen::Result(_) => self.result(ui),
             }
         });
@@ -215,6 +227,9 @@ impl Launcher {
                     .map(|folder| list_replays(&folder))
                     .unwrap_or_default();
                 self.screen = Screen::Replays;
+            }
+            if self.targets.button(ui, "Settings").clicked() {
+                self.screen = Screen::Settings;
             }
             if self.targets.button(ui, "Quit").clicked() {
                 self.quit = true;
@@ -362,7 +377,7 @@ impl Launcher {
     fn form_buttons(&mut self, ui: &mut egui::Ui, start: &str, form: Result<Session, String>) {
         if let (Ok(session), Some(game)) = (&form, &self.game) {
             ui.label("The same from a terminal:");
-            ui.monospace(shell_words("netcade", &session.command_line(game)));
+            ui.monospace(shell_words("netcade", &self.session_line(session, game)));
         }
         ui.horizontal(|ui| {
             if self.targets.button(ui, start).clicked() {
@@ -405,10 +420,63 @@ impl Launcher {
             for (label, action) in actions {
                 if self.targets.button(ui, label).clicked() {
                     match &chosen {
-                        Some(path) => self.session = Some(action.command_line(path)),
+                        Some(path) => {
+                            let mut line = action.command_line(path);
+                            if let ReplayAction::Play { .. } = action {
+                                line.extend(self.settings.window_args());
+                            }
+                            self.session = Some(line);
+                        }
                         None => self.problem = Some("error: choose a replay first".to_string()),
                     }
                 }
+            }
+            if self.targets.button(ui, "Back").clicked() {
+                self.back();
+            }
+        });
+        self.show_problem(ui);
+    }
+
+    /// The command line of `session` of `game`, with the window switches
+    /// of the settings.
+    fn session_line(&self, session: &Session, game: &GameChoice) -> Vec<String> {
+        let mut line = session.command_line(game);
+        line.extend(self.settings.window_args());
+        line
+    }
+
+    fn settings_screen(&mut self, ui: &mut egui::Ui) {
+        ui.label("How the sessions started here are shown:");
+        let settings = &mut self.settings;
+        egui::ComboBox::from_label("shader")
+            .selected_text(settings.shader.to_string())
+            .show_ui(ui, |ui| {
+                for shader in DisplayShader::ALL {
+                    ui.selectable_value(&mut settings.shader, shader, shader.to_string());
+                }
+            });
+        ui.checkbox(&mut settings.integer_scale, "integer scale");
+        ui.checkbox(&mut settings.fullscreen, "fullscreen");
+        ui.checkbox(&mut settings.vsync, "vsync");
+        ui.separator();
+        let shown = |path: Option<std::path::PathBuf>| {
+            path.map_or_else(|| "none".to_string(), |path| path.display().to_string())
+        };
+        ui.label(format!("settings: {}", shown(settings_path())));
+        ui.label(format!(
+            "input mapping: {}",
+            shown(crate::gui::input_map::config_path())
+        ));
+        ui.label(format!("replays: {}", shown(replays_folder())));
+        ui.horizontal(|ui| {
+            if self.targets.button(ui, "Save").clicked() {
+                self.problem = settings_path().and_then(|path| {
+                    self.settings
+                        .save(&path)
+                        .err()
+                        .map(|err| format!("error: cannot write {}: {err}", path.display()))
+                });
             }
             if self.targets.button(ui, "Back").clicked() {
                 self.back();
@@ -474,7 +542,7 @@ impl Launcher {
             tracing::warn!("cannot write {}: {error}", path.display());
         }
         self.problem = None;
-        self.session = Some(session.command_line(&game));
+        self.session = Some(self.session_line(&session, &game));
     }
 }
 
