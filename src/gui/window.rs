@@ -534,6 +534,20 @@ impl Window {
         held
     }
 
+    /// The RetroPad buttons the controllers hold, together (the menus'
+    /// pad navigation reads them; the keyboard types instead).
+    pub fn controller_buttons(&self) -> crate::input::Buttons {
+        self.sdl()
+            .controllers
+            .iter()
+            .fold(crate::input::Buttons::NONE, |held, controller| {
+                let pad = &controller.controller;
+                held | self
+                    .map
+                    .controller_buttons(|b| pad.button(b), |a| pad.axis(a))
+            })
+    }
+
     /// The keys held now, by SDL name (for `netcade input --test`).
     pub fn keys_held(&self) -> Vec<String> {
         let mut names: Vec<String> = self.keys_held.iter().map(|k| k.name()).collect();

@@ -4,6 +4,7 @@
 //! line's own code ([`run_launcher`]'s `start`); it ends on a result screen.
 
 mod addresses;
+pub mod pad;
 mod screens;
 pub mod script;
 pub mod settings;
@@ -86,8 +87,15 @@ fn show(
 ) -> Result<Next, crate::engine::AppError> {
     // The picture a script asked for, taken when the next frame is drawn.
     let mut capture: Option<PathBuf> = None;
+    let mut pad_before = crate::input::Buttons::NONE;
     loop {
         let began = std::time::Instant::now();
+        let pad = window.controller_buttons();
+        for (key, keymod) in pad::pad_keys(pad_before, pad) {
+            window.inject(script::key_event(true, key, keymod));
+            window.inject(script::key_event(false, key, sdl2::keyboard::Mod::NOMOD));
+        }
+        pad_before = pad;
         for action in window.poll() {
             match action {
                 Action::Quit => return Ok(Next::Quit),

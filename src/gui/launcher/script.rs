@@ -212,7 +212,8 @@ fn mouse_button(down: bool, x: i32, y: i32) -> Event {
     }
 }
 
-fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
+/// A key pressed or let go, as SDL reports it (with its scancode).
+pub(crate) fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
     // egui-sdl2 skips keys without a scancode.
     let scancode = Scancode::from_keycode(keycode);
     let (timestamp, window_id, keycode, repeat) = (0, 0, Some(keycode), false);
