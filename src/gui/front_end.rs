@@ -5,7 +5,7 @@
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
+use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
 use crate::engine::{AppError, Game};
 use crate::gui::match_menu::{MatchMenu, MenuChoice};
 use crate::gui::overlay::{NetStats, Overlay};
@@ -170,7 +170,7 @@ fn connection_lines(stats: Option<&NetStats>) -> Vec<String> {
     let ahead = stats
         .frames_ahead
         .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
-    vec![
+    let mut lines = vec![
         format!("ping {ping}, input delay {} frames", stats.input_delay),
         format!(
             "last rollback {} frames, frames ahead {ahead}",
@@ -180,7 +180,11 @@ fn connection_lines(stats: Option<&NetStats>) -> Vec<String> {
             "kbps in {:.1} out {:.1}, spectators {}",
             stats.kbps_in, stats.kbps_out, stats.spectators
         ),
-    ]
+    ];
+    if !stats.delays.is_empty() {
+        lines.push(format!("delays {}", stats.delays));
+    }
+    lines
 }
 
 /// A spectator's panel line: the ping, how far behind the players, and
@@ -267,6 +271,7 @@ impl FrontEnd for WindowFrontEnd {
                     kbps_in: self.kbps.0,
                     kbps_out: self.kbps.1,
                     spectators: view.spectators as u32,
+                    delays: delays_text(&view.delays),
                 };
                 self.last_stats = Some(figures.clone());
                 self.overlay.record(figures);

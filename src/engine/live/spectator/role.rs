@@ -137,11 +137,7 @@ impl SpectatorRole {
         let joined = machine.stats.joined_at_frame;
         // The game as it is after the last frame watched (shown: the last
         // frame always is), as `run --frames` prints it.
-        let checksums = joined.and_then(|_| {
-            let mut state = Vec::new();
-            machine.game.save_state(&mut state).ok()?;
-            Some(Checksums::of_game(machine.game.as_ref(), &state))
-        });
+        let checksums = joined.map(|_| Checksums::of_game_now(machine.game.as_mut()));
         WatchReport {
             game: machine.game.title(),
             end,
