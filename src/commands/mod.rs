@@ -9,11 +9,13 @@ pub mod host;
 #[cfg(feature = "gui")]
 pub mod input;
 pub mod join;
+pub mod menu;
 #[cfg(not(feature = "gui"))]
 mod no_window;
 pub mod outputs;
 #[cfg(feature = "gui")]
 pub mod play;
+pub mod probe_core;
 pub mod replay;
 pub mod run;
 pub mod spectate;
@@ -48,13 +50,44 @@ Exit codes:
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]
 #[command(version, about, after_help = EXIT_CODES)]
+// Only a build with the window has a launcher to open without a subcommand.
+#[cfg_attr(not(feature = "gui"), command(arg_required_else_help = true))]
 pub struct Cli {
     /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
     #[command(subcommand)]
-    /// What to do.
-    pub command: Command,
+    /// What to do [default: `menu`, the launcher, in a build with the window].
+    pub command: Option<Command>,
+}
+
+impl Default for Command {
+    /// What `netcade` alone does: open the launcher.
+    fn default() -> Self {
+        Command::Menu(menu::MenuArgs::default())
+    }
+}
+
+/// Runs one subcommand, writing its output to `out` (the terminal's, or
+/// the launcher's result screen and the terminal both).
+pub fn run_command(
+    command: &Command,
+    out: &mut dyn std::io::Write,
+) -> Result<crate::engine::Outcome, crate::engine::AppError> {
+    match command {
+        Command::Run(args) => run::run_command(args, out),
+        Command::Synctest(args) => synctest::synctest_command(args, out),
+        Command::Debug(args) => debug::debug_command(args),
+        Command::Demo(args) => demo::demo_command(args, out),
+        Command::Host(args) => host::host_command(args, out),
+        Command::Join(args) => join::join_command(args, out),
+        Command::Replay(args) => replay::replay_command(args, out),
+        Command::Play(args) => play::play_command(args, out),
+        Command::Input(args) => input::input_command(args, out),
+        Command::Spectate(args) => spectate::spectate_command(args, out),
+        Command::Menu(args) => menu::menu_command(args, out),
+        Command::ProbeCore(args) => probe_core::probe_core_command(args, out),
+    }
 }
 
 impl Command {
@@ -73,7 +106,11 @@ impl Command {
                 replay::ReplayCommand::Diff(diff) => ("replay diff", diff.json),
                 replay::ReplayCommand::Inputs(_) => return None,
             },
-            Command::Debug(_) | Command::Play(_) | Command::Input(_) => return None,
+            Command::Debug(_)
+            | Command::Play(_)
+            | Command::Input(_)
+            | Command::Menu(_)
+            | Command::ProbeCore(_) => return None,
         };
         json.then_some(name)
     }
@@ -125,4 +162,12 @@ pub enum Command {
     Input(input::InputArgs),
     /// Watch the netplay match hosted at HOST:PORT live, from any moment.
     Spectate(spectate::SpectateArgs),
+    /// The launcher: pick a game, play, host, join or watch in the window
+    /// (what `netcade` alone opens).
+    #[cfg_attr(not(feature = "gui"), command(hide = true))]
+    Menu(menu::MenuArgs),
+    /// What a core declares (name, version, extensions) as JSON: the
+    /// launcher asks each core in a child process of its own.
+    #[command(hide = true)]
+    ProbeCore(probe_core::ProbeCoreArgs),
 }

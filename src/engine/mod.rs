@@ -13,6 +13,7 @@ pub mod frame_clock;
 pub mod game;
 pub mod inputs;
 pub mod interrupt;
+pub mod launcher;
 pub mod live;
 pub mod netplay;
 pub mod playback;

@@ -104,7 +104,8 @@ impl<W: Write> ReplayWriter<W> {
                 "it holds at most {MAX_REPLAY_FRAMES} frames"
             )));
         }
-        if let Some(memory) = memory.filter(|_| frame.number() % CHECKPOINT_INTERVAL == 0) {
+        if let Some(memory) = memory.filter(|_| frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
+        {
             encode_record(
                 &Record::Checkpoint(Checkpoint {
                     frame,

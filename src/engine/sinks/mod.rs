@@ -102,12 +102,12 @@ impl FinalFrames {
         // The picture every replay checkpoint, before the frame redraws it.
         let video = (wants_checksums
             && self.every_frame_drawn
-            && frame.number() % CHECKPOINT_INTERVAL == 0)
-            .then(|| {
-                game.video_frame()
-                    .map(|picture| Checksum::of_video(&picture))
-            })
-            .flatten();
+            && frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
+        .then(|| {
+            game.video_frame()
+                .map(|picture| Checksum::of_video(&picture))
+        })
+        .flatten();
         run_frame(game, frame, inputs, pass, sink);
         game.check_running()
             .map_err(AppError::at_frame(frame.number()))?;
