@@ -30,6 +30,8 @@ fn main() -> ExitCode {
         Command::Play(args) => commands::play::play_command(args, &mut stdout),
         Command::Input(args) => commands::input::input_command(args, &mut stdout),
         Command::Spectate(args) => commands::spectate::spectate_command(args, &mut stdout),
+        #[cfg(feature = "broadcast")]
+        Command::Broadcast(args) => commands::broadcast::broadcast_command(args, &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -3,6 +3,8 @@
 //! builds them too) and its `*_command` function. Nothing imports
 //! `commands`: `src/main.rs` maps each subcommand to its function.
 
+#[cfg(feature = "broadcast")]
+pub mod broadcast;
 pub mod debug;
 pub mod demo;
 pub mod host;
@@ -67,6 +69,8 @@ impl Command {
             Command::Host(args) => ("host", args.outputs.json),
             Command::Join(args) => ("join", args.outputs.json),
             Command::Spectate(args) => ("spectate", args.outputs.json),
+            #[cfg(feature = "broadcast")]
+            Command::Broadcast(args) => ("broadcast", args.outputs.json),
             Command::Replay(args) => match &args.command {
                 replay::ReplayCommand::Play(play) => ("replay play", play.json),
                 replay::ReplayCommand::Info(info) => ("replay info", info.json),
@@ -123,6 +127,11 @@ pub enum Command {
     /// Print the input mapping and its config file; --test shows what you press.
     #[cfg_attr(not(feature = "gui"), command(hide = true))]
     Input(input::InputArgs),
-    /// Watch the netplay match hosted at HOST:PORT live, from any moment.
+    /// Watch the netplay match hosted at HOST:PORT live, from any moment
+    /// (or a broadcast one at nats://SERVER/MATCH, with feature `broadcast`).
     Spectate(spectate::SpectateArgs),
+    /// Republish the match hosted at HOST:PORT into NATS JetStream for any
+    /// number of viewers (`spectate nats://SERVER/MATCH`).
+    #[cfg(feature = "broadcast")]
+    Broadcast(broadcast::BroadcastArgs),
 }

@@ -6,6 +6,8 @@
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
+#[cfg(feature = "broadcast")]
+pub mod broadcast;
 pub mod core_copies;
 pub mod debugger;
 pub mod error;

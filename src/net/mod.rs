@@ -8,6 +8,8 @@
 pub mod conditioner;
 pub mod laminar;
 pub mod link;
+#[cfg(feature = "broadcast")]
+pub mod nats;
 pub mod signal;
 pub mod sim;
 pub mod udp;

@@ -243,7 +243,8 @@ fn median(values: &std::collections::VecDeque<u32>) -> Option<u32> {
 }
 
 impl SpectatorStats {
-    fn record_shown(&mut self, delay: u32, live_delay: u32) {
+    /// Notes the delays at a frame shown.
+    pub fn record_shown(&mut self, delay: u32, live_delay: u32) {
         for (kept, value) in [
             (&mut self.recent_delays, delay),
             (&mut self.recent_live_delays, live_delay),

@@ -6,7 +6,7 @@
 //! with a summary. The frames watched are recorded into a replay that
 //! starts at the host's savestate's frame (`--record`, `--no-record`).
 
-mod report;
+pub(crate) mod report;
 mod role;
 
 use crate::engine::frame_clock::FrameClock;
@@ -20,8 +20,8 @@ use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::recorder::match_recorder;
-use crate::engine::sinks::{ChecksumLog, MatchSinks};
-use crate::engine::{open_game, AppError, GameArgs, Outcome};
+use crate::engine::sinks::{ChecksumLog, MatchSinks, RelaySink};
+use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::SessionSettings;
@@ -58,6 +58,27 @@ pub fn spectate_match(
     outputs: &LiveOutputs<'_>,
     options: &LiveOptions,
     out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    spectate_match_relaying(settings, outputs, options, out, None)
+}
+
+/// Makes the sink a watch passes the match on to (a broadcast), once the
+/// game, its arguments as the host runs them, the players and their names
+/// are known.
+pub type RelayMaker<'a> = &'a dyn Fn(
+    &dyn Game,
+    &GameArgs,
+    u8,
+    Vec<String>,
+) -> Result<Box<dyn RelaySink + Send>, AppError>;
+
+/// [`spectate_match`], passing every frame on to the sink `relay` makes.
+pub fn spectate_match_relaying(
+    settings: &SpectateSettings,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+    relay: Option<RelayMaker<'_>>,
 ) -> Result<LiveMatch, AppError> {
     let (host, link) = connect_to_host(
         &settings.address,
@@ -115,6 +136,9 @@ pub fn spectate_match(
     let game = adopt_host_options(game, &settings.game, host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![settings.address.clone()];
+    let relay = relay
+        .map(|make| make(game.as_ref(), &game_args, players, names.clone()))
+        .transpose()?;
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
@@ -123,7 +147,8 @@ pub fn spectate_match(
         names,
     )?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
-    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
+    let mut sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
+    sinks.relay = relay;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
     let mut role = SpectatorRole::new(machine, frames);

@@ -1,0 +1,96 @@
+//! `netcade broadcast HOST:PORT --nats URL`: watches a match as a
+//! headless spectator and republishes it into NATS JetStream, for any
+//! number of viewers at the cost of one spectator to the host
+//! (docs/broadcast.md).
+
+use crate::commands::outputs::OutputArgs;
+use crate::engine::broadcast::{
+    broadcast_sink, check_match_name, connect, ensure_stream, BroadcastStatus, REPLAYS_BUCKET,
+};
+use crate::engine::live::spectator::{spectate_match_relaying, SpectateSettings};
+use crate::engine::{AppError, Game, GameArgs, Outcome};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// Arguments of `netcade broadcast`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct BroadcastArgs {
+    /// The match to broadcast (as `spectate` watches it).
+    #[command(flatten)]
+    pub settings: SpectateSettings,
+    /// The NATS server with JetStream: nats://[USER:PASSWORD@]HOST[:PORT].
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// The name viewers watch the match by (nats://SERVER/NAME): letters,
+    /// digits, '-' and '_' [default: the host's address and the time].
+    #[arg(long = "match", value_name = "NAME")]
+    pub match_name: Option<String>,
+    /// What the broadcaster shows and keeps (usually --headless).
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+}
+
+/// `netcade broadcast`.
+pub fn broadcast_command(args: &BroadcastArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let name = args.match_name.clone().unwrap_or_else(|| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let address: String = args
+            .settings
+            .address
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        format!("{address}-{now}")
+    });
+    check_match_name(&name)?;
+    if !args.nats.starts_with("nats://") {
+        return Err(AppError::BadArgument {
+            message: format!("--nats {} is not a nats://HOST[:PORT] address", args.nats),
+        });
+    }
+    let link = Arc::new(connect(&args.nats)?);
+    ensure_stream(&link)?;
+    writeln!(out, "broadcasting {} as {name}", args.settings.address)?;
+    let status = Arc::new(Mutex::new(BroadcastStatus::default()));
+    let make = |game: &dyn Game, game_args: &GameArgs, players: u8, names: Vec<String>| {
+        broadcast_sink(
+            link.clone(),
+            &name,
+            game,
+            game_args,
+            players,
+            names,
+            status.clone(),
+        )
+    };
+    let outcome = args.outputs.play_live(out, |outputs, options, out| {
+        spectate_match_relaying(&args.settings, outputs, options, out, Some(&make))
+    })?;
+    let status = status
+        .lock()
+        .map(|status| status.clone())
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "broadcast: {} messages ({} bytes) acknowledged, {} savestates ({} too large for the server)",
+        status.messages, status.bytes, status.states, status.states_skipped
+    )?;
+    if let Some(object) = &status.replay_object {
+        writeln!(
+            out,
+            "replay kept in the object store {REPLAYS_BUCKET} as {object}"
+        )?;
+    }
+    if let Some(failure) = status.failure {
+        return Err(AppError::BadArgument {
+            message: format!("the broadcast failed: {failure}"),
+        })
+        .or_else(|error| {
+            eprintln!("error: {error}");
+            Ok(Outcome::PeerLost)
+        });
+    }
+    Ok(outcome)
+}
