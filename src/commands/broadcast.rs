@@ -7,8 +7,8 @@ use crate::commands::outputs::OutputArgs;
 use crate::engine::broadcast::{
     broadcast_sink, check_match_name, connect, ensure_stream, BroadcastStatus, REPLAYS_BUCKET,
 };
-use crate::engine::live::spectator::{spectate_match_relaying, SpectateSettings};
-use crate::engine::{AppError, Game, GameArgs, Outcome};
+use crate::engine::live::spectator::{spectate_match_relaying, RelayStart, SpectateSettings};
+use crate::engine::{AppError, Outcome};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -54,17 +54,7 @@ pub fn broadcast_command(args: &BroadcastArgs, out: &mut dyn Write) -> Result<Ou
     ensure_stream(&link)?;
     writeln!(out, "broadcasting {} as {name}", args.settings.address)?;
     let status = Arc::new(Mutex::new(BroadcastStatus::default()));
-    let make = |game: &dyn Game, game_args: &GameArgs, players: u8, names: Vec<String>| {
-        broadcast_sink(
-            link.clone(),
-            &name,
-            game,
-            game_args,
-            players,
-            names,
-            status.clone(),
-        )
-    };
+    let make = |start: RelayStart<'_>| broadcast_sink(link.clone(), &name, start, status.clone());
     let outcome = args.outputs.play_live(out, |outputs, options, out| {
         spectate_match_relaying(&args.settings, outputs, options, out, Some(&make))
     })?;

@@ -7,9 +7,10 @@
 
 use super::{matches_bucket, replays_bucket, subject, Part, MATCHES_BUCKET, REPLAYS_BUCKET};
 use crate::checksum::Checksum;
+use crate::engine::live::spectator::RelayStart;
 use crate::engine::sinks::recorder::replay_header;
 use crate::engine::sinks::{FinalFrame, FrameSink, RelaySink};
-use crate::engine::{AppError, Game, GameArgs};
+use crate::engine::AppError;
 use crate::net::nats::async_nats::jetstream;
 use crate::net::nats::{NatsError, NatsLink};
 use crate::netplay::checkpoint_state::compress_checkpoint;
@@ -61,6 +62,8 @@ enum Outgoing {
 struct BroadcastSink {
     link: Arc<NatsLink>,
     name: String,
+    /// The name and the match's own id, which message ids begin with.
+    match_id: String,
     queue: tokio::sync::mpsc::Sender<Outgoing>,
     status: Arc<Mutex<BroadcastStatus>>,
     /// The header until the watch's first frame is known.
@@ -78,18 +81,30 @@ struct BroadcastSink {
     max_payload: usize,
 }
 
-/// The sink broadcasting match `name` through `link`, for the watch's
-/// `game` as `args` run it with `players` players named `names`.
+/// The sink broadcasting the match `start` describes as `name` through
+/// `link`.
 pub fn broadcast_sink(
     link: Arc<NatsLink>,
     name: &str,
-    game: &dyn Game,
-    args: &GameArgs,
-    players: u8,
-    names: Vec<String>,
+    start: RelayStart<'_>,
     status: Arc<Mutex<BroadcastStatus>>,
 ) -> Result<Box<dyn RelaySink + Send>, AppError> {
+    let RelayStart {
+        game,
+        args,
+        players,
+        names,
+        host_key,
+    } = start;
     let header = replay_header(game, args, players, names, Vec::new())?;
+    // Message ids name the match (its host) and the frame: a restarted
+    // broadcaster's repeats are dropped, another match of the same name's
+    // are not.
+    let key = match host_key {
+        Some(key) => key,
+        None => crate::engine::live::connect::link_secret()?.public_key().0,
+    };
+    let match_id = format!("{}.{:016x}", name, Checksum::of(&key).0);
     let (queue, outgoing) = tokio::sync::mpsc::channel(QUEUED_MESSAGES);
     link.spawn(publish_in_order(link.jetstream(), outgoing, status.clone()))?;
     let started = SystemTime::now()
@@ -107,6 +122,7 @@ pub fn broadcast_sink(
     Ok(Box::new(BroadcastSink {
         link,
         name: name.to_string(),
+        match_id,
         queue,
         status,
         waiting: Some(header),
@@ -165,7 +181,7 @@ impl BroadcastSink {
     fn send(&mut self, part: Part, id: String, payload: Vec<u8>) {
         let message = Outgoing::Message {
             subject: subject(&self.name, part),
-            id: format!("{}.{id}", self.name),
+            id: format!("{}.{id}", self.match_id),
             payload,
         };
         if self.queue.try_send(message).is_err() {

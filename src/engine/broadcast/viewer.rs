@@ -108,11 +108,12 @@ pub fn watch_broadcast(
         incoming,
         players: header.players,
         jitter,
-        feed: Feed::default(),
+        feed: Feed::starting_at(start.state.0),
         jump: Some(start.state),
         stats: SpectatorStats::default(),
         frames,
         received_bytes: 0,
+        skipped: Vec::new(),
         arrived: 0,
         heard_ms: 0,
         broken: None,
@@ -290,6 +291,14 @@ struct Feed {
 }
 
 impl Feed {
+    fn starting_at(frame: Frame) -> Self {
+        Feed {
+            next_frame: frame,
+            received_end: frame,
+            ..Feed::default()
+        }
+    }
+
     fn buffered(&self) -> u32 {
         self.received_end - self.next_frame.min(self.received_end)
     }
@@ -329,6 +338,8 @@ struct ViewerRole {
     /// The last frame to watch, if not the match's last.
     frames: Option<u32>,
     received_bytes: u64,
+    /// Frames never received, crossed at a savestate (from, to).
+    skipped: Vec<(u32, u32)>,
     /// Frames that arrived this tick.
     arrived: u32,
     /// When the stream was last heard (ms into the watch).
@@ -391,9 +402,11 @@ impl ViewerRole {
         }
     }
 
-    /// Loads the pending savestate once every frame before it was played.
+    /// Loads the first savestate at once, and a later one (after a gap)
+    /// once every frame before the gap was played.
     fn jump_if_due(&mut self, now_us: u64) -> Result<(), AppError> {
-        if self.feed.buffered() > 0 || self.jump.is_none() {
+        let joined = self.stats.joined_at_frame.is_some();
+        if self.jump.is_none() || (joined && self.feed.buffered() > 0) {
             return Ok(());
         }
         let Some((frame, state)) = self.jump.take() else {
@@ -407,17 +420,19 @@ impl ViewerRole {
             ));
             return Ok(());
         }
+        if joined {
+            self.sinks.log.skip_to(frame.number());
+            self.skipped
+                .push((self.feed.next_frame.number(), frame.number()));
+            self.feed = Feed::starting_at(frame);
+            return Ok(());
+        }
         let mut scratch = Vec::new();
         let memory = memory_checksum(self.game.as_mut(), &mut scratch)
             .map_err(AppError::at_frame(frame.number()))?;
-        if self.stats.joined_at_frame.is_none() {
-            self.stats.joined_at_frame = Some(frame.number());
-            self.sinks.match_started(frame, &state, memory);
-            self.clock.start_at(now_us);
-        }
-        self.feed.next_frame = frame;
-        self.feed.received_end = frame;
-        self.feed.rows.clear();
+        self.stats.joined_at_frame = Some(frame.number());
+        self.sinks.match_started(frame, &state, memory);
+        self.clock.start_at(now_us);
         Ok(())
     }
 
@@ -565,6 +580,11 @@ impl LiveRole for ViewerRole {
     }
 
     fn handle_events(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        for (from, to) in self.skipped.drain(..) {
+            narrator.warn(&format!(
+                "the broadcast has no frames {from}..{to} (its broadcaster was restarted): resumed at its savestate of frame {to}"
+            ))?;
+        }
         if let Some((_, why)) = &self.broken {
             narrator.warn(&format!("{why}: left"))?;
         }

@@ -397,6 +397,13 @@ impl ChecksumLog {
         self.checksums.get(index).copied()
     }
 
+    /// The frames before `frame` were skipped, never run (a broadcast's
+    /// gap): the log starts over there.
+    pub fn skip_to(&mut self, frame: u32) {
+        self.checksums.clear();
+        self.first = frame;
+    }
+
     /// Every checksum held, from [`ChecksumLog::first_frame`] on.
     pub fn checksums(&self) -> impl Iterator<Item = Option<Checksum>> + '_ {
         self.checksums.iter().copied()

@@ -62,15 +62,23 @@ pub fn spectate_match(
     spectate_match_relaying(settings, outputs, options, out, None)
 }
 
-/// Makes the sink a watch passes the match on to (a broadcast), once the
-/// game, its arguments as the host runs them, the players and their names
-/// are known.
-pub type RelayMaker<'a> = &'a dyn Fn(
-    &dyn Game,
-    &GameArgs,
-    u8,
-    Vec<String>,
-) -> Result<Box<dyn RelaySink + Send>, AppError>;
+/// What a watch knows of its match once the host welcomed it.
+pub struct RelayStart<'a> {
+    /// The game.
+    pub game: &'a dyn Game,
+    /// Its arguments as the host runs them (the host's core options).
+    pub args: &'a GameArgs,
+    /// Players in the match.
+    pub players: u8,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The host's public key: one per host process, so it names the
+    /// match to every spectator of it.
+    pub host_key: Option<[u8; 32]>,
+}
+
+/// Makes the sink a watch passes the match on to (a broadcast).
+pub type RelayMaker<'a> = &'a dyn Fn(RelayStart<'_>) -> Result<Box<dyn RelaySink + Send>, AppError>;
 
 /// [`spectate_match`], passing every frame on to the sink `relay` makes.
 pub fn spectate_match_relaying(
@@ -136,8 +144,20 @@ pub fn spectate_match_relaying(
     let game = adopt_host_options(game, &settings.game, host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![settings.address.clone()];
+    let host_key = spectator
+        .host_handshake()
+        .and_then(|host| host.public_key)
+        .map(|key| key.0);
     let relay = relay
-        .map(|make| make(game.as_ref(), &game_args, players, names.clone()))
+        .map(|make| {
+            make(RelayStart {
+                game: game.as_ref(),
+                args: &game_args,
+                players,
+                names: names.clone(),
+                host_key,
+            })
+        })
         .transpose()?;
     let recorder = match_recorder(
         &outputs.sinks.record,
