@@ -7,8 +7,11 @@ use crate::commands::outputs::OutputArgs;
 use crate::engine::broadcast::{
     broadcast_sink, check_match_name, connect, ensure_stream, BroadcastStatus, REPLAYS_BUCKET,
 };
+use crate::engine::live::options::LiveOptions;
 use crate::engine::live::spectator::{spectate_match_relaying, RelayStart, SpectateSettings};
+use crate::engine::report::{write_report, Report};
 use crate::engine::{AppError, Outcome};
+use crate::net::nats::NatsError;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -55,32 +58,71 @@ pub fn broadcast_command(args: &BroadcastArgs, out: &mut dyn Write) -> Result<Ou
     writeln!(out, "broadcasting {} as {name}", args.settings.address)?;
     let status = Arc::new(Mutex::new(BroadcastStatus::default()));
     let make = |start: RelayStart<'_>| broadcast_sink(link.clone(), &name, start, status.clone());
-    let outcome = args.outputs.play_live(out, |outputs, options, out| {
-        spectate_match_relaying(&args.settings, outputs, options, out, Some(&make))
-    })?;
+    let played = spectate_match_relaying(
+        &args.settings,
+        &args.outputs.live(),
+        &LiveOptions::for_stdout(),
+        out,
+        Some(&make),
+    )?;
     let status = status
         .lock()
         .map(|status| status.clone())
         .unwrap_or_default();
-    writeln!(
-        out,
-        "broadcast: {} messages ({} bytes) acknowledged, {} savestates ({} too large for the server)",
-        status.messages, status.bytes, status.states, status.states_skipped
-    )?;
-    if let Some(object) = &status.replay_object {
+    let failure = status.failure.clone();
+    if let Some(watch) = played.report {
+        let report = BroadcastReport { watch, status };
+        write_report(&report, args.outputs.json, out)?;
+    }
+    match failure {
+        Some(reason) => Err(NatsError::Request {
+            what: "the broadcast".into(),
+            reason,
+        }
+        .into()),
+        None => Ok(played.outcome),
+    }
+}
+
+/// The watch's summary and what the broadcast did.
+struct BroadcastReport {
+    watch: Box<dyn Report + Send>,
+    status: BroadcastStatus,
+}
+
+impl Report for BroadcastReport {
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        self.watch.describe(out)?;
+        let status = &self.status;
         writeln!(
             out,
-            "replay kept in the object store {REPLAYS_BUCKET} as {object}"
+            "broadcast: {} messages ({} bytes) acknowledged, {} savestates ({} too large for the server)",
+            status.messages, status.bytes, status.states, status.states_skipped
         )?;
+        if let Some(object) = &status.replay_object {
+            writeln!(
+                out,
+                "replay kept in the object store {REPLAYS_BUCKET} as {object}"
+            )?;
+        }
+        if let Some(failure) = &status.failure {
+            writeln!(out, "the broadcast failed: {failure}")?;
+        }
+        Ok(())
     }
-    if let Some(failure) = status.failure {
-        return Err(AppError::BadArgument {
-            message: format!("the broadcast failed: {failure}"),
-        })
-        .or_else(|error| {
-            eprintln!("error: {error}");
-            Ok(Outcome::PeerLost)
+
+    fn json(&self) -> serde_json::Value {
+        let mut json = self.watch.json();
+        json["command"] = "broadcast".into();
+        let status = &self.status;
+        json["broadcast"] = serde_json::json!({
+            "messages": status.messages,
+            "bytes": status.bytes,
+            "savestates": status.states,
+            "savestates_too_large": status.states_skipped,
+            "replay_object": status.replay_object,
+            "failure": status.failure,
         });
+        json
     }
-    Ok(outcome)
 }

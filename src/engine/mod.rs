@@ -45,7 +45,8 @@ pub fn checksums_json(checksums: &Checksums) -> serde_json::Value {
 pub fn init_logging(verbosity: u8) {
     use tracing_subscriber::EnvFilter;
     let level = match verbosity {
-        0 => "warn",
+        // The NATS client logs what netcade's own error says again.
+        0 => "warn,async_nats=off",
         1 => "info",
         2 => "debug",
         _ => "trace",

@@ -2,7 +2,7 @@
 //! async-nats client lives on its own thread, in a current-thread tokio
 //! runtime, and callers hand it jobs, waiting for an answer ([`NatsLink::run`])
 //! or not ([`NatsLink::spawn`]). Credentials ride in the URL
-//! (`nats://user:password@host:4222`).
+//! (`nats://user:password@host:4222`, or `nats://token@host:4222`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -110,9 +110,18 @@ impl NatsLink {
                     }
                 };
                 runtime.block_on(async move {
-                    let options = async_nats::ConnectOptions::new()
+                    let mut options = async_nats::ConnectOptions::new()
                         .connection_timeout(timeout)
                         .name("netcade");
+                    // The client leaves the URL's credentials unsent.
+                    if let Some(user) = address.username() {
+                        options = match address.password() {
+                            Some(password) => {
+                                options.user_and_password(user.into(), password.into())
+                            }
+                            None => options.token(user.into()),
+                        };
+                    }
                     let client = match options.connect(address).await {
                         Ok(client) => client,
                         Err(error) => {

@@ -153,35 +153,37 @@ fn find_start(
 ) -> Result<(ReplayHeader, Start), AppError> {
     let js = link.jetstream();
     let (header_subject, state_subject) = (subject(name, Part::Header), subject(name, Part::State));
-    let shown = name.to_string();
-    let (header_message, state_message) = link.run(async move {
-        let stream = js
-            .get_stream(STREAM)
-            .await
-            .map_err(NatsError::request(format!(
-                "no broadcasts on this server (stream {STREAM})"
-            )))?;
-        // The newest header: a name broadcast again (or a broadcaster
-        // restarted) starts over there.
-        let header = stream
-            .get_last_raw_message_by_subject(&header_subject)
-            .await
-            .map(|message| (message.sequence, message.payload.to_vec()))
-            .ok();
-        let header = header.ok_or_else(|| NatsError::Request {
-            what: format!("the match {shown}"),
-            reason: "no such match on this server (see `spectate --list`)".into(),
-        })?;
-        let state = match from_start {
-            true => None,
-            false => stream
-                .get_last_raw_message_by_subject(&state_subject)
+    let (header_message, state_message) = link
+        .run(async move {
+            // No stream: nothing was ever broadcast there.
+            let Ok(stream) = js.get_stream(STREAM).await else {
+                return Ok(None);
+            };
+            // The newest header: a name broadcast again (or a broadcaster
+            // restarted) starts over there.
+            let header = stream
+                .get_last_raw_message_by_subject(&header_subject)
                 .await
-                .ok()
-                .map(|message| (message.sequence, message.payload.to_vec())),
-        };
-        Ok::<_, NatsError>((header, state))
-    })??;
+                .map(|message| (message.sequence, message.payload.to_vec()))
+                .ok();
+            let Some(header) = header else {
+                return Ok(None);
+            };
+            let state = match from_start {
+                true => None,
+                false => stream
+                    .get_last_raw_message_by_subject(&state_subject)
+                    .await
+                    .ok()
+                    .map(|message| (message.sequence, message.payload.to_vec())),
+            };
+            Ok::<_, NatsError>(Some((header, state)))
+        })??
+        .ok_or_else(|| AppError::BadArgument {
+            message: format!(
+                "no match named {name} on this server (spectate --list nats://SERVER lists them)"
+            ),
+        })?;
     let replay =
         read_replay(header_message.1.as_slice()).map_err(|error| AppError::BadArgument {
             message: format!("the match {name}'s header cannot be read: {error}"),
