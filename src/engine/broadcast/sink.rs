@@ -102,9 +102,9 @@ pub fn broadcast_sink(
     // are not.
     let key = match host_key {
         Some(key) => key,
-        None => crate::engine::live::connect::link_secret()?.public_key().0,
+        None => crate::engine::live::connect::link_secret()?.public_key(),
     };
-    let match_id = format!("{}.{:016x}", name, Checksum::of(&key).0);
+    let match_id = format!("{}.{:016x}", name, Checksum::of(&key.0).0);
     let (queue, outgoing) = tokio::sync::mpsc::channel(QUEUED_MESSAGES);
     link.spawn(publish_in_order(link.jetstream(), outgoing, status.clone()))?;
     let started = SystemTime::now()

@@ -24,7 +24,7 @@ use crate::engine::sinks::{ChecksumLog, MatchSinks, RelaySink};
 use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
-use crate::protocol::SessionSettings;
+use crate::protocol::{PublicKey, SessionSettings};
 use role::SpectatorRole;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -74,7 +74,7 @@ pub struct RelayStart<'a> {
     pub names: Vec<String>,
     /// The host's public key: one per host process, so it names the
     /// match to every spectator of it.
-    pub host_key: Option<[u8; 32]>,
+    pub host_key: Option<PublicKey>,
 }
 
 /// Makes the sink a watch passes the match on to (a broadcast).
@@ -101,33 +101,13 @@ pub fn spectate_match_relaying(
         settings.address,
         game.title()
     )?;
-    let mut config = SpectatorConfig::new(
-        host,
-        game.core_name(),
-        game.core_version(),
-        content_hash(&settings.game)?,
-        SessionSettings {
-            frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
-            ..SessionSettings::default()
-        },
-    );
-    config.secret = link_secret()?;
+    let config = spectator_config(host, game.as_ref(), settings)?;
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     if !await_welcome(&mut spectator, &mut transport, started, timeout)? {
-        if interrupted() {
-            return Ok(LiveMatch {
-                outcome: Outcome::Interrupted,
-                log: ChecksumLog::new(1),
-                report: None,
-            });
-        }
-        return Err(AppError::NoAnswer {
-            address: settings.address.clone(),
-            seconds: settings.connect_timeout_s,
-        });
+        return unanswered(settings);
     }
     let host_options = spectator
         .host_handshake()
@@ -144,10 +124,6 @@ pub fn spectate_match_relaying(
     let game = adopt_host_options(game, &settings.game, host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![settings.address.clone()];
-    let host_key = spectator
-        .host_handshake()
-        .and_then(|host| host.public_key)
-        .map(|key| key.0);
     let relay = relay
         .map(|make| {
             make(RelayStart {
@@ -155,7 +131,7 @@ pub fn spectate_match_relaying(
                 args: &game_args,
                 players,
                 names: names.clone(),
-                host_key,
+                host_key: spectator.host_handshake().and_then(|host| host.public_key),
             })
         })
         .transpose()?;
@@ -167,14 +143,51 @@ pub fn spectate_match_relaying(
         names,
     )?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
-    let mut sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
-    sinks.relay = relay;
+    let sinks = MatchSinks {
+        relay,
+        ..MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?
+    };
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
     let mut role = SpectatorRole::new(machine, frames);
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// Our Hello to `host`: our game, at its frame rate, and a fresh secret.
+fn spectator_config(
+    host: SocketAddr,
+    game: &dyn Game,
+    settings: &SpectateSettings,
+) -> Result<SpectatorConfig<SocketAddr>, AppError> {
+    let mut config = SpectatorConfig::new(
+        host,
+        game.core_name(),
+        game.core_version(),
+        content_hash(&settings.game)?,
+        SessionSettings {
+            frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
+            ..SessionSettings::default()
+        },
+    );
+    config.secret = link_secret()?;
+    Ok(config)
+}
+
+/// No welcome came: Ctrl-C ended the wait, or the host never answered.
+fn unanswered(settings: &SpectateSettings) -> Result<LiveMatch, AppError> {
+    if interrupted() {
+        return Ok(LiveMatch {
+            outcome: Outcome::Interrupted,
+            log: ChecksumLog::new(1),
+            report: None,
+        });
+    }
+    Err(AppError::NoAnswer {
+        address: settings.address.clone(),
+        seconds: settings.connect_timeout_s,
+    })
 }
 
 /// How many of the match's frames to watch: ours (`--frames`) or the
