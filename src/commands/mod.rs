@@ -35,9 +35,10 @@ Exit codes:
      found a difference
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      failed commands in a debug script, a busy port, a host name that does not resolve,
-     a refused netplay handshake, or a failed rollback pre-flight with --strict
+     a refused netplay handshake, a failed rollback pre-flight with --strict, or credentials
+     a NATS server refused
   3  a failure while running: the core could not save or load a state, an output could not be
-     written, or the netplay host never answered
+     written, the netplay host never answered, or a NATS server could not be reached
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
   5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
   6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame, or
