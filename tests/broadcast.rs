@@ -122,6 +122,26 @@ fn finished(process: Background, who: &str) -> serde_json::Value {
     last_json(&output)
 }
 
+/// The replay the broadcaster of `name` left in the object store, saved
+/// into `dir`, plays back true.
+fn assert_the_stored_replay_verifies(
+    dir: &std::path::Path,
+    nats: &NatsServer,
+    name: &str,
+    game: &[String],
+) {
+    let address = format!("{}/{name}", nats.url(None));
+    let saved = netcade_as_user(dir, &["spectate", "--save-replay", &address], "");
+    assert!(saved.status.success(), "{saved:?}");
+    let replay = dir.join(format!("{name}.ncr")).display().to_string();
+    let verified = netcade(&with(&["replay", "play", &replay, "--verify"], &game[..4]));
+    assert!(verified.status.success(), "{verified:?}");
+    assert!(
+        stdout(&verified).contains("checkpoints agree"),
+        "{verified:?}"
+    );
+}
+
 #[test]
 #[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
 fn three_viewers_and_fifty_subscribers_end_in_sync_at_no_cost_to_the_host_and_the_stored_replay_verifies(
@@ -180,16 +200,7 @@ fn three_viewers_and_fifty_subscribers_end_in_sync_at_no_cost_to_the_host_and_th
     );
 
     // The replay the broadcaster left in the object store plays back true.
-    let address = format!("{}/watched", nats.url(None));
-    let saved = netcade_as_user(dir.path(), &["spectate", "--save-replay", &address], "");
-    assert!(saved.status.success(), "{saved:?}");
-    let replay = dir.path().join("watched.ncr").display().to_string();
-    let verified = netcade(&with(&["replay", "play", &replay, "--verify"], &game[..4]));
-    assert!(verified.status.success(), "{verified:?}");
-    assert!(
-        stdout(&verified).contains("checkpoints agree"),
-        "{verified:?}"
-    );
+    assert_the_stored_replay_verifies(dir.path(), &nats, "watched", &game);
 }
 
 #[test]
@@ -287,4 +298,43 @@ fn a_server_that_is_down_or_refuses_the_credentials_gives_one_clear_error() {
     let listed = netcade(&["spectate", "--list", &right]);
     assert!(listed.status.success(), "{listed:?}");
     assert!(stdout(&listed).contains("no live matches"), "{listed:?}");
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_header_and_savestates_larger_than_the_server_takes_go_in_pieces_and_viewers_put_them_together()
+{
+    let dir = tempfile::tempdir().unwrap();
+    // The match's header (paths, names, the start state) takes more.
+    let Some(nats) = start_nats(dir.path(), "max_payload: 400") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let broadcaster = start_broadcaster(port, &nats, "pieces", &game);
+    std::thread::sleep(Duration::from_secs(2));
+    let address = format!("{}/pieces", nats.url(None));
+    let from_start = spawn_netcade(&with(
+        &["spectate", &address, "--from-start", "--json"],
+        &game,
+    ));
+    let live = start_viewer(&nats, "pieces", &game);
+
+    let host = finished(host, "host");
+    finished(join, "join");
+    let broadcast = finished(broadcaster, "broadcaster");
+    assert!(
+        broadcast["broadcast"]["replay_object"].is_string(),
+        "{broadcast}"
+    );
+    assert!(
+        broadcast["broadcast"]["in_pieces"].as_u64() >= Some(1),
+        "{broadcast}"
+    );
+    for viewer in [from_start, live] {
+        let watched = finished(viewer, "viewer");
+        assert_eq!(watched["end"], "finished", "{watched}");
+        assert_eq!(watched["checksums"], host["checksums"]);
+    }
+    assert_the_stored_replay_verifies(dir.path(), &nats, "pieces", &game);
 }

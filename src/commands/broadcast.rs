@@ -96,8 +96,8 @@ impl Report for BroadcastReport {
         let status = &self.status;
         writeln!(
             out,
-            "broadcast: {} messages ({} bytes) acknowledged, {} savestates ({} too large for the server)",
-            status.messages, status.bytes, status.states, status.states_skipped
+            "broadcast: {} messages ({} bytes) acknowledged, {} savestates; {} sent in pieces (larger than the server takes at once)",
+            status.messages, status.bytes, status.states, status.in_pieces
         )?;
         if let Some(object) = &status.replay_object {
             writeln!(
@@ -119,7 +119,7 @@ impl Report for BroadcastReport {
             "messages": status.messages,
             "bytes": status.bytes,
             "savestates": status.states,
-            "savestates_too_large": status.states_skipped,
+            "in_pieces": status.in_pieces,
             "replay_object": status.replay_object,
             "failure": status.failure,
         });

@@ -2,7 +2,7 @@
 //! broadcasters keep them listed in the key-value bucket (an entry their
 //! broadcaster stopped refreshing expires).
 
-use super::matches_bucket;
+use super::MATCHES_BUCKET;
 use crate::engine::AppError;
 use crate::net::nats::{NatsError, NatsLink};
 use futures_util::StreamExt;
@@ -39,7 +39,11 @@ impl LiveMatchEntry {
 pub fn list_matches(link: &NatsLink) -> Result<Vec<LiveMatchEntry>, AppError> {
     let js = link.jetstream();
     let entries = link.run(async move {
-        let bucket = matches_bucket(&js).await?;
+        // No bucket: nothing was ever broadcast there (a viewer may not
+        // make it).
+        let Ok(bucket) = js.get_key_value(MATCHES_BUCKET).await else {
+            return Ok(Vec::new());
+        };
         let mut keys = bucket
             .keys()
             .await

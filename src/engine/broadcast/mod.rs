@@ -7,6 +7,7 @@
 //! Layout and server set-up: docs/broadcast.md.
 
 mod list;
+mod pieces;
 mod sink;
 mod viewer;
 

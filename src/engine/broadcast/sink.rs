@@ -5,6 +5,7 @@
 //! savestate every ~10 s; the header when the watch starts; at the end the
 //! whole replay into the object store.
 
+use super::pieces::{piece_bytes, FIRST_HEADER, PIECE_HEADER};
 use super::{matches_bucket, replays_bucket, subject, Part, MATCHES_BUCKET, REPLAYS_BUCKET};
 use crate::checksum::Checksum;
 use crate::engine::live::spectator::RelayStart;
@@ -12,6 +13,7 @@ use crate::engine::sinks::recorder::replay_header;
 use crate::engine::sinks::{FinalFrame, FrameSink, RelaySink};
 use crate::engine::AppError;
 use crate::net::nats::async_nats::jetstream;
+use crate::net::nats::async_nats::HeaderMap;
 use crate::net::nats::{NatsError, NatsLink};
 use crate::netplay::checkpoint_state::compress_checkpoint;
 use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
@@ -39,8 +41,9 @@ pub struct BroadcastStatus {
     pub bytes: u64,
     /// Savestates published.
     pub states: u64,
-    /// Savestates too large for the server's payload limit.
-    pub states_skipped: u64,
+    /// Messages (headers, savestates) sent in pieces: larger than the
+    /// server takes in one.
+    pub in_pieces: u64,
     /// The replay's object in the store, once kept.
     pub replay_object: Option<String>,
     /// The first failure, after which nothing more is published.
@@ -54,6 +57,8 @@ enum Outgoing {
         subject: String,
         id: String,
         payload: Vec<u8>,
+        /// Piece i of n, for a message too large for one.
+        piece: Option<(u32, u32)>,
     },
     Drained(std::sync::mpsc::SyncSender<()>),
 }
@@ -142,13 +147,16 @@ async fn publish_in_order(
     mut outgoing: tokio::sync::mpsc::Receiver<Outgoing>,
     status: Arc<Mutex<BroadcastStatus>>,
 ) {
+    // Where the first piece of the message in pieces went.
+    let mut first_piece = 0;
     while let Some(next) = outgoing.recv().await {
-        let (subject, id, payload) = match next {
+        let (subject, id, payload, piece) = match next {
             Outgoing::Message {
                 subject,
                 id,
                 payload,
-            } => (subject, id, payload),
+                piece,
+            } => (subject, id, payload, piece),
             Outgoing::Drained(answer) => {
                 let _ = answer.send(());
                 continue;
@@ -158,16 +166,27 @@ async fn publish_in_order(
             continue;
         }
         let bytes = payload.len() as u64;
+        let mut headers = HeaderMap::new();
+        if let Some((index, count)) = piece {
+            headers.insert(PIECE_HEADER, format!("{index}/{count}").as_str());
+            if index > 1 {
+                headers.insert(FIRST_HEADER, first_piece.to_string().as_str());
+            }
+        }
         let publish = jetstream::message::PublishMessage::build()
             .payload(payload.into())
+            .headers(headers)
             .message_id(id);
         let acked = match js.send_publish(subject.clone(), publish).await {
-            Ok(ack) => ack.await.map(|_| ()).map_err(|error| error.to_string()),
+            Ok(ack) => ack.await.map_err(|error| error.to_string()),
             Err(error) => Err(error.to_string()),
         };
+        if let (Ok(ack), Some((1, _))) = (&acked, piece) {
+            first_piece = ack.sequence;
+        }
         if let Ok(mut status) = status.lock() {
             match acked {
-                Ok(()) => {
+                Ok(_) => {
                     status.messages += 1;
                     status.bytes += bytes;
                 }
@@ -178,14 +197,34 @@ async fn publish_in_order(
 }
 
 impl BroadcastSink {
+    /// Queues `payload` for `part`, in pieces when the server would
+    /// refuse it whole.
     fn send(&mut self, part: Part, id: String, payload: Vec<u8>) {
-        let message = Outgoing::Message {
-            subject: subject(&self.name, part),
-            id: format!("{}.{id}", self.match_id),
-            payload,
+        let size = piece_bytes(self.max_payload);
+        let count = payload.len().div_ceil(size).max(1) as u32;
+        let pieces = payload.chunks(size).map(<[u8]>::to_vec);
+        let pieces: Vec<Vec<u8>> = if count == 1 {
+            vec![payload]
+        } else {
+            if let Ok(mut status) = self.status.lock() {
+                status.in_pieces += 1;
+            }
+            pieces.collect()
         };
-        if self.queue.try_send(message).is_err() {
-            self.fail("the NATS server fell behind: broadcast stopped".into());
+        for (index, piece) in (1..).zip(pieces) {
+            let message = Outgoing::Message {
+                subject: subject(&self.name, part),
+                id: match count {
+                    1 => format!("{}.{id}", self.match_id),
+                    _ => format!("{}.{id}.{index}", self.match_id),
+                },
+                payload: piece,
+                piece: (count > 1).then_some((index, count)),
+            };
+            if self.queue.try_send(message).is_err() {
+                self.fail("the NATS server fell behind: broadcast stopped".into());
+                return;
+            }
         }
     }
 
@@ -216,16 +255,10 @@ impl BroadcastSink {
     fn publish_state(&mut self, frame: Frame, state: &[u8]) {
         self.last_state = Some(frame);
         let blob = compress_checkpoint(frame, state);
-        if blob.len() > self.max_payload {
-            if let Ok(mut status) = self.status.lock() {
-                status.states_skipped += 1;
-            }
-        } else {
-            if let Ok(mut status) = self.status.lock() {
-                status.states += 1;
-            }
-            self.send(Part::State, format!("state.{}", frame.number()), blob);
+        if let Ok(mut status) = self.status.lock() {
+            status.states += 1;
         }
+        self.send(Part::State, format!("state.{}", frame.number()), blob);
         self.listing["frame"] = frame.number().into();
         let listing = serde_json::to_vec(&self.listing).unwrap_or_default();
         let (js, key) = (self.link.jetstream(), self.name.clone());
@@ -260,10 +293,16 @@ impl BroadcastSink {
         let object = format!("{}.ncr", self.name);
         let (key, replay) = (self.name.clone(), std::mem::take(&mut self.replay));
         let name = object.clone();
+        let chunk_size = piece_bytes(self.max_payload);
         self.link.run(async move {
             let store = replays_bucket(&js).await?;
+            let meta = jetstream::object_store::ObjectMetadata {
+                name,
+                chunk_size: Some(chunk_size),
+                ..Default::default()
+            };
             store
-                .put(name.as_str(), &mut replay.as_slice())
+                .put(meta, &mut replay.as_slice())
                 .await
                 .map_err(NatsError::request(format!("the bucket {REPLAYS_BUCKET}")))?;
             if let Ok(bucket) = matches_bucket(&js).await {

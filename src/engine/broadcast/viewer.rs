@@ -6,6 +6,7 @@
 //! When the broadcaster was restarted, the gap its absence left is
 //! crossed at its next savestate.
 
+use super::pieces::{last_whole, piece_of, Pieces};
 use super::{match_subjects, subject, Part, STREAM};
 use crate::checksum::{memory_checksum, Checksums};
 use crate::emulator::SavestateContext;
@@ -161,21 +162,12 @@ fn find_start(
             };
             // The newest header: a name broadcast again (or a broadcaster
             // restarted) starts over there.
-            let header = stream
-                .get_last_raw_message_by_subject(&header_subject)
-                .await
-                .map(|message| (message.sequence, message.payload.to_vec()))
-                .ok();
-            let Some(header) = header else {
+            let Some(header) = last_whole(&stream, &header_subject).await else {
                 return Ok(None);
             };
             let state = match from_start {
                 true => None,
-                false => stream
-                    .get_last_raw_message_by_subject(&state_subject)
-                    .await
-                    .ok()
-                    .map(|message| (message.sequence, message.payload.to_vec())),
+                false => last_whole(&stream, &state_subject).await,
             };
             Ok::<_, NatsError>(Some((header, state)))
         })??
@@ -268,11 +260,16 @@ fn subscribe(
     })??;
     let (queue, incoming) = tokio::sync::mpsc::channel(QUEUED_MESSAGES);
     link.spawn(async move {
+        let mut pieces = Pieces::default();
         while let Some(Ok(message)) = messages.next().await {
             let Some(part) = Part::of_subject(message.subject.as_str()) else {
                 continue;
             };
-            if queue.send((part, message.payload.to_vec())).await.is_err() {
+            let piece = piece_of(message.headers.as_ref());
+            let Some(whole) = pieces.take(piece, &message.payload) else {
+                continue;
+            };
+            if queue.send((part, whole)).await.is_err() {
                 return;
             }
         }
@@ -649,5 +646,31 @@ impl DatagramSession for ViewerRole {
 
     fn closed(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn presses(count: usize) -> Vec<Buttons> {
+        (0..count).map(|i| Buttons::from_bits(i as u16)).collect()
+    }
+
+    #[test]
+    fn a_feed_takes_only_the_frames_that_follow_those_it_has() {
+        let mut feed = Feed::starting_at(Frame::new(6));
+        // Frames 0..6 (two players each) are before the feed began.
+        assert_eq!(feed.take_inputs(Frame::new(0), 2, &presses(12)), 0);
+        // Frames 3..9 overlap it: 6, 7 and 8 are new.
+        assert_eq!(feed.take_inputs(Frame::new(3), 2, &presses(12)), 3);
+        assert_eq!(feed.buffered(), 3);
+        assert_eq!(
+            feed.rows[0][..2],
+            [Buttons::from_bits(6), Buttons::from_bits(7)]
+        );
+        // Frames 12.. leave a gap: nothing is taken.
+        assert_eq!(feed.take_inputs(Frame::new(12), 2, &presses(4)), 0);
+        assert_eq!(feed.received_end, Frame::new(9));
     }
 }
