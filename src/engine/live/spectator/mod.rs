@@ -101,7 +101,12 @@ pub fn spectate_match_relaying(
         settings.address,
         game.title()
     )?;
-    let config = spectator_config(host, game.as_ref(), settings)?;
+    let mut config = spectator_config(host, game.as_ref(), settings)?;
+    if relay.is_some() {
+        // Passing the match on, a watch plays each frame as soon as it is
+        // whole: its viewers' own buffers absorb the jitter.
+        config.jitter.min_delay_frames = 0;
+    }
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
