@@ -111,6 +111,10 @@ fn fulfil(netplay: &mut NetplaySession<usize>, requests: &[Request], game: &mut 
                 buffer.extend_from_slice(&game.to_bytes());
                 slot.set_checksum(Checksum(game.checksum()));
             }
+            Request::Checksum { frame } => {
+                let slot = netplay.state_slot_mut(frame).expect("slot");
+                slot.set_checksum(Checksum(game.checksum()));
+            }
             Request::Load { frame } => {
                 let slot = netplay.saved_state(frame).expect("saved");
                 *game = StubState::from_bytes(slot.data());

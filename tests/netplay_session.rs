@@ -94,6 +94,10 @@ impl Pair {
                             slot.buffer_mut().extend_from_slice(&game.to_le_bytes());
                             slot.set_checksum(Checksum(*game));
                         }
+                        Request::Checksum { frame } => {
+                            let slot = peer.state_slot_mut(frame).unwrap();
+                            slot.set_checksum(Checksum(*game));
+                        }
                         Request::Load { frame } => {
                             let data = peer.saved_state(frame).unwrap().data();
                             *game = u64::from_le_bytes(data.try_into().unwrap());

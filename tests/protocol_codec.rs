@@ -184,6 +184,19 @@ fn every_message() -> Vec<Message> {
         Message::Start { delay_ms: 65_535 },
         Message::StartAck,
         Message::DisconnectAck,
+        Message::Roster(vec![
+            RosterEntry {
+                slot: 2,
+                address: vec![127, 0, 0, 1, 0x1F, 0x40],
+            },
+            RosterEntry {
+                slot: 3,
+                address: vec![0xAB; MAX_ROSTER_ADDRESS_BYTES],
+            },
+        ]),
+        Message::Roster(Vec::new()),
+        Message::RejoinChallenge { nonce: 0 },
+        Message::RejoinProof { nonce: u64::MAX },
     ]
 }
 
@@ -682,4 +695,32 @@ fn a_handshake_carries_the_match_length_and_one_ending_before_it_has_none() {
     out.pop();
     handshake.match_frames = None;
     assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(handshake));
+}
+
+#[test]
+fn a_roster_with_too_many_entries_or_a_long_address_is_refused_before_allocating() {
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Roster(Vec::new()), &mut out).unwrap();
+    let count_at = out.len() - 1;
+    // Too many entries claimed.
+    let mut many = out.clone();
+    many[count_at] = 200;
+    assert!(codec::decode(&many).is_err());
+    // One entry whose address is longer than any address.
+    let mut long = out.clone();
+    long[count_at] = 1;
+    long.extend_from_slice(&[2, (MAX_ROSTER_ADDRESS_BYTES + 1) as u8]);
+    long.extend_from_slice(&[0; MAX_ROSTER_ADDRESS_BYTES + 1]);
+    assert!(matches!(
+        codec::decode(&long),
+        Err(DecodeError::BadRosterEntry { slot: 2, .. })
+    ));
+    let too_long = Message::Roster(vec![RosterEntry {
+        slot: 1,
+        address: vec![0; MAX_ROSTER_ADDRESS_BYTES + 1],
+    }]);
+    assert_eq!(
+        codec::encode(&header(), &too_long, &mut out),
+        Err(codec::EncodeError::BadRoster)
+    );
 }

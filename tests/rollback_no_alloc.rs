@@ -63,6 +63,11 @@ impl Peer {
                     slot.buffer_mut().extend_from_slice(bytes.as_flattened());
                     slot.set_checksum(Checksum::of(bytes.as_flattened()));
                 }
+                Request::Checksum { frame } => {
+                    let bytes = [self.sums[0].to_le_bytes(), self.sums[1].to_le_bytes()];
+                    let slot = self.session.state_slot_mut(frame).unwrap();
+                    slot.set_checksum(Checksum::of(bytes.as_flattened()));
+                }
                 Request::Load { frame } => {
                     let data = self.session.saved_state(frame).unwrap().data();
                     self.sums = [

@@ -265,6 +265,19 @@ pub enum AppError {
         /// The sync-test's verdict.
         verdict: String,
     },
+    /// Rollback was asked for (`--mode rollback`, or by the host) but the
+    /// pre-flight found this machine's core cannot do it.
+    #[error("{asked}, but the rollback pre-flight found that {game} {problem}: {remedy}")]
+    RollbackUnavailable {
+        /// Who asked for rollback.
+        asked: &'static str,
+        /// The core and its version.
+        game: String,
+        /// What the pre-flight found.
+        problem: String,
+        /// What the user can do about it.
+        remedy: &'static str,
+    },
 }
 
 impl AppError {
@@ -281,7 +294,8 @@ impl AppError {
             | AppError::ReadReplay { .. }
             | AppError::OpenFile { .. }
             | AppError::ReplayRefused { .. }
-            | AppError::PreflightFailed { .. } => EXIT_USER_MISTAKE,
+            | AppError::PreflightFailed { .. }
+            | AppError::RollbackUnavailable { .. } => EXIT_USER_MISTAKE,
             AppError::NoAnswer { .. } => EXIT_RUNTIME_FAILURE,
             #[cfg(feature = "broadcast")]
             AppError::Nats(error) if error.is_user_mistake() => EXIT_USER_MISTAKE,

@@ -163,11 +163,15 @@ pub struct ReplayPlayback<'r> {
 
 impl<'r> ReplayPlayback<'r> {
     /// Loads the replay's start state into `game`: playback stands at the
-    /// replay's start frame.
+    /// replay's start frame. An empty one (a lockstep match of a core that
+    /// cannot save) is the content as loaded, at frame 0.
     pub fn start<G: Emulator + ?Sized>(replay: &'r Replay, game: &mut G) -> Result<Self, AppError> {
         let frame = replay.start_frame();
-        game.load_state(&replay.header.start_state)
-            .map_err(AppError::at_frame(frame.number()))?;
+        let from_content = replay.header.start_state.is_empty() && frame.number() == 0;
+        if !from_content {
+            game.load_state(&replay.header.start_state)
+                .map_err(AppError::at_frame(frame.number()))?;
+        }
         let playback = ReplayPlayback {
             replay,
             frame,

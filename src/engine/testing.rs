@@ -51,6 +51,8 @@ pub struct StubGame {
     /// Time claimed in the core per frame run, and the frames ever run.
     time_in_core: Option<(Duration, u32)>,
     glitch: Glitch,
+    /// Whether it refuses to save its state, as some cores do.
+    refuses_to_save: bool,
     pixels: Vec<u8>,
     audio: Vec<i16>,
     drawn: bool,
@@ -76,6 +78,7 @@ impl StubGame {
             state_tail: None,
             time_in_core: None,
             glitch: Glitch::default(),
+            refuses_to_save: false,
             pixels: vec![0; (WIDTH * HEIGHT * 4) as usize],
             audio: vec![0; 1600],
             drawn: false,
@@ -130,6 +133,15 @@ impl StubGame {
                 enabled: true,
                 ..Glitch::default()
             },
+            ..self
+        }
+    }
+
+    /// This game, refusing to save its state (a core that does not
+    /// serialize): it can play only in lockstep.
+    pub fn refusing_to_save(self) -> Self {
+        StubGame {
+            refuses_to_save: true,
             ..self
         }
     }
@@ -233,6 +245,11 @@ impl Emulator for StubGame {
     }
 
     fn save_state(&mut self, into: &mut Vec<u8>) -> Result<(), EmulatorError> {
+        if self.refuses_to_save {
+            return Err(EmulatorError::SaveFailed {
+                reason: "the stub game refuses to save".to_string(),
+            });
+        }
         into.clear();
         into.extend_from_slice(STATE_MAGIC);
         into.extend_from_slice(&self.frames_run.to_le_bytes());

@@ -473,6 +473,8 @@ pub struct SimSockets<A> {
     /// The network the datagrams travel on (conditions, partitions, stats).
     pub net: SimNet<A>,
     inboxes: BTreeMap<A, VecDeque<(A, Vec<u8>)>>,
+    /// Machines seen at another address than their own (see [`SimSockets::rebind`]).
+    appears_as: BTreeMap<A, A>,
     now: Millis,
 }
 
@@ -482,6 +484,7 @@ impl<A: Copy + Ord> SimSockets<A> {
         SimSockets {
             net,
             inboxes: BTreeMap::new(),
+            appears_as: BTreeMap::new(),
             now: 0,
         }
     }
@@ -490,13 +493,31 @@ impl<A: Copy + Ord> SimSockets<A> {
     pub fn deliver(&mut self, now: Millis) {
         self.now = now;
         for delivery in self.net.deliver_due(now) {
-            let inbox = self.inboxes.entry(delivery.to).or_default();
+            let Some(machine) = self.machine_at(delivery.to) else {
+                continue;
+            };
+            let inbox = self.inboxes.entry(machine).or_default();
             if inbox.len() < INBOX_LIMIT {
                 inbox.push_back((delivery.from, delivery.bytes));
             } else {
                 self.net.stats.dropped_by_queue += 1;
             }
         }
+    }
+
+    /// From now on `machine` sends from `address` and receives what is
+    /// sent there, and nothing sent to its old address reaches it: a NAT
+    /// that rebound its port, or a move to another network.
+    pub fn rebind(&mut self, machine: A, address: A) {
+        self.appears_as.insert(machine, address);
+    }
+
+    /// The machine datagrams to `address` reach, if any.
+    fn machine_at(&self, address: A) -> Option<A> {
+        if let Some((&machine, _)) = self.appears_as.iter().find(|(_, &a)| a == address) {
+            return Some(machine);
+        }
+        (!self.appears_as.contains_key(&address)).then_some(address)
     }
 
     /// Throws away what waits for `machine` (a machine switched off).
@@ -509,7 +530,7 @@ impl<A: Copy + Ord> SimSockets<A> {
         SimPort {
             net: &mut self.net,
             inbox: self.inboxes.entry(machine).or_default(),
-            me: machine,
+            me: self.appears_as.get(&machine).copied().unwrap_or(machine),
             now: self.now,
         }
     }
@@ -554,6 +575,22 @@ mod tests {
         assert_eq!(sockets.port(1).receive(&mut datagram), None);
         assert_eq!(sockets.port(2).receive(&mut datagram), Some(0));
         assert_eq!(datagram, b"to two");
+    }
+
+    #[test]
+    fn a_rebound_machine_sends_from_its_new_address_and_only_hears_what_is_sent_there() {
+        let mut sockets = SimSockets::new(SimNet::new(1));
+        sockets.rebind(1, 11);
+        sockets.port(1).send(0, b"from eleven");
+        sockets.port(0).send(11, b"to eleven");
+        sockets.port(0).send(1, b"to the old address");
+        sockets.deliver(0);
+        let mut datagram = Vec::new();
+        assert_eq!(sockets.port(0).receive(&mut datagram), Some(11));
+        assert_eq!(datagram, b"from eleven");
+        assert_eq!(sockets.port(1).receive(&mut datagram), Some(0));
+        assert_eq!(datagram, b"to eleven");
+        assert_eq!(sockets.port(1).receive(&mut datagram), None);
     }
 
     #[test]

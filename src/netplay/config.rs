@@ -15,6 +15,20 @@ pub enum Connect {
     /// The peer sends us Hello (we are the host of this link). Its endpoint
     /// is made when the first Hello arrives, so no handshake timer runs before.
     Accept,
+    /// The start-up host's roster tells where the peer is (a 3–4 player
+    /// mesh); then the machine of the higher slot dials, the other accepts.
+    Roster,
+}
+
+/// How a session's addresses travel in a roster: the transport's own
+/// encoding, opaque to the protocol (at most
+/// [`crate::protocol::MAX_ROSTER_ADDRESS_BYTES`] bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct RosterCodec<A> {
+    /// Appends the address's bytes.
+    pub encode: fn(&A, &mut Vec<u8>),
+    /// The address these bytes name; `None` when they name none.
+    pub decode: fn(&[u8]) -> Option<A>,
 }
 
 /// One other machine in the match.
@@ -67,6 +81,14 @@ pub struct NetplayConfig<A> {
     pub interrupt_after_ms: Millis,
     /// Silence after which a peer is dropped from the match.
     pub disconnect_after_ms: Millis,
+    /// Silence a player's link waits out once the match runs, if longer
+    /// than `disconnect_after_ms`: the others stall ("waiting for…") and
+    /// the player may come back within it, from the same or a new address.
+    /// 0: no window (dropped after `disconnect_after_ms`).
+    pub rejoin_window_ms: Millis,
+    /// Random bytes the caller draws: the nonces a player coming back
+    /// from a new address must echo are made from them.
+    pub rejoin_seed: u64,
     /// Frames asked for without one becoming final for this long end the
     /// match (`NetplayEvent::Stalled`): the peers hear each other, yet
     /// nothing moves.
@@ -98,6 +120,10 @@ pub struct NetplayConfig<A> {
     /// to spectators. Its last frame is a checkpoint too, so the frames
     /// after the last regular checkpoint are compared as well.
     pub match_frames: Option<u32>,
+    /// How addresses travel in the roster: with it, the start-up host tells
+    /// every member where the others are once all joined, and members learn
+    /// their [`Connect::Roster`] peers from it.
+    pub roster: Option<RosterCodec<A>>,
 }
 
 impl<A> NetplayConfig<A> {
@@ -127,6 +153,8 @@ impl<A> NetplayConfig<A> {
             dynamic_input_delay: true,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            rejoin_window_ms: 0,
+            rejoin_seed: 0,
             stall_after_ms: 10_000,
             time_sync: TimeSyncConfig::default(),
             compensate_start_latency: true,
@@ -135,6 +163,7 @@ impl<A> NetplayConfig<A> {
             start_state: None,
             max_start_state_bytes: MAX_BLOB_SIZE,
             match_frames: None,
+            roster: None,
         }
     }
 
@@ -144,6 +173,16 @@ impl<A> NetplayConfig<A> {
             address: Some(address),
             players,
             connect: Connect::Dial,
+        });
+        self
+    }
+
+    /// Adds a peer whose address the start-up host's roster will tell.
+    pub fn from_roster(mut self, players: PlayerSlots) -> Self {
+        self.peers.push(PeerConfig {
+            address: None,
+            players,
+            connect: Connect::Roster,
         });
         self
     }

@@ -73,6 +73,12 @@ pub enum NetplayEvent {
         /// How long it has been silent, in ms.
         silent_for_ms: Millis,
     },
+    /// The machine of `players` came back from a new address and proved
+    /// it is the same (its link moved there).
+    PeerRejoined {
+        /// The players of the machine that came back.
+        players: PlayerSet,
+    },
     /// That machine is heard again.
     NetworkResumed {
         /// The players of the machine heard again.
@@ -293,6 +299,12 @@ pub enum SpectatorDrop {
         /// The frames the backlog holds.
         frames: u32,
     },
+    /// Lockstep keeps no state: a spectator starts from frame 0, whose
+    /// inputs left the backlog (`frames` final frames).
+    LockstepStartGone {
+        /// The frames the backlog holds.
+        frames: u32,
+    },
     /// The savestate it needs compresses to more than a blob may carry.
     StateTooLarge {
         /// The compressed size.
@@ -306,6 +318,10 @@ impl std::fmt::Display for SpectatorDrop {
             SpectatorDrop::FellBehind { frames } => {
                 write!(f, "it fell more than {frames} frames behind the match")
             }
+            SpectatorDrop::LockstepStartGone { frames } => write!(
+                f,
+                "the match plays in lockstep, so a spectator starts from frame 0, more than {frames} frames back"
+            ),
             SpectatorDrop::StateTooLarge { bytes } => write!(
                 f,
                 "the savestate it needs compresses to {bytes} bytes, over the blob limit"

@@ -18,7 +18,7 @@ mod session;
 pub mod spectator;
 pub mod startup;
 
-pub use config::{Connect, NetplayConfig, PeerConfig};
+pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
 pub use session::{NetplaySession, SPECTATOR_BACKLOG_FRAMES};
 pub use spectator::{Repair, SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};

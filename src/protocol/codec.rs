@@ -25,6 +25,9 @@
 //! have no body, Start carries its delay in milliseconds (u16). The
 //! handshake layouts did not change.
 //!
+//! Version 6 added the Roster (kind 18): a count byte (below 8), then per
+//! entry the slot byte, an address length byte (at most 32) and the address.
+//!
 //! Version 3 puts a piggyback flags byte in every input datagram, after the
 //! connection status: bit 0 a quality report (timestamp u32, frame advantage
 //! i16), bit 1 a quality reply (echoed timestamp u32, held milliseconds u16),
@@ -50,6 +53,10 @@
 //! handshake ending after the core options is a version-4 one (no length,
 //! no key). A blob chunk carries the whole blob's xxh3 (u64) after its
 //! total size. DisconnectAck (kind 16, no body) answers every Disconnect.
+//!
+//! Version 6 adds RejoinChallenge (kind 19) and RejoinProof (kind 20),
+//! each a nonce (u64): a link moves to a peer's new address only once the
+//! peer echoed the nonce sent there, tagged with the link's key.
 //!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
@@ -150,6 +157,14 @@ pub enum DecodeError {
     /// An input datagram's piggyback flags byte sets bits this version does not know.
     #[error("unknown piggyback flags {0:#04x} in an input datagram")]
     UnknownPiggyback(u8),
+    /// A roster entry names a slot beyond the wire's or an address too long.
+    #[error("a roster entry for slot {slot} has a {length}-byte address")]
+    BadRosterEntry {
+        /// The slot carried.
+        slot: u8,
+        /// The address length carried.
+        length: usize,
+    },
     /// An input datagram's flags announce a checksum report with zero entries.
     #[error("an input datagram flags a checksum report but carries no checksum")]
     EmptyPiggybackChecksums,
@@ -199,6 +214,9 @@ pub enum EncodeError {
     /// A handshake with more than [`MAX_CORE_OPTIONS`] core options.
     #[error("a handshake holds {0} core options, at most {MAX_CORE_OPTIONS} fit")]
     TooManyCoreOptions(usize),
+    /// A roster with too many entries, a slot beyond the wire's or an address too long.
+    #[error("a roster holds too many entries, a slot beyond {MAX_SLOTS} or an address over {MAX_ROSTER_ADDRESS_BYTES} bytes")]
+    BadRoster,
 }
 
 // ---------------------------------------------------------------- writing
@@ -502,6 +520,10 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         }
         Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
+        Message::Roster(entries) => put_roster(out, entries)?,
+        Message::RejoinChallenge { nonce } | Message::RejoinProof { nonce } => {
+            out.extend_from_slice(&nonce.to_le_bytes())
+        }
     }
     Ok(())
 }
@@ -702,10 +724,55 @@ pub fn decode_reusing(
         },
         15 => Message::StartAck,
         16 => Message::DisconnectAck,
+        18 => Message::Roster(read_roster(&mut reader)?),
+        19 => Message::RejoinChallenge {
+            nonce: reader.u64()?,
+        },
+        20 => Message::RejoinProof {
+            nonce: reader.u64()?,
+        },
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;
     Ok((header, message))
+}
+
+fn put_roster(out: &mut Vec<u8>, entries: &[RosterEntry]) -> Result<(), EncodeError> {
+    let fits = entries.len() < MAX_SLOTS
+        && entries.iter().all(|entry| {
+            usize::from(entry.slot) < MAX_SLOTS && entry.address.len() <= MAX_ROSTER_ADDRESS_BYTES
+        });
+    if !fits {
+        return Err(EncodeError::BadRoster);
+    }
+    out.push(entries.len() as u8);
+    for entry in entries {
+        out.push(entry.slot);
+        out.push(entry.address.len() as u8);
+        out.extend_from_slice(&entry.address);
+    }
+    Ok(())
+}
+
+fn read_roster(reader: &mut Reader<'_>) -> Result<Vec<RosterEntry>, DecodeError> {
+    let count = reader.u8()? as usize;
+    if count >= MAX_SLOTS {
+        return Err(DecodeError::CountBeyondDatagram {
+            claimed: count as u64,
+            bytes_left: reader.remaining(),
+        });
+    }
+    let mut entries = Vec::with_capacity(count);
+    for _ in 0..count {
+        let slot = reader.u8()?;
+        let length = reader.u8()? as usize;
+        if usize::from(slot) >= MAX_SLOTS || length > MAX_ROSTER_ADDRESS_BYTES {
+            return Err(DecodeError::BadRosterEntry { slot, length });
+        }
+        let address = reader.take(length)?.to_vec();
+        entries.push(RosterEntry { slot, address });
+    }
+    Ok(entries)
 }
 
 fn read_quality_report(reader: &mut Reader<'_>) -> Result<QualityReport, DecodeError> {

@@ -32,7 +32,12 @@ use std::fmt;
 ///   bounded linger: an ending sent once dies with one lost datagram, and a
 ///   version-4 peer would never answer. Handshakes end with the match's
 ///   length in frames (the host's wins). Rejects may say `NoSpectators`.
-pub const PROTOCOL_VERSION: u8 = 5;
+/// - 6: the start-up host tells each member where every other player's
+///   machine is (Roster, kind 18), so that matches of 3–4 players link as
+///   a full mesh; a version-5 member would never link to the others. A
+///   peer heard from a new address proves it is the same peer before its
+///   link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
+pub const PROTOCOL_VERSION: u8 = 6;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -183,6 +188,34 @@ impl Default for SessionSettings {
             checksum_interval: 60,
             input_delay_min: 0,
             input_delay_max: 4,
+        }
+    }
+}
+
+/// The most input delay lockstep may need: 12 frames (200 ms each way at 60
+/// frames per second).
+pub const LOCKSTEP_INPUT_DELAY_MAX: u8 = 12;
+
+impl SessionSettings {
+    /// Whether the match runs in lockstep: no prediction (`max_prediction`
+    /// 0), so no frame is ever rolled back.
+    pub fn is_lockstep(&self) -> bool {
+        self.max_prediction == 0
+    }
+
+    /// These settings with rollback or (`lockstep`) in lockstep, whose input
+    /// delay may grow to cover longer round trips. The host decides; a
+    /// joiner adopts the host's.
+    pub fn in_mode(self, lockstep: bool) -> Self {
+        let default = SessionSettings::default();
+        SessionSettings {
+            max_prediction: if lockstep { 0 } else { default.max_prediction },
+            input_delay_max: if lockstep {
+                LOCKSTEP_INPUT_DELAY_MAX
+            } else {
+                default.input_delay_max
+            },
+            ..self
         }
     }
 }
@@ -568,6 +601,36 @@ pub enum Message {
     },
     /// Member → host: a Start arrived (every copy is acknowledged).
     StartAck,
+    /// Start-up host → member: where the other players' machines are, as
+    /// the host sees them (resent until the member says Ready).
+    Roster(Vec<RosterEntry>),
+    /// Sent to a new address a peer's datagrams came from: "prove you
+    /// hold this link's key by echoing `nonce`". The link moves there
+    /// only on the proof, so a replayed datagram moves nothing.
+    RejoinChallenge {
+        /// Drawn fresh for each new address (from randomness the caller gives).
+        nonce: u64,
+    },
+    /// The answer to a [`Message::RejoinChallenge`], tagged with the link's
+    /// key like every datagram: only the peer can make it.
+    RejoinProof {
+        /// The challenge's nonce, echoed.
+        nonce: u64,
+    },
+}
+
+/// An address in a [`Message::Roster`] is at most this long (an IPv6
+/// socket address is 18 bytes).
+pub const MAX_ROSTER_ADDRESS_BYTES: usize = 32;
+
+/// One other player's machine in a [`Message::Roster`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RosterEntry {
+    /// The player slot it controls.
+    pub slot: u8,
+    /// Its address, in the encoding of the session's transport (opaque to
+    /// the protocol; at most [`MAX_ROSTER_ADDRESS_BYTES`]).
+    pub address: Vec<u8>,
 }
 
 impl Message {
@@ -590,6 +653,9 @@ impl Message {
             Message::Start { .. } => 14,
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
+            Message::Roster(_) => 18,
+            Message::RejoinChallenge { .. } => 19,
+            Message::RejoinProof { .. } => 20,
         }
     }
 }

@@ -16,6 +16,13 @@ pub enum Request {
         /// The frame whose start the state is.
         frame: Frame,
     },
+    /// Lockstep: nothing is saved; set the checksum of the game at the
+    /// start of `frame` in `session.state_slot_mut(frame)` (its memory, as a
+    /// `Save` would), so checkpoints are still compared.
+    Checksum {
+        /// The frame whose start the checksum is of.
+        frame: Frame,
+    },
     /// Restore the state saved for `frame` (`session.saved_state(frame)`).
     Load {
         /// The frame to go back to; the game then runs it again.

@@ -71,6 +71,15 @@ pub fn next_input_delay(current: u32, worst_peer_lag: f32, min: u32, max: u32) -
     delay
 }
 
+/// Lockstep's delay: a frame waits until every input for it arrived, so the
+/// delay must cover the one-way lag plus half a frame of scheduling; it
+/// rises to that at once and falls only once a frame more than it is
+/// covered (a band of one frame, so it does not flap).
+pub fn lockstep_input_delay(current: u32, worst_peer_lag: f32, min: u32, max: u32) -> u32 {
+    let needed = (worst_peer_lag.max(0.0) + 0.5).ceil() as u32;
+    current.clamp(needed, needed + 1).clamp(min, max)
+}
+
 /// The delay to start a match with, from the worst measured round trip.
 pub fn initial_input_delay(
     worst_round_trip: Duration,
@@ -117,6 +126,8 @@ pub struct InputDelayController {
     frame_period: Duration,
     delay: u32,
     resimulation_cost: Option<Duration>,
+    /// Lockstep's rule ([`lockstep_input_delay`]) instead of the hysteresis.
+    lockstep: bool,
 }
 
 impl InputDelayController {
@@ -128,7 +139,33 @@ impl InputDelayController {
             frame_period,
             delay,
             resimulation_cost: None,
+            lockstep: false,
         }
+    }
+
+    /// Follows lockstep's rule: the delay covers the lag (nothing is
+    /// re-simulated, so no cost floor).
+    pub fn in_lockstep(mut self) -> Self {
+        self.lockstep = true;
+        self
+    }
+
+    /// Lockstep: raises the delay now when `worst_peer_lag` (frames, one
+    /// sample) needs more. Returns the new delay if it changed.
+    pub fn raise_for_lockstep(&mut self, worst_peer_lag: f32) -> Option<u32> {
+        if !self.config.dynamic {
+            return None;
+        }
+        let needed = lockstep_input_delay(
+            self.delay,
+            worst_peer_lag,
+            self.config.min_frames,
+            self.config.max_frames,
+        );
+        (needed > self.delay).then(|| {
+            self.delay = needed;
+            needed
+        })
     }
 
     /// The local input delay now, in frames.
@@ -162,6 +199,13 @@ impl InputDelayController {
             max_frames,
             ..
         } = self.config;
+        if self.lockstep {
+            let delay = lockstep_input_delay(self.delay, worst_peer_lag, min_frames, max_frames);
+            return (delay != self.delay).then(|| {
+                self.delay = delay;
+                delay
+            });
+        }
         let mut delay = next_input_delay(self.delay, worst_peer_lag, min_frames, max_frames);
         if let Some(cost) = self.resimulation_cost {
             let floor =
@@ -190,6 +234,18 @@ mod tests {
         assert_eq!(next_input_delay(4, 7.0, 0, 4), 3);
         assert_eq!(next_input_delay(3, 5.0, 0, 4), 2);
         assert_eq!(next_input_delay(2, 1.0, 0, 4), 0);
+    }
+
+    #[test]
+    fn lockstep_covers_the_one_way_lag_and_falls_only_a_frame_past_it() {
+        // 40 ms round trip: 1.2 frames each way.
+        assert_eq!(lockstep_input_delay(0, 1.2, 0, 12), 2);
+        // 100 ms: 3 frames each way.
+        assert_eq!(lockstep_input_delay(0, 3.0, 0, 12), 4);
+        assert_eq!(lockstep_input_delay(5, 3.0, 0, 12), 5);
+        assert_eq!(lockstep_input_delay(6, 3.0, 0, 12), 5);
+        assert_eq!(lockstep_input_delay(0, 30.0, 0, 12), 12);
+        assert_eq!(lockstep_input_delay(0, 0.0, 2, 12), 2);
     }
 
     #[test]

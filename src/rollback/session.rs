@@ -185,6 +185,9 @@ impl SessionConfig {
     }
 
     /// Frames that may run ahead of a peer's newest input (default 8).
+    /// 0 is lockstep: a frame runs only once every input for it is
+    /// confirmed, nothing is saved or loaded (`Request::Checksum` instead
+    /// of `Save`), and the input delay covers the round trip.
     pub fn max_prediction(mut self, frames: u32) -> Self {
         self.max_prediction = frames;
         self
@@ -243,6 +246,11 @@ impl SessionConfig {
         self.frame_period
     }
 
+    /// Whether frames wait for confirmed inputs instead of predicting them.
+    pub fn is_lockstep(&self) -> bool {
+        self.max_prediction == 0
+    }
+
     fn validate(&self) -> Result<(), SessionError> {
         if !(2..=MAX_PLAYERS).contains(&self.players) {
             return Err(SessionError::InvalidConfig("a session has 2 to 4 players"));
@@ -252,9 +260,9 @@ impl SessionConfig {
                 "at least one player must be local",
             ));
         }
-        if !(1..=120).contains(&self.max_prediction) {
+        if self.max_prediction > 120 {
             return Err(SessionError::InvalidConfig(
-                "the prediction window must be 1 to 120 frames",
+                "the prediction window must be 0 (lockstep) to 120 frames",
             ));
         }
         if self.frame_period.is_zero() {
@@ -367,11 +375,14 @@ impl<P: Predictor> Session<P> {
         } else {
             Event::Synchronizing
         });
-        let delay = InputDelayController::new(
+        let mut delay = InputDelayController::new(
             config.input_delay,
             config.frame_period,
             config.initial_input_delay,
         );
+        if config.is_lockstep() {
+            delay = delay.in_lockstep();
+        }
         let mut stats = [PeerStats::default(); MAX_PLAYERS];
         for stat in &mut stats {
             stat.local_input_delay = delay.delay();
@@ -890,7 +901,11 @@ impl<P: Predictor> Session<P> {
 
     fn save(&mut self, requests: &mut Vec<Request>, frame: Frame) {
         self.states.claim(frame);
-        requests.push(Request::Save { frame });
+        requests.push(if self.config.is_lockstep() {
+            Request::Checksum { frame }
+        } else {
+            Request::Save { frame }
+        });
     }
 
     fn simulate(&mut self, requests: &mut Vec<Request>, frame: Frame, resimulation: bool) {
@@ -932,7 +947,9 @@ impl<P: Predictor> Session<P> {
         let Some(first) = first else {
             return Ok(0);
         };
-        if self.states.get(first).is_none() {
+        // Lockstep runs no frame on a guess, but a departure agreed at an
+        // earlier frame would rewrite frames run: no state to go back to.
+        if self.states.get(first).is_none() || self.config.is_lockstep() {
             return Err(SessionError::StateNotSaved { frame: first });
         }
         requests.push(Request::Load { frame: first });
@@ -1021,6 +1038,14 @@ impl<P: Predictor> Session<P> {
         if let Some(lag) = worst_lag {
             self.lag_sum += lag;
             self.lag_samples += 1;
+            // Lockstep waits for every frame the delay does not cover: the
+            // delay rises as soon as a round trip says so.
+            if self.config.is_lockstep() {
+                if let Some(to) = self.delay.raise_for_lockstep(lag) {
+                    self.events
+                        .push_back(Event::InputDelayChanged { from: delay, to });
+                }
+            }
         }
         let previous = self.time_sync.advice();
         let Some(advice) = self.time_sync.end_frame() else {
@@ -1051,9 +1076,9 @@ impl<P: Predictor> Session<P> {
             let average = self.lag_sum / self.lag_samples as f32;
             self.lag_sum = 0.0;
             self.lag_samples = 0;
+            let from = self.delay.delay();
             if let Some(to) = self.delay.update(average) {
-                self.events
-                    .push_back(Event::InputDelayChanged { from: delay, to });
+                self.events.push_back(Event::InputDelayChanged { from, to });
             }
         }
     }

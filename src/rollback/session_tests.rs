@@ -18,6 +18,8 @@ struct StubGame {
     history: Vec<Option<(Checksum, [Buttons; MAX_PLAYERS])>>,
     rendered: u32,
     resimulated: u32,
+    /// Lockstep's checksum requests carried out.
+    checksums: u32,
 }
 
 impl StubGame {
@@ -29,6 +31,7 @@ impl StubGame {
             history: Vec::new(),
             rendered: 0,
             resimulated: 0,
+            checksums: 0,
         }
     }
 
@@ -53,6 +56,13 @@ impl StubGame {
                     slot.buffer_mut().clear();
                     slot.buffer_mut().extend_from_slice(&bytes);
                     slot.set_checksum(Checksum::of(&bytes));
+                }
+                Request::Checksum { frame } => {
+                    assert_eq!(frame.number(), self.frame, "checksum of the wrong frame");
+                    let checksum = Checksum::of(&self.bytes());
+                    let slot = session.state_slot_mut(frame).expect("slot claimed");
+                    slot.set_checksum(checksum);
+                    self.checksums += 1;
                 }
                 Request::Load { frame } => {
                     let data = session
@@ -974,4 +984,29 @@ fn a_session_that_runs_no_more_frames_still_rolls_back_to_late_corrections() {
     assert_eq!(last_run[1], Buttons::B, "on the peer's real input");
     assert_eq!(session.settle(&mut requests), Ok(0));
     assert!(requests.is_empty());
+}
+
+#[test]
+fn lockstep_never_saves_loads_or_rolls_back_and_waits_for_late_inputs() {
+    // Three ticks each way and no input delay: every frame waits.
+    let mut net = Net::new(2, 3, |c| c.max_prediction(0));
+    net.run(600);
+    net.settle();
+    let agreed = net.assert_identical(&[0, 1]);
+    assert!(agreed > 100, "only {agreed} frames agreed");
+    for peer in &net.peers {
+        assert_eq!(peer.game.resimulated, 0, "lockstep re-simulated a frame");
+        assert!(peer.game.checksums >= peer.game.rendered);
+        assert_eq!(peer.session.state_bytes(), 0, "lockstep saved a state");
+        let other = PlayerId::new(1 - peer.me.index() as u8);
+        assert_eq!(peer.session.peer_stats(other).unwrap().rollbacks, 0);
+        assert!(peer
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::WaitingForPeer { .. })));
+        assert!(!peer
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Desync { .. })));
+    }
 }

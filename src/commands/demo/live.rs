@@ -14,7 +14,8 @@ use crate::engine::inputs::InputSpec;
 use crate::engine::live::front_end::{Headless, LiveOutputs};
 use crate::engine::live::options::{LiveEvent, LiveOptions};
 use crate::engine::live::players::{
-    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings,
+    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg,
+    DEFAULT_REJOIN_S,
 };
 use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::live::spectator::{spectate_match, SpectateSettings};
@@ -245,7 +246,9 @@ impl Setup<'_> {
             }),
             frames: Some(self.args.frames),
             strict: false,
+            mode: ModeArg::Auto,
             delay: DelayArg::Auto,
+            rejoin_s: DEFAULT_REJOIN_S,
             link: self.link(machine),
             dump_dir: None,
         }
@@ -270,6 +273,7 @@ impl Setup<'_> {
             common: self.player(0),
             port: 0,
             players: 2,
+            min_delay: 0,
             port_file: None,
             max_spectators: 1,
         };
@@ -282,6 +286,7 @@ impl Setup<'_> {
             address: address.to_string(),
             common: self.player(1),
             connect_timeout_s: 10.0,
+            slot: None,
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))

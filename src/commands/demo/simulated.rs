@@ -67,6 +67,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
             format!("nothing heard for {silent_for_ms} ms")
         }
         NetplayEvent::NetworkResumed { .. } => "the other machine is heard again".into(),
+        NetplayEvent::PeerRejoined { .. } => "the other machine is back, at a new address".into(),
         NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
         NetplayEvent::PeerFault { fault, .. } => format!("dropped the other machine: {fault}"),
         NetplayEvent::Stalled { stalled_for_ms, .. } => {

@@ -6,9 +6,37 @@ use crate::checksum::Checksum;
 use crate::engine::{open_game, AppError, Game, GameArgs};
 use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::NetError;
+use crate::netplay::RosterCodec;
 use crate::protocol::{CoreOption, LinkSecret};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+
+/// Socket addresses in a roster: the IP's bytes (4, or 16 for IPv6; an
+/// IPv4 peer a dual-stack host saw as `::ffff:a.b.c.d` goes as IPv4, so an
+/// IPv4 member can reach it), then the port, big-endian.
+pub(crate) const SOCKET_ADDRESSES: RosterCodec<SocketAddr> = RosterCodec {
+    encode: encode_socket_address,
+    decode: decode_socket_address,
+};
+
+fn encode_socket_address(address: &SocketAddr, out: &mut Vec<u8>) {
+    match address.ip().to_canonical() {
+        IpAddr::V4(ip) => out.extend_from_slice(&ip.octets()),
+        IpAddr::V6(ip) => out.extend_from_slice(&ip.octets()),
+    }
+    out.extend_from_slice(&address.port().to_be_bytes());
+}
+
+fn decode_socket_address(bytes: &[u8]) -> Option<SocketAddr> {
+    let (ip, port) = bytes.split_at_checked(bytes.len().checked_sub(2)?)?;
+    let port = u16::from_be_bytes([port[0], port[1]]);
+    let ip = match ip.len() {
+        4 => IpAddr::V4(Ipv4Addr::from(<[u8; 4]>::try_from(ip).ok()?)),
+        16 => IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(ip).ok()?)),
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
 
 /// Binds the host's port: IPv6 and IPv4 both where the system allows (a
 /// dual-stack socket), else IPv4 only.
@@ -61,11 +89,16 @@ pub(crate) fn connect_to_host(
 /// This machine's secret for its links' keys, from the operating system
 /// (the pure layers take it as a parameter).
 pub fn link_secret() -> Result<LinkSecret, AppError> {
-    let mut bytes = [0u8; 32];
+    Ok(LinkSecret::from_bytes(random_bytes()?))
+}
+
+/// `N` bytes from the operating system's randomness.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], AppError> {
+    let mut bytes = [0u8; N];
     getrandom::getrandom(&mut bytes).map_err(|error| AppError::NoRandomness {
         reason: error.to_string(),
     })?;
-    Ok(LinkSecret::from_bytes(bytes))
+    Ok(bytes)
 }
 
 /// The first address `HOST:PORT` names.
@@ -167,6 +200,21 @@ mod tests {
             Some("a: 1 → default, c: 4 → 5, d: default → 6")
         );
         assert_eq!(option_changes(&ours[1..3], &host[..1]), None);
+    }
+
+    #[test]
+    fn roster_addresses_travel_as_ip_and_port_and_mapped_ipv4_as_ipv4() {
+        let round_trip = |text: &str| {
+            let mut bytes = Vec::new();
+            (SOCKET_ADDRESSES.encode)(&text.parse().unwrap(), &mut bytes);
+            (SOCKET_ADDRESSES.decode)(&bytes)
+        };
+        let v4: SocketAddr = "127.0.0.1:7001".parse().unwrap();
+        assert_eq!(round_trip("127.0.0.1:7001"), Some(v4));
+        assert_eq!(round_trip("[::ffff:127.0.0.1]:7001"), Some(v4));
+        assert_eq!(round_trip("[2001:db8::1]:9").map(|a| a.port()), Some(9));
+        assert_eq!((SOCKET_ADDRESSES.decode)(&[1, 2, 3]), None);
+        assert_eq!((SOCKET_ADDRESSES.decode)(&[]), None);
     }
 
     #[test]

@@ -76,7 +76,8 @@ impl NetplayDriver {
         }
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         if !self.start_told && !self.requests.is_empty() {
-            self.tell_match_started(game, sink)?;
+            let lockstep = netplay.settings().is_lockstep();
+            self.tell_match_started(game, sink, lockstep)?;
         }
         self.carry_out(netplay, game, sink, hooks)?;
         self.finalize(netplay, sink);
@@ -116,6 +117,7 @@ impl NetplayDriver {
         for &request in &requests {
             match request {
                 Request::Save { frame } => self.save(netplay, game, frame, sink)?,
+                Request::Checksum { frame } => self.checksum(netplay, game, frame, sink),
                 Request::Load { frame } => {
                     timing.loaded(hooks);
                     let state = netplay
@@ -152,15 +154,49 @@ impl NetplayDriver {
         &mut self,
         game: &mut G,
         sink: &mut dyn FrameSink,
+        netplay_lockstep: bool,
     ) -> Result<(), AppError> {
         self.start_told = true;
         let mut start_state = Vec::new();
-        game.save_state(&mut start_state)
-            .map_err(AppError::at_frame(0))?;
+        let saved = game.save_state(&mut start_state);
+        // Lockstep plays cores that cannot save: the replay then starts
+        // from the content as loaded (an empty start state).
+        if netplay_lockstep {
+            if saved.is_err() {
+                start_state.clear();
+            }
+            let memory = lockstep_checksum(game).unwrap_or_default();
+            sink.match_started(Frame::new(0), &start_state, memory);
+            return Ok(());
+        }
+        saved.map_err(AppError::at_frame(0))?;
         let memory = crate::checksum::memory_checksum(game, &mut Vec::new())
             .map_err(AppError::at_frame(0))?;
         sink.match_started(Frame::new(0), &start_state, memory);
         Ok(())
+    }
+
+    /// Lockstep's `Save`: the same checksum, into the same slot and the
+    /// frame's pending entry, with no state saved.
+    fn checksum<A: Ord + Copy, G: Emulator + ?Sized>(
+        &mut self,
+        netplay: &mut NetplaySession<A>,
+        game: &mut G,
+        frame: Frame,
+        sink: &dyn FrameSink,
+    ) {
+        let hash_every_frame = sink.wants_checksums();
+        let checksum = (hash_every_frame || is_checkpoint(netplay, frame))
+            .then(|| lockstep_checksum(game))
+            .flatten();
+        if let (Some(slot), Some(checksum)) = (netplay.state_slot_mut(frame), checksum) {
+            slot.set_checksum(checksum);
+        }
+        remember(
+            &mut self.pending,
+            frame,
+            checksum.filter(|_| hash_every_frame),
+        );
     }
 
     /// Saves the state at the start of `frame` into the session's slot,
@@ -434,6 +470,18 @@ fn save_to_slot<G: Emulator + ?Sized>(
     };
     slot.set_checksum(checksum);
     Ok(Some(checksum))
+}
+
+/// The checksum lockstep compares, taken without saving when it can: of
+/// game memory, as [`save_to_slot`]'s; a game showing no memory by its
+/// state, if its core gives one (else none: nothing to compare).
+fn lockstep_checksum<G: Emulator + ?Sized>(game: &mut G) -> Option<Checksum> {
+    if !game.game_memory().is_empty() {
+        return Some(Checksum::of(game.game_memory()));
+    }
+    let mut state = Vec::new();
+    game.save_state(&mut state).ok()?;
+    Some(Checksum::of(&state))
 }
 
 /// The stopwatch readings around one tick's re-simulation: at its first

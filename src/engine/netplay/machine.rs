@@ -328,7 +328,13 @@ where
         }
         if let Some((frame, state)) = self.spectator.take_state() {
             self.game.set_savestate_context(SavestateContext::Netplay);
-            if let Err(error) = self.game.load_state(&state) {
+            // No state: a lockstep match of a core that cannot save, watched
+            // from frame 0 as its content loads.
+            let from_content = state.is_empty() && frame.number() == 0;
+            if let Err(error) = (!from_content)
+                .then(|| self.game.load_state(&state))
+                .unwrap_or(Ok(()))
+            {
                 // The watch ends with a reason; the host is told.
                 self.spectator.state_refused(error.to_string());
                 self.spectator

@@ -28,7 +28,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// re-simulated and confirmed is final. With more, every other machine
     /// `M` holds each player's inputs at least up to where `M`'s own inputs
     /// prove it had simulated (its input delay and prediction window behind
-    /// them), and no further than any departure frame it announced.
+    /// them) or through the last frame it sent a checksum of, and no further
+    /// than any departure frame it announced.
     pub fn finalized_frame(&self) -> Option<Frame> {
         let confirmed = self.session.confirmed_frame()?;
         let connected = self.session.connected_players();
@@ -56,7 +57,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 .map(|player| self.session.received_inputs_end(PlayerId::new(player)))
                 .min()
                 .unwrap_or(Frame::ZERO);
-            let held_there = machine_inputs_end.saturating_back(behind);
+            // A checksum it sent proves more: at the end of a match of
+            // fixed length, nothing else does.
+            let checksummed_end = link.checksummed.map_or(Frame::ZERO, Frame::next);
+            let held_there = machine_inputs_end
+                .saturating_back(behind)
+                .max(checksummed_end);
             let announced = endpoint.remote_connection_status().disconnected_at;
             for player in connected.iter() {
                 if link.players.contains(player.index() as u8) {

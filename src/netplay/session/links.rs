@@ -1,7 +1,7 @@
 //! The links to the other players' machines: their endpoints, the Hellos
 //! that open them (or are refused), and where each endpoint event goes.
 
-use super::{player_set, LinkState, NetplaySession};
+use super::{player_set, setup, Link, LinkState, NetplaySession};
 use crate::netplay::checkpoint_state;
 use crate::netplay::config::Connect;
 use crate::netplay::events::{NetplayEvent, PeerFault};
@@ -11,7 +11,7 @@ use crate::protocol::{
     PeerEndpoint, PlayerSlots, RejectReason, Rejection, Sequence, SessionSettings, SessionToken,
     MAX_BLOB_SIZE, PROTOCOL_VERSION,
 };
-use crate::rollback::{Frame, PlayerId};
+use crate::rollback::{Frame, PlayerId, SessionState};
 
 /// Refusals waiting for the next poll at most; more are dropped unanswered
 /// (each address is rate-limited, so this bounds a flood from many).
@@ -30,6 +30,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         config.secret = self.config.secret.clone();
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
+        config.rejoin_window_ms = self.config.rejoin_window_ms;
         // The only blobs a player's link takes are the host's start state
         // and its state of a checkpoint that desynced (a frame number more).
         config.max_blob_size =
@@ -55,19 +56,38 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let Some((_, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
             return false;
         };
+        if !hello.local_slots.is_empty() && self.awaits_roster_for(hello.local_slots) {
+            return true;
+        }
         if self.left || !self.handshakes.allow(now, from) {
             return false;
         }
         if hello.local_slots.is_empty() {
             return self.accept_spectator(now, from, datagram);
         }
-        let Some(index) = self.links.iter().position(|link| {
+        // Settings differ (the player count, the host's delay floor): the
+        // Reject carries ours, so the joiner can come back with them.
+        if hello.settings != self.config.settings {
+            self.refuse(from, RejectReason::Settings);
+            return true;
+        }
+        let open_slot = |link: &Link<A>| {
             link.connect == Connect::Accept
                 && link.state == LinkState::AwaitingHello
-                && link.players == hello.local_slots
                 && link.address.is_none_or(|address| address == from)
-        }) else {
-            self.refuse(from, RejectReason::MatchFull);
+        };
+        let claimed = self
+            .links
+            .iter()
+            .position(|link| open_slot(link) && link.players == hello.local_slots);
+        let Some(index) = claimed else {
+            // Another slot is still open: the joiner may ask for it.
+            let reason = if self.links.iter().any(open_slot) {
+                RejectReason::SlotTaken
+            } else {
+                RejectReason::MatchFull
+            };
+            self.refuse(from, reason);
             return true;
         };
         let handshake = self.config.handshake(self.local_players);
@@ -144,7 +164,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::RemoteFrameAdvantage(lag) => self.on_remote_frame_lag(index, lag),
             NetEvent::Ping { rtt_ms, sample_ms } => self.on_ping(index, rtt_ms, sample_ms),
             NetEvent::RemoteChecksum { frame, checksum } => {
-                let player = self.links[index].first_player;
+                let link = &mut self.links[index];
+                link.checksummed = link.checksummed.max(Some(frame));
+                let player = link.first_player;
                 let result = self.session.add_remote_checksum(player, frame, checksum);
                 self.record(result);
             }
@@ -169,6 +191,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::BlobRefused { size, .. } => self.on_blob_refused(index, size),
             NetEvent::BlobDamaged { .. } => self.on_blob_damaged(index),
             NetEvent::BlobDelivered { .. } => {}
+            NetEvent::Roster(entries) => self.on_roster(index, entries),
         }
     }
 
@@ -181,6 +204,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
         remote_slots: PlayerSlots,
     ) {
         let link_players = self.links[index].players;
+        if link_players.contains(0) && settings != self.config.settings {
+            self.adopt_hosts_mode(settings);
+        }
         if remote_slots != link_players || settings != self.config.settings {
             self.close_for_fault(index, PeerFault::WrongPlayersOrSettings);
             return;
@@ -194,6 +220,30 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.events.push_back(NetplayEvent::PeerSynchronized {
             players: player_set(link_players),
         });
+    }
+
+    /// The host decides between rollback and lockstep: a joiner whose
+    /// settings differ from the host's in that alone takes the host's,
+    /// before any frame runs.
+    fn adopt_hosts_mode(&mut self, host: SessionSettings) {
+        let ours = self.config.settings;
+        if ours.in_mode(host.is_lockstep()) != host || self.local_players.contains(0) {
+            return;
+        }
+        if self.session.state() != SessionState::Synchronizing {
+            return;
+        }
+        let mut config = self.config.clone();
+        config.settings = host;
+        match setup::rollback_session(&config) {
+            Ok(session) => {
+                self.config.settings = host;
+                self.session = session;
+            }
+            Err(error) => {
+                self.pending_error.get_or_insert(error);
+            }
+        }
     }
 
     /// The start-up host's match length wins: its last frame is the one

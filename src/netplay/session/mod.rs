@@ -8,6 +8,8 @@ mod blobs;
 mod departures;
 mod inputs;
 mod links;
+mod roster;
+mod rejoin;
 mod setup;
 mod spectator_checks;
 mod spectators;
@@ -34,6 +36,7 @@ use crate::rollback::{
 use blobs::StartStateWait;
 pub(crate) use blobs::DAMAGED;
 use departures::Departure;
+use rejoin::Rejoins;
 use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
 
@@ -62,6 +65,9 @@ struct Link<A> {
     state: LinkState,
     /// The player whose figures stand for the link (its lowest slot).
     first_player: PlayerId,
+    /// The latest frame the peer sent its checksum of: it held every
+    /// player's inputs through it, so it announces no departure before.
+    checksummed: Option<Frame>,
 }
 
 /// A netplay match for 2–4 players over any transport, keyed by address `A`.
@@ -127,6 +133,10 @@ pub struct NetplaySession<A: Ord + Copy> {
     /// The host's start state as sent (compressed), if we send one.
     start_state_blob: Option<Vec<u8>>,
     start_state_wait: StartStateWait,
+    /// When the start-up host last sent its roster.
+    roster_sent_at: Option<Millis>,
+    /// New addresses of the peers, challenged to prove who they are.
+    rejoins: Rejoins<A>,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -135,15 +145,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
         setup::check_players(&config)?;
         let start_state_blob = setup::start_state_blob(&config)?;
-        let mut session = setup::rollback_session(&config)?;
-        if let Some(last) = config.match_frames.and_then(Frame::last_of) {
-            session.set_last_frame(last);
-        }
+        let session = setup::rollback_session(&config)?;
         let links = setup::links(&config);
         let startup = setup::startup(&config, &links, now);
         let quality_report_interval_ms =
             EndpointConfig::joiner(config.handshake(config.local_players))
                 .quality_report_interval_ms;
+        let rejoins = Rejoins::new(config.rejoin_seed);
         let mut netplay = NetplaySession {
             local_players: config.local_players,
             local_count: config.local_players.count(),
@@ -170,6 +178,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
             quality_report_interval_ms,
             start_state_blob,
             start_state_wait: StartStateWait::NotAwaited,
+            roster_sent_at: None,
+            rejoins,
         };
         netplay.open_dialed_links(now)?;
         netplay.pull_session_events();
@@ -179,13 +189,21 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// Opens the links we dial: they send Hello at the first `poll`.
     fn open_dialed_links(&mut self, now: Millis) -> Result<(), NetplayError> {
         for index in 0..self.links.len() {
-            let link = &self.links[index];
-            if let (Connect::Dial, Some(address)) = (link.connect, link.address) {
-                let handshake = self.config.handshake(self.local_players);
-                let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
-                self.endpoints.insert(address, endpoint);
-                self.links[index].state = LinkState::Open;
-            }
+            self.open_dialed_link(now, index)?;
+        }
+        Ok(())
+    }
+
+    /// Opens link `index` if we dial it and know where it is.
+    fn open_dialed_link(&mut self, now: Millis, index: usize) -> Result<(), NetplayError> {
+        let link = &self.links[index];
+        if let (Connect::Dial, Some(address), LinkState::AwaitingHello) =
+            (link.connect, link.address, link.state)
+        {
+            let handshake = self.config.handshake(self.local_players);
+            let endpoint = PeerEndpoint::new(self.endpoint_config(None, handshake), now)?;
+            self.endpoints.insert(address, endpoint);
+            self.links[index].state = LinkState::Open;
         }
         Ok(())
     }
@@ -194,12 +212,14 @@ impl<A: Ord + Copy> NetplaySession<A> {
 
     /// Takes in one datagram from `from`. Datagrams from unknown addresses
     /// are dropped and counted, except a Hello from a peer we accept (or a
-    /// spectator, if allowed), which opens its link.
+    /// spectator, if allowed), which opens its link, and a player's from a
+    /// new address (see `rejoin`).
     pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
         self.now = now;
         if self.endpoints.get(&from).is_some() {
             self.endpoints.handle_datagram(now, from, datagram);
-        } else if !self.accept_hello(now, from, datagram) {
+        } else if !self.accept_hello(now, from, datagram) && !self.rejoin_from(now, from, datagram)
+        {
             self.dropped_unknown += 1;
             return;
         }
@@ -281,6 +301,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     pub fn poll(&mut self, now: Millis, mut send: impl FnMut(A, &[u8])) {
         self.now = now;
         self.poll_startup(now);
+        self.poll_roster(now);
         self.feed_spectators();
         self.session.record_final_checkpoints();
         while let Some((frame, checksum)) = self.session.next_checksum_report() {
@@ -294,6 +315,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         for (address, datagram) in self.refusals.drain(..) {
             send(address, &datagram);
         }
+        self.send_rejoin_challenges(now, &mut send);
         self.endpoints.poll(now, &mut send);
         for index in 0..self.links.len() {
             if let Some(address) = self.links[index].address {
@@ -317,6 +339,13 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         let link = self.links.iter().find(|link| link.players.contains(0))?;
         self.endpoints.get(&link.address?)?.remote_handshake()
+    }
+
+    /// Why the start-up host refused our Hello, with the handshake of its
+    /// Reject (its settings win), if it did.
+    pub fn host_refusal(&self) -> Option<(RejectReason, &Handshake)> {
+        let link = self.links.iter().find(|link| link.players.contains(0))?;
+        self.endpoints.get(&link.address?)?.refusal()
     }
 
     /// The next event to show or log, oldest first.

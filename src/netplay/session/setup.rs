@@ -9,7 +9,7 @@ use crate::netplay::events::NetplayError;
 use crate::netplay::startup::StartUp;
 use crate::protocol::{Millis, PlayerSlots, MAX_BLOB_SIZE};
 use crate::rollback::{
-    InputDelayConfig, PlayerId, PlayerKind, Session, SessionConfig, MAX_PLAYERS,
+    Frame, InputDelayConfig, PlayerId, PlayerKind, Session, SessionConfig, MAX_PLAYERS,
 };
 
 fn invalid(message: String) -> NetplayError {
@@ -49,6 +49,11 @@ pub(super) fn check_players<A>(config: &NetplayConfig<A>) -> Result<(), NetplayE
         }
         if peer.connect == Connect::Dial && peer.address.is_none() {
             return Err(invalid("a peer we dial needs an address".to_string()));
+        }
+        if peer.connect == Connect::Roster && config.roster.is_none() {
+            return Err(invalid(
+                "a peer the roster tells of needs a roster codec".to_string(),
+            ));
         }
         covered = PlayerSlots(covered.0 | peer.players.0);
     }
@@ -96,7 +101,7 @@ pub(super) fn rollback_session<A>(config: &NetplayConfig<A>) -> Result<Session, 
             PlayerKind::Remote
         });
     }
-    Ok(session_config
+    let mut session = session_config
         .max_prediction(u32::from(settings.max_prediction))
         .frame_rate(f64::from(settings.frame_rate_millihertz) / 1000.0)
         .checksum_interval(u32::from(settings.checksum_interval))
@@ -108,7 +113,11 @@ pub(super) fn rollback_session<A>(config: &NetplayConfig<A>) -> Result<Session, 
         })
         .initial_input_delay(config.initial_input_delay)
         .time_sync(config.time_sync)
-        .build()?)
+        .build()?;
+    if let Some(last) = config.match_frames.and_then(Frame::last_of) {
+        session.set_last_frame(last);
+    }
+    Ok(session)
 }
 
 /// One link per configured peer, none open yet.
@@ -123,6 +132,7 @@ pub(super) fn links<A: Copy>(config: &NetplayConfig<A>) -> Vec<Link<A>> {
             connect: peer.connect,
             state: LinkState::AwaitingHello,
             first_player: PlayerId::new(peer.players.iter().next().unwrap_or(0)),
+            checksummed: None,
         })
         .collect()
 }

@@ -1,5 +1,8 @@
 //! Spectators: each is sent the savestate of a recent final frame, then
-//! every final frame's inputs, from a backlog it must keep up with.
+//! every final frame's inputs, from a backlog it must keep up with. A
+//! lockstep match keeps no states: its spectators start from frame 0 (the
+//! host's start state, or none: the content as loaded), while frame 0 is
+//! in the backlog.
 
 use std::collections::VecDeque;
 
@@ -235,9 +238,18 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         self.extend_final_rows();
         let players = self.session.players();
-        let snapshot = self
-            .snapshot_frame()
-            .and_then(|frame| Some((frame, self.session.saved_state(frame)?.data())));
+        let lockstep = self.session.config().is_lockstep();
+        let snapshot = if lockstep {
+            (self.final_rows.start == Frame::ZERO).then(|| {
+                (
+                    Frame::ZERO,
+                    self.config.start_state.as_deref().unwrap_or_default(),
+                )
+            })
+        } else {
+            self.snapshot_frame()
+                .and_then(|frame| Some((frame, self.session.saved_state(frame)?.data())))
+        };
         let lead = self.spectator_lead();
         for spectator in &mut self.spectators {
             if !spectator.open {
@@ -254,6 +266,11 @@ impl<A: Ord + Copy> NetplaySession<A> {
             }
             endpoint.set_local_frame_advantage(lead);
             let drop = match spectator.snapshot {
+                Snapshot::Due if lockstep && snapshot.is_none() => {
+                    Some(SpectatorDrop::LockstepStartGone {
+                        frames: SPECTATOR_BACKLOG_FRAMES as u32,
+                    })
+                }
                 Snapshot::Due => snapshot
                     .and_then(|(frame, state)| spectator.send_snapshot(endpoint, frame, state)),
                 // Still sending, or sent: either way a spectator whose first

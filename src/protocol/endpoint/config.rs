@@ -40,6 +40,10 @@ pub struct EndpointConfig {
     pub interrupt_after_ms: Millis,
     /// Silence after which the peer is disconnected.
     pub disconnect_after_ms: Millis,
+    /// Silence a running link waits out before it is disconnected, if
+    /// longer than `disconnect_after_ms`: the peer may come back (from
+    /// the same or a new address) within it. 0: no rejoin window.
+    pub rejoin_window_ms: Millis,
     /// Silence after which sending is throttled (seed 000: after 1 s…)
     pub throttle_after_ms: Millis,
     /// …to one datagram per this interval (…4 datagrams per second).
@@ -76,6 +80,7 @@ impl EndpointConfig {
             first_frame: Frame::ZERO,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
+            rejoin_window_ms: 0,
             throttle_after_ms: 1000,
             throttled_interval_ms: 250,
             keep_alive_interval_ms: 200,

@@ -176,6 +176,10 @@ impl PeerEndpoint {
             Message::Ready => self.events.push_back(Event::PeerReady),
             Message::Start { delay_ms } => self.on_start(delay_ms),
             Message::StartAck => self.events.push_back(Event::StartAcknowledged),
+            Message::Roster(entries) => self.events.push_back(Event::Roster(entries)),
+            Message::RejoinChallenge { nonce } => self.on_rejoin_challenge(nonce),
+            // Read by the owner before the link moved here.
+            Message::RejoinProof { .. } => {}
         }
     }
 

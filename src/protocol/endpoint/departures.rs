@@ -154,7 +154,15 @@ impl PeerEndpoint {
     pub(super) fn time_out_after(&mut self, silent_for: Millis) -> bool {
         let saying_hello = self.state == ConnectionState::Handshaking
             && matches!(self.config.role, Role::Joiner { .. });
-        if silent_for < self.config.disconnect_after_ms || saying_hello {
+        // A running link waits out the rejoin window: its peer may come back.
+        let limit = match self.state {
+            ConnectionState::Running => self
+                .config
+                .disconnect_after_ms
+                .max(self.config.rejoin_window_ms),
+            _ => self.config.disconnect_after_ms,
+        };
+        if silent_for < limit || saying_hello {
             return false;
         }
         self.state = ConnectionState::Disconnected;

@@ -266,6 +266,8 @@ pub enum Event {
     },
     /// The peer received a Start we sent.
     StartAcknowledged,
+    /// The peer (the start-up host) says where the other players' machines are.
+    Roster(Vec<RosterEntry>),
 }
 
 /// Where the connection is.

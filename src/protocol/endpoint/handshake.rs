@@ -14,6 +14,12 @@ impl PeerEndpoint {
         self.ready_due = true;
     }
 
+    /// Tells the peer once, at the next poll, where the other players'
+    /// machines are. The caller repeats it until the peer says Ready.
+    pub fn send_roster(&mut self, entries: Vec<RosterEntry>) {
+        self.roster_due = Some(entries);
+    }
+
     /// Tells the peer once, at the next poll, to begin frame 0 `delay_ms`
     /// after the Start arrives. The caller resends (with the delay left)
     /// until [`Event::StartAcknowledged`].
@@ -153,6 +159,7 @@ impl PeerEndpoint {
             remote: Identity::of(header.version, &host),
             spectator: self.config.local.local_slots.is_empty(),
         }));
+        self.refusal = Some((reason, host));
         self.events.push_back(Event::Disconnected {
             cause: DisconnectCause::Rejected(reason),
         });

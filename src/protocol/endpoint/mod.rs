@@ -15,6 +15,7 @@ mod departures;
 mod events;
 mod handshake;
 mod inputs;
+mod rejoin;
 mod reports;
 #[cfg(test)]
 mod tests;
@@ -47,6 +48,8 @@ pub struct PeerEndpoint {
     remote_slots: PlayerSlots,
     /// The peer's Hello or Welcome, once the handshake succeeded.
     remote_handshake: Option<Handshake>,
+    /// Why the host refused us, and its handshake (its settings win).
+    refusal: Option<(RejectReason, Handshake)>,
     /// The link's keys, agreed in the handshake: every datagram but a
     /// handshake is tagged and checked with them.
     keys: Option<LinkKeys>,
@@ -103,6 +106,9 @@ pub struct PeerEndpoint {
     blob_ack_due: Option<BlobId>,
 
     ready_due: bool,
+    roster_due: Option<Vec<RosterEntry>>,
+    /// The nonce of a rejoin challenge to answer.
+    proof_due: Option<u64>,
     start_due: Option<u16>,
     start_ack_due: bool,
 
@@ -157,6 +163,7 @@ impl PeerEndpoint {
             next_remote_frame: first_frame,
             ack_due_since: None,
             remote_handshake: None,
+            refusal: None,
             keys: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
@@ -175,6 +182,8 @@ impl PeerEndpoint {
             finished_blob: None,
             blob_ack_due: None,
             ready_due: false,
+            roster_due: None,
+            proof_due: None,
             start_due: None,
             start_ack_due: false,
             events: VecDeque::new(),
@@ -231,6 +240,12 @@ impl PeerEndpoint {
     /// whether a start state follows), once the handshake succeeded.
     pub fn remote_handshake(&self) -> Option<&Handshake> {
         self.remote_handshake.as_ref()
+    }
+
+    /// Why the host refused our Hello and the handshake it sent with its
+    /// Reject (what it plays with), if it refused.
+    pub fn refusal(&self) -> Option<(RejectReason, &Handshake)> {
+        self.refusal.as_ref().map(|(reason, host)| (*reason, host))
     }
 
     /// The players the peer controls.

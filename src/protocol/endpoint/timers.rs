@@ -66,6 +66,9 @@ impl PeerEndpoint {
         let wait = self.config.piggyback_wait_ms;
         let waited = |since: Option<Millis>| since.is_some_and(|at| now.saturating_sub(at) >= wait);
         // Most valuable first, as a throttled poll sends only one.
+        if self.proof_due.is_some() && take(budget) {
+            self.send_rejoin_proof(now, send);
+        }
         let resend_due = self
             .last_input_sent_at
             .is_none_or(|at| now.saturating_sub(at) >= self.config.input_resend_ms);
@@ -89,6 +92,11 @@ impl PeerEndpoint {
         if self.ready_due && take(budget) {
             self.ready_due = false;
             self.emit(now, &Message::Ready, send);
+        }
+        if self.roster_due.is_some() && take(budget) {
+            if let Some(entries) = self.roster_due.take() {
+                self.emit(now, &Message::Roster(entries), send);
+            }
         }
         if let Some(reply) = self.handshake_reply.take() {
             if take(budget) {

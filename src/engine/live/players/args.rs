@@ -10,6 +10,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+/// Seconds a silent player is waited for unless `--rejoin-s` says.
+pub const DEFAULT_REJOIN_S: u32 = 30;
+
 /// Settings `host` and `join` share.
 #[derive(Clone, Debug, clap::Args)]
 pub struct MatchSettings {
@@ -27,14 +30,27 @@ pub struct MatchSettings {
     /// joiner is told it in the handshake.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub frames: Option<u32>,
-    /// Refuse to play (exit 2) when the rollback pre-flight finds that the
-    /// core does not restore its state faithfully (else: a warning).
+    /// With --mode rollback: refuse to play (exit 2) when the rollback
+    /// pre-flight finds that the core does not restore its state
+    /// faithfully (else: a warning).
     #[arg(long)]
     pub strict: bool,
+    /// rollback; lockstep (no state saved or loaded: the input delay covers
+    /// the round trip and each frame waits for every input); auto: lockstep
+    /// when the rollback pre-flight finds that the core cannot restore its
+    /// state. The host's mode wins: a joiner is told it in the handshake.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ModeArg::Auto)]
+    pub mode: ModeArg,
     /// Local input delay in frames: `auto` follows the network, a number
     /// (0–4) keeps it fixed.
     #[arg(long, value_name = "auto|N", default_value_t = DelayArg::Auto)]
     pub delay: DelayArg,
+    /// Seconds a silent player is waited for once the match runs (the
+    /// others stall, showing "waiting for player N"): back within them,
+    /// from the same or a new address, it plays on; 0 drops it after 5 s.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_REJOIN_S,
+          value_parser = clap::value_parser!(u32).range(0..=3600))]
+    pub rejoin_s: u32,
     /// The socket transport and the link conditioner over it.
     #[command(flatten)]
     pub link: LinkArgs,
@@ -63,9 +79,14 @@ pub struct HostSettings {
     /// The UDP port to listen on (0: any free port; see --port-file).
     #[arg(long, default_value_t = 7000)]
     pub port: u16,
-    /// Players in the match (one per machine; only 2 for now).
-    #[arg(long, default_value_t = 2)]
+    /// Players in the match, one per machine (2–4): the host is player 1,
+    /// joiners take the other slots, and the match begins once all joined.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=4))]
     pub players: u8,
+    /// The least input delay every machine of the match uses, in frames
+    /// (0–4): a floor under `--delay auto` and under a joiner's fixed delay.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+    pub min_delay: u8,
     /// Writes the port listened on to this file once bound.
     #[arg(long, value_name = "PATH")]
     pub port_file: Option<PathBuf>,
@@ -86,6 +107,21 @@ pub struct JoinSettings {
     /// Seconds to wait for the host to answer before giving up.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub connect_timeout_s: f64,
+    /// The player to be (2–4; the host is player 1) [default: the first
+    /// free one].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(2..=4))]
+    pub slot: Option<u8>,
+}
+
+/// `--mode`: how frames are kept in step between the machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Predict remote inputs and roll back on a misprediction.
+    Rollback,
+    /// Wait for every input; never save or load a state.
+    Lockstep,
+    /// Rollback when the core passes the pre-flight, else lockstep.
+    Auto,
 }
 
 /// `--delay`: follow the network, or a fixed number of frames.

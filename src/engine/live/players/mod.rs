@@ -1,25 +1,24 @@
 //! `netcade host` and `netcade join`: a two-player match over real UDP,
 //! in the one real-time loop (`session_loop`) with the players' role.
 //!
-//! Before the match a rollback pre-flight sync-tests the loaded core with the
-//! one sync-test engine. It runs on the match's own core (a joiner's once
-//! it took on the host's core options) and then restores the state the core
-//! had just after loading: every machine runs the same pre-flight (same
-//! frames, same buttons), so even a core that restores its state
-//! imperfectly starts the match the same way everywhere.
+//! Before the match a rollback pre-flight (`mode`) tests the loaded core,
+//! on the match's own core (a joiner's once it took on the host's core
+//! options); from it the host chooses rollback or lockstep.
 
 pub mod args;
+mod mode;
 mod report;
 mod role;
 
-pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings};
+pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
+use mode::{host_mode, join_mode, preflight};
 
 use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
-use crate::engine::inputs::{InputSource, RandomPlayer};
+use crate::engine::inputs::InputSource;
 use crate::engine::live::connect::{
     adopt_host_options, bind_listening, connect_to_host, content_hash, host_option_overrides,
-    link_secret,
+    link_secret, random_bytes, SOCKET_ADDRESSES,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
@@ -31,8 +30,9 @@ use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
 use crate::engine::{open_game, AppError, Game};
 use crate::netplay::{NetplayConfig, NetplaySession};
-use crate::protocol::{CoreOption, PlayerSlots, SessionSettings, SessionToken, MAX_CORE_OPTIONS};
-use crate::rollback::synctest::{run_sync_test, SyncTestSettings};
+use crate::protocol::{
+    CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
+};
 use crate::rollback::SessionState;
 use role::{PlayersRole, Seat};
 use std::io::Write;
@@ -44,8 +44,9 @@ use std::time::{Duration, Instant};
 const INTERRUPT_AFTER_MS: u64 = 750;
 const DISCONNECT_AFTER_MS: u64 = 5_000;
 
-/// The pre-flight: about a second of frames, going back this far each frame.
-const PREFLIGHT_DISTANCE: u32 = 4;
+/// Hellos a joiner says at most: one to learn the host's settings, one per
+/// slot it may try.
+const MAX_SEAT_ATTEMPTS: usize = 1 + crate::rollback::MAX_PLAYERS;
 
 /// Hosts a match: binds the port, waits for a player, plays, and returns
 /// how it went.
@@ -55,14 +56,6 @@ pub fn host_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    if settings.players != 2 {
-        return Err(AppError::BadArgument {
-            message: format!(
-                "--players {}: only two-player matches can be hosted for now",
-                settings.players
-            ),
-        });
-    }
     let common = &settings.common;
     let inputs = open_inputs(common)?;
     let transport = bind_listening(&common.link, settings.port)?;
@@ -78,12 +71,19 @@ pub fn host_match(
     }
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
-    preflight(game.as_mut(), common.strict)?;
+    let found = preflight(game.as_mut())?;
+    let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
+    let joiners = settings.players - 1;
     writeln!(
         out,
-        "hosting {} on UDP port {}: waiting for a player to join",
+        "hosting {} on UDP port {}: waiting for {} to join",
         game.title(),
-        bound.port()
+        bound.port(),
+        if joiners == 1 {
+            "a player".to_string()
+        } else {
+            format!("{joiners} players")
+        }
     )?;
     let seat = Seat {
         command: "host",
@@ -92,13 +92,24 @@ pub fn host_match(
         connect_timeout: None,
     };
     // Every member begins from the host's game as loaded: save RAM, clocks
-    // and anything the core seeded at load are the same everywhere.
-    let mut start_state = Vec::new();
-    game.save_state(&mut start_state)
-        .map_err(AppError::at_frame(0))?;
-    let mut config =
-        match_config(common, game.as_ref(), seat.me)?.accept(None, PlayerSlots::single(seat.peer));
-    config.start_state = Some(start_state);
+    // and anything the core seeded at load are the same everywhere. A core
+    // that cannot save (lockstep) begins from each machine's own load.
+    let agreed = SessionSettings {
+        player_count: settings.players,
+        input_delay_min: settings.min_delay,
+        ..SessionSettings::default()
+    }
+    .in_mode(lockstep);
+    let mut config = match_config(common, game.as_ref(), seat.me, agreed)?;
+    for slot in 1..settings.players {
+        config = config.accept(None, PlayerSlots::single(slot));
+    }
+    if found.saves_states() {
+        let mut start_state = Vec::new();
+        game.save_state(&mut start_state)
+            .map_err(AppError::at_frame(0))?;
+        config.start_state = Some(start_state);
+    }
     config.accept_spectators = settings.max_spectators > 0;
     config.max_spectators = settings.max_spectators;
     options.take_ctrl_c();
@@ -108,7 +119,7 @@ pub fn host_match(
         &outputs.sinks.record,
         game.as_ref(),
         &common.game,
-        2,
+        settings.players,
         vec![],
     )?;
     let table = Table {
@@ -130,8 +141,9 @@ pub fn join_match(
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     let common = &settings.common;
-    let (host, transport) =
-        connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+    // The arguments and the host's address are checked before the game is
+    // loaded (each attempt to take a seat binds its own socket).
+    let (host, _) = connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
     let inputs = open_inputs(common)?;
     let game = open_game(&common.game)?;
     writeln!(
@@ -140,31 +152,19 @@ pub fn join_match(
         settings.address,
         game.title()
     )?;
-    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
-    let seat = Seat {
-        command: "join",
-        me: 1,
-        peer: 0,
-        connect_timeout: Some((settings.address.clone(), timeout)),
-    };
-    let config =
-        match_config(common, game.as_ref(), seat.me)?.dial(host, PlayerSlots::single(seat.peer));
     options.take_ctrl_c();
-    let started = Instant::now();
-    let mut netplay = NetplaySession::new(config, 0)?;
-    let mut transport = LiveTransport::new(transport);
-    // The joiner learns the host's core options while nothing of its game
-    // is used yet; a refusal, the timeout or Ctrl-C is the loop's to report.
-    shake_hands(
-        &mut netplay,
-        &mut transport,
+    let Seated {
+        seat,
+        netplay,
+        transport,
         started,
-        Some(timeout),
-        |netplay| netplay.host_handshake().is_some() || netplay.state() == SessionState::Ended,
-    );
+    } = take_a_seat(settings, game.as_ref())?;
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
+    let host_lockstep = netplay
+        .host_handshake()
+        .is_some_and(|host| host.settings.is_lockstep());
     let agreed = adopt_host_frames(
         common,
         netplay.host_handshake().map(|host| host.match_frames),
@@ -175,14 +175,22 @@ pub fn join_match(
             game_args.options = host_options.clone();
             let mut game = adopt_host_options(game, &common.game, host_options)?;
             // On the core as the match runs it: with the host's options.
-            preflight(game.as_mut(), common.strict)?;
+            let found = preflight(game.as_mut())?;
+            join_mode(host_lockstep, &found, &game.title())?;
             game
         }
         // No match will be played: the loop reports why.
         None => game,
     };
     let names = vec![settings.address.clone()];
-    let recorder = match_recorder(&outputs.sinks.record, game.as_ref(), &game_args, 2, names)?;
+    let players = netplay.settings().player_count;
+    let recorder = match_recorder(
+        &outputs.sinks.record,
+        game.as_ref(),
+        &game_args,
+        players,
+        names,
+    )?;
     let table = Table {
         game,
         netplay,
@@ -191,6 +199,86 @@ pub fn join_match(
         recorder,
     };
     play(seat, &agreed, outputs, table, inputs, options, out)
+}
+
+/// A joiner linked to the host, or refused for good, or out of time.
+struct Seated {
+    seat: Seat,
+    netplay: NetplaySession<SocketAddr>,
+    transport: LiveTransport,
+    started: Instant,
+}
+
+/// Says Hello to the host until it answers, claiming `--slot` or else the
+/// first free slot, with the host's settings (its player count and delay
+/// floor, learnt from its Reject): each attempt on a fresh socket, so that
+/// a late Reject of the last one is not taken for the next. The joiner
+/// learns the host's core options while nothing of its game is used yet;
+/// a refusal, the timeout or Ctrl-C is the loop's to report.
+fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppError> {
+    let common = &settings.common;
+    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
+    let mut slot = settings.slot.map_or(1, |player| player - 1);
+    // We propose rollback; the host's mode wins (`adopt_hosts_mode`).
+    let mut agreed = SessionSettings {
+        player_count: (slot + 1).max(2),
+        ..SessionSettings::default()
+    };
+    for attempt in 0..=MAX_SEAT_ATTEMPTS {
+        let (host, transport) =
+            connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+        let mut config =
+            match_config(common, game, slot, agreed)?.dial(host, PlayerSlots::single(0));
+        for other in (1..agreed.player_count).filter(|&other| other != slot) {
+            config = config.from_roster(PlayerSlots::single(other));
+        }
+        let started = Instant::now();
+        let mut netplay = NetplaySession::new(config, 0)?;
+        let mut transport = LiveTransport::new(transport);
+        shake_hands(
+            &mut netplay,
+            &mut transport,
+            started,
+            Some(timeout),
+            |netplay| {
+                netplay.host_handshake().is_some()
+                    || netplay.host_refusal().is_some()
+                    || netplay.state() == SessionState::Ended
+            },
+        );
+        let retry = match netplay.host_refusal() {
+            _ if attempt == MAX_SEAT_ATTEMPTS => None,
+            Some((RejectReason::Settings, host)) => {
+                let theirs = SessionSettings {
+                    frame_rate_millihertz: agreed.frame_rate_millihertz,
+                    ..host.settings
+                };
+                let fits = slot < theirs.player_count && (2..=4).contains(&theirs.player_count);
+                (theirs != agreed && fits).then_some((slot, theirs))
+            }
+            Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
+                (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
+            }
+            _ => None,
+        };
+        let Some((next_slot, next_settings)) = retry else {
+            let seat = Seat {
+                command: "join",
+                me: slot,
+                peer: 0,
+                connect_timeout: Some((settings.address.clone(), timeout)),
+            };
+            return Ok(Seated {
+                seat,
+                netplay,
+                transport,
+                started,
+            });
+        };
+        tracing::info!("the host refused slot {slot}; asking again for slot {next_slot}");
+        (slot, agreed) = (next_slot, next_settings);
+    }
+    unreachable!("the last attempt returns")
 }
 
 /// The host's match length wins, as its core options do: `settings` with
@@ -268,12 +356,12 @@ fn match_config(
     settings: &MatchSettings,
     game: &dyn Game,
     me: u8,
+    agreed: SessionSettings,
 ) -> Result<NetplayConfig<SocketAddr>, AppError> {
     let content_hash = content_hash(&settings.game)?;
     let session = SessionSettings {
-        player_count: 2,
         frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
-        ..SessionSettings::default()
+        ..agreed
     };
     let mut config = NetplayConfig::new(
         session_token(),
@@ -302,9 +390,12 @@ fn match_config(
         })
         .collect();
     config.secret = link_secret()?;
+    config.roster = (session.player_count > 2).then_some(SOCKET_ADDRESSES);
     config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
+    config.rejoin_window_ms = u64::from(settings.rejoin_s) * 1000;
+    config.rejoin_seed = u64::from_le_bytes(random_bytes()?);
     if let DelayArg::Fixed(frames) = settings.delay {
         config.initial_input_delay = u32::from(frames);
         config.dynamic_input_delay = false;
@@ -322,37 +413,4 @@ fn session_token() -> SessionToken {
     let mut seed = nanos.to_le_bytes().to_vec();
     seed.extend_from_slice(&std::process::id().to_le_bytes());
     SessionToken(Checksum::of(&seed).0 as u32)
-}
-
-/// The rollback pre-flight (see the module docs): warns, or with `strict`
-/// refuses, when the core does not re-simulate what it ran.
-fn preflight(game: &mut dyn Game, strict: bool) -> Result<(), AppError> {
-    let mut loaded = Vec::new();
-    game.save_state(&mut loaded)
-        .map_err(AppError::at_frame(0))?;
-    let frames = (game.frames_per_second().round() as u32).max(PREFLIGHT_DISTANCE + 1);
-    let mut buttons = RandomPlayer::new(0);
-    let report = run_sync_test(
-        game,
-        SyncTestSettings::new(frames, PREFLIGHT_DISTANCE),
-        &mut || buttons.next_frame(),
-        &mut |_| {},
-    )?;
-    game.load_state(&loaded).map_err(AppError::at_frame(0))?;
-    if report.desync.is_none() {
-        tracing::info!("rollback pre-flight: {}", report.verdict());
-        return Ok(());
-    }
-    let verdict = report.verdict();
-    if strict {
-        return Err(AppError::PreflightFailed {
-            game: game.title(),
-            verdict,
-        });
-    }
-    eprintln!(
-        "warning: rollback pre-flight: {} does not restore its state faithfully ({verdict}); the match may desync",
-        game.title()
-    );
-    Ok(())
 }

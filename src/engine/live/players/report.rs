@@ -97,6 +97,8 @@ pub(crate) struct Rollbacks {
 /// A match's summary (`host`, `join`).
 pub(crate) struct MatchReport {
     pub(crate) command: &'static str,
+    /// Whether the match ran in lockstep (else with rollback).
+    pub(crate) lockstep: bool,
     pub(crate) game: String,
     pub(crate) end: MatchEnd,
     /// Frames final on this machine (all of them agreed with the peer).
@@ -118,15 +120,26 @@ pub(crate) struct MatchReport {
     pub(crate) outputs: SinksSummary,
 }
 
+impl MatchReport {
+    fn mode(&self) -> &'static str {
+        if self.lockstep {
+            "lockstep"
+        } else {
+            "rollback"
+        }
+    }
+}
+
 impl Report for MatchReport {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
-            "{}: {} frames final, {:.1} s, {}",
+            "{}: {} frames final, {:.1} s, {}, {}",
             self.end.summary(),
             self.frames,
             self.wire.seconds,
-            self.game
+            self.game,
+            self.mode()
         )?;
         let ping = self
             .stats
@@ -176,6 +189,7 @@ impl Report for MatchReport {
             "seconds": self.wire.seconds,
             "checksums": self.checksums.as_ref().map(checksums_json),
             "netplay": {
+                "mode": self.mode(),
                 "peers": [{
                     "player": self.peer,
                     "ping_ms": self.stats.ping_ms,

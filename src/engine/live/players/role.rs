@@ -82,6 +82,8 @@ struct Ending {
     /// timeout runs until then).
     answered: bool,
     peer_gone: Option<MatchEnd>,
+    /// Other players whose departure the machines agreed on.
+    left_players: u8,
     /// When every frame asked for was final.
     done_at: Option<Instant>,
     /// The traffic when the last frame became final: the wire figures
@@ -181,11 +183,17 @@ impl PlayersRole {
             NetplayEvent::HostCheckpointState { frame, .. } => {
                 self.compare_with_host_state(&event, *frame, narrator)?;
             }
-            NetplayEvent::NetworkInterrupted { silent_for_ms, .. } => narrator.warn_and_show(
-                &format!("nothing heard from the peer for {silent_for_ms} ms"),
-            )?,
-            NetplayEvent::NetworkResumed { .. } => {
-                narrator.note_and_show("the peer is heard again")?;
+            NetplayEvent::NetworkInterrupted {
+                players,
+                silent_for_ms,
+            } => narrator.warn_and_show(&format!(
+                "waiting for {players}… (nothing heard for {silent_for_ms} ms)"
+            ))?,
+            NetplayEvent::NetworkResumed { players } => {
+                narrator.note_and_show(&format!("{players} is heard again"))?;
+            }
+            NetplayEvent::PeerRejoined { players } => {
+                narrator.note_and_show(&format!("{players} is back, from a new address"))?;
             }
             NetplayEvent::PeerFault { fault, .. } => {
                 narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
@@ -194,8 +202,19 @@ impl PlayersRole {
                 player,
                 reason,
                 at_frame,
-            } if player.index() == usize::from(self.seat.peer) => {
-                self.machine.sink.player_left(*at_frame, self.seat.peer);
+            } if player.index() != usize::from(self.seat.me) => {
+                let slot = player.index() as u8;
+                self.machine.sink.player_left(*at_frame, slot);
+                self.ending.left_players += 1;
+                let others = self.machine.netplay.settings().player_count - 1;
+                if self.ending.left_players < others {
+                    // The others agreed where it stops, and play on.
+                    narrator.warn_and_show(&format!(
+                        "player {} left at frame {at_frame}: the match goes on",
+                        slot + 1
+                    ))?;
+                    return Ok(());
+                }
                 let gone = *self.ending.peer_gone.get_or_insert(match reason {
                     DisconnectReason::Quit => MatchEnd::PeerLeft,
                     DisconnectReason::Stalled => MatchEnd::Stalled,
@@ -326,6 +345,7 @@ impl PlayersRole {
             .map_or(0.0, |at| ended_ms.saturating_sub(at) as f64 / 1000.0);
         MatchReport {
             command: self.seat.command,
+            lockstep: self.machine.netplay.settings().is_lockstep(),
             game: self.machine.game.title(),
             end,
             frames,
@@ -444,6 +464,7 @@ impl LiveRole for PlayersRole {
         let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
         Some(status_text(
             self.machine.current_frame(),
+            self.machine.netplay.settings().is_lockstep(),
             &stats,
             kbps(stats.bytes_received - received_before),
             kbps(stats.bytes_sent - sent_before),
@@ -473,17 +494,29 @@ impl LiveRole for PlayersRole {
     }
 }
 
-/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`
-fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) -> String {
+/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`,
+/// `lockstep` in place of the rollback depth in lockstep.
+fn status_text(
+    frame: u32,
+    lockstep: bool,
+    stats: &NetplayStats,
+    kbps_in: f64,
+    kbps_out: f64,
+) -> String {
     let ping = stats
         .ping_ms
         .map_or_else(|| "?".to_string(), |ping| ping.to_string());
     let advantage = stats
         .frames_ahead
         .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
+    let mode = if lockstep {
+        "lockstep".to_string()
+    } else {
+        format!("rollback {}", stats.last_rollback)
+    };
     format!(
-        "frame {frame} | ping {ping} ms | delay {} | rollback {} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
-        stats.local_input_delay, stats.last_rollback
+        "frame {frame} | ping {ping} ms | delay {} | {mode} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
+        stats.local_input_delay
     )
 }
 
@@ -491,6 +524,9 @@ fn status_text(frame: u32, stats: &NetplayStats, kbps_in: f64, kbps_out: f64) ->
 /// prints them: the state saved at the start of the last one, run again
 /// with its final buttons, drawn. `None` when that state is no longer kept.
 fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    if machine.netplay.settings().is_lockstep() {
+        return lockstep_checksums_after(machine, frames);
+    }
     let last = Frame::new(frames.checked_sub(1)?);
     let inputs = machine.driver.final_inputs(last)?;
     let state = machine.netplay.saved_state(last)?.data().to_vec();
@@ -501,6 +537,20 @@ fn checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums
     let mut end_state = Vec::new();
     game.save_state(&mut end_state).ok()?;
     Some(Checksums::of_game(game.as_ref(), &end_state))
+}
+
+/// Lockstep's: every frame run is final, so the game stands after the last
+/// one when no frame ran since. A core that cannot save gives the
+/// checksum of no state.
+fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<Checksums> {
+    if machine.netplay.current_frame() != Frame::new(frames) || frames == 0 {
+        return None;
+    }
+    let mut end_state = Vec::new();
+    if machine.game.save_state(&mut end_state).is_err() {
+        end_state.clear();
+    }
+    Some(Checksums::of_game(machine.game.as_ref(), &end_state))
 }
 
 #[cfg(test)]
@@ -517,8 +567,12 @@ mod tests {
             ..NetplayStats::default()
         };
         assert_eq!(
-            status_text(1234, &stats, 25.06, 24.94),
+            status_text(1234, false, &stats, 25.06, 24.94),
             "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9"
+        );
+        assert_eq!(
+            status_text(1234, true, &stats, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | lockstep | advantage +0.4 | kbps in 25.1 out 24.9"
         );
     }
 }
