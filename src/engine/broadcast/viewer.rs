@@ -9,7 +9,6 @@
 use super::pieces::{last_whole, piece_of, Pieces};
 use super::{match_subjects, subject, Part, STREAM};
 use crate::checksum::{memory_checksum, Checksums};
-use crate::emulator::SavestateContext;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::adopt_host_options;
 use crate::engine::live::front_end::{FrontEnd, LiveOutputs, MatchView, SpectatorView};
@@ -19,7 +18,7 @@ use crate::engine::live::session_loop::{run_live, DatagramSession, LiveMatch, Li
 use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::spectator::SpectateSettings;
 use crate::engine::live::wire::{LiveTransport, WireTraffic};
-use crate::engine::netplay::machine::SpectatorStats;
+use crate::engine::netplay::machine::{load_watched_state, SpectatorStats};
 use crate::engine::sinks::recorder::{content_checksum, match_recorder};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
@@ -411,8 +410,7 @@ impl ViewerRole {
         let Some((frame, state)) = self.jump.take() else {
             return Ok(());
         };
-        self.game.set_savestate_context(SavestateContext::Netplay);
-        if let Err(error) = self.game.load_state(&state) {
+        if let Err(error) = load_watched_state(self.game.as_mut(), frame, &state) {
             self.broken = Some((
                 WatchEnd::HostLost,
                 format!("the core refused the savestate: {error}"),
