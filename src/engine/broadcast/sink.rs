@@ -328,13 +328,11 @@ impl FrameSink for BroadcastSink {
     }
 
     fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
-        let Some(mut header) = self.waiting.take() else {
+        let Some(header) = self.waiting.take() else {
             return;
         };
-        header.start_frame = frame;
+        let header = header.starting_at(frame, start_state, memory);
         self.start_frame = frame;
-        header.start_state = start_state.to_vec();
-        header.start_memory_checksum = memory;
         match ReplayWriter::new(Vec::new(), &header) {
             Ok(mut writer) => {
                 let bytes = std::mem::take(writer.output());

@@ -8,20 +8,20 @@
 
 use super::pieces::{last_whole, piece_of, Pieces};
 use super::{match_subjects, subject, Part, STREAM};
-use crate::checksum::{memory_checksum, Checksums};
+use crate::checksum::memory_checksum;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::adopt_host_options;
 use crate::engine::live::front_end::{FrontEnd, LiveOutputs, MatchView, SpectatorView};
-use crate::engine::live::narrator::Narrator;
+use crate::engine::live::narrator::{status_due, Narrator};
 use crate::engine::live::options::LiveOptions;
 use crate::engine::live::session_loop::{run_live, DatagramSession, LiveMatch, LiveRole};
-use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
+use crate::engine::live::spectator::report::{final_checksums, WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::spectator::SpectateSettings;
 use crate::engine::live::wire::{LiveTransport, WireTraffic};
 use crate::engine::netplay::machine::{load_watched_state, SpectatorStats};
 use crate::engine::sinks::recorder::{content_checksum, match_recorder};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink, MatchSinks, SinksSummary};
-use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
+use crate::engine::{open_game, AppError, Game, GameArgs};
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::net::nats::async_nats::jetstream;
 use crate::net::nats::{NatsError, NatsLink};
@@ -483,11 +483,7 @@ impl ViewerRole {
     fn finish(mut self, end: WatchEnd) -> Result<LiveMatch, AppError> {
         let (log, outputs) = self.sinks.finish(end.end_reason())?;
         let joined = self.stats.joined_at_frame;
-        let checksums = joined.and_then(|_| {
-            let mut state = Vec::new();
-            self.game.save_state(&mut state).ok()?;
-            Some(Checksums::of_game(self.game.as_ref(), &state))
-        });
+        let checksums = joined.and_then(|_| final_checksums(self.game.as_mut()));
         let report = WatchReport {
             game: self.game.title(),
             end,
@@ -512,13 +508,8 @@ impl ViewerRole {
             outputs: SinksSummary::default(),
         };
         let report = WatchReport { outputs, ..report };
-        let outcome = match end {
-            WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
-            WatchEnd::Interrupted => Outcome::Interrupted,
-            WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
-        };
         Ok(LiveMatch {
-            outcome,
+            outcome: end.outcome(),
             log,
             report: Some(Box::new(report)),
         })
@@ -597,14 +588,9 @@ impl LiveRole for ViewerRole {
 
     fn status_line(&mut self, every: Duration) -> Option<String> {
         self.stats.joined_at_frame?;
-        let now = Instant::now();
-        if self
-            .status_last
-            .is_some_and(|last| now.duration_since(last) < every)
-        {
+        if !status_due(&mut self.status_last, every) {
             return None;
         }
-        self.status_last = Some(now);
         Some(format!(
             "frame {} | buffered {} (aiming at {}) | caught up {} frames",
             self.feed.next_frame.number(),

@@ -2,12 +2,11 @@
 //! played through the jitter buffer, the session's events told, the end of
 //! the match, and the summary.
 
-use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
-use crate::engine::live::narrator::Narrator;
+use crate::engine::live::narrator::{status_due, Narrator};
 use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
-use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
+use crate::engine::live::spectator::report::{final_checksums, WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::{MatchSinks, SinksSummary};
@@ -120,9 +119,7 @@ impl SpectatorRole {
         };
         let outcome = match end {
             _ if self.desyncs > 0 => Outcome::NetplayFailed,
-            WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
-            WatchEnd::Interrupted => Outcome::Interrupted,
-            WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
+            end => end.outcome(),
         };
         Ok(LiveMatch {
             outcome,
@@ -135,13 +132,7 @@ impl SpectatorRole {
         let machine = &mut self.machine;
         let link = machine.spectator.link_stats();
         let joined = machine.stats.joined_at_frame;
-        // The game as it is after the last frame watched (shown: the last
-        // frame always is), as `run --frames` prints it.
-        let checksums = joined.and_then(|_| {
-            let mut state = Vec::new();
-            machine.game.save_state(&mut state).ok()?;
-            Some(Checksums::of_game(machine.game.as_ref(), &state))
-        });
+        let checksums = joined.and_then(|_| final_checksums(machine.game.as_mut()));
         WatchReport {
             game: machine.game.title(),
             end,
@@ -221,14 +212,9 @@ impl LiveRole for SpectatorRole {
     fn status_line(&mut self, every: Duration) -> Option<String> {
         // Nothing to show before the host's state arrived.
         self.machine.stats.joined_at_frame?;
-        let now = Instant::now();
-        if self
-            .status_last
-            .is_some_and(|last| now.duration_since(last) < every)
-        {
+        if !status_due(&mut self.status_last, every) {
             return None;
         }
-        self.status_last = Some(now);
         let spectator = &self.machine.spectator;
         let ping = spectator
             .link_stats()
