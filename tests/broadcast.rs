@@ -169,6 +169,12 @@ fn three_viewers_and_fifty_subscribers_end_in_sync_at_no_cost_to_the_host_and_th
             start_viewer(&nats, "watched", &game)
         })
         .collect();
+    // Both matches are listed while they are on.
+    let listed = netcade(&["spectate", "--list", &nats.url(None)]);
+    assert!(listed.status.success(), "{listed:?}");
+    for name in ["watched  Duel", "alone  Duel"] {
+        assert!(stdout(&listed).contains(name), "{listed:?}");
+    }
 
     let host = finished(host, "host");
     let join = finished(join, "join");
