@@ -61,6 +61,18 @@ impl Checksums {
     }
 }
 
+impl Checksums {
+    /// Checksums of `game` as it is now, saving its state for the `state`
+    /// one: of no bytes when its core cannot save (a lockstep match's).
+    pub fn of_game_now<G: Emulator + ?Sized>(game: &mut G) -> Checksums {
+        let mut state = Vec::new();
+        if game.save_state(&mut state).is_err() {
+            state.clear();
+        }
+        Checksums::of_game(game, &state)
+    }
+}
+
 /// `memory … state … video …`, as summaries print them.
 impl std::fmt::Display for Checksums {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

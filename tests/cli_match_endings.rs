@@ -313,7 +313,12 @@ fn a_netplay_desync_leaves_its_dumps_in_the_data_directory_not_the_current_one()
     // a latency) make the machines diverge, and the joiner dumps both.
     let common = args(&[
         &game,
-        &["--option", "duel_inject_nondeterminism=enabled"],
+        &[
+            "--option",
+            "duel_inject_nondeterminism=enabled",
+            "--mode",
+            "rollback",
+        ],
         &["--sim-latency", "30", "--frames", "300", "--no-record"],
     ]);
     let port_file = ports.path().join("port").display().to_string();

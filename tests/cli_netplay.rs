@@ -364,10 +364,15 @@ fn a_joiner_taking_on_the_hosts_unfaithful_core_option_warns_of_its_pre_flight()
     let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", arena.as_str()];
     let unfaithful = ["--option", UNFAITHFUL];
+    // Rollback forced on the host: auto would choose lockstep.
     let (host, port) = start_host(
         dir.path(),
         &game,
-        &[&["--frames", "60", "--inputs", "none"][..], &unfaithful].concat(),
+        &[
+            &["--frames", "60", "--inputs", "none", "--mode", "rollback"][..],
+            &unfaithful,
+        ]
+        .concat(),
     );
     let join = start_join(port, &game, &["--frames", "60", "--inputs", "none"]);
     let join = join.finish(MATCH_TIMEOUT);
@@ -462,7 +467,7 @@ fn a_busy_port_a_host_name_that_does_not_resolve_no_answer_or_a_strict_pre_fligh
     let listening = format!("cannot listen on UDP port {port}");
     let no_answer = format!("no answer from {address} within 1 s");
     let silent_join = ["join", &address, "--connect-timeout-s", "1"];
-    let strict = ["host", "--port", "0", "--strict"];
+    let strict = ["host", "--port", "0", "--strict", "--mode", "rollback"];
     assert_refusals(&[
         refusal(
             &[&["host", "--port", &port][..], &duel].concat(),
@@ -527,7 +532,7 @@ fn a_core_that_fails_the_rollback_pre_flight_is_warned_about_without_strict() {
     let arena = support::dojo_arena();
     let unfaithful = ["--core", "duel", "--rom", &arena, "--option", UNFAITHFUL];
     let dir = tempfile::tempdir().unwrap();
-    let (mut host, _) = start_host(dir.path(), &unfaithful, &[]);
+    let (mut host, _) = start_host(dir.path(), &unfaithful, &["--mode", "rollback"]);
     host.wait_for_stdout("waiting for a player to join", MATCH_TIMEOUT);
     host.interrupt();
     let errors = stderr(&host.finish(MATCH_TIMEOUT));
@@ -568,6 +573,9 @@ fn a_desync_in_a_live_match_names_the_fighter_bytes_that_diverged_is_repaired_an
         "duel_inject_nondeterminism=enabled",
         "--sim-latency",
         "30",
+        // Auto would play it in lockstep, where nothing desyncs.
+        "--mode",
+        "rollback",
     ];
     let dir = tempfile::tempdir().unwrap();
     let dumps = dir.path().join("dumps");

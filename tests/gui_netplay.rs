@@ -182,3 +182,41 @@ fn a_spectator_in_a_window_draws_the_game_and_ends_on_the_players_checksums() {
         .count();
     assert!(text_pixels > 200, "overlay text pixels: {text_pixels}");
 }
+
+#[test]
+fn three_players_in_three_windows_play_in_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::dojo_arena();
+    let game = [
+        "--core", "duel", "--rom", &arena, "--frames", "300", "--json",
+    ];
+    let in_window = [("NETCADE_CONFIG_DIR", dir.path().as_os_str())];
+    let host_args = [&["--players", "3", "--inputs", "random:1"][..], &game].concat();
+    let (host, port) = spawn_host_with_env(dir.path(), &host_args, &in_window, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let joiners: Vec<Background> = ["random:2", "random:3"]
+        .iter()
+        .map(|inputs| {
+            let args = [&["join", &address, "--inputs", inputs][..], &game].concat();
+            spawn_in_window(&args, dir.path())
+        })
+        .collect();
+    let timeout = MATCH_TIMEOUT + Duration::from_secs(10);
+    let mut outputs = vec![host.finish(timeout)];
+    outputs.extend(joiners.into_iter().map(|joiner| joiner.finish(timeout)));
+    let summaries: Vec<_> = outputs
+        .iter()
+        .map(|output| {
+            assert!(output.status.success(), "{}", stderr(output));
+            last_json(output)
+        })
+        .collect();
+    for json in &summaries {
+        assert_eq!(json["end"], "finished", "{json}");
+        assert_eq!(json["frames"], 300, "{json}");
+        assert_eq!(
+            json["checksums"]["memory"],
+            summaries[0]["checksums"]["memory"]
+        );
+    }
+}

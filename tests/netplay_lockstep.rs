@@ -8,21 +8,13 @@ mod support;
 use netcade::engine::sinks::compare_checksum_logs;
 use netcade::engine::testing::StubGame;
 use netcade::net::sim::LinkConditions;
-use netcade::netplay::{NetplayConfig, NetplayEvent, SpectatorDrop};
+use netcade::netplay::{NetplayEvent, SpectatorDrop};
 use netcade::protocol::SessionSettings;
 use netcade::rollback::PlayerId;
 use support::netplay::{Cluster, MatchSetup};
 
 /// 20 simulated seconds: about 1200 frames at full speed.
 const MATCH_MS: u64 = 20_000;
-
-/// The host (machine 0) plays in lockstep; the joiner proposes rollback
-/// and takes the host's mode.
-fn host_in_lockstep(me: u8, config: &mut NetplayConfig<u8>) {
-    if me == 0 {
-        config.settings = config.settings.in_mode(true);
-    }
-}
 
 fn lockstep_cluster(
     seed: u64,
@@ -34,7 +26,7 @@ fn lockstep_cluster(
         setup,
         |_| Box::new(game()),
         |me, config| {
-            host_in_lockstep(me, config);
+            config.settings = config.settings.in_mode(true);
             config.accept_spectators = me == 0;
         },
     )
@@ -50,10 +42,18 @@ fn unsaved_game() -> StubGame {
 /// The frames each machine ran, never one rolled back, no state held, the
 /// ticks it waited, and the input delay it ended with.
 fn assert_lockstep(cluster: &Cluster<Box<StubGame>>) -> Vec<(u64, u32)> {
-    cluster
-        .machines
+    assert_lockstep_machines(cluster, &[0, 1])
+}
+
+/// [`assert_lockstep`] for `machines` of the cluster.
+fn assert_lockstep_machines(
+    cluster: &Cluster<Box<StubGame>>,
+    machines: &[usize],
+) -> Vec<(u64, u32)> {
+    machines
         .iter()
-        .map(|machine| {
+        .map(|&index| {
+            let machine = &cluster.machines[index];
             assert!(
                 machine.netplay.settings().is_lockstep(),
                 "machine {} did not play in lockstep",
@@ -76,7 +76,7 @@ fn assert_lockstep(cluster: &Cluster<Box<StubGame>>) -> Vec<(u64, u32)> {
 }
 
 #[test]
-fn a_joiner_takes_the_hosts_lockstep_and_both_stay_identical_100_ms_apart() {
+fn two_machines_in_lockstep_stay_identical_100_ms_apart() {
     // 100 ms round trip with ±10 ms jitter: 3–3.6 frames each way.
     let conditions = LinkConditions::latency(50).with_jitter(10);
     let mut cluster = lockstep_cluster(21, conditions, StubGame::deterministic);
@@ -156,4 +156,51 @@ fn a_spectator_arriving_once_frame_0_left_the_backlog_is_dropped_with_the_reason
         )
     });
     assert!(dropped, "the host did not say why it dropped the spectator");
+}
+
+/// The frame at which `machine` dropped player 3, if it did.
+fn player_3_dropped_at(cluster: &Cluster<Box<StubGame>>, machine: usize) -> Option<u32> {
+    cluster.machines[machine]
+        .notes
+        .events
+        .iter()
+        .find_map(|(_, event)| match event {
+            NetplayEvent::Disconnected {
+                player, at_frame, ..
+            } if *player == PlayerId::new(2) => Some(at_frame.number()),
+            _ => None,
+        })
+}
+
+#[test]
+fn when_one_of_three_machines_in_lockstep_is_cut_off_the_other_two_drop_it_at_one_frame_and_play_on(
+) {
+    for seed in 26..30 {
+        let conditions = LinkConditions::latency(30).with_jitter(20).with_loss(0.05);
+        let setup = MatchSetup::new(3, seed, conditions);
+        let mut cluster = Cluster::with_configs(
+            setup,
+            |_| support::netplay::party_game(),
+            |_, config| {
+                config.settings = config.settings.in_mode(true);
+                config.rejoin_window_ms = 0;
+            },
+        );
+        cluster.run_until(4_000);
+        cluster.isolate(2);
+        cluster.run_until(24_000);
+        let dropped = player_3_dropped_at(&cluster, 0).expect("machine 0 dropped P3");
+        assert_eq!(
+            Some(dropped),
+            player_3_dropped_at(&cluster, 1),
+            "seed {seed}"
+        );
+        // 5 s to give up on P3, then 15 s of the two playing on.
+        let compared = cluster.assert_same_final_checksums(&[0, 1], 0) as u32;
+        assert!(
+            compared > dropped + 600,
+            "seed {seed}: {compared} frames compared, P3 left at {dropped}"
+        );
+        assert_lockstep_machines(&cluster, &[0, 1]);
+    }
 }

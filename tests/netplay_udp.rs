@@ -16,29 +16,14 @@ use netcade::net::conditioner::ConditionedTransport;
 use netcade::net::link::{SocketTransport, TransportKind};
 use netcade::net::sim::LinkConditions;
 use netcade::net::{ip_udp_header_bytes, ManualClock, WireStats};
-use netcade::netplay::{NetplayConfig, NetplaySession};
-use netcade::protocol::{PlayerSlots, SessionSettings, SessionToken, MAX_DATAGRAM_SIZE};
+use netcade::netplay::NetplaySession;
+use netcade::protocol::MAX_DATAGRAM_SIZE;
 use std::net::SocketAddr;
+use support::ice::two_player_config;
 use support::load_duel_dojo;
 use support::netplay::MachineNotes;
 
 const FRAMES: u32 = 600;
-
-fn config(me: u8, peer: SocketAddr) -> NetplayConfig<SocketAddr> {
-    let config = NetplayConfig::new(
-        SessionToken(0x0DD0_0000 + u32::from(me)),
-        "duel",
-        "1",
-        1,
-        SessionSettings::default(),
-        PlayerSlots::single(me),
-    );
-    if me == 0 {
-        config.accept(Some(peer), PlayerSlots::single(1))
-    } else {
-        config.dial(peer, PlayerSlots::single(0))
-    }
-}
 
 /// What one side of a loopback match put on the wire.
 struct SideReport {
@@ -87,7 +72,7 @@ fn play_duel_match(
     let mut machines: Vec<_> = (0..2u8)
         .map(|me| {
             let peer = addresses[1 - me as usize];
-            let netplay = NetplaySession::new(config(me, peer), 0).unwrap();
+            let netplay = NetplaySession::new(two_player_config(me, peer), 0).unwrap();
             let mut machine = NetplayMachine::new(
                 netplay,
                 load_duel_dojo(),

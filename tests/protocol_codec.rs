@@ -90,6 +90,7 @@ fn full_piggyback() -> Piggyback {
         quality_report: Some(QualityReport {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
+            input_delay: 2,
         }),
         quality_reply: Some(QualityReply {
             echoed_timestamp_ms: 17,
@@ -134,6 +135,7 @@ fn every_message() -> Vec<Message> {
         Message::QualityReport(QualityReport {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
+            input_delay: 2,
         }),
         Message::QualityReply(QualityReply {
             echoed_timestamp_ms: 17,
@@ -646,8 +648,9 @@ fn reports_riding_on_an_input_datagram_cost_a_flags_byte_when_absent() {
         &mut loaded_bytes,
     )
     .unwrap();
-    // Report 6 bytes, reply 6, one checksum: count, 1-byte frame, 8-byte sum.
-    assert_eq!(loaded_bytes.len(), bare_bytes.len() + 6 + 6 + 1 + 1 + 8);
+    // Report 7 bytes (with the input delay), reply 6, one checksum: count,
+    // 1-byte frame, 8-byte sum.
+    assert_eq!(loaded_bytes.len(), bare_bytes.len() + 7 + 6 + 1 + 1 + 8);
     assert_eq!(
         codec::decode(&loaded_bytes).unwrap().1,
         Message::Input(loaded)

@@ -716,6 +716,7 @@ mod link {
                 &peer.datagram(&Message::QualityReport(QualityReport {
                     timestamp_ms: 10,
                     frame_advantage,
+                    input_delay: 2,
                 })),
             );
         }
@@ -728,6 +729,7 @@ mod link {
             &peer.datagram(&Message::QualityReport(QualityReport {
                 timestamp_ms: 11,
                 frame_advantage: -3,
+                input_delay: 2,
             })),
         );
         assert!(ours

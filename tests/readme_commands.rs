@@ -154,6 +154,7 @@ fn plan(command: &DocCommand) -> Result<Plan, String> {
         ["cargo", "bench", ..]
         | ["scripts/bench-host-overhead", ..]
         | ["scripts/bench-netplay", ..]
+        | ["scripts/bench-party", ..]
         | ["scripts/bench-replay", ..]
         | ["scripts/bench-audio", ..] => {
             return Ok(Plan::NotRunHere("benchmarks run on their own"))

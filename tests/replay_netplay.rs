@@ -204,6 +204,8 @@ fn the_joiners_replay_keeps_each_desync_repair_with_the_hosts_state() {
     let extra = [
         "--option",
         "duel_inject_nondeterminism=enabled",
+        "--mode",
+        "rollback",
         "--sim-latency",
         "30",
         "--dump-dir",

@@ -115,7 +115,7 @@ pub enum Command {
     /// mid-match, checked in sync (--simulated: two machines over a
     /// simulated network in simulated time, far faster than real time).
     Demo(demo::DemoArgs),
-    /// Host a two-player netplay match over UDP and wait for a player to join.
+    /// Host a netplay match of 2–4 players over UDP and wait for them to join.
     Host(host::HostArgs),
     /// Join a netplay match hosted at HOST:PORT.
     Join(join::JoinArgs),

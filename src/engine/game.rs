@@ -110,6 +110,49 @@ pub fn open_game_accepting(
     Ok(Box::new(core))
 }
 
+/// The save directory of one netplay match or spectating session, given to
+/// its core instead of the player's: `netplay/<role>-<unix seconds>-<pid>`
+/// in the save directory. Netplay never writes save RAM itself, and a core
+/// that writes its own saves writes them here, so the player's files stay
+/// as they were. Removed when dropped if the core left nothing in it.
+#[derive(Debug)]
+pub struct MatchSaveDir {
+    path: PathBuf,
+}
+
+impl MatchSaveDir {
+    /// Makes the folder for a session of `role` (`host`, `join`,
+    /// `spectate`) under the save directory `args` choose.
+    pub fn create(args: &GameArgs, role: &str) -> Result<MatchSaveDir, AppError> {
+        let base = chosen_dir(&args.save_dir, "--save-dir", SAVE_DIR_ENV)?
+            .unwrap_or_else(|| CoreConfig::default().save_dir);
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let path = base
+            .join("netplay")
+            .join(format!("{role}-{seconds}-{}", std::process::id()));
+        let path = chosen_dir(&Some(path), "--save-dir", SAVE_DIR_ENV)?.unwrap_or_default();
+        Ok(MatchSaveDir { path })
+    }
+
+    /// `args` with this folder as the core's save directory.
+    pub fn game_args(&self, args: &GameArgs) -> GameArgs {
+        GameArgs {
+            save_dir: Some(self.path.clone()),
+            ..args.clone()
+        }
+    }
+}
+
+impl Drop for MatchSaveDir {
+    fn drop(&mut self) {
+        // Fails, as it should, when the core saved something there.
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
+
 /// The directory a flag names, else the one its environment variable names,
 /// created if missing; `None` when neither names one. Read here rather than
 /// by the argument parser so that commands which open games without the

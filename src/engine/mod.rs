@@ -27,7 +27,7 @@ pub mod sinks;
 pub mod testing;
 
 pub use error::{AppError, Outcome};
-pub use game::{open_game, Game, GameArgs};
+pub use game::{open_game, Game, GameArgs, MatchSaveDir};
 
 use crate::checksum::Checksums;
 

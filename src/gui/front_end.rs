@@ -5,7 +5,7 @@
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
+use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
 use crate::engine::{AppError, Game};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
@@ -188,6 +188,7 @@ impl FrontEnd for WindowFrontEnd {
                     kbps_in: self.kbps.0,
                     kbps_out: self.kbps.1,
                     spectators: view.spectators as u32,
+                    delays: delays_text(&view.delays),
                 });
             }
         }

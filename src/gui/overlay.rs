@@ -112,6 +112,8 @@ pub struct NetStats {
     pub kbps_out: f64,
     /// Spectators watching.
     pub spectators: u32,
+    /// Every player's input delay, `P1 1 P2 0` (empty: not shown).
+    pub delays: String,
 }
 
 /// What the overlay shows and remembers between frames.
@@ -185,7 +187,7 @@ impl Overlay {
         let ahead = stats
             .frames_ahead
             .map_or("?".to_string(), |a| format!("{a:+.1}"));
-        vec![
+        let mut lines = vec![
             format!(
                 "ping {ping}   delay {}   advantage {ahead}",
                 stats.input_delay
@@ -195,7 +197,11 @@ impl Overlay {
                 stats.rollback_depth, stats.spectators
             ),
             format!("kbps in {:.1}   out {:.1}", stats.kbps_in, stats.kbps_out),
-        ]
+        ];
+        if !stats.delays.is_empty() {
+            lines.push(format!("delays {}", stats.delays));
+        }
+        lines
     }
 
     /// The overlay's picture at `now_ms`, or `None` when it shows nothing:
@@ -325,10 +331,12 @@ mod tests {
             kbps_in: 25.0,
             kbps_out: 24.5,
             spectators: 3,
+            delays: "P1 1 P2 2".into(),
         });
         let lines = overlay.panel_lines();
         assert_eq!(lines[0], "ping 40 ms   delay 1   advantage +0.5");
         assert_eq!(lines[1], "rollback 2   spectators 3");
+        assert_eq!(lines[3], "delays P1 1 P2 2");
         let picture = overlay.render(0).unwrap();
         // The graph is the widest part.
         assert_eq!(picture.width, GRAPH_SAMPLES as u32 + 2 * PADDING);

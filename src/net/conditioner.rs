@@ -43,6 +43,16 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
         &self.inner
     }
 
+    /// Puts what `change` makes of the transport underneath in its place
+    /// (ICE turns a bare socket into a path to the opponent), keeping the
+    /// conditions, their seed's progress and anything held back.
+    pub fn try_replace_inner<E>(self, change: impl FnOnce(T) -> Result<T, E>) -> Result<Self, E> {
+        Ok(ConditionedTransport {
+            inner: change(self.inner)?,
+            ..self
+        })
+    }
+
     /// The conditions applied.
     pub fn conditions(&self) -> LinkConditions {
         self.conditions

@@ -3,10 +3,12 @@
 //! and the transport they build ([`LinkTransport`]).
 
 use super::conditioner::ConditionedTransport;
+use super::ice::{IceConfig, IceConnector, IceError, IcePath, IceRole, IceTransport};
 use super::laminar::LaminarTransport;
+use super::signal::SignalChannel;
 use super::sim::LinkConditions;
 use super::udp::UdpTransport;
-use super::{MonotonicClock, NetError, Transport, WireStats};
+use super::{MicrosClock, MonotonicClock, NetError, Transport, WireStats};
 use std::net::SocketAddr;
 
 /// Which socket carries the datagrams.
@@ -112,6 +114,49 @@ pub enum SocketTransport {
     Udp(UdpTransport),
     /// laminar's socket.
     Laminar(Box<LaminarTransport>),
+    /// A UDP socket carrying the path ICE chose ([`connect_ice`]).
+    Ice(Box<IceTransport<UdpTransport, MonotonicClock>>),
+}
+
+/// Finds a path to the opponent with ICE over `link`'s UDP socket (the
+/// candidates go through `signal`) and returns the same socket carrying it,
+/// for the handshake to use with [`IcePath::remote`] as the opponent's
+/// address. With feature `upnp` the router is asked to forward the port
+/// first, and the mapping lasts as long as the returned transport. The
+/// `--sim-*` faults apply to the match, not to the checks.
+pub fn connect_ice(
+    link: LinkTransport,
+    signal: &mut dyn SignalChannel,
+    config: IceConfig,
+    role: IceRole,
+) -> Result<(LinkTransport, IcePath), IceError> {
+    let mut chosen = None;
+    let link = link.try_replace_inner(|socket| {
+        let SocketTransport::Udp(udp) = socket else {
+            return Err(IceError::NeedsUdp);
+        };
+        let bound = udp.local_address().map_err(|_| IceError::NeedsUdp)?;
+        let mut clock = MonotonicClock::new();
+        let local = super::ice::reachable_address(bound);
+        // Best effort: a router's mapping is one more candidate, no more.
+        let mapping = super::port_mapping::map_game_port(local).ok();
+        let config = IceConfig {
+            mapped_address: config
+                .mapped_address
+                .or(mapping.as_ref().map(|mapping| mapping.external())),
+            ..config
+        };
+        let credentials = super::ice::random_credentials();
+        let connector = IceConnector::new(local, config, role, credentials, clock.now_us());
+        let (mut path_transport, path) = connector.run(udp, signal, clock)?;
+        if let Some(mapping) = mapping {
+            path_transport.hold_port_mapping(mapping);
+        }
+        chosen = Some(path);
+        Ok(SocketTransport::Ice(Box::new(path_transport)))
+    })?;
+    let path = chosen.expect("a transport replaced is one ICE found a path for");
+    Ok((link, path))
 }
 
 impl SocketTransport {
@@ -134,6 +179,18 @@ impl SocketTransport {
                 .local_address()
                 .expect("a bound UDP socket has a local address"),
             SocketTransport::Laminar(laminar) => laminar.local_address(),
+            SocketTransport::Ice(ice) => ice
+                .inner()
+                .local_address()
+                .expect("a bound UDP socket has a local address"),
+        }
+    }
+
+    /// The path ICE chose, when it chose this socket's.
+    pub fn ice_path(&self) -> Option<&IcePath> {
+        match self {
+            SocketTransport::Ice(ice) => Some(ice.path()),
+            _ => None,
         }
     }
 
@@ -142,6 +199,7 @@ impl SocketTransport {
         match self {
             SocketTransport::Udp(udp) => udp.wire_stats(),
             SocketTransport::Laminar(laminar) => laminar.wire_stats(),
+            SocketTransport::Ice(ice) => ice.inner().wire_stats(),
         }
     }
 }
@@ -153,6 +211,7 @@ impl Transport for SocketTransport {
         match self {
             SocketTransport::Udp(udp) => udp.send(to, datagram),
             SocketTransport::Laminar(laminar) => laminar.send(to, datagram),
+            SocketTransport::Ice(ice) => ice.send(to, datagram),
         }
     }
 
@@ -160,12 +219,14 @@ impl Transport for SocketTransport {
         match self {
             SocketTransport::Udp(udp) => udp.receive(into),
             SocketTransport::Laminar(laminar) => laminar.receive(into),
+            SocketTransport::Ice(ice) => ice.receive(into),
         }
     }
 
     fn wait(&mut self, timeout: std::time::Duration) {
         match self {
             SocketTransport::Udp(udp) => udp.wait(timeout),
+            SocketTransport::Ice(ice) => ice.wait(timeout),
             // laminar reads its socket only when polled: look every
             // millisecond, as before there was a way to wait.
             SocketTransport::Laminar(_) => {
@@ -291,5 +352,87 @@ mod tests {
             };
             assert!(error.to_string().contains(&taken.to_string()), "{error}");
         }
+    }
+
+    /// Messages to the other thread's side, over channels.
+    struct ThreadSignal {
+        to: std::sync::mpsc::Sender<String>,
+        from: std::sync::mpsc::Receiver<String>,
+    }
+
+    impl SignalChannel for ThreadSignal {
+        fn send(&mut self, message: &str) -> Result<(), crate::net::signal::SignalError> {
+            let _ = self.to.send(message.to_owned());
+            Ok(())
+        }
+
+        fn try_receive(&mut self) -> Result<Option<String>, crate::net::signal::SignalError> {
+            Ok(self.from.try_recv().ok())
+        }
+    }
+
+    #[test]
+    fn ice_turns_two_game_sockets_into_a_path_that_carries_the_match_and_names_itself() {
+        let (to_joiner, from_host) = std::sync::mpsc::channel();
+        let (to_host, from_joiner) = std::sync::mpsc::channel();
+        let sides = [
+            (
+                IceRole::Controlling,
+                ThreadSignal {
+                    to: to_joiner,
+                    from: from_joiner,
+                },
+            ),
+            (
+                IceRole::Controlled,
+                ThreadSignal {
+                    to: to_host,
+                    from: from_host,
+                },
+            ),
+        ];
+        let threads = sides.map(|(role, mut signal)| {
+            std::thread::spawn(move || {
+                let link = LinkArgs::default()
+                    .open("127.0.0.1:0".parse().unwrap())
+                    .unwrap();
+                let (mut link, path) =
+                    connect_ice(link, &mut signal, IceConfig::default(), role).unwrap();
+                link.send(path.remote, b"nc over the path");
+                let mut received = Vec::new();
+                let from = (0..10_000).find_map(|_| {
+                    link.wait(std::time::Duration::from_millis(1));
+                    link.receive(&mut received)
+                });
+                assert_eq!(from, Some(path.remote));
+                assert_eq!(received, b"nc over the path");
+                assert_eq!(link.inner().ice_path(), Some(&path));
+                path
+            })
+        });
+        for thread in threads {
+            let path = thread.join().unwrap();
+            assert_eq!(path.kind, crate::net::ice::PathKind::Direct);
+        }
+    }
+
+    #[test]
+    fn ice_over_laminar_is_refused_with_what_to_use() {
+        let link = LinkArgs {
+            transport: TransportKind::Laminar,
+            ..LinkArgs::default()
+        };
+        let transport = link.open("127.0.0.1:0".parse().unwrap()).unwrap();
+        let (to, from) = std::sync::mpsc::channel();
+        let mut signal = ThreadSignal { to, from };
+        let Err(error) = connect_ice(
+            transport,
+            &mut signal,
+            IceConfig::default(),
+            IceRole::Controlled,
+        ) else {
+            panic!("ICE ran over laminar");
+        };
+        assert!(error.to_string().contains("--transport udp"), "{error}");
     }
 }

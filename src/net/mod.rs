@@ -2,14 +2,18 @@
 //! talks through, the seeded simulated network for tests and the demo
 //! (`sim`), the two socket transports (`udp`, `laminar`), the link
 //! conditioner that applies the simulated network's faults to real sockets
-//! (`conditioner`), the command-line switches choosing them (`link`) and the
-//! channel machines meeting in a room talk through first (`signal`).
+//! (`conditioner`), the command-line switches choosing them (`link`), the
+//! channel machines meeting in a room talk through first (`signal`) and ICE
+//! over the game's socket for machines behind NATs (`ice`).
 
 pub mod conditioner;
+pub mod ice;
 pub mod laminar;
 pub mod link;
+pub mod nat_sim;
 #[cfg(feature = "broadcast")]
 pub mod nats;
+pub mod port_mapping;
 pub mod signal;
 pub mod sim;
 pub mod udp;

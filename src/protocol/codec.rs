@@ -25,7 +25,8 @@
 //! have no body, Start carries its delay in milliseconds (u16). The
 //! handshake layouts did not change.
 //!
-//! Version 6 added the Roster (kind 18): a count byte (below 8), then per
+//! Version 6 added the sender's input delay (u8) at the end of a quality
+//! report, and the Roster (kind 18): a count byte (below 8), then per
 //! entry the slot byte, an address length byte (at most 32) and the address.
 //!
 //! Version 3 puts a piggyback flags byte in every input datagram, after the
@@ -336,6 +337,7 @@ const PIGGYBACK_CHECKSUMS: u8 = 4;
 fn put_quality_report(out: &mut Vec<u8>, report: &QualityReport) {
     out.extend_from_slice(&report.timestamp_ms.to_le_bytes());
     out.extend_from_slice(&report.frame_advantage.to_le_bytes());
+    out.push(report.input_delay);
 }
 
 fn put_quality_reply(out: &mut Vec<u8>, reply: &QualityReply) {
@@ -779,6 +781,7 @@ fn read_quality_report(reader: &mut Reader<'_>) -> Result<QualityReport, DecodeE
     Ok(QualityReport {
         timestamp_ms: reader.u32()?,
         frame_advantage: reader.u16()? as i16,
+        input_delay: reader.u8()?,
     })
 }
 

@@ -37,6 +37,7 @@ use std::fmt;
 ///   a full mesh; a version-5 member would never link to the others. A
 ///   peer heard from a new address proves it is the same peer before its
 ///   link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
+///   Quality reports end with the sender's input delay (one byte).
 pub const PROTOCOL_VERSION: u8 = 6;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -410,6 +411,9 @@ pub struct QualityReport {
     pub timestamp_ms: u32,
     /// The sender's frame lag towards the receiver (see time sync).
     pub frame_advantage: i16,
+    /// The sender's local input delay in frames (v6), so every machine
+    /// shows every player's.
+    pub input_delay: u8,
 }
 
 /// The echo of a [`QualityReport`].

@@ -28,7 +28,9 @@ impl Default for FakeCore {
 }
 
 /// A working core named "Fake" that takes `.fake` files, draws nothing and
-/// saves 16 bytes; `@IN_*@` mark where the chosen misbehaviour goes.
+/// saves 16 bytes; its 4 bytes of system RAM mix every frame's buttons of
+/// two players (so two machines agree only if they ran the same inputs);
+/// `@IN_*@` mark where the chosen misbehaviour goes.
 const TEMPLATE: &str = r#"
 #include <pthread.h>
 #include <stdbool.h>
@@ -45,8 +47,20 @@ struct retro_system_av_info {
 };
 
 static unsigned frames;
+static unsigned mix;
 static volatile int zero;
 static bool (*environment)(unsigned command, void *data);
+static void (*input_poll)(void);
+static short (*input_state)(unsigned port, unsigned device, unsigned index, unsigned id);
+
+/* Both joypads' twelve RetroPad buttons, mixed into system RAM. */
+static void mix_buttons(void) {
+    if (!input_poll || !input_state) return;
+    input_poll();
+    for (unsigned port = 0; port < 2; port++)
+        for (unsigned id = 0; id < 12; id++)
+            mix = mix * 31u + (input_state(port, 1, 0, id) ? id + 1 : 0);
+}
 
 /* RETRO_ENVIRONMENT_SHUTDOWN: what cores send when they cannot go on. */
 static void ask_to_shut_down(void) { environment(7, NULL); }
@@ -73,8 +87,8 @@ void retro_set_environment(bool (*f)(unsigned, void *)) { environment = f; }
 void retro_set_video_refresh(void *f) { (void)f; }
 void retro_set_audio_sample(void *f) { (void)f; }
 void retro_set_audio_sample_batch(void *f) { (void)f; }
-void retro_set_input_poll(void *f) { (void)f; }
-void retro_set_input_state(void *f) { (void)f; }
+void retro_set_input_poll(void (*f)(void)) { input_poll = f; }
+void retro_set_input_state(short (*f)(unsigned, unsigned, unsigned, unsigned)) { input_state = f; }
 void retro_init(void) {}
 void retro_deinit(void) {}
 void retro_get_system_info(struct retro_system_info *info) {
@@ -92,23 +106,26 @@ void retro_get_system_av_info(struct retro_system_av_info *av) {
 }
 void retro_set_controller_port_device(unsigned port, unsigned device) { (void)port; (void)device; }
 void retro_reset(void) {}
-void retro_run(void) { frames++; @IN_RUN@ }
+void retro_run(void) { frames++; mix_buttons(); @IN_RUN@ }
 size_t retro_serialize_size(void) { return 16; }
 bool retro_serialize(void *data, size_t size) {
     @IN_SERIALIZE@
     memset(data, 0, size);
     memcpy(data, &frames, sizeof frames);
+    memcpy((char *)data + 4, &mix, sizeof mix);
     return true;
 }
 bool retro_unserialize(const void *data, size_t size) {
     (void)size;
     memcpy(&frames, data, sizeof frames);
+    memcpy(&mix, (const char *)data + 4, sizeof mix);
     return true;
 }
 bool retro_load_game(const void *game) { (void)game; @IN_LOAD_GAME@ return true; }
 void retro_unload_game(void) {}
-void *retro_get_memory_data(unsigned id) { (void)id; return NULL; }
-size_t retro_get_memory_size(unsigned id) { (void)id; return 0; }
+/* RETRO_MEMORY_SYSTEM_RAM is 2. */
+void *retro_get_memory_data(unsigned id) { return id == 2 ? &mix : NULL; }
+size_t retro_get_memory_size(unsigned id) { return id == 2 ? sizeof mix : 0; }
 "#;
 
 impl FakeCore {

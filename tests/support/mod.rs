@@ -4,9 +4,11 @@
 
 pub mod cli;
 pub mod content;
+pub mod coturn;
 pub mod duel;
 pub mod fake_core;
 pub mod hostile_relay;
+pub mod ice;
 pub mod netplay;
 pub mod servers;
 

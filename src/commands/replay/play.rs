@@ -5,8 +5,8 @@
 use crate::checksum::Checksums;
 use crate::commands::outputs::ShowArgs;
 use crate::engine::playback::{
-    frames_held, game_checksums, load_replay, open_replay_game, verify, Keyframes, ReplayGameArgs,
-    ReplayPlayback, Verification,
+    frames_held, load_replay, open_replay_game, verify, Keyframes, ReplayGameArgs, ReplayPlayback,
+    Verification,
 };
 use crate::engine::report::{write_report, Report};
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSummary};
@@ -103,7 +103,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         let report = VerifyReport {
             about,
             first_frame: replay.start_frame().number(),
-            checksums: game_checksums(game, verification.stopped_at)?,
+            checksums: Checksums::of_game_now(game),
             verification,
             incomplete: incompleteness(&replay),
         };
@@ -156,7 +156,7 @@ fn play_replay(
         }
         let audio = audio.map(|sink| sink.finish()).transpose()?;
         let end = playback.frame();
-        (end, game_checksums(game, end)?, audio)
+        (end, Checksums::of_game_now(game), audio)
     };
     Ok(PlaybackReport {
         about,
@@ -415,7 +415,7 @@ fn seek_replay(
         keyframe_bytes: keyframes.bytes(),
         build_time,
         seek_time,
-        checksums: game_checksums(game, Frame::new(seek))?,
+        checksums: Checksums::of_game_now(game),
     })
 }
 

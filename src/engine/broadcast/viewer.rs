@@ -8,14 +8,14 @@
 
 use super::pieces::{last_whole, piece_of, Pieces};
 use super::{match_subjects, subject, Part, STREAM};
-use crate::checksum::memory_checksum;
+use crate::checksum::{memory_checksum, Checksums};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::adopt_host_options;
 use crate::engine::live::front_end::{FrontEnd, LiveOutputs, MatchView, SpectatorView};
 use crate::engine::live::narrator::{status_due, Narrator};
 use crate::engine::live::options::LiveOptions;
 use crate::engine::live::session_loop::{run_live, DatagramSession, LiveMatch, LiveRole};
-use crate::engine::live::spectator::report::{final_checksums, WatchDelay, WatchEnd, WatchReport};
+use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::spectator::SpectateSettings;
 use crate::engine::live::wire::{LiveTransport, WireTraffic};
 use crate::engine::netplay::machine::{load_watched_state, SpectatorStats};
@@ -483,7 +483,9 @@ impl ViewerRole {
     fn finish(mut self, end: WatchEnd) -> Result<LiveMatch, AppError> {
         let (log, outputs) = self.sinks.finish(end.end_reason())?;
         let joined = self.stats.joined_at_frame;
-        let checksums = joined.and_then(|_| final_checksums(self.game.as_mut()));
+        // The game as it is after the last frame watched, as the
+        // spectator's summary gives it.
+        let checksums = joined.map(|_| Checksums::of_game_now(self.game.as_mut()));
         let report = WatchReport {
             game: self.game.title(),
             end,

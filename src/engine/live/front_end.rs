@@ -22,6 +22,9 @@ pub struct MatchView {
     pub new_picture: bool,
     /// The peer link's figures, once the match runs.
     pub stats: Option<NetplayStats>,
+    /// Every player's input delay by slot, this machine's included
+    /// (`None`: not reported yet); empty for a spectator.
+    pub delays: Vec<(u8, Option<u32>)>,
     /// Whether this tick had a frame due but waited for the opponent's input.
     pub waiting: bool,
     /// Spectators watching.
@@ -98,4 +101,13 @@ pub struct LiveOutputs<'a> {
     pub front_end: &'a dyn OpenFrontEnd,
     /// Where the frames go.
     pub sinks: SinkChoices,
+}
+
+/// `P1 1 P2 ?`: each player's input delay (`?` until reported).
+pub fn delays_text(delays: &[(u8, Option<u32>)]) -> String {
+    let each = delays.iter().map(|(slot, delay)| {
+        let delay = delay.map_or_else(|| "?".to_string(), |d| d.to_string());
+        format!("P{} {delay}", slot + 1)
+    });
+    each.collect::<Vec<_>>().join(" ")
 }

@@ -28,6 +28,11 @@ impl LiveTransport {
         self.link.flush();
     }
 
+    /// The path ICE chose for this socket, when it did.
+    pub(crate) fn ice_path(&self) -> Option<crate::net::ice::IcePath> {
+        self.link.inner().ice_path().cloned()
+    }
+
     /// The traffic over `seconds` of `sent` and `received` (bytes, datagrams)
     /// as the link counts them, with this socket's IP/UDP header added per
     /// datagram.

@@ -87,8 +87,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 .frame_lag_report(link.first_player)
                 .unwrap_or(0);
             let lag = lag.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
+            let delay = self.session.input_delay().min(u32::from(u8::MAX)) as u8;
             if let Some(endpoint) = self.endpoints.get_mut(&address) {
                 endpoint.set_local_frame_advantage(lag);
+                endpoint.set_local_input_delay(delay);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The links to the other players' machines: their endpoints, the Hellos
 //! that open them (or are refused), and where each endpoint event goes.
 
-use super::{player_set, setup, Link, LinkState, NetplaySession};
+use super::{player_set, Link, LinkState, NetplaySession};
 use crate::netplay::checkpoint_state;
 use crate::netplay::config::Connect;
 use crate::netplay::events::{NetplayEvent, PeerFault};
@@ -11,7 +11,7 @@ use crate::protocol::{
     PeerEndpoint, PlayerSlots, RejectReason, Rejection, Sequence, SessionSettings, SessionToken,
     MAX_BLOB_SIZE, PROTOCOL_VERSION,
 };
-use crate::rollback::{Frame, PlayerId, SessionState};
+use crate::rollback::{Frame, PlayerId};
 
 /// Refusals waiting for the next poll at most; more are dropped unanswered
 /// (each address is rate-limited, so this bounds a flood from many).
@@ -66,7 +66,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return self.accept_spectator(now, from, datagram);
         }
         // Settings differ (the player count, the host's delay floor): the
-        // Reject carries ours, so the joiner can come back with them.
+        // Reject carries ours (the mode too: the host decides it), so the
+        // joiner can come back with them.
         if hello.settings != self.config.settings {
             self.refuse(from, RejectReason::Settings);
             return true;
@@ -204,9 +205,6 @@ impl<A: Ord + Copy> NetplaySession<A> {
         remote_slots: PlayerSlots,
     ) {
         let link_players = self.links[index].players;
-        if link_players.contains(0) && settings != self.config.settings {
-            self.adopt_hosts_mode(settings);
-        }
         if remote_slots != link_players || settings != self.config.settings {
             self.close_for_fault(index, PeerFault::WrongPlayersOrSettings);
             return;
@@ -220,30 +218,6 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.events.push_back(NetplayEvent::PeerSynchronized {
             players: player_set(link_players),
         });
-    }
-
-    /// The host decides between rollback and lockstep: a joiner whose
-    /// settings differ from the host's in that alone takes the host's,
-    /// before any frame runs.
-    fn adopt_hosts_mode(&mut self, host: SessionSettings) {
-        let ours = self.config.settings;
-        if ours.in_mode(host.is_lockstep()) != host || self.local_players.contains(0) {
-            return;
-        }
-        if self.session.state() != SessionState::Synchronizing {
-            return;
-        }
-        let mut config = self.config.clone();
-        config.settings = host;
-        match setup::rollback_session(&config) {
-            Ok(session) => {
-                self.config.settings = host;
-                self.session = session;
-            }
-            Err(error) => {
-                self.pending_error.get_or_insert(error);
-            }
-        }
     }
 
     /// The start-up host's match length wins: its last frame is the one

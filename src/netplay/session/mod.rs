@@ -479,6 +479,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             stats.bytes_received = traffic.bytes_received;
             stats.datagrams_sent = traffic.datagrams_sent;
             stats.datagrams_received = traffic.datagrams_received;
+            stats.remote_input_delay = traffic.remote_input_delay.map(u32::from);
         }
         Some(stats)
     }

@@ -317,6 +317,8 @@ pub struct EndpointStats {
     /// The peer's latest reported frame lag: frames it runs past our newest
     /// input, less its input delay (positive: the peer is ahead); 0 until one arrives.
     pub remote_frame_advantage: i16,
+    /// The peer's input delay in frames, from its latest quality report.
+    pub remote_input_delay: Option<u8>,
     /// Local input frames the peer has not acknowledged yet.
     pub unacked_frames: u32,
 }

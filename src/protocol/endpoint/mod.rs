@@ -84,6 +84,7 @@ pub struct PeerEndpoint {
     remote_status: ConnectionStatus,
 
     local_frame_advantage: i16,
+    local_input_delay: u8,
     next_quality_at: Millis,
     newest_quality: Option<Sequence>,
     /// The timestamp of the peer's latest quality report, and when it arrived.
@@ -167,6 +168,7 @@ impl PeerEndpoint {
             keys: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
+            local_input_delay: 0,
             next_quality_at: 0,
             newest_quality: None,
             reply_due: None,

@@ -10,6 +10,11 @@ use crate::rollback::Frame;
 const CHECKSUM_REPEATS: u8 = 3;
 
 impl PeerEndpoint {
+    /// Our local input delay, sent with the next quality reports.
+    pub fn set_local_input_delay(&mut self, frames: u8) {
+        self.local_input_delay = frames;
+    }
+
     /// Our frame advantage, sent with the next quality reports.
     pub fn set_local_frame_advantage(&mut self, frames: i16) {
         self.local_frame_advantage = frames;
@@ -56,6 +61,7 @@ impl PeerEndpoint {
         if newest {
             self.newest_quality = Some(sequence);
             self.stats.remote_frame_advantage = report.frame_advantage;
+            self.stats.remote_input_delay = Some(report.input_delay);
             self.events
                 .push_back(Event::RemoteFrameAdvantage(report.frame_advantage));
         }
@@ -107,6 +113,7 @@ impl PeerEndpoint {
         QualityReport {
             timestamp_ms: now as u32,
             frame_advantage: self.local_frame_advantage,
+            input_delay: self.local_input_delay,
         }
     }
 

@@ -28,7 +28,7 @@ use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
-use crate::engine::{open_game, AppError, Game};
+use crate::engine::{open_game, AppError, Game, MatchSaveDir};
 use crate::netplay::{NetplayConfig, NetplaySession};
 use crate::protocol::{
     CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
@@ -56,7 +56,8 @@ pub fn host_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
+    let saves = MatchSaveDir::create(&settings.common.game, "host")?;
+    let common = &in_match_folder(&settings.common, &saves);
     let inputs = open_inputs(common)?;
     let transport = bind_listening(&common.link, settings.port)?;
     let bound = transport.inner().local_address();
@@ -74,6 +75,9 @@ pub fn host_match(
     let found = preflight(game.as_mut())?;
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
     let joiners = settings.players - 1;
+    // Signals are ours before anyone is told we wait: a SIGHUP after the
+    // line below is an interruption, never a kill.
+    options.take_ctrl_c();
     writeln!(
         out,
         "hosting {} on UDP port {}: waiting for {} to join",
@@ -112,7 +116,6 @@ pub fn host_match(
     }
     config.accept_spectators = settings.max_spectators > 0;
     config.max_spectators = settings.max_spectators;
-    options.take_ctrl_c();
     let started = Instant::now();
     let netplay = NetplaySession::new(config, 0)?;
     let recorder = match_recorder(
@@ -140,10 +143,15 @@ pub fn join_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
     // The arguments and the host's address are checked before the game is
     // loaded (each attempt to take a seat binds its own socket).
-    let (host, _) = connect_to_host(&settings.address, settings.connect_timeout_s, &common.link)?;
+    let (host, _) = connect_to_host(
+        &settings.address,
+        settings.connect_timeout_s,
+        &settings.common.link,
+    )?;
+    let saves = MatchSaveDir::create(&settings.common.game, "join")?;
+    let common = &in_match_folder(&settings.common, &saves);
     let inputs = open_inputs(common)?;
     let game = open_game(&common.game)?;
     writeln!(
@@ -176,7 +184,7 @@ pub fn join_match(
             let mut game = adopt_host_options(game, &common.game, host_options)?;
             // On the core as the match runs it: with the host's options.
             let found = preflight(game.as_mut())?;
-            join_mode(host_lockstep, &found, &game.title())?;
+            join_mode(host_lockstep, &found, common.strict, &game.title())?;
             game
         }
         // No match will be played: the loop reports why.
@@ -219,7 +227,8 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
     let common = &settings.common;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
-    // We propose rollback; the host's mode wins (`adopt_hosts_mode`).
+    // We propose rollback; a host in lockstep refuses us with its settings,
+    // and the retry takes them.
     let mut agreed = SessionSettings {
         player_count: (slot + 1).max(2),
         ..SessionSettings::default()
@@ -253,8 +262,16 @@ fn take_a_seat(settings: &JoinSettings, game: &dyn Game) -> Result<Seated, AppEr
                     frame_rate_millihertz: agreed.frame_rate_millihertz,
                     ..host.settings
                 };
-                let fits = slot < theirs.player_count && (2..=4).contains(&theirs.player_count);
-                (theirs != agreed && fits).then_some((slot, theirs))
+                if slot >= theirs.player_count {
+                    return Err(AppError::BadArgument {
+                        message: format!(
+                            "--slot {}: the host's match has {} players",
+                            slot + 1,
+                            theirs.player_count
+                        ),
+                    });
+                }
+                (theirs != agreed).then_some((slot, theirs))
             }
             Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
                 (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
@@ -336,8 +353,19 @@ fn play(
     let machine = NetplayMachine::new(netplay, game, sinks, clock);
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
     let mut narrator = Narrator::new(out, front, options);
+    if let Some(path) = transport.ice_path() {
+        narrator.say_and_show(&format!("path: {}", path.describe()))?;
+    }
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// `settings` with the match's own save folder for the core.
+fn in_match_folder(settings: &MatchSettings, saves: &MatchSaveDir) -> MatchSettings {
+    MatchSettings {
+        game: saves.game_args(&settings.game),
+        ..settings.clone()
+    }
 }
 
 /// This machine's input source; an input script shorter than `--frames`

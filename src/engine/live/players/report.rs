@@ -4,6 +4,7 @@
 use crate::checksum::Checksums;
 use crate::diff::ByteDiff;
 use crate::engine::checksums_json;
+use crate::engine::live::front_end::delays_text;
 use crate::engine::live::wire::WireTraffic;
 use crate::engine::report::Report;
 use crate::engine::sinks::SinksSummary;
@@ -104,14 +105,23 @@ pub(crate) struct MatchReport {
     /// Frames final on this machine (all of them agreed with the peer).
     pub(crate) frames: u32,
     pub(crate) checksums: Option<Checksums>,
-    pub(crate) peer: u8,
-    pub(crate) stats: NetplayStats,
+    /// This machine's player slot.
+    pub(crate) me: u8,
+    /// Our input delay at the end.
+    pub(crate) input_delay: u32,
+    /// Every player's input delay by slot, ours included (`None`: never reported).
+    pub(crate) delays: Vec<(u8, Option<u32>)>,
+    /// Every other player's figures by slot.
+    pub(crate) peers: Vec<(u8, NetplayStats)>,
     pub(crate) rollbacks: Rollbacks,
     pub(crate) stall_frames: u64,
     pub(crate) desyncs: Desyncs,
     /// The link's traffic, over the match's seconds.
     pub(crate) wire: WireTraffic,
     pub(crate) dropped_datagrams: u64,
+    /// The path ICE chose (a match through a room), how it goes and how
+    /// long connecting took.
+    pub(crate) path: Option<crate::net::ice::IcePath>,
     /// Bytes the saved states took at the end: the rollback window's and
     /// the checkpoints kept for desync repair (both bounded).
     pub(crate) state_bytes: usize,
@@ -121,6 +131,24 @@ pub(crate) struct MatchReport {
 }
 
 impl MatchReport {
+    /// One other player's entry: its link's figures; `input_delay` and
+    /// `rollbacks` are this machine's (as with two players).
+    fn peer_json(&self, slot: u8, stats: &NetplayStats) -> serde_json::Value {
+        serde_json::json!({
+            "player": slot,
+            "ping_ms": stats.ping_ms,
+            "input_delay": self.input_delay,
+            "player_input_delay": stats.remote_input_delay,
+            "frames_ahead": stats.frames_ahead,
+            "rollbacks_caused": stats.rollbacks,
+            "rollbacks": {
+                "count": self.rollbacks.count,
+                "mean_depth": self.rollbacks.mean_depth,
+                "max_depth": self.rollbacks.max_depth,
+            },
+        })
+    }
+
     fn mode(&self) -> &'static str {
         if self.lockstep {
             "lockstep"
@@ -141,19 +169,31 @@ impl Report for MatchReport {
             self.game,
             self.mode()
         )?;
-        let ping = self
-            .stats
-            .ping_ms
-            .map_or_else(|| "?".to_string(), |ping| format!("{ping} ms"));
+        for (slot, stats) in &self.peers {
+            let ping = stats
+                .ping_ms
+                .map_or_else(|| "?".to_string(), |ping| format!("{ping} ms"));
+            let theirs = stats
+                .remote_input_delay
+                .map_or_else(|| "?".to_string(), |delay| delay.to_string());
+            writeln!(
+                out,
+                "player {}: ping {ping}, its input delay {theirs}, rollbacks its inputs caused {} (max {})",
+                slot + 1,
+                stats.rollbacks,
+                stats.max_rollback,
+            )?;
+        }
         writeln!(
             out,
-            "player {}: ping {ping}, input delay {}, rollbacks {} (mean depth {:.1}, max {}), stall frames {}",
-            self.peer + 1,
-            self.stats.local_input_delay,
+            "this machine (player {}): input delay {}, rollbacks {} (mean depth {:.1}, max {}), stall frames {}; input delays {}",
+            self.me + 1,
+            self.input_delay,
             self.rollbacks.count,
             self.rollbacks.mean_depth,
             self.rollbacks.max_depth,
-            self.stall_frames
+            self.stall_frames,
+            delays_text(&self.delays),
         )?;
         writeln!(
             out,
@@ -163,6 +203,9 @@ impl Report for MatchReport {
             self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;
+        if let Some(path) = &self.path {
+            writeln!(out, "path: {}", path.describe())?;
+        }
         writeln!(
             out,
             "saved states: {:.1} MiB (rollback window and desync-repair checkpoints)",
@@ -189,25 +232,22 @@ impl Report for MatchReport {
             "seconds": self.wire.seconds,
             "checksums": self.checksums.as_ref().map(checksums_json),
             "netplay": {
+                "peers": self.peers.iter().map(|(slot, stats)| self.peer_json(*slot, stats)).collect::<Vec<_>>(),
+                "player": self.me,
+                "input_delay": self.input_delay,
+                "input_delays": self.delays.iter().map(|(slot, delay)| serde_json::json!({
+                    "player": slot,
+                    "input_delay": delay,
+                })).collect::<Vec<_>>(),
                 "mode": self.mode(),
-                "peers": [{
-                    "player": self.peer,
-                    "ping_ms": self.stats.ping_ms,
-                    "input_delay": self.stats.local_input_delay,
-                    "frames_ahead": self.stats.frames_ahead,
-                    "rollbacks": {
-                        "count": self.rollbacks.count,
-                        "mean_depth": self.rollbacks.mean_depth,
-                        "max_depth": self.rollbacks.max_depth,
-                    },
-                }],
-                "stall_frames": self.stall_frames,
+                                "stall_frames": self.stall_frames,
                 "desyncs": self.desyncs.detected,
                 "desyncs_diagnosed": self.desyncs.diagnosed,
                 "repairs": self.desyncs.repaired,
                 "last_desync_memory_diff": self.desyncs.last_memory_diff.as_ref().map(ByteDiff::to_json),
                 "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
+                "path": self.path.as_ref().map(crate::net::ice::IcePath::json),
                 "state_bytes": self.state_bytes,
             },
         });

@@ -5,7 +5,7 @@
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{FrameInputs, InputSource};
-use crate::engine::live::front_end::{FrontEnd, MatchView};
+use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView};
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
 use crate::engine::live::players::args::MatchSettings;
@@ -88,7 +88,7 @@ struct Ending {
     done_at: Option<Instant>,
     /// The traffic when the last frame became final: the wire figures
     /// cover the match, not the goodbye after it.
-    wire_until: Option<(u64, Option<NetplayStats>)>,
+    wire_until: Option<(u64, Vec<(u8, NetplayStats)>)>,
     /// When we left (ms into the session).
     left_ms: u64,
 }
@@ -144,6 +144,28 @@ impl PlayersRole {
 
     fn peer_stats(&self) -> Option<NetplayStats> {
         self.machine.netplay.stats(PlayerId::new(self.seat.peer))
+    }
+
+    /// Every other player's figures, by slot (the departed have none).
+    fn all_peer_stats(&self) -> Vec<(u8, NetplayStats)> {
+        let players = self.machine.netplay.settings().player_count;
+        (0..players)
+            .filter(|&slot| slot != self.seat.me)
+            .filter_map(|slot| Some((slot, self.machine.netplay.stats(PlayerId::new(slot))?)))
+            .collect()
+    }
+
+    /// Every player's input delay, by slot, ours included (`None`: not
+    /// reported yet).
+    fn delays(&self, peers: &[(u8, NetplayStats)]) -> Vec<(u8, Option<u32>)> {
+        let mut delays = vec![(self.seat.me, Some(self.machine.netplay.input_delay()))];
+        delays.extend(
+            peers
+                .iter()
+                .map(|(slot, stats)| (*slot, stats.remote_input_delay)),
+        );
+        delays.sort_unstable();
+        delays
     }
 
     fn handle_event(
@@ -203,24 +225,7 @@ impl PlayersRole {
                 reason,
                 at_frame,
             } if player.index() != usize::from(self.seat.me) => {
-                let slot = player.index() as u8;
-                self.machine.sink.player_left(*at_frame, slot);
-                self.ending.left_players += 1;
-                let others = self.machine.netplay.settings().player_count - 1;
-                if self.ending.left_players < others {
-                    // The others agreed where it stops, and play on.
-                    narrator.warn_and_show(&format!(
-                        "player {} left at frame {at_frame}: the match goes on",
-                        slot + 1
-                    ))?;
-                    return Ok(());
-                }
-                let gone = *self.ending.peer_gone.get_or_insert(match reason {
-                    DisconnectReason::Quit => MatchEnd::PeerLeft,
-                    DisconnectReason::Stalled => MatchEnd::Stalled,
-                    _ => MatchEnd::PeerLost,
-                });
-                narrator.notice(gone.describe());
+                self.on_player_left(player.index() as u8, *reason, *at_frame, narrator)?;
             }
             NetplayEvent::Stalled { stalled_for_ms, .. } => {
                 self.ending.peer_gone.get_or_insert(MatchEnd::Stalled);
@@ -251,6 +256,37 @@ impl PlayersRole {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// The machines agreed that player `slot` left at `at_frame`: with
+    /// others still playing the match goes on, else it ends.
+    fn on_player_left(
+        &mut self,
+        slot: u8,
+        reason: DisconnectReason,
+        at_frame: Frame,
+        narrator: &mut Narrator<'_>,
+    ) -> Result<(), AppError> {
+        self.machine.sink.player_left(at_frame, slot);
+        self.ending.left_players += 1;
+        let others = self.machine.netplay.settings().player_count - 1;
+        if self.ending.left_players < others {
+            // The others play on (or finished, and linger for the last inputs).
+            if self.ending.done_at.is_none() {
+                narrator.warn_and_show(&format!(
+                    "player {} left at frame {at_frame}: the match goes on",
+                    slot + 1
+                ))?;
+            }
+            return Ok(());
+        }
+        let gone = *self.ending.peer_gone.get_or_insert(match reason {
+            DisconnectReason::Quit => MatchEnd::PeerLeft,
+            DisconnectReason::Stalled => MatchEnd::Stalled,
+            _ => MatchEnd::PeerLost,
+        });
+        narrator.notice(gone.describe());
         Ok(())
     }
 
@@ -302,11 +338,11 @@ impl PlayersRole {
         end: MatchEnd,
         transport: &LiveTransport,
     ) -> Result<LiveMatch, AppError> {
-        let (ended_ms, stats) = match self.ending.wire_until.take() {
+        let (ended_ms, peers) = match self.ending.wire_until.take() {
             Some(until) => until,
-            None => (self.ending.left_ms, self.peer_stats()),
+            None => (self.ending.left_ms, self.all_peer_stats()),
         };
-        let mut report = self.report(end, ended_ms, stats.unwrap_or_default(), transport);
+        let mut report = self.report(end, ended_ms, peers, transport);
         let (log, outputs) = self.machine.sink.finish(end.end_reason())?;
         report.outputs = outputs;
         let outcome = match end {
@@ -324,14 +360,20 @@ impl PlayersRole {
     }
 
     /// The summary of a match that ended as `end`, its traffic counted
-    /// from `stats` up to `ended_ms`.
+    /// from every link's `peers` figures up to `ended_ms`.
     fn report(
         &mut self,
         end: MatchEnd,
         ended_ms: u64,
-        stats: NetplayStats,
+        peers: Vec<(u8, NetplayStats)>,
         transport: &LiveTransport,
     ) -> MatchReport {
+        let total = |figure: fn(&NetplayStats) -> u64| -> u64 {
+            peers.iter().map(|(_, stats)| figure(stats)).sum()
+        };
+        let sent = (total(|s| s.bytes_sent), total(|s| s.datagrams_sent));
+        let received = (total(|s| s.bytes_received), total(|s| s.datagrams_received));
+        let delays = self.delays(&peers);
         let final_end = self.machine.sink.log.end_frame();
         let frames = self
             .frames
@@ -350,8 +392,10 @@ impl PlayersRole {
             end,
             frames,
             checksums,
-            peer: self.seat.peer,
-            stats,
+            me: self.seat.me,
+            input_delay: self.machine.netplay.input_delay(),
+            delays,
+            peers,
             rollbacks: Rollbacks {
                 count: tick.rollbacks,
                 mean_depth: if tick.rollbacks == 0 {
@@ -363,12 +407,9 @@ impl PlayersRole {
             },
             stall_frames: tick.waiting_ticks + tick.stalled_ticks,
             desyncs: std::mem::take(&mut self.desyncs),
-            wire: transport.traffic(
-                seconds,
-                (stats.bytes_sent, stats.datagrams_sent),
-                (stats.bytes_received, stats.datagrams_received),
-            ),
+            wire: transport.traffic(seconds, sent, received),
             dropped_datagrams: self.machine.netplay.dropped_datagrams(),
+            path: transport.ice_path(),
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),
@@ -416,7 +457,7 @@ impl LiveRole for PlayersRole {
             // Every frame asked for is final: keep answering while the
             // peer may still miss our last inputs.
             self.ending.done_at = Some(Instant::now());
-            self.ending.wire_until = Some((now_us / 1000, self.peer_stats()));
+            self.ending.wire_until = Some((now_us / 1000, self.all_peer_stats()));
         }
         if let Some(done) = self.ending.done_at {
             let ping = self
@@ -451,23 +492,25 @@ impl LiveRole for PlayersRole {
         let stats = self.peer_stats()?;
         // Nothing to show before the match began.
         self.machine.netplay.started_at()?;
+        let peers = self.all_peer_stats();
+        let received: u64 = peers.iter().map(|(_, s)| s.bytes_received).sum();
+        let sent: u64 = peers.iter().map(|(_, s)| s.bytes_sent).sum();
         let now = Instant::now();
         let (since, received_before, sent_before) =
-            *self
-                .status_last
-                .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
+            *self.status_last.get_or_insert((now, received, sent));
         let elapsed = now.duration_since(since);
         if elapsed < every {
             return None;
         }
-        self.status_last = Some((now, stats.bytes_received, stats.bytes_sent));
+        self.status_last = Some((now, received, sent));
         let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
         Some(status_text(
             self.machine.current_frame(),
             self.machine.netplay.settings().is_lockstep(),
             &stats,
-            kbps(stats.bytes_received - received_before),
-            kbps(stats.bytes_sent - sent_before),
+            &self.delays(&peers),
+            kbps(received.saturating_sub(received_before)),
+            kbps(sent.saturating_sub(sent_before)),
         ))
     }
 
@@ -477,6 +520,7 @@ impl LiveRole for PlayersRole {
             frame: self.machine.current_frame(),
             new_picture: self.machine.current_frame() != frame_before,
             stats: self.peer_stats(),
+            delays: self.delays(&self.all_peer_stats()),
             waiting: self.machine.stats.waiting_ticks > waits_before,
             spectators: self.machine.netplay.spectator_count(),
             spectating: None,
@@ -494,12 +538,15 @@ impl LiveRole for PlayersRole {
     }
 }
 
-/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9`,
-/// `lockstep` in place of the rollback depth in lockstep.
+/// `frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 0`:
+/// the ping and advantage towards the first other player, our delay
+/// (`lockstep` in place of the rollback depth in lockstep), all links'
+/// traffic and every player's delay.
 fn status_text(
     frame: u32,
     lockstep: bool,
     stats: &NetplayStats,
+    delays: &[(u8, Option<u32>)],
     kbps_in: f64,
     kbps_out: f64,
 ) -> String {
@@ -515,8 +562,9 @@ fn status_text(
         format!("rollback {}", stats.last_rollback)
     };
     format!(
-        "frame {frame} | ping {ping} ms | delay {} | {mode} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1}",
-        stats.local_input_delay
+        "frame {frame} | ping {ping} ms | delay {} | {mode} | advantage {advantage} | kbps in {kbps_in:.1} out {kbps_out:.1} | delays {}",
+        stats.local_input_delay,
+        delays_text(delays)
     )
 }
 
@@ -546,11 +594,7 @@ fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<
     if machine.netplay.current_frame() != Frame::new(frames) || frames == 0 {
         return None;
     }
-    let mut end_state = Vec::new();
-    if machine.game.save_state(&mut end_state).is_err() {
-        end_state.clear();
-    }
-    Some(Checksums::of_game(machine.game.as_ref(), &end_state))
+    Some(Checksums::of_game_now(machine.game.as_mut()))
 }
 
 #[cfg(test)]
@@ -558,7 +602,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_status_line_shows_frame_ping_delay_rollback_advantage_and_traffic() {
+    fn the_status_line_shows_frame_ping_delay_rollback_advantage_traffic_and_every_players_delay() {
         let stats = NetplayStats {
             ping_ms: Some(12),
             frames_ahead: Some(0.4),
@@ -566,13 +610,14 @@ mod tests {
             last_rollback: 2,
             ..NetplayStats::default()
         };
+        let delays = [(0, Some(1)), (1, Some(3)), (2, None)];
         assert_eq!(
-            status_text(1234, false, &stats, 25.06, 24.94),
-            "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9"
+            status_text(1234, false, &stats, &delays, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | rollback 2 | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 3 P3 ?"
         );
         assert_eq!(
-            status_text(1234, true, &stats, 25.06, 24.94),
-            "frame 1234 | ping 12 ms | delay 1 | lockstep | advantage +0.4 | kbps in 25.1 out 24.9"
+            status_text(1234, true, &stats, &delays, 25.06, 24.94),
+            "frame 1234 | ping 12 ms | delay 1 | lockstep | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 3 P3 ?"
         );
     }
 }

@@ -21,7 +21,7 @@ use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::recorder::match_recorder;
 use crate::engine::sinks::{ChecksumLog, MatchSinks, RelaySink};
-use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
+use crate::engine::{open_game, AppError, Game, GameArgs, MatchSaveDir, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 use crate::protocol::{PublicKey, SessionSettings};
@@ -94,7 +94,8 @@ pub fn spectate_match_relaying(
         &settings.link,
     )?;
     let mut transport = LiveTransport::new(link);
-    let game = open_game(&settings.game)?;
+    let saves = MatchSaveDir::create(&settings.game, "spectate")?;
+    let game = open_game(&saves.game_args(&settings.game))?;
     writeln!(
         out,
         "spectating {} ({host}) with {}",
@@ -122,11 +123,19 @@ pub fn spectate_match_relaying(
         .host_handshake()
         .and_then(|host| host.match_frames);
     let frames = watched_frames(settings.frames, host_frames);
+    if spectator
+        .host_handshake()
+        .is_some_and(|host| host.settings.is_lockstep())
+    {
+        eprintln!(
+            "note: the match plays in lockstep, whose host keeps no states: watching it from frame 0"
+        );
+    }
     let game_args = GameArgs {
         options: host_options.clone(),
         ..settings.game.clone()
     };
-    let game = adopt_host_options(game, &settings.game, host_options)?;
+    let game = adopt_host_options(game, &saves.game_args(&settings.game), host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![settings.address.clone()];
     let relay = relay

@@ -6,7 +6,7 @@ use crate::engine::checksums_json;
 use crate::engine::live::wire::WireTraffic;
 use crate::engine::report::Report;
 use crate::engine::sinks::SinksSummary;
-use crate::engine::{Game, Outcome};
+use crate::engine::Outcome;
 use crate::replay::EndReason;
 use std::io::Write;
 
@@ -65,15 +65,6 @@ impl WatchEnd {
             WatchEnd::HostLost | WatchEnd::Stalled => EndReason::Disconnect,
         }
     }
-}
-
-/// The checksums of `game` as it is after the last frame watched (shown:
-/// the last frame always is), as `run --frames` prints them; none if it
-/// cannot save.
-pub(crate) fn final_checksums(game: &mut dyn Game) -> Option<Checksums> {
-    let mut state = Vec::new();
-    game.save_state(&mut state).ok()?;
-    Some(Checksums::of_game(&*game, &state))
 }
 
 /// How far behind the players the picture was.

@@ -2,11 +2,12 @@
 //! played through the jitter buffer, the session's events told, the end of
 //! the match, and the summary.
 
+use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
 use crate::engine::live::narrator::{status_due, Narrator};
 use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
-use crate::engine::live::spectator::report::{final_checksums, WatchDelay, WatchEnd, WatchReport};
+use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::{MatchSinks, SinksSummary};
@@ -132,7 +133,9 @@ impl SpectatorRole {
         let machine = &mut self.machine;
         let link = machine.spectator.link_stats();
         let joined = machine.stats.joined_at_frame;
-        let checksums = joined.and_then(|_| final_checksums(machine.game.as_mut()));
+        // The game as it is after the last frame watched (shown: the last
+        // frame always is), as `run --frames` prints it.
+        let checksums = joined.map(|_| Checksums::of_game_now(machine.game.as_mut()));
         WatchReport {
             game: machine.game.title(),
             end,

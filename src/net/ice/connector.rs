@@ -1,0 +1,598 @@
+//! The connecting phase: rice-proto's agent driven over one socket and one
+//! signaling channel, one [`IceConnector::step`] at a time, until a pair is
+//! chosen. Relayed candidates are held back for the grace period so a
+//! relay is only ever the last resort, and the nearest relay is offered.
+
+use super::signals::IceSignal;
+use super::transport::{EarlyDatagrams, IceTransport};
+use super::{instant, whole_ms, IceConfig, IceError, IcePath, IceRole, PathKind, PathPolicy};
+use crate::net::signal::SignalChannel;
+use crate::net::{MicrosClock, Transport};
+use rice_proto::agent::{Agent, AgentPoll};
+use rice_proto::candidate::{Candidate, CandidateType, TransportType};
+use rice_proto::component::{ComponentConnectionState, SelectedPair};
+use rice_proto::stream::{Credentials, GatheredCandidate};
+use rice_proto::turn::{TurnConfig, TurnCredentials};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+use turn_client_proto::api::TurnClientApi;
+
+/// Signals read per step: a peer flooding the channel cannot stall the loop.
+const SIGNALS_PER_STEP: usize = 64;
+/// Datagrams read per step, for the same reason.
+const DATAGRAMS_PER_STEP: usize = 256;
+/// Remote candidates accepted: ICE needs a handful; a peer sending more is
+/// refused rather than remembered without bound.
+const MAX_REMOTE_CANDIDATES: usize = 32;
+
+/// A relayed candidate gathered but not offered yet.
+struct HeldRelay {
+    gathered: GatheredCandidate,
+    name: String,
+    round_trip: Duration,
+}
+
+/// The relay behind a relayed candidate, as offered.
+#[derive(Clone, Debug)]
+struct RelayLabel {
+    name: String,
+    round_trip_ms: u64,
+}
+
+/// One connection attempt in progress (see the module's comment).
+pub struct IceConnector {
+    agent: Agent,
+    stream_id: usize,
+    component_id: usize,
+    local: SocketAddr,
+    config: IceConfig,
+    credentials: Credentials,
+    /// Candidates rice-proto does not gather (loopback, a port mapping),
+    /// sent once the credentials are.
+    offered_first: Vec<String>,
+    started_us: u64,
+    credentials_sent: bool,
+    remote_credentials_known: bool,
+    /// Candidates that arrived before the opponent's credentials.
+    waiting_candidates: Vec<Candidate>,
+    remote_candidates: usize,
+    held_relays: Vec<HeldRelay>,
+    offered_relay: Option<(SocketAddr, RelayLabel)>,
+    remote_relays: BTreeMap<SocketAddr, RelayLabel>,
+    /// Per relay server: when the last request went to it, and the
+    /// shortest wait for an answer seen so far (its round trip).
+    relay_round_trips: BTreeMap<SocketAddr, (Option<u64>, Option<Duration>)>,
+    gathering_done: bool,
+    local_ended: bool,
+    remote_ended: bool,
+    failed: bool,
+    path: Option<IcePath>,
+    selected: Option<SelectedPair>,
+    early: EarlyDatagrams,
+    buffer: Vec<u8>,
+}
+
+impl IceConnector {
+    /// Starts gathering for the socket reachable at `local` (its host
+    /// candidate), at `now_us` on the caller's clock.
+    pub fn new(
+        local: SocketAddr,
+        config: IceConfig,
+        role: IceRole,
+        credentials: Credentials,
+        now_us: u64,
+    ) -> Self {
+        let mut agent = Agent::builder()
+            .trickle_ice(true)
+            .controlling(role == IceRole::Controlling)
+            .build();
+        let stream_id = agent.add_stream();
+        let mut stream = agent.mut_stream(stream_id).expect("the stream just added");
+        stream.set_local_credentials(credentials.clone());
+        let component_id = stream
+            .add_component()
+            .expect("a new stream takes its first component");
+        let mut offered_first = Vec::new();
+        if config.policy == PathPolicy::Any {
+            let loopback = local
+                .ip()
+                .is_loopback()
+                .then(|| loopback_host_candidate(local, component_id));
+            let mapped = config
+                .mapped_address
+                .map(|public| mapped_candidate(public, local, component_id));
+            for candidate in loopback.into_iter().chain(mapped) {
+                offered_first.push(candidate.to_sdp_string());
+                stream.add_local_candidate(candidate);
+            }
+        }
+        let mut component = stream
+            .mut_component(component_id)
+            .expect("the component just added");
+        gather(&mut component, local, &config);
+        IceConnector {
+            agent,
+            stream_id,
+            component_id,
+            local,
+            config,
+            credentials,
+            offered_first,
+            started_us: now_us,
+            credentials_sent: false,
+            remote_credentials_known: false,
+            waiting_candidates: Vec::new(),
+            remote_candidates: 0,
+            held_relays: Vec::new(),
+            offered_relay: None,
+            remote_relays: BTreeMap::new(),
+            relay_round_trips: BTreeMap::new(),
+            gathering_done: false,
+            local_ended: false,
+            remote_ended: false,
+            failed: false,
+            path: None,
+            selected: None,
+            early: EarlyDatagrams::default(),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Makes what progress is possible at `now_us`: reads the opponent's
+    /// messages and the socket, runs the checks, sends what they ask for.
+    /// `Some(path)` once a pair is chosen; an error when none can be.
+    pub fn step<T, S>(
+        &mut self,
+        now_us: u64,
+        transport: &mut T,
+        signal: &mut S,
+    ) -> Result<Option<IcePath>, IceError>
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+        S: SignalChannel + ?Sized,
+    {
+        if !self.credentials_sent {
+            signal.send(
+                &IceSignal::Credentials {
+                    ufrag: self.credentials.ufrag.clone(),
+                    password: self.credentials.passwd.clone(),
+                }
+                .encode(),
+            )?;
+            self.credentials_sent = true;
+            for sdp in std::mem::take(&mut self.offered_first) {
+                signal.send(&IceSignal::Candidate(sdp).encode())?;
+            }
+        }
+        self.read_signals(signal)?;
+        self.read_datagrams(transport, now_us);
+        self.poll_agent(now_us, signal)?;
+        self.offer_relay_when_due(now_us, signal)?;
+        self.end_candidates_when_done(now_us, signal)?;
+        self.flush(transport, now_us);
+        if let Some(path) = &self.path {
+            return Ok(Some(path.clone()));
+        }
+        let waited = Duration::from_micros(now_us.saturating_sub(self.started_us));
+        let everything_failed = self.failed && self.local_ended && self.remote_ended;
+        if everything_failed || waited >= self.config.give_up_after {
+            return Err(IceError::NoRoute {
+                waited_s: waited.as_secs_f64().round() as u64,
+            });
+        }
+        Ok(None)
+    }
+
+    /// Steps until a path is found or connecting fails, waiting on the
+    /// socket between steps: the real-time entry point.
+    pub fn run<T, S, C>(
+        mut self,
+        mut transport: T,
+        signal: &mut S,
+        mut clock: C,
+    ) -> Result<(IceTransport<T, C>, IcePath), IceError>
+    where
+        T: Transport<Address = SocketAddr>,
+        S: SignalChannel + ?Sized,
+        C: MicrosClock,
+    {
+        loop {
+            if let Some(path) = self.step(clock.now_us(), &mut transport, signal)? {
+                return Ok((self.into_transport(transport, clock), path));
+            }
+            // Checks pace themselves in tens of milliseconds; a few ms of
+            // wait keeps the steps prompt without spinning.
+            transport.wait(Duration::from_millis(5));
+        }
+    }
+
+    /// The chosen path as a transport over `inner` (the socket stepped so
+    /// far); call once [`IceConnector::step`] returned a path.
+    pub fn into_transport<T, C>(self, inner: T, clock: C) -> IceTransport<T, C>
+    where
+        T: Transport<Address = SocketAddr>,
+        C: MicrosClock,
+    {
+        let path = self
+            .path
+            .expect("into_transport is called once a path was chosen");
+        let relayed_locally = self.selected.as_ref().is_some_and(|pair| {
+            pair.candidate_pair().local.candidate_type == CandidateType::Relayed
+        });
+        IceTransport::new(
+            inner,
+            clock,
+            self.agent,
+            (self.stream_id, self.component_id),
+            self.local,
+            path,
+            relayed_locally,
+            self.early,
+        )
+    }
+
+    fn read_signals<S: SignalChannel + ?Sized>(&mut self, signal: &mut S) -> Result<(), IceError> {
+        for _ in 0..SIGNALS_PER_STEP {
+            let Some(text) = signal.try_receive()? else {
+                break;
+            };
+            match IceSignal::decode(&text)? {
+                Some(IceSignal::Credentials { ufrag, password }) => {
+                    self.stream()
+                        .set_remote_credentials(Credentials::new(ufrag, password));
+                    self.remote_credentials_known = true;
+                    for candidate in std::mem::take(&mut self.waiting_candidates) {
+                        self.stream().add_remote_candidate(candidate);
+                    }
+                }
+                Some(IceSignal::Candidate(sdp)) => self.add_remote_candidate(&sdp)?,
+                Some(IceSignal::Relay {
+                    address,
+                    round_trip_ms,
+                    name,
+                }) if self.remote_relays.len() < MAX_REMOTE_CANDIDATES => {
+                    let label = RelayLabel {
+                        name,
+                        round_trip_ms,
+                    };
+                    self.remote_relays.insert(address, label);
+                }
+                Some(IceSignal::End) => {
+                    self.remote_ended = true;
+                    self.stream().end_of_remote_candidates();
+                }
+                Some(IceSignal::Relay { .. }) | None => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn add_remote_candidate(&mut self, sdp: &str) -> Result<(), IceError> {
+        let candidate: Candidate = sdp.parse().map_err(|_| {
+            IceError::BadSignal(super::SignalParseError::new(sdp, "not an ICE candidate"))
+        })?;
+        // One component, UDP only: anything else has no pair here.
+        if candidate.transport_type != TransportType::Udp
+            || candidate.component_id != self.component_id
+            || self.remote_candidates >= MAX_REMOTE_CANDIDATES
+        {
+            return Ok(());
+        }
+        self.remote_candidates += 1;
+        if self.remote_credentials_known {
+            self.stream().add_remote_candidate(candidate);
+        } else {
+            self.waiting_candidates.push(candidate);
+        }
+        Ok(())
+    }
+
+    fn read_datagrams<T>(&mut self, transport: &mut T, now_us: u64)
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+    {
+        let now = instant(now_us);
+        for _ in 0..DATAGRAMS_PER_STEP {
+            let Some(from) = transport.receive(&mut self.buffer) else {
+                break;
+            };
+            if let Some((sent_us, best)) = self.relay_round_trips.get_mut(&from) {
+                if let Some(sent_us) = sent_us.take() {
+                    let sample = Duration::from_micros(now_us.saturating_sub(sent_us));
+                    *best = Some(best.map_or(sample, |best| best.min(sample)));
+                }
+            }
+            if super::is_netcade_datagram(&self.buffer) {
+                // The opponent found the path first and began the handshake.
+                self.early.push(Some(from), &self.buffer);
+                continue;
+            }
+            let (stream_id, component_id, local) = (self.stream_id, self.component_id, self.local);
+            let mut stream = self
+                .agent
+                .mut_stream(stream_id)
+                .expect("the connector's stream");
+            let datagram =
+                stun_proto::agent::Transmit::new(&self.buffer[..], TransportType::Udp, from, local);
+            let reply = stream.handle_incoming_data(component_id, datagram, now);
+            if let Some(data) = &reply.data {
+                self.early.push(None, data.as_ref());
+            }
+            if reply.have_more_data {
+                while let Some(received) = stream.poll_recv() {
+                    self.early.push(None, &received.data);
+                }
+            }
+        }
+    }
+
+    fn poll_agent<S: SignalChannel + ?Sized>(
+        &mut self,
+        now_us: u64,
+        signal: &mut S,
+    ) -> Result<(), IceError> {
+        let now = instant(now_us);
+        // Each event is handled once; the bound only guards against a loop.
+        for _ in 0..1024 {
+            match self.agent.poll(now) {
+                AgentPoll::WaitUntil(_) | AgentPoll::Closed => break,
+                AgentPoll::AllocateSocket(socket) => {
+                    // Only TCP candidates ask for sockets; netcade has none.
+                    let refused = Err(stun_proto::agent::StunError::ResourceNotFound);
+                    self.stream().allocated_socket(
+                        socket.component_id,
+                        socket.transport,
+                        socket.from,
+                        socket.to,
+                        refused,
+                        now,
+                    );
+                }
+                AgentPoll::RemoveSocket(_) => {}
+                AgentPoll::SelectedPair(pair) => {
+                    let chosen = *pair.selected;
+                    // rice-proto reports the pair but leaves storing it (what
+                    // sending through the relay reads) to the caller.
+                    let component_id = self.component_id;
+                    let mut stream = self.stream();
+                    if let Some(mut component) = stream.mut_component(component_id) {
+                        let _ = component.set_selected_pair(chosen.candidate_pair().clone());
+                    }
+                    self.path = Some(self.describe(&chosen, now_us));
+                    self.selected = Some(chosen);
+                }
+                AgentPoll::ComponentStateChange(change) => {
+                    self.failed = change.state == ComponentConnectionState::Failed;
+                }
+                AgentPoll::GatheredCandidate(gathered) => {
+                    self.gathered(gathered.gathered, now_us, signal)?;
+                }
+                AgentPoll::GatheringComplete(_) => self.gathering_done = true,
+            }
+        }
+        Ok(())
+    }
+
+    fn gathered<S: SignalChannel + ?Sized>(
+        &mut self,
+        gathered: GatheredCandidate,
+        now_us: u64,
+        signal: &mut S,
+    ) -> Result<(), IceError> {
+        if gathered.candidate.candidate_type == CandidateType::Relayed {
+            let server = gathered.turn_agent.as_ref().map(|turn| turn.remote_addr());
+            let name = self
+                .config
+                .relays
+                .iter()
+                .find(|relay| Some(relay.address) == server)
+                .map_or_else(|| "relay".to_owned(), |relay| relay.name.clone());
+            // Measured on the requests allocating it; without a sample, the
+            // whole allocation's two round trips (a challenge, the request).
+            let measured = server.and_then(|server| self.relay_round_trips.get(&server)?.1);
+            let round_trip = measured.unwrap_or_else(|| {
+                Duration::from_micros(now_us.saturating_sub(self.started_us)) / 2
+            });
+            self.held_relays.push(HeldRelay {
+                gathered,
+                name,
+                round_trip,
+            });
+            return Ok(());
+        }
+        if self.config.policy == PathPolicy::RelayOnly {
+            return Ok(());
+        }
+        self.offer(gathered, signal)
+    }
+
+    /// Pairs a gathered candidate and tells the opponent about it.
+    fn offer<S: SignalChannel + ?Sized>(
+        &mut self,
+        gathered: GatheredCandidate,
+        signal: &mut S,
+    ) -> Result<(), IceError> {
+        let sdp = gathered.candidate.to_sdp_string();
+        self.stream().add_local_gathered_candidate(gathered);
+        signal.send(&IceSignal::Candidate(sdp).encode())?;
+        Ok(())
+    }
+
+    /// When the grace period is over, offers the nearest relay gathered.
+    fn offer_relay_when_due<S: SignalChannel + ?Sized>(
+        &mut self,
+        now_us: u64,
+        signal: &mut S,
+    ) -> Result<(), IceError> {
+        if self.offered_relay.is_some() || self.held_relays.is_empty() || !self.grace_over(now_us) {
+            return Ok(());
+        }
+        let nearest = (0..self.held_relays.len())
+            .min_by_key(|&index| self.held_relays[index].round_trip)
+            .expect("held relays are not empty");
+        let relay = self.held_relays.swap_remove(nearest);
+        self.held_relays.clear();
+        let address = relay.gathered.candidate.address;
+        let label = RelayLabel {
+            name: relay.name,
+            round_trip_ms: whole_ms(relay.round_trip),
+        };
+        signal.send(
+            &IceSignal::Relay {
+                address,
+                round_trip_ms: label.round_trip_ms,
+                name: label.name.clone(),
+            }
+            .encode(),
+        )?;
+        self.offer(relay.gathered, signal)?;
+        self.offered_relay = Some((address, label));
+        Ok(())
+    }
+
+    fn end_candidates_when_done<S: SignalChannel + ?Sized>(
+        &mut self,
+        now_us: u64,
+        signal: &mut S,
+    ) -> Result<(), IceError> {
+        let relays_settled = self.config.relays.is_empty()
+            || self.offered_relay.is_some()
+            || self.grace_over(now_us);
+        if self.local_ended || !self.gathering_done || !relays_settled {
+            return Ok(());
+        }
+        if self.offered_relay.is_none() && !self.held_relays.is_empty() {
+            return Ok(());
+        }
+        self.local_ended = true;
+        self.stream().end_of_local_candidates();
+        signal.send(&IceSignal::End.encode())?;
+        Ok(())
+    }
+
+    fn grace_over(&self, now_us: u64) -> bool {
+        let grace = match self.config.policy {
+            PathPolicy::Any => self.config.relay_grace,
+            PathPolicy::RelayOnly => Duration::ZERO,
+        };
+        Duration::from_micros(now_us.saturating_sub(self.started_us)) >= grace
+    }
+
+    fn flush<T>(&mut self, transport: &mut T, now_us: u64)
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+    {
+        let now = instant(now_us);
+        while let Some(outgoing) = self.agent.poll_transmit(now) {
+            let to = outgoing.transmit.to;
+            if self.config.relays.iter().any(|relay| relay.address == to) {
+                self.relay_round_trips.entry(to).or_default().0 = Some(now_us);
+            }
+            transport.send(to, &outgoing.transmit.data);
+        }
+    }
+
+    fn describe(&self, chosen: &SelectedPair, now_us: u64) -> IcePath {
+        let pair = chosen.candidate_pair();
+        let (local, remote) = (&pair.local, &pair.remote);
+        let relay = if local.candidate_type == CandidateType::Relayed {
+            self.offered_relay.as_ref().map(|(_, label)| label.clone())
+        } else if remote.candidate_type == CandidateType::Relayed {
+            let label = self.remote_relays.get(&remote.address).cloned();
+            Some(label.unwrap_or(RelayLabel {
+                name: "the opponent's relay".to_owned(),
+                round_trip_ms: 0,
+            }))
+        } else {
+            None
+        };
+        let kind = match relay {
+            Some(label) => PathKind::Relay {
+                name: label.name,
+                round_trip_ms: label.round_trip_ms,
+            },
+            None if local.candidate_type == CandidateType::Host
+                && remote.candidate_type == CandidateType::Host =>
+            {
+                PathKind::Direct
+            }
+            None => PathKind::HolePunched,
+        };
+        IcePath {
+            kind,
+            remote: remote.address,
+            time_to_connect: Duration::from_micros(now_us.saturating_sub(self.started_us)),
+        }
+    }
+
+    fn stream(&mut self) -> rice_proto::stream::StreamMut<'_> {
+        self.agent
+            .mut_stream(self.stream_id)
+            .expect("the connector's stream")
+    }
+}
+
+/// Starts gathering: the host candidate at `local`, a server-reflexive one
+/// from each STUN server (none under a relay-only policy), a relayed one
+/// from each TURN server, all over the one socket.
+fn gather(
+    component: &mut rice_proto::component::ComponentMut<'_>,
+    local: SocketAddr,
+    config: &IceConfig,
+) {
+    let stun_servers: Vec<_> = match config.policy {
+        PathPolicy::Any => config
+            .stun_servers
+            .iter()
+            .map(|server| (TransportType::Udp, *server))
+            .collect(),
+        PathPolicy::RelayOnly => Vec::new(),
+    };
+    let turn_configs: Vec<TurnConfig> = config
+        .relays
+        .iter()
+        .map(|relay| {
+            let credentials = TurnCredentials::new(&relay.username, &relay.password);
+            TurnConfig::new(TransportType::Udp, relay.address, credentials)
+        })
+        .collect();
+    let turn_servers: Vec<_> = turn_configs.iter().map(|turn| (local, turn)).collect();
+    // Gathering only fails when asked twice; a fresh component is not.
+    let _ =
+        component.gather_candidates(&[(TransportType::Udp, local)], &stun_servers, &turn_servers);
+}
+
+/// The host candidate of a loopback socket: rice-proto gathers none, but
+/// two players on one machine should meet directly, not through a relay.
+fn loopback_host_candidate(local: SocketAddr, component_id: usize) -> Candidate {
+    own_candidate(CandidateType::Host, "lo", local, local, component_id).build()
+}
+
+/// The candidate of a port the router forwards to this socket: reflexive
+/// (it is this socket seen from outside), open to anyone.
+fn mapped_candidate(public: SocketAddr, local: SocketAddr, component_id: usize) -> Candidate {
+    own_candidate(
+        CandidateType::ServerReflexive,
+        "map",
+        public,
+        local,
+        component_id,
+    )
+    .related_address(local)
+    .build()
+}
+
+/// A candidate of this socket that rice-proto did not gather itself.
+fn own_candidate(
+    kind: CandidateType,
+    foundation: &str,
+    address: SocketAddr,
+    local: SocketAddr,
+    component_id: usize,
+) -> rice_proto::candidate::CandidateBuilder {
+    let priority = Candidate::calculate_priority(kind, TransportType::Udp, None, 0, component_id);
+    Candidate::builder(component_id, kind, TransportType::Udp, foundation, address)
+        .priority(priority)
+        .base_address(local)
+}

@@ -1,0 +1,225 @@
+//! The chosen path as a [`Transport`]: netcade datagrams go straight to the
+//! opponent's address, or through the TURN relay when this side's candidate
+//! is relayed; STUN and TURN traffic on the socket (check answers, the
+//! relay's refreshes and ChannelData) goes to the ICE agent, which keeps the
+//! allocation alive for as long as the match runs.
+
+use super::{instant, IcePath};
+use crate::net::{MicrosClock, Transport};
+use rice_proto::agent::Agent;
+use rice_proto::candidate::TransportType;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Datagrams kept from before the path was chosen: the opponent may choose
+/// first and start the handshake while this side still checks.
+const EARLY_DATAGRAMS: usize = 64;
+
+/// netcade datagrams that arrived while connecting, oldest first, with the
+/// sender (`None`: unwrapped from the relay, so from the opponent).
+#[derive(Debug, Default)]
+pub(super) struct EarlyDatagrams {
+    queue: VecDeque<(Option<SocketAddr>, Vec<u8>)>,
+}
+
+impl EarlyDatagrams {
+    pub(super) fn push(&mut self, from: Option<SocketAddr>, datagram: &[u8]) {
+        if self.queue.len() < EARLY_DATAGRAMS {
+            self.queue.push_back((from, datagram.to_vec()));
+        }
+    }
+}
+
+/// What went over the path: the protocol's payload and what the wire
+/// carried for it (the relay's framing included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathStats {
+    /// netcade datagrams sent.
+    pub datagrams: u64,
+    /// Their bytes as the protocol made them.
+    pub payload_bytes: u64,
+    /// Their bytes on the wire (ChannelData or Send indication around each,
+    /// on a relayed path).
+    pub wire_bytes: u64,
+}
+
+impl PathStats {
+    /// Bytes the path adds to each datagram (0 on a direct path).
+    pub fn overhead_per_datagram(&self) -> f64 {
+        if self.datagrams == 0 {
+            return 0.0;
+        }
+        (self.wire_bytes - self.payload_bytes) as f64 / self.datagrams as f64
+    }
+}
+
+/// A transport over the path [`IceConnector`](super::IceConnector) chose.
+pub struct IceTransport<T, C> {
+    inner: T,
+    clock: C,
+    agent: Agent,
+    stream_id: usize,
+    component_id: usize,
+    local: SocketAddr,
+    remote: SocketAddr,
+    relayed: bool,
+    early: EarlyDatagrams,
+    stats: PathStats,
+    path: IcePath,
+    /// The router's port mapping, deleted when the path is dropped (the
+    /// match ended).
+    port_mapping: Option<crate::net::port_mapping::GamePortMapping>,
+}
+
+impl<T, C> IceTransport<T, C>
+where
+    T: Transport<Address = SocketAddr>,
+    C: MicrosClock,
+{
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        inner: T,
+        clock: C,
+        agent: Agent,
+        (stream_id, component_id): (usize, usize),
+        local: SocketAddr,
+        path: IcePath,
+        relayed: bool,
+        early: EarlyDatagrams,
+    ) -> Self {
+        IceTransport {
+            inner,
+            clock,
+            agent,
+            stream_id,
+            component_id,
+            local,
+            remote: path.remote,
+            relayed,
+            early,
+            stats: PathStats::default(),
+            path,
+            port_mapping: None,
+        }
+    }
+
+    /// The opponent's address on this path.
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+
+    /// Keeps `mapping` for as long as the path lives.
+    pub fn hold_port_mapping(&mut self, mapping: crate::net::port_mapping::GamePortMapping) {
+        self.port_mapping = Some(mapping);
+    }
+
+    /// The path, as chosen.
+    pub fn path(&self) -> &IcePath {
+        &self.path
+    }
+
+    /// What went over the path so far.
+    pub fn path_stats(&self) -> PathStats {
+        self.stats
+    }
+
+    /// The socket underneath.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    /// Lets the agent answer checks and refresh the relay, and sends what it asks.
+    fn service_agent(&mut self) {
+        let now = instant(self.clock.now_us());
+        for _ in 0..64 {
+            if let rice_proto::agent::AgentPoll::WaitUntil(_)
+            | rice_proto::agent::AgentPoll::Closed = self.agent.poll(now)
+            {
+                break;
+            }
+        }
+        while let Some(outgoing) = self.agent.poll_transmit(now) {
+            self.inner
+                .send(outgoing.transmit.to, &outgoing.transmit.data);
+        }
+    }
+
+    /// Hands STUN/TURN traffic to the agent: the netcade datagram inside
+    /// relayed data, if any, lands in `into`.
+    fn unwrap_through_agent(&mut self, from: SocketAddr, into: &mut Vec<u8>) -> bool {
+        let now = instant(self.clock.now_us());
+        let mut stream = self
+            .agent
+            .mut_stream(self.stream_id)
+            .expect("the connector's stream");
+        let datagram =
+            stun_proto::agent::Transmit::new(&into[..], TransportType::Udp, from, self.local);
+        let reply = stream.handle_incoming_data(self.component_id, datagram, now);
+        let unwrapped = reply.data.as_ref().map(|data| data.as_ref().to_vec());
+        if reply.have_more_data {
+            while let Some(received) = stream.poll_recv() {
+                self.early.push(None, &received.data);
+            }
+        }
+        match unwrapped {
+            Some(data) if super::is_netcade_datagram(&data) => {
+                *into = data;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl<T, C> Transport for IceTransport<T, C>
+where
+    T: Transport<Address = SocketAddr>,
+    C: MicrosClock,
+{
+    type Address = SocketAddr;
+
+    fn send(&mut self, to: SocketAddr, datagram: &[u8]) {
+        self.stats.datagrams += 1;
+        self.stats.payload_bytes += datagram.len() as u64;
+        if !self.relayed || to != self.remote {
+            self.stats.wire_bytes += datagram.len() as u64;
+            self.inner.send(to, datagram);
+            return;
+        }
+        let now = instant(self.clock.now_us());
+        let mut stream = self
+            .agent
+            .mut_stream(self.stream_id)
+            .expect("the connector's stream");
+        let mut component = stream
+            .mut_component(self.component_id)
+            .expect("the connector's component");
+        // A relay that lost the allocation loses the datagram, as the wire would.
+        if let Ok(wrapped) = component.send(datagram, now) {
+            self.stats.wire_bytes += wrapped.data.len() as u64;
+            self.inner.send(wrapped.to, &wrapped.data);
+        }
+    }
+
+    fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
+        if let Some((from, datagram)) = self.early.queue.pop_front() {
+            *into = datagram;
+            return Some(from.unwrap_or(self.remote));
+        }
+        while let Some(from) = self.inner.receive(into) {
+            if super::is_netcade_datagram(into) {
+                return Some(from);
+            }
+            if self.unwrap_through_agent(from, into) {
+                return Some(self.remote);
+            }
+        }
+        self.service_agent();
+        None
+    }
+
+    fn wait(&mut self, timeout: Duration) {
+        self.inner.wait(timeout);
+    }
+}
