@@ -139,15 +139,7 @@ pub fn spectate_match_relaying(
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![settings.address.clone()];
     let relay = relay
-        .map(|make| {
-            make(RelayStart {
-                game: game.as_ref(),
-                args: &game_args,
-                players,
-                names: names.clone(),
-                host_key: spectator.host_handshake().and_then(|host| host.public_key),
-            })
-        })
+        .map(|make| make_relay(make, &spectator, game.as_ref(), &game_args, &names))
         .transpose()?;
     let recorder = match_recorder(
         &outputs.sinks.record,
@@ -167,6 +159,24 @@ pub fn spectate_match_relaying(
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// The sink `make` makes for the match `spectator` was welcomed to, of
+/// `game` as `args` run it, watched as `names` say.
+fn make_relay(
+    make: RelayMaker<'_>,
+    spectator: &SpectatorSession<SocketAddr>,
+    game: &dyn Game,
+    args: &GameArgs,
+    names: &[String],
+) -> Result<Box<dyn RelaySink + Send>, AppError> {
+    make(RelayStart {
+        game,
+        args,
+        players: spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8,
+        names: names.to_vec(),
+        host_key: spectator.host_handshake().and_then(|host| host.public_key),
+    })
 }
 
 /// Our Hello to `host`: our game, at its frame rate, and a fresh secret.
