@@ -3,6 +3,8 @@
 //! builds them too) and its `*_command` function. Nothing imports
 //! `commands`: `src/main.rs` maps each subcommand to its function.
 
+#[cfg(feature = "broadcast")]
+pub mod broadcast;
 pub mod debug;
 pub mod demo;
 pub mod host;
@@ -35,9 +37,10 @@ Exit codes:
      found a difference
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      failed commands in a debug script, a busy port, a host name that does not resolve,
-     a refused netplay handshake, or a failed rollback pre-flight with --strict
+     a refused netplay handshake, a failed rollback pre-flight with --strict, or credentials
+     a NATS server refused
   3  a failure while running: the core could not save or load a state, an output could not be
-     written, or the netplay host never answered
+     written, the netplay host never answered, or a NATS server could not be reached
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
   5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
   6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame, or
@@ -87,6 +90,8 @@ pub fn run_command(
         Command::Spectate(args) => spectate::spectate_command(args, out),
         Command::Menu(args) => menu::menu_command(args, out),
         Command::ProbeCore(args) => probe_core::probe_core_command(args, out),
+        #[cfg(feature = "broadcast")]
+        Command::Broadcast(args) => broadcast::broadcast_command(args, out),
     }
 }
 
@@ -100,6 +105,8 @@ impl Command {
             Command::Host(args) => ("host", args.outputs.json),
             Command::Join(args) => ("join", args.outputs.json),
             Command::Spectate(args) => ("spectate", args.outputs.json),
+            #[cfg(feature = "broadcast")]
+            Command::Broadcast(args) => ("broadcast", args.outputs.json),
             Command::Replay(args) => match &args.command {
                 replay::ReplayCommand::Play(play) => ("replay play", play.json),
                 replay::ReplayCommand::Info(info) => ("replay info", info.json),
@@ -160,7 +167,8 @@ pub enum Command {
     /// Print the input mapping and its config file; --test shows what you press.
     #[cfg_attr(not(feature = "gui"), command(hide = true))]
     Input(input::InputArgs),
-    /// Watch the netplay match hosted at HOST:PORT live, from any moment.
+    /// Watch the netplay match hosted at HOST:PORT live, from any moment
+    /// (or a broadcast one at nats://SERVER/MATCH, with feature `broadcast`).
     Spectate(spectate::SpectateArgs),
     /// The launcher: pick a game, play, host, join or watch in the window
     /// (what `netcade` alone opens).
@@ -170,4 +178,8 @@ pub enum Command {
     /// launcher asks each core in a child process of its own.
     #[command(hide = true)]
     ProbeCore(probe_core::ProbeCoreArgs),
+    /// Republish the match hosted at HOST:PORT into NATS JetStream for any
+    /// number of viewers (`spectate nats://SERVER/MATCH`).
+    #[cfg(feature = "broadcast")]
+    Broadcast(broadcast::BroadcastArgs),
 }

@@ -319,12 +319,10 @@ impl FrameSink for ReplayRecorder {
     }
 
     fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
-        let Some(mut header) = self.waiting.take() else {
+        let Some(header) = self.waiting.take() else {
             return;
         };
-        header.start_frame = frame;
-        header.start_state = start_state.to_vec();
-        header.start_memory_checksum = memory;
+        let header = header.starting_at(frame, start_state, memory);
         let result = open_writer(&self.path, &header).map(|writer| self.writer = Some(writer));
         self.keep(result);
     }
