@@ -105,6 +105,22 @@ fn subscribe(nats: &NatsServer, name: &str) -> Subscriber {
     }
 }
 
+/// `spectate --list`'s output once a line of it is `wanted` (the viewers
+/// just started announce themselves within a few seconds).
+fn listing_once(nats: &NatsServer, wanted: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let listed = netcade(&["spectate", "--list", &nats.url(None)]);
+        assert!(listed.status.success(), "{listed:?}");
+        let text = stdout(&listed);
+        if text.lines().any(&wanted) || Instant::now() > deadline {
+            assert!(text.lines().any(&wanted), "{text}");
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 fn sleep_until(moment: Instant) {
     std::thread::sleep(moment.saturating_duration_since(Instant::now()));
 }
@@ -169,12 +185,16 @@ fn three_viewers_and_fifty_subscribers_end_in_sync_at_no_cost_to_the_host_and_th
             start_viewer(&nats, "watched", &game)
         })
         .collect();
-    // Both matches are listed while they are on.
-    let listed = netcade(&["spectate", "--list", &nats.url(None)]);
-    assert!(listed.status.success(), "{listed:?}");
-    for name in ["watched  Duel", "alone  Duel"] {
-        assert!(stdout(&listed).contains(name), "{listed:?}");
-    }
+    // Both matches are listed while they are on, with their viewers (the
+    // plain subscribers are not viewers).
+    let listed = listing_once(&nats, |line| {
+        line.starts_with("watched  Duel") && line.contains(", 3 viewers,")
+    });
+    let alone = listed.lines().find(|line| line.starts_with("alone  Duel"));
+    assert!(
+        alone.is_some_and(|line| line.contains(", 0 viewers,")),
+        "{listed}"
+    );
 
     let host = finished(host, "host");
     let join = finished(join, "join");

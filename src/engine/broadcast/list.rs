@@ -1,14 +1,19 @@
 //! `spectate --list nats://SERVER`: the live matches, as their
 //! broadcasters keep them listed in the key-value bucket (an entry their
-//! broadcaster stopped refreshing expires).
+//! broadcaster stopped refreshing expires), with how many watch each: every
+//! viewer keeps one key of its own in the viewers' bucket while it watches.
 
-use super::MATCHES_BUCKET;
+use super::{viewers_bucket, MATCHES_BUCKET, VIEWERS_BUCKET, VIEWER_REFRESH};
 use crate::engine::AppError;
+use crate::net::nats::async_nats::jetstream;
 use crate::net::nats::{NatsError, NatsLink};
 use futures_util::StreamExt;
 
 /// Matches listed at most: a listing is a screenful, not a dump.
 const MAX_LISTED: usize = 1000;
+
+/// Viewers counted at most, over all matches.
+const MAX_COUNTED: usize = 100_000;
 
 /// One live match.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,18 +23,22 @@ pub struct LiveMatchEntry {
     /// What its broadcaster says of it: game, core, content, players,
     /// start time, the frame of its newest savestate.
     pub details: serde_json::Value,
+    /// Viewers watching it through the server.
+    pub viewers: usize,
 }
 
 impl LiveMatchEntry {
-    /// `name  game (core), N players, frame F`.
+    /// `name  game (core), N players, V viewers, started at S, at frame F`.
     pub fn describe(&self) -> String {
         let field = |key: &str| self.details[key].to_string().trim_matches('"').to_string();
         format!(
-            "{}  {} ({}), {} players, at frame {}",
+            "{}  {} ({}), {} players, {} viewers, started at unix {}, at frame {}",
             self.name,
             field("game"),
             field("core"),
             field("players"),
+            self.viewers,
+            field("started_unix"),
             field("frame")
         )
     }
@@ -38,11 +47,11 @@ impl LiveMatchEntry {
 /// The live matches on the server `link` is connected to, by name.
 pub fn list_matches(link: &NatsLink) -> Result<Vec<LiveMatchEntry>, AppError> {
     let js = link.jetstream();
-    let entries = link.run(async move {
+    let (mut entries, viewers) = link.run(async move {
         // No bucket: nothing was ever broadcast there (a viewer may not
         // make it).
         let Ok(bucket) = js.get_key_value(MATCHES_BUCKET).await else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         };
         let mut keys = bucket
             .keys()
@@ -54,12 +63,78 @@ pub fn list_matches(link: &NatsLink) -> Result<Vec<LiveMatchEntry>, AppError> {
             let Ok(key) = key else { continue };
             if let Ok(Some(value)) = bucket.get(key.clone()).await {
                 let details = serde_json::from_slice(&value).unwrap_or_default();
-                entries.push(LiveMatchEntry { name: key, details });
+                entries.push(LiveMatchEntry {
+                    name: key,
+                    details,
+                    viewers: 0,
+                });
             }
         }
-        Ok::<_, NatsError>(entries)
+        let viewers = viewer_keys(&js).await?;
+        Ok::<_, NatsError>((entries, viewers))
     })??;
-    let mut entries = entries;
+    for entry in &mut entries {
+        entry.viewers = viewers
+            .iter()
+            .filter(|key| watched_match(key) == Some(entry.name.as_str()))
+            .count();
+    }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(entries)
+}
+
+/// The keys of every viewer watching now (none without a bucket).
+async fn viewer_keys(js: &jetstream::Context) -> Result<Vec<String>, NatsError> {
+    let Ok(bucket) = js.get_key_value(VIEWERS_BUCKET).await else {
+        return Ok(Vec::new());
+    };
+    let keys = bucket
+        .keys()
+        .await
+        .map_err(NatsError::request("the viewers"))?
+        .take(MAX_COUNTED)
+        .filter_map(|key| async move { key.ok() })
+        .collect()
+        .await;
+    Ok(keys)
+}
+
+/// The match a viewer's key `<MATCH>.<VIEWER>` names.
+fn watched_match(key: &str) -> Option<&str> {
+    key.split_once('.').map(|(name, _)| name)
+}
+
+/// Keeps the viewer counted among match `name`'s while `link` lives: a key
+/// of its own, refreshed every few seconds, which expires once it stops.
+/// Best effort: a server that refuses it (subscribe-only credentials)
+/// leaves the watch as it was, uncounted.
+pub fn announce_viewer(link: &NatsLink, name: &str) -> Result<(), AppError> {
+    let js = link.jetstream();
+    // The inbox's unique token names this viewer.
+    let inbox = link.client().new_inbox();
+    let viewer = inbox.rsplit('.').next().unwrap_or(&inbox).to_string();
+    let key = format!("{name}.{viewer}");
+    link.spawn(async move {
+        let Ok(bucket) = viewers_bucket(&js).await else {
+            return;
+        };
+        loop {
+            if bucket.put(&key, Vec::new().into()).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(VIEWER_REFRESH).await;
+        }
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_viewers_key_names_the_match_it_watches() {
+        assert_eq!(watched_match("final-1.AbC123"), Some("final-1"));
+        assert_eq!(watched_match("nodot"), None);
+    }
 }

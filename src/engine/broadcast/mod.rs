@@ -11,7 +11,7 @@ mod pieces;
 mod sink;
 mod viewer;
 
-pub use list::{list_matches, LiveMatchEntry};
+pub use list::{announce_viewer, list_matches, LiveMatchEntry};
 pub use sink::{broadcast_sink, BroadcastStatus};
 pub use viewer::{watch_broadcast, ViewerSettings};
 
@@ -26,6 +26,8 @@ pub const STREAM: &str = "NETCADE";
 const SUBJECT_PREFIX: &str = "netcade.match";
 /// The bucket of live matches.
 pub const MATCHES_BUCKET: &str = "netcade-matches";
+/// The bucket of viewers watching: `<MATCH>.<VIEWER>` per viewer.
+pub const VIEWERS_BUCKET: &str = "netcade-viewers";
 /// The bucket of finished matches' replays (`<MATCH>.ncr`).
 pub const REPLAYS_BUCKET: &str = "netcade-replays";
 /// How long a match stays in the stream.
@@ -33,6 +35,12 @@ const RETENTION: Duration = Duration::from_secs(24 * 3600);
 /// How long a live match stays listed without a refresh from its
 /// broadcaster (which refreshes it with every savestate).
 const LISTING_TTL: Duration = Duration::from_secs(30);
+/// How long a viewer stays counted without a refresh (it refreshes
+/// every [`VIEWER_REFRESH`], so one that is gone drops out of the count
+/// within this).
+const VIEWER_TTL: Duration = Duration::from_secs(15);
+/// How often a viewer says it is still watching.
+const VIEWER_REFRESH: Duration = Duration::from_secs(5);
 /// How long the first answer of a server may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -140,16 +148,31 @@ pub fn ensure_stream(link: &NatsLink) -> Result<(), AppError> {
 
 /// The bucket of live matches, made if missing.
 async fn matches_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store, NatsError> {
-    if let Ok(store) = js.get_key_value(MATCHES_BUCKET).await {
+    key_value_bucket(js, MATCHES_BUCKET, LISTING_TTL).await
+}
+
+/// The bucket of viewers, made if missing.
+async fn viewers_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store, NatsError> {
+    key_value_bucket(js, VIEWERS_BUCKET, VIEWER_TTL).await
+}
+
+/// The key-value bucket `bucket` whose entries expire after `ttl` without
+/// a refresh, made if missing.
+async fn key_value_bucket(
+    js: &jetstream::Context,
+    bucket: &str,
+    ttl: Duration,
+) -> Result<jetstream::kv::Store, NatsError> {
+    if let Ok(store) = js.get_key_value(bucket).await {
         return Ok(store);
     }
     // The bucket's stream as `create_key_value` makes it, which first asks
     // for account details in a shape nats-server 2.9 does not answer.
     js.get_or_create_stream(jetstream::stream::Config {
-        name: format!("KV_{MATCHES_BUCKET}"),
-        subjects: vec![format!("$KV.{MATCHES_BUCKET}.>")],
+        name: format!("KV_{bucket}"),
+        subjects: vec![format!("$KV.{bucket}.>")],
         max_messages_per_subject: 1,
-        max_age: LISTING_TTL,
+        max_age: ttl,
         allow_rollup: true,
         deny_delete: true,
         allow_direct: true,
@@ -157,10 +180,10 @@ async fn matches_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store,
         ..Default::default()
     })
     .await
-    .map_err(NatsError::request(format!("the bucket {MATCHES_BUCKET}")))?;
-    js.get_key_value(MATCHES_BUCKET)
+    .map_err(NatsError::request(format!("the bucket {bucket}")))?;
+    js.get_key_value(bucket)
         .await
-        .map_err(NatsError::request(format!("the bucket {MATCHES_BUCKET}")))
+        .map_err(NatsError::request(format!("the bucket {bucket}")))
 }
 
 /// The bucket of replays, made if missing.

@@ -95,6 +95,7 @@ pub fn watch_broadcast(
     )?;
     options.take_ctrl_c();
     let incoming = subscribe(&link, &settings.name, start.sequence)?;
+    super::announce_viewer(&link, &settings.name)?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let frames = settings.spectate.frames;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
