@@ -14,7 +14,7 @@ use support::cli::{assert_refusals, refusal, Background};
 use support::cli::{
     last_json, netcade, netcade_as_user, spawn_host, spawn_netcade, stderr, stdout,
 };
-use support::servers::{start_nats, NatsServer};
+use support::servers::{room_code, signaling_server, start_nats, NatsServer};
 
 /// 25 s at 60 fps: long enough for viewers joining at 2, 8 and 15 s.
 const FRAMES: u32 = 1500;
@@ -363,4 +363,60 @@ fn a_header_and_savestates_larger_than_the_server_takes_go_in_pieces_and_viewers
         assert_eq!(watched["checksums"], host["checksums"]);
     }
     assert_the_stored_replay_verifies(dir.path(), &nats, "pieces", &game);
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_broadcaster_finds_the_host_by_room_code_and_its_viewer_ends_on_the_players_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let Some((_signaling, signal)) = signaling_server() else {
+        return;
+    };
+    let game = game();
+    // Ten seconds of Duel: room pairing, then the broadcaster, then a viewer.
+    let frames = "600";
+    let room = |args: &[&str], seed: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--signal", &signal, "--frames", frames, "--json"]);
+        all.extend(["--inputs", seed]);
+        spawn_netcade(&with(&all, &game))
+    };
+    let mut host = room(&["host", "--port", "0", "--room"], "random:1");
+    let code = room_code(&mut host);
+    let join = room(&["join", "--room", &code], "random:2");
+    host.wait_for_stdout("the match began", TIMEOUT);
+    let url = nats.url(None);
+    let broadcaster = spawn_netcade(&with(
+        &[
+            "broadcast",
+            "--room",
+            &code,
+            "--signal",
+            &signal,
+            "--nats",
+            &url,
+            "--match",
+            "roomed",
+            "--json",
+        ],
+        &game,
+    ));
+    listing_once(&nats, |line| line.starts_with("roomed  "));
+    let viewer = start_viewer(&nats, "roomed", &game);
+
+    let host = finished(host, "host");
+    let join = finished(join, "join");
+    assert_eq!(host["checksums"], join["checksums"]);
+    let broadcast = finished(broadcaster, "broadcaster");
+    assert_eq!(broadcast["checksums"], host["checksums"]);
+    let watched = finished(viewer, "viewer");
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(watched["checksums"], host["checksums"]);
 }

@@ -5,31 +5,16 @@
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 use support::cli::{last_json, spawn_netcade, stderr, stdout, Background};
-use support::servers::{listening_tcp_port, server_program, ServerProcess};
+use support::servers::{room_code, signaling_server};
 
 /// Long enough for a short match on a busy machine.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Frames of each match: two seconds of Duel.
 const FRAMES: &str = "120";
-
-/// A matchbox_server on 127.0.0.1 and its `ws://` URL, or `None` (the
-/// test is skipped) when the program is not on PATH.
-fn signaling_server() -> Option<(ServerProcess, String)> {
-    let program = server_program("matchbox_server")?;
-    let child = Command::new(program)
-        .arg("127.0.0.1:0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("matchbox_server starts");
-    let server = ServerProcess { child };
-    let port = listening_tcp_port(server.child.id(), TIMEOUT).expect("matchbox_server listens");
-    Some((server, format!("ws://127.0.0.1:{port}")))
-}
 
 fn duel(arena: &str) -> Vec<String> {
     let rom = match arena {
@@ -53,19 +38,6 @@ fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background 
         all.extend(["--inputs", &inputs]);
     }
     spawn_netcade(&all)
-}
-
-/// The code a `host --room` printed (`room code 7KQ-M2X: …`).
-fn room_code(host: &mut Background) -> String {
-    // The line after it: the code's line is whole by then.
-    host.wait_for_stdout("hosting ", TIMEOUT);
-    let printed = host.stdout_so_far();
-    let line = printed
-        .lines()
-        .find(|line| line.starts_with("room code "))
-        .expect("a code");
-    let code = line.split_whitespace().nth(2).expect("a code");
-    code.trim_end_matches(':').to_string()
 }
 
 /// Both finished every frame on the same checksums.

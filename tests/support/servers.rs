@@ -152,3 +152,33 @@ pub fn start_nats(dir: &std::path::Path, extra: &str) -> Option<NatsServer> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A matchbox_server on 127.0.0.1 (port 0, read back from /proc) and its
+/// `ws://` URL, or `None` (the test is skipped) when the program is not on
+/// PATH.
+pub fn signaling_server() -> Option<(ServerProcess, String)> {
+    let program = server_program("matchbox_server")?;
+    let child = std::process::Command::new(program)
+        .arg("127.0.0.1:0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("matchbox_server starts");
+    let server = ServerProcess { child };
+    let port = listening_tcp_port(server.child.id(), std::time::Duration::from_secs(120))
+        .expect("matchbox_server listens");
+    Some((server, format!("ws://127.0.0.1:{port}")))
+}
+
+/// The code a `host --room` printed (`room code 7KQ-M2X: …`).
+pub fn room_code(host: &mut super::cli::Background) -> String {
+    // The line after it: the code's line is whole by then.
+    host.wait_for_stdout("hosting ", std::time::Duration::from_secs(120));
+    let printed = host.stdout_so_far();
+    let line = printed
+        .lines()
+        .find(|line| line.starts_with("room code "))
+        .expect("a code");
+    let code = line.split_whitespace().nth(2).expect("a code");
+    code.trim_end_matches(':').to_string()
+}
