@@ -178,7 +178,7 @@ pub enum Command {
     /// launcher asks each core in a child process of its own.
     #[command(hide = true)]
     ProbeCore(probe_core::ProbeCoreArgs),
-    /// Republish the match hosted at HOST:PORT into NATS JetStream for any
+    /// Republish the match hosted at HOST:PORT (or in --room CODE) into NATS JetStream for any
     /// number of viewers (`spectate nats://SERVER/MATCH`).
     #[cfg(feature = "broadcast")]
     Broadcast(broadcast::BroadcastArgs),

@@ -39,7 +39,8 @@ pub struct BroadcastViewArgs {
     /// newest savestate.
     #[arg(long)]
     pub from_start: bool,
-    /// List the matches broadcast on a NATS server and exit.
+    /// List the matches broadcast on a NATS server, with how many watch
+    /// each, and exit.
     #[arg(long, value_name = "nats://SERVER", exclusive = true)]
     pub list: Option<String>,
     /// Save a finished broadcast match's replay from the server's object

@@ -6,7 +6,9 @@
 //! whole replay into the object store.
 
 use super::pieces::{piece_bytes, FIRST_HEADER, PIECE_HEADER};
-use super::{matches_bucket, replays_bucket, subject, Part, MATCHES_BUCKET, REPLAYS_BUCKET};
+use super::{
+    matches_bucket, replays_bucket, subject, viewers_bucket, Part, MATCHES_BUCKET, REPLAYS_BUCKET,
+};
 use crate::checksum::Checksum;
 use crate::engine::live::spectator::RelayStart;
 use crate::engine::sinks::recorder::replay_header;
@@ -340,6 +342,13 @@ impl FrameSink for BroadcastSink {
                 self.writer = Some(writer.with_flush_every(FLUSH_FRAMES));
                 self.send(Part::Header, format!("header.{}", frame.number()), bytes);
                 self.publish_state(frame, start_state);
+                // Viewers count themselves there and may not make it
+                // (subscribe-only credentials); a failure only leaves
+                // them uncounted.
+                let js = self.link.jetstream();
+                let _ = self.link.spawn(async move {
+                    let _ = viewers_bucket(&js).await;
+                });
             }
             Err(error) => self.fail(format!("the broadcast's replay: {error}")),
         }
