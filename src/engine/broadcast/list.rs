@@ -32,12 +32,13 @@ impl LiveMatchEntry {
     pub fn describe(&self) -> String {
         let field = |key: &str| self.details[key].to_string().trim_matches('"').to_string();
         format!(
-            "{}  {} ({}), {} players, {} viewers, started at unix {}, at frame {}",
+            "{}  {} ({}), {} players, {} viewer{}, started at unix {}, at frame {}",
             self.name,
             field("game"),
             field("core"),
             field("players"),
             self.viewers,
+            if self.viewers == 1 { "" } else { "s" },
             field("started_unix"),
             field("frame")
         )
@@ -131,6 +132,21 @@ pub fn announce_viewer(link: &NatsLink, name: &str) -> Result<(), AppError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_match_says_how_many_watch_it() {
+        let entry = |viewers| LiveMatchEntry {
+            name: "final".into(),
+            details: serde_json::json!({"game": "Duel", "core": "duel", "players": 2,
+                "started_unix": 7, "frame": 600}),
+            viewers,
+        };
+        assert_eq!(
+            entry(1).describe(),
+            "final  Duel (duel), 2 players, 1 viewer, started at unix 7, at frame 600"
+        );
+        assert!(entry(3).describe().contains(", 3 viewers,"));
+    }
 
     #[test]
     fn a_viewers_key_names_the_match_it_watches() {
