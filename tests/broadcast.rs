@@ -371,7 +371,8 @@ fn a_header_and_savestates_larger_than_the_server_takes_go_in_pieces_and_viewers
     not(netcade_server_matchbox_server),
     ignore = "needs matchbox_server on PATH"
 )]
-fn a_broadcaster_finds_the_host_by_room_code_and_its_viewer_ends_on_the_players_checksums() {
+fn a_broadcaster_finds_the_host_by_room_code_its_viewer_ends_on_the_players_checksums_and_one_who_left_is_no_longer_counted(
+) {
     let dir = tempfile::tempdir().unwrap();
     let Some(nats) = start_nats(dir.path(), "") else {
         return;
@@ -410,6 +411,16 @@ fn a_broadcaster_finds_the_host_by_room_code_and_its_viewer_ends_on_the_players_
     ));
     listing_once(&nats, |line| line.starts_with("roomed  "));
     let viewer = start_viewer(&nats, "roomed", &game);
+    // A viewer leaving early stops being counted at once, the other still
+    // is (the match has seconds left, keys last 15 s).
+    listing_once(&nats, |line| {
+        line.starts_with("roomed  ") && line.contains(", 1 viewer,")
+    });
+    let address = format!("{}/roomed", nats.url(None));
+    let early = netcade(&with(&["spectate", &address, "--frames", "60"], &game));
+    assert!(early.status.success(), "{early:?}");
+    let listed = netcade(&["spectate", "--list", &nats.url(None)]);
+    assert!(stdout(&listed).contains(", 1 viewer,"), "{listed:?}");
 
     let host = finished(host, "host");
     let join = finished(join, "join");

@@ -8,6 +8,8 @@ use crate::engine::AppError;
 use crate::net::nats::async_nats::jetstream;
 use crate::net::nats::{NatsError, NatsLink};
 use futures_util::StreamExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Matches listed at most: a listing is a screenful, not a dump.
 const MAX_LISTED: usize = 1000;
@@ -105,28 +107,54 @@ fn watched_match(key: &str) -> Option<&str> {
     key.split_once('.').map(|(name, _)| name)
 }
 
+/// A viewer counted among a match's: its key, refreshed until
+/// [`ViewerAnnouncement::withdraw`].
+pub struct ViewerAnnouncement {
+    key: String,
+    stopped: Arc<AtomicBool>,
+}
+
+impl ViewerAnnouncement {
+    /// Stops the refresh and deletes the key, so the count drops at once
+    /// rather than when the key expires. The delete follows any put
+    /// already sent on the same connection, so it is the last word.
+    pub fn withdraw(self, link: &NatsLink) {
+        self.stopped.store(true, Ordering::Relaxed);
+        let js = link.jetstream();
+        let _ = link.run(async move {
+            if let Ok(bucket) = js.get_key_value(VIEWERS_BUCKET).await {
+                let _ = bucket.delete(&self.key).await;
+            }
+        });
+    }
+}
+
 /// Keeps the viewer counted among match `name`'s while `link` lives: a key
 /// of its own, refreshed every few seconds, which expires once it stops.
 /// Best effort: a server that refuses it (subscribe-only credentials)
 /// leaves the watch as it was, uncounted.
-pub fn announce_viewer(link: &NatsLink, name: &str) -> Result<(), AppError> {
+pub fn announce_viewer(link: &NatsLink, name: &str) -> Result<ViewerAnnouncement, AppError> {
     let js = link.jetstream();
     // The inbox's unique token names this viewer.
     let inbox = link.client().new_inbox();
     let viewer = inbox.rsplit('.').next().unwrap_or(&inbox).to_string();
-    let key = format!("{name}.{viewer}");
+    let announcement = ViewerAnnouncement {
+        key: format!("{name}.{viewer}"),
+        stopped: Arc::new(AtomicBool::new(false)),
+    };
+    let (key, stopped) = (announcement.key.clone(), announcement.stopped.clone());
     link.spawn(async move {
         let Ok(bucket) = viewers_bucket(&js).await else {
             return;
         };
-        loop {
+        while !stopped.load(Ordering::Relaxed) {
             if bucket.put(&key, Vec::new().into()).await.is_err() {
                 return;
             }
             tokio::time::sleep(VIEWER_REFRESH).await;
         }
     })?;
-    Ok(())
+    Ok(announcement)
 }
 
 #[cfg(test)]

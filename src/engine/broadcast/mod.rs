@@ -11,7 +11,7 @@ mod pieces;
 mod sink;
 mod viewer;
 
-pub use list::{announce_viewer, list_matches, LiveMatchEntry};
+pub use list::{announce_viewer, list_matches, LiveMatchEntry, ViewerAnnouncement};
 pub use sink::{broadcast_sink, BroadcastStatus};
 pub use viewer::{watch_broadcast, ViewerSettings};
 

@@ -7,7 +7,7 @@
 //! crossed at its next savestate.
 
 use super::pieces::{last_whole, piece_of, Pieces};
-use super::{match_subjects, subject, Part, STREAM};
+use super::{match_subjects, subject, Part, ViewerAnnouncement, STREAM};
 use crate::checksum::{memory_checksum, Checksums};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::connect::adopt_host_options;
@@ -95,7 +95,7 @@ pub fn watch_broadcast(
     )?;
     options.take_ctrl_c();
     let incoming = subscribe(&link, &settings.name, start.sequence)?;
-    super::announce_viewer(&link, &settings.name)?;
+    let announcement = super::announce_viewer(&link, &settings.name)?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let frames = settings.spectate.frames;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
@@ -121,7 +121,8 @@ pub fn watch_broadcast(
         status_last: None,
         frame_before: 0,
         left_ms: 0,
-        _link: link,
+        announcement: Some(announcement),
+        link,
     };
     // No datagrams: the loop's waits between frames idle on this socket.
     let mut transport = LiveTransport::new(
@@ -347,8 +348,10 @@ struct ViewerRole {
     status_last: Option<Instant>,
     frame_before: u32,
     left_ms: u64,
-    /// Kept open for the subscription.
-    _link: NatsLink,
+    /// Counts this viewer in the live list until it leaves.
+    announcement: Option<ViewerAnnouncement>,
+    /// The connection the subscription and the announcement use.
+    link: NatsLink,
 }
 
 impl ViewerRole {
@@ -482,6 +485,9 @@ impl ViewerRole {
     }
 
     fn finish(mut self, end: WatchEnd) -> Result<LiveMatch, AppError> {
+        if let Some(announcement) = self.announcement.take() {
+            announcement.withdraw(&self.link);
+        }
         let (log, outputs) = self.sinks.finish(end.end_reason())?;
         let joined = self.stats.joined_at_frame;
         // The game as it is after the last frame watched, as the
