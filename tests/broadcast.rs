@@ -431,3 +431,65 @@ fn a_broadcaster_finds_the_host_by_room_code_its_viewer_ends_on_the_players_chec
     assert_eq!(watched["end"], "finished", "{watched}");
     assert_eq!(watched["checksums"], host["checksums"]);
 }
+
+#[test]
+#[cfg(feature = "gui")]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_viewer_in_a_window_draws_the_match_and_ends_on_the_players_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let broadcaster = start_broadcaster(port, &nats, "windowed", &game);
+    sleep_until(Instant::now() + Duration::from_secs(2));
+    let shot = dir.path().join("viewer.png");
+    let (address, shot_arg) = (
+        format!("{}/windowed", nats.url(None)),
+        shot.display().to_string(),
+    );
+    let arena = support::dojo_arena();
+    let viewer = spawn_netcade(&[
+        "spectate",
+        &address,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--window-size",
+        "640x480",
+        "--screenshot-at",
+        "1200",
+        &shot_arg,
+        "--json",
+    ]);
+    let host = finished(host, "host");
+    finished(join, "join");
+    finished(broadcaster, "the broadcaster");
+    let output = viewer.finish(TIMEOUT);
+    assert!(output.status.success(), "{output:?}");
+    let watched = last_json(&output);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(watched["checksums"], host["checksums"]);
+    // The window's picture at frame 1200: the game, many colours over its
+    // lower half (the arena's floor and the fighters), as the window drew it.
+    let decoder =
+        png::Decoder::new(std::fs::File::open(&shot).expect("the viewer wrote its screenshot"));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width, info.height), (640, 480));
+    let lower_half = &rgb[(640 * 240 * 3)..];
+    let colours: std::collections::BTreeSet<&[u8]> = lower_half.chunks(3).collect();
+    assert!(
+        colours.len() >= 3,
+        "colours in the lower half: {}",
+        colours.len()
+    );
+    let lit = lower_half
+        .chunks(3)
+        .filter(|pixel| pixel.iter().any(|&c| c > 16))
+        .count();
+    assert!(lit > 640 * 240 / 4, "lit pixels in the lower half: {lit}");
+}
