@@ -223,6 +223,10 @@ pub enum AppError {
         /// What happened and what to do.
         message: String,
     },
+    /// Two machines that met in a room found no path between them (ICE):
+    /// the message says what to check.
+    #[error(transparent)]
+    NoRoute(#[from] crate::net::ice::IceError),
     /// The peer's handshake did not match ours (another core or content):
     /// `reason` names what differs, the host's values first.
     #[error("{reason}")]
@@ -299,6 +303,9 @@ impl AppError {
             | AppError::PreflightFailed { .. }
             | AppError::RollbackUnavailable { .. } => EXIT_USER_MISTAKE,
             AppError::NoAnswer { .. } | AppError::Room { .. } => EXIT_RUNTIME_FAILURE,
+            // `--transport laminar` with a room: the arguments are at fault.
+            AppError::NoRoute(crate::net::ice::IceError::NeedsUdp) => EXIT_USER_MISTAKE,
+            AppError::NoRoute(_) => EXIT_RUNTIME_FAILURE,
             // A core that stops on its first frame never ran the content:
             // the file is not a game it can run.
             AppError::Emulator {
