@@ -106,6 +106,12 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
         stdout(&join).contains(&format!("joining room {code}")),
         "{join:?}"
     );
+    // ICE found the path through the room: on one machine, a direct one.
+    for player in [&host, &join] {
+        let path = &last_json(player)["netplay"]["path"];
+        assert_eq!(path["kind"], "direct", "{path}");
+        assert!(stdout(player).contains("path: direct, connected in"));
+    }
     let spectator = spectator.finish(TIMEOUT);
     assert!(spectator.status.success(), "{spectator:?}");
     assert!(stdout(&spectator).contains(&format!("spectating room {code}")));
@@ -114,6 +120,43 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
     assert_eq!(
         watched["checksums"]["memory"],
         last_json(&host)["checksums"]["memory"]
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_matchbox_server, netcade_server_turnserver)),
+    ignore = "needs matchbox_server and turnserver on PATH"
+)]
+fn a_relay_only_host_plays_a_room_match_in_sync_through_a_coturn_relay() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let Some(coturn) = support::coturn::start_coturn() else {
+        return;
+    };
+    let turn = format!(
+        "turn:{}:{}@{}",
+        coturn.username, coturn.password, coturn.address
+    );
+    let game = duel("dojo");
+    let relayed = ["--turn", &turn, "--relay-only"];
+    let host_args = [&["host", "--port", "0", "--room"][..], &relayed].concat();
+    let mut host = start(&host_args, &game, &signal, 1);
+    let code = room_code(&mut host);
+    let join_args = ["join", "--room", &code, "--turn", &turn];
+    let join = start(&join_args, &game, &signal, 2);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert_played_in_sync(&host, &join);
+    for player in [&host, &join] {
+        let path = &last_json(player)["netplay"]["path"];
+        assert_eq!(path["kind"], "relay", "{path}");
+    }
+    let host_path = &last_json(&host)["netplay"]["path"];
+    assert_eq!(
+        host_path["relay"],
+        coturn.address.ip().to_string(),
+        "{host_path}"
     );
 }
 

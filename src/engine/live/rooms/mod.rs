@@ -30,7 +30,7 @@ use crate::engine::live::connect::{
     bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
 use crate::engine::{AppError, Game, GameArgs};
-use crate::net::ice::{IceConfig, IceRole};
+use crate::net::ice::{IceConfig, IceRole, PathPolicy};
 use crate::net::link::{connect_ice, LinkArgs, LinkTransport};
 use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
@@ -75,6 +75,10 @@ pub struct SignalArgs {
     /// servers.txt].
     #[arg(long, value_name = "turn:USER:PASSWORD@HOST:PORT")]
     pub turn: Option<TurnUrl>,
+    /// Reach the other player of a room only through the TURN relay
+    /// (hides this machine's addresses from it).
+    #[arg(long)]
+    pub relay_only: bool,
 }
 
 impl SignalArgs {
@@ -91,9 +95,18 @@ impl SignalArgs {
 
     /// The STUN servers and TURN relays of the server list (and `--turn`).
     fn ice_config(&self) -> Result<IceConfig, AppError> {
-        ServerList::load(crate::paths::config_dir().as_deref())
+        let mut config = ServerList::load(crate::paths::config_dir().as_deref())
             .and_then(|list| list.ice_config(self.turn.as_ref()))
-            .map_err(|message| AppError::BadArgument { message })
+            .map_err(|message| AppError::BadArgument { message })?;
+        if self.relay_only {
+            if config.relays.is_empty() {
+                return Err(AppError::BadArgument {
+                    message: "--relay-only needs a TURN relay: give --turn turn:USER:PASSWORD@HOST:PORT or add a `turn` line to servers.txt".into(),
+                });
+            }
+            config.policy = PathPolicy::RelayOnly;
+        }
+        Ok(config)
     }
 }
 
