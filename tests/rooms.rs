@@ -190,7 +190,7 @@ fn players_of_a_room_who_find_no_path_say_so_in_one_line() {
     let mut errors = Vec::new();
     for player in &players {
         assert_eq!(player.status.code(), Some(3), "{player:?}");
-        errors.extend(stderr(player).lines().map(String::from).last());
+        errors.extend(stderr(player).lines().map(String::from).next_back());
     }
     // The first to give up says why; the other may hear it leave first.
     let no_route = errors.iter().filter(|line| {

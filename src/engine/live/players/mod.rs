@@ -24,8 +24,8 @@ use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{LiveEvent, LiveOptions};
 use crate::engine::live::rooms::{
-    host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, OpenedRoom,
-    QuickPairing, RoomRole,
+    host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
+    OpenedRoom, QuickPairing, RoomRole,
 };
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
@@ -103,10 +103,7 @@ fn host_on(
             format!("{joiners} players")
         }
     )?;
-    let (_room, transport) = match opened {
-        Some(opened) => opened.meet_player(&settings.signal, transport)?,
-        None => (None, transport),
-    };
+    let (_room, transport) = meet_player(opened, settings, transport)?;
     let seat = Seat {
         command: "host",
         me: 0,
@@ -188,6 +185,18 @@ fn open_room(
         "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
     )?;
     Ok(Some(room))
+}
+
+/// `host --room`: waits for the room's player and finds the path to it.
+fn meet_player(
+    opened: Option<OpenedRoom>,
+    settings: &HostSettings,
+    transport: LinkTransport,
+) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
+    match opened {
+        Some(opened) => opened.meet_player(&settings.signal, transport),
+        None => Ok((None, transport)),
+    }
 }
 
 /// Joins the match hosted at `settings.address` (or in its room, or the
