@@ -14,22 +14,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let json_name = cli.command.json_name();
+    let json_name = cli.command.as_ref().and_then(Command::json_name);
     if let Some(name) = json_name {
         commands::end_crashes_with_json(name);
     }
     let mut stdout = std::io::stdout().lock();
     let result: Result<Outcome, AppError> = match &cli.command {
-        Command::Run(args) => commands::run::run_command(args, &mut stdout),
-        Command::Synctest(args) => commands::synctest::synctest_command(args, &mut stdout),
-        Command::Debug(args) => commands::debug::debug_command(args),
-        Command::Demo(args) => commands::demo::demo_command(args, &mut stdout),
-        Command::Host(args) => commands::host::host_command(args, &mut stdout),
-        Command::Join(args) => commands::join::join_command(args, &mut stdout),
-        Command::Replay(args) => commands::replay::replay_command(args, &mut stdout),
-        Command::Play(args) => commands::play::play_command(args, &mut stdout),
-        Command::Input(args) => commands::input::input_command(args, &mut stdout),
-        Command::Spectate(args) => commands::spectate::spectate_command(args, &mut stdout),
+        Some(command) => commands::run_command(command, &mut stdout),
+        None => commands::run_command(&Command::default(), &mut stdout),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

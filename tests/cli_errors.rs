@@ -87,6 +87,19 @@ fn missing_and_malformed_arguments_are_usage_errors() {
             refusals.push(mistake(&args, "--connect-timeout-s"));
         }
     }
+    for window in ["-1", "3601", "soon"] {
+        let window = format!("--rejoin-s={window}");
+        let args = [
+            "join",
+            "127.0.0.1:9",
+            "--core",
+            "duel",
+            "--rom",
+            "cores/duel/arenas/dojo.arena",
+            &window,
+        ];
+        refusals.push(mistake(&args, "--rejoin-s"));
+    }
     // A build without the window answers its commands with how to build it.
     #[cfg(not(feature = "gui"))]
     for args in [&["play", "--core", "duel"][..], &["input", "--test"][..]] {

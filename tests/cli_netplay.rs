@@ -816,25 +816,40 @@ impl Drop for Relay {
     }
 }
 
-#[test]
-fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
+/// A 900-frame Duel match whose joiner, behind a relay, is cut off 3 s
+/// after the match began for `outage`, then reconnected (from a new port
+/// when `new_port`): the outputs of host and joiner, which ended alike.
+fn play_through_outage(
+    game: &[&str],
+    outage: Duration,
+    new_port: bool,
+) -> (std::process::Output, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
-    let arena = support::dojo_arena();
-    let game = ["--core", "duel", "--rom", &arena];
     let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
     let join_args = ["--frames", "900", "--inputs", "random:2", "--json"];
-    let (mut host, port) = start_host(dir.path(), &game, &host_args);
+    let (mut host, port) = start_host(dir.path(), game, &host_args);
     let relay = Relay::to_host(port);
-    let join = start_join(relay.port, &game, &join_args);
+    let join = start_join(relay.port, game, &join_args);
     host.wait_for_stdout("the match began", MATCH_TIMEOUT);
     std::thread::sleep(Duration::from_secs(3));
     relay.set_cut(true);
-    std::thread::sleep(Duration::from_secs(2));
+    std::thread::sleep(outage);
+    if new_port {
+        relay.rebind();
+    }
     relay.set_cut(false);
-    let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    let timeout = MATCH_TIMEOUT + outage + Duration::from_secs(15);
     let (host, join) = (host.finish(timeout), join.finish(timeout));
     drop(relay);
     assert_same_ending(&host, &join, 900);
+    (host, join)
+}
+
+#[test]
+fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
+    let arena = support::dojo_arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let (host, join) = play_through_outage(&game, Duration::from_secs(2), false);
     for output in [&host, &join] {
         let errors = stderr(output);
         assert!(errors.contains("warning: waiting for P"), "{errors}");
@@ -850,25 +865,10 @@ fn a_two_second_outage_stalls_both_sides_and_the_match_resumes_in_sync() {
 #[test]
 fn a_joiner_cut_off_for_ten_seconds_comes_back_from_a_new_port_and_the_hosts_replay_verifies_across_the_gap(
 ) {
-    let dir = tempfile::tempdir().unwrap();
     let arena = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &arena];
-    let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
-    let join_args = ["--frames", "900", "--inputs", "random:2", "--json"];
-    let (mut host, port) = start_host(dir.path(), &game, &host_args);
-    let relay = Relay::to_host(port);
-    let join = start_join(relay.port, &game, &join_args);
-    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
-    std::thread::sleep(Duration::from_secs(3));
-    relay.set_cut(true);
     // Twice the 5 s after which a silent peer used to be dropped.
-    std::thread::sleep(Duration::from_secs(10));
-    relay.rebind();
-    relay.set_cut(false);
-    let timeout = MATCH_TIMEOUT + Duration::from_secs(30);
-    let (host, join) = (host.finish(timeout), join.finish(timeout));
-    drop(relay);
-    assert_same_ending(&host, &join, 900);
+    let (host, join) = play_through_outage(&game, Duration::from_secs(10), true);
     let errors = stderr(&host);
     assert!(errors.contains("warning: waiting for P2…"), "{errors}");
     assert!(

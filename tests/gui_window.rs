@@ -387,3 +387,54 @@ fn shift_f1_moves_the_overlay_round_the_corners_of_the_window_at_the_size_of_its
     window.push_event(key_down(Keycode::F1, false)).unwrap();
     assert_eq!(window.poll(), [netcade::gui::window::Action::ToggleOverlay]);
 }
+
+#[test]
+fn esc_opens_the_match_menu_and_the_player_holds_nothing_while_it_is_open() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = tempfile::tempdir().unwrap();
+    let mut front = match_window(config.path());
+    front
+        .window()
+        .push_event(key_down(Keycode::D, false))
+        .unwrap();
+    assert_eq!(front.local_buttons(), Some(Buttons::RIGHT), "D plays");
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, false))
+        .unwrap();
+    assert_eq!(
+        front.local_buttons(),
+        Some(Buttons::NONE),
+        "the menu is open: the match goes on with the player holding nothing"
+    );
+    assert!(!front.quit_requested());
+}
+
+#[test]
+fn a_menu_drawn_over_the_game_leaves_the_game_picture_unchanged_once_closed() {
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut window = open_window((640, 480), DisplayShader::Nearest, true);
+    let frame_pixels = test_pattern(64, 48, PixelFormat::Xrgb8888, 256);
+    let frame = VideoFrame {
+        width: 64,
+        height: 48,
+        pitch: 256,
+        format: PixelFormat::Xrgb8888,
+        pixels: &frame_pixels,
+    };
+    let (_, _, before) = window.present(Some(&frame), 0.0, None, true).unwrap();
+    let menu = netcade::gui::match_menu::MatchMenu::default();
+    let lines = ["ping 12 ms, input delay 1 frames".to_string()];
+    let mut draw_menu = |context: &egui::Context| {
+        menu.draw(context, &lines, "nearest");
+    };
+    // egui measures a new area in its first frame and shows it from the
+    // second.
+    window.present_with_menu(None, 0.0, None, Some(&mut draw_menu), false);
+    let (_, _, with_menu) = window
+        .present_with_menu(None, 0.0, None, Some(&mut draw_menu), true)
+        .unwrap();
+    assert!(with_menu != before, "the menu is drawn over the game");
+    let (_, _, after) = window.present(None, 0.0, None, true).unwrap();
+    assert!(after == before, "closed, the game's picture is as it was");
+}

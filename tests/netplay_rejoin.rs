@@ -8,9 +8,10 @@
 
 mod support;
 
+use netcade::engine::sinks::compare_checksum_logs;
 use netcade::net::sim::LinkConditions;
 use netcade::net::Transport;
-use netcade::netplay::{NetplayConfig, NetplayEvent};
+use netcade::netplay::{NetplayConfig, NetplayEvent, SpectatorPhase};
 use netcade::protocol::{auth, codec, Header, LinkSecret, Message, Millis, Sequence, SessionToken};
 use netcade::rollback::{DisconnectReason, SessionState};
 use support::netplay::{any_event, party_game, Cluster, MatchSetup, PartyCluster};
@@ -21,19 +22,23 @@ const LINK: LinkConditions = LinkConditions::latency(20).with_jitter(5);
 const NEW_ADDRESS: u8 = 11;
 /// Where a stranger sends from.
 const STRANGER: u8 = 12;
+/// The spectator of the host.
+const WATCHER: u8 = 7;
 
 /// A two-player match whose machines wait `window_ms` for a silent peer.
 fn match_with_rejoin_window(seed: u64, window_ms: Millis) -> PartyCluster {
     match_of(2, seed, window_ms)
 }
 
-/// A match of `players` machines that wait `window_ms` for a silent peer.
+/// A match of `players` machines that wait `window_ms` for a silent peer
+/// (the host accepts spectators).
 fn match_of(players: u8, seed: u64, window_ms: Millis) -> PartyCluster {
     let setup = MatchSetup::new(players, seed, LINK);
     Cluster::with_configs(
         setup,
         |_| party_game(),
         move |me, config: &mut NetplayConfig<u8>| {
+            config.accept_spectators = me == 0;
             config.rejoin_window_ms = window_ms;
             config.rejoin_seed = 0xA5A5 + u64::from(me);
             // Each machine its own secret, as in real play: every link its own keys.
@@ -79,38 +84,52 @@ fn assert_stalled_and_waiting(cluster: &PartyCluster, before: &[u32]) {
     }
 }
 
-#[test]
-fn a_player_silent_for_ten_seconds_comes_back_from_a_new_address_and_the_match_resumes_in_sync() {
-    let mut cluster = match_with_rejoin_window(31, 30_000);
+/// Plays 4 s, then cuts `machine` off from the others for 10 s (twice the
+/// 5 s after which a silent peer used to be dropped): every machine stalls
+/// and waits.
+fn cut_off_for_ten_seconds(cluster: &mut PartyCluster, machine: u8) {
     cluster.run_until(4_000);
-    let before = frames(&cluster);
-    cluster.isolate(1);
-    // Twice the 5 s after which a silent peer used to be dropped.
+    let before = frames(cluster);
+    cluster.isolate(machine);
     cluster.run_until(14_000);
-    assert_stalled_and_waiting(&cluster, &before);
+    assert_stalled_and_waiting(cluster, &before);
+}
 
-    // The joiner's old address stays cut off; it now sends from another.
-    cluster.sockets.rebind(1, NEW_ADDRESS);
-    cluster.run_until(24_000);
-    assert!(any_event(&cluster.machines[0].notes.events, |e| matches!(
-        e,
-        NetplayEvent::PeerRejoined { .. }
-    )));
+/// Whether machine `machine` saw a peer come back from a new address.
+fn saw_rejoin(cluster: &PartyCluster, machine: usize) -> bool {
+    any_event(&cluster.machines[machine].notes.events, |e| {
+        matches!(e, NetplayEvent::PeerRejoined { .. })
+    })
+}
+
+/// Every machine still plays, past `frame`, without a departure or desync.
+fn assert_played_on(cluster: &PartyCluster, frame: u32) {
     for machine in &cluster.machines {
-        let events = &machine.notes.events;
-        assert!(!any_event(events, |e| matches!(
+        assert!(!any_event(&machine.notes.events, |e| matches!(
             e,
             NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
         )));
         assert_eq!(machine.netplay.state(), SessionState::Running);
-        // About 14 of the 24 seconds were played.
         assert!(
-            machine.current_frame() > 800,
+            machine.current_frame() > frame,
             "machine {} is at frame {}",
             machine.player,
             machine.current_frame()
         );
     }
+}
+
+#[test]
+fn a_player_silent_for_ten_seconds_comes_back_from_a_new_address_and_the_match_resumes_in_sync() {
+    let mut cluster = match_with_rejoin_window(31, 30_000);
+    cut_off_for_ten_seconds(&mut cluster, 1);
+
+    // The joiner's old address stays cut off; it now sends from another.
+    cluster.sockets.rebind(1, NEW_ADDRESS);
+    cluster.run_until(24_000);
+    assert!(saw_rejoin(&cluster, 0));
+    // About 14 of the 24 seconds were played.
+    assert_played_on(&cluster, 800);
     cluster.assert_same_final_checksums(&[0, 1], 700);
 }
 
@@ -122,45 +141,20 @@ fn a_host_whose_address_changed_is_followed_there_by_its_joiner() {
     cluster.run_until(7_000);
     cluster.sockets.rebind(0, NEW_ADDRESS);
     cluster.run_until(15_000);
-    assert!(any_event(&cluster.machines[1].notes.events, |e| matches!(
-        e,
-        NetplayEvent::PeerRejoined { .. }
-    )));
-    for machine in &cluster.machines {
-        assert!(!any_event(&machine.notes.events, |e| matches!(
-            e,
-            NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
-        )));
-        assert!(machine.current_frame() > 500);
-    }
+    assert!(saw_rejoin(&cluster, 1));
+    assert_played_on(&cluster, 500);
     cluster.assert_same_final_checksums(&[0, 1], 450);
 }
 
 #[test]
 fn with_three_players_the_other_two_wait_for_the_silent_one_and_all_play_on_when_it_is_back() {
     let mut cluster = match_of(3, 36, 30_000);
-    cluster.run_until(4_000);
-    let before = frames(&cluster);
-    cluster.isolate(2);
-    cluster.run_until(14_000);
-    assert_stalled_and_waiting(&cluster, &before);
+    cut_off_for_ten_seconds(&mut cluster, 2);
     cluster.sockets.rebind(2, NEW_ADDRESS);
     cluster.run_until(24_000);
-    for machine in &cluster.machines {
-        let events = &machine.notes.events;
-        assert!(!any_event(events, |e| matches!(
-            e,
-            NetplayEvent::Disconnected { .. } | NetplayEvent::Desync { .. }
-        )));
-        // About 13 of the 24 seconds were played.
-        assert!(machine.current_frame() > 750, "{}", machine.current_frame());
-    }
-    for machine in &cluster.machines[..2] {
-        assert!(any_event(&machine.notes.events, |e| matches!(
-            e,
-            NetplayEvent::PeerRejoined { .. }
-        )));
-    }
+    // About 13 of the 24 seconds were played.
+    assert_played_on(&cluster, 750);
+    assert!(saw_rejoin(&cluster, 0) && saw_rejoin(&cluster, 1));
     cluster.assert_same_final_checksums(&[0, 1, 2], 700);
 }
 
@@ -215,13 +209,36 @@ fn after_a_ten_second_outage_play_resumes_within_a_second_of_the_links_return() 
 }
 
 #[test]
+fn a_spectator_watches_on_through_a_player_s_fifteen_second_absence() {
+    let mut cluster = match_with_rejoin_window(38, 30_000);
+    cluster.run_until(3_000);
+    let setup = MatchSetup::new(2, 38, LINK);
+    cluster.add_watcher_with(&setup, WATCHER, party_game(), |config| {
+        config.rejoin_window_ms = 30_000;
+    });
+    cluster.run_until(5_000);
+    cluster.isolate(1);
+    cluster.run_until(20_000);
+    cluster.sockets.rebind(1, NEW_ADDRESS);
+    cluster.run_until(28_000);
+    let watcher = &cluster.watchers[0];
+    assert_eq!(
+        watcher.node.spectator.phase(),
+        SpectatorPhase::Watching,
+        "{:?}",
+        watcher.events
+    );
+    assert!(watcher.node.current_frame() > 500);
+    for machine in &cluster.machines {
+        let comparison = compare_checksum_logs(&watcher.node.sink, &machine.sink);
+        assert_eq!(comparison.first_difference, None, "{comparison:?}");
+    }
+}
+
+#[test]
 fn a_player_silent_for_ten_seconds_comes_back_from_the_same_address_in_sync() {
     let mut cluster = match_with_rejoin_window(32, 30_000);
-    cluster.run_until(4_000);
-    let before = frames(&cluster);
-    cluster.isolate(1);
-    cluster.run_until(14_000);
-    assert_stalled_and_waiting(&cluster, &before);
+    cut_off_for_ten_seconds(&mut cluster, 1);
     cluster.reconnect(1);
     cluster.run_until(24_000);
     for machine in &cluster.machines {

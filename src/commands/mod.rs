@@ -3,17 +3,21 @@
 //! builds them too) and its `*_command` function. Nothing imports
 //! `commands`: `src/main.rs` maps each subcommand to its function.
 
+#[cfg(feature = "broadcast")]
+pub mod broadcast;
 pub mod debug;
 pub mod demo;
 pub mod host;
 #[cfg(feature = "gui")]
 pub mod input;
 pub mod join;
+pub mod menu;
 #[cfg(not(feature = "gui"))]
 mod no_window;
 pub mod outputs;
 #[cfg(feature = "gui")]
 pub mod play;
+pub mod probe_core;
 pub mod replay;
 pub mod run;
 pub mod spectate;
@@ -33,9 +37,10 @@ Exit codes:
      found a difference
   2  a user mistake: bad arguments, a missing or unusable core, content or input file,
      failed commands in a debug script, a busy port, a host name that does not resolve,
-     a refused netplay handshake, or a failed rollback pre-flight with --strict
+     a refused netplay handshake, a failed rollback pre-flight with --strict, or credentials
+     a NATS server refused
   3  a failure while running: the core could not save or load a state, an output could not be
-     written, or the netplay host never answered
+     written, the netplay host never answered, or a NATS server could not be reached
   4  the core crashed (a fatal signal inside the core; the report names the core, content and frame)
   5  the demo's netplay match did not finish (a machine left, or the simulated time limit passed)
   6  host/join: the peer was lost (silent for 5 s) or left before the match's last frame, or
@@ -48,13 +53,46 @@ Exit codes:
 /// netcade: a libretro frontend with GGPO-style rollback netplay.
 #[derive(Debug, Parser)]
 #[command(version, about, after_help = EXIT_CODES)]
+// Only a build with the window has a launcher to open without a subcommand.
+#[cfg_attr(not(feature = "gui"), command(arg_required_else_help = true))]
 pub struct Cli {
     /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
     #[command(subcommand)]
-    /// What to do.
-    pub command: Command,
+    /// What to do [default: `menu`, the launcher, in a build with the window].
+    pub command: Option<Command>,
+}
+
+impl Default for Command {
+    /// What `netcade` alone does: open the launcher.
+    fn default() -> Self {
+        Command::Menu(menu::MenuArgs::default())
+    }
+}
+
+/// Runs one subcommand, writing its output to `out` (the terminal's, or
+/// the launcher's result screen and the terminal both).
+pub fn run_command(
+    command: &Command,
+    out: &mut dyn std::io::Write,
+) -> Result<crate::engine::Outcome, crate::engine::AppError> {
+    match command {
+        Command::Run(args) => run::run_command(args, out),
+        Command::Synctest(args) => synctest::synctest_command(args, out),
+        Command::Debug(args) => debug::debug_command(args),
+        Command::Demo(args) => demo::demo_command(args, out),
+        Command::Host(args) => host::host_command(args, out),
+        Command::Join(args) => join::join_command(args, out),
+        Command::Replay(args) => replay::replay_command(args, out),
+        Command::Play(args) => play::play_command(args, out),
+        Command::Input(args) => input::input_command(args, out),
+        Command::Spectate(args) => spectate::spectate_command(args, out),
+        Command::Menu(args) => menu::menu_command(args, out),
+        Command::ProbeCore(args) => probe_core::probe_core_command(args, out),
+        #[cfg(feature = "broadcast")]
+        Command::Broadcast(args) => broadcast::broadcast_command(args, out),
+    }
 }
 
 impl Command {
@@ -67,13 +105,19 @@ impl Command {
             Command::Host(args) => ("host", args.outputs.json),
             Command::Join(args) => ("join", args.outputs.json),
             Command::Spectate(args) => ("spectate", args.outputs.json),
+            #[cfg(feature = "broadcast")]
+            Command::Broadcast(args) => ("broadcast", args.outputs.json),
             Command::Replay(args) => match &args.command {
                 replay::ReplayCommand::Play(play) => ("replay play", play.json),
                 replay::ReplayCommand::Info(info) => ("replay info", info.json),
                 replay::ReplayCommand::Diff(diff) => ("replay diff", diff.json),
                 replay::ReplayCommand::Inputs(_) => return None,
             },
-            Command::Debug(_) | Command::Play(_) | Command::Input(_) => return None,
+            Command::Debug(_)
+            | Command::Play(_)
+            | Command::Input(_)
+            | Command::Menu(_)
+            | Command::ProbeCore(_) => return None,
         };
         json.then_some(name)
     }
@@ -123,6 +167,19 @@ pub enum Command {
     /// Print the input mapping and its config file; --test shows what you press.
     #[cfg_attr(not(feature = "gui"), command(hide = true))]
     Input(input::InputArgs),
-    /// Watch the netplay match hosted at HOST:PORT live, from any moment.
+    /// Watch the netplay match hosted at HOST:PORT live, from any moment
+    /// (or a broadcast one at nats://SERVER/MATCH, with feature `broadcast`).
     Spectate(spectate::SpectateArgs),
+    /// The launcher: pick a game, play, host, join or watch in the window
+    /// (what `netcade` alone opens).
+    #[cfg_attr(not(feature = "gui"), command(hide = true))]
+    Menu(menu::MenuArgs),
+    /// What a core declares (name, version, extensions) as JSON: the
+    /// launcher asks each core in a child process of its own.
+    #[command(hide = true)]
+    ProbeCore(probe_core::ProbeCoreArgs),
+    /// Republish the match hosted at HOST:PORT into NATS JetStream for any
+    /// number of viewers (`spectate nats://SERVER/MATCH`).
+    #[cfg(feature = "broadcast")]
+    Broadcast(broadcast::BroadcastArgs),
 }

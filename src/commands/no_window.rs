@@ -14,7 +14,7 @@ pub struct NeedsWindow {
 }
 
 /// A window command (`play`, `input`) asked of a build without the window.
-fn needs_window_command(command: &str) -> Result<Outcome, AppError> {
+pub(crate) fn needs_window_command(command: &str) -> Result<Outcome, AppError> {
     Err(AppError::BadArgument {
         message: format!(
             "`netcade {command}` opens a window, and this netcade was built without one: build it with `cargo build --release --features gui` (which needs the system packages libsdl2-dev and libasound2-dev)"

@@ -182,6 +182,11 @@ pub enum AppError {
         /// What it said.
         reason: String,
     },
+    /// A NATS server that cannot be reached, refuses us or a request
+    /// (`broadcast`, `spectate nats://…`).
+    #[cfg(feature = "broadcast")]
+    #[error(transparent)]
+    Nats(#[from] crate::net::nats::NatsError),
     /// Writing the command's output (standard output, a report) failed.
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
@@ -306,6 +311,10 @@ impl AppError {
             // `--transport laminar` with a room: the arguments are at fault.
             AppError::NoRoute(crate::net::ice::IceError::NeedsUdp) => EXIT_USER_MISTAKE,
             AppError::NoRoute(_) => EXIT_RUNTIME_FAILURE,
+            #[cfg(feature = "broadcast")]
+            AppError::Nats(error) if error.is_user_mistake() => EXIT_USER_MISTAKE,
+            #[cfg(feature = "broadcast")]
+            AppError::Nats(_) => EXIT_RUNTIME_FAILURE,
             // A core that stops on its first frame never ran the content:
             // the file is not a game it can run.
             AppError::Emulator {

@@ -6,6 +6,8 @@
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
+#[cfg(feature = "broadcast")]
+pub mod broadcast;
 pub mod core_copies;
 pub mod debugger;
 pub mod error;
@@ -13,6 +15,7 @@ pub mod frame_clock;
 pub mod game;
 pub mod inputs;
 pub mod interrupt;
+pub mod launcher;
 pub mod live;
 pub mod netplay;
 pub mod playback;
@@ -43,7 +46,8 @@ pub fn checksums_json(checksums: &Checksums) -> serde_json::Value {
 pub fn init_logging(verbosity: u8) {
     use tracing_subscriber::EnvFilter;
     let level = match verbosity {
-        0 => "warn",
+        // The NATS client logs what netcade's own error says again.
+        0 => "warn,async_nats=off",
         1 => "info",
         2 => "debug",
         _ => "trace",

@@ -294,7 +294,7 @@ impl Keyframes {
         let start = replay.start_frame().number();
         loop {
             let frame = playback.frame();
-            if (frame.number() - start) % interval == 0 {
+            if (frame.number() - start).is_multiple_of(interval) {
                 let mut state = Vec::new();
                 game.save_state(&mut state)
                     .map_err(AppError::at_frame(frame.number()))?;
@@ -304,7 +304,7 @@ impl Keyframes {
                     interval *= 2;
                     keyframes
                         .states
-                        .retain(|(kept, _)| (kept.number() - start) % interval == 0);
+                        .retain(|(kept, _)| (kept.number() - start).is_multiple_of(interval));
                     keyframes.bytes = keyframes.states.iter().map(|(_, s)| s.len()).sum();
                 }
             }

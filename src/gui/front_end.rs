@@ -7,6 +7,7 @@
 
 use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
 use crate::engine::{AppError, Game};
+use crate::gui::match_menu::{MatchMenu, MenuChoice};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
@@ -61,6 +62,9 @@ pub struct WindowFrontEnd {
     last_shown: Option<Instant>,
     /// Since when frames wait for the opponent's input (cleared by a frame).
     waiting_since: Option<Instant>,
+    menu: MatchMenu,
+    /// The overlay's latest figures, for the menu's connection lines.
+    last_stats: Option<NetStats>,
 }
 
 impl WindowFrontEnd {
@@ -86,6 +90,8 @@ impl WindowFrontEnd {
             screenshot_at,
             last_shown: None,
             waiting_since: None,
+            menu: MatchMenu::default(),
+            last_stats: None,
         })
     }
 
@@ -106,6 +112,81 @@ impl WindowFrontEnd {
     }
 }
 
+impl WindowFrontEnd {
+    /// Shows the picture with the overlay, and the match menu over both
+    /// while it is open (acting on what the player chose in it).
+    fn show(
+        &mut self,
+        frame: Option<&crate::emulator::VideoFrame<'_>>,
+        aspect: f32,
+        overlay: Option<&crate::gui::overlay::Canvas>,
+        capture: bool,
+    ) -> Option<(u32, u32, Vec<u8>)> {
+        if !self.menu.open {
+            return self.window.present(frame, aspect, overlay, capture);
+        }
+        let connection = connection_lines(self.last_stats.as_ref());
+        let shader = self.window.shader().to_string();
+        let menu = self.menu;
+        let mut choice = None;
+        let captured = self.window.present_with_menu(
+            frame,
+            aspect,
+            overlay,
+            Some(&mut |context| choice = menu.draw(context, &connection, &shader)),
+            capture,
+        );
+        if let Some(choice) = choice {
+            self.menu_choice(choice);
+        }
+        captured
+    }
+
+    fn menu_choice(&mut self, choice: MenuChoice) {
+        match choice {
+            MenuChoice::Resume => self.menu.open = false,
+            MenuChoice::NextShader => self.window.next_shader(),
+            MenuChoice::Fullscreen => {
+                if let Some(Action::Notice(text)) = self.window.toggle_fullscreen() {
+                    let now_ms = self.now_ms();
+                    self.overlay.notice(now_ms, text);
+                }
+            }
+            MenuChoice::StatsPanel => self.overlay.panel_visible = !self.overlay.panel_visible,
+            MenuChoice::Leave => self.quit = true,
+        }
+    }
+}
+
+/// The menu's connection lines: the overlay's figures, spelled out.
+fn connection_lines(stats: Option<&NetStats>) -> Vec<String> {
+    let Some(stats) = stats else {
+        return vec!["no figures yet".to_string()];
+    };
+    let ping = stats.ping_ms.map_or_else(
+        || "not measured yet".to_string(),
+        |ping| format!("{ping} ms"),
+    );
+    let ahead = stats
+        .frames_ahead
+        .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
+    let mut lines = vec![
+        format!("ping {ping}, input delay {} frames", stats.input_delay),
+        format!(
+            "last rollback {} frames, frames ahead {ahead}",
+            stats.rollback_depth
+        ),
+        format!(
+            "kbps in {:.1} out {:.1}, spectators {}",
+            stats.kbps_in, stats.kbps_out, stats.spectators
+        ),
+    ];
+    if !stats.delays.is_empty() {
+        lines.push(format!("delays {}", stats.delays));
+    }
+    lines
+}
+
 /// A spectator's panel line: the ping, how far behind the players, and
 /// the frames buffered (short enough for one line of the panel).
 fn spectator_line(view: &SpectatorView) -> String {
@@ -122,7 +203,7 @@ impl FrontEnd for WindowFrontEnd {
     fn local_buttons(&mut self) -> Option<Buttons> {
         self.handle_events();
         // One player at this machine: every device plays as it.
-        Some(self.window.held(1)[0])
+        Some(self.menu.filter(self.window.held(1)[0]))
     }
 
     fn handle_events(&mut self) {
@@ -131,9 +212,11 @@ impl FrontEnd for WindowFrontEnd {
             match action {
                 Action::Quit => self.quit = true,
                 Action::Leave if self.leave.press(now_ms) => self.quit = true,
-                Action::Leave => self
-                    .overlay
-                    .notice_for(now_ms, LEAVE_CONFIRM_MS, LEAVE_QUESTION),
+                Action::Leave => {
+                    self.menu.open = true;
+                    self.overlay
+                        .notice_for(now_ms, LEAVE_CONFIRM_MS, LEAVE_QUESTION);
+                }
                 Action::ToggleOverlay => self.overlay.panel_visible = !self.overlay.panel_visible,
                 Action::Notice(text) => self.overlay.notice(now_ms, text),
                 Action::Pause
@@ -180,7 +263,7 @@ impl FrontEnd for WindowFrontEnd {
                 self.traffic = Some((now, stats.bytes_received, stats.bytes_sent));
             }
             if view.new_picture {
-                self.overlay.record(NetStats {
+                let figures = NetStats {
                     ping_ms: stats.ping_ms,
                     input_delay: stats.local_input_delay,
                     frames_ahead: stats.frames_ahead,
@@ -189,7 +272,9 @@ impl FrontEnd for WindowFrontEnd {
                     kbps_out: self.kbps.1,
                     spectators: view.spectators as u32,
                     delays: delays_text(&view.delays),
-                });
+                };
+                self.last_stats = Some(figures.clone());
+                self.overlay.record(figures);
             }
         }
         // A frame or two of waiting is normal; longer is a stall to show.
@@ -218,9 +303,7 @@ impl FrontEnd for WindowFrontEnd {
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let captured = self
-            .window
-            .present(frame.as_ref(), aspect, picture.as_ref(), capture);
+        let captured = self.show(frame.as_ref(), aspect, picture.as_ref(), capture);
         if let Some((picture, (_, path))) =
             captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
         {

@@ -221,7 +221,12 @@ fn binding_warnings(map: &InputMap, bindings: &[Binding]) -> Vec<String> {
 }
 
 /// A config file's mistake: the line it is on and what is wrong.
-fn config_error(text: &str, path: &Path, at: usize, message: impl Into<String>) -> GuiError {
+pub(crate) fn config_error(
+    text: &str,
+    path: &Path,
+    at: usize,
+    message: impl Into<String>,
+) -> GuiError {
     GuiError::Config {
         path: path.to_path_buf(),
         line: line_of(text, at),

@@ -11,10 +11,13 @@
 
 pub mod front_end;
 pub mod input_map;
+pub mod launcher;
 pub mod layout;
+pub mod match_menu;
 pub mod overlay;
 pub mod play;
 pub mod renderer;
+pub mod ui;
 pub mod window;
 
 use std::path::PathBuf;

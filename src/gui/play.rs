@@ -543,7 +543,7 @@ mod tests {
 
         fn inputs(&self, frame: u32) -> FrameInputs {
             let mut inputs = NO_INPUTS;
-            inputs[0] = if frame % 2 == 0 {
+            inputs[0] = if frame.is_multiple_of(2) {
                 Buttons::RIGHT
             } else {
                 Buttons::DOWN

@@ -151,6 +151,11 @@ impl Renderer {
         Ok(renderer)
     }
 
+    /// A painter for egui's menus on this renderer's context.
+    pub fn ui_painter(&self) -> Result<crate::libretro::gl::UiPainter, GuiError> {
+        Ok(self.gl.ui_painter()?)
+    }
+
     /// `4.5 (Core Profile) Mesa 22.3.6` and the renderer's name.
     pub fn gl_version(&self) -> String {
         self.gl.version()
@@ -180,7 +185,7 @@ impl Renderer {
             return;
         }
         let bytes_per_pixel = frame.format.bytes_per_pixel();
-        if frame.format == PixelFormat::Xrgb8888 && frame.pitch % bytes_per_pixel == 0 {
+        if frame.format == PixelFormat::Xrgb8888 && frame.pitch.is_multiple_of(bytes_per_pixel) {
             // Little-endian 0xXXRRGGBB is the bytes B, G, R, X: GL reads
             // the rows in place, `pitch` apart (the GL layer refuses a
             // slice too short for them).

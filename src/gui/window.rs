@@ -11,13 +11,14 @@ use crate::gui::input_map::InputMap;
 use crate::gui::layout::{fit_frame, overlay_rect, window_size_for, Corner, Rect};
 use crate::gui::overlay::Canvas;
 use crate::gui::renderer::{DisplayShader, Renderer};
+use crate::gui::ui::{BuildUi, Ui};
 use crate::gui::GuiError;
 use crate::input::{FrameInputs, MAX_PLAYERS};
 use sdl2::controller::GameController;
 use sdl2::event::{Event, WindowEvent};
 use sdl2::keyboard::{Keycode, Mod};
 use sdl2::video::{FullscreenType, GLProfile, SwapInterval};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// How the game is shown: shader, scaling, vsync, size.
@@ -124,24 +125,75 @@ struct Controller {
     controller: GameController,
 }
 
-/// The window, its GL context and renderer, and the input devices.
+/// The window, its GL context and renderer, egui, and the input devices.
 pub struct Window {
-    // Dropped first: its GL objects need the context below.
+    // Dropped before `sdl`: their GL objects need its context.
     renderer: Renderer,
+    ui: Ui,
+    sdl: Option<SdlWindow>,
+    keys_held: HashSet<Keycode>,
+    map: InputMap,
+    shader: DisplayShader,
+    integer_scale: bool,
+    overlay_corner: Corner,
+    /// Events queued by [`Window::inject`], handled before SDL's own.
+    injected: VecDeque<Event>,
+}
+
+/// The SDL window, its GL context and event queue: what the launcher keeps
+/// open from one session to the next ([`KeepWindowOpen`]).
+struct SdlWindow {
+    // Dropped before the window it draws in.
     _gl_context: sdl2::video::GLContext,
     window: sdl2::video::Window,
     events: sdl2::EventPump,
     event_subsystem: sdl2::EventSubsystem,
     controller_subsystem: sdl2::GameControllerSubsystem,
     controllers: Vec<Controller>,
-    keys_held: HashSet<Keycode>,
-    map: InputMap,
-    shader: DisplayShader,
-    integer_scale: bool,
     fullscreen: bool,
-    overlay_corner: Corner,
-    _video: sdl2::VideoSubsystem,
+    video: sdl2::VideoSubsystem,
     _sdl: sdl2::Sdl,
+}
+
+thread_local! {
+    /// Whether a closed window is kept for the next one opened on this
+    /// thread, and the one kept.
+    static SHELF: std::cell::RefCell<(bool, Option<SdlWindow>)> =
+        const { std::cell::RefCell::new((false, None)) };
+}
+
+/// While this lives, a [`Window`] closed on this thread stays open on the
+/// screen and the next [`Window::open`] takes it over: the launcher's one
+/// window lives across the sessions it starts.
+pub struct KeepWindowOpen(());
+
+impl KeepWindowOpen {
+    /// Starts keeping windows open.
+    pub fn start() -> KeepWindowOpen {
+        SHELF.with(|shelf| shelf.borrow_mut().0 = true);
+        KeepWindowOpen(())
+    }
+}
+
+impl Drop for KeepWindowOpen {
+    fn drop(&mut self) {
+        let kept = SHELF.with(|shelf| {
+            let mut shelf = shelf.borrow_mut();
+            shelf.0 = false;
+            shelf.1.take()
+        });
+        drop(kept);
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        let keeping = SHELF.with(|shelf| shelf.borrow().0);
+        if keeping {
+            let sdl = self.sdl.take();
+            SHELF.with(|shelf| shelf.borrow_mut().1 = sdl);
+        }
+    }
 }
 
 fn sdl_error(what: &'static str) -> impl FnOnce(String) -> GuiError {
@@ -162,17 +214,10 @@ pub fn no_display(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
         && !set("SDL_VIDEODRIVER")
 }
 
-impl Window {
-    /// Opens a resizable window titled `title` for a game whose frames are
-    /// `source` pixels shown at `aspect`, with an OpenGL 3.3 core context
-    /// and every shader compiled.
-    pub fn open(
-        title: &str,
-        source: (u32, u32),
-        aspect: f32,
-        display: &DisplayArgs,
-        map: InputMap,
-    ) -> Result<Window, GuiError> {
+impl SdlWindow {
+    /// Opens a resizable window of `size` pixels with an OpenGL 3.3 core
+    /// context made current.
+    fn open(title: &str, (width, height): (u32, u32)) -> Result<SdlWindow, GuiError> {
         if no_display(|name| std::env::var_os(name)) {
             return Err(GuiError::NoDisplay);
         }
@@ -182,9 +227,6 @@ impl Window {
         gl_attr.set_context_profile(GLProfile::Core);
         gl_attr.set_context_version(3, 3);
         gl_attr.set_double_buffer(true);
-        let (width, height) = display
-            .window_size
-            .unwrap_or_else(|| window_size_for(source, aspect, 3));
         let window = video
             .window(title, width, height)
             .opengl()
@@ -201,48 +243,100 @@ impl Window {
         window
             .gl_make_current(&gl_context)
             .map_err(sdl_error("use the OpenGL context"))?;
-        let interval = if display.vsync {
-            SwapInterval::VSync
-        } else {
-            SwapInterval::Immediate
-        };
-        if let Err(reason) = video.gl_set_swap_interval(interval) {
-            // Drivers without swap control (Xvfb's) never wait anyway.
-            if display.vsync {
-                tracing::warn!("cannot turn vsync on: {reason}");
-            } else {
-                tracing::debug!("cannot turn vsync off: {reason}");
-            }
-        }
-        let gl = crate::gui::renderer::load_gl(&video);
-        let renderer = Renderer::new(gl)?;
-        tracing::info!("OpenGL {}", renderer.gl_version());
         let events = sdl.event_pump().map_err(sdl_error("read input events"))?;
         let event_subsystem = sdl.event().map_err(sdl_error("start SDL's events"))?;
         let controller_subsystem = sdl
             .game_controller()
             .map_err(sdl_error("start SDL's game controllers"))?;
-        let mut window = Window {
-            renderer,
+        Ok(SdlWindow {
             _gl_context: gl_context,
             window,
             events,
             event_subsystem,
             controller_subsystem,
             controllers: Vec::new(),
+            fullscreen: false,
+            video,
+            _sdl: sdl,
+        })
+    }
+}
+
+/// Vsync as asked, where the driver lets it be set.
+fn set_vsync(video: &sdl2::VideoSubsystem, vsync: bool) {
+    let interval = if vsync {
+        SwapInterval::VSync
+    } else {
+        SwapInterval::Immediate
+    };
+    if let Err(reason) = video.gl_set_swap_interval(interval) {
+        // Drivers without swap control (Xvfb's) never wait anyway.
+        if vsync {
+            tracing::warn!("cannot turn vsync on: {reason}");
+        } else {
+            tracing::debug!("cannot turn vsync off: {reason}");
+        }
+    }
+}
+
+impl Window {
+    /// Opens a resizable window titled `title` for a game whose frames are
+    /// `source` pixels shown at `aspect`, with an OpenGL 3.3 core context
+    /// and every shader compiled.
+    pub fn open(
+        title: &str,
+        source: (u32, u32),
+        aspect: f32,
+        display: &DisplayArgs,
+        map: InputMap,
+    ) -> Result<Window, GuiError> {
+        let kept = SHELF.with(|shelf| shelf.borrow_mut().1.take());
+        let sdl = match kept {
+            Some(sdl) => {
+                let mut sdl = sdl;
+                // A title SDL cannot set (a NUL inside) keeps the old one.
+                let _ = sdl.window.set_title(title);
+                sdl
+            }
+            None => {
+                let size = display
+                    .window_size
+                    .unwrap_or_else(|| window_size_for(source, aspect, 3));
+                SdlWindow::open(title, size)?
+            }
+        };
+        set_vsync(&sdl.video, display.vsync);
+        let gl = crate::gui::renderer::load_gl(&sdl.video);
+        let renderer = Renderer::new(gl)?;
+        tracing::info!("OpenGL {}", renderer.gl_version());
+        let ui = Ui::new(&sdl.window, renderer.ui_painter()?);
+        let mut window = Window {
+            renderer,
+            ui,
+            sdl: Some(sdl),
             keys_held: HashSet::new(),
             map,
             shader: display.shader,
             integer_scale: display.integer_scale,
-            fullscreen: false,
             overlay_corner: Corner::default(),
-            _video: video,
-            _sdl: sdl,
+            injected: VecDeque::new(),
         };
-        if display.fullscreen {
+        if display.fullscreen != window.sdl().fullscreen {
             window.toggle_fullscreen();
         }
         Ok(window)
+    }
+
+    fn sdl(&self) -> &SdlWindow {
+        self.sdl
+            .as_ref()
+            .expect("the SDL window is only taken from a window being dropped")
+    }
+
+    fn sdl_mut(&mut self) -> &mut SdlWindow {
+        self.sdl
+            .as_mut()
+            .expect("the SDL window is only taken from a window being dropped")
     }
 
     /// The GL version and renderer, e.g. `4.5 (Core Profile) Mesa 22.3.6 (llvmpipe …)`.
@@ -259,7 +353,7 @@ impl Window {
 
     /// The drawable size in pixels.
     pub fn size(&self) -> (u32, u32) {
-        self.window.drawable_size()
+        self.sdl().window.drawable_size()
     }
 
     /// The display shader in use.
@@ -269,9 +363,18 @@ impl Window {
 
     /// Queues an event as if SDL had received it (tests inject keys this way).
     pub fn push_event(&self, event: Event) -> Result<(), GuiError> {
-        self.event_subsystem
+        self.sdl()
+            .event_subsystem
             .push_event(event)
             .map_err(sdl_error("queue an event"))
+    }
+
+    /// Queues an event for the next [`Window::poll`], handled exactly as
+    /// SDL's own (the launcher's scripted tests type text this way: SDL
+    /// cannot queue text input events, and egui ignores keys without a
+    /// scancode).
+    pub fn inject(&mut self, event: Event) {
+        self.injected.push_back(event);
     }
 
     /// The corner the overlay is drawn in.
@@ -285,8 +388,13 @@ impl Window {
     /// actions.
     pub fn poll(&mut self) -> Vec<Action> {
         let mut actions = Vec::new();
-        let events: Vec<Event> = self.events.poll_iter().collect();
+        let mut events: Vec<Event> = self.injected.drain(..).collect();
+        events.extend(self.sdl_mut().events.poll_iter());
         for event in events {
+            let sdl = self.sdl.as_ref().expect("a live window has its SDL window");
+            if self.ui.on_event(&sdl.window, &event) {
+                continue;
+            }
             match event {
                 Event::Quit { .. }
                 | Event::Window {
@@ -317,12 +425,12 @@ impl Window {
                     }
                 }
                 Event::ControllerDeviceRemoved { which, .. } => {
-                    if let Some(index) = self
-                        .controllers
+                    let controllers = &mut self.sdl_mut().controllers;
+                    if let Some(index) = controllers
                         .iter()
                         .position(|c| c.controller.instance_id() == which)
                     {
-                        let gone = self.controllers.remove(index);
+                        let gone = controllers.remove(index);
                         actions.push(Action::Notice(format!(
                             "controller disconnected: {}",
                             gone.controller.name()
@@ -337,10 +445,11 @@ impl Window {
 
     /// Opens the controller SDL just announced.
     fn add_controller(&mut self, joystick_index: u32) -> Option<String> {
-        match self.controller_subsystem.open(joystick_index) {
+        let sdl = self.sdl_mut();
+        match sdl.controller_subsystem.open(joystick_index) {
             Ok(controller) => {
                 let id = controller.instance_id();
-                if self
+                if sdl
                     .controllers
                     .iter()
                     .any(|c| c.controller.instance_id() == id)
@@ -350,9 +459,9 @@ impl Window {
                 let notice = format!(
                     "controller connected: {} (controller {})",
                     controller.name(),
-                    self.controllers.len() + 1
+                    sdl.controllers.len() + 1
                 );
-                self.controllers.push(Controller { controller });
+                sdl.controllers.push(Controller { controller });
                 Some(notice)
             }
             Err(err) => Some(format!("cannot open controller {joystick_index}: {err}")),
@@ -370,7 +479,7 @@ impl Window {
             }
             Keycode::F1 => Some(Action::ToggleOverlay),
             Keycode::F2 => {
-                self.shader = self.shader.next();
+                self.next_shader();
                 Some(Action::Notice(format!("shader: {}", self.shader)))
             }
             Keycode::F11 => self.toggle_fullscreen(),
@@ -385,15 +494,22 @@ impl Window {
         }
     }
 
-    fn toggle_fullscreen(&mut self) -> Option<Action> {
-        let wanted = if self.fullscreen {
+    /// Switches to the next display shader (F2).
+    pub fn next_shader(&mut self) {
+        self.shader = self.shader.next();
+    }
+
+    /// Fullscreen on or off (F11); a notice when SDL refuses.
+    pub fn toggle_fullscreen(&mut self) -> Option<Action> {
+        let sdl = self.sdl_mut();
+        let wanted = if sdl.fullscreen {
             FullscreenType::Off
         } else {
             FullscreenType::Desktop
         };
-        match self.window.set_fullscreen(wanted) {
+        match sdl.window.set_fullscreen(wanted) {
             Ok(()) => {
-                self.fullscreen = !self.fullscreen;
+                sdl.fullscreen = !sdl.fullscreen;
                 None
             }
             Err(err) => Some(Action::Notice(format!("cannot switch fullscreen: {err}"))),
@@ -408,7 +524,7 @@ impl Window {
         for (player, buttons) in held.iter_mut().enumerate().take(players) {
             *buttons = self.map.keyboard_buttons(player, &self.keys_held);
         }
-        for (index, controller) in self.controllers.iter().enumerate() {
+        for (index, controller) in self.sdl().controllers.iter().enumerate() {
             let pad = &controller.controller;
             held[index % players] = held[index % players]
                 | self
@@ -416,6 +532,20 @@ impl Window {
                     .controller_buttons(|b| pad.button(b), |a| pad.axis(a));
         }
         held
+    }
+
+    /// The RetroPad buttons the controllers hold, together (the menus'
+    /// pad navigation reads them; the keyboard types instead).
+    pub fn controller_buttons(&self) -> crate::input::Buttons {
+        self.sdl()
+            .controllers
+            .iter()
+            .fold(crate::input::Buttons::NONE, |held, controller| {
+                let pad = &controller.controller;
+                held | self
+                    .map
+                    .controller_buttons(|b| pad.button(b), |a| pad.axis(a))
+            })
     }
 
     /// The keys held now, by SDL name (for `netcade input --test`).
@@ -441,6 +571,19 @@ impl Window {
         overlay: Option<&Canvas>,
         capture: bool,
     ) -> Option<(u32, u32, Vec<u8>)> {
+        self.present_with_menu(frame, aspect, overlay, None, capture)
+    }
+
+    /// [`Window::present`], with a menu `menu` lays out drawn last, over
+    /// the picture and the overlay.
+    pub fn present_with_menu(
+        &mut self,
+        frame: Option<&VideoFrame<'_>>,
+        aspect: f32,
+        overlay: Option<&Canvas>,
+        menu: Option<BuildUi<'_>>,
+        capture: bool,
+    ) -> Option<(u32, u32, Vec<u8>)> {
         if let Some(frame) = frame {
             self.renderer.upload_frame(frame);
         }
@@ -455,8 +598,12 @@ impl Window {
             overlay_rect(size, (canvas.width, canvas.height), self.overlay_corner)
         });
         self.renderer.draw(size, picture, overlay_rect);
+        match menu {
+            Some(menu) => self.ui.draw(size, menu),
+            None => self.ui.discard_input(),
+        }
         let captured = capture.then(|| (size.0, size.1, self.renderer.read_window(size)));
-        self.window.gl_swap_window();
+        self.sdl().window.gl_swap_window();
         captured
     }
 }

@@ -116,7 +116,7 @@ pub type QuadVertices = [f32; 16];
 /// The GL functions of one context, which must stay current on this
 /// thread while the `Gl` lives (the window keeps it so).
 pub struct Gl {
-    gl: glow::Context,
+    gl: std::sync::Arc<glow::Context>,
 }
 
 impl Gl {
@@ -127,7 +127,17 @@ impl Gl {
         let gl = unsafe {
             glow::Context::from_loader_function(|name| video.gl_get_proc_address(name) as *const _)
         };
-        Gl { gl }
+        Gl {
+            gl: std::sync::Arc::new(gl),
+        }
+    }
+
+    /// A painter for egui's menus on this context (the launcher and the
+    /// in-game menu), drawn over whatever the window drew before.
+    pub fn ui_painter(&self) -> Result<UiPainter, GlError> {
+        let painter = egui_glow::Painter::new(self.gl.clone(), "", None, false)
+            .map_err(|err| GlError::Create(format!("egui's painter: {err}")))?;
+        Ok(UiPainter { painter })
     }
 
     /// `4.5 (Core Profile) Mesa 22.3.6` and the renderer's name.
@@ -446,6 +456,38 @@ fn upload_bytes_needed(size: (u32, u32), row_length: usize, format: TexelFormat)
 /// clamped size reads or draws less, never more).
 fn clamp_i32(value: u32) -> i32 {
     i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+/// egui's GL objects (its shader, buffers and font and image textures) on
+/// the window's context. egui_glow's own calls are safe; it lives here
+/// beside the renderer's so every GL object of the window has one home.
+pub struct UiPainter {
+    painter: egui_glow::Painter,
+}
+
+impl UiPainter {
+    /// Uploads `textures` and draws `primitives` over the window of
+    /// `window` pixels (blended, scissored to each clip rectangle).
+    pub fn paint(
+        &mut self,
+        window: (u32, u32),
+        pixels_per_point: f32,
+        primitives: &[egui::ClippedPrimitive],
+        textures: &egui::TexturesDelta,
+    ) {
+        self.painter.paint_and_update_textures(
+            [window.0, window.1],
+            pixels_per_point,
+            primitives,
+            textures,
+        );
+    }
+}
+
+impl Drop for UiPainter {
+    fn drop(&mut self) {
+        self.painter.destroy();
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ pub mod ice;
 pub mod laminar;
 pub mod link;
 pub mod nat_sim;
+#[cfg(feature = "broadcast")]
+pub mod nats;
 pub mod port_mapping;
 pub mod room;
 pub mod signal;

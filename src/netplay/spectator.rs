@@ -46,6 +46,9 @@ pub struct SpectatorConfig<A> {
     /// No state and no new frame from a host heard all along for this
     /// long ends the watch ([`SpectatorEvent::Stalled`]).
     pub stall_after_ms: Millis,
+    /// Added to `stall_after_ms` once watching: the players may be
+    /// waiting that long for one of them to come back (their rejoin window).
+    pub rejoin_window_ms: Millis,
     /// The largest savestate accepted, expanded.
     pub max_state_bytes: usize,
     /// Bounds of the jitter buffer's delay and catch-up (its frame rate is
@@ -72,6 +75,7 @@ impl<A> SpectatorConfig<A> {
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
             stall_after_ms: 10_000,
+            rejoin_window_ms: 0,
             max_state_bytes: 16 << 20,
             jitter: JitterConfig::new(f64::from(settings.frame_rate_millihertz) / 1000.0),
         }
@@ -186,6 +190,7 @@ pub struct SpectatorSession<A> {
     dropped_foreign: u64,
     now: Millis,
     stall_after_ms: Millis,
+    rejoin_window_ms: Millis,
     /// Where the watch was, and since when it has not moved while the host
     /// was heard.
     progress: ((SpectatorPhase, Frame), Millis),
@@ -251,6 +256,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             dropped_foreign: 0,
             now,
             stall_after_ms: config.stall_after_ms,
+            rejoin_window_ms: config.rejoin_window_ms,
             progress: ((SpectatorPhase::Connecting, Frame::ZERO), now),
             checksums: DesyncDetector::new(u32::from(config.settings.checksum_interval)),
             played: VecDeque::new(),
@@ -301,7 +307,11 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             SpectatorPhase::AwaitingState | SpectatorPhase::Watching
         );
         let stalled_for_ms = now.saturating_sub(since);
-        if waiting && !self.host_gone && stalled_for_ms >= self.stall_after_ms {
+        let limit = match self.phase {
+            SpectatorPhase::Watching => self.stall_after_ms + self.rejoin_window_ms,
+            _ => self.stall_after_ms,
+        };
+        if waiting && !self.host_gone && stalled_for_ms >= limit {
             self.end_with(SpectatorEvent::Stalled { stalled_for_ms });
         }
     }

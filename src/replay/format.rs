@@ -196,6 +196,20 @@ pub struct ReplayHeader {
     pub start_memory_checksum: Checksum,
 }
 
+impl ReplayHeader {
+    /// The header of a recording that starts at `frame` from `state`, whose
+    /// memory checksum is `memory` (known once the first frame is about to
+    /// run).
+    pub fn starting_at(self, frame: Frame, state: &[u8], memory: Checksum) -> ReplayHeader {
+        ReplayHeader {
+            start_frame: frame,
+            start_state: state.to_vec(),
+            start_memory_checksum: memory,
+            ..self
+        }
+    }
+}
+
 /// The checksums of the game at the start of a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checkpoint {

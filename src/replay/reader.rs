@@ -295,6 +295,31 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
     Ok(replay.finish())
 }
 
+/// The records `bytes` hold, whole (a broadcast's message: records as
+/// the writer flushed them, after the header, of a match of `players`
+/// players). Cut or damaged bytes are an error.
+pub fn read_records(bytes: &[u8], players: u8) -> Result<Vec<Record>, ReplayError> {
+    let mut input = Counted {
+        inner: bytes,
+        offset: 0,
+    };
+    let mut records = Vec::new();
+    loop {
+        let start = input.offset;
+        match read_record(&mut input, super::format::FORMAT_VERSION, Some(players))? {
+            Next::Record(record) => records.push(record),
+            Next::End => return Ok(records),
+            Next::Cut => {
+                return Err(ReplayError::BadRecord {
+                    offset: start,
+                    problem: "the record is cut short".into(),
+                })
+            }
+            Next::Damaged(damage) => return Err(damage),
+        }
+    }
+}
+
 /// The format version the preamble names, if this build reads it.
 fn read_preamble<R: Read>(input: &mut Counted<R>) -> Result<u16, ReplayError> {
     let mut preamble = [0u8; PREAMBLE_SIZE];

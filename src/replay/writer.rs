@@ -67,6 +67,18 @@ impl<W: Write> ReplayWriter<W> {
         })
     }
 
+    /// Flushes every `frames` frames instead of every second: a broadcast
+    /// publishes each flush, and viewers are that much behind.
+    pub fn with_flush_every(mut self, frames: u32) -> Self {
+        self.frames_per_flush = frames.clamp(1, MAX_FRAMES_PER_RECORD);
+        self
+    }
+
+    /// The output, to take what was flushed into it.
+    pub fn output(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Frames recorded so far (from the header's start frame).
     pub fn frames(&self) -> u32 {
         self.next_frame.number() - self.start_frame.number()
@@ -104,7 +116,8 @@ impl<W: Write> ReplayWriter<W> {
                 "it holds at most {MAX_REPLAY_FRAMES} frames"
             )));
         }
-        if let Some(memory) = memory.filter(|_| frame.number() % CHECKPOINT_INTERVAL == 0) {
+        if let Some(memory) = memory.filter(|_| frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
+        {
             encode_record(
                 &Record::Checkpoint(Checkpoint {
                     frame,

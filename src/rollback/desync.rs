@@ -127,7 +127,7 @@ impl DesyncDetector {
     /// Whether `frame` is a checkpoint: every `interval`-th frame, and the
     /// match's last.
     pub fn is_checkpoint(&self, frame: Frame) -> bool {
-        frame.number() % self.interval == 0 || self.last_frame == Some(frame)
+        frame.number().is_multiple_of(self.interval) || self.last_frame == Some(frame)
     }
 
     /// How many checkpoint pairs were compared so far.

@@ -486,7 +486,7 @@ impl<P: Predictor> Session<P> {
         if !starving.is_empty() {
             self.waiting_ticks += 1;
             let interval = self.config.waiting_report_interval;
-            if self.waiting_ticks == 1 || self.waiting_ticks % interval == 0 {
+            if self.waiting_ticks == 1 || self.waiting_ticks.is_multiple_of(interval) {
                 self.events.push_back(Event::WaitingForPeer {
                     players: starving,
                     ticks: self.waiting_ticks,

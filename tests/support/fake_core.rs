@@ -12,6 +12,7 @@ pub struct FakeCore {
     /// What `retro_api_version` answers.
     pub api_version: u32,
     pub in_load_game: &'static str,
+    pub in_system_info: &'static str,
     pub in_run: &'static str,
     pub in_serialize: &'static str,
 }
@@ -21,6 +22,7 @@ impl Default for FakeCore {
         FakeCore {
             api_version: 1,
             in_load_game: "",
+            in_system_info: "",
             in_run: "",
             in_serialize: "",
         }
@@ -92,6 +94,7 @@ void retro_set_input_state(short (*f)(unsigned, unsigned, unsigned, unsigned)) {
 void retro_init(void) {}
 void retro_deinit(void) {}
 void retro_get_system_info(struct retro_system_info *info) {
+    @IN_SYSTEM_INFO@
     memset(info, 0, sizeof *info);
     info->library_name = "Fake";
     info->library_version = "1";
@@ -134,6 +137,7 @@ impl FakeCore {
         let source = TEMPLATE
             .replace("@API_VERSION@", &self.api_version.to_string())
             .replace("@IN_LOAD_GAME@", self.in_load_game)
+            .replace("@IN_SYSTEM_INFO@", self.in_system_info)
             .replace("@IN_RUN@", self.in_run)
             .replace("@IN_SERIALIZE@", self.in_serialize);
         let c_file = dir.join("fake_core.c");

@@ -92,3 +92,63 @@ fn listening_port_now(pid: u32) -> Option<u16> {
             })
         })
 }
+
+/// A `nats-server` with JetStream the test started on a free loopback
+/// port (read from its log), storing in the test's folder.
+pub struct NatsServer {
+    pub process: ServerProcess,
+    pub port: u16,
+}
+
+impl NatsServer {
+    /// `nats://127.0.0.1:PORT`, with `user:password@` when given.
+    pub fn url(&self, credentials: Option<&str>) -> String {
+        match credentials {
+            Some(credentials) => format!("nats://{credentials}@127.0.0.1:{}", self.port),
+            None => format!("nats://127.0.0.1:{}", self.port),
+        }
+    }
+}
+
+/// Starts `nats-server` with JetStream in `dir` (its config file sets
+/// port -1, so the server picks a free port and logs it), `extra` added
+/// to the configuration (e.g. an `authorization` block); `None` when the
+/// program is missing (see [`server_program`]).
+pub fn start_nats(dir: &std::path::Path, extra: &str) -> Option<NatsServer> {
+    let program = server_program("nats-server")?;
+    let config = dir.join("nats.conf");
+    let log = dir.join("nats.log");
+    let store = dir.join("jetstream");
+    std::fs::write(
+        &config,
+        format!(
+            "listen: \"127.0.0.1:-1\"\njetstream {{ store_dir: {:?} }}\n{extra}\n",
+            store.display().to_string()
+        ),
+    )
+    .unwrap();
+    let child = std::process::Command::new(program)
+        .arg("-c")
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("nats-server starts");
+    let process = ServerProcess { child };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let port = text
+            .lines()
+            .find_map(|line| line.split("Listening for client connections on ").nth(1))
+            .and_then(|address| address.trim().rsplit(':').next()?.parse().ok());
+        if let Some(port) = port {
+            return Some(NatsServer { process, port });
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nats-server did not say its port: {text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -6,7 +6,7 @@
 use crate::engine::live::front_end::FrontEnd;
 use crate::engine::live::options::{LiveEvent, LiveOptions};
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the status line is redrawn on a terminal.
 const STATUS_EVERY_TERMINAL: Duration = Duration::from_millis(250);
@@ -144,4 +144,15 @@ impl<'a> Narrator<'a> {
     pub(crate) fn end_status(&mut self) -> std::io::Result<()> {
         self.status.interrupt(self.out)
     }
+}
+
+/// Whether a status line is due `every` after the last one (`last`, set
+/// to now when it is).
+pub(crate) fn status_due(last: &mut Option<Instant>, every: Duration) -> bool {
+    let now = Instant::now();
+    if last.is_some_and(|last| now.duration_since(last) < every) {
+        return false;
+    }
+    *last = Some(now);
+    true
 }

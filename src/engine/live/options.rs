@@ -75,11 +75,15 @@ impl LiveOptions {
     /// instead of killing the process, when these options own the process:
     /// the peer is then told and the summary printed.
     pub(crate) fn take_ctrl_c(&self) {
+        // Once a process: the launcher plays match after match in one.
+        static TAKEN: std::sync::Once = std::sync::Once::new();
         if self.handle_ctrl_c {
-            on_interrupt(
-                || INTERRUPTED.store(true, Ordering::Relaxed),
-                "an interrupt ends the match without telling the peer",
-            );
+            TAKEN.call_once(|| {
+                on_interrupt(
+                    || INTERRUPTED.store(true, Ordering::Relaxed),
+                    "an interrupt ends the match without telling the peer",
+                )
+            });
         }
     }
 }

@@ -9,7 +9,7 @@
 //! so every machine begins frame 0 when the host said.
 
 use crate::checksum::memory_checksum;
-use crate::emulator::{Emulator, SavestateContext};
+use crate::emulator::{Emulator, EmulatorError, SavestateContext};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::netplay::driver::NetplayDriver;
 use crate::engine::netplay::hooks::TickHooks;
@@ -18,7 +18,7 @@ use crate::engine::AppError;
 use crate::net::Transport;
 use crate::netplay::{NetplaySession, Repair, SpectatorPhase, SpectatorSession};
 use crate::protocol::Millis;
-use crate::rollback::{FrameOutcome, PlayerId, PlayerKind, SessionState};
+use crate::rollback::{Frame, FrameOutcome, PlayerId, PlayerKind, SessionState};
 
 /// What a machine's ticks came to, for summaries and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -201,6 +201,21 @@ impl TickStats {
     }
 }
 
+/// Loads the state a watch starts (or resumes) from at `frame`. No state
+/// at frame 0 is a lockstep match of a core that cannot save, watched
+/// from its content as loaded.
+pub fn load_watched_state<G: Emulator + ?Sized>(
+    game: &mut G,
+    frame: Frame,
+    state: &[u8],
+) -> Result<(), EmulatorError> {
+    game.set_savestate_context(SavestateContext::Netplay);
+    if state.is_empty() && frame.number() == 0 {
+        return Ok(());
+    }
+    game.load_state(state)
+}
+
 /// What a spectator's ticks came to, for summaries and tests.
 #[derive(Clone, Debug, Default)]
 pub struct SpectatorStats {
@@ -243,7 +258,8 @@ fn median(values: &std::collections::VecDeque<u32>) -> Option<u32> {
 }
 
 impl SpectatorStats {
-    fn record_shown(&mut self, delay: u32, live_delay: u32) {
+    /// Notes the delays at a frame shown.
+    pub fn record_shown(&mut self, delay: u32, live_delay: u32) {
         for (kept, value) in [
             (&mut self.recent_delays, delay),
             (&mut self.recent_live_delays, live_delay),
@@ -326,16 +342,7 @@ where
             self.spectator.handle_datagram(now, from, &self.datagram);
         }
         if let Some((frame, state)) = self.spectator.take_state() {
-            self.game.set_savestate_context(SavestateContext::Netplay);
-            // No state: a lockstep match of a core that cannot save, watched
-            // from frame 0 as its content loads.
-            let from_content = state.is_empty() && frame.number() == 0;
-            let loaded = if from_content {
-                Ok(())
-            } else {
-                self.game.load_state(&state)
-            };
-            if let Err(error) = loaded {
+            if let Err(error) = load_watched_state(&mut *self.game, frame, &state) {
                 // The watch ends with a reason; the host is told.
                 self.spectator.state_refused(error.to_string());
                 self.spectator

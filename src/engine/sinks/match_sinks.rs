@@ -45,6 +45,15 @@ pub struct MatchSinks {
     pub speaker: Option<Speaker>,
     /// Frames run again after rollbacks.
     pub resimulated_frames: u64,
+    /// A sink that passes the match on (a broadcast), told its end in
+    /// [`MatchSinks::finish`].
+    pub relay: Option<Box<dyn RelaySink + Send>>,
+}
+
+/// A sink passing the match on elsewhere, which must hear how it ended.
+pub trait RelaySink: FrameSink {
+    /// The match ended for `end`: pass on what is left.
+    fn match_ended(&mut self, end: EndReason);
 }
 
 impl MatchSinks {
@@ -68,6 +77,7 @@ impl MatchSinks {
                 game.sample_rate(),
             )?,
             resimulated_frames: 0,
+            relay: None,
         })
     }
 
@@ -76,6 +86,9 @@ impl MatchSinks {
     /// left. The sinks keep nothing afterwards.
     pub fn finish(&mut self, end: EndReason) -> Result<(ChecksumLog, SinksSummary), AppError> {
         let recording = finish_match_recording(self.recorder.take(), end);
+        if let Some(relay) = &mut self.relay {
+            relay.match_ended(end);
+        }
         let audio = self.audio.take().map(AudioSink::finish).transpose()?;
         let summary = SinksSummary {
             recording,
@@ -96,12 +109,18 @@ impl FrameSink for MatchSinks {
         }
         self.audio.frame_run(frame);
         self.speaker.frame_run(frame);
+        if let Some(relay) = &mut self.relay {
+            relay.frame_run(frame);
+        }
     }
 
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         self.log.frame_finalized(frame);
         self.recorder.frame_finalized(frame);
         self.audio.frame_finalized(frame);
+        if let Some(relay) = &mut self.relay {
+            relay.frame_finalized(frame);
+        }
     }
 
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
@@ -115,14 +134,35 @@ impl FrameSink for MatchSinks {
 
     fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
         self.recorder.match_started(frame, start_state, memory);
+        if let Some(relay) = &mut self.relay {
+            relay.match_started(frame, start_state, memory);
+        }
     }
 
     fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
         self.recorder.state_repaired(frame, state);
+        if let Some(relay) = &mut self.relay {
+            relay.state_repaired(frame, state);
+        }
     }
 
     fn player_left(&mut self, frame: Frame, player: u8) {
         self.recorder.player_left(frame, player);
+        if let Some(relay) = &mut self.relay {
+            relay.player_left(frame, player);
+        }
+    }
+
+    fn wants_state(&self, frame: Frame) -> bool {
+        self.relay
+            .as_ref()
+            .is_some_and(|relay| relay.wants_state(frame))
+    }
+
+    fn state_before(&mut self, frame: Frame, state: &[u8]) {
+        if let Some(relay) = &mut self.relay {
+            relay.state_before(frame, state);
+        }
     }
 }
 

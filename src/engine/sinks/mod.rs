@@ -16,7 +16,7 @@ pub mod speaker;
 #[path = "no_speaker.rs"]
 pub mod speaker;
 
-pub use match_sinks::{MatchSinks, SinkChoices, SinksSummary};
+pub use match_sinks::{MatchSinks, RelaySink, SinkChoices, SinksSummary};
 
 use crate::checksum::{memory_checksum, Checksum};
 use crate::emulator::Emulator;
@@ -102,12 +102,16 @@ impl FinalFrames {
         // The picture every replay checkpoint, before the frame redraws it.
         let video = (wants_checksums
             && self.every_frame_drawn
-            && frame.number() % CHECKPOINT_INTERVAL == 0)
-            .then(|| {
-                game.video_frame()
-                    .map(|picture| Checksum::of_video(&picture))
-            })
-            .flatten();
+            && frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
+        .then(|| {
+            game.video_frame()
+                .map(|picture| Checksum::of_video(&picture))
+        })
+        .flatten();
+        // A core that cannot save (a lockstep match) just gives no state.
+        if sink.wants_state(frame) && game.save_state(&mut self.scratch).is_ok() {
+            sink.state_before(frame, &self.scratch);
+        }
         run_frame(game, frame, inputs, pass, sink);
         game.check_running()
             .map_err(AppError::at_frame(frame.number()))?;
@@ -197,6 +201,19 @@ pub trait FrameSink {
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         let _ = (now_us, speed);
     }
+
+    /// Whether the sink wants the game's state at the start of final frame
+    /// `frame` ([`FinalFrames`] then saves it and calls
+    /// [`FrameSink::state_before`]): a broadcast's savestates.
+    fn wants_state(&self, frame: Frame) -> bool {
+        let _ = frame;
+        false
+    }
+
+    /// The game's state at the start of final frame `frame`, as asked.
+    fn state_before(&mut self, frame: Frame, state: &[u8]) {
+        let _ = (frame, state);
+    }
 }
 
 /// A sink that keeps nothing.
@@ -238,6 +255,15 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         self.0.clock_tick(now_us, speed);
         self.1.clock_tick(now_us, speed);
+    }
+
+    fn wants_state(&self, frame: Frame) -> bool {
+        self.0.wants_state(frame) || self.1.wants_state(frame)
+    }
+
+    fn state_before(&mut self, frame: Frame, state: &[u8]) {
+        self.0.state_before(frame, state);
+        self.1.state_before(frame, state);
     }
 }
 
@@ -282,6 +308,16 @@ impl<S: FrameSink> FrameSink for Option<S> {
             sink.clock_tick(now_us, speed);
         }
     }
+
+    fn wants_state(&self, frame: Frame) -> bool {
+        self.as_ref().is_some_and(|sink| sink.wants_state(frame))
+    }
+
+    fn state_before(&mut self, frame: Frame, state: &[u8]) {
+        if let Some(sink) = self {
+            sink.state_before(frame, state);
+        }
+    }
 }
 
 /// A sink borrowed for the length of a run.
@@ -312,6 +348,14 @@ impl<S: FrameSink + ?Sized> FrameSink for &mut S {
 
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         (**self).clock_tick(now_us, speed);
+    }
+
+    fn wants_state(&self, frame: Frame) -> bool {
+        (**self).wants_state(frame)
+    }
+
+    fn state_before(&mut self, frame: Frame, state: &[u8]) {
+        (**self).state_before(frame, state);
     }
 }
 
@@ -350,6 +394,13 @@ impl ChecksumLog {
     pub fn get(&self, frame: u32) -> Option<Option<Checksum>> {
         let index = frame.checked_sub(self.first)? as usize;
         self.checksums.get(index).copied()
+    }
+
+    /// The frames before `frame` were skipped, never run (a broadcast's
+    /// gap): the log starts over there.
+    pub fn skip_to(&mut self, frame: u32) {
+        self.checksums.clear();
+        self.first = frame;
     }
 
     /// Every checksum held, from [`ChecksumLog::first_frame`] on.

@@ -28,6 +28,15 @@ pub struct RecordArgs {
 /// The environment variable that replaces the default replays folder.
 pub const REPLAY_DIR_ENV: &str = "NETCADE_REPLAY_DIR";
 
+/// Where recordings go unless `--record` says: `$NETCADE_REPLAY_DIR`, else
+/// `replays/` in the data directory (none without a home).
+pub fn replays_folder() -> Option<PathBuf> {
+    std::env::var_os(REPLAY_DIR_ENV)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| crate::paths::data_dir().map(|dir| dir.join("replays")))
+}
+
 impl RecordArgs {
     /// The file to record into, if any: `--record`, else a new file named
     /// after the date, the core and the content in the replays folder.
@@ -38,15 +47,14 @@ impl RecordArgs {
         if let Some(path) = &self.record {
             return Ok(Some(path.clone()));
         }
-        let dir = std::env::var_os(REPLAY_DIR_ENV)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| crate::paths::data_dir().map(|dir| dir.join("replays")))
-            .ok_or_else(|| AppError::BadArgument {
-                message: format!(
-                    "no home directory to keep replays in: give --record PATH, --no-record or {REPLAY_DIR_ENV}"
-                ),
-            })?;
+        let no_home = || {
+            AppError::BadArgument {
+            message: format!(
+                "no home directory to keep replays in: give --record PATH, --no-record or {REPLAY_DIR_ENV}"
+            ),
+        }
+        };
+        let dir = replays_folder().ok_or_else(no_home)?;
         std::fs::create_dir_all(&dir).map_err(|source| AppError::WriteFile {
             what: "the replays folder",
             path: dir.clone(),
@@ -311,12 +319,10 @@ impl FrameSink for ReplayRecorder {
     }
 
     fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
-        let Some(mut header) = self.waiting.take() else {
+        let Some(header) = self.waiting.take() else {
             return;
         };
-        header.start_frame = frame;
-        header.start_state = start_state.to_vec();
-        header.start_memory_checksum = memory;
+        let header = header.starting_at(frame, start_state, memory);
         let result = open_writer(&self.path, &header).map(|writer| self.writer = Some(writer));
         self.keep(result);
     }

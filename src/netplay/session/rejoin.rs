@@ -3,7 +3,8 @@
 //! from there is read with each running link's key; the link's peer (or
 //! someone replaying it) is then challenged at that address, and the link
 //! moves there only when the proof, tagged with the peer's key and echoing
-//! a fresh nonce, comes back from it. A silent link meanwhile waits out the
+//! a fresh nonce, comes back from it. Only a link whose peer went quiet
+//! (interrupted) at its address is looked for elsewhere. A silent link meanwhile waits out the
 //! rejoin window (`NetplayConfig::rejoin_window_ms`) before it is dropped.
 
 use super::{player_set, LinkState, NetplaySession};
@@ -95,11 +96,17 @@ impl<A: Copy + PartialEq> Rejoins<A> {
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
-    /// A datagram from an address with no link: if a running link's key
-    /// opens it, it is that link's peer (or a replay of it). A proof
-    /// answering our challenge moves the link; anything else earns the
-    /// address a challenge. Returns whether it was the peer's.
+    /// A datagram from an address with no link: if the key of a running
+    /// link whose peer went quiet opens it, it is that link's peer (or a
+    /// replay of it). A proof answering our challenge moves the link;
+    /// anything else earns the address a challenge. Returns whether it
+    /// was the peer's. A link heard at its address never moves, and none
+    /// does without a rejoin window.
     pub(super) fn rejoin_from(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
+        if self.config.rejoin_window_ms == 0 {
+            return false;
+        }
+        let quiet_after = self.config.interrupt_after_ms;
         // Keys differ per link unless machines share a secret (tests
         // with the well-known one): then the link silent longest is it.
         let read = self
@@ -111,8 +118,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
                     return None;
                 }
                 let endpoint = self.endpoints.get(&link.address?)?;
+                let silent_for = endpoint.silent_for(now);
+                if silent_for < quiet_after {
+                    return None;
+                }
                 let message = endpoint.read_from_new_address(datagram)?;
-                Some((endpoint.silent_for(now), index, message))
+                Some((silent_for, index, message))
             })
             .max_by_key(|(silent_for, index, _)| (*silent_for, usize::MAX - index));
         let Some((_, index, message)) = read else {

@@ -86,3 +86,28 @@ fn a_changed_connection_status_reaches_the_peer_with_no_input_to_carry_it() {
     }
     assert!(seen, "the status went out although no input was queued");
 }
+
+#[test]
+fn a_rejoin_challenge_is_answered_by_a_proof_only_the_peer_can_read_from_a_new_address() {
+    let (mut host, mut joiner, now) = connected_pair();
+    let mut challenges = Vec::new();
+    host.send_rejoin_challenge(now, 0xFEED, &mut |d| challenges.push(d.to_vec()));
+    assert_eq!(challenges.len(), 1);
+    // The challenge travels on the link as usual; the proof comes back.
+    joiner.handle_datagram(now, &challenges[0]);
+    let replies = joiner.poll_datagrams(now + 1);
+    let proof = replies
+        .iter()
+        .find_map(|d| match host.read_from_new_address(d) {
+            Some(Message::RejoinProof { nonce }) => Some((nonce, d.clone())),
+            _ => None,
+        });
+    let (nonce, datagram) = proof.expect("the joiner answered with a proof");
+    assert_eq!(nonce, 0xFEED);
+    // Its own datagrams do not open with the key of the other direction,
+    // and a changed byte fails the tag.
+    assert_eq!(joiner.read_from_new_address(&datagram), None);
+    let mut damaged = datagram.clone();
+    damaged[6] ^= 1;
+    assert_eq!(host.read_from_new_address(&damaged), None);
+}

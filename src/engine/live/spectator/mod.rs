@@ -6,7 +6,7 @@
 //! with a summary. The frames watched are recorded into a replay that
 //! starts at the host's savestate's frame (`--record`, `--no-record`).
 
-mod report;
+pub(crate) mod report;
 mod role;
 
 use crate::engine::frame_clock::FrameClock;
@@ -16,16 +16,17 @@ use crate::engine::live::connect::{
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{interrupted, LiveOptions};
+use crate::engine::live::players::DEFAULT_REJOIN_S;
 use crate::engine::live::rooms::{reach_host, FoundHost, HostWay, RoomCode, RoomRole, SignalArgs};
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::netplay::machine::SpectatorMachine;
 use crate::engine::sinks::recorder::match_recorder;
-use crate::engine::sinks::{ChecksumLog, MatchSinks};
+use crate::engine::sinks::{ChecksumLog, MatchSinks, RelaySink};
 use crate::engine::{open_game, AppError, Game, GameArgs, MatchSaveDir, Outcome};
 use crate::net::link::LinkArgs;
 use crate::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
-use crate::protocol::SessionSettings;
+use crate::protocol::{PublicKey, SessionSettings};
 use role::SpectatorRole;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -71,38 +72,52 @@ pub fn spectate_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
+    spectate_match_relaying(settings, outputs, options, out, None)
+}
+
+/// What a watch knows of its match once the host welcomed it.
+pub struct RelayStart<'a> {
+    /// The game.
+    pub game: &'a dyn Game,
+    /// Its arguments as the host runs them (the host's core options).
+    pub args: &'a GameArgs,
+    /// Players in the match.
+    pub players: u8,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The host's public key: one per host process, so it names the
+    /// match to every spectator of it.
+    pub host_key: Option<PublicKey>,
+}
+
+/// Makes the sink a watch passes the match on to (a broadcast).
+pub type RelayMaker<'a> = &'a dyn Fn(RelayStart<'_>) -> Result<Box<dyn RelaySink + Send>, AppError>;
+
+/// [`spectate_match`], passing every frame on to the sink `relay` makes.
+pub fn spectate_match_relaying(
+    settings: &SpectateSettings,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+    relay: Option<RelayMaker<'_>>,
+) -> Result<LiveMatch, AppError> {
     let saves = MatchSaveDir::create(&settings.game, "spectate")?;
     let (found, game) = find_host(settings, &saves)?;
     let (host, label) = (found.address, found.label);
     let mut transport = LiveTransport::new(found.transport);
     writeln!(out, "spectating {label} ({host}) with {}", game.title())?;
-    let mut config = SpectatorConfig::new(
-        host,
-        game.core_name(),
-        game.core_version(),
-        content_hash(&settings.game)?,
-        SessionSettings {
-            frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
-            ..SessionSettings::default()
-        },
-    );
-    config.secret = link_secret()?;
+    let mut config = spectator_config(host, game.as_ref(), settings)?;
+    if relay.is_some() {
+        // Passing the match on, a watch plays each frame as soon as it is
+        // whole: its viewers' own buffers absorb the jitter.
+        config.jitter.min_delay_frames = 0;
+    }
     options.take_ctrl_c();
     let started = Instant::now();
     let mut spectator = SpectatorSession::new(config, 0)?;
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     if !await_welcome(&mut spectator, &mut transport, started, timeout)? {
-        if interrupted() {
-            return Ok(LiveMatch {
-                outcome: Outcome::Interrupted,
-                log: ChecksumLog::new(1),
-                report: None,
-            });
-        }
-        return Err(AppError::NoAnswer {
-            address: label,
-            seconds: settings.connect_timeout_s,
-        });
+        return unanswered(label, settings.connect_timeout_s);
     }
     let host_options = spectator
         .host_handshake()
@@ -127,6 +142,9 @@ pub fn spectate_match(
     let game = adopt_host_options(game, &saves.game_args(&settings.game), host_options)?;
     let players = spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8;
     let names = vec![label];
+    let relay = relay
+        .map(|make| make_relay(make, &spectator, game.as_ref(), &game_args, &names))
+        .transpose()?;
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
@@ -135,7 +153,10 @@ pub fn spectate_match(
         names,
     )?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
-    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?;
+    let sinks = MatchSinks {
+        relay,
+        ..MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), frames)?
+    };
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
     let mut role = SpectatorRole::new(machine, frames);
@@ -161,6 +182,61 @@ fn find_host(
     };
     let (link, timeout) = (&settings.link, settings.connect_timeout_s);
     reach_host(way, RoomRole::Spectator, link, timeout, open)
+}
+
+/// The sink `make` makes for the match `spectator` was welcomed to, of
+/// `game` as `args` run it, watched as `names` say.
+fn make_relay(
+    make: RelayMaker<'_>,
+    spectator: &SpectatorSession<SocketAddr>,
+    game: &dyn Game,
+    args: &GameArgs,
+    names: &[String],
+) -> Result<Box<dyn RelaySink + Send>, AppError> {
+    make(RelayStart {
+        game,
+        args,
+        players: spectator.players().clamp(1, crate::input::MAX_PLAYERS) as u8,
+        names: names.to_vec(),
+        host_key: spectator.host_handshake().and_then(|host| host.public_key),
+    })
+}
+
+/// Our Hello to `host`: our game, at its frame rate, and a fresh secret.
+fn spectator_config(
+    host: SocketAddr,
+    game: &dyn Game,
+    settings: &SpectateSettings,
+) -> Result<SpectatorConfig<SocketAddr>, AppError> {
+    let mut config = SpectatorConfig::new(
+        host,
+        game.core_name(),
+        game.core_version(),
+        content_hash(&settings.game)?,
+        SessionSettings {
+            frame_rate_millihertz: (game.frames_per_second() * 1000.0).round() as u32,
+            ..SessionSettings::default()
+        },
+    );
+    config.secret = link_secret()?;
+    // The players wait this long for one of them by default: so does a spectator.
+    config.rejoin_window_ms = u64::from(DEFAULT_REJOIN_S) * 1000;
+    Ok(config)
+}
+
+/// No welcome came: Ctrl-C ended the wait, or the host never answered.
+fn unanswered(label: String, seconds: f64) -> Result<LiveMatch, AppError> {
+    if interrupted() {
+        return Ok(LiveMatch {
+            outcome: Outcome::Interrupted,
+            log: ChecksumLog::new(1),
+            report: None,
+        });
+    }
+    Err(AppError::NoAnswer {
+        address: label,
+        seconds,
+    })
 }
 
 /// How many of the match's frames to watch: ours (`--frames`) or the

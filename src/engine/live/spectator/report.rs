@@ -6,6 +6,7 @@ use crate::engine::checksums_json;
 use crate::engine::live::wire::WireTraffic;
 use crate::engine::report::Report;
 use crate::engine::sinks::SinksSummary;
+use crate::engine::Outcome;
 use crate::replay::EndReason;
 use std::io::Write;
 
@@ -44,6 +45,15 @@ impl WatchEnd {
             WatchEnd::HostLost => "host_lost",
             WatchEnd::WindowClosed => "window_closed",
             WatchEnd::Stalled => "stalled",
+        }
+    }
+
+    /// The exit the command ends with, when no checkpoint differed.
+    pub(crate) fn outcome(self) -> Outcome {
+        match self {
+            WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
+            WatchEnd::Interrupted => Outcome::Interrupted,
+            WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
         }
     }
 

@@ -5,7 +5,7 @@
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
-use crate::engine::live::narrator::Narrator;
+use crate::engine::live::narrator::{status_due, Narrator};
 use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
 use crate::engine::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
 use crate::engine::live::wire::LiveTransport;
@@ -120,9 +120,7 @@ impl SpectatorRole {
         };
         let outcome = match end {
             _ if self.desyncs > 0 => Outcome::NetplayFailed,
-            WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
-            WatchEnd::Interrupted => Outcome::Interrupted,
-            WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
+            end => end.outcome(),
         };
         Ok(LiveMatch {
             outcome,
@@ -217,14 +215,9 @@ impl LiveRole for SpectatorRole {
     fn status_line(&mut self, every: Duration) -> Option<String> {
         // Nothing to show before the host's state arrived.
         self.machine.stats.joined_at_frame?;
-        let now = Instant::now();
-        if self
-            .status_last
-            .is_some_and(|last| now.duration_since(last) < every)
-        {
+        if !status_due(&mut self.status_last, every) {
             return None;
         }
-        self.status_last = Some(now);
         let spectator = &self.machine.spectator;
         let ping = spectator
             .link_stats()

@@ -1,0 +1,259 @@
+//! `netcade menu` (and `netcade` alone in a build with the window): the
+//! launcher. Every session it starts is a command line, parsed by the same
+//! [`Cli`](super::Cli) as the terminal's and run by [`super::run_command`].
+
+use crate::engine::launcher::forms::GameChoice;
+use crate::engine::{AppError, Outcome};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `netcade menu`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct MenuArgs {
+    /// Start with this core chosen (`duel`, or a core's path).
+    #[arg(long, value_name = "CORE")]
+    pub core: Option<String>,
+    /// Start with this content chosen (with --core).
+    #[arg(long, value_name = "ROM", requires = "core")]
+    pub rom: Option<PathBuf>,
+    /// Drive the launcher from a script of clicks, typing, keys and
+    /// screenshots, one step a line (tests and the manual's pictures; see
+    /// docs/window.md).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+impl MenuArgs {
+    /// The game chosen on the command line, if any.
+    pub fn game(&self) -> Option<GameChoice> {
+        self.core.as_ref().map(|core| GameChoice {
+            core: core.clone(),
+            rom: self.rom.clone(),
+        })
+    }
+}
+
+/// `netcade menu`.
+#[cfg(feature = "gui")]
+pub fn menu_command(args: &MenuArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let options = crate::gui::launcher::LauncherOptions {
+        game: args.game(),
+        script: args.script.clone(),
+    };
+    let interrupted =
+        crate::gui::launcher::run_launcher(&options, &mut |line| run_line(line, out))?;
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else {
+        Outcome::Success
+    })
+}
+
+/// `netcade menu` in a build without the window.
+#[cfg(not(feature = "gui"))]
+pub fn menu_command(_args: &MenuArgs, _out: &mut dyn Write) -> Result<Outcome, AppError> {
+    super::no_window::needs_window_command("menu")
+}
+
+/// Runs a command line the launcher built, as `netcade` would run it typed
+/// in a terminal: what it printed (kept for the result screen) and how it
+/// ended.
+pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::engine::launcher::SessionEnd {
+    use crate::engine::launcher::{KeepOutput, SessionEnd};
+    // The terminal shows what ran, as it would have been typed.
+    let typed = crate::engine::launcher::forms::shell_words("netcade", line);
+    let _ = writeln!(out, "$ {typed}");
+    let mut keep = KeepOutput {
+        out,
+        kept: Vec::new(),
+    };
+    let parsed = <super::Cli as clap::Parser>::try_parse_from(
+        std::iter::once("netcade").chain(line.iter().map(String::as_str)),
+    );
+    let (exit_code, error) = match parsed {
+        Err(error) => (
+            crate::engine::error::EXIT_USER_MISTAKE,
+            Some(error.render().to_string().trim_end().to_string()),
+        ),
+        Ok(super::Cli {
+            command: None | Some(super::Command::Menu(_)),
+            ..
+        }) => (
+            crate::engine::error::EXIT_USER_MISTAKE,
+            Some("error: the launcher is open already".to_string()),
+        ),
+        Ok(super::Cli {
+            command: Some(command),
+            ..
+        }) => match super::run_command(&command, &mut keep) {
+            Ok(outcome) => (outcome.exit_code(), None),
+            Err(error) => (
+                error.exit_code(),
+                Some(format!(
+                    "error: {}",
+                    crate::engine::error::error_chain(&error)
+                )),
+            ),
+        },
+    };
+    if let Some(error) = &error {
+        eprintln!("{error}");
+    }
+    SessionEnd {
+        command_line: line.to_vec(),
+        exit_code,
+        output: String::from_utf8_lossy(&keep.kept).into_owned(),
+        error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
+
+    /// What the command line parses `line` (after `netcade`) into.
+    fn parsed(line: &[String]) -> String {
+        let cli = <super::super::Cli as clap::Parser>::try_parse_from(
+            std::iter::once("netcade").chain(line.iter().map(String::as_str)),
+        );
+        format!(
+            "{:?}",
+            cli.map(|cli| cli.command).map_err(|err| err.to_string())
+        )
+    }
+
+    fn typed(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// A copy of Duel of the test's own: a library file loads once a
+    /// process, and other tests load Duel too.
+    fn own_duel() -> crate::engine::core_copies::CoreCopies {
+        let duel = crate::engine::game::resolve_core(std::path::Path::new("duel")).unwrap();
+        crate::engine::core_copies::CoreCopies::new(&duel, 1).unwrap()
+    }
+
+    fn arena() -> GameChoice {
+        GameChoice {
+            core: "duel".to_string(),
+            rom: Some(PathBuf::from("cores/duel/arenas/dojo.arena")),
+        }
+    }
+
+    #[test]
+    fn each_form_starts_exactly_what_its_command_line_would() {
+        let game = arena();
+        let rom = "--core duel --rom cores/duel/arenas/dojo.arena";
+        let cases = [
+            (
+                Session::Play { players: 2 },
+                format!("play --players 2 {rom}"),
+            ),
+            (
+                Session::Host(HostForm::default()),
+                format!("host --port 7000 {rom}"),
+            ),
+            (
+                Session::Host(HostForm {
+                    port: 0,
+                    delay: DelayChoice::Fixed(2),
+                    record: false,
+                    max_spectators: 4,
+                    frames: Some(300),
+                }),
+                format!(
+                    "host --port 0 --delay 2 --no-record --max-spectators 4 --frames 300 {rom}"
+                ),
+            ),
+            (
+                Session::Join(JoinForm {
+                    address: " 192.168.1.5:7000 ".to_string(),
+                    delay: DelayChoice::Auto,
+                    record: true,
+                }),
+                format!("join 192.168.1.5:7000 {rom}"),
+            ),
+            (
+                Session::Spectate {
+                    address: "[::1]:7000".to_string(),
+                },
+                format!("spectate [::1]:7000 {rom}"),
+            ),
+        ];
+        for (session, line) in cases {
+            let from_form = parsed(&session.command_line(&game));
+            assert!(from_form.starts_with("Ok("), "{session:?}: {from_form}");
+            assert_eq!(from_form, parsed(&typed(&line)), "{session:?}");
+        }
+    }
+
+    #[test]
+    fn each_replay_action_is_the_replay_command_that_does_it() {
+        use crate::engine::launcher::replays::ReplayAction;
+        let replay = PathBuf::from("/data/replays/a.ncr");
+        let cases = [
+            (
+                ReplayAction::Play { speed: 2.5 },
+                "replay play /data/replays/a.ncr --speed 2.5",
+            ),
+            (ReplayAction::Info, "replay info /data/replays/a.ncr"),
+            (
+                ReplayAction::Verify,
+                "replay play /data/replays/a.ncr --headless --verify",
+            ),
+        ];
+        for (action, line) in cases {
+            let from_screen = parsed(&action.command_line(&replay));
+            assert!(from_screen.starts_with("Ok("), "{action:?}: {from_screen}");
+            assert_eq!(from_screen, parsed(&typed(line)), "{action:?}");
+        }
+    }
+
+    #[test]
+    fn a_session_that_cannot_start_ends_with_the_command_lines_own_error() {
+        let mut terminal = Vec::new();
+        let duel = own_duel();
+        let core = duel.paths[0].display().to_string();
+        let missing = typed(&format!(
+            "run --core {core} --rom /nonexistent/dojo.arena --frames 1"
+        ));
+        let end = run_line(&missing, &mut terminal);
+        assert_eq!(end.exit_code, crate::engine::error::EXIT_USER_MISTAKE);
+        assert_eq!(
+            end.error.as_deref(),
+            Some("error: content file /nonexistent/dojo.arena does not exist")
+        );
+        assert_eq!(end.command_line, missing);
+
+        let unknown = run_line(&typed("host --port many"), &mut terminal);
+        assert_eq!(unknown.exit_code, crate::engine::error::EXIT_USER_MISTAKE);
+        assert!(unknown.error.unwrap().contains("'many'"));
+
+        let nested = run_line(&typed("menu"), &mut terminal);
+        assert_eq!(
+            nested.error.as_deref(),
+            Some("error: the launcher is open already")
+        );
+    }
+
+    #[test]
+    fn a_finished_session_keeps_its_summary_for_the_result_screen() {
+        let mut terminal = Vec::new();
+        let duel = own_duel();
+        let core = duel.paths[0].display().to_string();
+        let line = format!("run --core {core} --rom cores/duel/arenas/dojo.arena --frames 3");
+        let end = run_line(&typed(&line), &mut terminal);
+        assert_eq!(
+            (end.exit_code, end.error.as_deref()),
+            (0, None),
+            "{}",
+            end.output
+        );
+        assert_eq!(
+            String::from_utf8(terminal).unwrap(),
+            format!("$ netcade {line}\n{}", end.output)
+        );
+        assert!(end.output.contains("frames"), "{}", end.output);
+    }
+}

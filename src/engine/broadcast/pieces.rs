@@ -1,0 +1,140 @@
+//! Messages larger than the server takes (`max_payload`, 1 MB by default):
+//! a header or savestate too large for one message goes as consecutive
+//! pieces on its subject, each saying which it is (`Netcade-Piece: i/n`),
+//! the later ones where the first is in the stream (`Netcade-First: seq`),
+//! so a viewer starting from the last piece finds the others.
+
+use crate::net::nats::async_nats::jetstream;
+use crate::net::nats::async_nats::HeaderMap;
+
+/// Which piece of how many a message is.
+pub const PIECE_HEADER: &str = "Netcade-Piece";
+/// The stream sequence of a message's first piece.
+pub const FIRST_HEADER: &str = "Netcade-First";
+
+/// The most bytes a message put back together may have: the largest
+/// state (16 MiB) and its lz4 overhead, with room.
+const MAX_WHOLE_BYTES: usize = 17 << 20;
+
+/// Payload bytes per piece for a server taking `max_payload` bytes a
+/// message (headers included): room is left for the ids and headers.
+pub fn piece_bytes(max_payload: usize) -> usize {
+    max_payload.saturating_sub(256).max(max_payload / 2).max(1)
+}
+
+/// `(i, n)` from a message's headers: piece i (from 1) of n.
+pub fn piece_of(headers: Option<&HeaderMap>) -> Option<(u32, u32)> {
+    let value = headers?.get(PIECE_HEADER)?.as_str();
+    let (index, count) = value.split_once('/')?;
+    let (index, count) = (index.parse().ok()?, count.parse().ok()?);
+    (1..=count).contains(&index).then_some((index, count))
+}
+
+/// Puts pieces back together; a piece out of order (one was lost, or a
+/// broadcaster died mid-message) drops what was gathered.
+#[derive(Debug, Default)]
+pub struct Pieces {
+    next: u32,
+    count: u32,
+    bytes: Vec<u8>,
+}
+
+impl Pieces {
+    /// Takes one message (`piece` from [`piece_of`]): its whole payload
+    /// once the last piece arrived (at once for a message in one piece).
+    pub fn take(&mut self, piece: Option<(u32, u32)>, payload: &[u8]) -> Option<Vec<u8>> {
+        let Some((index, count)) = piece else {
+            return Some(payload.to_vec());
+        };
+        if index == 1 {
+            self.bytes.clear();
+            (self.next, self.count) = (1, count);
+        }
+        if index != self.next || count != self.count {
+            self.next = 0;
+            return None;
+        }
+        if self.bytes.len() + payload.len() > MAX_WHOLE_BYTES {
+            self.next = 0;
+            return None;
+        }
+        self.bytes.extend_from_slice(payload);
+        self.next += 1;
+        (index == count).then(|| std::mem::take(&mut self.bytes))
+    }
+}
+
+/// The newest whole message on `subject`: the sequence of its first piece
+/// and its payload (`None` when there is none, or its pieces are not all
+/// there).
+pub async fn last_whole(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+) -> Option<(u64, Vec<u8>)> {
+    let last = stream.get_last_raw_message_by_subject(subject).await.ok()?;
+    let Some((index, count)) = piece_of(Some(&last.headers)) else {
+        return Some((last.sequence, last.payload.to_vec()));
+    };
+    if index != count {
+        return None;
+    }
+    let first: u64 = match count {
+        1 => last.sequence,
+        _ => last.headers.get(FIRST_HEADER)?.as_str().parse().ok()?,
+    };
+    let mut pieces = Pieces::default();
+    let mut sequence = first;
+    for _ in 0..count {
+        let message = stream
+            .raw_message_builder()
+            .next_by_subject(subject.to_string())
+            .sequence(sequence)
+            .send()
+            .await
+            .ok()?;
+        sequence = message.sequence + 1;
+        if let Some(whole) = pieces.take(piece_of(Some(&message.headers)), &message.payload) {
+            return Some((first, whole));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_in_order_come_back_whole() {
+        let mut pieces = Pieces::default();
+        assert_eq!(pieces.take(Some((1, 3)), b"ab"), None);
+        assert_eq!(pieces.take(Some((2, 3)), b"cd"), None);
+        assert_eq!(pieces.take(Some((3, 3)), b"e"), Some(b"abcde".to_vec()));
+        assert_eq!(pieces.take(None, b"whole"), Some(b"whole".to_vec()));
+    }
+
+    #[test]
+    fn a_missing_piece_drops_the_message_and_the_next_one_starts_clean() {
+        let mut pieces = Pieces::default();
+        assert_eq!(pieces.take(Some((1, 3)), b"ab"), None);
+        assert_eq!(pieces.take(Some((3, 3)), b"e"), None);
+        assert_eq!(pieces.take(Some((2, 2)), b"x"), None);
+        assert_eq!(pieces.take(Some((1, 2)), b"x"), None);
+        assert_eq!(pieces.take(Some((2, 2)), b"y"), Some(b"xy".to_vec()));
+    }
+
+    #[test]
+    fn a_piece_header_must_name_a_piece_that_can_be() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(PIECE_HEADER, value);
+            piece_of(Some(&headers))
+        };
+        assert_eq!(with("2/3"), Some((2, 3)));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/-1"] {
+            assert_eq!(with(bad), None, "{bad}");
+        }
+        assert!(piece_bytes(1 << 20) < 1 << 20);
+        assert!(piece_bytes(300) >= 44);
+    }
+}

@@ -1,0 +1,200 @@
+//! The launcher's forms. Each one becomes a command line (`netcade host
+//! --core … --port …`), which the command line's own parser turns into the
+//! command's arguments: the launcher and the terminal run one code path,
+//! and the form can show the player the command it stands for.
+
+use std::path::PathBuf;
+
+/// The game a session plays: a core (`duel`, or a path) and its content.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GameChoice {
+    /// `--core`: `duel` or a core's path.
+    pub core: String,
+    /// `--rom`, if the core takes content.
+    pub rom: Option<PathBuf>,
+}
+
+impl GameChoice {
+    /// How the launcher names it: the content's file name and the core's.
+    pub fn label(&self) -> String {
+        let file_name = |path: &std::path::Path| {
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            )
+        };
+        let core = file_name(std::path::Path::new(&self.core));
+        match &self.rom {
+            Some(rom) => format!("{} ({core})", file_name(rom)),
+            None => core,
+        }
+    }
+
+    fn push_args(&self, line: &mut Vec<String>) {
+        line.extend(["--core".to_string(), self.core.clone()]);
+        if let Some(rom) = &self.rom {
+            line.extend(["--rom".to_string(), rom.display().to_string()]);
+        }
+    }
+}
+
+/// The local input delay a player asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DelayChoice {
+    /// Follows the network.
+    #[default]
+    Auto,
+    /// This many frames, always (0–4).
+    Fixed(u8),
+}
+
+/// The Host form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostForm {
+    /// The UDP port to listen on (0: any free port).
+    pub port: u16,
+    /// The local input delay.
+    pub delay: DelayChoice,
+    /// Whether the match is recorded as a replay.
+    pub record: bool,
+    /// Spectators fed at most at once.
+    pub max_spectators: usize,
+    /// Frames the match lasts (none: until a player leaves).
+    pub frames: Option<u32>,
+}
+
+impl Default for HostForm {
+    fn default() -> Self {
+        HostForm {
+            frames: None,
+            port: 7000,
+            delay: DelayChoice::Auto,
+            record: true,
+            max_spectators: 32,
+        }
+    }
+}
+
+/// The Join form.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JoinForm {
+    /// The host's HOST:PORT.
+    pub address: String,
+    /// The local input delay.
+    pub delay: DelayChoice,
+    /// Whether the match is recorded as a replay.
+    pub record: bool,
+}
+
+/// What the player asked the launcher to start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Session {
+    /// Local play, 1 or 2 players on this machine.
+    Play {
+        /// Players at this keyboard (1–2).
+        players: u8,
+    },
+    /// Host a match.
+    Host(HostForm),
+    /// Join a match.
+    Join(JoinForm),
+    /// Watch a match live at HOST:PORT.
+    Spectate {
+        /// The host's HOST:PORT.
+        address: String,
+    },
+}
+
+impl Session {
+    /// The command line (after the program's name) that starts this
+    /// session of `game`.
+    pub fn command_line(&self, game: &GameChoice) -> Vec<String> {
+        let words = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let mut line = match self {
+            Session::Play { players } => words(&["play", "--players", &players.to_string()]),
+            Session::Host(form) => {
+                let mut line = words(&["host", "--port", &form.port.to_string()]);
+                push_match_args(&mut line, form.delay, form.record);
+                if form.max_spectators != HostForm::default().max_spectators {
+                    let max = form.max_spectators.to_string();
+                    line.extend(words(&["--max-spectators", &max]));
+                }
+                if let Some(frames) = form.frames {
+                    line.extend(words(&["--frames", &frames.to_string()]));
+                }
+                line
+            }
+            Session::Join(form) => {
+                let mut line = words(&["join", form.address.trim()]);
+                push_match_args(&mut line, form.delay, form.record);
+                line
+            }
+            Session::Spectate { address } => words(&["spectate", address.trim()]),
+        };
+        game.push_args(&mut line);
+        line
+    }
+}
+
+/// `--delay N` when fixed, `--no-record` when not recording.
+fn push_match_args(line: &mut Vec<String>, delay: DelayChoice, record: bool) {
+    if let DelayChoice::Fixed(frames) = delay {
+        line.extend(["--delay".to_string(), frames.to_string()]);
+    }
+    if !record {
+        line.push("--no-record".to_string());
+    }
+}
+
+/// A command line as a player would type it in a POSIX shell: words with
+/// spaces or shell characters are single-quoted.
+pub fn shell_words(program: &str, line: &[String]) -> String {
+    let quote = |word: &str| {
+        let plain = !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./:=@[],+".contains(c));
+        if plain {
+            word.to_string()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
+    };
+    std::iter::once(program)
+        .chain(line.iter().map(String::as_str))
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_is_shown_with_awkward_words_quoted() {
+        let line = vec![
+            "play".to_string(),
+            "--rom".to_string(),
+            "/home/me/My Games/it's.a26".to_string(),
+        ];
+        assert_eq!(
+            shell_words("netcade", &line),
+            r"netcade play --rom '/home/me/My Games/it'\''s.a26'"
+        );
+    }
+
+    #[test]
+    fn a_game_is_named_by_its_content_and_core_file_names() {
+        let game = GameChoice {
+            core: "/usr/lib/libretro/stella_libretro.so".to_string(),
+            rom: Some(PathBuf::from("/roms/pitfall.a26")),
+        };
+        assert_eq!(game.label(), "pitfall.a26 (stella_libretro.so)");
+        let duel = GameChoice {
+            core: "duel".to_string(),
+            rom: None,
+        };
+        assert_eq!(duel.label(), "duel");
+    }
+}

@@ -1,0 +1,302 @@
+//! A launcher script (`netcade menu --script FILE`): one step a line, run
+//! one a frame, fed to the window as SDL events through
+//! [`Window::inject`], the path every real event takes:
+//!
+//! ```text
+//! click Host                 # the widget labelled "Host"
+//! type 127.0.0.1:7000        # text typed into the focused field
+//! key Return                 # a key (SDL's name), with Ctrl+ for the modifier
+//! wait 30                    # 30 frames
+//! screenshot launcher.png    # the window's picture as drawn
+//! quit
+//! ```
+//!
+//! Blank lines and lines starting with `#` are skipped.
+
+use crate::engine::AppError;
+use crate::gui::window::Window;
+use sdl2::event::Event;
+use sdl2::keyboard::{Keycode, Mod, Scancode};
+use sdl2::mouse::{MouseButton, MouseState};
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// Where each labelled widget was drawn last frame, in window pixels.
+#[derive(Debug, Default)]
+pub struct Targets {
+    rects: HashMap<String, egui::Rect>,
+    pixels_per_point: f32,
+}
+
+impl Targets {
+    /// Forgets last frame's widgets.
+    pub fn clear(&mut self, pixels_per_point: f32) {
+        self.rects.clear();
+        self.pixels_per_point = pixels_per_point;
+    }
+
+    /// A button labelled `label`.
+    pub fn button(&mut self, ui: &mut egui::Ui, label: &str) -> egui::Response {
+        let response = ui.button(label);
+        self.rects.insert(label.to_string(), response.rect);
+        response
+    }
+
+    /// A line of a list that can be chosen, labelled `label`.
+    pub fn selectable(&mut self, ui: &mut egui::Ui, chosen: bool, label: &str) -> egui::Response {
+        let response = ui.selectable_label(chosen, label);
+        self.rects.insert(label.to_string(), response.rect);
+        response
+    }
+
+    /// A labelled one-line text field; whether Enter was pressed in it.
+    pub fn text_field(&mut self, ui: &mut egui::Ui, label: &str, text: &mut String) -> bool {
+        let response = ui
+            .horizontal(|ui| {
+                ui.label(label);
+                ui.text_edit_singleline(text)
+            })
+            .inner;
+        self.rects.insert(label.to_string(), response.rect);
+        response.lost_focus() && ui.input(|input| input.key_pressed(egui::Key::Enter))
+    }
+
+    /// The centre of the widget labelled `label`, in window pixels.
+    fn centre(&self, label: &str) -> Option<(i32, i32)> {
+        let centre = self.rects.get(label)?.center();
+        let scale = self.pixels_per_point;
+        Some(((centre.x * scale) as i32, (centre.y * scale) as i32))
+    }
+}
+
+/// One line of a script.
+#[derive(Clone, Debug, PartialEq)]
+enum Command {
+    Click(String),
+    Type(String),
+    Key(Keycode, Mod),
+    Wait(u32),
+    Screenshot(PathBuf),
+    Quit,
+}
+
+/// What the launcher does after a step.
+pub enum Step {
+    /// Draw the next frame.
+    Continue,
+    /// Draw the next frame and save its picture here.
+    Capture(PathBuf),
+    /// Close the launcher.
+    Quit,
+}
+
+/// A script being run.
+pub struct Script {
+    path: PathBuf,
+    /// (line number, step) still to run.
+    steps: VecDeque<(usize, Command)>,
+    /// Events for the next frames (a key's release comes a frame after its
+    /// press).
+    later: VecDeque<Event>,
+    waiting: u32,
+}
+
+impl Script {
+    /// Reads and checks a script file.
+    pub fn load(path: &Path) -> Result<Script, AppError> {
+        let text = std::fs::read_to_string(path).map_err(|source| AppError::OpenFile {
+            what: "the launcher script",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let steps = parse(&text).map_err(|(line, message)| AppError::BadArgument {
+            message: format!("{} line {line}: {message}", path.display()),
+        })?;
+        Ok(Script {
+            path: path.to_path_buf(),
+            steps: steps.into(),
+            later: VecDeque::new(),
+            waiting: 0,
+        })
+    }
+
+    /// Runs the next step (or waits), feeding its events to `window`.
+    pub fn step(&mut self, window: &mut Window, targets: &Targets) -> Result<Step, AppError> {
+        if let Some(event) = self.later.pop_front() {
+            window.inject(event);
+            return Ok(Step::Continue);
+        }
+        if self.waiting > 0 {
+            self.waiting -= 1;
+            return Ok(Step::Continue);
+        }
+        let Some((line, command)) = self.steps.pop_front() else {
+            return Ok(Step::Continue);
+        };
+        match command {
+            Command::Click(label) => {
+                let (x, y) = targets
+                    .centre(&label)
+                    .ok_or_else(|| AppError::BadArgument {
+                        message: format!(
+                            "{} line {line}: nothing labelled {label:?} on this screen",
+                            self.path.display()
+                        ),
+                    })?;
+                // Press and release in one frame, before SDL's own events:
+                // the real pointer (another window mapped under it on a
+                // shared display) cannot move between them.
+                window.inject(mouse_motion(x, y));
+                window.inject(mouse_button(true, x, y));
+                window.inject(mouse_button(false, x, y));
+                // The screen a click opens is laid out a frame later.
+                self.waiting = 1;
+            }
+            Command::Type(text) => {
+                window.inject(Event::TextInput {
+                    timestamp: 0,
+                    window_id: 0,
+                    text,
+                });
+                self.waiting = 1;
+            }
+            Command::Key(key, keymod) => {
+                window.inject(key_event(true, key, keymod));
+                // The modifier is let go with the key.
+                self.later.push_back(key_event(false, key, Mod::NOMOD));
+                self.waiting = 1;
+            }
+            Command::Wait(frames) => self.waiting = frames,
+            Command::Screenshot(path) => return Ok(Step::Capture(path)),
+            Command::Quit => return Ok(Step::Quit),
+        }
+        Ok(Step::Continue)
+    }
+}
+
+fn mouse_motion(x: i32, y: i32) -> Event {
+    Event::MouseMotion {
+        timestamp: 0,
+        window_id: 0,
+        which: 0,
+        mousestate: MouseState::from_sdl_state(0),
+        x,
+        y,
+        xrel: 0,
+        yrel: 0,
+    }
+}
+
+fn mouse_button(down: bool, x: i32, y: i32) -> Event {
+    let (timestamp, window_id, which, mouse_btn, clicks) = (0, 0, 0, MouseButton::Left, 1);
+    if down {
+        Event::MouseButtonDown {
+            timestamp,
+            window_id,
+            which,
+            mouse_btn,
+            clicks,
+            x,
+            y,
+        }
+    } else {
+        Event::MouseButtonUp {
+            timestamp,
+            window_id,
+            which,
+            mouse_btn,
+            clicks,
+            x,
+            y,
+        }
+    }
+}
+
+/// A key pressed or let go, as SDL reports it (with its scancode).
+pub(crate) fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
+    // egui-sdl2 skips keys without a scancode.
+    let scancode = Scancode::from_keycode(keycode);
+    let (timestamp, window_id, keycode, repeat) = (0, 0, Some(keycode), false);
+    if down {
+        Event::KeyDown {
+            timestamp,
+            window_id,
+            keycode,
+            scancode,
+            keymod,
+            repeat,
+        }
+    } else {
+        Event::KeyUp {
+            timestamp,
+            window_id,
+            keycode,
+            scancode,
+            keymod,
+            repeat,
+        }
+    }
+}
+
+/// The steps of a script, or the line and what is wrong with it.
+fn parse(text: &str) -> Result<Vec<(usize, Command)>, (usize, String)> {
+    let mut steps = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let rest = rest.trim();
+        let command = match word {
+            "click" if !rest.is_empty() => Command::Click(rest.to_string()),
+            "type" if !rest.is_empty() => Command::Type(rest.to_string()),
+            "key" => parse_key(rest).map_err(|message| (number, message))?,
+            "wait" => Command::Wait(rest.parse().map_err(|_| {
+                (number, format!("wait takes a number of frames (got {rest:?})"))
+            })?),
+            "screenshot" if !rest.is_empty() => Command::Screenshot(PathBuf::from(rest)),
+            "quit" if rest.is_empty() => Command::Quit,
+            _ => return Err((number, format!("unknown step {line:?} (click LABEL, type TEXT, key NAME, wait FRAMES, screenshot PATH, quit)"))),
+        };
+        steps.push((number, command));
+    }
+    Ok(steps)
+}
+
+/// `Return`, `Ctrl+A`: a key by SDL's name, with an optional Ctrl.
+fn parse_key(text: &str) -> Result<Command, String> {
+    let (keymod, name) = match text.strip_prefix("Ctrl+") {
+        Some(name) => (Mod::LCTRLMOD, name),
+        None => (Mod::NOMOD, text),
+    };
+    let key = Keycode::from_name(name)
+        .ok_or_else(|| format!("unknown key {name:?} (SDL key names: Return, Escape, Tab, A…)"))?;
+    Ok(Command::Key(key, keymod))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_reads_one_step_a_line_and_names_the_line_of_a_mistake() {
+        let steps = parse("# a comment\n\nclick Host\ntype 127.0.0.1:7000\nkey Ctrl+A\nwait 3\nscreenshot a.png\nquit\n").unwrap();
+        let commands: Vec<Command> = steps.into_iter().map(|(_, command)| command).collect();
+        assert_eq!(
+            commands,
+            vec![
+                Command::Click("Host".to_string()),
+                Command::Type("127.0.0.1:7000".to_string()),
+                Command::Key(Keycode::A, Mod::LCTRLMOD),
+                Command::Wait(3),
+                Command::Screenshot(PathBuf::from("a.png")),
+                Command::Quit,
+            ]
+        );
+        assert_eq!(parse("click Host\nwait soon").unwrap_err().0, 2);
+        assert!(parse("key NoSuchKey").unwrap_err().1.contains("NoSuchKey"));
+        assert!(parse("dance").unwrap_err().1.starts_with("unknown step"));
+    }
+}

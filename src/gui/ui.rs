@@ -1,0 +1,69 @@
+//! egui in the window: the launcher's screens and the menus drawn over the
+//! game. SDL events reach egui through `egui-sdl2`'s `State` in
+//! [`Window::poll`](crate::gui::window::Window::poll), and egui paints on
+//! the window's own GL context after the game picture and the overlay.
+
+use crate::libretro::gl::UiPainter;
+
+/// Builds one frame of a menu.
+pub type BuildUi<'a> = &'a mut dyn FnMut(&egui::Context);
+
+/// egui's context, its SDL input state and its painter.
+pub struct Ui {
+    context: egui::Context,
+    input: egui_sdl2::State,
+    painter: UiPainter,
+}
+
+impl Ui {
+    /// egui for `window`, painting through `painter`.
+    pub fn new(window: &sdl2::video::Window, painter: UiPainter) -> Ui {
+        let context = egui::Context::default();
+        // Read from a couch, not a desk.
+        context.set_zoom_factor(1.5);
+        // A menu over a game shows at once, not fading in over frames.
+        context.all_styles_mut(|style| style.animation_time = 0.0);
+        let input = egui_sdl2::State::new(window, context.clone(), egui::ViewportId::ROOT);
+        Ui {
+            context,
+            input,
+            painter,
+        }
+    }
+
+    /// Hands egui an SDL event; whether egui keeps it to itself (a text
+    /// field has the keyboard).
+    pub fn on_event(&mut self, window: &sdl2::video::Window, event: &sdl2::event::Event) -> bool {
+        let response = self.input.on_event(window, event);
+        let is_key = matches!(
+            event,
+            sdl2::event::Event::KeyDown { .. }
+                | sdl2::event::Event::KeyUp { .. }
+                | sdl2::event::Event::TextInput { .. }
+        );
+        response.consumed && (!is_key || self.context.wants_keyboard_input())
+    }
+
+    /// Drops the input gathered while no menu is drawn (a game's keys
+    /// reach egui too, and must not pile up unread).
+    pub fn discard_input(&mut self) {
+        drop(self.input.take_egui_input());
+    }
+
+    /// Runs `build` for one frame and paints what it laid out over the
+    /// window of `size` pixels.
+    pub fn draw(&mut self, size: (u32, u32), build: BuildUi<'_>) {
+        let input = self.input.take_egui_input();
+        let output = self.context.run(input, |context| build(context));
+        self.input.handle_platform_output(output.platform_output);
+        let primitives = self
+            .context
+            .tessellate(output.shapes, output.pixels_per_point);
+        self.painter.paint(
+            size,
+            output.pixels_per_point,
+            &primitives,
+            &output.textures_delta,
+        );
+    }
+}

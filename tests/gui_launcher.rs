@@ -1,0 +1,264 @@
+//! The launcher (`netcade menu`, and `netcade` alone) in a real window,
+//! driven by `--script` through the same event path as a player's hands:
+//! it draws, its Join form hands the address typed to `join`, and a match
+//! hosted from it plays to the joiner's checksums and ends on its result
+//! screen.
+#![cfg(feature = "gui")]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+use support::cli::{spawn_netcade_with_env, stderr, stdout, Background};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One launcher window at a time: a window mapped on the shared display
+/// takes the focus (and the pointer) from another's scripted typing.
+static ONE_WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_window() -> std::sync::MutexGuard<'static, ()> {
+    ONE_WINDOW
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `netcade menu --core duel --rom ARENA --script SCRIPT` with its config
+/// and data in `dir`.
+fn launcher(dir: &Path, script: &str) -> Background {
+    launcher_with_replays(dir, script, &support::cli::test_replay_dir())
+}
+
+/// [`launcher`] with its replays folder `replays`.
+fn launcher_with_replays(dir: &Path, script: &str, replays: &Path) -> Background {
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let arena = support::dojo_arena();
+    let script_arg = script_path.display().to_string();
+    let args = [
+        "menu",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--script",
+        &script_arg,
+    ];
+    spawn_netcade_with_env(
+        &args,
+        &[
+            ("NETCADE_CONFIG_DIR", dir.as_os_str()),
+            ("XDG_DATA_HOME", dir.as_os_str()),
+            ("NETCADE_REPLAY_DIR", replays.as_os_str()),
+        ],
+    )
+}
+
+/// The picture's size and RGB bytes.
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|_| panic!("{} written", path.display()));
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    (info.width, info.height, rgb)
+}
+
+/// Pixels of text (light grey to white on egui's dark grey panel) in rows `rows`.
+fn text_pixels((width, _, rgb): &(u32, u32, Vec<u8>), rows: std::ops::Range<u32>) -> usize {
+    let row_bytes = *width as usize * 3;
+    rgb[rows.start as usize * row_bytes..rows.end as usize * row_bytes]
+        .chunks(3)
+        .filter(|pixel| pixel.iter().all(|channel| *channel > 100))
+        .count()
+}
+
+#[test]
+fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_stands_for() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, host) = (dir.path().join("home.png"), dir.path().join("host.png"));
+    let script = format!(
+        "wait 3\nscreenshot {}\nclick Host\nscreenshot {}\nquit\n",
+        home.display(),
+        host.display()
+    );
+    let output = launcher(dir.path(), &script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (home, host) = (read_png(&home), read_png(&host));
+    assert_eq!((home.0, home.1), (960, 720));
+    // egui's dark panel fills the window, not the game's black.
+    let background = &home.2[home.2.len() / 2..home.2.len() / 2 + 3];
+    assert!(
+        background.iter().all(|c| (20..60).contains(c)),
+        "{background:?}"
+    );
+    // The heading, then lines of buttons and labels below it.
+    assert!(text_pixels(&home, 0..50) > 100, "the heading");
+    assert!(
+        text_pixels(&home, 50..400) > 500,
+        "the home screen's widgets"
+    );
+    // The host form has more lines (its fields and the command line).
+    assert!(text_pixels(&host, 50..400) > text_pixels(&home, 50..400));
+    assert_ne!(home.2, host.2);
+}
+
+#[test]
+fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_lines_error() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    // Nobody listens on the discard port: the join gives up, as on the
+    // command line, and the launcher stays open on the result.
+    // Back on the Join form, the address is offered among those used lately.
+    let script = "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:9\nkey Return\n\
+                  click Back\nclick Join\nclick 127.0.0.1:9\nquit\n";
+    let output = launcher(dir.path(), script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("joining 127.0.0.1:9"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("error: no answer from 127.0.0.1:9"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("$ netcade join 127.0.0.1:9 --core duel --rom "),
+        "{}",
+        stdout(&output)
+    );
+    let remembered = std::fs::read_to_string(dir.path().join("netcade/addresses.json")).unwrap();
+    assert_eq!(remembered, r#"["127.0.0.1:9"]"#);
+}
+
+#[test]
+fn a_match_hosted_from_the_launcher_plays_to_the_joiners_checksums_and_ends_on_its_result() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result.png");
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
+         click Frames (blank: play until someone leaves)\ntype 240\n\
+         click Host the match\nwait 2\nscreenshot {}\nquit\n",
+        result.display()
+    );
+    let mut host = launcher(dir.path(), &script);
+    host.wait_for_stdout("waiting for a player to join", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port = printed
+        .split("UDP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .expect("the host names its port");
+    let arena = support::dojo_arena();
+    let address = format!("127.0.0.1:{port}");
+    let join = support::cli::spawn_netcade(&[
+        "join",
+        &address,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--inputs",
+        "random:2",
+        "--no-record",
+    ]);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(join.status.success(), "{}", stderr(&join));
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 240 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(stdout(&join)));
+    assert!(stdout(&host).contains("replay: "), "{}", stdout(&host));
+    // The window stayed open after the match: its result screen was drawn.
+    let (width, height, _) = read_png(&result);
+    assert_eq!((width, height), (960, 720));
+    let recent = std::fs::read_to_string(dir.path().join("netcade/recent.json")).unwrap();
+    assert!(recent.contains("dojo.arena"), "{recent}");
+}
+
+#[test]
+fn netcade_alone_opens_the_launcher_which_needs_a_display() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("SDL_VIDEODRIVER")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: no display to open the window on"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_replay_chosen_in_the_replays_screen_is_verified_by_the_replay_command() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let replays = dir.path().join("replays");
+    std::fs::create_dir_all(&replays).unwrap();
+    support::cli::record_duel(&replays, "older.ncr", "dojo", 60, "random:1");
+    support::cli::record_duel(&replays, "chosen.ncr", "dojo", 90, "random:2");
+    let script = "click Replays\nclick Filter\ntype chosen\nclick chosen.ncr\nclick Verify\nquit\n";
+    let output = launcher_with_replays(dir.path(), script, &replays).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    assert!(printed.contains("chosen.ncr: frames 0..90"), "{printed}");
+    assert!(printed.contains("verified: "), "{printed}");
+    assert!(!printed.contains("older.ncr"), "{printed}");
+}
+
+#[test]
+fn the_settings_file_adds_its_window_switches_and_a_mistake_in_it_names_its_line() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("script.txt"), "click Play\nquit\n").unwrap();
+    // Content that is not there: `play` ends at once on the command
+    // line's own error, and the line it ran was printed first.
+    let missing = dir.path().join("missing.arena").display().to_string();
+    let script = dir.path().join("script.txt").display().to_string();
+    let args = [
+        "menu", "--core", "duel", "--rom", &missing, "--script", &script,
+    ];
+    let env = [
+        ("NETCADE_CONFIG_DIR", dir.path().as_os_str()),
+        ("XDG_DATA_HOME", dir.path().as_os_str()),
+    ];
+    let settings = dir.path().join("settings.toml");
+    std::fs::write(
+        &settings,
+        "[video]\nshader = \"nearest\"\ninteger_scale = true\n",
+    )
+    .unwrap();
+    let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("missing.arena --shader nearest --integer-scale\n"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("error: content file "),
+        "{}",
+        stderr(&output)
+    );
+
+    std::fs::write(&settings, "[video]\nshader = \"blurry\"\n").unwrap();
+    let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stdout(&output).contains("--shader"), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("settings.toml line 2: "),
+        "{}",
+        stderr(&output)
+    );
+}
