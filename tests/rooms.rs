@@ -78,6 +78,12 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
         stdout(&join).contains(&format!("joining room {code}")),
         "{join:?}"
     );
+    // ICE found the path through the room: on one machine, a direct one.
+    for player in [&host, &join] {
+        let path = &last_json(player)["netplay"]["path"];
+        assert_eq!(path["kind"], "direct", "{path}");
+        assert!(stdout(player).contains("path: direct, connected in"));
+    }
     let spectator = spectator.finish(TIMEOUT);
     assert!(spectator.status.success(), "{spectator:?}");
     assert!(stdout(&spectator).contains(&format!("spectating room {code}")));
@@ -86,6 +92,88 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
     assert_eq!(
         watched["checksums"]["memory"],
         last_json(&host)["checksums"]["memory"]
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_matchbox_server, netcade_server_turnserver)),
+    ignore = "needs matchbox_server and turnserver on PATH"
+)]
+fn a_relay_only_host_plays_a_room_match_in_sync_through_a_coturn_relay() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let Some(coturn) = support::coturn::start_coturn() else {
+        return;
+    };
+    let turn = format!(
+        "turn:{}:{}@{}",
+        coturn.username, coturn.password, coturn.address
+    );
+    let game = duel("dojo");
+    let relayed = ["--turn", &turn, "--relay-only"];
+    let host_args = [&["host", "--port", "0", "--room"][..], &relayed].concat();
+    let mut host = start(&host_args, &game, &signal, 1);
+    let code = room_code(&mut host);
+    let join_args = ["join", "--room", &code, "--turn", &turn];
+    let join = start(&join_args, &game, &signal, 2);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert_played_in_sync(&host, &join);
+    for player in [&host, &join] {
+        let path = &last_json(player)["netplay"]["path"];
+        assert_eq!(path["kind"], "relay", "{path}");
+    }
+    let host_path = &last_json(&host)["netplay"]["path"];
+    assert_eq!(
+        host_path["relay"],
+        coturn.address.ip().to_string(),
+        "{host_path}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn players_of_a_room_who_find_no_path_say_so_in_one_line() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    // A relay-only host whose relay is not there has nothing to offer.
+    let nowhere = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let dead_relay = format!("turn:u:p@{}", nowhere.local_addr().unwrap());
+    drop(nowhere);
+    let game = duel("dojo");
+    let host_args = [
+        "host",
+        "--port",
+        "0",
+        "--room",
+        "--relay-only",
+        "--turn",
+        &dead_relay,
+    ];
+    let mut host = start(&host_args, &game, &signal, 1);
+    let code = room_code(&mut host);
+    let join = start(&["join", "--room", &code], &game, &signal, 2);
+    let players = [host.finish(TIMEOUT), join.finish(TIMEOUT)];
+    let mut errors = Vec::new();
+    for player in &players {
+        assert_eq!(player.status.code(), Some(3), "{player:?}");
+        errors.extend(stderr(player).lines().map(String::from).next_back());
+    }
+    // The first to give up says why; the other may hear it leave first.
+    let no_route = errors.iter().filter(|line| {
+        line.starts_with("error: no route to the opponent: direct and relayed paths failed")
+            && line.contains("check that UDP is allowed")
+    });
+    assert!(no_route.count() >= 1, "{errors:?}");
+    assert!(
+        errors.iter().all(|line| line.starts_with("error: no route")
+            || line == "error: the opponent left the room"),
+        "{errors:?}"
     );
 }
 
@@ -290,6 +378,8 @@ fn a_bad_server_list_or_room_code_is_one_clear_error_before_anything_runs() {
         &["host", "--room", "TOO-LONGX"],
         &["join", "--signal", "http://a:1", "--quick"],
         &["join", "127.0.0.1:7000", "--quick"],
+        &["join", "--turn", "turn:127.0.0.1:3478", "--quick"],
+        &["host", "--room", "--players", "3"],
         &["join"],
     ] {
         let refused = run_with_config(config.path(), &with_game(args));

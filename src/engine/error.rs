@@ -228,6 +228,10 @@ pub enum AppError {
         /// What happened and what to do.
         message: String,
     },
+    /// Two machines that met in a room found no path between them (ICE):
+    /// the message says what to check.
+    #[error(transparent)]
+    NoRoute(#[from] crate::net::ice::IceError),
     /// The peer's handshake did not match ours (another core or content):
     /// `reason` names what differs, the host's values first.
     #[error("{reason}")]
@@ -304,6 +308,9 @@ impl AppError {
             | AppError::PreflightFailed { .. }
             | AppError::RollbackUnavailable { .. } => EXIT_USER_MISTAKE,
             AppError::NoAnswer { .. } | AppError::Room { .. } => EXIT_RUNTIME_FAILURE,
+            // `--transport laminar` with a room: the arguments are at fault.
+            AppError::NoRoute(crate::net::ice::IceError::NeedsUdp) => EXIT_USER_MISTAKE,
+            AppError::NoRoute(_) => EXIT_RUNTIME_FAILURE,
             #[cfg(feature = "broadcast")]
             AppError::Nats(error) if error.is_user_mistake() => EXIT_USER_MISTAKE,
             #[cfg(feature = "broadcast")]

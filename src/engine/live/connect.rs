@@ -72,6 +72,13 @@ pub(crate) fn connect_to_host(
     Ok((host, bind_toward(host, link)?))
 }
 
+/// A socket on every IPv4 interface at `port` (0: any free one): rooms'
+/// players find their path with ICE, whose candidates are IPv4.
+pub(crate) fn bind_ipv4(link: &LinkArgs, port: u16) -> Result<LinkTransport, AppError> {
+    link.open(SocketAddr::from(([0u8; 4], port)))
+        .map_err(bind_error)
+}
+
 /// A socket on any free port, of `host`'s address family.
 pub(crate) fn bind_toward(host: SocketAddr, link: &LinkArgs) -> Result<LinkTransport, AppError> {
     let local: SocketAddr = if host.is_ipv4() {

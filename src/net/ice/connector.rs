@@ -13,7 +13,7 @@ use rice_proto::candidate::{Candidate, CandidateType, TransportType};
 use rice_proto::component::{ComponentConnectionState, SelectedPair};
 use rice_proto::stream::{Credentials, GatheredCandidate};
 use rice_proto::turn::{TurnConfig, TurnCredentials};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 use turn_client_proto::api::TurnClientApi;
@@ -60,6 +60,9 @@ pub struct IceConnector {
     held_relays: Vec<HeldRelay>,
     offered_relay: Option<(SocketAddr, RelayLabel)>,
     remote_relays: BTreeMap<SocketAddr, RelayLabel>,
+    /// The opponent's host candidates: a check from one of them, learnt
+    /// as peer-reflexive because it came before the candidate, is direct.
+    remote_hosts: BTreeSet<SocketAddr>,
     /// Per relay server: when the last request went to it, and the
     /// shortest wait for an answer seen so far (its round trip).
     relay_round_trips: BTreeMap<SocketAddr, (Option<u64>, Option<Duration>)>,
@@ -127,6 +130,7 @@ impl IceConnector {
             held_relays: Vec::new(),
             offered_relay: None,
             remote_relays: BTreeMap::new(),
+            remote_hosts: BTreeSet::new(),
             relay_round_trips: BTreeMap::new(),
             gathering_done: false,
             local_ended: false,
@@ -280,6 +284,9 @@ impl IceConnector {
             return Ok(());
         }
         self.remote_candidates += 1;
+        if candidate.candidate_type == CandidateType::Host {
+            self.remote_hosts.insert(candidate.address);
+        }
         if self.remote_credentials_known {
             self.stream().add_remote_candidate(candidate);
         } else {
@@ -513,7 +520,8 @@ impl IceConnector {
                 round_trip_ms: label.round_trip_ms,
             },
             None if local.candidate_type == CandidateType::Host
-                && remote.candidate_type == CandidateType::Host =>
+                && (remote.candidate_type == CandidateType::Host
+                    || self.remote_hosts.contains(&remote.address)) =>
             {
                 PathKind::Direct
             }

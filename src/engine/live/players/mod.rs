@@ -17,15 +17,15 @@ use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::InputSource;
 use crate::engine::live::connect::{
-    adopt_host_options, bind_listening, bind_toward, content_hash, host_option_overrides,
-    link_secret, random_bytes, SOCKET_ADDRESSES,
+    adopt_host_options, bind_ipv4, bind_listening, bind_toward, content_hash,
+    host_option_overrides, link_secret, random_bytes, SOCKET_ADDRESSES,
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::{LiveEvent, LiveOptions};
 use crate::engine::live::rooms::{
     host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
-    QuickPairing, RoomRole,
+    OpenedRoom, QuickPairing, RoomRole,
 };
 use crate::engine::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::engine::live::wire::LiveTransport;
@@ -61,7 +61,11 @@ pub fn host_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let transport = bind_listening(&settings.common.link, settings.port)?;
+    let transport = match settings.room {
+        // Its player's path is found with ICE, whose candidates are IPv4.
+        Some(_) => bind_ipv4(&settings.common.link, settings.port)?,
+        None => bind_listening(&settings.common.link, settings.port)?,
+    };
     host_on(settings, transport, outputs, options, out)
 }
 
@@ -83,7 +87,7 @@ fn host_on(
     let mut game = open_game(&common.game)?;
     let found = preflight(game.as_mut())?;
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
-    let _room = open_room(settings, game.as_ref(), &transport, out)?;
+    let opened = open_room(settings, game.as_ref(), &transport, out)?;
     let joiners = settings.players - 1;
     // Signals are ours before anyone is told we wait: a SIGHUP after the
     // line below is an interruption, never a kill.
@@ -99,6 +103,7 @@ fn host_on(
             format!("{joiners} players")
         }
     )?;
+    let (_room, transport) = meet_player(opened, settings, transport)?;
     let seat = Seat {
         command: "host",
         me: 0,
@@ -163,10 +168,15 @@ fn open_room(
     game: &dyn Game,
     transport: &LinkTransport,
     out: &mut dyn Write,
-) -> Result<Option<HostedRoom>, AppError> {
+) -> Result<Option<OpenedRoom>, AppError> {
     let Some(chosen) = settings.room else {
         return Ok(None);
     };
+    if settings.players > 2 {
+        return Err(AppError::BadArgument {
+            message: "--room pairs two players: host a match of 3 or 4 with `--port` and give the others its address".into(),
+        });
+    }
     let code = room_code(chosen)?;
     let identity = identity_of(game, &settings.common.game)?;
     let room = host_room(&settings.signal, code, identity, transport)?;
@@ -175,6 +185,18 @@ fn open_room(
         "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
     )?;
     Ok(Some(room))
+}
+
+/// `host --room`: waits for the room's player and finds the path to it.
+fn meet_player(
+    opened: Option<OpenedRoom>,
+    settings: &HostSettings,
+    transport: LinkTransport,
+) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
+    match opened {
+        Some(opened) => opened.meet_player(&settings.signal, transport),
+        None => Ok((None, transport)),
+    }
 }
 
 /// Joins the match hosted at `settings.address` (or in its room, or the
@@ -195,7 +217,7 @@ pub fn join_match(
         let identity = identity_of(game.as_ref(), &args)?;
         match quick_pair(&settings.signal, identity, &common.link, out)? {
             QuickPairing::Join(found) => (found, game),
-            QuickPairing::Host(transport) => {
+            QuickPairing::Host(transport, _room) => {
                 // The host's side loads its game itself, in its own folder.
                 drop((game, saves));
                 let host = quick_host_settings(settings);

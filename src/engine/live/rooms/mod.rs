@@ -2,8 +2,11 @@
 //! machines enter a room of the signaling server (`host --room` prints its
 //! code; `join --quick` queues with players of the same game), greet each
 //! other with a [`Hello`] (what they are, their game, the addresses of
-//! their game socket), and the joiner then dials the host's address over
-//! the direct path `join HOST:PORT` takes.
+//! their game socket), and two players then find their path with ICE
+//! through the room ([ice.md](../../../../docs/ice.md)): the host controls,
+//! the joiner follows. A spectator dials the host's address over the
+//! direct path `join HOST:PORT` takes (the host's socket runs one ICE
+//! agent, its player's).
 //!
 //! Rooms are named by protocol version: a room code's room is open to any
 //! game, so a joiner of another game hears the host's hello and is refused
@@ -20,14 +23,15 @@ mod servers;
 
 pub use code::RoomCode;
 pub use hello::{Hello, RoomRole};
-pub use servers::{RegionServer, ServerList, DEFAULT_SERVERS, SERVER_LIST_FILE};
+pub use servers::{RegionServer, ServerList, TurnUrl, DEFAULT_SERVERS, SERVER_LIST_FILE};
 
 use crate::checksum::Checksum;
 use crate::engine::live::connect::{
-    bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
+    bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
 use crate::engine::{AppError, Game, GameArgs};
-use crate::net::link::{LinkArgs, LinkTransport};
+use crate::net::ice::{IceConfig, IceRole, PathPolicy};
+use crate::net::link::{connect_ice, LinkArgs, LinkTransport};
 use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
 use crate::protocol::{Identity, Rejection, PROTOCOL_VERSION};
@@ -49,6 +53,12 @@ const HOST_POLL: Duration = Duration::from_millis(20);
 /// front of a signaling server close idle WebSockets after a minute or so).
 const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(20);
 
+/// What a host whose room went away says once.
+const ROOM_GONE: &str = "new players cannot find this match through its room";
+
+/// How often a machine waiting in a room looks whether Ctrl-C was pressed.
+const INTERRUPT_POLL: Duration = Duration::from_millis(200);
+
 /// The most peers a machine remembers having greeted.
 const MAX_GREETED: usize = 1024;
 
@@ -60,6 +70,15 @@ pub struct SignalArgs {
     /// config directory, else ws://127.0.0.1:3536].
     #[arg(long, value_name = "ws://HOST:PORT")]
     pub signal: Option<SignalServer>,
+    /// The TURN relay two players of a room fall back on when no direct
+    /// or hole-punched path works [default: the `turn` lines of
+    /// servers.txt].
+    #[arg(long, value_name = "turn:USER:PASSWORD@HOST:PORT")]
+    pub turn: Option<TurnUrl>,
+    /// Reach the other player of a room only through the TURN relay
+    /// (hides this machine's addresses from it).
+    #[arg(long)]
+    pub relay_only: bool,
 }
 
 impl SignalArgs {
@@ -72,6 +91,22 @@ impl SignalArgs {
             .map_err(|message| AppError::BadArgument { message })?;
         let origin = list.signal_origin();
         Ok((list.signal, origin))
+    }
+
+    /// The STUN servers and TURN relays of the server list (and `--turn`).
+    fn ice_config(&self) -> Result<IceConfig, AppError> {
+        let mut config = ServerList::load(crate::paths::config_dir().as_deref())
+            .and_then(|list| list.ice_config(self.turn.as_ref()))
+            .map_err(|message| AppError::BadArgument { message })?;
+        if self.relay_only {
+            if config.relays.is_empty() {
+                return Err(AppError::BadArgument {
+                    message: "--relay-only needs a TURN relay: give --turn turn:USER:PASSWORD@HOST:PORT or add a `turn` line to servers.txt".into(),
+                });
+            }
+            config.policy = PathPolicy::RelayOnly;
+        }
+        Ok(config)
     }
 }
 
@@ -161,9 +196,25 @@ fn choose_candidate(candidates: &[SocketAddr], we_are_local: bool) -> Option<Soc
         .copied()
 }
 
-/// The address to dial the peer of `hello` at from `transport`: the one
-/// place the path between two machines that met in a room is chosen.
+/// Finds the path to the player `peer` of the room with ICE over this
+/// machine's game socket `transport` (the candidates go through the room):
+/// the one place the path between two players that met in a room is
+/// chosen. Returns the address the handshake uses and the socket carrying
+/// the path.
 fn path_to(
+    args: &SignalArgs,
+    room: &mut RoomClient,
+    peer: PeerId,
+    transport: LinkTransport,
+    role: IceRole,
+) -> Result<(SocketAddr, LinkTransport), AppError> {
+    let config = args.ice_config()?;
+    let (transport, path) = connect_ice(transport, &mut room.channel_to(peer), config, role)?;
+    Ok((path.remote, transport))
+}
+
+/// The address a spectator dials the host of `hello` at from `transport`.
+fn spectator_dial(
     hello: &Hello,
     room: &RoomClient,
     transport: &LinkTransport,
@@ -236,6 +287,10 @@ impl Greeter {
                 if !self.greeted.contains(&from) {
                     self.greet(room, from.clone())?;
                 }
+                // ICE's last messages may come after its path was found.
+                if text.starts_with("ice-") {
+                    return Ok(None);
+                }
                 match Hello::decode(&text) {
                     Ok(hello) if wanted(&hello) => return Ok(Some((from, hello))),
                     Ok(_) => {}
@@ -263,20 +318,19 @@ impl Greeter {
 /// passes (`None`).
 fn await_hello(
     room: &mut RoomClient,
-    ours: &Hello,
+    greeter: &mut Greeter,
     wanted: impl Fn(&Hello) -> bool,
     deadline: Option<Instant>,
 ) -> Result<Option<(PeerId, Hello)>, SignalError> {
-    let mut greeter = Greeter::new(ours);
     loop {
         let step = match deadline {
             Some(deadline) => deadline.saturating_duration_since(Instant::now()),
             None => KEEP_ALIVE_EVERY,
         };
-        if step.is_zero() {
+        if step.is_zero() || crate::engine::live::options::interrupted() {
             return Ok(None);
         }
-        let found = greeter.step(room, &wanted, step.min(KEEP_ALIVE_EVERY))?;
+        let found = greeter.step(room, &wanted, step.min(INTERRUPT_POLL))?;
         if found.is_some() {
             return Ok(found);
         }
@@ -316,30 +370,78 @@ impl Drop for HostedRoom {
     }
 }
 
+/// A room the host entered, its player still to come.
+pub struct OpenedRoom {
+    room: RoomClient,
+    greeter: Greeter,
+    identity: Identity,
+}
+
 /// Opens the room `code` for the match whose game socket is `transport`.
 pub(crate) fn host_room(
     args: &SignalArgs,
     code: RoomCode,
     identity: Identity,
     transport: &LinkTransport,
-) -> Result<HostedRoom, AppError> {
+) -> Result<OpenedRoom, AppError> {
     let room = enter(args, &code_room(code), None)?;
     let hello = Hello {
         role: RoomRole::Host,
-        identity,
+        identity: identity.clone(),
         candidates: candidates(&room, transport),
     };
-    Ok(greet_in_background(room, hello))
+    Ok(OpenedRoom {
+        room,
+        greeter: Greeter::new(&hello),
+        identity,
+    })
 }
 
-fn greet_in_background(mut room: RoomClient, hello: Hello) -> HostedRoom {
+impl OpenedRoom {
+    /// Greets the room until a player of the same game comes (players of
+    /// another game are refused on their side), finds the path to it on
+    /// the game socket `transport`, and greets later comers (spectators)
+    /// from a thread for as long as the returned room lives. When the
+    /// server goes away first, one warning says so and the socket waits
+    /// for players who know its address; Ctrl-C leaves it to the match's
+    /// loop, which reports it.
+    pub(crate) fn meet_player(
+        mut self,
+        args: &SignalArgs,
+        transport: LinkTransport,
+    ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
+        let ours = &self.identity;
+        let is_player =
+            |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(ours).is_none();
+        let player = match await_hello(&mut self.room, &mut self.greeter, is_player, None) {
+            Ok(Some((player, _))) => player,
+            Ok(None) => return Ok((None, transport)),
+            Err(error) => {
+                eprintln!("warning: {error}: {ROOM_GONE}");
+                return Ok((None, transport));
+            }
+        };
+        let (_, transport) = path_to(
+            args,
+            &mut self.room,
+            player,
+            transport,
+            IceRole::Controlling,
+        )?;
+        Ok((
+            Some(greet_in_background(self.room, self.greeter)),
+            transport,
+        ))
+    }
+}
+
+fn greet_in_background(mut room: RoomClient, mut greeter: Greeter) -> HostedRoom {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     let thread = std::thread::spawn(move || {
-        let mut greeter = Greeter::new(&hello);
         while !stopped.load(Ordering::Relaxed) {
             if let Err(error) = greeter.step(&mut room, &|_| false, HOST_POLL) {
-                eprintln!("warning: {error}: new players cannot find this match through its room");
+                eprintln!("warning: {error}: {ROOM_GONE}");
                 return;
             }
         }
@@ -359,6 +461,9 @@ pub struct FoundHost {
     pub transport: LinkTransport,
     /// The room, for messages.
     pub label: String,
+    /// The room a player met its host in, kept until the handshake: the
+    /// host's side of ICE may still be reading its last messages.
+    pub room: Option<RoomClient>,
 }
 
 /// Finds the host of room `code` as a player or spectator, waiting at most
@@ -370,7 +475,11 @@ pub(crate) fn find_host(
     link: &LinkArgs,
     timeout: Duration,
 ) -> Result<FoundHost, AppError> {
-    let transport = bind_listening(link, 0)?;
+    // A player's socket carries ICE, whose candidates are IPv4.
+    let transport = match ours.0 {
+        RoomRole::Spectator => bind_listening(link, 0)?,
+        _ => bind_ipv4(link, 0)?,
+    };
     let mut room = enter(args, &code_room(code), None)?;
     let hello = Hello {
         role: ours.0,
@@ -380,8 +489,8 @@ pub(crate) fn find_host(
     let is_host = |peer: &Hello| peer.role == RoomRole::Host;
     let deadline = Some(Instant::now() + timeout);
     let waiting_for = format!("the host of room {code}");
-    let answer = await_hello(&mut room, &hello, is_host, deadline);
-    let Some((_, host)) = answer.map_err(|error| server_gone(error, &waiting_for))? else {
+    let answer = await_hello(&mut room, &mut Greeter::new(&hello), is_host, deadline);
+    let Some((host_peer, host)) = answer.map_err(|error| server_gone(error, &waiting_for))? else {
         return Err(AppError::Room {
             message: format!(
                 "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
@@ -390,10 +499,15 @@ pub(crate) fn find_host(
         });
     };
     check_host(&host, &hello)?;
+    let (address, transport) = match hello.role {
+        RoomRole::Spectator => (spectator_dial(&host, &room, &transport)?, transport),
+        _ => path_to(args, &mut room, host_peer, transport, IceRole::Controlled)?,
+    };
     Ok(FoundHost {
-        address: path_to(&host, &room, &transport)?,
+        address,
         transport,
         label: format!("room {code}"),
+        room: Some(room),
     })
 }
 
@@ -425,6 +539,7 @@ pub(crate) fn reach_host(
                 address: host,
                 transport,
                 label: address.to_string(),
+                room: None,
             };
             Ok((found, open()?.0))
         }
@@ -442,8 +557,10 @@ pub(crate) fn reach_host(
 
 /// A quick match's outcome: this machine hosts on its socket, or joins.
 pub enum QuickPairing {
-    /// Host the match on this game socket.
-    Host(LinkTransport),
+    /// Host the match on this game socket; the room stays entered for as
+    /// long as the match lasts (the joiner's side of ICE may still be
+    /// reading its last messages when ours found the path).
+    Host(LinkTransport, RoomClient),
     /// Join the host found.
     Join(FoundHost),
 }
@@ -457,9 +574,9 @@ pub(crate) fn quick_pair(
     link: &LinkArgs,
     out: &mut dyn Write,
 ) -> Result<QuickPairing, AppError> {
-    let transport = bind_listening(link, 0)?;
+    let transport = bind_ipv4(link, 0)?;
     let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
-    let (room, hello, (peer, other)) = loop {
+    let (mut room, hello, (peer, other)) = loop {
         let mut room = enter(args, &quick_room(&identity), Some(2))?;
         writeln!(
             out,
@@ -471,24 +588,36 @@ pub(crate) fn quick_pair(
             identity: identity.clone(),
             candidates: candidates(&room, &transport),
         };
-        match await_hello(&mut room, &hello, is_quick, None) {
+        match await_hello(&mut room, &mut Greeter::new(&hello), is_quick, None) {
             Ok(Some(pair)) => break (room, hello, pair),
             // The server grouped us with a player who left before its
             // hello: queue again.
-            Err(SignalError::PeerGone) | Ok(None) => {
+            Err(SignalError::PeerGone) => {
                 writeln!(out, "the other player left before the match")?;
+            }
+            Ok(None) => {
+                return Err(AppError::Room {
+                    message: "interrupted while waiting for another player".into(),
+                })
             }
             Err(error) => return Err(server_gone(error, "another player")),
         }
     };
     check_host(&other, &hello)?;
-    if room.me() < &peer {
-        return Ok(QuickPairing::Host(transport));
+    let hosting = room.me() < &peer;
+    let role = match hosting {
+        true => IceRole::Controlling,
+        false => IceRole::Controlled,
+    };
+    let (address, transport) = path_to(args, &mut room, peer, transport, role)?;
+    if hosting {
+        return Ok(QuickPairing::Host(transport, room));
     }
     Ok(QuickPairing::Join(FoundHost {
-        address: path_to(&other, &room, &transport)?,
+        address,
         transport,
         label: "the quick match".into(),
+        room: Some(room),
     }))
 }
 
