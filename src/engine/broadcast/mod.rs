@@ -202,6 +202,10 @@ async fn replays_bucket(
     .map_err(NatsError::request(format!("the bucket {REPLAYS_BUCKET}")))
 }
 
+/// The largest stored replay a viewer fetches: whatever the object store
+/// holds, memory stays bounded.
+const MAX_STORED_REPLAY_BYTES: u64 = 256 << 20;
+
 /// The replay of match `name` from the object store, if kept there.
 pub fn fetch_replay(link: &NatsLink, name: &str) -> Result<Vec<u8>, AppError> {
     let js = link.jetstream();
@@ -214,10 +218,17 @@ pub fn fetch_replay(link: &NatsLink, name: &str) -> Result<Vec<u8>, AppError> {
             .await
             .map_err(NatsError::request(format!("the replay {object}")))?;
         let mut bytes = Vec::new();
-        reader
+        (&mut reader)
+            .take(MAX_STORED_REPLAY_BYTES + 1)
             .read_to_end(&mut bytes)
             .await
             .map_err(NatsError::request(format!("the replay {object}")))?;
+        if bytes.len() as u64 > MAX_STORED_REPLAY_BYTES {
+            return Err(NatsError::Request {
+                what: format!("the replay {object}"),
+                reason: format!("larger than {} MiB", MAX_STORED_REPLAY_BYTES >> 20),
+            });
+        }
         Ok::<_, NatsError>(bytes)
     })??)
 }

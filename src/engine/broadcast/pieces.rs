@@ -62,6 +62,12 @@ impl Pieces {
         self.next += 1;
         (index == count).then(|| std::mem::take(&mut self.bytes))
     }
+
+    /// Whether what was taken so far began a message and kept its order:
+    /// once not, the pieces since cannot make it whole.
+    pub fn in_order(&self) -> bool {
+        self.next != 0
+    }
 }
 
 /// The newest whole message on `subject`: the sequence of its first piece
@@ -96,6 +102,11 @@ pub async fn last_whole(
         if let Some(whole) = pieces.take(piece_of(Some(&message.headers)), &message.payload) {
             return Some((first, whole));
         }
+        // A last piece naming a first that is not one (or more pieces than
+        // follow it) would otherwise walk the stream a message at a time.
+        if !pieces.in_order() {
+            return None;
+        }
     }
     None
 }
@@ -111,6 +122,15 @@ mod tests {
         assert_eq!(pieces.take(Some((2, 3)), b"cd"), None);
         assert_eq!(pieces.take(Some((3, 3)), b"e"), Some(b"abcde".to_vec()));
         assert_eq!(pieces.take(None, b"whole"), Some(b"whole".to_vec()));
+    }
+
+    #[test]
+    fn a_message_that_does_not_begin_with_its_first_piece_is_out_of_order_at_once() {
+        let mut pieces = Pieces::default();
+        assert_eq!(pieces.take(Some((u32::MAX, u32::MAX)), b"x"), None);
+        assert!(!pieces.in_order());
+        assert_eq!(pieces.take(Some((1, 2)), b"a"), None);
+        assert!(pieces.in_order());
     }
 
     #[test]
