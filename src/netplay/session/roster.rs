@@ -59,7 +59,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// A roster arrived over link `index`: taken only from the start-up
     /// host before frame 0; each peer it places is linked (dialled when its
     /// slot is below ours). Entries for no roster peer, or naming an
-    /// address another link has, are ignored.
+    /// address another link or a spectator has, are ignored.
     pub(super) fn on_roster(&mut self, index: usize, entries: Vec<RosterEntry>) {
         let from_host = self.links[index].players.contains(0);
         let Some(codec) = self.config.roster.filter(|_| from_host) else {
@@ -73,7 +73,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
             let Some(address) = (codec.decode)(&entry.address) else {
                 continue;
             };
-            let taken = self.links.iter().any(|link| link.address == Some(address));
+            // Another link's address, or a spectator's: its endpoint stays.
+            let taken = self.links.iter().any(|link| link.address == Some(address))
+                || self.endpoints.get(&address).is_some();
             let Some(peer) = self.links.iter().position(|link| {
                 link.connect == Connect::Roster && link.players.contains(entry.slot)
             }) else {
