@@ -170,10 +170,16 @@ impl<A: Ord + Copy> NetplaySession<A> {
             .iter()
             .find(|link| link.players.contains(0))
             .map(|link| link.players);
-        for player in host_players.into_iter().flat_map(|players| players.iter()) {
+        let Some(host_players) = host_players else {
+            return;
+        };
+        for player in host_players.iter() {
             let result = self.session.peer_synchronized(PlayerId::new(player));
             self.record(result);
         }
+        self.events.push_back(NetplayEvent::PeerSynchronized {
+            players: super::player_set(host_players),
+        });
     }
 
     /// The host's side: sends each restarted peer whose link moved the

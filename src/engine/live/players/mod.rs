@@ -8,7 +8,9 @@
 pub mod args;
 mod mode;
 mod report;
+mod restart;
 mod role;
+mod ticket;
 
 pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
 use mode::{host_mode, join_mode, preflight};
@@ -211,6 +213,9 @@ pub fn join_match(
     // loaded; a room compares games, so there the game comes first.
     let saves = MatchSaveDir::create(&settings.common.game, "join")?;
     let common = &in_match_folder(&settings.common, &saves);
+    if settings.rejoin {
+        return restart::rejoin_match(settings, common, outputs, options, out);
+    }
     let open = || Ok((open_game(&common.game)?, common.game.clone()));
     let (found, game) = if settings.quick {
         let (game, args) = open()?;
@@ -271,7 +276,7 @@ fn join_found(
         found.address,
         game.title()
     )?;
-    let label = found.label.clone();
+    let (label, host) = (found.label.clone(), found.address);
     options.take_ctrl_c();
     let Seated {
         seat,
@@ -279,6 +284,8 @@ fn join_found(
         transport,
         started,
     } = take_a_seat(settings, found, game.as_ref())?;
+    // Kept while the match runs: a killed process comes back with it.
+    let _ticket = restart::keep_joiners_ticket(&netplay, host, seat.me);
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
