@@ -10,8 +10,8 @@ use std::net::UdpSocket;
 use std::path::Path;
 use std::time::Duration;
 use support::cli::{
-    assert_refusals, last_json, netcade, refusal, spawn_host, spawn_netcade, stderr, stdout,
-    Background,
+    assert_refusals, last_json, netcade, netcade_in_with_env, refusal, spawn_host, spawn_netcade,
+    spawn_netcade_with_env, stderr, stdout, Background,
 };
 
 /// Long enough for a 600-frame match (10 s) on a busy machine.
@@ -917,4 +917,128 @@ fn a_host_with_max_spectators_0_refuses_a_spectator_in_one_line() {
         "error: the host refused to let us watch: no spectators allowed",
         "{errors}"
     );
+}
+
+/// The rejoin tickets a joiner keeps under the data directory `data`.
+fn tickets_in(data: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(data.join("netcade/rejoin"))
+        .map(|entries| entries.map(|entry| entry.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksum_and_the_hosts_replay_verifies(
+) {
+    let (dir, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arena = support::dojo_arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
+    let (mut host, port) = start_host(dir.path(), &game, &host_args);
+    let address = format!("127.0.0.1:{port}");
+    let env = [("XDG_DATA_HOME", data.path().as_os_str())];
+    let join_args = [
+        &["join", address.as_str()][..],
+        &game,
+        &["--frames", "900", "--inputs", "random:2", "--json"],
+    ]
+    .concat();
+    let mut first = spawn_netcade_with_env(&join_args, &env);
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        tickets_in(data.path()).len(),
+        1,
+        "the joiner keeps a ticket"
+    );
+    // SIGKILL: nothing of the process survives but its ticket.
+    first.kill();
+    std::thread::sleep(Duration::from_secs(2));
+    let again = spawn_netcade_with_env(&[&join_args[..], &["--rejoin"]].concat(), &env);
+    let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    let (host, again) = (host.finish(timeout), again.finish(timeout));
+    assert_same_ending(&host, &again, 900);
+    let errors = stderr(&host);
+    assert!(
+        errors.contains("note: P2 is back, from a new address"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("note: P2 restarted: sent it the state of frame"),
+        "{errors}"
+    );
+    let said = stdout(&again);
+    assert!(said.contains("resuming the match at frame"), "{said}");
+    assert!(
+        tickets_in(data.path()).is_empty(),
+        "a match that ended leaves no ticket"
+    );
+    // docs/measurements.md: the stall and the restarted side's first frame
+    // (`-- --nocapture` shows them).
+    let (host_json, again_json) = (last_json(&host), last_json(&again));
+    eprintln!(
+        "host: {} stall frames, {:.2} s in all; restarted joiner: replay from frame {}, {:.2} s",
+        host_json["netplay"]["stall_frames"],
+        host_json["seconds"],
+        900 - again_json["replay"]["frames"].as_u64().unwrap(),
+        again_json["seconds"]
+    );
+    let replay = host_json["replay"]["path"].as_str().unwrap();
+    let verified = netcade(
+        &[
+            &["replay", "play", replay, "--headless", "--verify", "--json"][..],
+            &game,
+        ]
+        .concat(),
+    );
+    assert!(verified.status.success(), "{verified:?}");
+    let played = last_json(&verified);
+    assert_eq!(played["frames"], 900, "{played}");
+    assert_eq!(played["first_frame"], 0, "{played}");
+    assert_eq!(
+        played["checksums"]["memory"], host_json["checksums"]["memory"],
+        "the host's replay runs across the gap to where the match ended"
+    );
+}
+
+#[test]
+fn join_rejoin_without_a_ticket_or_with_a_damaged_one_says_so_in_one_line() {
+    let (dir, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arena = support::dojo_arena();
+    let env = [("XDG_DATA_HOME", data.path())];
+    let args = [
+        "join",
+        "127.0.0.1:9",
+        "--rejoin",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+    ];
+    let none = netcade_in_with_env(dir.path(), &env, &args);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+    let errors = stderr(&none);
+    assert!(
+        errors.starts_with(
+            "error: no match to rejoin at 127.0.0.1:9: this machine holds no ticket for it"
+        ),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+
+    let tickets = data.path().join("netcade/rejoin");
+    std::fs::create_dir_all(&tickets).unwrap();
+    std::fs::write(
+        tickets.join("127_0_0_1_9.ticket"),
+        "netcade rejoin ticket 1\nhost 127.0.0.1:9\nslot 1\ntoken zz\n",
+    )
+    .unwrap();
+    let damaged = netcade_in_with_env(dir.path(), &env, &args);
+    assert_eq!(damaged.status.code(), Some(2), "{damaged:?}");
+    let errors = stderr(&damaged);
+    assert!(errors.starts_with("error: the rejoin ticket "), "{errors}");
+    assert!(
+        errors.contains("cannot be used: its session token is not 8 hex digits"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
 }

@@ -58,11 +58,14 @@ impl Ticket {
             sequence: Sequence(0),
         };
         let mut welcome = Vec::new();
-        codec::encode(&header, &Message::Welcome(self.welcome.clone()), &mut welcome).map_err(
-            |error| AppError::BadArgument {
-                message: format!("the host's handshake cannot be kept for a rejoin: {error}"),
-            },
-        )?;
+        codec::encode(
+            &header,
+            &Message::Welcome(self.welcome.clone()),
+            &mut welcome,
+        )
+        .map_err(|error| AppError::BadArgument {
+            message: format!("the host's handshake cannot be kept for a rejoin: {error}"),
+        })?;
         Ok(format!(
             "{FIRST_LINE}\nhost {}\nslot {}\ntoken {:08x}\nsecret {}\nhandshake {}\n",
             self.host,
@@ -178,9 +181,10 @@ impl Drop for KeptTicket {
 /// match goes on, and the reason is logged.
 pub(super) fn keep_ticket(ticket: &Ticket) -> Option<KeptTicket> {
     let path = ticket_path(ticket.host);
-    let written = ticket.to_text().map_err(|e| e.to_string()).and_then(|text| {
-        write_private(&path, text.as_bytes()).map_err(|e| e.to_string())
-    });
+    let written = ticket
+        .to_text()
+        .map_err(|e| e.to_string())
+        .and_then(|text| write_private(&path, text.as_bytes()).map_err(|e| e.to_string()));
     match written {
         Ok(()) => Some(KeptTicket { path }),
         Err(error) => {
@@ -239,7 +243,10 @@ mod tests {
     fn a_ticket_reads_back_as_written() {
         let written = ticket();
         let read = Ticket::parse(&written.to_text().unwrap()).unwrap();
-        assert_eq!((read.host, read.slot, read.token), (written.host, 1, written.token));
+        assert_eq!(
+            (read.host, read.slot, read.token),
+            (written.host, 1, written.token)
+        );
         assert_eq!(read.secret.to_bytes(), [7; 32]);
         assert_eq!(read.welcome, written.welcome);
         assert_eq!(read.rejoin().unwrap().match_frames, Some(900));
