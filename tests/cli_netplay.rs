@@ -953,8 +953,11 @@ fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksu
     // SIGKILL: nothing of the process survives but its ticket.
     first.kill();
     std::thread::sleep(Duration::from_secs(2));
-    let again = spawn_netcade_with_env(&[&join_args[..], &["--rejoin"]].concat(), &env);
+    let restarted_at = std::time::Instant::now();
+    let mut again = spawn_netcade_with_env(&[&join_args[..], &["--rejoin"]].concat(), &env);
     let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    again.wait_for_stdout("resuming the match at frame", timeout);
+    let restart_to_play = restarted_at.elapsed();
     let (host, again) = (host.finish(timeout), again.finish(timeout));
     assert_same_ending(&host, &again, 900);
     let errors = stderr(&host);
@@ -976,7 +979,8 @@ fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksu
     // (`-- --nocapture` shows them).
     let (host_json, again_json) = (last_json(&host), last_json(&again));
     eprintln!(
-        "host: {} stall frames, {:.2} s in all; restarted joiner: replay from frame {}, {:.2} s",
+        "restart to play: {} ms; host: {} stall frames, {:.2} s in all; restarted joiner: replay from frame {}, {:.2} s",
+        restart_to_play.as_millis(),
         host_json["netplay"]["stall_frames"],
         host_json["seconds"],
         900 - again_json["replay"]["frames"].as_u64().unwrap(),

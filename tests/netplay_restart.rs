@@ -97,13 +97,24 @@ fn a_joiner_killed_and_restarted_with_its_ticket_resumes_in_sync_and_the_host_mi
         _ => None,
     });
     let (_, frame) = sent.expect("the host sent the state to resume from");
+    let played_at = cluster.machines[1]
+        .notes
+        .events
+        .iter()
+        .find_map(|(at, e)| matches!(e, NetplayEvent::Running).then_some(*at));
     let (arrived_at, arrived_frame) = arrived.expect("the restarted joiner got it");
     assert_eq!(frame, arrived_frame);
     // It resumes where the old process's inputs ended: about 4 s in.
     assert!((200..=260).contains(&frame.number()), "resumed at {frame}");
+    // docs/measurements.md: against the same match played without the
+    // restart, to the same moment.
+    let mut unbroken = two_players(41);
+    unbroken.run_until(20_000);
     eprintln!(
-        "restart to state: {} ms; resumed at frame {frame}",
-        arrived_at - restarted_at
+        "restart to state: {} ms, to play: {} ms; resumed at frame {frame}; frames lost: {}",
+        arrived_at - restarted_at,
+        played_at.expect("the restarted machine plays") - restarted_at,
+        unbroken.machines[0].current_frame() - cluster.machines[0].current_frame()
     );
 
     for machine in &cluster.machines {
@@ -134,4 +145,44 @@ fn a_joiner_killed_and_restarted_with_its_ticket_resumes_in_sync_and_the_host_mi
     // …and the host's record runs from frame 0 with no frame missing.
     assert_eq!(host.first_frame(), 0);
     assert!((0..host.end_frame()).all(|f| host.get(f).flatten().is_some()));
+}
+
+#[test]
+fn a_process_restarted_with_a_ticket_of_another_secret_is_never_taken_back_and_the_window_ends_the_match(
+) {
+    let mut cluster = Cluster::with_configs(
+        setup(43),
+        |_| party_game(),
+        |me, config| {
+            adjust(me, config);
+            config.rejoin_window_ms = 8_000;
+        },
+    );
+    cluster.run_until(4_000);
+    let mut ticket = cluster.machines[1].netplay.rejoin_ticket().unwrap();
+    ticket.secret = LinkSecret::from_bytes([9; 32]);
+    cluster.isolate(1);
+    cluster.run_until(5_000);
+    cluster.sockets.rebind(1, NEW_ADDRESS);
+    let impostor = restarted_machine(&cluster, &ticket);
+    cluster.machines[1].machine = impostor;
+    cluster.machines[1].notes = Default::default();
+    cluster.run_until(20_000);
+
+    let host = &cluster.machines[0].notes.events;
+    assert!(!any_event(host, |e| matches!(
+        e,
+        NetplayEvent::PeerRejoined { .. } | NetplayEvent::ResumeStateSent { .. }
+    )));
+    assert!(any_event(host, |e| matches!(
+        e,
+        NetplayEvent::Disconnected { .. }
+    )));
+    assert_eq!(cluster.machines[0].netplay.state(), SessionState::Ended);
+    let impostor = &cluster.machines[1];
+    assert!(!any_event(&impostor.notes.events, |e| matches!(
+        e,
+        NetplayEvent::ResumeStateArrived { .. } | NetplayEvent::Running
+    )));
+    assert_eq!(impostor.current_frame(), 0, "it never ran a frame");
 }
