@@ -285,7 +285,8 @@ fn join_found(
         started,
     } = take_a_seat(settings, found, game.as_ref())?;
     // Kept while the match runs: a killed process comes back with it.
-    let _ticket = restart::keep_joiners_ticket(&netplay, host, seat.me);
+    let _ticket = ticket_key(settings, host)
+        .and_then(|key| restart::keep_joiners_ticket(&netplay, key, host, seat.me));
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
@@ -326,6 +327,16 @@ fn join_found(
         recorder,
     };
     play(seat, &agreed, outputs, table, inputs, options, out)
+}
+
+/// How a restarted process finds this match's ticket: by the host's
+/// address, or its room's code; a quick match has no way back.
+fn ticket_key(settings: &JoinSettings, host: SocketAddr) -> Option<ticket::TicketKey> {
+    match (settings.quick, settings.room) {
+        (true, _) => None,
+        (false, Some(code)) => Some(ticket::TicketKey::Room(code)),
+        (false, None) => Some(ticket::TicketKey::Address(host)),
+    }
 }
 
 /// A joiner linked to the host, or refused for good, or out of time.

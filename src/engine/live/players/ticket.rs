@@ -1,13 +1,15 @@
 //! The rejoin ticket: what a joiner keeps on disk while its match runs, so
-//! that `join HOST:PORT --rejoin` can bring back a process that was killed.
-//! One small file per host address in the data directory's `rejoin/`
-//! folder, readable by its owner only: the host's address, our slot, the
+//! that `join HOST:PORT --rejoin` (or `join --room CODE --rejoin`) can
+//! bring back a process that was killed. One small file per host address
+//! (or room code) in the data directory's `rejoin/` folder, readable by its
+//! owner only: the host's address, our slot, the
 //! link's session token and our link secret (which agree the link's keys
 //! again with the host's public key), and the host's handshake as it came
 //! (the core, content, core options, settings and key of the match).
 //! Written once the host answered; removed when the process ends the match
 //! in any way but being killed. Read back as untrusted bytes.
 
+use crate::engine::live::rooms::RoomCode;
 use crate::engine::AppError;
 use crate::netplay::RejoinTicket;
 use crate::protocol::{
@@ -120,20 +122,46 @@ impl Ticket {
     }
 }
 
-/// Where the ticket of the match hosted at `host` is kept.
-pub(super) fn ticket_path(host: SocketAddr) -> PathBuf {
-    let name: String = host
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+/// How the joiner reached the match: the ticket is found the same way.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum TicketKey {
+    /// `join HOST:PORT`: the host's address.
+    Address(SocketAddr),
+    /// `join --room CODE`.
+    Room(RoomCode),
+}
+
+impl std::fmt::Display for TicketKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TicketKey::Address(host) => write!(f, "at {host}"),
+            TicketKey::Room(code) => write!(f, "in room {code}"),
+        }
+    }
+}
+
+/// Where the ticket of the match `key` names is kept.
+pub(super) fn ticket_path(key: TicketKey) -> PathBuf {
+    let name: String = match key {
+        TicketKey::Address(host) => host.to_string(),
+        TicketKey::Room(code) => format!("room-{}", code.compact()),
+    }
+    .chars()
+    .map(|c| {
+        if c.is_ascii_alphanumeric() || c == '-' {
+            c
+        } else {
+            '_'
+        }
+    })
+    .collect();
     crate::paths::data_subdir("rejoin").join(format!("{name}.ticket"))
 }
 
-/// The ticket of the match hosted at `host`: one clear error when there
-/// is none, or it cannot be used.
-pub(super) fn read_ticket(host: SocketAddr) -> Result<Ticket, AppError> {
-    let path = ticket_path(host);
+/// The ticket of the match `key` names: one clear error when there is
+/// none, or it cannot be used.
+pub(super) fn read_ticket(key: TicketKey) -> Result<Ticket, AppError> {
+    let path = ticket_path(key);
     let unusable = |why: String| AppError::BadArgument {
         message: format!("the rejoin ticket {} cannot be used: {why}", path.display()),
     };
@@ -142,7 +170,7 @@ pub(super) fn read_ticket(host: SocketAddr) -> Result<Ticket, AppError> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Err(AppError::BadArgument {
                 message: format!(
-                    "no match to rejoin at {host}: this machine holds no ticket for it ({} is missing)",
+                    "no match to rejoin {key}: this machine holds no ticket for it ({} is missing)",
                     path.display()
                 ),
             })
@@ -158,10 +186,12 @@ pub(super) fn read_ticket(host: SocketAddr) -> Result<Ticket, AppError> {
         return Err(unusable(format!("it is over {MAX_TICKET_BYTES} bytes")));
     }
     let ticket = Ticket::parse(&text).map_err(unusable)?;
-    if ticket.host != host {
-        return Err(unusable(format!("it names the host {}", ticket.host)));
+    match key {
+        TicketKey::Address(host) if ticket.host != host => {
+            Err(unusable(format!("it names the host {}", ticket.host)))
+        }
+        _ => Ok(ticket),
     }
-    Ok(ticket)
 }
 
 /// A ticket on disk while the match runs: removed when dropped (a killed
@@ -176,11 +206,11 @@ impl Drop for KeptTicket {
     }
 }
 
-/// Writes `ticket` for the match hosted at `ticket.host`, readable by its
-/// owner only. A ticket that cannot be written costs only the rejoin: the
-/// match goes on, and the reason is logged.
-pub(super) fn keep_ticket(ticket: &Ticket) -> Option<KeptTicket> {
-    let path = ticket_path(ticket.host);
+/// Writes `ticket` for the match `key` names, readable by its owner only.
+/// A ticket that cannot be written costs only the rejoin: the match goes
+/// on, and the reason is logged.
+pub(super) fn keep_ticket(key: TicketKey, ticket: &Ticket) -> Option<KeptTicket> {
+    let path = ticket_path(key);
     let written = ticket
         .to_text()
         .map_err(|e| e.to_string())
