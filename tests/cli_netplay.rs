@@ -11,8 +11,9 @@ use std::path::Path;
 use std::time::Duration;
 use support::cli::{
     assert_refusals, last_json, netcade, netcade_in_with_env, refusal, spawn_host, spawn_netcade,
-    spawn_netcade_with_env, stderr, stdout, Background,
+    stderr, stdout, Background,
 };
+use support::restart::{kill_and_restart, tickets_in};
 
 /// Long enough for a 600-frame match (10 s) on a busy machine.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -885,11 +886,18 @@ fn a_joiner_cut_off_for_ten_seconds_comes_back_from_a_new_port_and_the_hosts_rep
             json["netplay"]["stall_frames"], json["seconds"]
         );
     }
+    verified_replay(&host_json, &game);
+}
+
+/// Plays the replay the host's summary `host_json` names with `--verify`:
+/// it verifies over the match's 900 frames and ends on the checksum the
+/// match ended on (the host's replay runs across any gap). Its summary.
+fn verified_replay(host_json: &serde_json::Value, game: &[&str]) -> serde_json::Value {
     let replay = host_json["replay"]["path"].as_str().unwrap();
     let verified = netcade(
         &[
             &["replay", "play", replay, "--headless", "--verify", "--json"][..],
-            &game,
+            game,
         ]
         .concat(),
     );
@@ -900,6 +908,7 @@ fn a_joiner_cut_off_for_ten_seconds_comes_back_from_a_new_port_and_the_hosts_rep
         played["checksums"]["memory"], host_json["checksums"]["memory"],
         "the replay ends where the match ended"
     );
+    played
 }
 
 #[test]
@@ -919,13 +928,6 @@ fn a_host_with_max_spectators_0_refuses_a_spectator_in_one_line() {
     );
 }
 
-/// The rejoin tickets a joiner keeps under the data directory `data`.
-fn tickets_in(data: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(data.join("netcade/rejoin"))
-        .map(|entries| entries.map(|entry| entry.unwrap().path()).collect())
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksum_and_the_hosts_replay_verifies(
 ) {
@@ -935,26 +937,14 @@ fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksu
     let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
     let (mut host, port) = start_host(dir.path(), &game, &host_args);
     let address = format!("127.0.0.1:{port}");
-    let env = [("XDG_DATA_HOME", data.path().as_os_str())];
     let join_args = [
         &["join", address.as_str()][..],
         &game,
         &["--frames", "900", "--inputs", "random:2", "--json"],
     ]
     .concat();
-    let mut first = spawn_netcade_with_env(&join_args, &env);
-    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
-    std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(
-        tickets_in(data.path()).len(),
-        1,
-        "the joiner keeps a ticket"
-    );
-    // SIGKILL: nothing of the process survives but its ticket.
-    first.kill();
-    std::thread::sleep(Duration::from_secs(2));
-    let restarted_at = std::time::Instant::now();
-    let mut again = spawn_netcade_with_env(&[&join_args[..], &["--rejoin"]].concat(), &env);
+    let (mut again, restarted_at) =
+        kill_and_restart(&mut host, &join_args, data.path(), MATCH_TIMEOUT);
     let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
     again.wait_for_stdout("resuming the match at frame", timeout);
     let restart_to_play = restarted_at.elapsed();
@@ -986,22 +976,8 @@ fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksu
         900 - again_json["replay"]["frames"].as_u64().unwrap(),
         again_json["seconds"]
     );
-    let replay = host_json["replay"]["path"].as_str().unwrap();
-    let verified = netcade(
-        &[
-            &["replay", "play", replay, "--headless", "--verify", "--json"][..],
-            &game,
-        ]
-        .concat(),
-    );
-    assert!(verified.status.success(), "{verified:?}");
-    let played = last_json(&verified);
-    assert_eq!(played["frames"], 900, "{played}");
+    let played = verified_replay(&host_json, &game);
     assert_eq!(played["first_frame"], 0, "{played}");
-    assert_eq!(
-        played["checksums"]["memory"], host_json["checksums"]["memory"],
-        "the host's replay runs across the gap to where the match ended"
-    );
 }
 
 #[test]

@@ -5,20 +5,13 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::Duration;
 use support::cli::{last_json, netcade, spawn_netcade_with_env, stderr, stdout};
+use support::restart::{kill_and_restart, tickets_in};
 use support::servers::{room_code, signaling_server};
 
 /// Long enough for the match on a busy machine.
 const TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The rejoin tickets a joiner keeps under the data directory `data`.
-fn tickets_in(data: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(data.join("netcade/rejoin"))
-        .map(|entries| entries.map(|entry| entry.unwrap().path()).collect())
-        .unwrap_or_default()
-}
 
 #[test]
 #[cfg_attr(
@@ -41,24 +34,13 @@ fn a_joiner_killed_mid_match_comes_back_through_the_room_and_ends_on_the_hosts_c
     .concat();
     let mut host = spawn_netcade_with_env(&host_args, &[]);
     let code = room_code(&mut host);
-    let env = [("XDG_DATA_HOME", data.path().as_os_str())];
     let join_args = [
         &["join", "--room", &code, "--inputs", "random:2"][..],
         &game,
         &common,
     ]
     .concat();
-    let mut first = spawn_netcade_with_env(&join_args, &env);
-    host.wait_for_stdout("the match began", TIMEOUT);
-    std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(
-        tickets_in(data.path()).len(),
-        1,
-        "the joiner keeps a ticket"
-    );
-    first.kill();
-    std::thread::sleep(Duration::from_secs(2));
-    let again = spawn_netcade_with_env(&[&join_args[..], &["--rejoin"]].concat(), &env);
+    let (again, _) = kill_and_restart(&mut host, &join_args, data.path(), TIMEOUT);
     let (host, again) = (host.finish(TIMEOUT), again.finish(TIMEOUT));
     for output in [&host, &again] {
         assert!(output.status.success(), "{output:?}");
