@@ -19,13 +19,13 @@ use crate::engine::live::connect::{
 };
 use crate::engine::live::front_end::LiveOutputs;
 use crate::engine::live::options::LiveOptions;
-use crate::engine::live::rooms::{find_host, identity_of, RoomRole};
+use crate::engine::live::rooms::{find_host, identity_of, RoomCode, RoomRole};
 use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::live::wire::LiveTransport;
 use crate::engine::sinks::recorder::match_recorder;
 use crate::engine::{open_game, AppError, Game};
 use crate::net::link::LinkTransport;
-use crate::netplay::NetplaySession;
+use crate::netplay::{NetplaySession, RejoinTicket};
 use crate::protocol::PlayerSlots;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -48,62 +48,20 @@ pub(super) fn rejoin_match(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let (key, direct) = match (settings.address.as_deref(), settings.room) {
-        (Some(address), _) => {
-            let (host, transport) =
-                connect_to_host(address, settings.connect_timeout_s, &common.link)?;
-            let label = address.to_string();
-            (
-                TicketKey::Address(host),
-                Some(Reached {
-                    host,
-                    transport,
-                    label,
-                }),
-            )
-        }
-        (None, Some(code)) => (TicketKey::Room(code), None),
-        (None, None) => {
-            return Err(AppError::BadArgument {
-                message: "--rejoin comes back to the host's HOST:PORT or --room CODE".into(),
-            })
-        }
-    };
+    let way = way_back(settings, common)?;
+    let key = way.key();
     let ticket = read_ticket(key)?;
-    let rejoin = ticket.rejoin().map_err(|why| AppError::BadArgument {
-        message: format!("the rejoin ticket cannot be used: {why}"),
-    })?;
+    let rejoin = usable(key, &ticket)?;
     let welcome = &ticket.welcome;
-    if welcome.settings.is_lockstep() {
-        return Err(AppError::BadArgument {
-            message: format!("the match {key} runs in lockstep, which keeps no state to resume from: it cannot be rejoined after a restart"),
-        });
-    }
     let game = open_game(&common.game)?;
     check_same_game(&ticket, game.as_ref(), common)?;
     let Reached {
         host,
         transport,
         label,
-    } = match (direct, key) {
-        (Some(reached), _) => reached,
-        (None, TicketKey::Room(code)) => {
-            let identity = identity_of(game.as_ref(), &common.game)?;
-            let timeout = connect_timeout(settings.connect_timeout_s)?;
-            let found = find_host(
-                &settings.signal,
-                code,
-                (RoomRole::Spectator, identity),
-                &common.link,
-                timeout,
-            )?;
-            Reached {
-                host: found.address,
-                transport: found.transport,
-                label: found.label,
-            }
-        }
-        (None, TicketKey::Address(_)) => unreachable!("a direct address is reached first"),
+    } = match way {
+        Way::Direct(reached) => *reached,
+        Way::Room(code) => through_room(settings, common, code, game.as_ref())?,
     };
     let host_options = host_option_overrides(&welcome.core_options);
     let mut game_args = common.game.clone();
@@ -120,12 +78,11 @@ pub(super) fn rejoin_match(
         ticket.slot + 1,
         game.title()
     )?;
-    let players = welcome.settings.player_count;
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
         &game_args,
-        players,
+        welcome.settings.player_count,
         vec![label.clone()],
     )?;
     options.take_ctrl_c();
@@ -137,7 +94,7 @@ pub(super) fn rejoin_match(
         peer: 0,
         connect_timeout: Some((label, Duration::from_secs_f64(settings.connect_timeout_s))),
     };
-    let _kept = keep_ticket(key, &ticket);
+    let kept = keep_ticket(key, &ticket);
     let table = Table {
         game,
         netplay,
@@ -145,7 +102,95 @@ pub(super) fn rejoin_match(
         started,
         recorder,
     };
-    play(seat, &agreed, outputs, table, inputs, options, out)
+    let played = play(seat, &agreed, outputs, table, inputs, options, out);
+    // Not taken back (no answer, Ctrl-C while waiting): another try may be.
+    if let (Err(_), Some(kept)) = (&played, kept) {
+        kept.keep_on_disk();
+    }
+    played
+}
+
+/// How `--rejoin` finds its host again: at its address (resolved at once,
+/// so a typo fails before anything loads), or through its room.
+enum Way {
+    Direct(Box<Reached>),
+    Room(RoomCode),
+}
+
+impl Way {
+    /// The ticket this way back reads.
+    fn key(&self) -> TicketKey {
+        match self {
+            Way::Direct(reached) => TicketKey::Address(reached.host),
+            Way::Room(code) => TicketKey::Room(*code),
+        }
+    }
+}
+
+fn way_back(settings: &JoinSettings, common: &MatchSettings) -> Result<Way, AppError> {
+    match (settings.address.as_deref(), settings.room) {
+        (Some(address), _) => {
+            let (host, transport) =
+                connect_to_host(address, settings.connect_timeout_s, &common.link)?;
+            let label = address.to_string();
+            let reached = Reached {
+                host,
+                transport,
+                label,
+            };
+            Ok(Way::Direct(Box::new(reached)))
+        }
+        (None, Some(code)) => Ok(Way::Room(code)),
+        (None, None) => Err(AppError::BadArgument {
+            message: "--rejoin comes back to the host's HOST:PORT or --room CODE".into(),
+        }),
+    }
+}
+
+/// What the session needs from `ticket`, if its match can be rejoined
+/// after a restart: two players, rolling back (lockstep keeps no state).
+fn usable(key: TicketKey, ticket: &Ticket) -> Result<RejoinTicket, AppError> {
+    let settings = ticket.welcome.settings;
+    let refusal = if settings.player_count != 2 {
+        Some(format!(
+            "the match {key} has {} players: a restarted player comes back to a two-player match only",
+            settings.player_count
+        ))
+    } else if settings.is_lockstep() {
+        Some(format!("the match {key} runs in lockstep, which keeps no state to resume from: it cannot be rejoined after a restart"))
+    } else {
+        None
+    };
+    if let Some(message) = refusal {
+        return Err(AppError::BadArgument { message });
+    }
+    ticket.rejoin().map_err(|why| AppError::BadArgument {
+        message: format!("the rejoin ticket cannot be used: {why}"),
+    })
+}
+
+/// Finds the host of room `code`, as a spectator does: its room hello
+/// gives the address of its game socket.
+fn through_room(
+    settings: &JoinSettings,
+    common: &MatchSettings,
+    code: RoomCode,
+    game: &dyn Game,
+) -> Result<Reached, AppError> {
+    let identity = identity_of(game, &common.game)?;
+    let timeout = connect_timeout(settings.connect_timeout_s)?;
+    let found = find_host(
+        &settings.signal,
+        code,
+        (RoomRole::Spectator, identity),
+        &common.link,
+        timeout,
+    )?;
+    Ok(Reached {
+        host: found.address,
+        transport: found.transport,
+        label: found.label,
+    })
 }
 
 /// The ticket's match is played with the core and content loaded here.
@@ -177,7 +222,8 @@ fn check_same_game(
 
 /// The ticket of a joiner whose handshake with the host at `host` is done,
 /// kept on disk while the match runs; none on the host, in lockstep (no
-/// state to resume from) or before the host answered.
+/// state to resume from), with more than two players (a restarted player
+/// dials the host alone) or before the host answered.
 pub(super) fn keep_joiners_ticket(
     netplay: &NetplaySession<SocketAddr>,
     key: TicketKey,
@@ -185,7 +231,7 @@ pub(super) fn keep_joiners_ticket(
     slot: u8,
 ) -> Option<KeptTicket> {
     let welcome = netplay.host_handshake()?.clone();
-    if welcome.settings.is_lockstep() {
+    if welcome.settings.is_lockstep() || welcome.settings.player_count != 2 {
         return None;
     }
     let rejoin = netplay.rejoin_ticket()?;

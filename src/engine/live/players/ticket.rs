@@ -195,14 +195,24 @@ pub(super) fn read_ticket(key: TicketKey) -> Result<Ticket, AppError> {
 }
 
 /// A ticket on disk while the match runs: removed when dropped (a killed
-/// process never drops it).
+/// process never drops it), unless kept for another try.
 pub(super) struct KeptTicket {
     path: PathBuf,
+    remove: bool,
+}
+
+impl KeptTicket {
+    /// Leaves the ticket on disk: the match may still be there to rejoin.
+    pub fn keep_on_disk(mut self) {
+        self.remove = false;
+    }
 }
 
 impl Drop for KeptTicket {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.remove {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -216,7 +226,7 @@ pub(super) fn keep_ticket(key: TicketKey, ticket: &Ticket) -> Option<KeptTicket>
         .map_err(|e| e.to_string())
         .and_then(|text| write_private(&path, text.as_bytes()).map_err(|e| e.to_string()));
     match written {
-        Ok(()) => Some(KeptTicket { path }),
+        Ok(()) => Some(KeptTicket { path, remove: true }),
         Err(error) => {
             tracing::warn!("no rejoin ticket kept at {}: {error}", path.display());
             None
