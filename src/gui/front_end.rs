@@ -227,7 +227,7 @@ impl FrontEnd for WindowFrontEnd {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
-                Action::Screenshot => {}
+                Action::Screenshot | Action::Pressed(_) => {}
             }
         }
     }
