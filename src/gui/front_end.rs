@@ -5,7 +5,9 @@
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
+use crate::engine::live::front_end::{
+    delays_text, player_lines, FrontEnd, MatchView, SpectatorView,
+};
 use crate::engine::{AppError, Game};
 use crate::gui::match_menu::{MatchMenu, MenuChoice};
 use crate::gui::overlay::{NetStats, Overlay};
@@ -65,6 +67,8 @@ pub struct WindowFrontEnd {
     menu: MatchMenu,
     /// The overlay's latest figures, for the menu's connection lines.
     last_stats: Option<NetStats>,
+    /// The connection in words and each player's figures, for the menu.
+    last_words: Vec<String>,
 }
 
 impl WindowFrontEnd {
@@ -92,6 +96,7 @@ impl WindowFrontEnd {
             waiting_since: None,
             menu: MatchMenu::default(),
             last_stats: None,
+            last_words: Vec::new(),
         })
     }
 
@@ -125,7 +130,8 @@ impl WindowFrontEnd {
         if !self.menu.open {
             return self.window.present(frame, aspect, overlay, capture);
         }
-        let connection = connection_lines(self.last_stats.as_ref());
+        let mut connection = self.last_words.clone();
+        connection.extend(connection_lines(self.last_stats.as_ref()));
         let shader = self.window.shader().to_string();
         let menu = self.menu;
         let mut choice = None;
@@ -282,6 +288,10 @@ impl FrontEnd for WindowFrontEnd {
             self.waiting_since
                 .is_some_and(|since| now.duration_since(since) >= STALL_SHOWN_AFTER),
         );
+        self.overlay
+            .set_status(view.connection.as_deref(), view.desync.as_deref());
+        self.last_words = view.connection.iter().cloned().collect();
+        self.last_words.extend(player_lines(&view.players));
         self.overlay.set_lines(if self.overlay.panel_visible {
             let mut lines = vec![format!("{}   frame {}", game.title(), view.frame)];
             if let Some(watching) = &view.spectating {
