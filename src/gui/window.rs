@@ -416,6 +416,11 @@ impl Window {
         self.injected.push_back(event);
     }
 
+    /// The input mapping in use.
+    pub fn input_map(&self) -> &InputMap {
+        &self.map
+    }
+
     /// While `on`, every key or controller press comes back from
     /// [`Window::poll`] as [`Action::Pressed`] and does nothing else.
     pub fn report_presses(&mut self, on: bool) {
