@@ -17,6 +17,7 @@ pub mod jitter;
 mod session;
 pub mod spectator;
 pub mod startup;
+pub mod wording;
 
 pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
