@@ -199,6 +199,30 @@ fn every_message() -> Vec<Message> {
         Message::Roster(Vec::new()),
         Message::RejoinChallenge { nonce: 0 },
         Message::RejoinProof { nonce: u64::MAX },
+        Message::Chat(ChatMessage {
+            next_expected: 3,
+            line: None,
+        }),
+        Message::Chat(ChatMessage {
+            next_expected: 70_000,
+            line: Some((
+                12,
+                ChatLine {
+                    author: "Zoë".into(),
+                    text: "gg, well played ✓".into(),
+                },
+            )),
+        }),
+        Message::Chat(ChatMessage {
+            next_expected: 0,
+            line: Some((
+                u32::MAX,
+                ChatLine {
+                    author: "a".repeat(MAX_CHAT_AUTHOR_BYTES),
+                    text: "é".repeat(MAX_CHAT_TEXT_BYTES / 2),
+                },
+            )),
+        }),
     ]
 }
 
@@ -726,4 +750,69 @@ fn a_roster_with_too_many_entries_or_a_long_address_is_refused_before_allocating
         codec::encode(&header(), &too_long, &mut out),
         Err(codec::EncodeError::BadRoster)
     );
+}
+
+/// A chat datagram carrying one line whose author is empty and whose text
+/// is `text` as raw bytes (length byte first), whatever they hold.
+fn chat_datagram_with_text(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let ack_only = Message::Chat(ChatMessage::default());
+    codec::encode(&header(), &ack_only, &mut out).unwrap();
+    *out.last_mut().unwrap() = 1; // flags: a line follows
+    out.extend_from_slice(&[0, 0]); // line number 0, empty author
+    out.push(text.len() as u8);
+    out.extend_from_slice(text);
+    out
+}
+
+#[test]
+fn a_chat_line_decodes_only_when_it_is_short_clean_utf8() {
+    assert!(codec::decode(&chat_datagram_with_text(b"hello")).is_ok());
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(&[b'x'; MAX_CHAT_TEXT_BYTES + 1])),
+        Err(DecodeError::BadChatLine(ChatTextError::TooLong(
+            MAX_CHAT_TEXT_BYTES + 1,
+            MAX_CHAT_TEXT_BYTES
+        )))
+    );
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(&[b'o', 0xC3, 0x28])),
+        Err(DecodeError::BadText)
+    );
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(b"\x1b[2Jgotcha")),
+        Err(DecodeError::BadChatLine(ChatTextError::ControlCharacter))
+    );
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(b"")),
+        Err(DecodeError::BadChatLine(ChatTextError::Empty))
+    );
+    let mut cut = chat_datagram_with_text(b"hello");
+    cut.truncate(cut.len() - 2);
+    assert_eq!(codec::decode(&cut), Err(DecodeError::Truncated));
+    let mut unknown_flags = chat_datagram_with_text(b"hello");
+    unknown_flags[HEADER_SIZE + 1] = 2;
+    assert_eq!(
+        codec::decode(&unknown_flags),
+        Err(DecodeError::UnknownChatFlags(2))
+    );
+}
+
+#[test]
+fn a_chat_line_too_long_to_send_is_an_encode_error() {
+    let message = Message::Chat(ChatMessage {
+        next_expected: 0,
+        line: Some((
+            0,
+            ChatLine {
+                author: String::new(),
+                text: "x".repeat(MAX_CHAT_TEXT_BYTES + 1),
+            },
+        )),
+    });
+    let mut out = Vec::new();
+    assert!(matches!(
+        codec::encode(&header(), &message, &mut out),
+        Err(EncodeError::BadChatLine(ChatTextError::TooLong(..)))
+    ));
 }

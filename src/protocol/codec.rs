@@ -59,6 +59,12 @@
 //! each a nonce (u64): a link moves to a peer's new address only once the
 //! peer echoed the nonce sent there, tagged with the link's key.
 //!
+//! Version 7 adds Chat (kind 17): the next line number expected from the
+//! receiver (varint), a flags byte (bit 0: a line follows), then the
+//! line's number (varint), its author (length byte, at most 24 bytes) and
+//! its text (length byte, 1 to 120 bytes), both UTF-8 without control
+//! characters.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -67,6 +73,9 @@
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
+use super::chat::{
+    check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatTextError,
+};
 use super::messages::*;
 use crate::checksum::Checksum;
 use crate::encoding::{
@@ -169,6 +178,13 @@ pub enum DecodeError {
     /// An input datagram's flags announce a checksum report with zero entries.
     #[error("an input datagram flags a checksum report but carries no checksum")]
     EmptyPiggybackChecksums,
+    /// A chat datagram's flags byte sets bits this version does not know.
+    #[error("unknown chat flags {0:#04x}")]
+    UnknownChatFlags(u8),
+    /// A chat line's author or text is empty where it may not be, too
+    /// long or holds control characters.
+    #[error("a chat line is malformed: {0}")]
+    BadChatLine(ChatTextError),
 }
 
 impl From<ReadError> for DecodeError {
@@ -218,6 +234,9 @@ pub enum EncodeError {
     /// A roster with too many entries, a slot beyond the wire's or an address too long.
     #[error("a roster holds too many entries, a slot beyond {MAX_SLOTS} or an address over {MAX_ROSTER_ADDRESS_BYTES} bytes")]
     BadRoster,
+    /// A chat line whose author or text cannot be sent.
+    #[error("a chat line cannot be sent: {0}")]
+    BadChatLine(ChatTextError),
 }
 
 // ---------------------------------------------------------------- writing
@@ -526,6 +545,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         Message::RejoinChallenge { nonce } | Message::RejoinProof { nonce } => {
             out.extend_from_slice(&nonce.to_le_bytes())
         }
+        Message::Chat(chat) => put_chat(out, chat)?,
     }
     Ok(())
 }
@@ -733,10 +753,48 @@ pub fn decode_reusing(
         20 => Message::RejoinProof {
             nonce: reader.u64()?,
         },
+        17 => Message::Chat(read_chat(&mut reader)?),
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;
     Ok((header, message))
+}
+
+/// Chat flags bit 0: a line follows the acknowledgement.
+const CHAT_HAS_LINE: u8 = 1;
+
+fn put_chat(out: &mut Vec<u8>, chat: &ChatMessage) -> Result<(), EncodeError> {
+    put_varint(out, u64::from(chat.next_expected));
+    let Some((number, line)) = &chat.line else {
+        out.push(0);
+        return Ok(());
+    };
+    check_chat_author(&line.author).map_err(EncodeError::BadChatLine)?;
+    check_chat_text(&line.text).map_err(EncodeError::BadChatLine)?;
+    out.push(CHAT_HAS_LINE);
+    put_varint(out, u64::from(*number));
+    put_text(out, "chat author", &line.author)?;
+    put_text(out, "chat text", &line.text)
+}
+
+fn read_chat(reader: &mut Reader<'_>) -> Result<ChatMessage, DecodeError> {
+    let next_expected = reader.varint_u32()?;
+    let line = match reader.u8()? {
+        0 => None,
+        CHAT_HAS_LINE => {
+            let number = reader.varint_u32()?;
+            let author = reader.text()?;
+            check_chat_author(&author).map_err(DecodeError::BadChatLine)?;
+            let text = reader.text()?;
+            check_chat_text(&text).map_err(DecodeError::BadChatLine)?;
+            Some((number, ChatLine { author, text }))
+        }
+        flags => return Err(DecodeError::UnknownChatFlags(flags)),
+    };
+    Ok(ChatMessage {
+        next_expected,
+        line,
+    })
 }
 
 fn put_roster(out: &mut Vec<u8>, entries: &[RosterEntry]) -> Result<(), EncodeError> {

@@ -1,6 +1,7 @@
 //! What peers say to each other: the messages of the netcade protocol, as
 //! plain Rust values. [`super::codec`] turns them into datagrams and back.
 
+pub use super::chat::ChatMessage;
 use crate::checksum::Checksum;
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -38,7 +39,9 @@ use std::fmt;
 ///   peer heard from a new address proves it is the same peer before its
 ///   link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
 ///   Quality reports end with the sender's input delay (one byte).
-pub const PROTOCOL_VERSION: u8 = 6;
+/// - 7: chat (Chat, kind 17): numbered lines resent until acknowledged; a
+///   version-6 peer would drop every one as an unknown kind.
+pub const PROTOCOL_VERSION: u8 = 7;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -621,6 +624,8 @@ pub enum Message {
         /// The challenge's nonce, echoed.
         nonce: u64,
     },
+    /// A line of chat and the acknowledgement of the peer's (version 7).
+    Chat(ChatMessage),
 }
 
 /// An address in a [`Message::Roster`] is at most this long (an IPv6
@@ -657,6 +662,7 @@ impl Message {
             Message::Start { .. } => 14,
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
+            Message::Chat(_) => 17,
             Message::Roster(_) => 18,
             Message::RejoinChallenge { .. } => 19,
             Message::RejoinProof { .. } => 20,

@@ -73,6 +73,16 @@ pub trait FrontEnd {
     fn quit_requested(&mut self) -> bool {
         false
     }
+
+    /// A line the player typed in the chat box and sent (each once).
+    fn take_chat_line(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Shows a line of chat (ours or another machine's).
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let _ = (author, text);
+    }
 }
 
 /// No window: the terminal's status line and `--inputs` only.

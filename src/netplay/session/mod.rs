@@ -5,6 +5,7 @@
 //! (start and checkpoint states), spectators and departures.
 
 mod blobs;
+mod chat;
 mod departures;
 mod inputs;
 mod links;
@@ -21,6 +22,7 @@ pub use watchdog::HEARD_WITHIN_MS;
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::chat::ChatOutbox;
 use super::config::{Connect, NetplayConfig};
 use super::events::{NetplayError, NetplayEvent, NetplayStats};
 use super::startup::{Begin, StartPhase, StartUp};
@@ -137,6 +139,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     roster_sent_at: Option<Millis>,
     /// New addresses of the peers, challenged to prove who they are.
     rejoins: Rejoins<A>,
+    /// Our own chat limit.
+    chat: ChatOutbox,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -180,6 +184,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             start_state_wait: StartStateWait::NotAwaited,
             roster_sent_at: None,
             rejoins,
+            chat: ChatOutbox::new(now),
         };
         netplay.open_dialed_links(now)?;
         netplay.pull_session_events();

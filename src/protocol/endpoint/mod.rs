@@ -8,6 +8,7 @@
 //! which decides when to send them; every Start that arrives is acknowledged.
 
 mod blobs;
+mod chat;
 mod claims;
 mod config;
 mod datagrams;
@@ -29,6 +30,7 @@ use blobs::{IncomingBlob, OutgoingBlob};
 use datagrams::ReceiveWindow;
 use std::collections::VecDeque;
 
+pub use chat::MAX_UNACKED_CHAT_LINES;
 pub use config::{EndpointConfig, Role};
 pub use events::{
     ConnectionState, DisconnectCause, EndpointError, EndpointStats, Event, Identity, Rejection,
@@ -112,6 +114,7 @@ pub struct PeerEndpoint {
     proof_due: Option<u64>,
     start_due: Option<u16>,
     start_ack_due: bool,
+    chat: chat::ChatLink,
 
     events: VecDeque<Event>,
     /// The latest time a poll or a datagram brought (for commands without one).
@@ -188,6 +191,7 @@ impl PeerEndpoint {
             proof_due: None,
             start_due: None,
             start_ack_due: false,
+            chat: chat::ChatLink::default(),
             events: VecDeque::new(),
             latest_now: now,
             stats: EndpointStats::default(),
