@@ -43,9 +43,13 @@ fn said(line: &ChatShown) -> String {
 /// until every machine plays.
 fn running_match(players: u8, seed: u64, conditions: LinkConditions) -> (PartyCluster, MatchSetup) {
     let setup = MatchSetup::new(players, seed, conditions);
-    let mut cluster = Cluster::with_configs(setup, |_| party_game(), |me, config| {
-        config.accept_spectators = me == 0;
-    });
+    let mut cluster = Cluster::with_configs(
+        setup,
+        |_| party_game(),
+        |me, config| {
+            config.accept_spectators = me == 0;
+        },
+    );
     cluster.run_until_started(5_000);
     cluster.run_until(cluster.now + 500);
     (cluster, setup)
@@ -59,7 +63,10 @@ fn lines_said_over_a_lossy_link_arrive_once_each_and_in_order() {
     cluster.lose_kind.push((1, CHAT, now + 300));
     for text in ["hi", "good luck", "have fun"] {
         let now = cluster.now;
-        let shown = cluster.machines[1].netplay.send_chat(now, "", text).unwrap();
+        let shown = cluster.machines[1]
+            .netplay
+            .send_chat(now, "", text)
+            .unwrap();
         assert_eq!(shown.author, "P2");
     }
     let named = cluster.now;
@@ -71,9 +78,17 @@ fn lines_said_over_a_lossy_link_arrive_once_each_and_in_order() {
 
     assert_eq!(
         lines_heard(&cluster, 0),
-        ["P2: hi", "P2: good luck", "P2: have fun", "Zoë: who's ready"]
+        [
+            "P2: hi",
+            "P2: good luck",
+            "P2: have fun",
+            "Zoë: who's ready"
+        ]
     );
-    assert!(lines_heard(&cluster, 1).is_empty(), "nobody echoes a line back");
+    assert!(
+        lines_heard(&cluster, 1).is_empty(),
+        "nobody echoes a line back"
+    );
     cluster.assert_all_in_sync_without_trouble(100);
 }
 
@@ -96,7 +111,10 @@ fn a_flood_of_lines_is_cut_to_the_rate_limit_and_the_match_plays_on() {
     cluster.run_until(cluster.now + 1_000);
     let later = cluster.now;
     assert!(
-        cluster.machines[0].netplay.send_chat(later, "", "one more").is_ok(),
+        cluster.machines[0]
+            .netplay
+            .send_chat(later, "", "one more")
+            .is_ok(),
         "a second later one more line may go"
     );
     cluster.run_until(cluster.now + 1_000);

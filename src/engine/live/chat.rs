@@ -67,7 +67,8 @@ impl ChatScript {
 }
 
 fn read_chat_script(path: &str) -> Result<ChatScript, String> {
-    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read {path}: {error}"))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|error| format!("cannot read {path}: {error}"))?;
     ChatScript::parse(&text).map_err(|error| format!("{path}: {error}"))
 }
 
@@ -183,7 +184,9 @@ mod tests {
             ChatScript::parse("10 ok\nsoon hello\n"),
             Err("line 2: `soon` is not a frame number".to_string())
         );
-        assert!(ChatScript::parse("10\n").unwrap_err().starts_with("line 1:"));
+        assert!(ChatScript::parse("10\n")
+            .unwrap_err()
+            .starts_with("line 1:"));
         assert!(ChatScript::parse(&format!("10 {}", "x".repeat(121)))
             .unwrap_err()
             .contains("at most 120"));

@@ -460,7 +460,9 @@ impl LiveRole for PlayersRole {
         let netplay = &mut self.machine.netplay;
         let frame = netplay.current_frame().number();
         let mut send = |now, author: &str, text: &str| netplay.send_chat(now, author, text);
-        Ok(self.chat.send_due(frame, now_us / 1000, narrator, &mut send)?)
+        Ok(self
+            .chat
+            .send_due(frame, now_us / 1000, narrator, &mut send)?)
     }
 
     fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {

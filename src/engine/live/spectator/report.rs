@@ -1,9 +1,9 @@
 //! What watching came to: how it ended, and the summary `spectate` ends
 //! with, for people and as JSON.
 
-use crate::engine::live::chat::ChatCounts;
 use crate::checksum::Checksums;
 use crate::engine::checksums_json;
+use crate::engine::live::chat::ChatCounts;
 use crate::engine::live::wire::WireTraffic;
 use crate::engine::report::Report;
 use crate::engine::sinks::SinksSummary;

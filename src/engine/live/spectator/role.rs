@@ -200,7 +200,9 @@ impl LiveRole for SpectatorRole {
         let frame = self.machine.current_frame();
         let spectator = &mut self.machine.spectator;
         let mut send = |now, author: &str, text: &str| spectator.send_chat(now, author, text);
-        Ok(self.chat.send_due(frame, now_us / 1000, narrator, &mut send)?)
+        Ok(self
+            .chat
+            .send_due(frame, now_us / 1000, narrator, &mut send)?)
     }
 
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
