@@ -12,7 +12,7 @@ pub mod peers;
 
 pub use auth::{LinkKeys, LinkSecret};
 pub use chat::{
-    check_chat_author, check_chat_text, ChatLine, ChatRateLimit, ChatTextError,
+    check_chat_author, check_chat_text, truncate_chat_text, ChatLine, ChatRateLimit, ChatTextError,
     MAX_CHAT_AUTHOR_BYTES, MAX_CHAT_TEXT_BYTES,
 };
 pub use codec::{decode, encode, DecodeError, EncodeError};

@@ -131,6 +131,8 @@ impl LiveChat {
             let (text, scripted) = match narrator.front.take_chat_line() {
                 Some(text) => (text, false),
                 None => match self.script.next_due(frame) {
+                    // A window types it into its chat box, the player's way.
+                    Some(text) if narrator.front.type_chat(&text) => continue,
                     Some(text) => (text, true),
                     None => return Ok(()),
                 },

@@ -79,6 +79,14 @@ pub trait FrontEnd {
         None
     }
 
+    /// Types a scripted line into the front end's chat box as a player
+    /// would, to come back through [`FrontEnd::take_chat_line`]; false
+    /// when it has no chat box (the line is then sent directly).
+    fn type_chat(&mut self, text: &str) -> bool {
+        let _ = text;
+        false
+    }
+
     /// Shows a line of chat (ours or another machine's).
     fn show_chat(&mut self, author: &str, text: &str) {
         let _ = (author, text);
