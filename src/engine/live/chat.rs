@@ -102,7 +102,7 @@ impl ChatCounts {
     pub(crate) fn describe(&self) -> Option<String> {
         (*self != ChatCounts::default()).then(|| {
             format!(
-                "chat: {} lines sent, {} received, {} refused",
+                "chat lines: {} sent, {} received, {} refused",
                 self.sent, self.received, self.refused
             )
         })
