@@ -510,33 +510,8 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         }
         Message::KeepAlive => {}
         Message::Disconnect { reason } => out.push(reason.code()),
-        Message::BlobChunk(chunk) => {
-            let total = chunk.total_size as usize;
-            let consistent = total <= MAX_BLOB_SIZE
-                && chunk.chunk_count == blob_chunk_count(total)
-                && chunk.index < chunk.chunk_count
-                && chunk.bytes.len() == chunk_len(total, chunk.index);
-            if !consistent {
-                return Err(EncodeError::BadBlobChunk { index: chunk.index });
-            }
-            out.extend_from_slice(&chunk.id.0.to_le_bytes());
-            out.extend_from_slice(&chunk.total_size.to_le_bytes());
-            out.extend_from_slice(&chunk.hash.to_le_bytes());
-            put_varint(out, chunk.chunk_count as u64);
-            put_varint(out, chunk.index as u64);
-            out.extend_from_slice(&chunk.bytes);
-        }
-        Message::BlobAck(ack) => {
-            out.extend_from_slice(&ack.id.0.to_le_bytes());
-            put_varint(out, ack.next_missing as u64);
-            let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
-            for (word_index, word) in ack.held_after.iter().enumerate() {
-                bitmap[word_index * 8..word_index * 8 + 8].copy_from_slice(&word.to_le_bytes());
-            }
-            let used = bitmap.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-            out.push(used as u8);
-            out.extend_from_slice(&bitmap[..used]);
-        }
+        Message::BlobChunk(chunk) => put_blob_chunk(out, chunk)?,
+        Message::BlobAck(ack) => put_blob_ack(out, ack),
         Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
         Message::Roster(entries) => put_roster(out, entries)?,
@@ -546,6 +521,36 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         Message::Chat(chat) => put_chat(out, chat)?,
     }
     Ok(())
+}
+
+fn put_blob_chunk(out: &mut Vec<u8>, chunk: &BlobChunk) -> Result<(), EncodeError> {
+    let total = chunk.total_size as usize;
+    let consistent = total <= MAX_BLOB_SIZE
+        && chunk.chunk_count == blob_chunk_count(total)
+        && chunk.index < chunk.chunk_count
+        && chunk.bytes.len() == chunk_len(total, chunk.index);
+    if !consistent {
+        return Err(EncodeError::BadBlobChunk { index: chunk.index });
+    }
+    out.extend_from_slice(&chunk.id.0.to_le_bytes());
+    out.extend_from_slice(&chunk.total_size.to_le_bytes());
+    out.extend_from_slice(&chunk.hash.to_le_bytes());
+    put_varint(out, chunk.chunk_count as u64);
+    put_varint(out, chunk.index as u64);
+    out.extend_from_slice(&chunk.bytes);
+    Ok(())
+}
+
+fn put_blob_ack(out: &mut Vec<u8>, ack: &BlobAck) {
+    out.extend_from_slice(&ack.id.0.to_le_bytes());
+    put_varint(out, ack.next_missing as u64);
+    let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
+    for (word_index, word) in ack.held_after.iter().enumerate() {
+        bitmap[word_index * 8..word_index * 8 + 8].copy_from_slice(&word.to_le_bytes());
+    }
+    let used = bitmap.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    out.push(used as u8);
+    out.extend_from_slice(&bitmap[..used]);
 }
 
 /// Length of chunk `index` of a blob of `total` bytes.
@@ -708,36 +713,7 @@ pub fn decode_reusing(
             reason: DisconnectReason::from_code(reader.u8()?),
         },
         11 => Message::BlobChunk(read_blob_chunk(&mut reader)?),
-        12 => {
-            let id = BlobId(reader.u32()?);
-            let next_missing = reader.varint_u32()?;
-            if next_missing > blob_chunk_count(MAX_BLOB_SIZE) {
-                return Err(DecodeError::BadBlobChunk {
-                    index: next_missing,
-                    count: blob_chunk_count(MAX_BLOB_SIZE),
-                });
-            }
-            let used = reader.u8()? as usize;
-            if used > (BLOB_ACK_WINDOW / 8) as usize {
-                return Err(DecodeError::CountBeyondDatagram {
-                    claimed: used as u64,
-                    bytes_left: reader.remaining(),
-                });
-            }
-            let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
-            bitmap[..used].copy_from_slice(reader.take(used)?);
-            let mut held_after = [0u64; (BLOB_ACK_WINDOW / 64) as usize];
-            for (word_index, word) in held_after.iter_mut().enumerate() {
-                let mut bytes = [0u8; 8];
-                bytes.copy_from_slice(&bitmap[word_index * 8..word_index * 8 + 8]);
-                *word = u64::from_le_bytes(bytes);
-            }
-            Message::BlobAck(BlobAck {
-                id,
-                next_missing,
-                held_after,
-            })
-        }
+        12 => Message::BlobAck(read_blob_ack(&mut reader)?),
         13 => Message::Ready,
         14 => Message::Start {
             delay_ms: reader.u16()?,
@@ -756,6 +732,37 @@ pub fn decode_reusing(
     };
     reader.finish()?;
     Ok((header, message))
+}
+
+fn read_blob_ack(reader: &mut Reader<'_>) -> Result<BlobAck, DecodeError> {
+    let id = BlobId(reader.u32()?);
+    let next_missing = reader.varint_u32()?;
+    if next_missing > blob_chunk_count(MAX_BLOB_SIZE) {
+        return Err(DecodeError::BadBlobChunk {
+            index: next_missing,
+            count: blob_chunk_count(MAX_BLOB_SIZE),
+        });
+    }
+    let used = reader.u8()? as usize;
+    if used > (BLOB_ACK_WINDOW / 8) as usize {
+        return Err(DecodeError::CountBeyondDatagram {
+            claimed: used as u64,
+            bytes_left: reader.remaining(),
+        });
+    }
+    let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
+    bitmap[..used].copy_from_slice(reader.take(used)?);
+    let mut held_after = [0u64; (BLOB_ACK_WINDOW / 64) as usize];
+    for (word_index, word) in held_after.iter_mut().enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&bitmap[word_index * 8..word_index * 8 + 8]);
+        *word = u64::from_le_bytes(bytes);
+    }
+    Ok(BlobAck {
+        id,
+        next_missing,
+        held_after,
+    })
 }
 
 /// Chat flags bit 0: a line follows the acknowledgement.
