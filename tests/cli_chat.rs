@@ -96,3 +96,56 @@ fn a_chat_script_with_a_bad_line_is_refused_naming_the_line() {
         "{error}"
     );
 }
+
+#[test]
+fn a_spectators_line_reaches_both_players_and_the_hosts_line_reaches_the_spectator() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = support::dojo_arena();
+    let game = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--frames",
+        "600",
+    ];
+    let host_script = chat_script(dir.path(), "host.chat", "500 the host speaks\n");
+    let watch_script = chat_script(dir.path(), "watch.chat", "200 nice match\n");
+    let (host_script, watch_script) = (
+        host_script.display().to_string(),
+        watch_script.display().to_string(),
+    );
+    let host_args = [&game[..], &["--name", "Ana", "--chat-script", &host_script]].concat();
+    let (mut host, port) = spawn_host(dir.path(), &host_args, MATCH_TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    let join = spawn_netcade(&[&["join", &address][..], &game].concat());
+    host.wait_for_stdout("the match began", MATCH_TIMEOUT);
+    let watch_args = [
+        &["spectate", &address][..],
+        &game,
+        &["--chat-script", &watch_script],
+    ]
+    .concat();
+    let watch = spawn_netcade(&watch_args);
+    let (host, join, watch) = (
+        host.finish(MATCH_TIMEOUT),
+        join.finish(MATCH_TIMEOUT),
+        watch.finish(MATCH_TIMEOUT),
+    );
+    for (side, output) in [("host", &host), ("join", &join), ("spectator", &watch)] {
+        assert!(output.status.success(), "{side}: {}", stderr(output));
+    }
+    for (side, output) in [("host", &host), ("join", &join)] {
+        assert!(
+            stdout(output).contains("chat spectator 1: nice match"),
+            "{side}: {}",
+            stdout(output)
+        );
+    }
+    assert!(
+        stdout(&watch).contains("chat Ana: the host speaks"),
+        "{}",
+        stdout(&watch)
+    );
+}
