@@ -25,6 +25,9 @@ use std::time::Instant;
 /// box takes the keyboard only once it was drawn.
 const DRAWS_PER_TYPING_STEP: u32 = 2;
 
+/// Lines sent from the chat box that wait for the match to take them.
+const MAX_TYPED_LINES: usize = 8;
+
 /// How often the window is redrawn while no frame runs (a stall).
 const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -169,7 +172,12 @@ impl WindowFrontEnd {
         }
         if let Some(outcome) = chatted {
             self.window.release_keys();
+            // A window with no match to take its lines (a broadcast's
+            // viewer) keeps only the last few.
             if let ChatBoxOutcome::Send(text) = outcome {
+                if self.typed.len() == MAX_TYPED_LINES {
+                    self.typed.pop_front();
+                }
                 self.typed.push_back(text);
             }
         }

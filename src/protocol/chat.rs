@@ -83,36 +83,45 @@ pub const CHAT_BURST_LINES: u32 = 5;
 /// …and the milliseconds after which it may send one more.
 pub const CHAT_LINE_EVERY_MS: Millis = 1_000;
 
-/// A token bucket: [`CHAT_BURST_LINES`] lines at once, then one per
-/// [`CHAT_LINE_EVERY_MS`]. Senders limit themselves with it, and receivers
-/// limit each sender with the same one, so only a peer that does not
-/// limit itself loses lines.
+/// A token bucket: by default [`CHAT_BURST_LINES`] lines at once, then
+/// one per [`CHAT_LINE_EVERY_MS`]. Senders limit themselves with it, and
+/// receivers limit each sender with the same one, so only a peer that does
+/// not limit itself loses lines.
 #[derive(Clone, Copy, Debug)]
 pub struct ChatRateLimit {
     /// Lines that may go now.
     tokens: u32,
     /// When the last token was added (or the bucket was full).
     refilled_at: Millis,
+    burst: u32,
+    every_ms: Millis,
 }
 
 impl ChatRateLimit {
-    /// A full bucket at `now`.
+    /// A full bucket of one sender's limit at `now`.
     pub fn new(now: Millis) -> Self {
+        ChatRateLimit::with(CHAT_BURST_LINES, CHAT_LINE_EVERY_MS, now)
+    }
+
+    /// A full bucket of `burst` lines, one more each `every_ms`, at `now`.
+    pub fn with(burst: u32, every_ms: Millis, now: Millis) -> Self {
         ChatRateLimit {
-            tokens: CHAT_BURST_LINES,
+            tokens: burst,
             refilled_at: now,
+            burst,
+            every_ms: every_ms.max(1),
         }
     }
 
     /// Whether a line may go at `now`; if so it is counted.
     pub fn allow(&mut self, now: Millis) -> bool {
-        let earned = now.saturating_sub(self.refilled_at) / CHAT_LINE_EVERY_MS;
+        let earned = now.saturating_sub(self.refilled_at) / self.every_ms;
         if earned > 0 {
             let tokens = u64::from(self.tokens) + earned;
-            self.tokens = tokens.min(u64::from(CHAT_BURST_LINES)) as u32;
-            self.refilled_at += earned * CHAT_LINE_EVERY_MS;
+            self.tokens = tokens.min(u64::from(self.burst)) as u32;
+            self.refilled_at += earned * self.every_ms;
         }
-        if self.tokens == CHAT_BURST_LINES {
+        if self.tokens == self.burst {
             self.refilled_at = now;
         }
         if self.tokens == 0 {

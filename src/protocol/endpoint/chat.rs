@@ -3,7 +3,9 @@
 //! per author (a peer that floods loses its own lines, nothing else).
 
 use super::{Event, Millis, PeerEndpoint};
-use crate::protocol::chat::{ChatLine, ChatMessage, ChatRateLimit};
+use crate::protocol::chat::{
+    check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatRateLimit,
+};
 use crate::protocol::messages::Message;
 use std::collections::VecDeque;
 
@@ -14,6 +16,12 @@ pub const MAX_UNACKED_CHAT_LINES: usize = 8;
 
 /// Authors of one link whose rate is tracked (a host relays several).
 const TRACKED_AUTHORS: usize = 16;
+
+/// All the lines of one link, whatever their authors: a host relaying
+/// many spectators stays below it, a peer inventing names to escape the
+/// per-author limit does not.
+const LINK_BURST_LINES: u32 = 20;
+const LINK_LINE_EVERY_MS: Millis = 125;
 
 /// The chat state of one link.
 #[derive(Debug, Default)]
@@ -26,11 +34,19 @@ pub(super) struct ChatLink {
     ack_due: bool,
     /// Each author's limit, most recently heard last.
     limits: Vec<(String, ChatRateLimit)>,
+    /// The limit of the whole link (from its first line).
+    link_limit: Option<ChatRateLimit>,
 }
 
 impl ChatLink {
     /// Whether `author` may say one more line at `now`; counts it.
     fn allow(&mut self, author: &str, now: Millis) -> bool {
+        let link = self
+            .link_limit
+            .get_or_insert_with(|| ChatRateLimit::with(LINK_BURST_LINES, LINK_LINE_EVERY_MS, now));
+        if !link.allow(now) {
+            return false;
+        }
         let index = match self.limits.iter().position(|(name, _)| name == author) {
             Some(index) => index,
             None => {
@@ -51,10 +67,13 @@ impl ChatLink {
 
 impl PeerEndpoint {
     /// Queues `line` for the peer (sent at the next poll, then again until
-    /// acknowledged). False when the link is not running or
-    /// [`MAX_UNACKED_CHAT_LINES`] already wait.
+    /// acknowledged). False when the link is not running,
+    /// [`MAX_UNACKED_CHAT_LINES`] already wait, or the line cannot be sent
+    /// (an empty or overlong text, control characters).
     pub fn send_chat(&mut self, line: ChatLine) -> bool {
-        if !self.is_running() || self.chat.unacked.len() >= MAX_UNACKED_CHAT_LINES {
+        let sendable =
+            check_chat_author(&line.author).is_ok() && check_chat_text(&line.text).is_ok();
+        if !sendable || !self.is_running() || self.chat.unacked.len() >= MAX_UNACKED_CHAT_LINES {
             return false;
         }
         let number = self.chat.next_number;

@@ -178,6 +178,42 @@ fn a_peer_flooding_chat_loses_the_lines_over_the_rate_limit() {
 }
 
 #[test]
+fn a_peer_inventing_names_to_escape_the_per_author_limit_is_held_to_the_links() {
+    let (mut host, mut joiner, mut now) = connected_pair();
+    let mut received = 0;
+    // 8 lines a step under new names, for 4 simulated seconds.
+    for step in 0..40 {
+        for index in 0..MAX_UNACKED_CHAT_LINES {
+            let line = crate::protocol::chat::ChatLine {
+                author: format!("n{step}-{index}"),
+                text: "spam".into(),
+            };
+            joiner.send_chat(line);
+        }
+        now += 100;
+        for datagram in joiner.poll_datagrams(now) {
+            host.handle_datagram(now, &datagram);
+        }
+        for datagram in host.poll_datagrams(now) {
+            joiner.handle_datagram(now, &datagram);
+        }
+        received += chat_received(&mut host).len();
+    }
+    // The link's burst, then 8 lines a second.
+    assert!(received <= 20 + 8 * 4 + 1, "{received} lines taken");
+    assert!(host.stats().chat_lines_dropped > 100);
+}
+
+#[test]
+fn a_line_that_cannot_be_sent_is_refused_not_queued() {
+    let (_, mut joiner, _) = connected_pair();
+    assert!(!joiner.send_chat(chat_line("")));
+    assert!(!joiner.send_chat(chat_line("two\nlines")));
+    assert!(!joiner.send_chat(chat_line(&"x".repeat(121))));
+    assert_eq!(joiner.unacked_chat_lines(), 0);
+}
+
+#[test]
 fn no_chat_datagram_goes_out_while_nobody_chats() {
     let (mut host, mut joiner, mut now) = connected_pair();
     let mut kinds = Vec::new();
