@@ -816,3 +816,36 @@ fn a_chat_line_too_long_to_send_is_an_encode_error() {
         Err(EncodeError::BadChatLine(ChatTextError::TooLong(..)))
     ));
 }
+
+#[test]
+fn a_chat_line_costs_nineteen_bytes_besides_its_author_and_text_and_an_ack_sixteen() {
+    let line = |author: &str, text: &str| {
+        Message::Chat(ChatMessage {
+            next_expected: 5,
+            line: Some((
+                7,
+                ChatLine {
+                    author: author.into(),
+                    text: text.into(),
+                },
+            )),
+        })
+    };
+    let mut out = Vec::new();
+    // The tag (8 bytes) is added when the datagram is sealed.
+    let on_the_wire = |message: &Message, out: &mut Vec<u8>| {
+        codec::encode(&header(), message, out).unwrap();
+        out.len() + codec::TAG_BYTES
+    };
+    let longest = line(
+        &"a".repeat(MAX_CHAT_AUTHOR_BYTES),
+        &"x".repeat(MAX_CHAT_TEXT_BYTES),
+    );
+    assert_eq!(on_the_wire(&longest, &mut out), 19 + 24 + 120);
+    assert_eq!(on_the_wire(&line("", "gg"), &mut out), 19 + 2);
+    let ack = Message::Chat(ChatMessage {
+        next_expected: 5,
+        line: None,
+    });
+    assert_eq!(on_the_wire(&ack, &mut out), 16);
+}
