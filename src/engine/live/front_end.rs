@@ -112,6 +112,24 @@ pub trait FrontEnd {
     fn quit_requested(&mut self) -> bool {
         false
     }
+
+    /// A line the player typed in the chat box and sent (each once).
+    fn take_chat_line(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Types a scripted line into the front end's chat box as a player
+    /// would, to come back through [`FrontEnd::take_chat_line`]; false
+    /// when it has no chat box (the line is then sent directly).
+    fn type_chat(&mut self, text: &str) -> bool {
+        let _ = text;
+        false
+    }
+
+    /// Shows a line of chat (ours or another machine's).
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let _ = (author, text);
+    }
 }
 
 /// No window: the terminal's status line and `--inputs` only.

@@ -5,6 +5,7 @@
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{FrameInputs, InputSource};
+use crate::engine::live::chat::LiveChat;
 use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, PlayerFigures};
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
@@ -111,6 +112,7 @@ pub(crate) struct PlayersRole {
     status_last: Option<(Instant, u64, u64)>,
     /// What the player reads about the connection.
     words: ConnectionWords,
+    chat: LiveChat,
 }
 
 impl PlayersRole {
@@ -152,6 +154,7 @@ impl PlayersRole {
             before: (0, 0),
             status_last: None,
             words,
+            chat: LiveChat::new(&settings.chat),
         }
     }
 
@@ -268,6 +271,7 @@ impl PlayersRole {
                 narrator.signal(LiveEvent::MatchBegan);
             }
             NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::Chat(line) => self.chat.received(line, narrator)?,
             NetplayEvent::SpectatorDesync {
                 frame,
                 local,
@@ -438,6 +442,7 @@ impl PlayersRole {
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),
+            chat: self.chat.counts,
             outputs: SinksSummary::default(),
         }
     }
@@ -479,6 +484,15 @@ impl LiveRole for PlayersRole {
             self.handle_event(event, narrator)?;
         }
         Ok(())
+    }
+
+    fn send_chat(&mut self, now_us: u64, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        let netplay = &mut self.machine.netplay;
+        let frame = netplay.current_frame().number();
+        let mut send = |now, author: &str, text: &str| netplay.send_chat(now, author, text);
+        Ok(self
+            .chat
+            .send_due(frame, now_us / 1000, narrator, &mut send)?)
     }
 
     fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {
