@@ -213,10 +213,19 @@ fn mouse_button(down: bool, x: i32, y: i32) -> Event {
 }
 
 /// A key pressed or let go, as SDL reports it (with its scancode).
-pub(crate) fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
+pub fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
+    key(down, keycode, keymod, false)
+}
+
+/// A key's press repeated by the keyboard, the key being held.
+pub fn key_repeated(keycode: Keycode) -> Event {
+    key(true, keycode, Mod::NOMOD, true)
+}
+
+fn key(down: bool, keycode: Keycode, keymod: Mod, repeat: bool) -> Event {
     // egui-sdl2 skips keys without a scancode.
     let scancode = Scancode::from_keycode(keycode);
-    let (timestamp, window_id, keycode, repeat) = (0, 0, Some(keycode), false);
+    let (timestamp, window_id, keycode) = (0, 0, Some(keycode));
     if down {
         Event::KeyDown {
             timestamp,
