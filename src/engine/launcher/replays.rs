@@ -166,6 +166,35 @@ impl ReplayAction {
     }
 }
 
+/// Writes a short replay of Duel on `content` at `path` (tests of the
+/// lists that read replays).
+#[cfg(test)]
+pub(crate) fn write_test_replay(path: &Path, content: &str) {
+    use crate::checksum::Checksum;
+    use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
+    let header = ReplayHeader {
+        netcade_version: "0.1.0".into(),
+        core_name: "Duel".into(),
+        core_version: "0.1.0".into(),
+        core_path: "/cores/libduel.so".into(),
+        content_name: content.into(),
+        content_path: "/roms/dojo.arena".into(),
+        content_hash: Checksum(1),
+        core_options: vec![],
+        players: 2,
+        frames_per_second: 60.0,
+        sample_rate: 48_000.0,
+        recorded_at_unix: 1_795_381_457,
+        player_names: vec!["host".into(), "127.0.0.1:7000".into()],
+        start_frame: crate::rollback::Frame::new(0),
+        start_state: vec![7; 100],
+        start_memory_checksum: Checksum(0),
+    };
+    let file = std::fs::File::create(path).unwrap();
+    let writer = ReplayWriter::new(file, &header).unwrap();
+    writer.finish(EndReason::Finished).unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,36 +233,10 @@ mod tests {
         assert!(list_replays(&dir.path().join("none")).is_empty());
     }
 
-    fn recorded(path: &Path, players: u8) {
-        use crate::checksum::Checksum;
-        use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
-        let header = ReplayHeader {
-            netcade_version: "0.1.0".into(),
-            core_name: "Duel".into(),
-            core_version: "0.1.0".into(),
-            core_path: "/cores/libduel.so".into(),
-            content_name: "dojo.arena".into(),
-            content_path: "/roms/dojo.arena".into(),
-            content_hash: Checksum(1),
-            core_options: vec![],
-            players,
-            frames_per_second: 60.0,
-            sample_rate: 48_000.0,
-            recorded_at_unix: 1_795_381_457,
-            player_names: vec!["host".into(), "127.0.0.1:7000".into()],
-            start_frame: crate::rollback::Frame::new(0),
-            start_state: vec![7; 100],
-            start_memory_checksum: Checksum(0),
-        };
-        let file = std::fs::File::create(path).unwrap();
-        let writer = ReplayWriter::new(file, &header).unwrap();
-        writer.finish(EndReason::Finished).unwrap();
-    }
-
     #[test]
     fn the_list_reads_each_replays_header_on_a_worker_and_names_what_is_wrong_with_a_bad_one() {
         let dir = tempfile::tempdir().unwrap();
-        recorded(&dir.path().join("good.ncr"), 2);
+        write_test_replay(&dir.path().join("good.ncr"), "dojo.arena");
         std::fs::write(dir.path().join("bad.ncr"), b"not a replay at all").unwrap();
         let listed = list_replays(dir.path());
         let mut headers = HeaderReader::start(&listed);

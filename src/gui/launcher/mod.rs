@@ -8,6 +8,8 @@ pub mod pad;
 mod screens;
 pub mod script;
 pub mod settings;
+#[cfg(all(test, feature = "kittest"))]
+mod widget_tests;
 
 use crate::engine::launcher::forms::GameChoice;
 use crate::engine::launcher::SessionEnd;

@@ -73,6 +73,11 @@ impl Launcher {
     /// The home screen, with `game` chosen if given (else the newest of
     /// the recent games).
     pub fn new(game: Option<GameChoice>) -> Launcher {
+        Launcher::with_cores(game, find_cores())
+    }
+
+    /// [`Launcher::new`] offering `cores` (probed in child processes).
+    pub fn with_cores(game: Option<GameChoice>, cores: Vec<String>) -> Launcher {
         let recent = recent::load(&recent::recent_games_path());
         let (settings, problem) = settings_path()
             .map(|path| Settings::load(&path))
@@ -85,7 +90,7 @@ impl Launcher {
             screen: Screen::Home,
             game,
             recent,
-            cores: Catalogue::probe(netcade_program(), find_cores()),
+            cores: Catalogue::probe(netcade_program(), cores),
             players: 1,
             host: HostFields {
                 port: HostForm::default().port.to_string(),
