@@ -176,6 +176,49 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
 }
 
 #[test]
+fn cancel_on_the_hosts_waiting_panel_closes_its_socket_and_returns_to_the_launcher() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let (waiting, result) = (
+        dir.path().join("waiting.png"),
+        dir.path().join("result.png"),
+    );
+    // The launcher stays open a while after the Cancel: the port is found
+    // free while the program that held it still runs.
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\nclick Host the match\n\
+         session wait 5\nsession screenshot {}\nsession click Cancel\n\
+         wait 2\nscreenshot {}\nwait 240\nquit\n",
+        waiting.display(),
+        result.display()
+    );
+    let mut host = launcher(dir.path(), &script);
+    host.wait_for_stdout("waiting for a player to join", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port: u16 = printed
+        .split("UDP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|port| port.parse().ok())
+        .expect("the host names its port");
+    let free = || std::net::UdpSocket::bind(("0.0.0.0", port)).is_ok();
+    assert!(!free(), "the host holds UDP port {port} while it waits");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !result.exists() {
+        assert!(std::time::Instant::now() < deadline, "no result screen");
+        std::thread::yield_now();
+    }
+    assert!(free(), "UDP port {port} is free again after Cancel");
+    let output = host.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // The waiting panel was drawn over the game: egui's window with the
+    // heading, the addresses and the buttons, light text on dark grey.
+    let panel = read_png(&waiting);
+    assert!(panel.light_pixels(0..200) > 300, "the waiting panel's text");
+    assert_eq!(read_png(&result).size(), (960, 720));
+}
+
+#[test]
 fn netcade_alone_opens_the_launcher_which_needs_a_display() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
         .env_remove("DISPLAY")

@@ -7,9 +7,11 @@
 
 use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
 use crate::engine::{AppError, Game};
+use crate::gui::launcher::script::{self, Targets};
 use crate::gui::match_menu::{MatchMenu, MenuChoice};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
+use crate::gui::waiting::WaitingPanel;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::input::Buttons;
 use std::path::PathBuf;
@@ -65,6 +67,13 @@ pub struct WindowFrontEnd {
     menu: MatchMenu,
     /// The overlay's latest figures, for the menu's connection lines.
     last_stats: Option<NetStats>,
+    /// The host's port while it waits for its players (the waiting panel).
+    listening: Option<u16>,
+    waiting_panel: WaitingPanel,
+    /// Where the panel's buttons were drawn (a launcher script clicks them).
+    targets: Targets,
+    /// Where a launcher script asked the next picture to be saved.
+    script_capture: Option<PathBuf>,
 }
 
 impl WindowFrontEnd {
@@ -92,6 +101,10 @@ impl WindowFrontEnd {
             waiting_since: None,
             menu: MatchMenu::default(),
             last_stats: None,
+            listening: None,
+            waiting_panel: WaitingPanel::default(),
+            targets: Targets::default(),
+            script_capture: None,
         })
     }
 
@@ -122,6 +135,22 @@ impl WindowFrontEnd {
         overlay: Option<&crate::gui::overlay::Canvas>,
         capture: bool,
     ) -> Option<(u32, u32, Vec<u8>)> {
+        if let Some(port) = self.listening {
+            let (panel, targets) = (&mut self.waiting_panel, &mut self.targets);
+            let mut cancel = false;
+            let captured = self.window.present_with_menu(
+                frame,
+                aspect,
+                overlay,
+                Some(&mut |context| {
+                    targets.clear(context.pixels_per_point());
+                    cancel = panel.draw(context, port, targets);
+                }),
+                capture,
+            );
+            self.quit |= cancel;
+            return captured;
+        }
         if !self.menu.open {
             return self.window.present(frame, aspect, overlay, capture);
         }
@@ -140,6 +169,20 @@ impl WindowFrontEnd {
             self.menu_choice(choice);
         }
         captured
+    }
+
+    /// The launcher script's next step in this session, after a frame was
+    /// laid out (its clicks aim at the widgets drawn).
+    fn script_step(&mut self) {
+        match script::step_lent(&mut self.window, &self.targets) {
+            None | Some(Ok(script::Step::Continue)) => {}
+            Some(Ok(script::Step::Capture(path))) => self.script_capture = Some(path),
+            Some(Ok(script::Step::Quit)) => self.quit = true,
+            Some(Err(error)) => {
+                eprintln!("error: {}", crate::engine::error::error_chain(&error));
+                self.quit = true;
+            }
+        }
     }
 
     fn menu_choice(&mut self, choice: MenuChoice) {
@@ -211,6 +254,8 @@ impl FrontEnd for WindowFrontEnd {
         for action in self.window.poll() {
             match action {
                 Action::Quit => self.quit = true,
+                // Before the match there is nothing to lose: Esc cancels.
+                Action::Leave if self.listening.is_some() => self.quit = true,
                 Action::Leave if self.leave.press(now_ms) => self.quit = true,
                 Action::Leave => {
                     self.menu.open = true;
@@ -233,6 +278,7 @@ impl FrontEnd for WindowFrontEnd {
     }
 
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
+        self.listening = view.listening;
         let now = Instant::now();
         if view.new_picture {
             self.waiting_since = None;
@@ -303,14 +349,24 @@ impl FrontEnd for WindowFrontEnd {
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let captured = self.show(frame.as_ref(), aspect, picture.as_ref(), capture);
-        if let Some((picture, (_, path))) =
-            captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
-        {
+        let scripted = self.script_capture.take();
+        let captured = self.show(
+            frame.as_ref(),
+            aspect,
+            picture.as_ref(),
+            capture || scripted.is_some(),
+        );
+        let path = match scripted {
+            Some(path) => Some(path),
+            None if capture => self.screenshot_at.take().map(|(_, path)| path),
+            None => None,
+        };
+        if let (Some(picture), Some(path)) = (captured, path) {
             if let Err(err) = save_picture(&path, &picture) {
                 eprintln!("warning: {}", crate::engine::error::error_chain(&err));
             }
         }
+        self.script_step();
     }
 
     fn notice(&mut self, text: &str) {

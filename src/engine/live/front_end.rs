@@ -31,6 +31,9 @@ pub struct MatchView {
     pub spectators: usize,
     /// A spectator's figures (`None` for players).
     pub spectating: Option<SpectatorView>,
+    /// The host's UDP port while it waits for its players, before the
+    /// match began (`None` once it began, and at joiners and spectators).
+    pub listening: Option<u16>,
 }
 
 /// What a spectator's front end shows besides the game.

@@ -108,6 +108,8 @@ pub(crate) struct PlayersRole {
     /// When the status line was last shown, and the bytes received and
     /// sent by then.
     status_last: Option<(Instant, u64, u64)>,
+    /// The host's port, shown until the match begins.
+    listening: Option<u16>,
 }
 
 impl PlayersRole {
@@ -139,7 +141,14 @@ impl PlayersRole {
             ending: Ending::default(),
             before: (0, 0),
             status_last: None,
+            listening: None,
         }
+    }
+
+    /// A host waiting for its players on UDP port `port`: the front end
+    /// shows it until the match begins.
+    pub(crate) fn listening_on(&mut self, port: u16) {
+        self.listening = Some(port);
     }
 
     fn peer_stats(&self) -> Option<NetplayStats> {
@@ -524,6 +533,9 @@ impl LiveRole for PlayersRole {
             waiting: self.machine.stats.waiting_ticks > waits_before,
             spectators: self.machine.netplay.spectator_count(),
             spectating: None,
+            listening: self
+                .listening
+                .filter(|_| self.machine.netplay.started_at().is_none()),
         }
     }
 
