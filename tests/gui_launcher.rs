@@ -139,10 +139,14 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
         .and_then(|rest| rest.split(':').next())
         .expect("the host names its port");
     // The second launcher's window opens over the host's, which now shows
-    // the match: the player there types the address the host gave.
+    // the match: the player there types the address the host gave, and
+    // in the match opens the match menu with Esc (the match goes on).
+    let menu = join_dir.path().join("menu.png");
     let script = format!(
         "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:{port}\nkey Return\n\
+         session wait 60\nsession key Escape\nsession wait 3\nsession screenshot {}\n\
          wait 2\nscreenshot {}\nquit\n",
+        menu.display(),
         join_result.display()
     );
     let join = launcher(join_dir.path(), &script);
@@ -171,6 +175,12 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
         assert_eq!(picture.size(), (960, 720));
         assert!(picture.light_pixels(50..400) > 500, "{}", result.display());
     }
+    // The match menu over the game: its panel's text at the top left, the
+    // game below it.
+    let menu = read_png(&menu);
+    assert!(menu.egui_grey_pixels(0..300) > 50_000, "the match menu");
+    assert!(menu.light_pixels(0..300) > 500, "the match menu's text");
+    menu.assert_the_lower_half_shows_the_game();
     let recent = std::fs::read_to_string(host_dir.path().join("netcade/recent.json")).unwrap();
     assert!(recent.contains("dojo.arena"), "{recent}");
 }
@@ -214,6 +224,7 @@ fn cancel_on_the_hosts_waiting_panel_closes_its_socket_and_returns_to_the_launch
     // The waiting panel was drawn over the game: egui's window with the
     // heading, the addresses and the buttons, light text on dark grey.
     let panel = read_png(&waiting);
+    assert!(panel.egui_grey_pixels(0..200) > 30_000, "the waiting panel");
     assert!(panel.light_pixels(0..200) > 300, "the waiting panel's text");
     assert_eq!(read_png(&result).size(), (960, 720));
 }

@@ -57,6 +57,15 @@ impl Picture {
             .count()
     }
 
+    /// How many pixels of rows `rows` are egui's dark grey (its panels and
+    /// windows in the dark theme; no game or overlay colour is that grey).
+    pub fn egui_grey_pixels(&self, rows: Range<u32>) -> usize {
+        self.pixels(rows)
+            .filter(|pixel| pixel[0] == pixel[1] && pixel[1] == pixel[2])
+            .filter(|pixel| (20..40).contains(&pixel[0]))
+            .count()
+    }
+
     /// How many different colours rows `rows` hold.
     pub fn colours(&self, rows: Range<u32>) -> usize {
         self.pixels(rows).collect::<BTreeSet<_>>().len()
