@@ -54,7 +54,7 @@ fn lines_a_chat_script_says_on_one_side_are_printed_on_the_other() {
         assert!(output.status.success(), "{side}: {}", stderr(output));
     }
     assert!(
-        stdout(&join).contains("chat Ana: hello from the host"),
+        stdout(&join).contains("chat P1 Ana: hello from the host"),
         "{}",
         stdout(&join)
     );
@@ -144,7 +144,7 @@ fn a_spectators_line_reaches_both_players_and_the_hosts_line_reaches_the_spectat
         );
     }
     assert!(
-        stdout(&watch).contains("chat Ana: the host speaks"),
+        stdout(&watch).contains("chat P1 Ana: the host speaks"),
         "{}",
         stdout(&watch)
     );

@@ -82,7 +82,7 @@ fn lines_said_over_a_lossy_link_arrive_once_each_and_in_order() {
             "P2: hi",
             "P2: good luck",
             "P2: have fun",
-            "Zoë: who's ready"
+            "P2 Zoë: who's ready"
         ]
     );
     assert!(
@@ -157,4 +157,40 @@ fn a_spectators_line_reaches_every_player_and_the_players_lines_reach_the_specta
         })
         .collect();
     assert_eq!(spectator_heard, ["P3: thanks"]);
+}
+
+#[test]
+fn a_name_that_claims_a_seat_is_shown_under_the_seat_its_sender_holds() {
+    let (mut cluster, setup) = running_match(3, 11, LinkConditions::latency(15));
+    cluster.add_watcher(&setup, WATCHER, party_game());
+    cluster.run_until(cluster.now + 2_000);
+    let now = cluster.now;
+    cluster.watchers[0]
+        .node
+        .spectator
+        .send_chat(now, "P2", "I am player two")
+        .unwrap();
+    cluster.machines[2]
+        .netplay
+        .send_chat(now, "P1", "I am the host")
+        .unwrap();
+    cluster.run_until(cluster.now + 1_000);
+
+    for player in [0, 1] {
+        let mut heard = lines_heard(&cluster, player);
+        heard.sort();
+        assert_eq!(
+            heard,
+            ["P3 P1: I am the host", "spectator 1 P2: I am player two"]
+        );
+    }
+    let spectator_heard: Vec<String> = cluster.watchers[0]
+        .events
+        .iter()
+        .filter_map(|(_, event)| match event {
+            SpectatorEvent::Chat(line) => Some(said(line)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spectator_heard, ["P3 P1: I am the host"]);
 }

@@ -3,7 +3,8 @@
 //! session and the spectator's.
 
 use crate::protocol::{
-    check_chat_author, check_chat_text, ChatLine, ChatRateLimit, ChatTextError, Millis,
+    check_chat_author, check_chat_text, truncate_chat_text, ChatLine, ChatRateLimit, ChatTextError,
+    Millis, MAX_CHAT_AUTHOR_BYTES,
 };
 
 /// Why a line of ours was not sent.
@@ -62,15 +63,77 @@ impl ChatOutbox {
     }
 }
 
-/// `line` as shown, named `seat` when its author gave no name.
-pub(crate) fn shown(line: ChatLine, seat: impl FnOnce() -> String) -> ChatShown {
+/// How a spectator's seat begins ("spectator 2"); a player's is `P1`…`P4`.
+pub(crate) const SPECTATOR_SEAT: &str = "spectator";
+
+/// `line` from the machine in `seat` ("P2", "spectator 1"): shown under
+/// that seat, then the name its sender gave. The seat comes from the link
+/// the line came on, never from the line, so a name cannot pass for a seat.
+pub(crate) fn from_seat(seat: String, line: ChatLine) -> ChatShown {
     let author = if line.author.is_empty() {
-        seat()
+        seat
     } else {
-        line.author
+        format!("{seat} {}", line.author)
     };
     ChatShown {
         author,
         text: line.text,
+    }
+}
+
+/// `line` as it came on player `seat`'s link (0 for P1): under `P<seat+1>`,
+/// unless it is a spectator's line that player relays, which keeps the
+/// label its relay gave it. A player can pass its line off as a
+/// spectator's, never as another player's.
+pub(crate) fn from_player(seat: usize, line: ChatLine) -> ChatShown {
+    if line.author.starts_with(SPECTATOR_SEAT) {
+        return ChatShown {
+            author: line.author,
+            text: line.text,
+        };
+    }
+    from_seat(format!("P{}", seat + 1), line)
+}
+
+/// A line passed on under the label it is shown with here, cut to what a
+/// line's author may hold (the seat comes first, so only the name is cut).
+pub(crate) fn relayed(line: &ChatShown) -> ChatLine {
+    ChatLine {
+        author: truncate_chat_text(&line.author, MAX_CHAT_AUTHOR_BYTES).to_owned(),
+        text: line.text.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(author: &str) -> ChatLine {
+        ChatLine {
+            author: author.to_owned(),
+            text: "gg".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_line_is_shown_under_the_seat_of_its_link_before_the_name_it_claims() {
+        assert_eq!(from_player(1, line("")).author, "P2");
+        assert_eq!(from_player(1, line("Zoë")).author, "P2 Zoë");
+        assert_eq!(from_player(1, line("P1")).author, "P2 P1");
+        assert_eq!(
+            from_seat("spectator 3".into(), line("P1")).author,
+            "spectator 3 P1"
+        );
+    }
+
+    #[test]
+    fn a_relayed_spectators_line_keeps_its_label_but_cannot_become_a_players() {
+        assert_eq!(
+            from_player(0, line("spectator 2 bo")).author,
+            "spectator 2 bo"
+        );
+        let relayed = relayed(&from_seat("spectator 12".into(), line(&"z".repeat(24))));
+        assert_eq!(relayed.author.len(), MAX_CHAT_AUTHOR_BYTES);
+        assert!(relayed.author.starts_with("spectator 12 zz"));
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::chat::{shown, ChatOutbox, ChatRefused, ChatShown};
+use super::chat::{from_seat, ChatOutbox, ChatRefused, ChatShown, SPECTATOR_SEAT};
 use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
 use super::NetplayError;
@@ -482,7 +482,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         if !self.endpoint.send_chat(line.clone()) {
             return Err(ChatRefused::NoOneToTell);
         }
-        Ok(shown(line, || "spectator".to_string()))
+        Ok(from_seat(SPECTATOR_SEAT.to_string(), line))
     }
 
     /// Leaves: the host is told, and nothing more is played.
@@ -539,11 +539,15 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
                 .events
                 .push_back(SpectatorEvent::NetworkInterrupted { silent_for_ms }),
             NetEvent::NetworkResumed => self.events.push_back(SpectatorEvent::NetworkResumed),
-            // The host relays the players' lines under their names; its
-            // own unnamed ones are player 1's.
-            NetEvent::Chat(line) => self
+            // The host labels every line it sends us (its own as P1's) and
+            // is trusted to, as it is with the inputs it feeds us.
+            NetEvent::Chat(line) if line.author.is_empty() => self
                 .events
-                .push_back(SpectatorEvent::Chat(shown(line, || "P1".to_string()))),
+                .push_back(SpectatorEvent::Chat(from_seat("P1".to_string(), line))),
+            NetEvent::Chat(line) => self.events.push_back(SpectatorEvent::Chat(ChatShown {
+                author: line.author,
+                text: line.text,
+            })),
             NetEvent::Disconnected { cause } => {
                 self.host_gone = true;
                 if self.phase != SpectatorPhase::Watching || self.buffered() == 0 {

@@ -6,7 +6,7 @@
 //! other's lines twice.
 
 use super::{LinkState, NetplaySession};
-use crate::netplay::chat::{shown, ChatRefused, ChatShown};
+use crate::netplay::chat::{from_player, from_seat, relayed, ChatRefused, ChatShown};
 use crate::netplay::NetplayEvent;
 use crate::protocol::{ChatLine, Millis, PeerEndpoint};
 
@@ -26,16 +26,19 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 taken |= self.send_chat_to(self.links[index].address, &line);
             }
         }
+        let seat = self.local_players.iter().next().unwrap_or(0);
+        let shown = from_seat(format!("P{}", seat + 1), line);
+        // Spectators take their host's labels as they come: ours goes labelled.
+        let labelled = relayed(&shown);
         for index in 0..self.spectators.len() {
             if self.spectators[index].open {
-                taken |= self.send_chat_to(Some(self.spectators[index].address), &line);
+                taken |= self.send_chat_to(Some(self.spectators[index].address), &labelled);
             }
         }
         if !taken {
             return Err(ChatRefused::NoOneToTell);
         }
-        let seat = self.local_players.iter().next().unwrap_or(0);
-        Ok(shown(line, || format!("P{}", seat + 1)))
+        Ok(shown)
     }
 
     fn send_chat_to(&mut self, address: Option<A>, line: &ChatLine) -> bool {
@@ -48,7 +51,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// spectators.
     pub(super) fn on_link_chat(&mut self, index: usize, line: ChatLine) {
         let seat = self.links[index].first_player.index();
-        let line = shown(line, || format!("P{}", seat + 1));
+        let line = from_player(seat, line);
         self.relay_chat(&line, None);
         self.events.push_back(NetplayEvent::Chat(line));
     }
@@ -64,7 +67,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         else {
             return;
         };
-        let line = shown(line, || format!("spectator {number}"));
+        let line = from_seat(format!("spectator {number}"), line);
         for index in 0..self.links.len() {
             if self.links[index].state == LinkState::Open {
                 let relayed = relayed(&line);
@@ -84,13 +87,5 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 self.send_chat_to(Some(spectator.address), &relayed);
             }
         }
-    }
-}
-
-/// A line passed on under the name it is shown with here.
-fn relayed(line: &ChatShown) -> ChatLine {
-    ChatLine {
-        author: line.author.clone(),
-        text: line.text.clone(),
     }
 }
