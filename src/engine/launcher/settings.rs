@@ -2,10 +2,10 @@
 //! how sessions are shown (shader, integer scale, fullscreen, vsync), the
 //! netplay defaults that pre-fill the Host and Join forms (name, port,
 //! delay), the folders the core uses (saves, system files), and the core
-//! options chosen for each core. Everything but the name and the form
-//! defaults becomes the command line's own switches (`--shader crt`,
-//! `--option KEY=VALUE`, `--save-dir DIR`), so a setting can do nothing the
-//! command line cannot.
+//! options chosen for each core. Everything but the form defaults becomes
+//! the command line's own switches (`--shader crt`, `--option KEY=VALUE`,
+//! `--save-dir DIR`, `--name NAME` for a match), so a setting can do
+//! nothing the command line cannot.
 
 use crate::engine::launcher::forms::{DelayChoice, HostForm, JoinForm};
 use std::collections::BTreeMap;
@@ -50,6 +50,15 @@ impl Default for NetplayDefaults {
 }
 
 impl NetplayDefaults {
+    /// `--name NAME` for a match's command line (nothing without a name).
+    pub fn name_args(&self) -> Vec<String> {
+        let name = fit_name(&self.name);
+        if name.is_empty() {
+            return Vec::new();
+        }
+        vec!["--name".to_string(), name]
+    }
+
     /// The Host form as these defaults fill it.
     pub fn host_form(&self) -> HostForm {
         HostForm {
@@ -124,8 +133,12 @@ struct PathsTable {
     system: Option<PathBuf>,
 }
 
-/// The longest player name kept (characters).
-pub const MAX_NAME_CHARS: usize = 24;
+/// `name` as `--name` takes it: no control characters, cut at a character
+/// boundary to the bytes a chat line's author may hold.
+pub fn fit_name(name: &str) -> String {
+    let name: String = name.chars().filter(|c| !c.is_control()).collect();
+    crate::protocol::truncate_chat_text(&name, crate::protocol::MAX_CHAT_AUTHOR_BYTES).to_owned()
+}
 
 /// `path line N: message` on one line, the line found from the byte
 /// offset `at`.
@@ -194,7 +207,7 @@ impl Settings {
                 vsync: file.video.vsync,
             },
             netplay: NetplayDefaults {
-                name: file.netplay.name.chars().take(MAX_NAME_CHARS).collect(),
+                name: fit_name(&file.netplay.name),
                 port: file.netplay.port.unwrap_or(NetplayDefaults::default().port),
                 delay,
             },
@@ -428,5 +441,22 @@ mod tests {
         );
         everything_set().save(&file).unwrap();
         assert_eq!(Settings::load(&file, SHADERS), (everything_set(), None));
+    }
+
+    #[test]
+    fn the_name_goes_to_a_match_as_a_name_the_chat_accepts() {
+        let mut netplay = NetplayDefaults::default();
+        assert!(netplay.name_args().is_empty());
+        netplay.name = "Zoë".to_string();
+        assert_eq!(netplay.name_args(), ["--name", "Zoë"]);
+        // 24 characters of 2 bytes each do not fit 24 bytes: `--name` would refuse them.
+        let long = parse(&format!(
+            "[netplay]\nname = \"{}\\u0007\"\n",
+            "é".repeat(24)
+        ))
+        .unwrap();
+        let name = &long.netplay.name_args()[1];
+        assert_eq!(name, &"é".repeat(12));
+        assert!(crate::protocol::check_chat_author(name).is_ok());
     }
 }

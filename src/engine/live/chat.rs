@@ -5,14 +5,14 @@
 
 use crate::engine::live::narrator::Narrator;
 use crate::netplay::{ChatRefused, ChatShown};
-use crate::protocol::{check_chat_author, check_chat_text, Millis};
+use crate::protocol::{check_chat_author, check_chat_text, ChatTextError, Millis};
 use std::collections::VecDeque;
 
 /// `--name` and `--chat-script`, for `host`, `join` and `spectate`.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct ChatArgs {
-    /// The name your chat lines go by (at most 24 bytes) [default: your
-    /// seat: P1…P4, or spectator N].
+    /// The name your chat lines go by (at most 24 bytes), shown after
+    /// your seat: `P2 NAME`, `spectator 1 NAME` [default: the seat alone].
     #[arg(long, value_name = "NAME", value_parser = parse_name)]
     pub name: Option<String>,
     /// Chat lines to send without a window: each line of FILE is `FRAME
@@ -23,7 +23,12 @@ pub struct ChatArgs {
 }
 
 fn parse_name(name: &str) -> Result<String, String> {
-    check_chat_author(name).map_err(|error| format!("not a name for the chat: {error}"))?;
+    check_chat_author(name).map_err(|error| match error {
+        ChatTextError::TooLong(bytes, most) => {
+            format!("the name is {bytes} bytes long, at most {most} fit")
+        }
+        error => format!("not a name for the chat: {error}"),
+    })?;
     Ok(name.to_owned())
 }
 
@@ -192,5 +197,17 @@ mod tests {
         assert!(ChatScript::parse(&format!("10 {}", "x".repeat(121)))
             .unwrap_err()
             .contains("at most 120"));
+    }
+
+    #[test]
+    fn a_name_too_long_for_the_chat_says_so_as_a_name() {
+        assert_eq!(parse_name("Zoë"), Ok("Zoë".to_string()));
+        assert_eq!(
+            parse_name(&"a".repeat(30)),
+            Err("the name is 30 bytes long, at most 24 fit".to_string())
+        );
+        assert!(parse_name("a\tb")
+            .unwrap_err()
+            .contains("control character"));
     }
 }

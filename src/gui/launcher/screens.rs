@@ -476,6 +476,9 @@ impl Launcher {
         let mut line = session.command_line(game);
         line.extend(settings.game_args(&game.core));
         line.extend(settings.window_args());
+        if !matches!(session, Session::Play { .. }) {
+            line.extend(settings.netplay.name_args());
+        }
         line
     }
 

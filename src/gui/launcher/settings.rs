@@ -4,7 +4,7 @@
 //! line takes are changeable). The settings themselves and their file are
 //! [`crate::engine::launcher::settings`]'s.
 
-use crate::engine::launcher::settings::{settings_path, Settings, MAX_NAME_CHARS};
+use crate::engine::launcher::settings::{fit_name, settings_path, Settings};
 use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
 use crate::gui::launcher::script::Targets;
 use crate::gui::renderer::DisplayShader;
@@ -248,7 +248,7 @@ impl SettingsScreen {
         ui.label("What the Host and Join forms start with:");
         let name = &mut self.settings.netplay.name;
         targets.text_field(ui, "Name", name);
-        *name = name.chars().take(MAX_NAME_CHARS).collect();
+        *name = fit_name(name);
         targets.text_field(ui, "Default port", &mut self.port);
         super::screens::delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
     }
