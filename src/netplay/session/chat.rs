@@ -57,16 +57,19 @@ impl<A: Ord + Copy> NetplaySession<A> {
     }
 
     /// A line from the spectator at `address`: shown, and relayed to the
-    /// players and the other spectators.
+    /// players and the other spectators, at most as fast as one honest
+    /// sender says them.
     pub(super) fn on_spectator_chat(&mut self, address: A, line: ChatLine) {
-        let Some(number) = self
-            .spectators
-            .iter()
-            .find(|s| s.address == address)
-            .map(|s| s.number)
-        else {
+        let now = self.now;
+        let Some(spectator) = self.spectators.iter_mut().find(|s| s.address == address) else {
             return;
         };
+        // Its endpoint limits each name it claims; one sender it is, and
+        // each line costs a datagram on every other link.
+        if !spectator.chat_limit.allow(now) {
+            return;
+        }
+        let number = spectator.number;
         let line = from_seat(format!("spectator {number}"), line);
         for index in 0..self.links.len() {
             if self.links[index].state == LinkState::Open {
@@ -87,5 +90,43 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 self.send_chat_to(Some(spectator.address), &relayed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::spectators::Spectator;
+    use super::*;
+    use crate::netplay::NetplayConfig;
+    use crate::protocol::{PlayerSlots, SessionSettings, SessionToken};
+
+    #[test]
+    fn a_spectator_inventing_names_is_relayed_no_faster_than_one_sender() {
+        let settings = SessionSettings {
+            player_count: 2,
+            ..SessionSettings::default()
+        };
+        let config = NetplayConfig::new(
+            SessionToken(1),
+            "core",
+            "1",
+            0,
+            settings,
+            PlayerSlots::single(0),
+        )
+        .accept(Some(2u8), PlayerSlots::single(1));
+        let mut host = NetplaySession::new(config, 0).unwrap();
+        host.spectators.push(Spectator::arrived(1, 9, 0));
+        for index in 0..20 {
+            let line = ChatLine {
+                author: format!("name {index}"),
+                text: "spam".to_string(),
+            };
+            host.on_spectator_chat(9, line);
+        }
+        let shown = std::iter::from_fn(|| host.events.pop_front())
+            .filter(|event| matches!(event, NetplayEvent::Chat(_)))
+            .count();
+        assert_eq!(shown, crate::protocol::chat::CHAT_BURST_LINES as usize);
     }
 }

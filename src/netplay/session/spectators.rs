@@ -11,8 +11,8 @@ use crate::input::Buttons;
 use crate::netplay::checkpoint_state;
 use crate::netplay::events::{NetplayEvent, SpectatorDrop};
 use crate::protocol::{
-    self, Event as NetEvent, Millis, PeerEndpoint, PlayerSlots, RejectReason, MAX_BLOB_SIZE,
-    MAX_UNACKED_FRAMES,
+    self, ChatRateLimit, Event as NetEvent, Millis, PeerEndpoint, PlayerSlots, RejectReason,
+    MAX_BLOB_SIZE, MAX_UNACKED_FRAMES,
 };
 use crate::rollback::{Frame, MAX_PLAYERS};
 
@@ -26,6 +26,23 @@ pub(super) struct Spectator<A> {
     next_frame: Frame,
     pub(super) open: bool,
     snapshot: Snapshot,
+    /// Its chat lines, limited as one sender's whatever names they claim:
+    /// each is relayed to every other machine.
+    pub(super) chat_limit: ChatRateLimit,
+}
+
+impl<A> Spectator<A> {
+    /// Spectator `number`, just arrived at `address` at `now`.
+    pub(super) fn arrived(number: u32, address: A, now: Millis) -> Self {
+        Spectator {
+            number,
+            address,
+            next_frame: Frame::ZERO,
+            open: true,
+            snapshot: Snapshot::Due,
+            chat_limit: ChatRateLimit::new(now),
+        }
+    }
 }
 
 /// Where a spectator is with the savestate it starts watching from.
@@ -161,13 +178,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.endpoints.insert(from, endpoint);
         // Numbered for the chat in the order they came, from 1.
         let number = self.spectators.iter().map(|s| s.number).max().unwrap_or(0) + 1;
-        self.spectators.push(Spectator {
-            number,
-            address: from,
-            next_frame: Frame::ZERO,
-            open: true,
-            snapshot: Snapshot::Due,
-        });
+        self.spectators.push(Spectator::arrived(number, from, now));
         self.events.push_back(NetplayEvent::SpectatorJoined);
         true
     }
