@@ -64,6 +64,9 @@ pub fn run_launcher(
                 script::lend(script.take());
                 let end = start(&line);
                 script = script::take_back();
+                if let Some(script) = &script {
+                    script.session_ended()?;
+                }
                 // Ctrl-C (or SIGTERM, SIGHUP) ended the session: it was
                 // meant for the program, which leaves too.
                 if end.exit_code == crate::engine::error::EXIT_INTERRUPTED {

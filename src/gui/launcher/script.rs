@@ -141,6 +141,20 @@ impl Script {
         })
     }
 
+    /// The session it lent itself to ended: a session step still next
+    /// can never run, and is a mistake rather than a wait forever.
+    pub fn session_ended(&self) -> Result<(), AppError> {
+        match self.steps.front() {
+            Some((line, Place::Session, _)) => Err(AppError::BadArgument {
+                message: format!(
+                    "{} line {line}: the session ended before this step ran",
+                    self.path.display()
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs the next step (or waits), feeding its events to `window`, when
     /// that step runs at `place`.
     pub fn step(
@@ -373,5 +387,21 @@ mod tests {
         assert_eq!(parse("click Host\nwait soon").unwrap_err().0, 2);
         assert!(parse("key NoSuchKey").unwrap_err().1.contains("NoSuchKey"));
         assert!(parse("dance").unwrap_err().1.starts_with("unknown step"));
+    }
+
+    #[test]
+    fn a_session_step_left_when_its_session_ended_is_an_error_naming_its_line() {
+        let script = |text: &str| Script {
+            path: PathBuf::from("join.txt"),
+            steps: parse(text).unwrap().into(),
+            later: VecDeque::new(),
+            waiting: 0,
+        };
+        assert!(script("wait 1\nsession wait 400\n").session_ended().is_ok());
+        let left = script("session screenshot after.png\nquit\n");
+        assert_eq!(
+            left.session_ended().unwrap_err().to_string(),
+            "join.txt line 1: the session ended before this step ran"
+        );
     }
 }

@@ -20,7 +20,8 @@ pub enum MatchEnd {
     Finished,
     /// Ctrl-C, SIGTERM or SIGHUP: we left, the peer was told.
     Interrupted,
-    /// The window was closed: we left, the peer was told.
+    /// The window was closed, or the player chose Leave in it: we left,
+    /// the peer was told.
     WindowClosed,
     /// The peer said it was leaving.
     PeerLeft,
@@ -38,7 +39,7 @@ impl MatchEnd {
         match self {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted",
-            MatchEnd::WindowClosed => "the window was closed",
+            MatchEnd::WindowClosed => "you left",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
             MatchEnd::Stalled => "the match stalled",
@@ -260,5 +261,17 @@ impl Report for MatchReport {
         });
         self.outputs.add_to_json(&mut json);
         json
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_player_who_leaves_from_the_window_reads_that_they_left() {
+        // Leave in the match menu ends the session as closing the window
+        // does; neither reads as if the window went away on its own.
+        assert_eq!(MatchEnd::WindowClosed.describe(), "you left");
     }
 }

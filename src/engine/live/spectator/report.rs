@@ -34,7 +34,7 @@ impl WatchEnd {
             WatchEnd::Finished => "spectating finished",
             WatchEnd::Interrupted => "spectating interrupted",
             WatchEnd::HostLost => "spectating ended (the host was lost)",
-            WatchEnd::WindowClosed => "spectating ended (the window was closed)",
+            WatchEnd::WindowClosed => "spectating ended (you left)",
             WatchEnd::Stalled => "spectating ended (the match stalled)",
         }
     }
