@@ -64,6 +64,22 @@ pub fn matching<'a>(replays: &'a [ReplayFile], filter: &str) -> Vec<&'a ReplayFi
         .collect()
 }
 
+/// The replay the Play, Info and Verify buttons act on: the one `chosen`
+/// if the filter still shows it, else the newest the filter shows (a
+/// player who just finished a match finds it chosen).
+pub fn chosen_or_newest(
+    replays: &[ReplayFile],
+    filter: &str,
+    chosen: Option<&Path>,
+) -> Option<PathBuf> {
+    let shown = matching(replays, filter);
+    shown
+        .iter()
+        .find(|replay| Some(replay.path.as_path()) == chosen)
+        .or(shown.first())
+        .map(|replay| replay.path.clone())
+}
+
 /// What the list shows of a replay: its header in a line, or why its
 /// header could not be read.
 pub type HeaderLine = Result<String, String>;
@@ -231,6 +247,28 @@ mod tests {
         assert_eq!(found, ["2026-11-20_duel_dojo.ncr"]);
         assert_eq!(matching(&listed, "").len(), 2);
         assert!(list_replays(&dir.path().join("none")).is_empty());
+    }
+
+    #[test]
+    fn the_buttons_act_on_the_replay_chosen_or_else_the_newest_one_shown() {
+        let replay = |name: &str, age: u64| ReplayFile {
+            path: PathBuf::from(name),
+            modified: SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000 - age),
+        };
+        let listed = [replay("new_stella.ncr", 1), replay("old_duel.ncr", 2)];
+        let path = |name: &str| Some(PathBuf::from(name));
+        assert_eq!(chosen_or_newest(&listed, "", None), path("new_stella.ncr"));
+        let old = Path::new("old_duel.ncr");
+        assert_eq!(
+            chosen_or_newest(&listed, "", Some(old)),
+            path("old_duel.ncr")
+        );
+        // A choice the filter hides is not acted on unseen.
+        assert_eq!(
+            chosen_or_newest(&listed, "stella", Some(old)),
+            path("new_stella.ncr")
+        );
+        assert_eq!(chosen_or_newest(&listed, "nothing", None), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::engine::launcher::forms::{
 };
 use crate::engine::launcher::recent;
 use crate::engine::launcher::replays::{
-    list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
+    chosen_or_newest, list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
 };
 use crate::engine::launcher::SessionEnd;
 use crate::engine::sinks::recorder::replays_folder;
@@ -414,15 +414,20 @@ impl Launcher {
         if let Some(headers) = &mut self.replays.headers {
             headers.update();
         }
+        let chosen = chosen_or_newest(
+            &self.replays.listed,
+            &self.replays.filter,
+            self.replays.chosen.as_deref(),
+        );
         egui::ScrollArea::vertical()
             .max_height(300.0)
             .show(ui, |ui| {
                 for replay in matching(&self.replays.listed, &self.replays.filter) {
-                    let chosen = self.replays.chosen.as_ref() == Some(&replay.path);
+                    let is_chosen = chosen.as_ref() == Some(&replay.path);
                     ui.horizontal(|ui| {
                         if self
                             .targets
-                            .selectable(ui, chosen, &replay.name())
+                            .selectable(ui, is_chosen, &replay.name())
                             .clicked()
                         {
                             self.replays.chosen = Some(replay.path.clone());
@@ -437,7 +442,6 @@ impl Launcher {
                 }
             });
         ui.add(egui::Slider::new(&mut self.replays.speed, 0.25..=8.0).text("speed"));
-        let chosen = self.replays.chosen.clone();
         ui.horizontal(|ui| {
             let speed = self.replays.speed;
             let actions = [
@@ -455,7 +459,7 @@ impl Launcher {
                             }
                             self.session = Some(line);
                         }
-                        None => self.problem = Some("error: choose a replay first".to_string()),
+                        None => self.problem = Some("error: no replay to choose".to_string()),
                     }
                 }
             }
