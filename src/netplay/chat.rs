@@ -82,11 +82,12 @@ pub(crate) fn from_seat(seat: String, line: ChatLine) -> ChatShown {
 }
 
 /// `line` as it came on player `seat`'s link (0 for P1): under `P<seat+1>`,
-/// unless it is a spectator's line that player relays, which keeps the
-/// label its relay gave it. A player can pass its line off as a
-/// spectator's, never as another player's.
+/// unless it is a spectator's line the host (P1, the only machine that
+/// feeds spectators) relays, which keeps the label the host gave it. The
+/// host can pass its line off as a spectator's; no one can pass for a
+/// player it is not.
 pub(crate) fn from_player(seat: usize, line: ChatLine) -> ChatShown {
-    if line.author.starts_with(SPECTATOR_SEAT) {
+    if seat == 0 && line.author.starts_with(SPECTATOR_SEAT) {
         return ChatShown {
             author: line.author,
             text: line.text,

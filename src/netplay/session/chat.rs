@@ -8,7 +8,7 @@
 use super::{LinkState, NetplaySession};
 use crate::netplay::chat::{from_player, from_seat, relayed, ChatRefused, ChatShown};
 use crate::netplay::NetplayEvent;
-use crate::protocol::{ChatLine, Millis, PeerEndpoint};
+use crate::protocol::{ChatLine, ChatRateLimit, Millis, PeerEndpoint};
 
 impl<A: Ord + Copy> NetplaySession<A> {
     /// Sends `text` to everyone in the match, as `author` (empty: our
@@ -51,6 +51,18 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// spectators.
     pub(super) fn on_link_chat(&mut self, index: usize, line: ChatLine) {
         let seat = self.links[index].first_player.index();
+        // Only the host (P1) relays others' lines; any other link is one
+        // sender, whatever names it claims, and each of its lines costs a
+        // datagram to every spectator we feed.
+        if seat != 0 {
+            let now = self.now;
+            let limit = self.links[index]
+                .chat_limit
+                .get_or_insert_with(|| ChatRateLimit::new(now));
+            if !limit.allow(now) {
+                return;
+            }
+        }
         let line = from_player(seat, line);
         self.relay_chat(&line, None);
         self.events.push_back(NetplayEvent::Chat(line));
@@ -128,5 +140,47 @@ mod tests {
             .filter(|event| matches!(event, NetplayEvent::Chat(_)))
             .count();
         assert_eq!(shown, crate::protocol::chat::CHAT_BURST_LINES as usize);
+    }
+
+    #[test]
+    fn a_player_inventing_names_is_relayed_no_faster_than_one_sender() {
+        let settings = SessionSettings {
+            player_count: 2,
+            ..SessionSettings::default()
+        };
+        let config = NetplayConfig::new(
+            SessionToken(1),
+            "core",
+            "1",
+            0,
+            settings,
+            PlayerSlots::single(0),
+        )
+        .accept(Some(2u8), PlayerSlots::single(1));
+        let mut host = NetplaySession::new(config, 0).unwrap();
+        for index in 0..20 {
+            let line = ChatLine {
+                author: format!("spectator {index}"),
+                text: "spam".to_string(),
+            };
+            host.on_link_chat(0, line);
+        }
+        let shown: Vec<String> = std::iter::from_fn(|| host.events.pop_front())
+            .filter_map(|event| match event {
+                NetplayEvent::Chat(line) => Some(line.author),
+                _ => None,
+            })
+            .collect();
+        // P2 does not relay: it cannot pass for a spectator either.
+        assert_eq!(
+            shown,
+            [
+                "P2 spectator 0",
+                "P2 spectator 1",
+                "P2 spectator 2",
+                "P2 spectator 3",
+                "P2 spectator 4"
+            ]
+        );
     }
 }

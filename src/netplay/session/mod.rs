@@ -73,6 +73,9 @@ struct Link<A> {
     /// The latest frame the peer sent its checksum of: it held every
     /// player's inputs through it, so it announces no departure before.
     checksummed: Option<Frame>,
+    /// Its chat lines as one sender's (from its first line), unless it is
+    /// the host's, which relays its spectators' lines.
+    chat_limit: Option<crate::protocol::ChatRateLimit>,
 }
 
 /// A netplay match for 2–4 players over any transport, keyed by address `A`.

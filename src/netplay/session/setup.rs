@@ -133,6 +133,7 @@ pub(super) fn links<A: Copy>(config: &NetplayConfig<A>) -> Vec<Link<A>> {
             state: LinkState::AwaitingHello,
             first_player: PlayerId::new(peer.players.iter().next().unwrap_or(0)),
             checksummed: None,
+            chat_limit: None,
         })
         .collect()
 }
