@@ -187,29 +187,7 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
         i32::from_le_bytes(core.game_memory()[at..at + 4].try_into().unwrap())
     };
     let start = x_of_fighter_1(&duel.core);
-    let key = |down: bool| {
-        let (timestamp, window_id, keycode, scancode, keymod, repeat) =
-            (0, 0, Some(Keycode::D), None, Mod::NOMOD, false);
-        if down {
-            Event::KeyDown {
-                timestamp,
-                window_id,
-                keycode,
-                scancode,
-                keymod,
-                repeat,
-            }
-        } else {
-            Event::KeyUp {
-                timestamp,
-                window_id,
-                keycode,
-                scancode,
-                keymod,
-                repeat,
-            }
-        }
-    };
+    let key = |down: bool| key_event(down, Keycode::D, Mod::NOMOD);
     window.push_event(key(true)).unwrap();
     for _ in 0..30 {
         window.poll();
@@ -295,11 +273,12 @@ fn esc_in_a_matchs_window_asks_first_and_a_second_press_leaves() {
 }
 
 #[test]
-fn esc_in_local_play_leaves_at_once() {
+fn esc_in_local_play_opens_the_menu_pausing_the_game_and_a_second_esc_quits() {
     let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
     let mut window = open_window((320, 240), DisplayShader::default(), false);
     let mut duel = support::load_duel_dojo();
     let mut play = LocalPlay::new(&mut duel.core, 100, 1 << 20, Box::new(())).unwrap();
+    window.push_event(key_down(Keycode::Escape, false)).unwrap();
     window.push_event(key_down(Keycode::Escape, false)).unwrap();
     // Ten seconds of frames, unless Esc leaves first.
     let pacing = Pacing {
@@ -363,14 +342,7 @@ fn shift_f1_moves_the_overlay_round_the_corners_of_the_window_at_the_size_of_its
     // At 480 rows the overlay is drawn 1:1, 8 pixels from the edges.
     let (w, h) = (canvas.width, canvas.height);
     assert_eq!(covered(&mut window), (8, 8, w, h), "top left at first");
-    let shift_f1 = Event::KeyDown {
-        timestamp: 0,
-        window_id: 0,
-        keycode: Some(Keycode::F1),
-        scancode: None,
-        keymod: Mod::LSHIFTMOD,
-        repeat: false,
-    };
+    let shift_f1 = key_event(true, Keycode::F1, Mod::LSHIFTMOD);
     for expected in [
         (width - 8 - w, 8),
         (width - 8 - w, height - 8 - h),

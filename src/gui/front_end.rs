@@ -5,7 +5,9 @@
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
+use crate::engine::live::front_end::{
+    delays_text, player_lines, FrontEnd, MatchView, SpectatorView,
+};
 use crate::engine::{AppError, Game};
 use crate::gui::launcher::script::{self, Targets};
 use crate::gui::match_menu::{MatchMenu, MenuChoice};
@@ -74,6 +76,8 @@ pub struct WindowFrontEnd {
     targets: Targets,
     /// Where a launcher script asked the next picture to be saved.
     script_capture: Option<PathBuf>,
+    /// The connection in words and each player's figures, for the menu.
+    last_words: Vec<String>,
 }
 
 impl WindowFrontEnd {
@@ -105,6 +109,7 @@ impl WindowFrontEnd {
             waiting_panel: WaitingPanel::default(),
             targets: Targets::default(),
             script_capture: None,
+            last_words: Vec::new(),
         })
     }
 
@@ -154,9 +159,10 @@ impl WindowFrontEnd {
         if !self.menu.open {
             return self.window.present(frame, aspect, overlay, capture);
         }
-        let connection = connection_lines(self.last_stats.as_ref());
+        let mut connection = self.last_words.clone();
+        connection.extend(connection_lines(self.last_stats.as_ref()));
         let shader = self.window.shader().to_string();
-        let menu = self.menu;
+        let menu = self.menu.clone();
         let mut choice = None;
         let captured = self.window.present_with_menu(
             frame,
@@ -186,19 +192,70 @@ impl WindowFrontEnd {
     }
 
     fn menu_choice(&mut self, choice: MenuChoice) {
-        match choice {
-            MenuChoice::Resume => self.menu.open = false,
-            MenuChoice::NextShader => self.window.next_shader(),
-            MenuChoice::Fullscreen => {
-                if let Some(Action::Notice(text)) = self.window.toggle_fullscreen() {
-                    let now_ms = self.now_ms();
-                    self.overlay.notice(now_ms, text);
-                }
+        let now_ms = self.now_ms();
+        let chosen = self.menu.choose(choice);
+        self.quit |= carry_out(chosen, &mut self.window, &mut self.overlay, now_ms);
+    }
+}
+
+/// Carries out a menu choice on the window and the overlay (local play's
+/// and a match's alike); whether it was to leave.
+pub fn carry_out(
+    choice: MenuChoice,
+    window: &mut Window,
+    overlay: &mut Overlay,
+    now_ms: u64,
+) -> bool {
+    match choice {
+        MenuChoice::Resume | MenuChoice::Show(_) => {}
+        MenuChoice::NextShader => window.next_shader(),
+        MenuChoice::Fullscreen => {
+            if let Some(Action::Notice(text)) = window.toggle_fullscreen() {
+                overlay.notice(now_ms, text);
             }
-            MenuChoice::StatsPanel => self.overlay.panel_visible = !self.overlay.panel_visible,
-            MenuChoice::Leave => self.quit = true,
+        }
+        MenuChoice::StatsPanel => overlay.panel_visible = !overlay.panel_visible,
+        MenuChoice::Leave => return true,
+    }
+    false
+}
+
+/// The menu's sections: the window's input mapping and `game`'s options.
+pub fn menu_details(menu: &mut MatchMenu, window: &Window, game: &dyn Game) {
+    if menu.input_mapping.is_empty() {
+        menu.input_mapping = window
+            .input_map()
+            .describe()
+            .lines()
+            .map(str::to_string)
+            .collect();
+    }
+    if menu.core_options.is_empty() {
+        menu.core_options = option_lines(&game.core_options(), &game.option_categories());
+    }
+}
+
+/// Options grouped under their categories' names: `System`, then
+/// `  Region: auto`, each with its help text after it.
+fn option_lines(
+    options: &[crate::libretro::CoreOption],
+    categories: &[crate::libretro::OptionCategory],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, info, options) in crate::libretro::grouped(options, categories) {
+        lines.push(if info.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} ({info})")
+        });
+        for option in options {
+            lines.push(format!("  {}: {}", option.description, option.current));
+            if !option.info.is_empty() {
+                lines.push(format!("    {}", option.info));
+            }
         }
     }
+    lines
 }
 
 /// The menu's connection lines: the overlay's figures, spelled out.
@@ -272,7 +329,7 @@ impl FrontEnd for WindowFrontEnd {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
-                Action::Screenshot => {}
+                Action::Screenshot | Action::Pressed(_) => {}
             }
         }
     }
@@ -328,6 +385,13 @@ impl FrontEnd for WindowFrontEnd {
             self.waiting_since
                 .is_some_and(|since| now.duration_since(since) >= STALL_SHOWN_AFTER),
         );
+        self.overlay
+            .set_status(view.connection.as_deref(), view.desync.as_deref());
+        if self.menu.open {
+            menu_details(&mut self.menu, &self.window, game);
+        }
+        self.last_words = view.connection.iter().cloned().collect();
+        self.last_words.extend(player_lines(&view.players));
         self.overlay.set_lines(if self.overlay.panel_visible {
             let mut lines = vec![format!("{}   frame {}", game.title(), view.frame)];
             if let Some(watching) = &view.spectating {

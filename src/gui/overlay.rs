@@ -126,6 +126,8 @@ pub struct Overlay {
     graph: VecDeque<(u32, Option<u32>)>,
     notices: VecDeque<(String, u64)>,
     stalled: bool,
+    /// The connection in words and a recent desync, shown whatever the panel.
+    status: Vec<(String, [u8; 4])>,
     lines: Vec<String>,
 }
 
@@ -164,6 +166,18 @@ impl Overlay {
     /// Whether the match is waiting for the opponent's input.
     pub fn set_stalled(&mut self, stalled: bool) {
         self.stalled = stalled;
+    }
+
+    /// The connection in words (in the warning colour) and a recent
+    /// desync (dim: it is calm news), in place of the bare stall indicator.
+    pub fn set_status(&mut self, connection: Option<&str>, desync: Option<&str>) {
+        // The 8×8 font is ASCII.
+        let ascii = |text: &str| text.replace('…', "...");
+        self.status = connection
+            .map(|text| (ascii(text), WARNING))
+            .into_iter()
+            .chain(desync.map(|text| (ascii(text), DIM)))
+            .collect();
     }
 
     /// Lines shown at the top whatever the panel (frame stepping's state,
@@ -212,11 +226,13 @@ impl Overlay {
         let panel = self.panel_lines();
         let graph = !panel.is_empty();
         let text = wrapped(self.lines.iter().cloned().chain(panel), TEXT);
-        let stall = self
-            .stalled
+        let stall = (self.stalled && self.status.is_empty())
             .then(|| ("waiting for opponent...".to_string(), WARNING));
-        let after: Vec<(String, [u8; 4])> =
-            stall.into_iter().chain(wrapped(notices, DIM)).collect();
+        let after: Vec<(String, [u8; 4])> = stall
+            .into_iter()
+            .chain(self.status.iter().cloned())
+            .chain(wrapped(notices, DIM))
+            .collect();
         if text.is_empty() && after.is_empty() {
             return None;
         }
@@ -341,6 +357,28 @@ mod tests {
         // The graph is the widest part.
         assert_eq!(picture.width, GRAPH_SAMPLES as u32 + 2 * PADDING);
         overlay.panel_visible = false;
+        assert!(overlay.render(0).is_none());
+    }
+
+    #[test]
+    fn the_connection_in_words_takes_the_stall_indicators_place_and_a_desync_shows_calmly() {
+        let mut overlay = Overlay::new(false);
+        overlay.set_stalled(true);
+        let bare = overlay.render(0).unwrap();
+        overlay.set_status(
+            Some("waiting for P2…"),
+            Some("desync at frame 12, repaired"),
+        );
+        let said = overlay.render(0).unwrap();
+        // One more line, and wider: the words replace "waiting for opponent...".
+        assert_eq!(said.height, bare.height + LINE_H);
+        assert_eq!(
+            said.width,
+            "desync at frame 12, repaired".len() as u32 * CELL_W + 2 * PADDING
+        );
+        overlay.set_status(None, None);
+        assert_eq!(overlay.render(0).unwrap().height, bare.height);
+        overlay.set_stalled(false);
         assert!(overlay.render(0).is_none());
     }
 

@@ -34,6 +34,45 @@ pub struct MatchView {
     /// The host's UDP port while it waits for its players, before the
     /// match began (`None` once it began, and at joiners and spectators).
     pub listening: Option<u16>,
+    /// The connection in words, when there is something to say
+    /// ([`crate::netplay::wording`]).
+    pub connection: Option<String>,
+    /// A recent desync, for a corner ("desync at frame 1234, repaired").
+    pub desync: Option<String>,
+    /// Each other player's figures, by slot (empty for a spectator).
+    pub players: Vec<PlayerFigures>,
+}
+
+/// One other player's figures, for the match menu's connection panel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlayerFigures {
+    /// The player's slot (0: player 1).
+    pub slot: u8,
+    /// Round trip to their machine, once measured.
+    pub ping_ms: Option<u32>,
+    /// Their input delay, once reported.
+    pub delay: Option<u32>,
+    /// Depth of the last rollback their inputs caused.
+    pub last_rollback: u32,
+}
+
+/// `P2: ping 12 ms, delay 2, last rollback 1`: one line per other player.
+pub fn player_lines(players: &[PlayerFigures]) -> Vec<String> {
+    let known = |value: Option<u32>, unit: &str| {
+        value.map_or_else(|| "?".to_string(), |value| format!("{value}{unit}"))
+    };
+    players
+        .iter()
+        .map(|player| {
+            format!(
+                "P{}: ping {}, delay {}, last rollback {}",
+                player.slot + 1,
+                known(player.ping_ms, " ms"),
+                known(player.delay, ""),
+                player.last_rollback
+            )
+        })
+        .collect()
 }
 
 /// What a spectator's front end shows besides the game.
@@ -113,4 +152,32 @@ pub fn delays_text(delays: &[(u8, Option<u32>)]) -> String {
         format!("P{} {delay}", slot + 1)
     });
     each.collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_other_player_has_a_line_of_ping_delay_and_rollback() {
+        let players = [
+            PlayerFigures {
+                slot: 1,
+                ping_ms: Some(12),
+                delay: Some(2),
+                last_rollback: 1,
+            },
+            PlayerFigures {
+                slot: 2,
+                ..PlayerFigures::default()
+            },
+        ];
+        assert_eq!(
+            player_lines(&players),
+            [
+                "P2: ping 12 ms, delay 2, last rollback 1",
+                "P3: ping ?, delay ?, last rollback 0"
+            ]
+        );
+    }
 }

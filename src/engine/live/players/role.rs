@@ -5,7 +5,7 @@
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{FrameInputs, InputSource};
-use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView};
+use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, PlayerFigures};
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
 use crate::engine::live::players::args::MatchSettings;
@@ -18,6 +18,7 @@ use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{AppError, Game, Outcome};
 use crate::input::Buttons;
+use crate::netplay::wording::{ConnectionWords, Seat as WordsSeat};
 use crate::netplay::{NetplayEvent, NetplayStats};
 use crate::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
 use std::net::SocketAddr;
@@ -110,6 +111,8 @@ pub(crate) struct PlayersRole {
     status_last: Option<(Instant, u64, u64)>,
     /// The host's port, shown until the match begins.
     listening: Option<u16>,
+    /// What the player reads about the connection.
+    words: ConnectionWords,
 }
 
 impl PlayersRole {
@@ -125,6 +128,15 @@ impl PlayersRole {
         // `--frames N` is frames 0..N-1: frame N never runs, so no frame
         // past the match's last becomes final, here or at a spectator.
         machine.stop_at_frame = settings.frames;
+        let words = ConnectionWords::new(
+            if seat.me == 0 {
+                WordsSeat::Host
+            } else {
+                WordsSeat::Joiner
+            },
+            PlayerId::new(seat.me),
+            usize::from(machine.netplay.settings().player_count.saturating_sub(1)),
+        );
         PlayersRole {
             machine,
             hooks: LiveHooks {
@@ -142,6 +154,7 @@ impl PlayersRole {
             before: (0, 0),
             status_last: None,
             listening: None,
+            words,
         }
     }
 
@@ -149,6 +162,11 @@ impl PlayersRole {
     /// shows it until the match begins.
     pub(crate) fn listening_on(&mut self, port: u16) {
         self.listening = Some(port);
+    }
+
+    /// Milliseconds since the session's clock began.
+    fn now_ms(&self) -> u64 {
+        self.hooks.started.elapsed().as_millis() as u64
     }
 
     fn peer_stats(&self) -> Option<NetplayStats> {
@@ -208,7 +226,6 @@ impl PlayersRole {
                 narrator.warn(&format!(
                     "desync at frame {frame}: our checksum {local}, the peer's {remote}"
                 ))?;
-                narrator.notice(&format!("desync at frame {frame}"));
                 self.machine.answer_desync(&event)?;
             }
             NetplayEvent::HostCheckpointState { frame, .. } => {
@@ -217,7 +234,7 @@ impl PlayersRole {
             NetplayEvent::NetworkInterrupted {
                 players,
                 silent_for_ms,
-            } => narrator.warn_and_show(&format!(
+            } => narrator.warn(&format!(
                 "waiting for {players}… (nothing heard for {silent_for_ms} ms)"
             ))?,
             NetplayEvent::NetworkResumed { players } => {
@@ -225,6 +242,14 @@ impl PlayersRole {
             }
             NetplayEvent::PeerRejoined { players } => {
                 narrator.note_and_show(&format!("{players} is back, from a new address"))?;
+            }
+            NetplayEvent::ResumeStateSent { players, frame } => {
+                narrator.note_and_show(&format!(
+                    "{players} restarted: sent it the state of frame {frame} to resume from"
+                ))?;
+            }
+            NetplayEvent::ResumeStateArrived { frame, .. } => {
+                narrator.say_and_show(&format!("resuming the match at frame {frame}"))?;
             }
             NetplayEvent::PeerFault { fault, .. } => {
                 narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
@@ -328,7 +353,7 @@ impl PlayersRole {
                     narrator.note(&format!(
                         "loaded the host's state of frame {frame} and re-simulated to the present"
                     ))?;
-                    narrator.notice(&format!("desync at frame {frame} repaired"));
+                    self.words.desync_repaired(frame, self.now_ms());
                 } else {
                     narrator.warn(&format!(
                         "frame {frame} is too far back to re-simulate from: not repaired"
@@ -449,12 +474,17 @@ impl LiveRole for PlayersRole {
             self.machine.current_frame(),
             self.machine.stats.waiting_ticks,
         );
-        self.machine.tick(now_us, 1.0, transport, &mut self.hooks)
+        self.machine.tick(now_us, 1.0, transport, &mut self.hooks)?;
+        let waited = self.machine.stats.waiting_ticks > self.before.1;
+        let stats = self.peer_stats();
+        self.words.figures(waited, stats.as_ref(), self.now_ms());
+        Ok(())
     }
 
     fn handle_events(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
         let events: Vec<NetplayEvent> = self.machine.netplay.events().collect();
         for event in events {
+            self.words.event(&event, self.now_ms());
             self.handle_event(event, narrator)?;
         }
         Ok(())
@@ -513,14 +543,23 @@ impl LiveRole for PlayersRole {
         }
         self.status_last = Some((now, received, sent));
         let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
-        Some(status_text(
-            self.machine.current_frame(),
-            self.machine.netplay.settings().is_lockstep(),
-            &stats,
-            &self.delays(&peers),
-            kbps(received.saturating_sub(received_before)),
-            kbps(sent.saturating_sub(sent_before)),
-        ))
+        let words = self.words.line(self.now_ms());
+        let corner = self.words.corner(self.now_ms());
+        let said = words
+            .into_iter()
+            .chain(corner)
+            .map(|said| format!("{said} | "));
+        Some(
+            said.collect::<String>()
+                + &status_text(
+                    self.machine.current_frame(),
+                    self.machine.netplay.settings().is_lockstep(),
+                    &stats,
+                    &self.delays(&peers),
+                    kbps(received.saturating_sub(received_before)),
+                    kbps(sent.saturating_sub(sent_before)),
+                ),
+        )
     }
 
     fn view(&self) -> MatchView {
@@ -536,6 +575,18 @@ impl LiveRole for PlayersRole {
             listening: self
                 .listening
                 .filter(|_| self.machine.netplay.started_at().is_none()),
+            players: self
+                .all_peer_stats()
+                .into_iter()
+                .map(|(slot, stats)| PlayerFigures {
+                    slot,
+                    ping_ms: stats.ping_ms,
+                    delay: stats.remote_input_delay,
+                    last_rollback: stats.last_rollback,
+                })
+                .collect(),
+            connection: self.words.line(self.now_ms()),
+            desync: self.words.corner(self.now_ms()),
         }
     }
 
