@@ -177,6 +177,29 @@ impl WindowFrontEnd {
         captured
     }
 
+    /// [`Self::show`], saving the picture where `--screenshot-at` asked
+    /// (`due`: its frame came) or a launcher script did.
+    fn show_and_save(
+        &mut self,
+        frame: Option<&crate::emulator::VideoFrame<'_>>,
+        aspect: f32,
+        overlay: Option<&crate::gui::overlay::Canvas>,
+        due: bool,
+    ) {
+        let scripted = self.script_capture.take();
+        let captured = self.show(frame, aspect, overlay, due || scripted.is_some());
+        let path = match scripted {
+            Some(path) => Some(path),
+            None if due => self.screenshot_at.take().map(|(_, path)| path),
+            None => None,
+        };
+        if let (Some(picture), Some(path)) = (captured, path) {
+            if let Err(err) = save_picture(&path, &picture) {
+                eprintln!("warning: {}", crate::engine::error::error_chain(&err));
+            }
+        }
+    }
+
     /// The launcher script's next step in this session, after a frame was
     /// laid out (its clicks aim at the widgets drawn).
     fn script_step(&mut self) {
@@ -409,27 +432,11 @@ impl FrontEnd for WindowFrontEnd {
         } else {
             None
         };
-        let capture = self
+        let due = self
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let scripted = self.script_capture.take();
-        let captured = self.show(
-            frame.as_ref(),
-            aspect,
-            picture.as_ref(),
-            capture || scripted.is_some(),
-        );
-        let path = match scripted {
-            Some(path) => Some(path),
-            None if capture => self.screenshot_at.take().map(|(_, path)| path),
-            None => None,
-        };
-        if let (Some(picture), Some(path)) = (captured, path) {
-            if let Err(err) = save_picture(&path, &picture) {
-                eprintln!("warning: {}", crate::engine::error::error_chain(&err));
-            }
-        }
+        self.show_and_save(frame.as_ref(), aspect, picture.as_ref(), due);
         self.script_step();
     }
 

@@ -90,6 +90,9 @@ pub enum Place {
     Session,
 }
 
+/// A step of a script: (its line number, where it runs, what it does).
+type ScriptStep = (usize, Place, Command);
+
 /// One line of a script.
 #[derive(Clone, Debug, PartialEq)]
 enum Command {
@@ -114,8 +117,8 @@ pub enum Step {
 /// A script being run.
 pub struct Script {
     path: PathBuf,
-    /// (line number, where, step) still to run.
-    steps: VecDeque<(usize, Place, Command)>,
+    /// The steps still to run.
+    steps: VecDeque<ScriptStep>,
     /// Events for the next frames (a key's release comes a frame after its
     /// press).
     later: VecDeque<Event>,
@@ -303,7 +306,7 @@ fn key(down: bool, keycode: Keycode, keymod: Mod, repeat: bool) -> Event {
 }
 
 /// The steps of a script, or the line and what is wrong with it.
-fn parse(text: &str) -> Result<Vec<(usize, Place, Command)>, (usize, String)> {
+fn parse(text: &str) -> Result<Vec<ScriptStep>, (usize, String)> {
     let mut steps = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
