@@ -331,5 +331,6 @@ fn a_key_pressed_for_a_button_in_settings_is_saved_in_the_input_mapping() {
     assert!(!player1.contains("\na = "), "K left A: {input}");
     let settings = std::fs::read_to_string(dir.path().join("settings.toml")).unwrap();
     assert!(settings.contains("port = 7123\n"), "{settings}");
-    assert_eq!(read_png(&shot).size(), (960, 720));
+    let picture = read_png(&shot);
+    assert_eq!((picture.width, picture.height), (960, 720));
 }

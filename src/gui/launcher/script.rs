@@ -90,9 +90,6 @@ pub enum Place {
     Session,
 }
 
-/// A step of a script: (its line number, where it runs, what it does).
-type ScriptStep = (usize, Place, Command);
-
 /// One line of a script.
 #[derive(Clone, Debug, PartialEq)]
 enum Command {
@@ -117,8 +114,8 @@ pub enum Step {
 /// A script being run.
 pub struct Script {
     path: PathBuf,
-    /// The steps still to run.
-    steps: VecDeque<ScriptStep>,
+    /// (line number, where, step) still to run.
+    steps: VecDeque<(usize, Place, Command)>,
     /// Events for the next frames (a key's release comes a frame after its
     /// press).
     later: VecDeque<Event>,
@@ -305,8 +302,11 @@ fn key(down: bool, keycode: Keycode, keymod: Mod, repeat: bool) -> Event {
     }
 }
 
+/// A script's steps: line number, where it runs, and what it does.
+type Steps = Vec<(usize, Place, Command)>;
+
 /// The steps of a script, or the line and what is wrong with it.
-fn parse(text: &str) -> Result<Vec<ScriptStep>, (usize, String)> {
+fn parse(text: &str) -> Result<Steps, (usize, String)> {
     let mut steps = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
