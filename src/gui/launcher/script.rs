@@ -302,8 +302,11 @@ fn key(down: bool, keycode: Keycode, keymod: Mod, repeat: bool) -> Event {
     }
 }
 
+/// A script's steps: line number, where it runs, and what it does.
+type Steps = Vec<(usize, Place, Command)>;
+
 /// The steps of a script, or the line and what is wrong with it.
-fn parse(text: &str) -> Result<Vec<(usize, Place, Command)>, (usize, String)> {
+fn parse(text: &str) -> Result<Steps, (usize, String)> {
     let mut steps = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
