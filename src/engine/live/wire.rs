@@ -28,6 +28,11 @@ impl LiveTransport {
         self.link.flush();
     }
 
+    /// The link underneath, for another attempt on the same socket.
+    pub(crate) fn into_link(self) -> LinkTransport {
+        self.link
+    }
+
     /// The path ICE chose for this socket, when it did.
     pub(crate) fn ice_path(&self) -> Option<crate::net::ice::IcePath> {
         self.link.inner().ice_path().cloned()

@@ -332,7 +332,10 @@ struct Seated {
 /// Says Hello to the host until it answers, claiming `--slot` or else the
 /// first free slot, with the host's settings (its player count and delay
 /// floor, learnt from its Reject): each attempt on a fresh socket, so that
-/// a late Reject of the last one is not taken for the next. The joiner
+/// a late Reject of the last one is not taken for the next, except on a
+/// path ICE found, which belongs to its socket (its NAT mapping, its relay
+/// allocation): there a Reject naming the settings already adopted is
+/// taken as late, and asked again. The joiner
 /// learns the host's core options while nothing of its game is used yet;
 /// a refusal, the timeout or Ctrl-C is the loop's to report.
 fn take_a_seat(
@@ -342,6 +345,9 @@ fn take_a_seat(
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
     let (host, label, mut first) = (found.address, found.label, Some(found.transport));
+    let keep_socket = first
+        .as_ref()
+        .is_some_and(|link| link.inner().ice_path().is_some());
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
     // We propose rollback; a host in lockstep refuses us with its settings,
@@ -389,7 +395,7 @@ fn take_a_seat(
                         ),
                     });
                 }
-                (theirs != agreed).then_some((slot, theirs))
+                (theirs != agreed || keep_socket).then_some((slot, theirs))
             }
             Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
                 (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
@@ -411,6 +417,9 @@ fn take_a_seat(
             });
         };
         tracing::info!("the host refused slot {slot}; asking again for slot {next_slot}");
+        if keep_socket {
+            first = Some(transport.into_link());
+        }
         (slot, agreed) = (next_slot, next_settings);
     }
     unreachable!("the last attempt returns")
