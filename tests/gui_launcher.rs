@@ -262,3 +262,30 @@ fn the_settings_file_adds_its_window_switches_and_a_mistake_in_it_names_its_line
         stderr(&output)
     );
 }
+
+#[test]
+fn a_key_pressed_for_a_button_in_settings_is_saved_in_the_input_mapping() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("settings.png");
+    // Player 1's B was J: K (player 1's A) takes its place.
+    let script = format!(
+        "click Settings\nclick keys b\nkey K\nclick Default port\nkey Ctrl+A\ntype 7123\n\
+         wait 2\nscreenshot {}\nclick Save\nquit\n",
+        shot.display()
+    );
+    let output = launcher(dir.path(), &script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let input = std::fs::read_to_string(dir.path().join("input.toml")).unwrap();
+    let player1 = input
+        .split("[keyboard.player1]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or_else(|| panic!("{input}"));
+    assert!(player1.contains("\nb = \"K\"\n"), "{input}");
+    assert!(!player1.contains("\na = "), "K left A: {input}");
+    let settings = std::fs::read_to_string(dir.path().join("settings.toml")).unwrap();
+    assert!(settings.contains("port = 7123\n"), "{settings}");
+    let (width, height, _) = read_png(&shot);
+    assert_eq!((width, height), (960, 720));
+}

@@ -297,11 +297,12 @@ fn esc_in_a_matchs_window_asks_first_and_a_second_press_leaves() {
 }
 
 #[test]
-fn esc_in_local_play_leaves_at_once() {
+fn esc_in_local_play_opens_the_menu_pausing_the_game_and_a_second_esc_quits() {
     let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
     let mut window = open_window((320, 240), DisplayShader::default(), false);
     let mut duel = support::load_duel_dojo();
     let mut play = LocalPlay::new(&mut duel.core, 100, 1 << 20, Box::new(())).unwrap();
+    window.push_event(key_down(Keycode::Escape, false)).unwrap();
     window.push_event(key_down(Keycode::Escape, false)).unwrap();
     // Ten seconds of frames, unless Esc leaves first.
     let pacing = Pacing {

@@ -189,6 +189,49 @@ mod tests {
     }
 
     #[test]
+    fn the_forms_start_from_the_netplay_defaults_and_carry_the_settings_switches() {
+        use crate::engine::launcher::settings::{NetplayDefaults, Settings};
+        let mut settings = Settings {
+            netplay: NetplayDefaults {
+                name: "ann".to_string(),
+                port: 7123,
+                delay: DelayChoice::Fixed(3),
+            },
+            ..Settings::default()
+        };
+        settings.paths.saves = Some(PathBuf::from("/games/saves"));
+        let options = [("duel_speed".to_string(), "fast".to_string())];
+        settings
+            .core_options
+            .insert("duel".to_string(), options.into_iter().collect());
+        let game = arena();
+        let rom = "--core duel --rom cores/duel/arenas/dojo.arena";
+        let switches = "--option duel_speed=fast --save-dir /games/saves";
+        let with_settings = |session: &Session| {
+            let mut line = session.command_line(&game);
+            line.extend(settings.game_args(&game.core));
+            line
+        };
+        let mut join = settings.netplay.join_form();
+        join.address = "10.0.0.2:7123".to_string();
+        let cases = [
+            (
+                Session::Host(settings.netplay.host_form()),
+                format!("host --port 7123 --delay 3 {rom} {switches}"),
+            ),
+            (
+                Session::Join(join),
+                format!("join 10.0.0.2:7123 --delay 3 {rom} {switches}"),
+            ),
+        ];
+        for (session, line) in cases {
+            let from_form = parsed(&with_settings(&session));
+            assert!(from_form.starts_with("Ok("), "{session:?}: {from_form}");
+            assert_eq!(from_form, parsed(&typed(&line)), "{session:?}");
+        }
+    }
+
+    #[test]
     fn each_replay_action_is_the_replay_command_that_does_it() {
         use crate::engine::launcher::replays::ReplayAction;
         let replay = PathBuf::from("/data/replays/a.ncr");

@@ -34,6 +34,17 @@ pub trait Game: Emulator {
     fn title(&self) -> String {
         format!("{} {}", self.core_name(), self.core_version())
     }
+
+    /// The core's options with the value each is given (none for a game
+    /// that is not a libretro core).
+    fn core_options(&self) -> Vec<crate::libretro::CoreOption> {
+        Vec::new()
+    }
+
+    /// The categories the core groups its options in.
+    fn option_categories(&self) -> Vec<crate::libretro::OptionCategory> {
+        Vec::new()
+    }
 }
 
 /// Which core to load, with which content and core options, and where the
@@ -263,6 +274,14 @@ impl Game for Core {
     fn display_geometry(&self) -> (u32, u32, f32) {
         let av = self.av_info();
         (av.base_width, av.base_height, av.aspect_ratio)
+    }
+
+    fn core_options(&self) -> Vec<crate::libretro::CoreOption> {
+        Core::options(self).to_vec()
+    }
+
+    fn option_categories(&self) -> Vec<crate::libretro::OptionCategory> {
+        Core::option_categories(self).to_vec()
     }
 }
 

@@ -1,19 +1,34 @@
 //! The window as a live match's front end, for players and spectators:
 //! each tick's newest picture with the overlay (F1 stats panel and graph, "waiting for opponent...",
 //! notices), this machine's player's buttons from the keyboard and
-//! controllers, and closing the window (or Esc twice) to leave the match
+//! controllers, the chat (T opens a one-line box; lines fade in the
+//! overlay), and closing the window (or Esc twice) to leave the match
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, SpectatorView};
+use crate::engine::live::front_end::{
+    delays_text, player_lines, FrontEnd, MatchView, SpectatorView,
+};
 use crate::engine::{AppError, Game};
+use crate::gui::chat_box::{ChatBox, ChatBoxOutcome};
+use crate::gui::launcher::script::key_event;
 use crate::gui::match_menu::{MatchMenu, MenuChoice};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::input::Buttons;
+use sdl2::event::Event;
+use sdl2::keyboard::{Keycode, Mod};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// Pictures drawn between two steps of a scripted line's typing: the chat
+/// box takes the keyboard only once it was drawn.
+const DRAWS_PER_TYPING_STEP: u32 = 2;
+
+/// Lines sent from the chat box that wait for the match to take them.
+const MAX_TYPED_LINES: usize = 8;
 
 /// How often the window is redrawn while no frame runs (a stall).
 const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_millis(50);
@@ -65,6 +80,15 @@ pub struct WindowFrontEnd {
     menu: MatchMenu,
     /// The overlay's latest figures, for the menu's connection lines.
     last_stats: Option<NetStats>,
+    /// The connection in words and each player's figures, for the menu.
+    last_words: Vec<String>,
+    chat_box: ChatBox,
+    /// Lines sent from the chat box, for the match to take.
+    typed: VecDeque<String>,
+    /// A scripted line's keys and text, fed to the window as a player's.
+    typing: VecDeque<Event>,
+    /// Pictures drawn since the last of them was fed.
+    draws_since_typing: u32,
 }
 
 impl WindowFrontEnd {
@@ -92,6 +116,11 @@ impl WindowFrontEnd {
             waiting_since: None,
             menu: MatchMenu::default(),
             last_stats: None,
+            last_words: Vec::new(),
+            chat_box: ChatBox::default(),
+            typed: VecDeque::new(),
+            typing: VecDeque::new(),
+            draws_since_typing: 0,
         })
     }
 
@@ -122,40 +151,121 @@ impl WindowFrontEnd {
         overlay: Option<&crate::gui::overlay::Canvas>,
         capture: bool,
     ) -> Option<(u32, u32, Vec<u8>)> {
-        if !self.menu.open {
+        self.draws_since_typing = self.draws_since_typing.saturating_add(1);
+        if !self.menu.open && !self.chat_box.is_open() {
             return self.window.present(frame, aspect, overlay, capture);
         }
-        let connection = connection_lines(self.last_stats.as_ref());
+        let mut connection = self.last_words.clone();
+        connection.extend(connection_lines(self.last_stats.as_ref()));
         let shader = self.window.shader().to_string();
-        let menu = self.menu;
-        let mut choice = None;
+        let menu = self.menu.clone();
+        let (mut choice, mut chatted) = (None, None);
+        let chat_box = &mut self.chat_box;
         let captured = self.window.present_with_menu(
             frame,
             aspect,
             overlay,
-            Some(&mut |context| choice = menu.draw(context, &connection, &shader)),
+            Some(&mut |context| {
+                if menu.open {
+                    choice = menu.draw(context, &connection, &shader);
+                }
+                chatted = chat_box.draw(context);
+            }),
             capture,
         );
         if let Some(choice) = choice {
             self.menu_choice(choice);
         }
+        if let Some(outcome) = chatted {
+            self.window.release_keys();
+            // A window with no match to take its lines (a broadcast's
+            // viewer) keeps only the last few.
+            if let ChatBoxOutcome::Send(text) = outcome {
+                if self.typed.len() == MAX_TYPED_LINES {
+                    self.typed.pop_front();
+                }
+                self.typed.push_back(text);
+            }
+        }
         captured
     }
 
-    fn menu_choice(&mut self, choice: MenuChoice) {
-        match choice {
-            MenuChoice::Resume => self.menu.open = false,
-            MenuChoice::NextShader => self.window.next_shader(),
-            MenuChoice::Fullscreen => {
-                if let Some(Action::Notice(text)) = self.window.toggle_fullscreen() {
-                    let now_ms = self.now_ms();
-                    self.overlay.notice(now_ms, text);
-                }
+    /// Feeds the next event of a scripted line's typing to the window,
+    /// once enough pictures were drawn since the last.
+    fn feed_typing(&mut self) {
+        if self.draws_since_typing >= DRAWS_PER_TYPING_STEP {
+            if let Some(event) = self.typing.pop_front() {
+                self.window.inject(event);
+                self.draws_since_typing = 0;
             }
-            MenuChoice::StatsPanel => self.overlay.panel_visible = !self.overlay.panel_visible,
-            MenuChoice::Leave => self.quit = true,
         }
     }
+
+    fn menu_choice(&mut self, choice: MenuChoice) {
+        let now_ms = self.now_ms();
+        let chosen = self.menu.choose(choice);
+        self.quit |= carry_out(chosen, &mut self.window, &mut self.overlay, now_ms);
+    }
+}
+
+/// Carries out a menu choice on the window and the overlay (local play's
+/// and a match's alike); whether it was to leave.
+pub fn carry_out(
+    choice: MenuChoice,
+    window: &mut Window,
+    overlay: &mut Overlay,
+    now_ms: u64,
+) -> bool {
+    match choice {
+        MenuChoice::Resume | MenuChoice::Show(_) => {}
+        MenuChoice::NextShader => window.next_shader(),
+        MenuChoice::Fullscreen => {
+            if let Some(Action::Notice(text)) = window.toggle_fullscreen() {
+                overlay.notice(now_ms, text);
+            }
+        }
+        MenuChoice::StatsPanel => overlay.panel_visible = !overlay.panel_visible,
+        MenuChoice::Leave => return true,
+    }
+    false
+}
+
+/// The menu's sections: the window's input mapping and `game`'s options.
+pub fn menu_details(menu: &mut MatchMenu, window: &Window, game: &dyn Game) {
+    if menu.input_mapping.is_empty() {
+        menu.input_mapping = window
+            .input_map()
+            .describe()
+            .lines()
+            .map(str::to_string)
+            .collect();
+    }
+    if menu.core_options.is_empty() {
+        menu.core_options = option_lines(&game.core_options(), &game.option_categories());
+    }
+}
+
+/// Options grouped under their categories' names: `System`, then
+/// `  Region: auto`, each with its help text after it.
+fn option_lines(
+    options: &[crate::libretro::CoreOption],
+    categories: &[crate::libretro::OptionCategory],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, info, options) in crate::libretro::grouped(options, categories) {
+        lines.push(if info.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} ({info})")
+        });
+        for option in options {
+            lines.push(format!("  {}: {}", option.description, option.current));
+            if !option.info.is_empty() {
+                lines.push(format!("    {}", option.info));
+            }
+        }
+    }
+    lines
 }
 
 /// The menu's connection lines: the overlay's figures, spelled out.
@@ -203,13 +313,25 @@ impl FrontEnd for WindowFrontEnd {
     fn local_buttons(&mut self) -> Option<Buttons> {
         self.handle_events();
         // One player at this machine: every device plays as it.
-        Some(self.menu.filter(self.window.held(1)[0]))
+        let held = self.menu.filter(self.window.held(1)[0]);
+        // Typing, the keys write text: the player holds nothing.
+        Some(if self.chat_box.is_open() {
+            Buttons::NONE
+        } else {
+            held
+        })
     }
 
     fn handle_events(&mut self) {
         let now_ms = self.now_ms();
+        self.feed_typing();
         for action in self.window.poll() {
             match action {
+                Action::Chat => {
+                    self.chat_box.open();
+                    // The text of the key that opened it is not typed.
+                    self.window.discard_ui_input();
+                }
                 Action::Quit => self.quit = true,
                 Action::Leave if self.leave.press(now_ms) => self.quit = true,
                 Action::Leave => {
@@ -227,7 +349,7 @@ impl FrontEnd for WindowFrontEnd {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
-                Action::Screenshot => {}
+                Action::Screenshot | Action::Pressed(_) => {}
             }
         }
     }
@@ -282,6 +404,13 @@ impl FrontEnd for WindowFrontEnd {
             self.waiting_since
                 .is_some_and(|since| now.duration_since(since) >= STALL_SHOWN_AFTER),
         );
+        self.overlay
+            .set_status(view.connection.as_deref(), view.desync.as_deref());
+        if self.menu.open {
+            menu_details(&mut self.menu, &self.window, game);
+        }
+        self.last_words = view.connection.iter().cloned().collect();
+        self.last_words.extend(player_lines(&view.players));
         self.overlay.set_lines(if self.overlay.panel_visible {
             let mut lines = vec![format!("{}   frame {}", game.title(), view.frame)];
             if let Some(watching) = &view.spectating {
@@ -320,6 +449,32 @@ impl FrontEnd for WindowFrontEnd {
 
     fn quit_requested(&mut self) -> bool {
         self.quit
+    }
+
+    fn take_chat_line(&mut self) -> Option<String> {
+        self.typed.pop_front()
+    }
+
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let now_ms = self.now_ms();
+        self.overlay.chat_line(now_ms, author, text);
+    }
+
+    /// Types the line as a player would: T, the text, Enter.
+    fn type_chat(&mut self, text: &str) -> bool {
+        let key = |down, key| key_event(down, key, Mod::NOMOD);
+        self.typing.extend([
+            key(true, Keycode::T),
+            key(false, Keycode::T),
+            Event::TextInput {
+                timestamp: 0,
+                window_id: 0,
+                text: text.to_string(),
+            },
+            key(true, Keycode::Return),
+            key(false, Keycode::Return),
+        ]);
+        true
     }
 }
 

@@ -34,7 +34,7 @@ pub const DEFAULT_CONFIG: &str = r#"# netcade's input mapping: which keys and co
 # "Right Shift"); join alternatives with "|" ("Return|Space").
 # Hotkeys (not remappable): F1 overlay (Shift+F1 moves it), F2 shader,
 # F11 or Alt+Enter fullscreen, F12 screenshot, P pause, . step, , step back,
-# M mark, N diff, Esc leave (in a match: Esc twice).
+# M mark, N diff, T chat (in a match), Esc leave (in a match: Esc twice).
 
 # Player 1 on the left of the keyboard.
 [keyboard.player1]
@@ -118,7 +118,8 @@ impl ControllerInput {
             .map(ControllerInput::AxisPositive)
     }
 
-    fn name(self) -> String {
+    /// The name the config file writes it with.
+    pub fn name(self) -> String {
         match self {
             ControllerInput::Button(button) => button.string(),
             ControllerInput::AxisNegative(axis) => format!("{}-", axis.string()),
@@ -164,6 +165,7 @@ pub const HOTKEYS: &[(Keycode, &str)] = &[
     (Keycode::Comma, "stepping back"),
     (Keycode::M, "marking"),
     (Keycode::N, "diffing"),
+    (Keycode::T, "chat"),
 ];
 
 /// A mapping as read from a config file, with what in it is probably not
@@ -401,6 +403,102 @@ impl InputMap {
     }
 }
 
+/// The RetroPad's buttons in the order the config file lists them.
+pub const FILE_BUTTON_ORDER: [&str; 16] = [
+    "up", "down", "left", "right", "b", "a", "y", "x", "l", "r", "l2", "r2", "l3", "r3", "select",
+    "start",
+];
+
+/// One RetroPad button (a single bit of [`Buttons`]) by its file name.
+pub fn file_button(name: &str) -> Buttons {
+    name.parse().unwrap_or(Buttons::NONE)
+}
+
+/// `button = "input|input"` lines for each button something presses.
+fn table_lines<T: Copy>(bindings: &[(T, Buttons)], name: impl Fn(T) -> String) -> String {
+    let mut text = String::new();
+    for button in FILE_BUTTON_ORDER {
+        let inputs: Vec<String> = bindings
+            .iter()
+            .filter(|(_, presses)| *presses == file_button(button))
+            .map(|(input, _)| name(*input))
+            .collect();
+        if !inputs.is_empty() {
+            let value = toml::Value::String(inputs.join("|"));
+            text.push_str(&format!("{button} = {value}\n"));
+        }
+    }
+    text
+}
+
+/// Binds `input` alone to `button` in `bindings`, and to nothing else.
+fn bind_alone<T: PartialEq>(bindings: &mut Vec<(T, Buttons)>, input: T, button: Buttons) {
+    bindings.retain(|(bound, presses)| *presses != button && *bound != input);
+    bindings.push((input, button));
+}
+
+impl InputMap {
+    /// The config file's text for this mapping: the defaults' comments,
+    /// then one table per keyboard player and one for controllers.
+    pub fn to_toml(&self) -> String {
+        let comments = DEFAULT_CONFIG
+            .split("\n[")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.starts_with('#') || line.is_empty())
+            .take_while(|line| !line.starts_with("# Player 1"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut text = format!("{}\n", comments.trim_end());
+        for (index, keys) in self.keyboard.iter().enumerate() {
+            if !keys.is_empty() {
+                text.push_str(&format!("\n[keyboard.player{}]\n", index + 1));
+                text.push_str(&table_lines(keys, |key: Keycode| key.name()));
+            }
+        }
+        text.push_str("\n[controller]\n");
+        text.push_str(&table_lines(&self.controller, ControllerInput::name));
+        text
+    }
+
+    /// Makes `key` press `button` for player `player` (0-based), in place
+    /// of the keys that pressed it; the key presses nothing else.
+    pub fn bind_key(&mut self, player: usize, button: Buttons, key: Keycode) {
+        for keys in &mut self.keyboard {
+            keys.retain(|(bound, _)| *bound != key);
+        }
+        if let Some(keys) = self.keyboard.get_mut(player) {
+            bind_alone(keys, key, button);
+        }
+    }
+
+    /// Makes `input` press `button` on every controller, in place of the
+    /// inputs that pressed it; the input presses nothing else.
+    pub fn bind_controller(&mut self, button: Buttons, input: ControllerInput) {
+        bind_alone(&mut self.controller, input, button);
+    }
+
+    /// The names of what presses `button`: player `player`'s keys
+    /// (`Some`), or the controllers' inputs (`None`).
+    pub fn bound_to(&self, player: Option<usize>, button: Buttons) -> Vec<String> {
+        match player {
+            Some(player) => self.keyboard.get(player).map_or_else(Vec::new, |keys| {
+                keys.iter()
+                    .filter(|(_, presses)| *presses == button)
+                    .map(|(key, _)| key.name())
+                    .collect()
+            }),
+            None => self
+                .controller
+                .iter()
+                .filter(|(_, presses)| *presses == button)
+                .map(|(input, _)| input.name())
+                .collect(),
+        }
+    }
+}
+
 /// Parses one table of `button = "input|input"` lines.
 fn parse_table<T>(
     text: &str,
@@ -587,6 +685,34 @@ mod tests {
             said.iter().any(|w| w.starts_with("line 3: key \"Escape\"")),
             "{said:?}"
         );
+    }
+
+    #[test]
+    fn a_mapping_written_out_reads_back_the_same() {
+        let defaults = InputMap::defaults();
+        let text = defaults.to_toml();
+        assert!(text.starts_with("# netcade's input mapping"), "{text}");
+        assert_eq!(parse(&text).unwrap(), defaults);
+        assert_eq!(warnings(&text), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_captured_key_replaces_the_buttons_keys_and_leaves_its_old_button() {
+        let mut map = InputMap::defaults();
+        // Player 1's B was J; K was player 1's A.
+        map.bind_key(0, Buttons::B, Keycode::K);
+        assert_eq!(map.bound_to(Some(0), Buttons::B), ["K"]);
+        assert!(map.bound_to(Some(0), Buttons::A).is_empty());
+        let again = parse(&map.to_toml()).unwrap();
+        assert_eq!(again.to_toml(), map.to_toml());
+        let held: HashSet<Keycode> = [Keycode::J, Keycode::K].into();
+        assert_eq!(again.keyboard_buttons(0, &held), Buttons::B);
+
+        let stick = ControllerInput::AxisPositive(Axis::TriggerLeft);
+        map.bind_controller(Buttons::START, stick);
+        assert_eq!(map.bound_to(None, Buttons::START), ["lefttrigger"]);
+        assert!(map.bound_to(None, Buttons::L2).is_empty());
+        assert_eq!(parse(&map.to_toml()).unwrap().to_toml(), map.to_toml());
     }
 
     #[test]

@@ -1,13 +1,33 @@
 //! The menu over a match (Esc, or Start+Select on a controller): resume,
-//! the connection's figures, the shader, fullscreen, the stats panel, and
-//! leaving. A match cannot pause, so while the menu is open this machine's
-//! player holds no buttons, and the menu says so.
+//! the connection's figures, the shader, fullscreen, the stats panel, the
+//! input mapping and the core options (to read), and leaving. A match
+//! cannot pause, so while the menu is open this machine's player holds no
+//! buttons, and the menu says so; local play pauses while it is open.
 
 use crate::input::Buttons;
 
 /// What the menu tells the player about their input while it is open.
 pub const MENU_INPUT_NOTE: &str =
     "The match goes on: while this menu is open,\nyour player holds no buttons.";
+
+/// What the menu says over local play and replays.
+pub const MENU_PAUSED_NOTE: &str = "The game is paused while this menu is open.";
+
+/// Why a match's core options cannot be changed.
+pub const OPTIONS_IN_A_MATCH: &str = "Read only: in a match every machine runs the host's options.";
+
+/// Where local play's core options are changed.
+pub const OPTIONS_IN_LOCAL_PLAY: &str =
+    "Read only here: set them before the game starts\n(the launcher's Settings, or --option KEY=VALUE).";
+
+/// A part of the menu shown on request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MenuSection {
+    /// The keys and controller inputs of each RetroPad button.
+    InputMapping,
+    /// The core's options and their values.
+    CoreOptions,
+}
 
 /// What the player chose in the menu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,16 +40,26 @@ pub enum MenuChoice {
     Fullscreen,
     /// The F1 stats panel on or off.
     StatsPanel,
+    /// Show (or hide) a section.
+    Show(MenuSection),
     /// Leave the match.
     Leave,
 }
 
 /// Whether the menu is open, and the controller chord that toggles it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct MatchMenu {
     /// Whether it is shown.
     pub open: bool,
     chord_held: bool,
+    /// Over local play (which it pauses) rather than a match.
+    pub local: bool,
+    /// The section shown, if any.
+    pub section: Option<MenuSection>,
+    /// The input mapping, one line per player and for controllers.
+    pub input_mapping: Vec<String>,
+    /// The core's options, grouped, one line each.
+    pub core_options: Vec<String>,
 }
 
 impl MatchMenu {
@@ -49,6 +79,46 @@ impl MatchMenu {
         }
     }
 
+    /// The menu over local play, which it pauses.
+    pub fn local() -> MatchMenu {
+        MatchMenu {
+            local: true,
+            ..MatchMenu::default()
+        }
+    }
+
+    /// A section asked for is shown, or hidden when it was; the other
+    /// choices are the caller's (after Resume, the menu is closed).
+    pub fn choose(&mut self, choice: MenuChoice) -> MenuChoice {
+        match choice {
+            MenuChoice::Show(section) => {
+                self.section = (self.section != Some(section)).then_some(section);
+            }
+            MenuChoice::Resume => self.open = false,
+            _ => {}
+        }
+        choice
+    }
+
+    /// The lines of the section shown, with what it says first.
+    fn section_lines(&self) -> Vec<&str> {
+        let (note, lines) = match self.section {
+            None => return Vec::new(),
+            Some(MenuSection::InputMapping) => {
+                ("Change it in the launcher's Settings.", &self.input_mapping)
+            }
+            Some(MenuSection::CoreOptions) if self.local => {
+                (OPTIONS_IN_LOCAL_PLAY, &self.core_options)
+            }
+            Some(MenuSection::CoreOptions) => (OPTIONS_IN_A_MATCH, &self.core_options),
+        };
+        let none = (lines.is_empty()).then_some("(none)");
+        std::iter::once(note)
+            .chain(lines.iter().map(String::as_str))
+            .chain(none)
+            .collect()
+    }
+
     /// Lays the menu out: `connection` is the overlay's figures, one line
     /// each; `shader` the shader in use. Returns the choice made, if any.
     pub fn draw(
@@ -64,26 +134,56 @@ impl MatchMenu {
             .fixed_pos(egui::pos2(16.0, 16.0))
             .show(context, |ui| {
                 egui::Frame::window(ui.style()).show(ui, |ui| {
-                    ui.heading("Match menu");
-                    ui.label(MENU_INPUT_NOTE);
+                    ui.heading(if self.local { "Menu" } else { "Match menu" });
+                    ui.label(if self.local {
+                        MENU_PAUSED_NOTE
+                    } else {
+                        MENU_INPUT_NOTE
+                    });
                     ui.separator();
-                    for line in connection {
-                        ui.monospace(line);
+                    if !connection.is_empty() {
+                        for line in connection {
+                            ui.monospace(line);
+                        }
+                        ui.separator();
                     }
-                    ui.separator();
                     let buttons = [
                         ("Resume", MenuChoice::Resume),
                         (&*format!("Shader: {shader}"), MenuChoice::NextShader),
                         ("Fullscreen", MenuChoice::Fullscreen),
                         ("Stats panel (F1)", MenuChoice::StatsPanel),
-                        ("Leave the match", MenuChoice::Leave),
+                        ("Input mapping", MenuChoice::Show(MenuSection::InputMapping)),
+                        ("Core options", MenuChoice::Show(MenuSection::CoreOptions)),
+                        (
+                            if self.local {
+                                "Quit"
+                            } else {
+                                "Leave the match"
+                            },
+                            MenuChoice::Leave,
+                        ),
                     ];
                     for (label, made) in buttons {
                         if ui.button(label).clicked() {
                             choice = Some(made);
                         }
                     }
-                    ui.label("Esc again leaves the match.");
+                    let lines = self.section_lines();
+                    if !lines.is_empty() {
+                        ui.separator();
+                        egui::ScrollArea::vertical()
+                            .max_height(240.0)
+                            .show(ui, |ui| {
+                                for line in lines {
+                                    ui.label(line);
+                                }
+                            });
+                    }
+                    ui.label(if self.local {
+                        "Esc again quits."
+                    } else {
+                        "Esc again leaves the match."
+                    });
                 });
             });
         choice
@@ -108,5 +208,25 @@ mod tests {
         menu.filter(chord);
         assert!(!menu.open, "a second chord closes it");
         assert_eq!(menu.filter(right), right);
+    }
+
+    #[test]
+    fn core_options_say_why_they_cannot_be_changed_here() {
+        let mut menu = MatchMenu {
+            open: true,
+            core_options: vec!["Palette: z26".to_string()],
+            ..MatchMenu::default()
+        };
+        assert!(menu.section_lines().is_empty());
+        menu.choose(MenuChoice::Show(MenuSection::CoreOptions));
+        assert_eq!(menu.section_lines(), [OPTIONS_IN_A_MATCH, "Palette: z26"]);
+        menu.local = true;
+        assert_eq!(menu.section_lines()[0], OPTIONS_IN_LOCAL_PLAY);
+        menu.choose(MenuChoice::Show(MenuSection::InputMapping));
+        assert_eq!(menu.section_lines()[1], "(none)");
+        menu.choose(MenuChoice::Show(MenuSection::InputMapping));
+        assert!(menu.section_lines().is_empty(), "asked again, it hides");
+        menu.choose(MenuChoice::Resume);
+        assert!(!menu.open);
     }
 }

@@ -9,6 +9,7 @@
 //! for). Re-simulated frames are never presented: only the picture a loop
 //! shows after its frames ran.
 
+pub mod chat_box;
 pub mod front_end;
 pub mod input_map;
 pub mod launcher;

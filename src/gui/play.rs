@@ -15,7 +15,9 @@ use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
 use crate::engine::sinks::FrameSink;
 use crate::engine::{AppError, Game};
+use crate::gui::front_end::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::input_map::{config_path, InputMap};
+use crate::gui::match_menu::MatchMenu;
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::input::FrameInputs;
@@ -24,6 +26,9 @@ use crate::rollback::Frame;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// What a first Esc in local play says.
+pub const QUIT_QUESTION: &str = "press Esc again to quit";
 
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
@@ -153,6 +158,12 @@ struct WindowPlay {
     new_picture: bool,
     frames_run: u32,
     last_shown: Instant,
+    /// The menu (Esc, or Start+Select): play pauses while it is open.
+    menu: MatchMenu,
+    leave: LeaveConfirmation,
+    /// Whether the menu paused play (and so resumes it when it closes).
+    paused_by_menu: bool,
+    quit: bool,
 }
 
 impl WindowPlay {
@@ -166,6 +177,10 @@ impl WindowPlay {
             new_picture: true,
             frames_run: 0,
             last_shown: Instant::now(),
+            menu: MatchMenu::local(),
+            leave: LeaveConfirmation::default(),
+            paused_by_menu: false,
+            quit: false,
         }
     }
 
@@ -185,9 +200,16 @@ impl WindowPlay {
         held: &mut dyn FnMut(&Window) -> FrameInputs,
     ) -> Result<bool, AppError> {
         let now_ms = self.now_ms();
+        self.menu.filter(window.controller_buttons());
         for action in window.poll() {
             match action {
-                Action::Quit | Action::Leave => return Ok(true),
+                Action::Quit => return Ok(true),
+                Action::Leave if self.leave.press(now_ms) => return Ok(true),
+                Action::Leave => {
+                    self.menu.open = true;
+                    self.overlay
+                        .notice_for(now_ms, LEAVE_CONFIRM_MS, QUIT_QUESTION);
+                }
                 Action::ToggleOverlay => {
                     self.overlay.panel_visible = !self.overlay.panel_visible;
                 }
@@ -215,7 +237,24 @@ impl WindowPlay {
                 }
             }
         }
-        Ok(false)
+        self.pause_with_menu(play)?;
+        Ok(self.quit)
+    }
+
+    /// Play pauses while the menu is open, and resumes when it closes if
+    /// the menu paused it.
+    fn pause_with_menu(&mut self, play: &mut LocalPlay<'_>) -> Result<(), AppError> {
+        if self.menu.open && !play.paused() {
+            play.stepping(&Action::Pause, NO_INPUTS)?;
+            self.paused_by_menu = true;
+        } else if !self.menu.open && self.paused_by_menu {
+            self.paused_by_menu = false;
+            if play.paused() {
+                play.stepping(&Action::Pause, NO_INPUTS)?;
+                self.clock.start_at(self.now_us());
+            }
+        }
+        Ok(())
     }
 
     /// Runs the frames the clock has due (none while paused), stopping at
@@ -277,7 +316,26 @@ impl WindowPlay {
         } else {
             None
         };
-        let captured = window.present(frame.as_ref(), aspect, picture.as_ref(), capture);
+        let captured = if self.menu.open {
+            menu_details(&mut self.menu, window, game);
+            let (menu, shader) = (self.menu.clone(), window.shader().to_string());
+            let mut choice = None;
+            let captured = window.present_with_menu(
+                frame.as_ref(),
+                aspect,
+                picture.as_ref(),
+                Some(&mut |context| choice = menu.draw(context, &[], &shader)),
+                capture,
+            );
+            if let Some(choice) = choice {
+                let chosen = self.menu.choose(choice);
+                let now_ms = self.now_ms();
+                self.quit |= carry_out(chosen, window, &mut self.overlay, now_ms);
+            }
+            captured
+        } else {
+            window.present(frame.as_ref(), aspect, picture.as_ref(), capture)
+        };
         self.new_picture = false;
         if let Some((picture, (_, path))) =
             captured.and_then(|picture| Some((picture, self.pacing.screenshot_at.take()?)))
@@ -531,6 +589,31 @@ mod tests {
         assert_eq!(play.game().game_memory(), &at_five[..]);
         play.stepping(&Action::Pause, right).unwrap();
         assert!(!play.paused());
+    }
+
+    #[test]
+    fn the_menu_pauses_local_play_and_closing_it_resumes_only_what_it_paused() {
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game);
+        let pacing = Pacing {
+            frames: None,
+            speed: 1.0,
+            screenshot_at: None,
+        };
+        let mut state = WindowPlay::new(60.0, pacing, false);
+        state.menu.open = true;
+        state.pause_with_menu(&mut play).unwrap();
+        assert!(play.paused(), "the menu pauses the game");
+        state.menu.open = false;
+        state.pause_with_menu(&mut play).unwrap();
+        assert!(!play.paused(), "closed, the game goes on");
+        // Paused with P first, the game stays paused after the menu.
+        play.stepping(&Action::Pause, NO_INPUTS).unwrap();
+        state.menu.open = true;
+        state.pause_with_menu(&mut play).unwrap();
+        state.menu.open = false;
+        state.pause_with_menu(&mut play).unwrap();
+        assert!(play.paused());
     }
 
     /// A replay's recorded buttons: right on even frames, down on odd ones.

@@ -7,7 +7,7 @@
 use crate::emulator::VideoFrame;
 use crate::engine::png::encode_rgb;
 use crate::engine::AppError;
-use crate::gui::input_map::InputMap;
+use crate::gui::input_map::{ControllerInput, InputMap};
 use crate::gui::layout::{fit_frame, overlay_rect, window_size_for, Corner, Rect};
 use crate::gui::overlay::Canvas;
 use crate::gui::renderer::{DisplayShader, Renderer};
@@ -118,6 +118,44 @@ pub enum Action {
     /// Something to tell the player briefly (a controller connected, the
     /// shader changed).
     Notice(String),
+    /// T: open the chat box (in a match).
+    Chat,
+    /// A key or controller input pressed, while presses are asked for
+    /// ([`Window::report_presses`]): the Settings screen's "press a key…".
+    Pressed(Pressed),
+}
+
+/// A key or a controller input, as the input mapping names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pressed {
+    /// A keyboard key.
+    Key(Keycode),
+    /// A controller's button, stick direction or trigger.
+    Controller(ControllerInput),
+}
+
+/// The press `event` is, if it is one: a key going down (not a repeat), a
+/// controller button going down, or a stick or trigger leaning past the
+/// mapping's threshold.
+fn press_of(event: &Event) -> Option<Pressed> {
+    use crate::gui::input_map::AXIS_THRESHOLD;
+    match *event {
+        Event::KeyDown {
+            keycode: Some(key),
+            repeat: false,
+            ..
+        } => Some(Pressed::Key(key)),
+        Event::ControllerButtonDown { button, .. } => {
+            Some(Pressed::Controller(ControllerInput::Button(button)))
+        }
+        Event::ControllerAxisMotion { axis, value, .. } if value >= AXIS_THRESHOLD => {
+            Some(Pressed::Controller(ControllerInput::AxisPositive(axis)))
+        }
+        Event::ControllerAxisMotion { axis, value, .. } if value <= -AXIS_THRESHOLD => {
+            Some(Pressed::Controller(ControllerInput::AxisNegative(axis)))
+        }
+        _ => None,
+    }
 }
 
 /// An open controller and the player it plays as.
@@ -138,6 +176,8 @@ pub struct Window {
     overlay_corner: Corner,
     /// Events queued by [`Window::inject`], handled before SDL's own.
     injected: VecDeque<Event>,
+    /// Whether presses come back as [`Action::Pressed`] (and nothing else).
+    report_presses: bool,
 }
 
 /// The SDL window, its GL context and event queue: what the launcher keeps
@@ -320,6 +360,7 @@ impl Window {
             integer_scale: display.integer_scale,
             overlay_corner: Corner::default(),
             injected: VecDeque::new(),
+            report_presses: false,
         };
         if display.fullscreen != window.sdl().fullscreen {
             window.toggle_fullscreen();
@@ -377,6 +418,29 @@ impl Window {
         self.injected.push_back(event);
     }
 
+    /// The input mapping in use.
+    pub fn input_map(&self) -> &InputMap {
+        &self.map
+    }
+
+    /// While `on`, every key or controller press comes back from
+    /// [`Window::poll`] as [`Action::Pressed`] and does nothing else.
+    pub fn report_presses(&mut self, on: bool) {
+        self.report_presses = on;
+    }
+
+    /// Forgets what egui gathered since the last menu was drawn (the text
+    /// of the key that opened the chat box).
+    pub fn discard_ui_input(&mut self) {
+        self.ui.discard_input();
+    }
+
+    /// Lets go of every key held: their releases went to a text field,
+    /// and must not leave the game's buttons pressed.
+    pub fn release_keys(&mut self) {
+        self.keys_held.clear();
+    }
+
     /// The corner the overlay is drawn in.
     pub fn overlay_corner(&self) -> Corner {
         self.overlay_corner
@@ -391,6 +455,10 @@ impl Window {
         let mut events: Vec<Event> = self.injected.drain(..).collect();
         events.extend(self.sdl_mut().events.poll_iter());
         for event in events {
+            if let Some(pressed) = press_of(&event).filter(|_| self.report_presses) {
+                actions.push(Action::Pressed(pressed));
+                continue;
+            }
             let sdl = self.sdl.as_ref().expect("a live window has its SDL window");
             if self.ui.on_event(&sdl.window, &event) {
                 continue;
@@ -490,6 +558,7 @@ impl Window {
             Keycode::Comma => Some(Action::StepBack),
             Keycode::M => Some(Action::Mark),
             Keycode::N => Some(Action::Diff),
+            Keycode::T => Some(Action::Chat),
             _ => None,
         }
     }

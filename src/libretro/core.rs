@@ -674,6 +674,11 @@ impl Core {
         self.context().options.options()
     }
 
+    /// The categories the core groups its options in (v2 definitions).
+    pub fn option_categories(&self) -> &[super::options::OptionCategory] {
+        self.context().options.categories()
+    }
+
     /// Serialization quirks the core reported (SET_SERIALIZATION_QUIRKS);
     /// none if it reported nothing.
     pub fn serialization_quirks(&self) -> SerializationQuirks {

@@ -6,7 +6,7 @@
 use super::context::{c_str, CoreContext};
 use super::core::{AvInfo, InputDescriptor, MemoryDescriptor};
 use super::ffi::{self, env};
-use super::options::parse_legacy_variable;
+use super::options::{parse_legacy_variable, OptionCategory};
 use crate::emulator::{PixelFormat, SavestateContext};
 use std::ffi::{c_char, c_uint, c_void};
 
@@ -369,13 +369,56 @@ unsafe fn set_core_options_v2(
         return false;
     }
     // SAFETY: non-null and of this type per the contract.
-    let definitions = unsafe { (*options).definitions };
+    let (definitions, categories) = unsafe { ((*options).definitions, (*options).categories) };
     // SAFETY: the definitions array is NULL-key terminated per the contract.
-    unsafe {
+    let declared = unsafe {
         declare_definitions(context, definitions, |d| {
             (d.key, d.desc, &d.values, d.default_value)
         })
+    };
+    if declared {
+        // SAFETY: as above; each entry's strings are NULL or NUL-terminated.
+        let notes = unsafe {
+            null_key_terminated(definitions, |d| d.key)
+                .map(|d| {
+                    let category = (!d.category_key.is_null()).then(|| lossy(d.category_key));
+                    (lossy(d.key), lossy(d.info), category)
+                })
+                .collect()
+        };
+        // SAFETY: the categories array is NULL or NULL-key terminated.
+        let categories = unsafe {
+            null_key_terminated(categories, |c| c.key)
+                .map(|c| OptionCategory {
+                    key: lossy(c.key),
+                    description: lossy(c.desc),
+                    info: lossy(c.info),
+                })
+                .collect()
+        };
+        context.options.describe(notes, categories);
     }
+    declared
+}
+
+/// The entries of a C array up to the one whose key is NULL (at most
+/// [`MAX_ARRAY_ENTRIES`]); none for a NULL array.
+///
+/// # Safety
+/// `array` is NULL or points to an array terminated by an entry whose
+/// `key` is NULL, which lives as long as `'a`.
+unsafe fn null_key_terminated<'a, T: 'a>(
+    array: *const T,
+    key: impl Fn(&T) -> *const c_char + 'a,
+) -> impl Iterator<Item = &'a T> + 'a {
+    (0..MAX_ARRAY_ENTRIES).map_while(move |index| {
+        if array.is_null() {
+            return None;
+        }
+        // SAFETY: the array continues until the NULL-key terminator.
+        let entry = unsafe { &*array.add(index) };
+        (!key(entry).is_null()).then_some(entry)
+    })
 }
 
 /// # Safety
@@ -509,7 +552,8 @@ mod tests {
     }
 
     #[test]
-    fn v2_options_are_answered_with_their_default_or_the_users_override() {
+    fn v2_options_are_answered_with_their_default_or_the_users_override_and_keep_their_categories()
+    {
         let mut context = context_with(vec![("gx_region".into(), "pal".into())]);
         let strings: Vec<CString> = [
             "gx_region",
@@ -521,6 +565,10 @@ mod tests {
             "Blur",
             "off",
             "on",
+            "system",
+            "System",
+            "The console's settings",
+            "Which console the game expects",
         ]
         .iter()
         .map(|text| CString::new(*text).unwrap())
@@ -545,13 +593,16 @@ mod tests {
                 default_value: default,
             }
         };
+        let mut region = definition(
+            strings[0].as_ptr(),
+            strings[1].as_ptr(),
+            region_values,
+            strings[2].as_ptr(),
+        );
+        region.info = strings[12].as_ptr();
+        region.category_key = strings[9].as_ptr();
         let definitions = [
-            definition(
-                strings[0].as_ptr(),
-                strings[1].as_ptr(),
-                region_values,
-                strings[2].as_ptr(),
-            ),
+            region,
             definition(
                 strings[5].as_ptr(),
                 strings[6].as_ptr(),
@@ -560,8 +611,20 @@ mod tests {
             ),
             definition(null(), null(), no_values(), null()),
         ];
+        let categories = [
+            ffi::RetroCoreOptionV2Category {
+                key: strings[9].as_ptr(),
+                desc: strings[10].as_ptr(),
+                info: strings[11].as_ptr(),
+            },
+            ffi::RetroCoreOptionV2Category {
+                key: null(),
+                desc: null(),
+                info: null(),
+            },
+        ];
         let mut options = ffi::RetroCoreOptionsV2 {
-            categories: null(),
+            categories: categories.as_ptr(),
             definitions: definitions.as_ptr(),
         };
         let mut us = ffi::RetroCoreOptionsV2Intl {
@@ -592,6 +655,17 @@ mod tests {
             vec!["auto", "ntsc", "pal"]
         );
         assert!(context.options.validate_overrides("Test").is_ok());
+        // The help text and the categories are kept for menus.
+        let region = &context.options.options()[0];
+        assert_eq!(region.info, "Which console the game expects");
+        assert_eq!(region.category.as_deref(), Some("system"));
+        assert_eq!(context.options.options()[1].category, None);
+        let category = &context.options.categories()[0];
+        assert_eq!(
+            (category.key.as_str(), category.description.as_str()),
+            ("system", "System")
+        );
+        assert_eq!(category.info, "The console's settings");
     }
 
     #[test]

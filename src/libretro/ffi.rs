@@ -173,8 +173,15 @@ pub struct RetroCoreOptionV2Definition {
 }
 
 #[repr(C)]
+pub struct RetroCoreOptionV2Category {
+    pub key: *const c_char,
+    pub desc: *const c_char,
+    pub info: *const c_char,
+}
+
+#[repr(C)]
 pub struct RetroCoreOptionsV2 {
-    pub categories: *const c_void,
+    pub categories: *const RetroCoreOptionV2Category,
     pub definitions: *const RetroCoreOptionV2Definition,
 }
 

@@ -23,4 +23,4 @@ pub use self::core::{
 };
 pub use self::crash::{end_with_json_on_crash, CORE_CRASHED_EXIT_CODE};
 pub use self::error::LibretroError;
-pub use self::options::{parse_option_override, CoreOption};
+pub use self::options::{grouped, parse_option_override, CoreOption, OptionCategory};

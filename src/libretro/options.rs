@@ -20,6 +20,61 @@ pub struct CoreOption {
     /// The value answered to the core: the user's override when it is one of
     /// `values`, else `default`.
     pub current: String,
+    /// The core's help text for it (v1 and v2 definitions; empty if none).
+    pub info: String,
+    /// The key of its category (v2 definitions), if it has one.
+    pub category: Option<String>,
+}
+
+/// A category of options (v2 definitions): options of a category are
+/// shown together under its name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OptionCategory {
+    /// The key options name it by.
+    pub key: String,
+    /// Its name.
+    pub description: String,
+    /// Its help text.
+    pub info: String,
+}
+
+/// What a definition says of an option besides its values: (key, help
+/// text, category key).
+pub type OptionNotes = (String, String, Option<String>);
+
+/// The options as groups to show: each category's (its name, its help
+/// text, its options) in the core's order of categories, then the options
+/// of no category (or of one the core did not declare) under "Options".
+pub fn grouped<'a>(
+    options: &'a [CoreOption],
+    categories: &'a [OptionCategory],
+) -> Vec<(&'a str, &'a str, Vec<&'a CoreOption>)> {
+    let in_category = |key: &str| {
+        options
+            .iter()
+            .filter(|option| option.category.as_deref() == Some(key))
+            .collect::<Vec<_>>()
+    };
+    let mut groups: Vec<(&str, &str, Vec<&CoreOption>)> = categories
+        .iter()
+        .map(|category| {
+            (
+                category.description.as_str(),
+                category.info.as_str(),
+                in_category(&category.key),
+            )
+        })
+        .filter(|(_, _, options)| !options.is_empty())
+        .collect();
+    let known = |key: &String| categories.iter().any(|category| category.key == *key);
+    let rest: Vec<&CoreOption> = options
+        .iter()
+        .filter(|option| !option.category.as_ref().is_some_and(known))
+        .collect();
+    if !rest.is_empty() {
+        groups.push(("Options", "", rest));
+    }
+    groups
 }
 
 /// Parses `KEY=VALUE` (as given to `--option`): split at the first `=`, so
@@ -62,6 +117,7 @@ pub struct OptionStore {
     /// must stay valid until the options change.
     current_c: Vec<CString>,
     overrides: Vec<(String, String)>,
+    categories: Vec<OptionCategory>,
     /// Set when a value the core may have read changed; cleared when the
     /// core reads any value (see [`OptionStore::is_updated`]).
     updated: bool,
@@ -92,6 +148,8 @@ impl OptionStore {
                     values,
                     current: default.clone(),
                     default,
+                    info: String::new(),
+                    category: None,
                 }
             })
             .collect();
@@ -165,6 +223,23 @@ impl OptionStore {
         &self.options
     }
 
+    /// The categories the core declared (v2 definitions).
+    pub fn categories(&self) -> &[OptionCategory] {
+        &self.categories
+    }
+
+    /// Adds what the definitions say besides values: each option's help
+    /// text and category, and the categories (v2).
+    pub fn describe(&mut self, notes: Vec<OptionNotes>, categories: Vec<OptionCategory>) {
+        for (key, info, category) in notes {
+            if let Some(option) = self.options.iter_mut().find(|option| option.key == key) {
+                option.info = info;
+                option.category = category;
+            }
+        }
+        self.categories = categories;
+    }
+
     /// Checks every override against what core `core` declared.
     pub fn validate_overrides(&self, core: &str) -> Result<(), LibretroError> {
         for (key, value) in &self.overrides {
@@ -220,6 +295,47 @@ mod tests {
                 None,
             ),
         ]);
+    }
+
+    #[test]
+    fn options_are_grouped_by_their_categories_in_the_cores_order_and_the_rest_come_last() {
+        let mut store = OptionStore::new(Vec::new());
+        declare_region(&mut store);
+        let category = |key: &str, description: &str| OptionCategory {
+            key: key.into(),
+            description: description.into(),
+            info: format!("{description} settings"),
+        };
+        store.describe(
+            vec![
+                (
+                    "core_region".into(),
+                    "Which console".into(),
+                    Some("system".into()),
+                ),
+                ("core_turbo".into(), "Faster".into(), Some("nowhere".into())),
+            ],
+            vec![category("video", "Video"), category("system", "System")],
+        );
+        let groups = grouped(store.options(), store.categories());
+        let shown: Vec<(&str, &str, Vec<&str>)> = groups
+            .iter()
+            .map(|(name, info, options)| {
+                (
+                    *name,
+                    *info,
+                    options.iter().map(|o| o.key.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("System", "System settings", vec!["core_region"]),
+                ("Options", "", vec!["core_turbo"]),
+            ]
+        );
+        assert_eq!(store.options()[0].info, "Which console");
     }
 
     #[test]

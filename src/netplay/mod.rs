@@ -10,6 +10,7 @@
 //! every machine at the same moment ([`startup`]: the machine of player 0
 //! measures round trips and tells each how long to wait).
 
+pub mod chat;
 pub mod checkpoint_state;
 pub mod config;
 pub mod events;
@@ -17,9 +18,11 @@ pub mod jitter;
 mod session;
 pub mod spectator;
 pub mod startup;
+pub mod wording;
 
+pub use chat::{ChatRefused, ChatShown};
 pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
-pub use session::{NetplaySession, SPECTATOR_BACKLOG_FRAMES};
+pub use session::{NetplaySession, RejoinTicket, SPECTATOR_BACKLOG_FRAMES};
 pub use spectator::{Repair, SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 pub use startup::StartPhase;

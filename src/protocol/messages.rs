@@ -1,6 +1,7 @@
 //! What peers say to each other: the messages of the netcade protocol, as
 //! plain Rust values. [`super::codec`] turns them into datagrams and back.
 
+pub use super::chat::ChatMessage;
 use crate::checksum::Checksum;
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -38,7 +39,13 @@ use std::fmt;
 ///   peer heard from a new address proves it is the same peer before its
 ///   link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
 ///   Quality reports end with the sender's input delay (one byte).
-pub const PROTOCOL_VERSION: u8 = 6;
+/// - 7: a peer whose process restarted answers a challenge with
+///   RejoinRestarted (kind 21) instead: its link moves as for a proof, and
+///   the host sends it the state of a frame final everywhere to resume
+///   from; a version-6 host would leave it waiting. Chat (kind 17):
+///   numbered lines resent until acknowledged; a version-6 peer would drop
+///   every one as an unknown kind.
+pub const PROTOCOL_VERSION: u8 = 7;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -621,6 +628,15 @@ pub enum Message {
         /// The challenge's nonce, echoed.
         nonce: u64,
     },
+    /// A proof as [`Message::RejoinProof`] from a peer that lost its
+    /// match (its process was restarted): the host sends it the state to
+    /// resume from, then its inputs from that frame.
+    RejoinRestarted {
+        /// The challenge's nonce, echoed.
+        nonce: u64,
+    },
+    /// A line of chat and the acknowledgement of the peer's (version 7).
+    Chat(ChatMessage),
 }
 
 /// An address in a [`Message::Roster`] is at most this long (an IPv6
@@ -657,9 +673,11 @@ impl Message {
             Message::Start { .. } => 14,
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
+            Message::Chat(_) => 17,
             Message::Roster(_) => 18,
             Message::RejoinChallenge { .. } => 19,
             Message::RejoinProof { .. } => 20,
+            Message::RejoinRestarted { .. } => 21,
         }
     }
 }

@@ -252,6 +252,7 @@ impl Setup<'_> {
             rejoin_s: DEFAULT_REJOIN_S,
             link: self.link(machine),
             dump_dir: None,
+            chat: Default::default(),
         }
     }
 
@@ -293,6 +294,7 @@ impl Setup<'_> {
             quick: false,
             signal: SignalArgs::default(),
             slot: None,
+            rejoin: false,
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))
@@ -307,6 +309,7 @@ impl Setup<'_> {
             frames: Some(self.args.frames),
             connect_timeout_s: 10.0,
             link: self.link(2),
+            chat: Default::default(),
         };
         let sinks = self.sinks(2);
         Box::new(move |out, options| spectate_match(&settings, &headless(sinks), options, out))

@@ -68,6 +68,12 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         }
         NetplayEvent::NetworkResumed { .. } => "the other machine is heard again".into(),
         NetplayEvent::PeerRejoined { .. } => "the other machine is back, at a new address".into(),
+        NetplayEvent::ResumeStateSent { frame, .. } => {
+            format!("sent the restarted machine the state of frame {frame}")
+        }
+        NetplayEvent::ResumeStateArrived { frame, .. } => {
+            format!("resuming the match at frame {frame}")
+        }
         NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
         NetplayEvent::PeerFault { fault, .. } => format!("dropped the other machine: {fault}"),
         NetplayEvent::Stalled { stalled_for_ms, .. } => {
@@ -86,6 +92,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::HostCheckpointState { frame, .. } => {
             format!("the host's state of frame {frame} arrived")
         }
+        NetplayEvent::Chat(line) => format!("chat {}: {}", line.author, line.text),
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::SpectatorDesync { .. }
         | NetplayEvent::TimeSync { .. }

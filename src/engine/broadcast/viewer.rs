@@ -514,6 +514,7 @@ impl ViewerRole {
             },
             dropped_datagrams: 0,
             desyncs: (0, 0),
+            chat: Default::default(),
             outputs: SinksSummary::default(),
         };
         let report = WatchReport { outputs, ..report };

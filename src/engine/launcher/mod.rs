@@ -8,6 +8,7 @@ pub mod cores;
 pub mod forms;
 pub mod recent;
 pub mod replays;
+pub mod settings;
 
 /// How a session the launcher started ended, for its result screen.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

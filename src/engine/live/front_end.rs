@@ -31,6 +31,45 @@ pub struct MatchView {
     pub spectators: usize,
     /// A spectator's figures (`None` for players).
     pub spectating: Option<SpectatorView>,
+    /// The connection in words, when there is something to say
+    /// ([`crate::netplay::wording`]).
+    pub connection: Option<String>,
+    /// A recent desync, for a corner ("desync at frame 1234, repaired").
+    pub desync: Option<String>,
+    /// Each other player's figures, by slot (empty for a spectator).
+    pub players: Vec<PlayerFigures>,
+}
+
+/// One other player's figures, for the match menu's connection panel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlayerFigures {
+    /// The player's slot (0: player 1).
+    pub slot: u8,
+    /// Round trip to their machine, once measured.
+    pub ping_ms: Option<u32>,
+    /// Their input delay, once reported.
+    pub delay: Option<u32>,
+    /// Depth of the last rollback their inputs caused.
+    pub last_rollback: u32,
+}
+
+/// `P2: ping 12 ms, delay 2, last rollback 1`: one line per other player.
+pub fn player_lines(players: &[PlayerFigures]) -> Vec<String> {
+    let known = |value: Option<u32>, unit: &str| {
+        value.map_or_else(|| "?".to_string(), |value| format!("{value}{unit}"))
+    };
+    players
+        .iter()
+        .map(|player| {
+            format!(
+                "P{}: ping {}, delay {}, last rollback {}",
+                player.slot + 1,
+                known(player.ping_ms, " ms"),
+                known(player.delay, ""),
+                player.last_rollback
+            )
+        })
+        .collect()
 }
 
 /// What a spectator's front end shows besides the game.
@@ -73,6 +112,24 @@ pub trait FrontEnd {
     fn quit_requested(&mut self) -> bool {
         false
     }
+
+    /// A line the player typed in the chat box and sent (each once).
+    fn take_chat_line(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Types a scripted line into the front end's chat box as a player
+    /// would, to come back through [`FrontEnd::take_chat_line`]; false
+    /// when it has no chat box (the line is then sent directly).
+    fn type_chat(&mut self, text: &str) -> bool {
+        let _ = text;
+        false
+    }
+
+    /// Shows a line of chat (ours or another machine's).
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let _ = (author, text);
+    }
 }
 
 /// No window: the terminal's status line and `--inputs` only.
@@ -110,4 +167,32 @@ pub fn delays_text(delays: &[(u8, Option<u32>)]) -> String {
         format!("P{} {delay}", slot + 1)
     });
     each.collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_other_player_has_a_line_of_ping_delay_and_rollback() {
+        let players = [
+            PlayerFigures {
+                slot: 1,
+                ping_ms: Some(12),
+                delay: Some(2),
+                last_rollback: 1,
+            },
+            PlayerFigures {
+                slot: 2,
+                ..PlayerFigures::default()
+            },
+        ];
+        assert_eq!(
+            player_lines(&players),
+            [
+                "P2: ping 12 ms, delay 2, last rollback 1",
+                "P3: ping ?, delay ?, last rollback 0"
+            ]
+        );
+    }
 }

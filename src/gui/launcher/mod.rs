@@ -91,15 +91,21 @@ fn show(
     loop {
         let began = std::time::Instant::now();
         let pad = window.controller_buttons();
-        for (key, keymod) in pad::pad_keys(pad_before, pad) {
-            window.inject(script::key_event(true, key, keymod));
-            window.inject(script::key_event(false, key, sdl2::keyboard::Mod::NOMOD));
+        // While a binding waits for a press, the pad's buttons are that
+        // press, not the menu's keys.
+        window.report_presses(launcher.capturing());
+        if !launcher.capturing() {
+            for (key, keymod) in pad::pad_keys(pad_before, pad) {
+                window.inject(script::key_event(true, key, keymod));
+                window.inject(script::key_event(false, key, sdl2::keyboard::Mod::NOMOD));
+            }
         }
         pad_before = pad;
         for action in window.poll() {
             match action {
                 Action::Quit => return Ok(Next::Quit),
                 Action::Leave => launcher.back(),
+                Action::Pressed(pressed) => launcher.pressed(pressed),
                 _ => {}
             }
         }

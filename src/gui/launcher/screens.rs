@@ -12,8 +12,8 @@ use crate::engine::launcher::replays::{list_replays, matching, ReplayAction, Rep
 use crate::engine::launcher::SessionEnd;
 use crate::engine::sinks::recorder::replays_folder;
 use crate::gui::launcher::script::Targets;
-use crate::gui::launcher::settings::{settings_path, Settings};
-use crate::gui::renderer::DisplayShader;
+use crate::gui::launcher::settings::{load_settings, SettingsOutcome, SettingsScreen};
+use crate::gui::window::Pressed;
 use egui_file_dialog::FileDialog;
 
 /// Which screen shows.
@@ -57,7 +57,7 @@ pub struct Launcher {
     /// Addresses joined or watched lately, newest first.
     addresses: Vec<String>,
     replays: ReplaysBrowser,
-    settings: Settings,
+    settings: SettingsScreen,
     problem: Option<String>,
     files: FileDialog,
     targets: Targets,
@@ -70,9 +70,7 @@ impl Launcher {
     /// the recent games).
     pub fn new(game: Option<GameChoice>) -> Launcher {
         let recent = recent::load(&recent::recent_games_path());
-        let (settings, problem) = settings_path()
-            .map(|path| Settings::load(&path))
-            .unwrap_or_default();
+        let (settings, problem) = load_settings();
         if let Some(problem) = &problem {
             eprintln!("{problem}");
         }
@@ -84,15 +82,12 @@ impl Launcher {
             cores: Catalogue::probe(netcade_program(), find_cores()),
             players: 1,
             host: HostFields {
-                port: HostForm::default().port.to_string(),
+                port: settings.netplay.port.to_string(),
                 addresses: (String::new(), Vec::new()),
                 frames: String::new(),
-                form: HostForm::default(),
+                form: settings.netplay.host_form(),
             },
-            join: JoinForm {
-                record: true,
-                ..JoinForm::default()
-            },
+            join: settings.netplay.join_form(),
             spectate_address: String::new(),
             addresses: recent::load_addresses(&recent::recent_addresses_path()),
             replays: ReplaysBrowser {
@@ -101,7 +96,7 @@ impl Launcher {
                 chosen: None,
                 speed: 1.0,
             },
-            settings,
+            settings: SettingsScreen::new(settings),
             problem,
             files: FileDialog::new().title("Choose the game's content"),
             targets: Targets::default(),
@@ -128,6 +123,16 @@ impl Launcher {
     /// Shows how a session ended.
     pub fn session_ended(&mut self, end: SessionEnd) {
         self.screen = Screen::Result(end);
+    }
+
+    /// Whether the Settings screen waits for a key or controller press.
+    pub fn capturing(&self) -> bool {
+        matches!(self.screen, Screen::Settings) && self.settings.capturing()
+    }
+
+    /// A press the Settings screen waited for.
+    pub fn pressed(&mut self, pressed: Pressed) {
+        self.settings.pressed(pressed);
     }
 
     /// Esc: back to the home screen.
@@ -229,6 +234,7 @@ impl Launcher {
                 self.screen = Screen::Replays;
             }
             if self.targets.button(ui, "Settings").clicked() {
+                self.settings.opened();
                 self.screen = Screen::Settings;
             }
             if self.targets.button(ui, "Quit").clicked() {
@@ -423,7 +429,7 @@ impl Launcher {
                         Some(path) => {
                             let mut line = action.command_line(path);
                             if let ReplayAction::Play { .. } = action {
-                                line.extend(self.settings.window_args());
+                                line.extend(self.settings.settings.window_args());
                             }
                             self.session = Some(line);
                         }
@@ -441,48 +447,25 @@ impl Launcher {
     /// The command line of `session` of `game`, with the window switches
     /// of the settings.
     fn session_line(&self, session: &Session, game: &GameChoice) -> Vec<String> {
+        let settings = &self.settings.settings;
         let mut line = session.command_line(game);
-        line.extend(self.settings.window_args());
+        line.extend(settings.game_args(&game.core));
+        line.extend(settings.window_args());
         line
     }
 
     fn settings_screen(&mut self, ui: &mut egui::Ui) {
-        ui.label("How the sessions started here are shown:");
-        let settings = &mut self.settings;
-        egui::ComboBox::from_label("shader")
-            .selected_text(settings.shader.to_string())
-            .show_ui(ui, |ui| {
-                for shader in DisplayShader::ALL {
-                    ui.selectable_value(&mut settings.shader, shader, shader.to_string());
-                }
-            });
-        ui.checkbox(&mut settings.integer_scale, "integer scale");
-        ui.checkbox(&mut settings.fullscreen, "fullscreen");
-        ui.checkbox(&mut settings.vsync, "vsync");
-        ui.separator();
-        let shown = |path: Option<std::path::PathBuf>| {
-            path.map_or_else(|| "none".to_string(), |path| path.display().to_string())
-        };
-        ui.label(format!("settings: {}", shown(settings_path())));
-        ui.label(format!(
-            "input mapping: {}",
-            shown(crate::gui::input_map::config_path())
-        ));
-        ui.label(format!("replays: {}", shown(replays_folder())));
-        ui.horizontal(|ui| {
-            if self.targets.button(ui, "Save").clicked() {
-                self.problem = settings_path().and_then(|path| {
-                    self.settings
-                        .save(&path)
-                        .err()
-                        .map(|err| format!("error: cannot write {}: {err}", path.display()))
-                });
+        match self.settings.draw(ui, &mut self.targets) {
+            SettingsOutcome::Stay => {}
+            SettingsOutcome::Back => self.back(),
+            SettingsOutcome::Saved => {
+                // The forms start from the defaults just saved.
+                let netplay = &self.settings.settings.netplay;
+                self.host.port = netplay.port.to_string();
+                self.host.form = netplay.host_form();
+                self.join.delay = netplay.delay;
             }
-            if self.targets.button(ui, "Back").clicked() {
-                self.back();
-            }
-        });
-        self.show_problem(ui);
+        }
     }
 
     fn result(&mut self, ui: &mut egui::Ui) {
@@ -552,7 +535,7 @@ fn netcade_program() -> std::path::PathBuf {
 }
 
 /// The local input delay: auto, or a fixed 0–4 frames.
-fn delay_picker(ui: &mut egui::Ui, id: &str, delay: &mut DelayChoice) {
+pub(super) fn delay_picker(ui: &mut egui::Ui, id: &str, delay: &mut DelayChoice) {
     let text = |delay: DelayChoice| match delay {
         DelayChoice::Auto => "auto (follows the network)".to_string(),
         DelayChoice::Fixed(frames) => format!("{frames} frames"),

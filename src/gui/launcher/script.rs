@@ -42,6 +42,14 @@ impl Targets {
         response
     }
 
+    /// A button showing `label`, named `name` for scripts (its label
+    /// changes, as a binding's does).
+    pub fn button_as(&mut self, ui: &mut egui::Ui, name: &str, label: &str) -> egui::Response {
+        let response = ui.button(label);
+        self.rects.insert(name.to_string(), response.rect);
+        response
+    }
+
     /// A line of a list that can be chosen, labelled `label`.
     pub fn selectable(&mut self, ui: &mut egui::Ui, chosen: bool, label: &str) -> egui::Response {
         let response = ui.selectable_label(chosen, label);

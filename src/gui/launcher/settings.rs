@@ -1,172 +1,304 @@
-//! The launcher's settings: how its sessions are shown (shader, integer
-//! scale, fullscreen, vsync), kept in `settings.toml` beside `input.toml`
-//! and added to the command line of every session that opens the window,
-//! so they are the command line's own switches.
+//! The launcher's Settings screen: the input mapping with "press a key…"
+//! capture (written to `input.toml`), video, the netplay defaults that
+//! pre-fill the Host and Join forms, and the folders (those the command
+//! line takes are changeable). The settings themselves and their file are
+//! [`crate::engine::launcher::settings`]'s.
 
-use crate::gui::input_map::{config_error, config_path};
+use crate::engine::launcher::settings::{settings_path, Settings, MAX_NAME_CHARS};
+use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
+use crate::gui::launcher::script::Targets;
 use crate::gui::renderer::DisplayShader;
-use crate::gui::GuiError;
-use std::path::{Path, PathBuf};
+use crate::gui::window::Pressed;
+use crate::input::Buttons;
+use std::path::PathBuf;
 
-/// The settings file's name, in the config directory.
-pub const SETTINGS_FILE_NAME: &str = "settings.toml";
-
-/// How sessions are shown.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Settings {
-    /// `--shader`.
-    pub shader: DisplayShader,
-    /// `--integer-scale`.
-    pub integer_scale: bool,
-    /// `--fullscreen`.
-    pub fullscreen: bool,
-    /// `--vsync`.
-    pub vsync: bool,
+/// The names `--shader` takes, for the settings file.
+pub fn shader_names() -> Vec<&'static str> {
+    DisplayShader::ALL
+        .iter()
+        .map(|shader| shader.name())
+        .collect()
 }
 
-#[derive(serde::Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct SettingsFile {
-    video: VideoTable,
+/// The settings in the config directory (the defaults, with the `error:`
+/// line to show, when the file has a mistake).
+pub fn load_settings() -> (Settings, Option<String>) {
+    settings_path()
+        .map(|path| Settings::load(&path, &shader_names()))
+        .unwrap_or_default()
 }
 
-#[derive(serde::Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct VideoTable {
-    shader: Option<toml::Spanned<String>>,
-    integer_scale: bool,
-    fullscreen: bool,
-    vsync: bool,
+/// The binding waiting for a press: a keyboard player's (0-based) or the
+/// controllers' (`None`) button.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Capture {
+    player: Option<usize>,
+    button: Buttons,
 }
 
-/// Where the settings live: beside `input.toml`.
-pub fn settings_path() -> Option<PathBuf> {
-    config_path().map(|input| input.with_file_name(SETTINGS_FILE_NAME))
+/// One part of the screen's right column.
+type Section = fn(&mut SettingsScreen, &mut egui::Ui, &mut Targets);
+
+/// What the screen asks of the launcher after a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingsOutcome {
+    /// Nothing.
+    Stay,
+    /// The settings were saved: the forms start from them again.
+    Saved,
+    /// Back to the home screen.
+    Back,
 }
 
-impl Settings {
-    /// Reads the file's text; a mistake is named by `path` and its line.
-    pub fn parse(text: &str, path: &Path) -> Result<Settings, GuiError> {
-        let file: SettingsFile = toml::from_str(text).map_err(|err| {
-            let at = err.span().map_or(0, |span| span.start);
-            config_error(text, path, at, err.message().trim().to_string())
-        })?;
-        let video = file.video;
-        let shader = match video.shader {
-            None => DisplayShader::default(),
-            Some(name) => name
-                .get_ref()
-                .parse()
-                .map_err(|message: String| config_error(text, path, name.span().start, message))?,
+/// The Settings screen's state.
+pub struct SettingsScreen {
+    /// The settings being edited (in use once saved).
+    pub settings: Settings,
+    input: InputMap,
+    capture: Option<Capture>,
+    /// The keyboard player shown (0-based).
+    player: usize,
+    port: String,
+    saves: String,
+    system: String,
+    message: Option<String>,
+}
+
+/// A folder field's text: blank for none.
+fn folder_text(folder: &Option<PathBuf>) -> String {
+    folder
+        .as_ref()
+        .map_or_else(String::new, |folder| folder.display().to_string())
+}
+
+fn folder_of(text: &str) -> Option<PathBuf> {
+    Some(text.trim())
+        .filter(|text| !text.is_empty())
+        .map(PathBuf::from)
+}
+
+fn shown(path: Option<PathBuf>) -> String {
+    path.map_or_else(|| "none".to_string(), |path| path.display().to_string())
+}
+
+impl SettingsScreen {
+    /// The screen over `settings`.
+    pub fn new(settings: Settings) -> SettingsScreen {
+        let mut screen = SettingsScreen {
+            settings,
+            input: InputMap::defaults(),
+            capture: None,
+            player: 0,
+            port: String::new(),
+            saves: String::new(),
+            system: String::new(),
+            message: None,
         };
-        Ok(Settings {
-            shader,
-            integer_scale: video.integer_scale,
-            fullscreen: video.fullscreen,
-            vsync: video.vsync,
-        })
+        screen.fields_from_settings();
+        screen
     }
 
-    /// The file's text for these settings.
-    pub fn to_toml(&self) -> String {
-        format!(
-            "# netcade's launcher: how the sessions it starts are shown.\n[video]\nshader = \"{}\"   # sharp-bilinear, nearest or crt\ninteger_scale = {}\nfullscreen = {}\nvsync = {}\n",
-            self.shader, self.integer_scale, self.fullscreen, self.vsync
-        )
+    fn fields_from_settings(&mut self) {
+        self.port = self.settings.netplay.port.to_string();
+        self.saves = folder_text(&self.settings.paths.saves);
+        self.system = folder_text(&self.settings.paths.system);
     }
 
-    /// The settings in `path`: the defaults when there is none, and with a
-    /// mistake in it the defaults and the `error:` line to show.
-    pub fn load(path: &Path) -> (Settings, Option<String>) {
-        match std::fs::read_to_string(path) {
-            Err(_) => (Settings::default(), None),
-            Ok(text) => match Settings::parse(&text, path) {
-                Ok(settings) => (settings, None),
-                Err(error) => (
-                    Settings::default(),
-                    Some(format!("error: {error}; using the default settings")),
-                ),
-            },
-        }
+    /// The screen is shown: the mapping is read from its file again.
+    pub fn opened(&mut self) {
+        self.input = crate::gui::play::load_input_map();
+        self.capture = None;
+        self.message = None;
     }
 
-    /// Writes them to `path` (making its folder).
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        if let Some(folder) = path.parent() {
-            std::fs::create_dir_all(folder)?;
-        }
-        std::fs::write(path, self.to_toml())
+    /// Whether a binding waits for a press (the window then reports them).
+    pub fn capturing(&self) -> bool {
+        self.capture.is_some()
     }
 
-    /// The window switches they stand for (those not at their default).
-    pub fn window_args(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        if self.shader != DisplayShader::default() {
-            args.extend(["--shader".to_string(), self.shader.to_string()]);
-        }
-        for (on, flag) in [
-            (self.integer_scale, "--integer-scale"),
-            (self.fullscreen, "--fullscreen"),
-            (self.vsync, "--vsync"),
-        ] {
-            if on {
-                args.push(flag.to_string());
+    /// A press while capturing: bound to the button waiting. Esc cancels.
+    pub fn pressed(&mut self, pressed: Pressed) {
+        let Some(capture) = self.capture.take() else {
+            return;
+        };
+        match (pressed, capture.player) {
+            (Pressed::Key(sdl2::keyboard::Keycode::Escape), _) => {
+                self.message = Some("not changed".to_string());
+                return;
+            }
+            (Pressed::Key(key), Some(player)) => self.input.bind_key(player, capture.button, key),
+            (Pressed::Controller(input), None) => self.input.bind_controller(capture.button, input),
+            (Pressed::Key(_), None) | (Pressed::Controller(_), Some(_)) => {
+                self.message =
+                    Some("that is not a controller's or not a key's: not changed".into());
+                return;
             }
         }
-        args
+        self.message = Some("changed: Save keeps it".to_string());
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    /// Lays the screen out.
+    pub fn draw(&mut self, ui: &mut egui::Ui, targets: &mut Targets) -> SettingsOutcome {
+        let mut outcome = SettingsOutcome::Stay;
+        // Save and Back first: they stay in sight however long the rest.
+        ui.horizontal(|ui| {
+            if targets.button(ui, "Save").clicked() && self.save() {
+                outcome = SettingsOutcome::Saved;
+            }
+            if targets.button(ui, "Back").clicked() {
+                outcome = SettingsOutcome::Back;
+            }
+            if let Some(message) = &self.message {
+                ui.label(message);
+            }
+        });
+        egui::ScrollArea::vertical()
+            .max_height(ui.available_height())
+            .show(ui, |ui| {
+                ui.horizontal_top(|ui| {
+                    ui.vertical(|ui| {
+                        ui.heading("Input mapping");
+                        self.input_mapping(ui, targets);
+                    });
+                    ui.separator();
+                    ui.vertical(|ui| {
+                        for (heading, section) in [
+                            ("Netplay", Self::netplay as Section),
+                            ("Video", Self::video),
+                            ("Folders", Self::folders),
+                        ] {
+                            ui.heading(heading);
+                            section(self, ui, targets);
+                            ui.separator();
+                        }
+                    });
+                });
+            });
+        outcome
+    }
 
-    #[test]
-    fn settings_survive_their_file_and_become_the_windows_switches() {
-        let settings = Settings {
-            shader: DisplayShader::Crt,
-            integer_scale: true,
-            fullscreen: false,
-            vsync: true,
+    fn input_mapping(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.horizontal(|ui| {
+            ui.label("Keyboard of");
+            for player in 0..2 {
+                let label = format!("player {}", player + 1);
+                if targets
+                    .selectable(ui, self.player == player, &label)
+                    .clicked()
+                {
+                    self.player = player;
+                }
+            }
+        });
+        ui.label("Click one, then press the key\nor controller input (Esc: keep it).");
+        egui::Grid::new("input mapping")
+            .striped(true)
+            .show(ui, |ui| {
+                ui.label("button");
+                ui.label("keys");
+                ui.label("controllers");
+                ui.end_row();
+                for name in FILE_BUTTON_ORDER {
+                    let button = file_button(name);
+                    ui.label(name);
+                    for (player, device) in [(Some(self.player), "keys"), (None, "controller")] {
+                        let capture = Capture { player, button };
+                        let text = if self.capture == Some(capture) {
+                            "press a key…".to_string()
+                        } else {
+                            let bound = self.input.bound_to(player, button);
+                            if bound.is_empty() {
+                                "-".to_string()
+                            } else {
+                                bound.join(" | ")
+                            }
+                        };
+                        let target = format!("{device} {name}");
+                        if targets.button_as(ui, &target, &text).clicked() {
+                            self.capture = Some(capture);
+                            self.message = None;
+                        }
+                    }
+                    ui.end_row();
+                }
+            });
+    }
+
+    fn video(&mut self, ui: &mut egui::Ui, _targets: &mut Targets) {
+        let video = &mut self.settings.video;
+        let mut shader: DisplayShader = video
+            .shader
+            .as_deref()
+            .and_then(|name| name.parse().ok())
+            .unwrap_or_default();
+        egui::ComboBox::from_label("shader")
+            .selected_text(shader.to_string())
+            .show_ui(ui, |ui| {
+                for choice in DisplayShader::ALL {
+                    ui.selectable_value(&mut shader, choice, choice.to_string());
+                }
+            });
+        video.shader = (shader != DisplayShader::default()).then(|| shader.name().to_string());
+        ui.checkbox(&mut video.integer_scale, "integer scale");
+        ui.checkbox(&mut video.fullscreen, "fullscreen");
+        ui.checkbox(&mut video.vsync, "vsync");
+    }
+
+    fn netplay(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.label("What the Host and Join forms start with:");
+        let name = &mut self.settings.netplay.name;
+        targets.text_field(ui, "Name", name);
+        *name = name.chars().take(MAX_NAME_CHARS).collect();
+        targets.text_field(ui, "Default port", &mut self.port);
+        super::screens::delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
+    }
+
+    fn folders(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.label("Blank: the folder in netcade's data directory.");
+        targets.text_field(ui, "Saves folder", &mut self.saves);
+        targets.text_field(ui, "System files folder", &mut self.system);
+        let data = crate::paths::data_dir();
+        ui.label(format!("data: {}", shown(data)));
+        ui.label(format!(
+            "replays: {} (${})",
+            shown(crate::engine::sinks::recorder::replays_folder()),
+            crate::engine::sinks::recorder::REPLAY_DIR_ENV
+        ));
+        ui.label(format!(
+            "cores: {}",
+            crate::paths::data_subdir("cores").display()
+        ));
+        ui.label(format!("settings: {}", shown(settings_path())));
+        ui.label(format!("input mapping: {}", shown(config_path())));
+    }
+
+    /// Writes `settings.toml` and `input.toml`; whether both were written.
+    fn save(&mut self) -> bool {
+        let Ok(port) = self.port.trim().parse::<u16>() else {
+            self.message = Some(format!(
+                "error: the default port is a number from 0 to 65535 (got {:?})",
+                self.port
+            ));
+            return false;
         };
-        let parsed = Settings::parse(&settings.to_toml(), Path::new("settings.toml")).unwrap();
-        assert_eq!(parsed, settings);
-        assert_eq!(
-            settings.window_args(),
-            ["--shader", "crt", "--integer-scale", "--vsync"]
-        );
-        assert!(Settings::default().window_args().is_empty());
-        assert_eq!(
-            Settings::parse("", Path::new("s.toml")).unwrap(),
-            Settings::default()
-        );
-    }
-
-    #[test]
-    fn a_mistake_in_the_settings_names_its_line_and_the_defaults_are_used() {
-        let path = Path::new("settings.toml");
-        let err =
-            Settings::parse("[video]\nvsync = true\nshader = \"blurry\"\n", path).unwrap_err();
-        assert!(
-            err.to_string().starts_with("settings.toml line 3: "),
-            "{err}"
-        );
-        assert!(err.to_string().contains("blurry"), "{err}");
-        let err = Settings::parse("[video]\nbrightness = 3\n", path).unwrap_err();
-        assert!(
-            err.to_string().starts_with("settings.toml line 2: "),
-            "{err}"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("settings.toml");
-        std::fs::write(&file, "[video]\nvsync = maybe\n").unwrap();
-        let (settings, problem) = Settings::load(&file);
-        assert_eq!(settings, Settings::default());
-        let problem = problem.unwrap();
-        assert!(problem.contains("line 2"), "{problem}");
-        assert!(
-            problem.ends_with("; using the default settings"),
-            "{problem}"
-        );
+        self.settings.netplay.port = port;
+        self.settings.paths.saves = folder_of(&self.saves);
+        self.settings.paths.system = folder_of(&self.system);
+        let (Some(settings), Some(input)) = (settings_path(), config_path()) else {
+            self.message = Some("error: no config directory to save in".to_string());
+            return false;
+        };
+        let written = self
+            .settings
+            .save(&settings)
+            .map_err(|error| (settings, error))
+            .and_then(|()| {
+                std::fs::write(&input, self.input.to_toml()).map_err(|error| (input, error))
+            });
+        self.message = Some(match &written {
+            Ok(()) => "saved".to_string(),
+            Err((path, error)) => format!("error: cannot write {}: {error}", path.display()),
+        });
+        written.is_ok()
     }
 }

@@ -5,7 +5,8 @@
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{FrameInputs, InputSource};
-use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView};
+use crate::engine::live::chat::LiveChat;
+use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, PlayerFigures};
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
 use crate::engine::live::players::args::MatchSettings;
@@ -18,6 +19,7 @@ use crate::engine::netplay::machine::NetplayMachine;
 use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{AppError, Game, Outcome};
 use crate::input::Buttons;
+use crate::netplay::wording::{ConnectionWords, Seat as WordsSeat};
 use crate::netplay::{NetplayEvent, NetplayStats};
 use crate::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
 use std::net::SocketAddr;
@@ -108,6 +110,9 @@ pub(crate) struct PlayersRole {
     /// When the status line was last shown, and the bytes received and
     /// sent by then.
     status_last: Option<(Instant, u64, u64)>,
+    /// What the player reads about the connection.
+    words: ConnectionWords,
+    chat: LiveChat,
 }
 
 impl PlayersRole {
@@ -123,6 +128,15 @@ impl PlayersRole {
         // `--frames N` is frames 0..N-1: frame N never runs, so no frame
         // past the match's last becomes final, here or at a spectator.
         machine.stop_at_frame = settings.frames;
+        let words = ConnectionWords::new(
+            if seat.me == 0 {
+                WordsSeat::Host
+            } else {
+                WordsSeat::Joiner
+            },
+            PlayerId::new(seat.me),
+            usize::from(machine.netplay.settings().player_count.saturating_sub(1)),
+        );
         PlayersRole {
             machine,
             hooks: LiveHooks {
@@ -139,7 +153,14 @@ impl PlayersRole {
             ending: Ending::default(),
             before: (0, 0),
             status_last: None,
+            words,
+            chat: LiveChat::new(&settings.chat),
         }
+    }
+
+    /// Milliseconds since the session's clock began.
+    fn now_ms(&self) -> u64 {
+        self.hooks.started.elapsed().as_millis() as u64
     }
 
     fn peer_stats(&self) -> Option<NetplayStats> {
@@ -199,7 +220,6 @@ impl PlayersRole {
                 narrator.warn(&format!(
                     "desync at frame {frame}: our checksum {local}, the peer's {remote}"
                 ))?;
-                narrator.notice(&format!("desync at frame {frame}"));
                 self.machine.answer_desync(&event)?;
             }
             NetplayEvent::HostCheckpointState { frame, .. } => {
@@ -208,7 +228,7 @@ impl PlayersRole {
             NetplayEvent::NetworkInterrupted {
                 players,
                 silent_for_ms,
-            } => narrator.warn_and_show(&format!(
+            } => narrator.warn(&format!(
                 "waiting for {players}… (nothing heard for {silent_for_ms} ms)"
             ))?,
             NetplayEvent::NetworkResumed { players } => {
@@ -216,6 +236,14 @@ impl PlayersRole {
             }
             NetplayEvent::PeerRejoined { players } => {
                 narrator.note_and_show(&format!("{players} is back, from a new address"))?;
+            }
+            NetplayEvent::ResumeStateSent { players, frame } => {
+                narrator.note_and_show(&format!(
+                    "{players} restarted: sent it the state of frame {frame} to resume from"
+                ))?;
+            }
+            NetplayEvent::ResumeStateArrived { frame, .. } => {
+                narrator.say_and_show(&format!("resuming the match at frame {frame}"))?;
             }
             NetplayEvent::PeerFault { fault, .. } => {
                 narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
@@ -243,6 +271,7 @@ impl PlayersRole {
                 narrator.signal(LiveEvent::MatchBegan);
             }
             NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::Chat(line) => self.chat.received(line, narrator)?,
             NetplayEvent::SpectatorDesync {
                 frame,
                 local,
@@ -319,7 +348,7 @@ impl PlayersRole {
                     narrator.note(&format!(
                         "loaded the host's state of frame {frame} and re-simulated to the present"
                     ))?;
-                    narrator.notice(&format!("desync at frame {frame} repaired"));
+                    self.words.desync_repaired(frame, self.now_ms());
                 } else {
                     narrator.warn(&format!(
                         "frame {frame} is too far back to re-simulate from: not repaired"
@@ -413,6 +442,7 @@ impl PlayersRole {
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),
+            chat: self.chat.counts,
             outputs: SinksSummary::default(),
         }
     }
@@ -440,15 +470,29 @@ impl LiveRole for PlayersRole {
             self.machine.current_frame(),
             self.machine.stats.waiting_ticks,
         );
-        self.machine.tick(now_us, 1.0, transport, &mut self.hooks)
+        self.machine.tick(now_us, 1.0, transport, &mut self.hooks)?;
+        let waited = self.machine.stats.waiting_ticks > self.before.1;
+        let stats = self.peer_stats();
+        self.words.figures(waited, stats.as_ref(), self.now_ms());
+        Ok(())
     }
 
     fn handle_events(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
         let events: Vec<NetplayEvent> = self.machine.netplay.events().collect();
         for event in events {
+            self.words.event(&event, self.now_ms());
             self.handle_event(event, narrator)?;
         }
         Ok(())
+    }
+
+    fn send_chat(&mut self, now_us: u64, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        let netplay = &mut self.machine.netplay;
+        let frame = netplay.current_frame().number();
+        let mut send = |now, author: &str, text: &str| netplay.send_chat(now, author, text);
+        Ok(self
+            .chat
+            .send_due(frame, now_us / 1000, narrator, &mut send)?)
     }
 
     fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {
@@ -504,14 +548,23 @@ impl LiveRole for PlayersRole {
         }
         self.status_last = Some((now, received, sent));
         let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed.as_secs_f64();
-        Some(status_text(
-            self.machine.current_frame(),
-            self.machine.netplay.settings().is_lockstep(),
-            &stats,
-            &self.delays(&peers),
-            kbps(received.saturating_sub(received_before)),
-            kbps(sent.saturating_sub(sent_before)),
-        ))
+        let words = self.words.line(self.now_ms());
+        let corner = self.words.corner(self.now_ms());
+        let said = words
+            .into_iter()
+            .chain(corner)
+            .map(|said| format!("{said} | "));
+        Some(
+            said.collect::<String>()
+                + &status_text(
+                    self.machine.current_frame(),
+                    self.machine.netplay.settings().is_lockstep(),
+                    &stats,
+                    &self.delays(&peers),
+                    kbps(received.saturating_sub(received_before)),
+                    kbps(sent.saturating_sub(sent_before)),
+                ),
+        )
     }
 
     fn view(&self) -> MatchView {
@@ -524,6 +577,18 @@ impl LiveRole for PlayersRole {
             waiting: self.machine.stats.waiting_ticks > waits_before,
             spectators: self.machine.netplay.spectator_count(),
             spectating: None,
+            players: self
+                .all_peer_stats()
+                .into_iter()
+                .map(|(slot, stats)| PlayerFigures {
+                    slot,
+                    ping_ms: stats.ping_ms,
+                    delay: stats.remote_input_delay,
+                    last_rollback: stats.last_rollback,
+                })
+                .collect(),
+            connection: self.words.line(self.now_ms()),
+            desync: self.words.corner(self.now_ms()),
         }
     }
 
