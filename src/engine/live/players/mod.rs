@@ -397,28 +397,14 @@ fn take_a_seat(
                     || netplay.state() == SessionState::Ended
             },
         );
-        let retry = match netplay.host_refusal() {
-            _ if attempt == MAX_SEAT_ATTEMPTS => None,
-            Some((RejectReason::Settings, host)) => {
-                let theirs = SessionSettings {
-                    frame_rate_millihertz: agreed.frame_rate_millihertz,
-                    ..host.settings
-                };
-                if slot >= theirs.player_count {
-                    return Err(AppError::BadArgument {
-                        message: format!(
-                            "--slot {}: the host's match has {} players",
-                            slot + 1,
-                            theirs.player_count
-                        ),
-                    });
-                }
-                (theirs != agreed || keep_socket).then_some((slot, theirs))
-            }
-            Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
-                (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
-            }
-            _ => None,
+        let retry = match attempt {
+            MAX_SEAT_ATTEMPTS => None,
+            _ => next_request(
+                &netplay,
+                (slot, agreed),
+                settings.slot.is_some(),
+                keep_socket,
+            )?,
         };
         let Some((next_slot, next_settings)) = retry else {
             let seat = Seat {
@@ -441,6 +427,41 @@ fn take_a_seat(
         (slot, agreed) = (next_slot, next_settings);
     }
     unreachable!("the last attempt returns")
+}
+
+/// What to ask the host for next after it refused `asked` (our slot and
+/// settings), or `None` when its answer is final: its settings when they
+/// differ from ours (or, on the socket of an ICE path, `same_socket`, when
+/// a late refusal names the ones already adopted), the next slot when
+/// ours was taken and none was chosen with `--slot`.
+fn next_request(
+    netplay: &NetplaySession<SocketAddr>,
+    (slot, agreed): (u8, SessionSettings),
+    slot_chosen: bool,
+    same_socket: bool,
+) -> Result<Option<(u8, SessionSettings)>, AppError> {
+    Ok(match netplay.host_refusal() {
+        Some((RejectReason::Settings, host)) => {
+            let theirs = SessionSettings {
+                frame_rate_millihertz: agreed.frame_rate_millihertz,
+                ..host.settings
+            };
+            if slot >= theirs.player_count {
+                return Err(AppError::BadArgument {
+                    message: format!(
+                        "--slot {}: the host's match has {} players",
+                        slot + 1,
+                        theirs.player_count
+                    ),
+                });
+            }
+            (theirs != agreed || same_socket).then_some((slot, theirs))
+        }
+        Some((RejectReason::SlotTaken, _)) if !slot_chosen => {
+            (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
+        }
+        _ => None,
+    })
 }
 
 /// The host's match length wins, as its core options do: `settings` with
