@@ -11,6 +11,7 @@ use netcade::engine::inputs::NO_INPUTS;
 use netcade::engine::live::front_end::FrontEnd;
 use netcade::engine::png::frame_to_rgb;
 use netcade::gui::input_map::InputMap;
+use netcade::gui::launcher::script::{key_event, key_repeated};
 use netcade::gui::overlay::Overlay;
 use netcade::gui::play::{play_in_window, LocalPlay, Pacing};
 use netcade::gui::renderer::DisplayShader;
@@ -228,13 +229,10 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
 
 /// A key pressed (`repeat`: held long enough for the keyboard to repeat it).
 fn key_down(keycode: Keycode, repeat: bool) -> Event {
-    Event::KeyDown {
-        timestamp: 0,
-        window_id: 0,
-        keycode: Some(keycode),
-        scancode: None,
-        keymod: Mod::NOMOD,
-        repeat,
+    if repeat {
+        key_repeated(keycode)
+    } else {
+        key_event(true, keycode, Mod::NOMOD)
     }
 }
 

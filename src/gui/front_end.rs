@@ -12,9 +12,11 @@ use crate::engine::live::front_end::{
 use crate::engine::{AppError, Game};
 use crate::gui::chat_box::{ChatBox, ChatBoxOutcome};
 use crate::gui::launcher::script::key_event;
+use crate::gui::launcher::script::{self, Targets};
 use crate::gui::match_menu::{MatchMenu, MenuChoice};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
+use crate::gui::waiting::WaitingPanel;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::input::Buttons;
 use sdl2::event::Event;
@@ -89,6 +91,13 @@ pub struct WindowFrontEnd {
     typing: VecDeque<Event>,
     /// Pictures drawn since the last of them was fed.
     draws_since_typing: u32,
+    /// The host's port while it waits for its players (the waiting panel).
+    listening: Option<u16>,
+    waiting_panel: WaitingPanel,
+    /// Where the panel's buttons were drawn (a launcher script clicks them).
+    targets: Targets,
+    /// Where a launcher script asked the next picture to be saved.
+    script_capture: Option<PathBuf>,
 }
 
 impl WindowFrontEnd {
@@ -121,6 +130,10 @@ impl WindowFrontEnd {
             typed: VecDeque::new(),
             typing: VecDeque::new(),
             draws_since_typing: 0,
+            listening: None,
+            waiting_panel: WaitingPanel::default(),
+            targets: Targets::default(),
+            script_capture: None,
         })
     }
 
@@ -152,6 +165,22 @@ impl WindowFrontEnd {
         capture: bool,
     ) -> Option<(u32, u32, Vec<u8>)> {
         self.draws_since_typing = self.draws_since_typing.saturating_add(1);
+        if let Some(port) = self.listening {
+            let (panel, targets) = (&mut self.waiting_panel, &mut self.targets);
+            let mut cancel = false;
+            let captured = self.window.present_with_menu(
+                frame,
+                aspect,
+                overlay,
+                Some(&mut |context| {
+                    targets.clear(context.pixels_per_point());
+                    cancel = panel.draw(context, port, targets);
+                }),
+                capture,
+            );
+            self.quit |= cancel;
+            return captured;
+        }
         if !self.menu.open && !self.chat_box.is_open() {
             return self.window.present(frame, aspect, overlay, capture);
         }
@@ -188,6 +217,20 @@ impl WindowFrontEnd {
             }
         }
         captured
+    }
+
+    /// The launcher script's next step in this session, after a frame was
+    /// laid out (its clicks aim at the widgets drawn).
+    fn script_step(&mut self) {
+        match script::step_lent(&mut self.window, &self.targets) {
+            None | Some(Ok(script::Step::Continue)) => {}
+            Some(Ok(script::Step::Capture(path))) => self.script_capture = Some(path),
+            Some(Ok(script::Step::Quit)) => self.quit = true,
+            Some(Err(error)) => {
+                eprintln!("error: {}", crate::engine::error::error_chain(&error));
+                self.quit = true;
+            }
+        }
     }
 
     /// Feeds the next event of a scripted line's typing to the window,
@@ -333,6 +376,8 @@ impl FrontEnd for WindowFrontEnd {
                     self.window.discard_ui_input();
                 }
                 Action::Quit => self.quit = true,
+                // Before the match there is nothing to lose: Esc cancels.
+                Action::Leave if self.listening.is_some() => self.quit = true,
                 Action::Leave if self.leave.press(now_ms) => self.quit = true,
                 Action::Leave => {
                     self.menu.open = true;
@@ -355,6 +400,7 @@ impl FrontEnd for WindowFrontEnd {
     }
 
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
+        self.listening = view.listening;
         let now = Instant::now();
         if view.new_picture {
             self.waiting_since = None;
@@ -432,14 +478,24 @@ impl FrontEnd for WindowFrontEnd {
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let captured = self.show(frame.as_ref(), aspect, picture.as_ref(), capture);
-        if let Some((picture, (_, path))) =
-            captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
-        {
+        let scripted = self.script_capture.take();
+        let captured = self.show(
+            frame.as_ref(),
+            aspect,
+            picture.as_ref(),
+            capture || scripted.is_some(),
+        );
+        let path = match scripted {
+            Some(path) => Some(path),
+            None if capture => self.screenshot_at.take().map(|(_, path)| path),
+            None => None,
+        };
+        if let (Some(picture), Some(path)) = (captured, path) {
             if let Err(err) = save_picture(&path, &picture) {
                 eprintln!("warning: {}", crate::engine::error::error_chain(&err));
             }
         }
+        self.script_step();
     }
 
     fn notice(&mut self, text: &str) {

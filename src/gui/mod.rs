@@ -19,6 +19,7 @@ pub mod overlay;
 pub mod play;
 pub mod renderer;
 pub mod ui;
+pub mod waiting;
 pub mod window;
 
 use std::path::PathBuf;

@@ -38,6 +38,9 @@ pub struct MatchView {
     pub desync: Option<String>,
     /// Each other player's figures, by slot (empty for a spectator).
     pub players: Vec<PlayerFigures>,
+    /// The host's UDP port while it waits for its players, before the
+    /// match began (`None` once it began, and at joiners and spectators).
+    pub listening: Option<u16>,
 }
 
 /// One other player's figures, for the match menu's connection panel.

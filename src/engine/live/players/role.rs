@@ -113,6 +113,8 @@ pub(crate) struct PlayersRole {
     /// What the player reads about the connection.
     words: ConnectionWords,
     chat: LiveChat,
+    /// The host's port, shown until the match begins.
+    listening: Option<u16>,
 }
 
 impl PlayersRole {
@@ -155,12 +157,19 @@ impl PlayersRole {
             status_last: None,
             words,
             chat: LiveChat::new(&settings.chat),
+            listening: None,
         }
     }
 
     /// Milliseconds since the session's clock began.
     fn now_ms(&self) -> u64 {
         self.hooks.started.elapsed().as_millis() as u64
+    }
+
+    /// A host waiting for its players on UDP port `port`: the front end
+    /// shows it until the match begins.
+    pub(crate) fn listening_on(&mut self, port: u16) {
+        self.listening = Some(port);
     }
 
     fn peer_stats(&self) -> Option<NetplayStats> {
@@ -589,6 +598,9 @@ impl LiveRole for PlayersRole {
                 .collect(),
             connection: self.words.line(self.now_ms()),
             desync: self.words.corner(self.now_ms()),
+            listening: self
+                .listening
+                .filter(|_| self.machine.netplay.started_at().is_none()),
         }
     }
 

@@ -255,6 +255,7 @@ impl LiveRole for SpectatorRole {
         MatchView {
             frame: self.machine.current_frame(),
             new_picture: self.machine.current_frame() != self.frame_before,
+            listening: None,
             spectating: Some(SpectatorView {
                 ping_ms: spectator.link_stats().ping_ms,
                 behind_live: spectator.behind_live(),
