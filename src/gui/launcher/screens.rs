@@ -455,7 +455,13 @@ impl Launcher {
     }
 
     fn settings_screen(&mut self, ui: &mut egui::Ui) {
-        match self.settings.draw(ui, &mut self.targets) {
+        self.cores.update();
+        let core = self.game.as_ref().map(|game| game.core.as_str());
+        let summary = core.and_then(|core| self.cores.summary(core));
+        match self
+            .settings
+            .draw(ui, &mut self.targets, core.map(|core| (core, summary)))
+        {
             SettingsOutcome::Stay => {}
             SettingsOutcome::Back => self.back(),
             SettingsOutcome::Saved => {
