@@ -10,9 +10,10 @@ use std::net::UdpSocket;
 use std::path::Path;
 use std::time::Duration;
 use support::cli::{
-    assert_refusals, last_json, netcade, refusal, spawn_host, spawn_netcade, stderr, stdout,
-    Background,
+    assert_refusals, last_json, netcade, netcade_in_with_env, refusal, spawn_host, spawn_netcade,
+    stderr, stdout, Background,
 };
+use support::restart::{kill_and_restart, tickets_in};
 
 /// Long enough for a 600-frame match (10 s) on a busy machine.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -885,11 +886,18 @@ fn a_joiner_cut_off_for_ten_seconds_comes_back_from_a_new_port_and_the_hosts_rep
             json["netplay"]["stall_frames"], json["seconds"]
         );
     }
+    verified_replay(&host_json, &game);
+}
+
+/// Plays the replay the host's summary `host_json` names with `--verify`:
+/// it verifies over the match's 900 frames and ends on the checksum the
+/// match ended on (the host's replay runs across any gap). Its summary.
+fn verified_replay(host_json: &serde_json::Value, game: &[&str]) -> serde_json::Value {
     let replay = host_json["replay"]["path"].as_str().unwrap();
     let verified = netcade(
         &[
             &["replay", "play", replay, "--headless", "--verify", "--json"][..],
-            &game,
+            game,
         ]
         .concat(),
     );
@@ -900,6 +908,7 @@ fn a_joiner_cut_off_for_ten_seconds_comes_back_from_a_new_port_and_the_hosts_rep
         played["checksums"]["memory"], host_json["checksums"]["memory"],
         "the replay ends where the match ended"
     );
+    played
 }
 
 #[test]
@@ -917,4 +926,99 @@ fn a_host_with_max_spectators_0_refuses_a_spectator_in_one_line() {
         "error: the host refused to let us watch: no spectators allowed",
         "{errors}"
     );
+}
+
+#[test]
+fn a_joiner_killed_mid_match_and_restarted_with_rejoin_ends_on_the_hosts_checksum_and_the_hosts_replay_verifies(
+) {
+    let (dir, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arena = support::dojo_arena();
+    let game = ["--core", "duel", "--rom", &arena];
+    let host_args = ["--frames", "900", "--inputs", "random:1", "--json"];
+    let (mut host, port) = start_host(dir.path(), &game, &host_args);
+    let address = format!("127.0.0.1:{port}");
+    let join_args = [
+        &["join", address.as_str()][..],
+        &game,
+        &["--frames", "900", "--inputs", "random:2", "--json"],
+    ]
+    .concat();
+    let (mut again, restarted_at) =
+        kill_and_restart(&mut host, &join_args, data.path(), MATCH_TIMEOUT);
+    let timeout = MATCH_TIMEOUT + Duration::from_secs(15);
+    again.wait_for_stdout("resuming the match at frame", timeout);
+    let restart_to_play = restarted_at.elapsed();
+    let (host, again) = (host.finish(timeout), again.finish(timeout));
+    assert_same_ending(&host, &again, 900);
+    let errors = stderr(&host);
+    assert!(
+        errors.contains("note: P2 is back, from a new address"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("note: P2 restarted: sent it the state of frame"),
+        "{errors}"
+    );
+    let said = stdout(&again);
+    assert!(said.contains("resuming the match at frame"), "{said}");
+    assert!(
+        tickets_in(data.path()).is_empty(),
+        "a match that ended leaves no ticket"
+    );
+    // docs/measurements.md: the stall and the restarted side's first frame
+    // (`-- --nocapture` shows them).
+    let (host_json, again_json) = (last_json(&host), last_json(&again));
+    eprintln!(
+        "restart to play: {} ms; host: {} stall frames, {:.2} s in all; restarted joiner: replay from frame {}, {:.2} s",
+        restart_to_play.as_millis(),
+        host_json["netplay"]["stall_frames"],
+        host_json["seconds"],
+        900 - again_json["replay"]["frames"].as_u64().unwrap(),
+        again_json["seconds"]
+    );
+    let played = verified_replay(&host_json, &game);
+    assert_eq!(played["first_frame"], 0, "{played}");
+}
+
+#[test]
+fn join_rejoin_without_a_ticket_or_with_a_damaged_one_says_so_in_one_line() {
+    let (dir, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arena = support::dojo_arena();
+    let env = [("XDG_DATA_HOME", data.path())];
+    let args = [
+        "join",
+        "127.0.0.1:9",
+        "--rejoin",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+    ];
+    let none = netcade_in_with_env(dir.path(), &env, &args);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+    let errors = stderr(&none);
+    assert!(
+        errors.starts_with(
+            "error: no match to rejoin at 127.0.0.1:9: this machine holds no ticket for it"
+        ),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+
+    let tickets = data.path().join("netcade/rejoin");
+    std::fs::create_dir_all(&tickets).unwrap();
+    std::fs::write(
+        tickets.join("127_0_0_1_9.ticket"),
+        "netcade rejoin ticket 1\nhost 127.0.0.1:9\nslot 1\ntoken zz\n",
+    )
+    .unwrap();
+    let damaged = netcade_in_with_env(dir.path(), &env, &args);
+    assert_eq!(damaged.status.code(), Some(2), "{damaged:?}");
+    let errors = stderr(&damaged);
+    assert!(errors.starts_with("error: the rejoin ticket "), "{errors}");
+    assert!(
+        errors.contains("cannot be used: its session token is not 8 hex digits"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
 }

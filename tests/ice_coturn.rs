@@ -17,7 +17,7 @@ use netcade::net::ice::{
 };
 use netcade::net::udp::UdpTransport;
 use netcade::net::{MicrosClock, MonotonicClock, Transport};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::coturn::{start_coturn, Coturn};
 use support::ice::{duel_player, MemorySignal};
 use support::netplay::MachineNotes;
@@ -72,31 +72,34 @@ fn connect(coturn: &Coturn, host_policy: PathPolicy) -> [(Link, IcePath); 2] {
 }
 
 /// Plays `FRAMES` frames of Duel over the two links and asserts both
-/// sides agree on every final frame.
+/// sides agree on every final frame. The match runs on the real clock,
+/// waiting on a socket between passes: the relay is another process, and
+/// a clock counting passes ran ahead of it whenever a loaded machine (two
+/// relay tests at once) slowed it, until the session dropped the peer it
+/// had not heard from in 5 "seconds" of passes.
 fn play_in_sync(links: &mut [Link; 2]) {
     let peers = links.each_ref().map(|link| link.remote());
     let mut machines: Vec<_> = (0..2u8)
         .map(|me| duel_player(me, peers[me as usize], FRAMES))
         .collect();
     let mut hooks = MachineNotes::default();
-    // One millisecond a pass, no sleeps: loopback datagrams (through the
-    // relay too) arrive within a few passes; 500 passes more acknowledge
-    // the last inputs.
-    let mut now_ms = 0u64;
-    let mut extra_passes = 0;
-    while extra_passes < 500 {
-        now_ms += 1;
-        assert!(now_ms < 120_000, "the match stalled");
+    let mut clock = MonotonicClock::new();
+    let mut finished_at = None;
+    // Half a second beyond the last frame acknowledges the last inputs.
+    while finished_at.is_none_or(|at: Instant| at.elapsed() < Duration::from_millis(500)) {
+        let now_us = clock.now_us();
+        assert!(now_us < 120_000_000, "the match stalled");
         for (machine, link) in machines.iter_mut().zip(links.iter_mut()) {
-            NetplayMachine::tick(machine, now_ms * 1000, 1.0, link, &mut hooks)
+            NetplayMachine::tick(machine, now_us, 1.0, link, &mut hooks)
                 .expect("the session advances over the path");
         }
-        if machines
+        let done = machines
             .iter()
-            .all(|machine| machine.current_frame() >= FRAMES)
-        {
-            extra_passes += 1;
+            .all(|machine| machine.current_frame() >= FRAMES);
+        if done && finished_at.is_none() {
+            finished_at = Some(Instant::now());
         }
+        links[0].wait(Duration::from_millis(1));
     }
     let comparison = compare_checksum_logs(&machines[0].sink, &machines[1].sink);
     assert_eq!(comparison.first_difference, None, "{comparison:?}");

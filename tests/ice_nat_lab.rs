@@ -13,6 +13,12 @@
 //! NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_
 //! ```
 //!
+//! The `behind_*_by_room_code` tests run two `netcade` processes instead,
+//! which know nothing but a room code: an unmodified matchbox_server runs
+//! on the WAN beside coturn, the servers' list (`servers.txt`) names both,
+//! `netcade host --room` runs in one home and `netcade join --room CODE` in
+//! the other.
+//!
 //! Only addresses inside 198.18.0.0/15 are used, no namespace has a route
 //! out, and every namespace (with its processes) is removed at the end.
 
@@ -28,6 +34,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::cli::{last_json, spawn_netcade_in_netns};
 use support::ice::duel_player;
 use support::netplay::MachineNotes;
 
@@ -40,6 +47,8 @@ const SERVER_A: &str = "198.18.0.1:3478";
 const SERVER_B: &str = "198.18.0.2:3478";
 const TURN_USER: &str = "lab";
 const TURN_PASSWORD: &str = "lab-only-secret";
+/// Where the lab's signaling server (matchbox_server) listens, on the WAN.
+const SIGNAL_ADDRESS: &str = "198.18.0.1:3536";
 /// The players' game port inside their homes.
 const GAME_PORT: u16 = 7000;
 const FRAMES: u32 = 300;
@@ -60,6 +69,7 @@ struct Lab {
     prefix: String,
     _dir: tempfile::TempDir,
     coturn: Option<Child>,
+    signaling: Option<Child>,
 }
 
 fn run(args: &[&str]) {
@@ -93,6 +103,7 @@ impl Lab {
             prefix,
             _dir: tempfile::tempdir().unwrap(),
             coturn: None,
+            signaling: None,
         };
         for name in ["wan", "ra", "rb", "ha", "hb"] {
             run(&["ip", "netns", "add", &lab.ns(name)]);
@@ -203,6 +214,63 @@ impl Lab {
         self.coturn = Some(child);
     }
 
+    /// matchbox_server on the WAN, listening once this returns.
+    fn start_signaling(&mut self) {
+        let program =
+            support::servers::server_program("matchbox_server").expect("matchbox_server on PATH");
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns("wan")])
+            .arg(program)
+            .arg(SIGNAL_ADDRESS)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("matchbox_server starts");
+        let pid = child.id();
+        self.signaling = Some(child);
+        // Its namespace's sockets, as /proc shows them to its own process.
+        let port = SIGNAL_ADDRESS.parse::<SocketAddr>().unwrap().port();
+        let listening = format!(":{port:04X} 00000000:0000 0A");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(format!("/proc/{pid}/net/tcp"))
+            .unwrap_or_default()
+            .contains(&listening)
+        {
+            assert!(Instant::now() < deadline, "matchbox_server never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// A config directory whose `servers.txt` names the lab's servers.
+    fn server_list(&self) -> std::path::PathBuf {
+        let config = self._dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        let list = format!(
+            "signal ws://{SIGNAL_ADDRESS}\n\
+             stun lab stun:{SERVER_A}\n\
+             turn lab turn:{TURN_USER}:{TURN_PASSWORD}@{SERVER_A}\n"
+        );
+        std::fs::write(config.join("servers.txt"), list).unwrap();
+        config
+    }
+
+    /// What the NAT in front of `home` does with one socket's mapping,
+    /// measured from inside it.
+    fn measured_mapping(&self, home: &str) -> String {
+        let mut measuring = self.player(home, "measure");
+        drop(measuring.stdin.take());
+        let mut printed = String::new();
+        std::io::Read::read_to_string(&mut measuring.stdout.take().unwrap(), &mut printed).unwrap();
+        assert!(measuring.wait().unwrap().success(), "{printed}");
+        let report = Report {
+            lines: printed
+                .lines()
+                .filter_map(|line| Some(line.split_once("lab: ")?.1.to_owned()))
+                .collect(),
+        };
+        report.value("mapping").to_owned()
+    }
+
     /// This binary again, as the player `role`, inside `home`.
     fn player(&self, home: &str, role: &str) -> Child {
         Command::new("ip")
@@ -226,9 +294,12 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        if let Some(mut coturn) = self.coturn.take() {
-            let _ = coturn.kill();
-            let _ = coturn.wait();
+        for mut server in [self.coturn.take(), self.signaling.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = server.kill();
+            let _ = server.wait();
         }
         for name in ["ha", "hb", "ra", "rb", "wan"] {
             // Deleting a namespace removes its links and routes with it.
@@ -339,6 +410,81 @@ fn behind_fully_random_routers_the_players_meet_through_the_relay_and_play_in_sy
     }
 }
 
+/// Two `netcade` processes behind the lab's NATs that know only the room
+/// code the host printed: each one's `--json` summary.
+fn room_match(masquerade: Masquerade, mapping: &str) -> [serde_json::Value; 2] {
+    let mut lab = Lab::new(masquerade);
+    for home in ["ha", "hb"] {
+        assert_eq!(
+            lab.measured_mapping(home),
+            mapping,
+            "the NAT in front of {home}"
+        );
+    }
+    lab.start_signaling();
+    let config = lab.server_list();
+    let env = [("NETCADE_CONFIG_DIR", config.as_os_str())];
+    let rom = support::dojo_arena();
+    let game = ["--core", "duel", "--rom", &rom, "--headless", "--no-record"];
+    let common = [&game[..], &["--frames", "300", "--json"]].concat();
+    let timeout = Duration::from_secs(120);
+    let host_args = [
+        &["host", "--port", "0", "--room", "--inputs", "random:1"][..],
+        &common,
+    ]
+    .concat();
+    let mut host = spawn_netcade_in_netns(&lab.ns("ha"), &host_args, &env);
+    let code = support::servers::room_code(&mut host);
+    let join_args = [
+        &["join", "--room", &code, "--inputs", "random:2"][..],
+        &common,
+    ]
+    .concat();
+    let join = spawn_netcade_in_netns(&lab.ns("hb"), &join_args, &env);
+    let players = [host.finish(timeout), join.finish(timeout)];
+    let summaries = players.each_ref().map(|player| {
+        assert!(player.status.success(), "{player:?}");
+        last_json(player)
+    });
+    for kind in ["memory", "video"] {
+        assert!(summaries[0]["checksums"][kind].is_string());
+        assert_eq!(
+            summaries[0]["checksums"][kind],
+            summaries[1]["checksums"][kind]
+        );
+    }
+    for (who, summary) in ["host", "joiner"].iter().zip(&summaries) {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(summary["netplay"]["desyncs"], 0, "{summary}");
+        // For scripts/room-connect-time: one line per player and path.
+        println!(
+            "lab room: {who} {} time_to_connect_ms {}",
+            path["kind"].as_str().unwrap_or("none"),
+            path["time_to_connect_ms"]
+        );
+    }
+    summaries
+}
+
+#[test]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+fn behind_masquerading_routers_two_netcade_processes_meet_by_room_code_and_punch_a_hole() {
+    for summary in room_match(Masquerade::Plain, "endpoint-independent") {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(path["kind"], "hole_punched", "{path}");
+    }
+}
+
+#[test]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+fn behind_fully_random_routers_two_netcade_processes_meet_by_room_code_through_the_relay() {
+    for summary in room_match(Masquerade::FullyRandom, "symmetric") {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(path["kind"], "relay", "{path}");
+        assert_eq!(path["relay"], "lab", "{path}");
+    }
+}
+
 /// The room's messages over this process's stdin and stdout.
 struct PipeSignal {
     incoming: mpsc::Receiver<String>,
@@ -368,6 +514,9 @@ fn nat_lab_player() {
     };
     let me = u8::from(role == "joiner");
     println!("lab: mapping {}", measure_mapping());
+    if role == "measure" {
+        return;
+    }
     let (to_me, incoming) = mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines().map_while(Result::ok) {

@@ -199,6 +199,7 @@ fn every_message() -> Vec<Message> {
         Message::Roster(Vec::new()),
         Message::RejoinChallenge { nonce: 0 },
         Message::RejoinProof { nonce: u64::MAX },
+        Message::RejoinRestarted { nonce: 7 },
     ]
 }
 

@@ -5,6 +5,9 @@
 
 mod support;
 
+use netcade::engine::live::rooms::{Hello, RoomRole};
+use netcade::net::room::{RoomClient, RoomEvent, SignalServer};
+use netcade::protocol::PROTOCOL_VERSION;
 use std::process::Output;
 use std::time::Duration;
 use support::cli::{last_json, spawn_netcade, stderr, stdout, Background};
@@ -137,7 +140,7 @@ fn a_relay_only_host_plays_a_room_match_in_sync_through_a_coturn_relay() {
     not(netcade_server_matchbox_server),
     ignore = "needs matchbox_server on PATH"
 )]
-fn players_of_a_room_who_find_no_path_say_so_in_one_line() {
+fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_next() {
     let Some((_server, signal)) = signaling_server() else {
         return;
     };
@@ -157,24 +160,75 @@ fn players_of_a_room_who_find_no_path_say_so_in_one_line() {
     ];
     let mut host = start(&host_args, &game, &signal, 1);
     let code = room_code(&mut host);
-    let join = start(&["join", "--room", &code], &game, &signal, 2);
-    let players = [host.finish(TIMEOUT), join.finish(TIMEOUT)];
-    let mut errors = Vec::new();
-    for player in &players {
-        assert_eq!(player.status.code(), Some(3), "{player:?}");
-        errors.extend(stderr(player).lines().map(String::from).next_back());
-    }
-    // The first to give up says why; the other may hear it leave first.
-    let no_route = errors.iter().filter(|line| {
-        line.starts_with("error: no route to the opponent: direct and relayed paths failed")
-            && line.contains("check that UDP is allowed")
-    });
-    assert!(no_route.count() >= 1, "{errors:?}");
+    let join = start(&["join", "--room", &code], &game, &signal, 2).finish(TIMEOUT);
+    assert_eq!(join.status.code(), Some(3), "{join:?}");
+    let errors = stderr(&join);
     assert!(
-        errors.iter().all(|line| line.starts_with("error: no route")
-            || line == "error: the opponent left the room"),
-        "{errors:?}"
+        errors.starts_with("error: no route to the opponent: direct and relayed paths failed")
+            && errors.contains("check that UDP is allowed"),
+        "{errors}"
     );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+    // The host loses that player only: it says so and waits for the next.
+    host.wait_for_stderr("a player of the room found no path", TIMEOUT);
+    host.interrupt();
+    let host = host.finish(TIMEOUT);
+    let warnings = stderr(&host);
+    assert!(
+        warnings.contains("; waiting for the next") && !warnings.contains("error: no route"),
+        "{warnings}"
+    );
+}
+
+/// A misbehaving peer in room `code`: greeted by the host as a player is,
+/// it answers with a player's hello of the host's game, then sends `then`
+/// in place of ICE's messages (or nothing at all), and stays.
+fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
+    let server: SignalServer = signal.parse().unwrap();
+    let room = format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""));
+    let mut rogue = RoomClient::enter(&server, &room, None, TIMEOUT).unwrap();
+    let (host, greeting) = loop {
+        match rogue.wait(TIMEOUT).unwrap() {
+            Some(RoomEvent::Signal { from, text }) => break (from, text),
+            Some(_) => {}
+            None => panic!("the host never greeted the newcomer"),
+        }
+    };
+    let mut hello = Hello::decode(&greeting).unwrap();
+    hello.role = RoomRole::Player;
+    rogue.send(&host, &hello.encode()).unwrap();
+    if let Some(garbage) = then {
+        rogue.send(&host, garbage).unwrap();
+    }
+    rogue
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
+    let code = room_code(&mut host);
+    let _garbage = rogue_player(&signal, &code, Some("ice-credentials ??? !!!"));
+    host.wait_for_stderr("netcade cannot read", TIMEOUT);
+    // One that never answers costs the host its 15 s of trying.
+    let _silent = rogue_player(&signal, &code, None);
+    host.wait_for_stderr("no route to the opponent", TIMEOUT);
+    let join_args = ["join", "--room", &code, "--connect-timeout-s", "60"];
+    let join = start(&join_args, &game, &signal, 2);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert_played_in_sync(&host, &join);
+    let warnings = stderr(&host);
+    let forgotten = warnings
+        .matches("a player of the room found no path")
+        .count();
+    assert_eq!(forgotten, 2, "{warnings}");
 }
 
 #[test]

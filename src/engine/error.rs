@@ -291,6 +291,12 @@ pub enum AppError {
     },
 }
 
+impl From<crate::net::link::IceFailure> for AppError {
+    fn from(failure: crate::net::link::IceFailure) -> Self {
+        AppError::NoRoute(*failure.error)
+    }
+}
+
 impl AppError {
     /// The process exit code for this error (see the module docs).
     pub fn exit_code(&self) -> u8 {

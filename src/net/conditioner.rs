@@ -45,12 +45,34 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
 
     /// Puts what `change` makes of the transport underneath in its place
     /// (ICE turns a bare socket into a path to the opponent), keeping the
-    /// conditions, their seed's progress and anything held back.
-    pub fn try_replace_inner<E>(self, change: impl FnOnce(T) -> Result<T, E>) -> Result<Self, E> {
-        Ok(ConditionedTransport {
-            inner: change(self.inner)?,
-            ..self
-        })
+    /// conditions, their seed's progress and anything held back. When
+    /// `change` fails it hands the transport back, and so does this.
+    pub fn try_replace_inner<E>(
+        self,
+        change: impl FnOnce(T) -> Result<T, (E, T)>,
+    ) -> Result<Self, (E, Box<Self>)> {
+        let ConditionedTransport {
+            inner,
+            conditions,
+            clock,
+            rng,
+            timelines,
+            held,
+            stats,
+        } = self;
+        let rebuild = |inner| ConditionedTransport {
+            inner,
+            conditions,
+            clock,
+            rng,
+            timelines,
+            held,
+            stats,
+        };
+        match change(inner) {
+            Ok(inner) => Ok(rebuild(inner)),
+            Err((error, inner)) => Err((error, Box::new(rebuild(inner)))),
+        }
     }
 
     /// The conditions applied.

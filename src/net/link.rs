@@ -118,24 +118,48 @@ pub enum SocketTransport {
     Ice(Box<IceTransport<UdpTransport, MonotonicClock>>),
 }
 
+/// Why [`connect_ice`] found no path, with the link it was given: the
+/// socket outlives a failed opponent.
+pub struct IceFailure {
+    /// Why.
+    pub error: Box<IceError>,
+    /// The link, as it was before connecting.
+    pub link: Box<LinkTransport>,
+}
+
+impl std::fmt::Debug for IceFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IceFailure({:?})", self.error)
+    }
+}
+
+impl std::fmt::Display for IceFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
 /// Finds a path to the opponent with ICE over `link`'s UDP socket (the
 /// candidates go through `signal`) and returns the same socket carrying it,
 /// for the handshake to use with [`IcePath::remote`] as the opponent's
-/// address. With feature `upnp` the router is asked to forward the port
-/// first, and the mapping lasts as long as the returned transport. The
-/// `--sim-*` faults apply to the match, not to the checks.
+/// address; on failure, the link comes back untouched beside the error.
+/// With feature `upnp` the router is asked to forward the port first, and
+/// the mapping lasts as long as the returned transport. The `--sim-*`
+/// faults apply to the match, not to the checks.
 pub fn connect_ice(
     link: LinkTransport,
     signal: &mut dyn SignalChannel,
     config: IceConfig,
     role: IceRole,
-) -> Result<(LinkTransport, IcePath), IceError> {
+) -> Result<(LinkTransport, IcePath), IceFailure> {
     let mut chosen = None;
-    let link = link.try_replace_inner(|socket| {
+    let replaced = link.try_replace_inner(|socket| {
         let SocketTransport::Udp(udp) = socket else {
-            return Err(IceError::NeedsUdp);
+            return Err((IceError::NeedsUdp, socket));
         };
-        let bound = udp.local_address().map_err(|_| IceError::NeedsUdp)?;
+        let Ok(bound) = udp.local_address() else {
+            return Err((IceError::NeedsUdp, SocketTransport::Udp(udp)));
+        };
         let mut clock = MonotonicClock::new();
         let local = super::ice::reachable_address(bound);
         // Best effort: a router's mapping is one more candidate, no more.
@@ -148,15 +172,25 @@ pub fn connect_ice(
         };
         let credentials = super::ice::random_credentials();
         let connector = IceConnector::new(local, config, role, credentials, clock.now_us());
-        let (mut path_transport, path) = connector.run(udp, signal, clock)?;
+        let (mut path_transport, path) = connector
+            .run(udp, signal, clock)
+            .map_err(|(error, udp)| (error, SocketTransport::Udp(udp)))?;
         if let Some(mapping) = mapping {
             path_transport.hold_port_mapping(mapping);
         }
         chosen = Some(path);
         Ok(SocketTransport::Ice(Box::new(path_transport)))
-    })?;
-    let path = chosen.expect("a transport replaced is one ICE found a path for");
-    Ok((link, path))
+    });
+    match replaced {
+        Ok(link) => {
+            let path = chosen.expect("a transport replaced is one ICE found a path for");
+            Ok((link, path))
+        }
+        Err((error, link)) => Err(IceFailure {
+            error: Box::new(error),
+            link,
+        }),
+    }
 }
 
 impl SocketTransport {

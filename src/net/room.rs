@@ -31,8 +31,13 @@ const MAX_PEER_ID_CHARS: usize = 64;
 /// The longest room name (a path segment on the server).
 const MAX_ROOM_CHARS: usize = 120;
 
-/// Events of other peers kept while a [`PeerChannel`] reads its own.
-const MAX_PENDING_EVENTS: usize = 256;
+/// Events of other peers kept while a [`PeerChannel`] reads its own, in
+/// bytes of their text (each is at most [`MAX_MESSAGE_BYTES`]).
+const MAX_PENDING_BYTES: usize = 256 << 10;
+
+/// Messages read from the server per poll: a server flooding us with what
+/// we skip cannot hold a loop in one call.
+const READS_PER_POLL: usize = 256;
 
 /// How often a waiting loop looks at the server again.
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
@@ -175,6 +180,8 @@ pub struct RoomClient {
     me: PeerId,
     /// Events read while looking for something else, for the next poll.
     pending: VecDeque<RoomEvent>,
+    /// The bytes of text in `pending`.
+    pending_bytes: usize,
 }
 
 impl RoomClient {
@@ -194,6 +201,7 @@ impl RoomClient {
         if !valid_room {
             return Err(SignalError::Server(format!("{room:?} is not a room name")));
         }
+        let started = Instant::now();
         let unreachable =
             |why: String| SignalError::Server(format!("cannot reach {server}: {why}"));
         let address = server
@@ -220,7 +228,7 @@ impl RoomClient {
                     "{server} is not a signaling server we can speak with: {error}"
                 ))
             })?;
-        let me = first_id(&mut socket, server)?;
+        let me = first_id(&mut socket, server, started + timeout)?;
         socket
             .get_mut()
             .set_nonblocking(true)
@@ -229,6 +237,7 @@ impl RoomClient {
             socket,
             me,
             pending: VecDeque::new(),
+            pending_bytes: 0,
         })
     }
 
@@ -251,9 +260,16 @@ impl RoomClient {
     /// the server went away (or broke its protocol): the room is gone.
     pub fn poll(&mut self) -> Result<Option<RoomEvent>, SignalError> {
         if let Some(event) = self.pending.pop_front() {
+            self.pending_bytes -= event_bytes(&event);
             return Ok(Some(event));
         }
-        loop {
+        self.read_event()
+    }
+
+    /// The next event from the socket (not the pending ones), or `None`
+    /// when nothing is waiting.
+    fn read_event(&mut self) -> Result<Option<RoomEvent>, SignalError> {
+        for _ in 0..READS_PER_POLL {
             match self.socket.read() {
                 Ok(Message::Text(text)) => match parse_event(text.as_str()) {
                     Some(ServerEvent::Room(event)) => return Ok(Some(event)),
@@ -267,6 +283,20 @@ impl RoomClient {
                 }
                 Err(error) => return Err(gone(&error.to_string())),
             }
+        }
+        Ok(None)
+    }
+
+    /// Keeps `event` for the room's next poll, up to a bound: a server
+    /// flooding us loses its oldest.
+    fn keep_for_later(&mut self, event: RoomEvent) {
+        self.pending_bytes += event_bytes(&event);
+        self.pending.push_back(event);
+        while self.pending_bytes > MAX_PENDING_BYTES {
+            let Some(oldest) = self.pending.pop_front() else {
+                break;
+            };
+            self.pending_bytes -= event_bytes(&oldest);
         }
     }
 
@@ -318,18 +348,42 @@ impl Drop for RoomClient {
     }
 }
 
+/// What an event weighs in the pending queue: its text, and a little for
+/// the peer's id.
+fn event_bytes(event: &RoomEvent) -> usize {
+    match event {
+        RoomEvent::Arrived(peer) | RoomEvent::Left(peer) => peer.0.len(),
+        RoomEvent::Signal { from, text } => from.0.len() + text.len(),
+    }
+}
+
 fn gone(why: &str) -> SignalError {
     SignalError::Server(format!(
         "the connection to the signaling server ended ({why})"
     ))
 }
 
-/// The server's first message names us.
+/// The server's first message names us, before `deadline`: a server that
+/// only pings (or drips) does not hold us past it.
 fn first_id(
     socket: &mut WebSocket<TcpStream>,
     server: &SignalServer,
+    deadline: Instant,
 ) -> Result<PeerId, SignalError> {
+    let too_late = || {
+        SignalError::Server(format!(
+            "{server} did not name us in time: is it a matchbox_server?"
+        ))
+    };
     loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(too_late());
+        }
+        socket
+            .get_mut()
+            .set_read_timeout(Some(left))
+            .map_err(|error| gone(&error.to_string()))?;
         match socket.read() {
             Ok(Message::Text(text)) => match parse_event(text.as_str()) {
                 Some(ServerEvent::IdAssigned(id)) => return Ok(id),
@@ -341,6 +395,11 @@ fn first_id(
             },
             Ok(Message::Close(_)) => return Err(gone("closed the connection")),
             Ok(_) => continue,
+            Err(tungstenite::Error::Io(error))
+                if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
+            {
+                return Err(too_late())
+            }
             Err(error) => return Err(gone(&error.to_string())),
         }
     }
@@ -360,30 +419,84 @@ impl SignalChannel for PeerChannel<'_> {
     }
 
     fn try_receive(&mut self) -> Result<Option<String>, SignalError> {
-        let mut others = Vec::new();
-        let mut found = Ok(None);
-        while let Some(event) = self.room.poll()? {
-            match event {
-                RoomEvent::Signal { from, text } if from == self.peer => {
-                    found = Ok(Some(text));
-                    break;
+        let ours = |event: &RoomEvent| match event {
+            RoomEvent::Signal { from, .. } | RoomEvent::Left(from) => *from == self.peer,
+            RoomEvent::Arrived(_) => false,
+        };
+        // Our peer's events kept by an earlier reader come first.
+        let event = match self.room.pending.iter().position(ours) {
+            Some(index) => self.room.pending.remove(index).inspect(|event| {
+                self.room.pending_bytes -= event_bytes(event);
+            }),
+            None => {
+                let mut found = None;
+                for _ in 0..READS_PER_POLL {
+                    match self.room.read_event()? {
+                        Some(event) if ours(&event) => {
+                            found = Some(event);
+                            break;
+                        }
+                        Some(other) => self.room.keep_for_later(other),
+                        None => break,
+                    }
                 }
-                RoomEvent::Left(who) if who == self.peer => {
-                    found = Err(SignalError::PeerGone);
-                    break;
+                found
+            }
+        };
+        match event {
+            Some(RoomEvent::Signal { text, .. }) => Ok(Some(text)),
+            Some(RoomEvent::Left(_)) => Err(SignalError::PeerGone),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// A stand-in signaling server for tests of what uses rooms.
+#[cfg(test)]
+pub(crate) mod fake_server {
+    use super::*;
+
+    /// In a script: the server closes the connection there.
+    pub(crate) const CLOSE: &str = "<close>";
+
+    /// A server on loopback that takes one connection per script, in turn:
+    /// names the client `me`, says the script's events in order (or closes
+    /// at [`CLOSE`]) and reads what the client sends until it leaves (then
+    /// the next connection).
+    pub(crate) fn scripted(
+        connections: Vec<Vec<String>>,
+    ) -> (SignalServer, std::thread::JoinHandle<Vec<Vec<String>>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let mut received = Vec::new();
+            for events in connections {
+                let (stream, _) = listener.accept().unwrap();
+                let mut socket = tungstenite::accept(stream).unwrap();
+                socket
+                    .send(Message::text("{\"IdAssigned\":\"me\"}"))
+                    .unwrap();
+                for event in events {
+                    if event == CLOSE {
+                        let _ = socket.close(None);
+                        break;
+                    }
+                    socket.send(Message::text(event)).unwrap();
                 }
-                other => others.push(other),
+                let mut said = Vec::new();
+                while let Ok(Message::Text(text)) = socket.read() {
+                    said.push(text.to_string());
+                }
+                received.push(said);
             }
-        }
-        // Events for the room's own poll wait, up to a bound: a server
-        // flooding us loses its oldest.
-        for event in others {
-            if self.room.pending.len() == MAX_PENDING_EVENTS {
-                self.room.pending.pop_front();
-            }
-            self.room.pending.push_back(event);
-        }
-        found
+            received
+        });
+        (format!("ws://127.0.0.1:{port}").parse().unwrap(), server)
+    }
+
+    /// `{"Signal":{"sender":FROM,"data":TEXT}}`, as matchbox writes it.
+    pub(crate) fn signal_from(from: &str, text: &str) -> String {
+        serde_json::json!({ "Signal": { "sender": from, "data": text } }).to_string()
     }
 }
 
@@ -413,29 +526,12 @@ mod tests {
         assert!(tls.contains("TLS"), "{tls}");
     }
 
-    /// A stand-in signaling server on loopback that names its one client
-    /// and then says `events`, in order, and reads what the client sends.
     fn scripted_server(
         events: Vec<String>,
     ) -> (SignalServer, std::thread::JoinHandle<Vec<String>>) {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = std::thread::spawn(move || {
-            let (stream, _) = listener.accept().unwrap();
-            let mut socket = tungstenite::accept(stream).unwrap();
-            socket
-                .send(Message::text("{\"IdAssigned\":\"me\"}"))
-                .unwrap();
-            for event in events {
-                socket.send(Message::text(event)).unwrap();
-            }
-            let mut received = Vec::new();
-            while let Ok(Message::Text(text)) = socket.read() {
-                received.push(text.to_string());
-            }
-            received
-        });
-        (format!("ws://127.0.0.1:{port}").parse().unwrap(), server)
+        let (server, script) = fake_server::scripted(vec![events]);
+        let received = std::thread::spawn(move || script.join().unwrap().remove(0));
+        (server, received)
     }
 
     /// Polls `read` until it gives something (a loopback socket delivers
@@ -567,5 +663,60 @@ mod tests {
         ] {
             assert!(parse_event(junk).is_none(), "{junk}");
         }
+    }
+
+    #[test]
+    fn a_server_that_only_pings_is_left_after_the_timeout_with_its_name() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let pinger = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut socket = tungstenite::accept(stream).unwrap();
+            // Until the client leaves.
+            while socket.send(Message::Ping(Vec::new().into())).is_ok() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let server: SignalServer = format!("ws://127.0.0.1:{port}").parse().unwrap();
+        let started = Instant::now();
+        let refused = RoomClient::enter(&server, "room", None, Duration::from_millis(300));
+        let error = refused.err().expect("refused").to_string();
+        assert!(started.elapsed() < Duration::from_secs(5), "{error}");
+        assert!(
+            error.contains(&server.to_string()) && error.contains("did not name us in time"),
+            "{error}"
+        );
+        pinger.join().unwrap();
+    }
+
+    #[test]
+    fn other_peers_events_kept_while_a_channel_reads_its_own_are_bounded_in_bytes() {
+        let chatter = "x".repeat(1000);
+        let flood = 3 * MAX_PENDING_BYTES / chatter.len();
+        let mut events: Vec<String> = (0..flood)
+            .map(|n| fake_server::signal_from("other", &format!("{n} {chatter}")))
+            .collect();
+        events.push(fake_server::signal_from("host", "mine"));
+        let (server, script) = fake_server::scripted(vec![events]);
+        let mut room = RoomClient::enter(&server, "room", None, Duration::from_secs(10)).unwrap();
+        let mut channel = room.channel_to(PeerId("host".into()));
+        assert_eq!(soon(|| channel.try_receive()).unwrap(), "mine");
+        assert!(
+            room.pending_bytes <= MAX_PENDING_BYTES,
+            "{}",
+            room.pending_bytes
+        );
+        let kept: Vec<String> = std::iter::from_fn(|| room.poll().unwrap())
+            .map(|event| match event {
+                RoomEvent::Signal { text, .. } => text,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(kept.len() * chatter.len() <= MAX_PENDING_BYTES);
+        assert!(kept.len() > 100, "{}", kept.len());
+        // The newest are kept, in order.
+        assert!(kept.last().unwrap().starts_with(&format!("{} ", flood - 1)));
+        drop(room);
+        script.join().unwrap();
     }
 }

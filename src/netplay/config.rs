@@ -2,8 +2,8 @@
 //! how they connect, the settings everyone agreed on in the lobby.
 
 use crate::protocol::{
-    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, SessionSettings,
-    SessionToken, MAX_BLOB_SIZE,
+    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, PublicKey,
+    SessionSettings, SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 
@@ -124,6 +124,11 @@ pub struct NetplayConfig<A> {
     /// every member where the others are once all joined, and members learn
     /// their [`Connect::Roster`] peers from it.
     pub roster: Option<RosterCodec<A>>,
+    /// The host's public key, when this machine's process restarted and
+    /// comes back to the match it left (the same token, secret, settings
+    /// and host address as before): its link runs at once under the keys
+    /// they agree, and the host sends the state to resume from.
+    pub resume: Option<PublicKey>,
 }
 
 impl<A> NetplayConfig<A> {
@@ -164,6 +169,7 @@ impl<A> NetplayConfig<A> {
             max_start_state_bytes: MAX_BLOB_SIZE,
             match_frames: None,
             roster: None,
+            resume: None,
         }
     }
 

@@ -79,6 +79,23 @@ pub enum NetplayEvent {
         /// The players of the machine that came back.
         players: PlayerSet,
     },
+    /// The host sent the restarted machine of `players` the state of
+    /// `frame` to resume from (its inputs follow from there).
+    ResumeStateSent {
+        /// The players of the restarted machine.
+        players: PlayerSet,
+        /// The frame the state was saved at the start of.
+        frame: Frame,
+    },
+    /// This restarted machine got the host's state of `frame` (`bytes`
+    /// long): the frontend loads it (`NetplaySession::take_start_state`)
+    /// and the match resumes from that frame.
+    ResumeStateArrived {
+        /// The frame the match resumes at.
+        frame: Frame,
+        /// The state's size, uncompressed.
+        bytes: usize,
+    },
     /// That machine is heard again.
     NetworkResumed {
         /// The players of the machine heard again.
@@ -213,6 +230,10 @@ pub enum PeerFault {
     /// It is the host and our core refused to load a state it sent (its
     /// start state or a checkpoint's): what the core said.
     StateRefused(String),
+    /// Its process restarted and what it needs to resume (a final state
+    /// of the frame it lacks inputs from, our inputs since) is no longer
+    /// held here, or does not fit in a blob.
+    CannotResume,
 }
 
 impl std::fmt::Display for PeerFault {
@@ -240,6 +261,9 @@ impl std::fmt::Display for PeerFault {
             PeerFault::StateRefused(reason) => {
                 write!(f, "our core refused to load a state it sent: {reason}")
             }
+            PeerFault::CannotResume => f.write_str(
+                "its process restarted, and the state and inputs it needs to resume are no longer held here",
+            ),
         }
     }
 }

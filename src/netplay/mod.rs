@@ -21,6 +21,6 @@ pub mod wording;
 
 pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
-pub use session::{NetplaySession, SPECTATOR_BACKLOG_FRAMES};
+pub use session::{NetplaySession, RejoinTicket, SPECTATOR_BACKLOG_FRAMES};
 pub use spectator::{Repair, SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 pub use startup::StartPhase;

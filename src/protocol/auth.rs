@@ -39,6 +39,12 @@ impl LinkSecret {
         Self::from_bytes(*b"netcade: a secret everyone knows")
     }
 
+    /// The secret's bytes, for a player's machine to keep while its match
+    /// runs (see `netplay::RejoinTicket`): never shown.
+    pub fn to_bytes(&self) -> [u8; 32] {
+        self.0.to_bytes()
+    }
+
     /// The public key sent in our handshakes.
     pub fn public_key(&self) -> PublicKey {
         PublicKey(DalekPublic::from(&self.0).to_bytes())

@@ -58,6 +58,8 @@
 //! Version 6 adds RejoinChallenge (kind 19) and RejoinProof (kind 20),
 //! each a nonce (u64): a link moves to a peer's new address only once the
 //! peer echoed the nonce sent there, tagged with the link's key.
+//! Version 7 adds RejoinRestarted (kind 21), a proof's nonce from a peer
+//! whose process restarted.
 //!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
@@ -523,9 +525,9 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
         Message::Roster(entries) => put_roster(out, entries)?,
-        Message::RejoinChallenge { nonce } | Message::RejoinProof { nonce } => {
-            out.extend_from_slice(&nonce.to_le_bytes())
-        }
+        Message::RejoinChallenge { nonce }
+        | Message::RejoinProof { nonce }
+        | Message::RejoinRestarted { nonce } => out.extend_from_slice(&nonce.to_le_bytes()),
     }
     Ok(())
 }
@@ -731,6 +733,9 @@ pub fn decode_reusing(
             nonce: reader.u64()?,
         },
         20 => Message::RejoinProof {
+            nonce: reader.u64()?,
+        },
+        21 => Message::RejoinRestarted {
             nonce: reader.u64()?,
         },
         other => return Err(DecodeError::UnknownKind(other)),

@@ -38,7 +38,11 @@ use std::fmt;
 ///   peer heard from a new address proves it is the same peer before its
 ///   link moves there (RejoinChallenge, kind 19; RejoinProof, kind 20).
 ///   Quality reports end with the sender's input delay (one byte).
-pub const PROTOCOL_VERSION: u8 = 6;
+/// - 7: a peer whose process restarted answers a challenge with
+///   RejoinRestarted (kind 21) instead: its link moves as for a proof, and
+///   the host sends it the state of a frame final everywhere to resume
+///   from; a version-6 host would leave it waiting.
+pub const PROTOCOL_VERSION: u8 = 7;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -621,6 +625,13 @@ pub enum Message {
         /// The challenge's nonce, echoed.
         nonce: u64,
     },
+    /// A proof as [`Message::RejoinProof`] from a peer that lost its
+    /// match (its process was restarted): the host sends it the state to
+    /// resume from, then its inputs from that frame.
+    RejoinRestarted {
+        /// The challenge's nonce, echoed.
+        nonce: u64,
+    },
 }
 
 /// An address in a [`Message::Roster`] is at most this long (an IPv6
@@ -660,6 +671,7 @@ impl Message {
             Message::Roster(_) => 18,
             Message::RejoinChallenge { .. } => 19,
             Message::RejoinProof { .. } => 20,
+            Message::RejoinRestarted { .. } => 21,
         }
     }
 }

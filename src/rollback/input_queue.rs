@@ -113,6 +113,12 @@ impl InputQueue {
         }
     }
 
+    /// Takes every frame before `frame` as confirmed, holding none of
+    /// them: for a session resuming mid-match.
+    pub fn start_at(&mut self, frame: Frame) {
+        self.confirmed_through = frame.previous();
+    }
+
     /// How many frames of input the ring holds (a power of two).
     pub fn capacity(&self) -> u32 {
         self.mask + 1

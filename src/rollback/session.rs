@@ -577,6 +577,28 @@ impl<P: Predictor> Session<P> {
         Ok(())
     }
 
+    /// Starts the session at `frame` instead of 0, for a machine whose
+    /// process restarted and resumes from a state of `frame` every machine
+    /// holds: every input before it counts as confirmed (none is held), and
+    /// checkpoints are compared from it on. Only before any frame ran.
+    pub fn resume_at(&mut self, frame: Frame) -> Result<(), SessionError> {
+        if self.state != SessionState::Synchronizing || self.current != Frame::ZERO {
+            return Err(SessionError::InvalidConfig(
+                "a session resumes at a frame only before it runs",
+            ));
+        }
+        self.current = frame;
+        for queue in &mut self.queues {
+            queue.start_at(frame);
+        }
+        self.next_checkpoint = if self.desync.is_checkpoint(frame) {
+            frame
+        } else {
+            self.desync.next_checkpoint_after(frame)
+        };
+        Ok(())
+    }
+
     /// The confirmed input of a remote player for `frame`. Resent duplicates
     /// and inputs arriving out of order are fine.
     pub fn add_remote_input(

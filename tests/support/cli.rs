@@ -113,7 +113,26 @@ pub fn spawn_netcade(args: &[&str]) -> Background {
 
 /// [`spawn_netcade`] with environment variables set for it.
 pub fn spawn_netcade_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Background {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netcade"))
+    spawn_netcade_by(Command::new(env!("CARGO_BIN_EXE_netcade")), args, env)
+}
+
+/// [`spawn_netcade_with_env`] inside the network namespace `ns` (as root).
+pub fn spawn_netcade_in_netns(
+    ns: &str,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Background {
+    let mut command = Command::new("ip");
+    command.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_netcade")]);
+    spawn_netcade_by(command, args, env)
+}
+
+fn spawn_netcade_by(
+    mut command: Command,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Background {
+    let mut child = command
         .env("NETCADE_DUEL_CORE", super::duel_core())
         .env("NETCADE_REPLAY_DIR", test_replay_dir())
         .envs(env.iter().copied())

@@ -10,6 +10,7 @@ pub mod fake_core;
 pub mod hostile_relay;
 pub mod ice;
 pub mod netplay;
+pub mod restart;
 pub mod servers;
 
 #[allow(unused_imports)]

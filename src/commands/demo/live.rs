@@ -293,6 +293,7 @@ impl Setup<'_> {
             quick: false,
             signal: SignalArgs::default(),
             slot: None,
+            rejoin: false,
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))

@@ -68,6 +68,12 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         }
         NetplayEvent::NetworkResumed { .. } => "the other machine is heard again".into(),
         NetplayEvent::PeerRejoined { .. } => "the other machine is back, at a new address".into(),
+        NetplayEvent::ResumeStateSent { frame, .. } => {
+            format!("sent the restarted machine the state of frame {frame}")
+        }
+        NetplayEvent::ResumeStateArrived { frame, .. } => {
+            format!("resuming the match at frame {frame}")
+        }
         NetplayEvent::Disconnected { reason, .. } => format!("the other player left: {reason}"),
         NetplayEvent::PeerFault { fault, .. } => format!("dropped the other machine: {fault}"),
         NetplayEvent::Stalled { stalled_for_ms, .. } => {

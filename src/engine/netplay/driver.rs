@@ -74,10 +74,13 @@ impl NetplayDriver {
                 netplay.host_state_refused(error.to_string());
             }
         }
+        // Frame 0, or the frame a restarted machine resumes at.
+        let first = netplay.current_frame();
         let outcome = netplay.advance_frame(now, &mut self.requests)?;
         if !self.start_told && !self.requests.is_empty() {
             let lockstep = netplay.settings().is_lockstep();
-            self.tell_match_started(game, sink, lockstep)?;
+            self.next_final = first;
+            self.tell_match_started(game, sink, lockstep, first)?;
         }
         self.carry_out(netplay, game, sink, hooks)?;
         self.finalize(netplay, sink);
@@ -148,13 +151,15 @@ impl NetplayDriver {
         Ok(())
     }
 
-    /// Tells the sink the state every machine begins frame 0 from, which
-    /// the game holds before its first request.
+    /// Tells the sink the state every machine begins frame 0 from (or a
+    /// restarted one resumes `first` from), which the game holds before
+    /// its first request.
     fn tell_match_started<G: Emulator + ?Sized>(
         &mut self,
         game: &mut G,
         sink: &mut dyn FrameSink,
         netplay_lockstep: bool,
+        first: Frame,
     ) -> Result<(), AppError> {
         self.start_told = true;
         let mut start_state = Vec::new();
@@ -166,13 +171,13 @@ impl NetplayDriver {
                 start_state.clear();
             }
             let memory = lockstep_checksum(game).unwrap_or_default();
-            sink.match_started(Frame::new(0), &start_state, memory);
+            sink.match_started(first, &start_state, memory);
             return Ok(());
         }
-        saved.map_err(AppError::at_frame(0))?;
+        saved.map_err(AppError::at_frame(first.number()))?;
         let memory = crate::checksum::memory_checksum(game, &mut Vec::new())
-            .map_err(AppError::at_frame(0))?;
-        sink.match_started(Frame::new(0), &start_state, memory);
+            .map_err(AppError::at_frame(first.number()))?;
+        sink.match_started(first, &start_state, memory);
         Ok(())
     }
 
@@ -259,6 +264,11 @@ impl NetplayDriver {
         netplay: &NetplaySession<A>,
         sink: &mut dyn FrameSink,
     ) {
+        // Nothing is final here before this machine's first frame (a
+        // restarted one's frames before it were never run here).
+        if !self.start_told {
+            return;
+        }
         let Some(finalized) = netplay.finalized_frame() else {
             return;
         };

@@ -189,21 +189,25 @@ impl IceConnector {
     }
 
     /// Steps until a path is found or connecting fails, waiting on the
-    /// socket between steps: the real-time entry point.
+    /// socket between steps: the real-time entry point. On failure the
+    /// socket comes back with the error (a host forgets that opponent and
+    /// waits for the next on it).
     pub fn run<T, S, C>(
         mut self,
         mut transport: T,
         signal: &mut S,
         mut clock: C,
-    ) -> Result<(IceTransport<T, C>, IcePath), IceError>
+    ) -> Result<(IceTransport<T, C>, IcePath), (IceError, T)>
     where
         T: Transport<Address = SocketAddr>,
         S: SignalChannel + ?Sized,
         C: MicrosClock,
     {
         loop {
-            if let Some(path) = self.step(clock.now_us(), &mut transport, signal)? {
-                return Ok((self.into_transport(transport, clock), path));
+            match self.step(clock.now_us(), &mut transport, signal) {
+                Ok(Some(path)) => return Ok((self.into_transport(transport, clock), path)),
+                Ok(None) => {}
+                Err(error) => return Err((error, transport)),
             }
             // Checks pace themselves in tens of milliseconds; a few ms of
             // wait keeps the steps prompt without spinning.

@@ -33,10 +33,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
         if !matches!(self.start_state_wait, StartStateWait::Arrived(_)) {
             return None;
         }
-        match std::mem::replace(&mut self.start_state_wait, StartStateWait::Taken) {
+        let taken = match std::mem::replace(&mut self.start_state_wait, StartStateWait::Taken) {
             StartStateWait::Arrived(state) => Some(state),
             _ => None,
-        }
+        };
+        self.on_resume_state_taken();
+        taken
     }
 
     /// Link `index` finished its handshake: the host sends the member its
@@ -100,7 +102,9 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// A blob from link `index`: the start state we await from the host,
     /// or the host's state of a checkpoint that desynced.
     pub(super) fn on_blob_received(&mut self, index: usize, bytes: Vec<u8>) {
-        if self.awaits_start_state_on(index) {
+        if self.awaits_resume_state_on(index) {
+            self.on_resume_state(index, &bytes);
+        } else if self.awaits_start_state_on(index) {
             match state_blob::decompress(&bytes, self.config.max_start_state_bytes) {
                 Ok(state) => {
                     self.events
@@ -125,7 +129,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// was that, cannot be used, and no core sees it.
     pub(super) fn on_blob_damaged(&mut self, index: usize) {
         let error = StateBlobError::Corrupt(DAMAGED.to_string());
-        if self.awaits_start_state_on(index) {
+        if self.awaits_start_state_on(index) || self.awaits_resume_state_on(index) {
             self.close_for_fault(index, PeerFault::BadStartState(error));
         } else if self.links[index].players.contains(0) {
             self.close_for_fault(index, PeerFault::BadCheckpointState(error));
@@ -135,7 +139,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// Link `index`'s endpoint refused a blob over its size limit: the start
     /// state we await, if it was that, can never arrive.
     pub(super) fn on_blob_refused(&mut self, index: usize, size: u32) {
-        if !self.awaits_start_state_on(index) {
+        if !self.awaits_start_state_on(index) && !self.awaits_resume_state_on(index) {
             return;
         }
         let error = StateBlobError::TooLarge {

@@ -9,6 +9,7 @@ mod departures;
 mod inputs;
 mod links;
 mod rejoin;
+mod restart;
 mod roster;
 mod setup;
 mod spectator_checks;
@@ -37,9 +38,11 @@ use blobs::StartStateWait;
 pub(crate) use blobs::DAMAGED;
 use departures::Departure;
 use rejoin::Rejoins;
+use restart::Resume;
 use spectator_checks::SpectatorChecks;
 use spectators::{FinalRows, Spectator};
 
+pub use restart::RejoinTicket;
 pub use spectators::SPECTATOR_BACKLOG_FRAMES;
 
 /// Where the link to one peer machine is.
@@ -137,6 +140,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     roster_sent_at: Option<Millis>,
     /// New addresses of the peers, challenged to prove who they are.
     rejoins: Rejoins<A>,
+    /// Whether this machine restarted, and how far it resumed.
+    resume: Resume,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -147,7 +152,11 @@ impl<A: Ord + Copy> NetplaySession<A> {
         let start_state_blob = setup::start_state_blob(&config)?;
         let session = setup::rollback_session(&config)?;
         let links = setup::links(&config);
-        let startup = setup::startup(&config, &links, now);
+        // A restarted machine resumes a match long begun: no start-up.
+        let startup = match config.resume {
+            Some(_) => StartUp::alone(now),
+            None => setup::startup(&config, &links, now),
+        };
         let quality_report_interval_ms =
             EndpointConfig::joiner(config.handshake(config.local_players))
                 .quality_report_interval_ms;
@@ -180,8 +189,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
             start_state_wait: StartStateWait::NotAwaited,
             roster_sent_at: None,
             rejoins,
+            resume: Resume::No,
         };
-        netplay.open_dialed_links(now)?;
+        match netplay.config.resume {
+            Some(host_key) => netplay.open_resumed_link(now, host_key)?,
+            None => netplay.open_dialed_links(now)?,
+        }
         netplay.pull_session_events();
         Ok(netplay)
     }
@@ -235,6 +248,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
         player: PlayerId,
         buttons: Buttons,
     ) -> Result<Option<Frame>, NetplayError> {
+        // Before the state to resume from arrived, no frame is known yet.
+        if self.resume == Resume::AwaitingState {
+            return Ok(None);
+        }
         Ok(self.session.add_local_input(player, buttons)?)
     }
 
@@ -252,6 +269,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         if self.left {
             return Ok(FrameOutcome::Ended);
+        }
+        if self.awaits_resume() {
+            self.pull_session_events();
+            return Ok(FrameOutcome::Synchronizing);
         }
         if self.session.state() != SessionState::Ended {
             let synchronized = self.session.state() == SessionState::Running;
@@ -316,6 +337,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             send(address, &datagram);
         }
         self.send_rejoin_challenges(now, &mut send);
+        self.send_resume_states();
         self.endpoints.poll(now, &mut send);
         for index in 0..self.links.len() {
             if let Some(address) = self.links[index].address {

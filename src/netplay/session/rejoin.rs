@@ -36,6 +36,8 @@ pub(super) struct Rejoins<A> {
     /// Random bytes from the caller (the pure session draws none itself).
     seed: u64,
     issued: u64,
+    /// Links whose peer restarted and awaits the state to resume from.
+    pub(super) resume_due: Vec<usize>,
 }
 
 impl<A: Copy + PartialEq> Rejoins<A> {
@@ -44,6 +46,7 @@ impl<A: Copy + PartialEq> Rejoins<A> {
             challenges: Vec::new(),
             seed,
             issued: 0,
+            resume_due: Vec::new(),
         }
     }
 
@@ -92,6 +95,7 @@ impl<A: Copy + PartialEq> Rejoins<A> {
 
     fn forget_link(&mut self, link: usize) {
         self.challenges.retain(|c| c.link != link);
+        self.resume_due.retain(|&due| due != link);
     }
 }
 
@@ -131,24 +135,35 @@ impl<A: Ord + Copy> NetplaySession<A> {
         };
         match message {
             Message::RejoinProof { nonce } if self.rejoins.proves(index, from, nonce) => {
-                self.move_link(now, index, from, datagram);
+                self.move_link(now, index, from, datagram, false);
+            }
+            Message::RejoinRestarted { nonce } if self.rejoins.proves(index, from, nonce) => {
+                self.move_link(now, index, from, datagram, true);
             }
             _ => self.rejoins.note(now, index, from),
         }
         true
     }
 
-    /// Link `index` continues at `to`, where its peer proved itself.
-    fn move_link(&mut self, now: Millis, index: usize, to: A, proof: &[u8]) {
-        let Some(endpoint) = self.links[index]
+    /// Link `index` continues at `to`, where its peer proved itself (from
+    /// a process that started afresh, if `restarted`: it is sent the state
+    /// to resume from).
+    fn move_link(&mut self, now: Millis, index: usize, to: A, proof: &[u8], restarted: bool) {
+        let Some(mut endpoint) = self.links[index]
             .address
             .and_then(|old| self.endpoints.remove(&old))
         else {
             return;
         };
+        if restarted {
+            endpoint.peer_restarted();
+        }
         self.endpoints.insert(to, endpoint);
         self.links[index].address = Some(to);
         self.rejoins.forget_link(index);
+        if restarted {
+            self.rejoins.resume_due.push(index);
+        }
         self.events.push_back(NetplayEvent::PeerRejoined {
             players: player_set(self.links[index].players),
         });

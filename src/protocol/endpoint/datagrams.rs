@@ -179,7 +179,7 @@ impl PeerEndpoint {
             Message::Roster(entries) => self.events.push_back(Event::Roster(entries)),
             Message::RejoinChallenge { nonce } => self.on_rejoin_challenge(nonce),
             // Read by the owner before the link moved here.
-            Message::RejoinProof { .. } => {}
+            Message::RejoinProof { .. } | Message::RejoinRestarted { .. } => {}
         }
     }
 

@@ -110,6 +110,9 @@ pub struct PeerEndpoint {
     roster_due: Option<Vec<RosterEntry>>,
     /// The nonce of a rejoin challenge to answer.
     proof_due: Option<u64>,
+    /// This side's process restarted and lost the match: proofs say so,
+    /// until the state to resume from arrived.
+    restarted: bool,
     start_due: Option<u16>,
     start_ack_due: bool,
 
@@ -186,6 +189,7 @@ impl PeerEndpoint {
             ready_due: false,
             roster_due: None,
             proof_due: None,
+            restarted: false,
             start_due: None,
             start_ack_due: false,
             events: VecDeque::new(),

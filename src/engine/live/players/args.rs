@@ -130,6 +130,11 @@ pub struct JoinSettings {
     /// free one].
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(2..=4))]
     pub slot: Option<u8>,
+    /// Come back to the match at HOST:PORT (or in room CODE) that this
+    /// machine left when its process was killed, within the host's rejoin
+    /// window (with the ticket kept while it played).
+    #[arg(long, conflicts_with_all = ["quick", "slot"])]
+    pub rejoin: bool,
 }
 
 /// `--mode`: how frames are kept in step between the machines.

@@ -8,7 +8,9 @@
 pub mod args;
 mod mode;
 mod report;
+mod restart;
 mod role;
+mod ticket;
 
 pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
 use mode::{host_mode, join_mode, preflight};
@@ -211,6 +213,9 @@ pub fn join_match(
     // loaded; a room compares games, so there the game comes first.
     let saves = MatchSaveDir::create(&settings.common.game, "join")?;
     let common = &in_match_folder(&settings.common, &saves);
+    if settings.rejoin {
+        return restart::rejoin_match(settings, common, outputs, options, out);
+    }
     let open = || Ok((open_game(&common.game)?, common.game.clone()));
     let (found, game) = if settings.quick {
         let (game, args) = open()?;
@@ -271,7 +276,7 @@ fn join_found(
         found.address,
         game.title()
     )?;
-    let label = found.label.clone();
+    let (label, host) = (found.label.clone(), found.address);
     options.take_ctrl_c();
     let Seated {
         seat,
@@ -279,6 +284,9 @@ fn join_found(
         transport,
         started,
     } = take_a_seat(settings, found, game.as_ref())?;
+    // Kept while the match runs: a killed process comes back with it.
+    let _ticket = ticket_key(settings, host)
+        .and_then(|key| restart::keep_joiners_ticket(&netplay, key, host, seat.me));
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
@@ -319,6 +327,16 @@ fn join_found(
         recorder,
     };
     play(seat, &agreed, outputs, table, inputs, options, out)
+}
+
+/// How a restarted process finds this match's ticket: by the host's
+/// address, or its room's code; a quick match has no way back.
+fn ticket_key(settings: &JoinSettings, host: SocketAddr) -> Option<ticket::TicketKey> {
+    match (settings.quick, settings.room) {
+        (true, _) => None,
+        (false, Some(code)) => Some(ticket::TicketKey::Room(code)),
+        (false, None) => Some(ticket::TicketKey::Address(host)),
+    }
 }
 
 /// A joiner linked to the host, or refused for good, or out of time.

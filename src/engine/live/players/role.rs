@@ -234,6 +234,14 @@ impl PlayersRole {
             NetplayEvent::PeerRejoined { players } => {
                 narrator.note_and_show(&format!("{players} is back, from a new address"))?;
             }
+            NetplayEvent::ResumeStateSent { players, frame } => {
+                narrator.note_and_show(&format!(
+                    "{players} restarted: sent it the state of frame {frame} to resume from"
+                ))?;
+            }
+            NetplayEvent::ResumeStateArrived { frame, .. } => {
+                narrator.say_and_show(&format!("resuming the match at frame {frame}"))?;
+            }
             NetplayEvent::PeerFault { fault, .. } => {
                 narrator.warn_and_show(&format!("closed the link to the peer: {fault}"))?;
             }

@@ -30,8 +30,9 @@ use crate::engine::live::connect::{
     bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
 use crate::engine::{AppError, Game, GameArgs};
+use crate::net::ice::IceError;
 use crate::net::ice::{IceConfig, IceRole, PathPolicy};
-use crate::net::link::{connect_ice, LinkArgs, LinkTransport};
+use crate::net::link::{connect_ice, IceFailure, LinkArgs, LinkTransport};
 use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
 use crate::protocol::{Identity, Rejection, PROTOCOL_VERSION};
@@ -58,6 +59,11 @@ const ROOM_GONE: &str = "new players cannot find this match through its room";
 
 /// How often a machine waiting in a room looks whether Ctrl-C was pressed.
 const INTERRUPT_POLL: Duration = Duration::from_millis(200);
+
+/// How much longer a joiner that heard only a host of another game keeps
+/// looking for one of its own: the peers of a room greet a newcomer at
+/// once, so the real host has answered well within it.
+const OTHER_GAME_GRACE: Duration = Duration::from_secs(2);
 
 /// The most peers a machine remembers having greeted.
 const MAX_GREETED: usize = 1024;
@@ -200,15 +206,14 @@ fn choose_candidate(candidates: &[SocketAddr], we_are_local: bool) -> Option<Soc
 /// machine's game socket `transport` (the candidates go through the room):
 /// the one place the path between two players that met in a room is
 /// chosen. Returns the address the handshake uses and the socket carrying
-/// the path.
+/// the path; on failure, the socket as it was.
 fn path_to(
-    args: &SignalArgs,
+    config: IceConfig,
     room: &mut RoomClient,
     peer: PeerId,
     transport: LinkTransport,
     role: IceRole,
-) -> Result<(SocketAddr, LinkTransport), AppError> {
-    let config = args.ice_config()?;
+) -> Result<(SocketAddr, LinkTransport), IceFailure> {
     let (transport, path) = connect_ice(transport, &mut room.channel_to(peer), config, role)?;
     Ok((path.remote, transport))
 }
@@ -245,6 +250,8 @@ fn server_gone(error: SignalError, waiting_for: &str) -> AppError {
 struct Greeter {
     ours: String,
     greeted: BTreeSet<PeerId>,
+    /// Peers whose path failed: whatever they say next is ignored.
+    forgotten: BTreeSet<PeerId>,
     last_sent: Instant,
     /// A greeted peer leaving is [`SignalError::PeerGone`] (a quick
     /// match's partner: the server grouped us, and will not again).
@@ -256,6 +263,7 @@ impl Greeter {
         Greeter {
             ours: ours.encode(),
             greeted: BTreeSet::new(),
+            forgotten: BTreeSet::new(),
             last_sent: Instant::now(),
             partner_only: ours.role == RoomRole::Quick,
         }
@@ -283,6 +291,7 @@ impl Greeter {
                     return Err(SignalError::PeerGone);
                 }
             }
+            RoomEvent::Signal { from, .. } if self.forgotten.contains(&from) => {}
             RoomEvent::Signal { from, text } => {
                 if !self.greeted.contains(&from) {
                     self.greet(room, from.clone())?;
@@ -299,6 +308,14 @@ impl Greeter {
             }
         }
         Ok(None)
+    }
+
+    /// Ignores `peer` from now on (its path failed: it costs its link only).
+    fn forget(&mut self, peer: PeerId) {
+        if self.forgotten.len() >= MAX_GREETED {
+            self.forgotten.clear();
+        }
+        self.forgotten.insert(peer);
     }
 
     fn greet(&mut self, room: &mut RoomClient, peer: PeerId) -> Result<(), SignalError> {
@@ -408,30 +425,48 @@ impl OpenedRoom {
     pub(crate) fn meet_player(
         mut self,
         args: &SignalArgs,
-        transport: LinkTransport,
+        mut transport: LinkTransport,
     ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
-        let ours = &self.identity;
+        let config = args.ice_config()?;
+        let ours = self.identity.clone();
         let is_player =
-            |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(ours).is_none();
-        let player = match await_hello(&mut self.room, &mut self.greeter, is_player, None) {
-            Ok(Some((player, _))) => player,
-            Ok(None) => return Ok((None, transport)),
-            Err(error) => {
-                eprintln!("warning: {error}: {ROOM_GONE}");
-                return Ok((None, transport));
+            |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(&ours).is_none();
+        loop {
+            let player = match await_hello(&mut self.room, &mut self.greeter, is_player, None) {
+                Ok(Some((player, _))) => player,
+                Ok(None) => return Ok((None, transport)),
+                Err(error) => {
+                    eprintln!("warning: {error}: {ROOM_GONE}");
+                    return Ok((None, transport));
+                }
+            };
+            let role = IceRole::Controlling;
+            match path_to(
+                config.clone(),
+                &mut self.room,
+                player.clone(),
+                transport,
+                role,
+            ) {
+                Ok((_, transport)) => {
+                    let greeting = greet_in_background(self.room, self.greeter);
+                    return Ok((Some(greeting), transport));
+                }
+                Err(IceFailure { error, link }) => match *error {
+                    IceError::NeedsUdp => return Err(AppError::NoRoute(*error)),
+                    IceError::Signal(SignalError::Server(_)) => {
+                        eprintln!("warning: {error}: {ROOM_GONE}");
+                        return Ok((None, *link));
+                    }
+                    // One player's failure costs that player only.
+                    _ => {
+                        eprintln!("warning: a player of the room found no path ({error}); waiting for the next");
+                        self.greeter.forget(player);
+                        transport = *link;
+                    }
+                },
             }
-        };
-        let (_, transport) = path_to(
-            args,
-            &mut self.room,
-            player,
-            transport,
-            IceRole::Controlling,
-        )?;
-        Ok((
-            Some(greet_in_background(self.room, self.greeter)),
-            transport,
-        ))
+        }
     }
 }
 
@@ -466,6 +501,50 @@ pub struct FoundHost {
     pub room: Option<RoomClient>,
 }
 
+/// What looking for a room's host found.
+enum HostSearch {
+    /// A host of our game.
+    Found(PeerId, Hello),
+    /// Only hosts of another game: the refusal the handshake would give.
+    OtherGame(AppError),
+    /// Nobody answered as a host.
+    Nobody,
+}
+
+/// Greets the room `ours` until a host of our game answers, or `deadline`
+/// passes. A host of another game is skipped (said once per peer: it may
+/// be a misbehaving peer posing as the host), and the search goes on a
+/// little longer ([`OTHER_GAME_GRACE`]) so the real host can answer; when
+/// none does, its refusal is the answer.
+fn await_host(
+    room: &mut RoomClient,
+    ours: &Hello,
+    deadline: Instant,
+) -> Result<HostSearch, SignalError> {
+    let mut greeter = Greeter::new(ours);
+    let is_host = |peer: &Hello| peer.role == RoomRole::Host;
+    let mut deadline = deadline;
+    let mut refusal = None;
+    let mut skipped = BTreeSet::new();
+    loop {
+        let Some((peer, host)) = await_hello(room, &mut greeter, is_host, Some(deadline))? else {
+            return Ok(refusal.map_or(HostSearch::Nobody, HostSearch::OtherGame));
+        };
+        match check_host(&host, ours) {
+            Ok(()) => return Ok(HostSearch::Found(peer, host)),
+            Err(refused) => {
+                if skipped.len() < MAX_GREETED && skipped.insert(peer.clone()) {
+                    tracing::info!(
+                        "skipped a host of another game in the room ({peer}): {refused}"
+                    );
+                }
+                deadline = deadline.min(Instant::now() + OTHER_GAME_GRACE);
+                refusal = Some(refused);
+            }
+        }
+    }
+}
+
 /// Finds the host of room `code` as a player or spectator, waiting at most
 /// `timeout` for it to greet us.
 pub(crate) fn find_host(
@@ -486,22 +565,26 @@ pub(crate) fn find_host(
         identity: ours.1,
         candidates: candidates(&room, &transport),
     };
-    let is_host = |peer: &Hello| peer.role == RoomRole::Host;
-    let deadline = Some(Instant::now() + timeout);
     let waiting_for = format!("the host of room {code}");
-    let answer = await_hello(&mut room, &mut Greeter::new(&hello), is_host, deadline);
-    let Some((host_peer, host)) = answer.map_err(|error| server_gone(error, &waiting_for))? else {
-        return Err(AppError::Room {
-            message: format!(
-                "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
-                timeout.as_secs_f64()
-            ),
-        });
+    let answer = await_host(&mut room, &hello, Instant::now() + timeout);
+    let (host_peer, host) = match answer.map_err(|error| server_gone(error, &waiting_for))? {
+        HostSearch::Found(peer, host) => (peer, host),
+        HostSearch::OtherGame(refusal) => return Err(refusal),
+        HostSearch::Nobody => {
+            return Err(AppError::Room {
+                message: format!(
+                    "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
+                    timeout.as_secs_f64()
+                ),
+            })
+        }
     };
-    check_host(&host, &hello)?;
     let (address, transport) = match hello.role {
         RoomRole::Spectator => (spectator_dial(&host, &room, &transport)?, transport),
-        _ => path_to(args, &mut room, host_peer, transport, IceRole::Controlled)?,
+        _ => {
+            let config = args.ice_config()?;
+            path_to(config, &mut room, host_peer, transport, IceRole::Controlled)?
+        }
     };
     Ok(FoundHost {
         address,
@@ -575,8 +658,9 @@ pub(crate) fn quick_pair(
     out: &mut dyn Write,
 ) -> Result<QuickPairing, AppError> {
     let transport = bind_ipv4(link, 0)?;
+    let config = args.ice_config()?;
     let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
-    let (mut room, hello, (peer, other)) = loop {
+    let (mut room, peer) = loop {
         let mut room = enter(args, &quick_room(&identity), Some(2))?;
         writeln!(
             out,
@@ -589,7 +673,14 @@ pub(crate) fn quick_pair(
             candidates: candidates(&room, &transport),
         };
         match await_hello(&mut room, &mut Greeter::new(&hello), is_quick, None) {
-            Ok(Some(pair)) => break (room, hello, pair),
+            Ok(Some((peer, other))) => match check_host(&other, &hello) {
+                Ok(()) => break (room, peer),
+                // The queue is named by the game, so this peer misbehaves:
+                // queue again rather than end the search.
+                Err(refused) => tracing::info!(
+                    "skipped a quick-match player of another game ({peer}): {refused}"
+                ),
+            },
             // The server grouped us with a player who left before its
             // hello: queue again.
             Err(SignalError::PeerGone) => {
@@ -603,13 +694,12 @@ pub(crate) fn quick_pair(
             Err(error) => return Err(server_gone(error, "another player")),
         }
     };
-    check_host(&other, &hello)?;
     let hosting = room.me() < &peer;
     let role = match hosting {
         true => IceRole::Controlling,
         false => IceRole::Controlled,
     };
-    let (address, transport) = path_to(args, &mut room, peer, transport, role)?;
+    let (address, transport) = path_to(config, &mut room, peer, transport, role)?;
     if hosting {
         return Ok(QuickPairing::Host(transport, room));
     }
@@ -677,5 +767,95 @@ mod tests {
             "{message}"
         );
         assert_eq!(refused.exit_code(), crate::engine::error::EXIT_USER_MISTAKE);
+    }
+
+    use crate::net::room::fake_server::{self, signal_from};
+
+    fn hello_of(role: RoomRole, content_hash: u64) -> Hello {
+        Hello {
+            role,
+            identity: identity(content_hash),
+            candidates: vec!["10.0.0.2:7000".parse().unwrap()],
+        }
+    }
+
+    fn server_args(server: SignalServer) -> SignalArgs {
+        SignalArgs {
+            signal: Some(server),
+            ..SignalArgs::default()
+        }
+    }
+
+    #[test]
+    fn a_joiner_skips_a_host_of_another_game_and_finds_the_real_one() {
+        let rogue = hello_of(RoomRole::Host, 0xbb).encode();
+        let host = hello_of(RoomRole::Host, 0xaa);
+        let events = vec![
+            signal_from("rogue", &rogue),
+            signal_from("host", &host.encode()),
+        ];
+        let (server, script) = fake_server::scripted(vec![events]);
+        let mut room = enter(&server_args(server), "room", None).unwrap();
+        let ours = hello_of(RoomRole::Player, 0xaa);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        match await_host(&mut room, &ours, deadline).unwrap() {
+            HostSearch::Found(peer, found) => {
+                assert_eq!(peer.as_str(), "host");
+                assert_eq!(found, host);
+            }
+            _ => panic!("the real host was not found"),
+        }
+        drop(room);
+        script.join().unwrap();
+    }
+
+    #[test]
+    fn a_joiner_that_hears_only_a_host_of_another_game_is_refused_soon_with_its_message() {
+        let other = hello_of(RoomRole::Host, 0xbb).encode();
+        let (server, script) = fake_server::scripted(vec![vec![signal_from("other", &other)]]);
+        let mut room = enter(&server_args(server), "room", None).unwrap();
+        let ours = hello_of(RoomRole::Player, 0xaa);
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(60);
+        let HostSearch::OtherGame(refusal) = await_host(&mut room, &ours, deadline).unwrap() else {
+            panic!("no refusal");
+        };
+        assert!(started.elapsed() < Duration::from_secs(30));
+        let message = refusal.to_string();
+        assert!(
+            message.starts_with("this match is for Duel 0.1.0 with content"),
+            "{message}"
+        );
+        drop(room);
+        script.join().unwrap();
+    }
+
+    #[test]
+    fn a_quick_match_partner_of_another_game_is_skipped_and_the_player_queues_again() {
+        let other = hello_of(RoomRole::Quick, 0xbb).encode();
+        let first = vec![signal_from("other", &other)];
+        let (server, script) = fake_server::scripted(vec![first, vec![fake_server::CLOSE.into()]]);
+        let mut out = Vec::new();
+        let result = quick_pair(
+            &server_args(server),
+            identity(0xaa),
+            &LinkArgs::default(),
+            &mut out,
+        );
+        let Err(error) = result else {
+            panic!("paired with a player of another game");
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("while waiting for another player; nobody was paired"),
+            "queued again, until the server left: {message}"
+        );
+        let printed = String::from_utf8(out).unwrap();
+        assert_eq!(
+            printed.matches("waiting for another player").count(),
+            2,
+            "{printed}"
+        );
+        assert_eq!(script.join().unwrap().len(), 2);
     }
 }
