@@ -10,6 +10,9 @@ use crate::input::Buttons;
 pub const MENU_INPUT_NOTE: &str =
     "The match goes on: while this menu is open,\nyour player holds no buttons.";
 
+/// About how wide the menu is drawn (points), to centre it.
+const MENU_WIDTH: f32 = 480.0;
+
 /// What the menu says over local play and replays.
 pub const MENU_PAUSED_NOTE: &str = "The game is paused while this menu is open.";
 
@@ -128,10 +131,17 @@ impl MatchMenu {
         shader: &str,
     ) -> Option<MenuChoice> {
         let mut choice = None;
-        // A fixed place: egui 0.33 never shows an area anchored by its
-        // centre here (its size is unknown when it is placed).
+        // A fixed place (an area anchored by its centre is measured a
+        // frame late): centred for its usual width, below the overlay's
+        // top corners.
+        let width = context.content_rect().width();
+        let left = if width.is_finite() {
+            ((width - MENU_WIDTH) / 2.0).max(16.0)
+        } else {
+            16.0
+        };
         egui::Area::new(egui::Id::new("match menu"))
-            .fixed_pos(egui::pos2(16.0, 16.0))
+            .fixed_pos(egui::pos2(left, 64.0))
             .show(context, |ui| {
                 egui::Frame::window(ui.style()).show(ui, |ui| {
                     ui.heading(if self.local { "Menu" } else { "Match menu" });
