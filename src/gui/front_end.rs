@@ -148,6 +148,40 @@ impl WindowFrontEnd {
         captured
     }
 
+    /// Takes the link's figures: the kbps every half second, and for a
+    /// new picture the overlay's figures and graph.
+    fn record_figures(&mut self, view: &MatchView, now: Instant) {
+        if let Some(stats) = &view.stats {
+            let (since, received, sent) =
+                *self
+                    .traffic
+                    .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
+            let elapsed = now.duration_since(since).as_secs_f64();
+            if elapsed >= 0.5 {
+                let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
+                self.kbps = (
+                    kbps(stats.bytes_received.saturating_sub(received)),
+                    kbps(stats.bytes_sent.saturating_sub(sent)),
+                );
+                self.traffic = Some((now, stats.bytes_received, stats.bytes_sent));
+            }
+            if view.new_picture {
+                let figures = NetStats {
+                    ping_ms: stats.ping_ms,
+                    input_delay: stats.local_input_delay,
+                    frames_ahead: stats.frames_ahead,
+                    rollback_depth: stats.last_rollback,
+                    kbps_in: self.kbps.0,
+                    kbps_out: self.kbps.1,
+                    spectators: view.spectators as u32,
+                    delays: delays_text(&view.delays),
+                };
+                self.last_stats = Some(figures.clone());
+                self.overlay.record(figures);
+            }
+        }
+    }
+
     fn menu_choice(&mut self, choice: MenuChoice) {
         let now_ms = self.now_ms();
         let chosen = self.menu.choose(choice);
@@ -305,35 +339,7 @@ impl FrontEnd for WindowFrontEnd {
             return;
         }
         self.last_shown = Some(now);
-        if let Some(stats) = &view.stats {
-            let (since, received, sent) =
-                *self
-                    .traffic
-                    .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
-            let elapsed = now.duration_since(since).as_secs_f64();
-            if elapsed >= 0.5 {
-                let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
-                self.kbps = (
-                    kbps(stats.bytes_received.saturating_sub(received)),
-                    kbps(stats.bytes_sent.saturating_sub(sent)),
-                );
-                self.traffic = Some((now, stats.bytes_received, stats.bytes_sent));
-            }
-            if view.new_picture {
-                let figures = NetStats {
-                    ping_ms: stats.ping_ms,
-                    input_delay: stats.local_input_delay,
-                    frames_ahead: stats.frames_ahead,
-                    rollback_depth: stats.last_rollback,
-                    kbps_in: self.kbps.0,
-                    kbps_out: self.kbps.1,
-                    spectators: view.spectators as u32,
-                    delays: delays_text(&view.delays),
-                };
-                self.last_stats = Some(figures.clone());
-                self.overlay.record(figures);
-            }
-        }
+        self.record_figures(view, now);
         // A frame or two of waiting is normal; longer is a stall to show.
         self.overlay.set_stalled(
             self.waiting_since
