@@ -351,11 +351,21 @@ unsafe fn set_core_options_v1(
     definitions: *const ffi::RetroCoreOptionDefinition,
 ) -> bool {
     // SAFETY: the caller's contract is declare_definitions' contract.
-    unsafe {
+    let declared = unsafe {
         declare_definitions(context, definitions, |d| {
             (d.key, d.desc, &d.values, d.default_value)
         })
+    };
+    if declared {
+        // SAFETY: as above; each entry's strings are NULL or NUL-terminated.
+        let notes = unsafe {
+            null_key_terminated(definitions, |d| d.key)
+                .map(|d| (lossy(d.key), lossy(d.info), None))
+                .collect()
+        };
+        context.options.describe(notes, Vec::new());
     }
+    declared
 }
 
 /// # Safety
@@ -635,6 +645,42 @@ mod tests {
             vec!["auto", "ntsc", "pal"]
         );
         assert!(context.options.validate_overrides("Test").is_ok());
+    }
+
+    #[test]
+    fn v1_options_keep_their_help_text() {
+        let mut context = context_with(vec![]);
+        let strings: Vec<CString> = ["gx_blur", "Blur", "Softens the picture", "off"]
+            .iter()
+            .map(|text| CString::new(*text).unwrap())
+            .collect();
+        let mut values = no_values();
+        values[0].value = strings[3].as_ptr();
+        let mut definitions = [
+            ffi::RetroCoreOptionDefinition {
+                key: strings[0].as_ptr(),
+                desc: strings[1].as_ptr(),
+                info: strings[2].as_ptr(),
+                values,
+                default_value: strings[3].as_ptr(),
+            },
+            ffi::RetroCoreOptionDefinition {
+                key: null(),
+                desc: null(),
+                info: null(),
+                values: no_values(),
+                default_value: null(),
+            },
+        ];
+        // SET_CORE_OPTIONS takes the array itself.
+        assert!(send(&mut context, env::SET_CORE_OPTIONS, &mut definitions));
+        let blur = &context.options.options()[0];
+        assert_eq!(
+            (blur.key.as_str(), blur.current.as_str()),
+            ("gx_blur", "off")
+        );
+        assert_eq!(blur.info, "Softens the picture");
+        assert_eq!(blur.category, None);
     }
 
     #[test]
