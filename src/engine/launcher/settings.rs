@@ -31,7 +31,7 @@ pub struct VideoSettings {
 /// What the Host and Join forms start with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetplayDefaults {
-    /// The player's name (shown to the other players; empty: none).
+    /// The player's name (empty: none).
     pub name: String,
     /// The port a host listens on.
     pub port: u16,

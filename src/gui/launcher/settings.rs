@@ -5,6 +5,7 @@
 //! [`crate::engine::launcher::settings`]'s.
 
 use crate::engine::launcher::cores::CoreSummary;
+use crate::engine::launcher::forms::DelayChoice;
 use crate::engine::launcher::settings::{settings_path, Settings, MAX_NAME_CHARS};
 use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
 use crate::gui::launcher::script::Targets;
@@ -318,7 +319,7 @@ impl SettingsScreen {
         targets.text_field(ui, "Name", name);
         *name = name.chars().take(MAX_NAME_CHARS).collect();
         targets.text_field(ui, "Default port", &mut self.port);
-        super::screens::delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
+        delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
     }
 
     fn folders(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
@@ -369,4 +370,20 @@ impl SettingsScreen {
         });
         written.is_ok()
     }
+}
+
+/// The local input delay: auto, or a fixed 0–4 frames.
+pub(super) fn delay_picker(ui: &mut egui::Ui, id: &str, delay: &mut DelayChoice) {
+    let text = |delay: DelayChoice| match delay {
+        DelayChoice::Auto => "auto (follows the network)".to_string(),
+        DelayChoice::Fixed(frames) => format!("{frames} frames"),
+    };
+    egui::ComboBox::new(id, "input delay")
+        .selected_text(text(*delay))
+        .show_ui(ui, |ui| {
+            for choice in std::iter::once(DelayChoice::Auto).chain((0..=4).map(DelayChoice::Fixed))
+            {
+                ui.selectable_value(delay, choice, text(choice));
+            }
+        });
 }
