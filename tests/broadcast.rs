@@ -474,22 +474,7 @@ fn a_viewer_in_a_window_draws_the_match_and_ends_on_the_players_checksums() {
     assert_eq!(watched["checksums"], host["checksums"]);
     // The window's picture at frame 1200: the game, many colours over its
     // lower half (the arena's floor and the fighters), as the window drew it.
-    let decoder =
-        png::Decoder::new(std::fs::File::open(&shot).expect("the viewer wrote its screenshot"));
-    let mut reader = decoder.read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    assert_eq!((info.width, info.height), (640, 480));
-    let lower_half = &rgb[(640 * 240 * 3)..];
-    let colours: std::collections::BTreeSet<&[u8]> = lower_half.chunks(3).collect();
-    assert!(
-        colours.len() >= 3,
-        "colours in the lower half: {}",
-        colours.len()
-    );
-    let lit = lower_half
-        .chunks(3)
-        .filter(|pixel| pixel.iter().any(|&c| c > 16))
-        .count();
-    assert!(lit > 640 * 240 / 4, "lit pixels in the lower half: {lit}");
+    let picture = support::screenshot::read_png(&shot);
+    assert_eq!(picture.size(), (640, 480));
+    picture.assert_the_lower_half_shows_the_game();
 }

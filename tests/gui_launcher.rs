@@ -1,8 +1,8 @@
 //! The launcher (`netcade menu`, and `netcade` alone) in a real window,
 //! driven by `--script` through the same event path as a player's hands:
 //! it draws, its Join form hands the address typed to `join`, and a match
-//! hosted from it plays to the joiner's checksums and ends on its result
-//! screen.
+//! hosted from one launcher and joined from another plays to equal
+//! checksums and ends on both result screens.
 #![cfg(feature = "gui")]
 
 mod support;
@@ -10,6 +10,7 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 use support::cli::{spawn_netcade_with_env, stderr, stdout, Background};
+use support::screenshot::read_png;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -54,24 +55,6 @@ fn launcher_with_replays(dir: &Path, script: &str, replays: &Path) -> Background
     )
 }
 
-/// The picture's size and RGB bytes.
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let file = std::fs::File::open(path).unwrap_or_else(|_| panic!("{} written", path.display()));
-    let mut reader = png::Decoder::new(file).read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    (info.width, info.height, rgb)
-}
-
-/// Pixels of text (light grey to white on egui's dark grey panel) in rows `rows`.
-fn text_pixels((width, _, rgb): &(u32, u32, Vec<u8>), rows: std::ops::Range<u32>) -> usize {
-    let row_bytes = *width as usize * 3;
-    rgb[rows.start as usize * row_bytes..rows.end as usize * row_bytes]
-        .chunks(3)
-        .filter(|pixel| pixel.iter().all(|channel| *channel > 100))
-        .count()
-}
-
 #[test]
 fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_stands_for() {
     let _window = one_window();
@@ -85,22 +68,22 @@ fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_sta
     let output = launcher(dir.path(), &script).finish(TIMEOUT);
     assert!(output.status.success(), "{}", stderr(&output));
     let (home, host) = (read_png(&home), read_png(&host));
-    assert_eq!((home.0, home.1), (960, 720));
+    assert_eq!(home.size(), (960, 720));
     // egui's dark panel fills the window, not the game's black.
-    let background = &home.2[home.2.len() / 2..home.2.len() / 2 + 3];
+    let background = &home.rgb[home.rgb.len() / 2..home.rgb.len() / 2 + 3];
     assert!(
         background.iter().all(|c| (20..60).contains(c)),
         "{background:?}"
     );
     // The heading, then lines of buttons and labels below it.
-    assert!(text_pixels(&home, 0..50) > 100, "the heading");
+    assert!(home.light_pixels(0..50) > 100, "the heading");
     assert!(
-        text_pixels(&home, 50..400) > 500,
+        home.light_pixels(50..400) > 500,
         "the home screen's widgets"
     );
     // The host form has more lines (its fields and the command line).
-    assert!(text_pixels(&host, 50..400) > text_pixels(&home, 50..400));
-    assert_ne!(home.2, host.2);
+    assert!(host.light_pixels(50..400) > home.light_pixels(50..400));
+    assert_ne!(home.rgb, host.rgb);
 }
 
 #[test]
@@ -134,17 +117,20 @@ fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_l
 }
 
 #[test]
-fn a_match_hosted_from_the_launcher_plays_to_the_joiners_checksums_and_ends_on_its_result() {
+fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_in_sync() {
     let _window = one_window();
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("result.png");
+    let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (host_result, join_result) = (
+        host_dir.path().join("result.png"),
+        join_dir.path().join("result.png"),
+    );
     let script = format!(
         "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
          click Frames (blank: play until someone leaves)\ntype 240\n\
          click Host the match\nwait 2\nscreenshot {}\nquit\n",
-        result.display()
+        host_result.display()
     );
-    let mut host = launcher(dir.path(), &script);
+    let mut host = launcher(host_dir.path(), &script);
     host.wait_for_stdout("waiting for a player to join", TIMEOUT);
     let printed = host.stdout_so_far();
     let port = printed
@@ -152,20 +138,18 @@ fn a_match_hosted_from_the_launcher_plays_to_the_joiners_checksums_and_ends_on_i
         .nth(1)
         .and_then(|rest| rest.split(':').next())
         .expect("the host names its port");
-    let arena = support::dojo_arena();
-    let address = format!("127.0.0.1:{port}");
-    let join = support::cli::spawn_netcade(&[
-        "join",
-        &address,
-        "--core",
-        "duel",
-        "--rom",
-        &arena,
-        "--headless",
-        "--inputs",
-        "random:2",
-        "--no-record",
-    ]);
+    // The second launcher's window opens over the host's, which now shows
+    // the match: the player there types the address the host gave, and
+    // in the match opens the match menu with Esc (the match goes on).
+    let menu = join_dir.path().join("menu.png");
+    let script = format!(
+        "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:{port}\nkey Return\n\
+         session wait 60\nsession key Escape\nsession wait 3\nsession screenshot {}\n\
+         wait 2\nscreenshot {}\nquit\n",
+        menu.display(),
+        join_result.display()
+    );
+    let join = launcher(join_dir.path(), &script);
     let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
     assert!(host.status.success(), "{}", stderr(&host));
     assert!(join.status.success(), "{}", stderr(&join));
@@ -176,12 +160,73 @@ fn a_match_hosted_from_the_launcher_plays_to_the_joiners_checksums_and_ends_on_i
             .unwrap_or_else(|| panic!("no checksums line in {text}"))
     };
     assert_eq!(checksums(stdout(&host)), checksums(stdout(&join)));
-    assert!(stdout(&host).contains("replay: "), "{}", stdout(&host));
-    // The window stayed open after the match: its result screen was drawn.
-    let (width, height, _) = read_png(&result);
-    assert_eq!((width, height), (960, 720));
-    let recent = std::fs::read_to_string(dir.path().join("netcade/recent.json")).unwrap();
+    assert!(
+        stdout(&join).contains(&format!("$ netcade join 127.0.0.1:{port} --core duel")),
+        "{}",
+        stdout(&join)
+    );
+    for printed in [stdout(&host), stdout(&join)] {
+        assert!(printed.contains("replay: "), "{printed}");
+    }
+    // Both windows stayed open after the match: their result screens
+    // were drawn, egui's panel with the summary's lines on it.
+    for result in [&host_result, &join_result] {
+        let picture = read_png(result);
+        assert_eq!(picture.size(), (960, 720));
+        assert!(picture.light_pixels(50..400) > 500, "{}", result.display());
+    }
+    // The match menu over the game: its panel's text at the top left, the
+    // game below it.
+    let menu = read_png(&menu);
+    assert!(menu.egui_grey_pixels(0..300) > 50_000, "the match menu");
+    assert!(menu.light_pixels(0..300) > 500, "the match menu's text");
+    menu.assert_the_lower_half_shows_the_game();
+    let recent = std::fs::read_to_string(host_dir.path().join("netcade/recent.json")).unwrap();
     assert!(recent.contains("dojo.arena"), "{recent}");
+}
+
+#[test]
+fn cancel_on_the_hosts_waiting_panel_closes_its_socket_and_returns_to_the_launcher() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let (waiting, result) = (
+        dir.path().join("waiting.png"),
+        dir.path().join("result.png"),
+    );
+    // The launcher stays open a while after the Cancel: the port is found
+    // free while the program that held it still runs.
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\nclick Host the match\n\
+         session wait 5\nsession screenshot {}\nsession click Cancel\n\
+         wait 2\nscreenshot {}\nwait 240\nquit\n",
+        waiting.display(),
+        result.display()
+    );
+    let mut host = launcher(dir.path(), &script);
+    host.wait_for_stdout("waiting for a player to join", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port: u16 = printed
+        .split("UDP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|port| port.parse().ok())
+        .expect("the host names its port");
+    let free = || std::net::UdpSocket::bind(("0.0.0.0", port)).is_ok();
+    assert!(!free(), "the host holds UDP port {port} while it waits");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !result.exists() {
+        assert!(std::time::Instant::now() < deadline, "no result screen");
+        std::thread::yield_now();
+    }
+    assert!(free(), "UDP port {port} is free again after Cancel");
+    let output = host.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // The waiting panel was drawn over the game: egui's window with the
+    // heading, the addresses and the buttons, light text on dark grey.
+    let panel = read_png(&waiting);
+    assert!(panel.egui_grey_pixels(0..200) > 30_000, "the waiting panel");
+    assert!(panel.light_pixels(0..200) > 300, "the waiting panel's text");
+    assert_eq!(read_png(&result).size(), (960, 720));
 }
 
 #[test]
@@ -286,6 +331,6 @@ fn a_key_pressed_for_a_button_in_settings_is_saved_in_the_input_mapping() {
     assert!(!player1.contains("\na = "), "K left A: {input}");
     let settings = std::fs::read_to_string(dir.path().join("settings.toml")).unwrap();
     assert!(settings.contains("port = 7123\n"), "{settings}");
-    let (width, height, _) = read_png(&shot);
-    assert_eq!((width, height), (960, 720));
+    let picture = read_png(&shot);
+    assert_eq!((picture.width, picture.height), (960, 720));
 }

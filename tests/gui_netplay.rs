@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 use support::cli::{last_json, spawn_host_with_env, spawn_netcade_with_env, stderr, Background};
+use support::screenshot::{read_png, OVERLAY_TEXT};
 
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -70,16 +71,9 @@ fn a_host_and_a_joiner_in_two_windows_play_600_frames_in_sync_with_the_overlay_s
     }
     // The host's window at frame 300: the game with the overlay's panel
     // (its text is drawn opaque in the overlay's text colour).
-    let decoder =
-        png::Decoder::new(std::fs::File::open(&shot).expect("the host wrote its screenshot"));
-    let mut reader = decoder.read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    assert_eq!((info.width, info.height), (960, 720));
-    let text_pixels = rgb[..(info.width * 120 * 3) as usize]
-        .chunks(3)
-        .filter(|pixel| *pixel == [240, 240, 240])
-        .count();
+    let picture = read_png(&shot);
+    assert_eq!(picture.size(), (960, 720));
+    let text_pixels = picture.count_colour(0..120, OVERLAY_TEXT);
     assert!(
         text_pixels > 200,
         "overlay text pixels in the top rows: {text_pixels}"
@@ -158,28 +152,10 @@ fn a_spectator_in_a_window_draws_the_game_and_ends_on_the_players_checksums() {
     }
     // The window's picture near frame 450: the game (many colours over the
     // whole window), with the overlay's spectator panel over it.
-    let decoder =
-        png::Decoder::new(std::fs::File::open(&shot).expect("the spectator wrote its screenshot"));
-    let mut reader = decoder.read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    assert_eq!((info.width, info.height), (640, 480));
-    let lower_half = &rgb[(640 * 240 * 3)..];
-    let colours: std::collections::BTreeSet<&[u8]> = lower_half.chunks(3).collect();
-    assert!(
-        colours.len() >= 3,
-        "colours in the game's lower half: {}",
-        colours.len()
-    );
-    let lit = lower_half
-        .chunks(3)
-        .filter(|p| p.iter().any(|&c| c > 16))
-        .count();
-    assert!(lit > 640 * 240 / 4, "lit pixels in the lower half: {lit}");
-    let text_pixels = rgb[..(640 * 100 * 3)]
-        .chunks(3)
-        .filter(|pixel| *pixel == [240, 240, 240])
-        .count();
+    let picture = read_png(&shot);
+    assert_eq!(picture.size(), (640, 480));
+    picture.assert_the_lower_half_shows_the_game();
+    let text_pixels = picture.count_colour(0..100, OVERLAY_TEXT);
     assert!(text_pixels > 200, "overlay text pixels: {text_pixels}");
 }
 

@@ -11,6 +11,7 @@ use netcade::engine::run::run_frames;
 use std::path::Path;
 use std::process::{Command, Output};
 use support::cli::{stderr, stdout};
+use support::screenshot::{read_png, Picture};
 use support::{duel_arena, duel_core};
 
 /// Runs `netcade ARGS` with its config directory in `config_dir`.
@@ -21,17 +22,6 @@ fn netcade_in(config_dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("netcade runs")
-}
-
-/// Decodes a PNG to (width, height, RGB bytes).
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::fs::File::open(path).expect("the screenshot exists"));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgb).expect("one image");
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    rgb.truncate(info.buffer_size());
-    (info.width, info.height, rgb)
 }
 
 /// Duel's own picture after `frames` frames of `random:1`, as `run` makes it.
@@ -84,7 +74,11 @@ fn a_screenshot_through_nearest_at_integer_scale_is_duels_own_frame_scaled_pixel
         "{}",
         stdout(&output)
     );
-    let (width, height, shown) = read_png(&shot);
+    let Picture {
+        width,
+        height,
+        rgb: shown,
+    } = read_png(&shot);
     assert_eq!((width, height), (640, 480));
     let (source_w, source_h, source) = duel_frame_after(40);
     assert_eq!((source_w, source_h), (320, 240));
@@ -108,7 +102,11 @@ fn the_default_shader_fills_the_window_with_a_real_picture_of_the_game() {
     let shot = dir.path().join("default.png");
     let output = play_screenshot(dir.path(), &shot, &["--window-size", "800x600"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let (width, height, shown) = read_png(&shot);
+    let Picture {
+        width,
+        height,
+        rgb: shown,
+    } = read_png(&shot);
     assert_eq!((width, height), (800, 600));
     // 4:3 in a 4:3 window: no black bars, and every window pixel close to
     // the source pixel under it (sharp bilinear blends only at edges).
@@ -233,7 +231,7 @@ fn stellas_160_wide_frames_open_a_four_by_three_window_filled_at_that_shape() {
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
-    let (width, height, rgb) = read_png(&shot);
+    let Picture { width, height, rgb } = read_png(&shot);
     assert_eq!(width * 3, height * 4, "{width}x{height} is not 4:3");
     // The picture reaches the right edge: no letterbox beside a 160:210 grid.
     let right_column_lit = (0..height)

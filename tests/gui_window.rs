@@ -11,6 +11,7 @@ use netcade::engine::inputs::NO_INPUTS;
 use netcade::engine::live::front_end::FrontEnd;
 use netcade::engine::png::frame_to_rgb;
 use netcade::gui::input_map::InputMap;
+use netcade::gui::launcher::script::{key_event, key_repeated};
 use netcade::gui::overlay::Overlay;
 use netcade::gui::play::{play_in_window, LocalPlay, Pacing};
 use netcade::gui::renderer::DisplayShader;
@@ -228,13 +229,10 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
 
 /// A key pressed (`repeat`: held long enough for the keyboard to repeat it).
 fn key_down(keycode: Keycode, repeat: bool) -> Event {
-    Event::KeyDown {
-        timestamp: 0,
-        window_id: 0,
-        keycode: Some(keycode),
-        scancode: None,
-        keymod: Mod::NOMOD,
-        repeat,
+    if repeat {
+        key_repeated(keycode)
+    } else {
+        key_event(true, keycode, Mod::NOMOD)
     }
 }
 
@@ -457,7 +455,7 @@ fn the_match_menu_shows_the_connection_in_words_and_each_players_figures() {
     use netcade::engine::live::front_end::{MatchView, PlayerFigures};
     let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
     let config = tempfile::tempdir().unwrap();
-    let shot = picture_path(config.path(), "match-menu.png");
+    let shot = picture_path(config.path(), "match-menu-connection.png");
     std::env::set_var("NETCADE_CONFIG_DIR", config.path());
     let mut duel = support::load_duel_dojo();
     let display = DisplayArgs {

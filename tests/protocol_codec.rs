@@ -200,6 +200,30 @@ fn every_message() -> Vec<Message> {
         Message::RejoinChallenge { nonce: 0 },
         Message::RejoinProof { nonce: u64::MAX },
         Message::RejoinRestarted { nonce: 7 },
+        Message::Chat(ChatMessage {
+            next_expected: 3,
+            line: None,
+        }),
+        Message::Chat(ChatMessage {
+            next_expected: 70_000,
+            line: Some((
+                12,
+                ChatLine {
+                    author: "Zoë".into(),
+                    text: "gg, well played ✓".into(),
+                },
+            )),
+        }),
+        Message::Chat(ChatMessage {
+            next_expected: 0,
+            line: Some((
+                u32::MAX,
+                ChatLine {
+                    author: "a".repeat(MAX_CHAT_AUTHOR_BYTES),
+                    text: "é".repeat(MAX_CHAT_TEXT_BYTES / 2),
+                },
+            )),
+        }),
     ]
 }
 
@@ -727,4 +751,102 @@ fn a_roster_with_too_many_entries_or_a_long_address_is_refused_before_allocating
         codec::encode(&header(), &too_long, &mut out),
         Err(codec::EncodeError::BadRoster)
     );
+}
+
+/// A chat datagram carrying one line whose author is empty and whose text
+/// is `text` as raw bytes (length byte first), whatever they hold.
+fn chat_datagram_with_text(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let ack_only = Message::Chat(ChatMessage::default());
+    codec::encode(&header(), &ack_only, &mut out).unwrap();
+    *out.last_mut().unwrap() = 1; // flags: a line follows
+    out.extend_from_slice(&[0, 0]); // line number 0, empty author
+    out.push(text.len() as u8);
+    out.extend_from_slice(text);
+    out
+}
+
+#[test]
+fn a_chat_line_decodes_only_when_it_is_short_clean_utf8() {
+    assert!(codec::decode(&chat_datagram_with_text(b"hello")).is_ok());
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(&[b'x'; MAX_CHAT_TEXT_BYTES + 1])),
+        Err(DecodeError::BadChatLine(ChatTextError::TooLong(
+            MAX_CHAT_TEXT_BYTES + 1,
+            MAX_CHAT_TEXT_BYTES
+        )))
+    );
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(&[b'o', 0xC3, 0x28])),
+        Err(DecodeError::BadText)
+    );
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(b"\x1b[2Jgotcha")),
+        Err(DecodeError::BadChatLine(ChatTextError::ControlCharacter))
+    );
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text(b"")),
+        Err(DecodeError::BadChatLine(ChatTextError::Empty))
+    );
+    let mut cut = chat_datagram_with_text(b"hello");
+    cut.truncate(cut.len() - 2);
+    assert_eq!(codec::decode(&cut), Err(DecodeError::Truncated));
+    let mut unknown_flags = chat_datagram_with_text(b"hello");
+    unknown_flags[HEADER_SIZE + 1] = 2;
+    assert_eq!(
+        codec::decode(&unknown_flags),
+        Err(DecodeError::UnknownChatFlags(2))
+    );
+}
+
+#[test]
+fn a_chat_line_too_long_to_send_is_an_encode_error() {
+    let message = Message::Chat(ChatMessage {
+        next_expected: 0,
+        line: Some((
+            0,
+            ChatLine {
+                author: String::new(),
+                text: "x".repeat(MAX_CHAT_TEXT_BYTES + 1),
+            },
+        )),
+    });
+    let mut out = Vec::new();
+    assert!(matches!(
+        codec::encode(&header(), &message, &mut out),
+        Err(EncodeError::BadChatLine(ChatTextError::TooLong(..)))
+    ));
+}
+
+#[test]
+fn a_chat_line_costs_nineteen_bytes_besides_its_author_and_text_and_an_ack_sixteen() {
+    let line = |author: &str, text: &str| {
+        Message::Chat(ChatMessage {
+            next_expected: 5,
+            line: Some((
+                7,
+                ChatLine {
+                    author: author.into(),
+                    text: text.into(),
+                },
+            )),
+        })
+    };
+    let mut out = Vec::new();
+    // The tag (8 bytes) is added when the datagram is sealed.
+    let on_the_wire = |message: &Message, out: &mut Vec<u8>| {
+        codec::encode(&header(), message, out).unwrap();
+        out.len() + codec::TAG_BYTES
+    };
+    let longest = line(
+        &"a".repeat(MAX_CHAT_AUTHOR_BYTES),
+        &"x".repeat(MAX_CHAT_TEXT_BYTES),
+    );
+    assert_eq!(on_the_wire(&longest, &mut out), 19 + 24 + 120);
+    assert_eq!(on_the_wire(&line("", "gg"), &mut out), 19 + 2);
+    let ack = Message::Chat(ChatMessage {
+        next_expected: 5,
+        line: None,
+    });
+    assert_eq!(on_the_wire(&ack, &mut out), 16);
 }

@@ -6,8 +6,8 @@
 use netcade::checksum::Checksum;
 use netcade::input::Buttons;
 use netcade::replay::{
-    read_replay, EndReason, ReplayError, ReplayEvent, ReplayHeader, ReplayWriter,
-    MAX_REPLAY_FRAMES, MAX_STATE_BYTES,
+    read_replay, read_replay_header, EndReason, ReplayError, ReplayEvent, ReplayHeader,
+    ReplayWriter, MAX_REPLAY_FRAMES, MAX_STATE_BYTES,
 };
 use netcade::rollback::Frame;
 use proptest::prelude::*;
@@ -217,6 +217,59 @@ fn a_damaged_header_is_refused_naming_its_offset() {
         ReplayError::BadRecordCheck {
             offset: netcade::replay::PREAMBLE_SIZE as u64
         }
+    );
+}
+
+/// A reader that counts the bytes taken from it.
+struct Counting<'a> {
+    bytes: &'a [u8],
+    taken: usize,
+}
+
+impl std::io::Read for Counting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (&self.bytes[self.taken..]).read(buf)?;
+        self.taken += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn the_header_alone_is_read_without_the_inputs_after_it_and_a_bad_one_is_an_error() {
+    let bytes = recorded(3000);
+    let mut counting = Counting {
+        bytes: &bytes,
+        taken: 0,
+    };
+    let header = read_replay_header(&mut counting).unwrap();
+    assert_eq!(header, read_replay(&bytes[..]).unwrap().header);
+    // It stopped at the header's end: the header is in those bytes alone.
+    assert!(
+        counting.taken < bytes.len(),
+        "read all {} bytes",
+        bytes.len()
+    );
+    assert_eq!(
+        read_replay_header(&bytes[..counting.taken]).unwrap(),
+        header
+    );
+    for cut in [
+        0,
+        5,
+        netcade::replay::PREAMBLE_SIZE + 10,
+        counting.taken - 1,
+    ] {
+        assert!(read_replay_header(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut damaged = bytes.clone();
+    damaged[netcade::replay::PREAMBLE_SIZE + 20] ^= 0x10;
+    assert!(matches!(
+        read_replay_header(&damaged[..]),
+        Err(ReplayError::BadRecordCheck { .. })
+    ));
+    assert_eq!(
+        read_replay_header(&b"PNG\x89 not a replay"[..]).unwrap_err(),
+        ReplayError::NotAReplay
     );
 }
 

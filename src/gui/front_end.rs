@@ -1,7 +1,8 @@
 //! The window as a live match's front end, for players and spectators:
 //! each tick's newest picture with the overlay (F1 stats panel and graph, "waiting for opponent...",
 //! notices), this machine's player's buttons from the keyboard and
-//! controllers, and closing the window (or Esc twice) to leave the match
+//! controllers, the chat (T opens a one-line box; lines fade in the
+//! overlay), and closing the window (or Esc twice) to leave the match
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
@@ -9,14 +10,28 @@ use crate::engine::live::front_end::{
     delays_text, player_lines, FrontEnd, MatchView, SpectatorView,
 };
 use crate::engine::{AppError, Game};
+use crate::gui::chat_box::{ChatBox, ChatBoxOutcome};
+use crate::gui::launcher::script::key_event;
+use crate::gui::launcher::script::{self, Targets};
 use crate::gui::match_menu::{carry_out, menu_details, MatchMenu, MenuChoice};
 pub use crate::gui::match_menu::{LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
+use crate::gui::waiting::WaitingPanel;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::input::Buttons;
+use sdl2::event::Event;
+use sdl2::keyboard::{Keycode, Mod};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// Pictures drawn between two steps of a scripted line's typing: the chat
+/// box takes the keyboard only once it was drawn.
+const DRAWS_PER_TYPING_STEP: u32 = 2;
+
+/// Lines sent from the chat box that wait for the match to take them.
+const MAX_TYPED_LINES: usize = 8;
 
 /// How often the window is redrawn while no frame runs (a stall).
 const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_millis(50);
@@ -46,6 +61,20 @@ pub struct WindowFrontEnd {
     last_stats: Option<NetStats>,
     /// The connection in words and each player's figures, for the menu.
     last_words: Vec<String>,
+    chat_box: ChatBox,
+    /// Lines sent from the chat box, for the match to take.
+    typed: VecDeque<String>,
+    /// A scripted line's keys and text, fed to the window as a player's.
+    typing: VecDeque<Event>,
+    /// Pictures drawn since the last of them was fed.
+    draws_since_typing: u32,
+    /// The host's port while it waits for its players (the waiting panel).
+    listening: Option<u16>,
+    waiting_panel: WaitingPanel,
+    /// Where the panel's buttons were drawn (a launcher script clicks them).
+    targets: Targets,
+    /// Where a launcher script asked the next picture to be saved.
+    script_capture: Option<PathBuf>,
 }
 
 impl WindowFrontEnd {
@@ -74,6 +103,14 @@ impl WindowFrontEnd {
             menu: MatchMenu::default(),
             last_stats: None,
             last_words: Vec::new(),
+            chat_box: ChatBox::default(),
+            typed: VecDeque::new(),
+            typing: VecDeque::new(),
+            draws_since_typing: 0,
+            listening: None,
+            waiting_panel: WaitingPanel::default(),
+            targets: Targets::default(),
+            script_capture: None,
         })
     }
 
@@ -104,23 +141,57 @@ impl WindowFrontEnd {
         overlay: Option<&crate::gui::overlay::Canvas>,
         capture: bool,
     ) -> Option<(u32, u32, Vec<u8>)> {
-        if !self.menu.open {
+        self.draws_since_typing = self.draws_since_typing.saturating_add(1);
+        if let Some(port) = self.listening {
+            let (panel, targets) = (&mut self.waiting_panel, &mut self.targets);
+            let mut cancel = false;
+            let captured = self.window.present_with_menu(
+                frame,
+                aspect,
+                overlay,
+                Some(&mut |context| {
+                    targets.clear(context.pixels_per_point());
+                    cancel = panel.draw(context, port, targets);
+                }),
+                capture,
+            );
+            self.quit |= cancel;
+            return captured;
+        }
+        if !self.menu.open && !self.chat_box.is_open() {
             return self.window.present(frame, aspect, overlay, capture);
         }
         let mut connection = self.last_words.clone();
         connection.extend(connection_lines(self.last_stats.as_ref()));
         let shader = self.window.shader().to_string();
         let menu = self.menu.clone();
-        let mut choice = None;
+        let (mut choice, mut chatted) = (None, None);
+        let chat_box = &mut self.chat_box;
         let captured = self.window.present_with_menu(
             frame,
             aspect,
             overlay,
-            Some(&mut |context| choice = menu.draw(context, &connection, &shader)),
+            Some(&mut |context| {
+                if menu.open {
+                    choice = menu.draw(context, &connection, &shader);
+                }
+                chatted = chat_box.draw(context);
+            }),
             capture,
         );
         if let Some(choice) = choice {
             self.menu_choice(choice);
+        }
+        if let Some(outcome) = chatted {
+            self.window.release_keys();
+            // A window with no match to take its lines (a broadcast's
+            // viewer) keeps only the last few.
+            if let ChatBoxOutcome::Send(text) = outcome {
+                if self.typed.len() == MAX_TYPED_LINES {
+                    self.typed.pop_front();
+                }
+                self.typed.push_back(text);
+            }
         }
         captured
     }
@@ -155,6 +226,31 @@ impl WindowFrontEnd {
                 };
                 self.last_stats = Some(figures.clone());
                 self.overlay.record(figures);
+            }
+        }
+    }
+
+    /// The launcher script's next step in this session, after a frame was
+    /// laid out (its clicks aim at the widgets drawn).
+    fn script_step(&mut self) {
+        match script::step_lent(&mut self.window, &self.targets) {
+            None | Some(Ok(script::Step::Continue)) => {}
+            Some(Ok(script::Step::Capture(path))) => self.script_capture = Some(path),
+            Some(Ok(script::Step::Quit)) => self.quit = true,
+            Some(Err(error)) => {
+                eprintln!("error: {}", crate::engine::error::error_chain(&error));
+                self.quit = true;
+            }
+        }
+    }
+
+    /// Feeds the next event of a scripted line's typing to the window,
+    /// once enough pictures were drawn since the last.
+    fn feed_typing(&mut self) {
+        if self.draws_since_typing >= DRAWS_PER_TYPING_STEP {
+            if let Some(event) = self.typing.pop_front() {
+                self.window.inject(event);
+                self.draws_since_typing = 0;
             }
         }
     }
@@ -211,14 +307,28 @@ impl FrontEnd for WindowFrontEnd {
     fn local_buttons(&mut self) -> Option<Buttons> {
         self.handle_events();
         // One player at this machine: every device plays as it.
-        Some(self.menu.filter(self.window.held(1)[0]))
+        let held = self.menu.filter(self.window.held(1)[0]);
+        // Typing, the keys write text: the player holds nothing.
+        Some(if self.chat_box.is_open() {
+            Buttons::NONE
+        } else {
+            held
+        })
     }
 
     fn handle_events(&mut self) {
         let now_ms = self.now_ms();
+        self.feed_typing();
         for action in self.window.poll() {
             match action {
+                Action::Chat => {
+                    self.chat_box.open();
+                    // The text of the key that opened it is not typed.
+                    self.window.discard_ui_input();
+                }
                 Action::Quit => self.quit = true,
+                // Before the match there is nothing to lose: Esc cancels.
+                Action::Leave if self.listening.is_some() => self.quit = true,
                 Action::Leave if self.leave.press(now_ms) => self.quit = true,
                 Action::Leave => {
                     self.menu.open = true;
@@ -241,6 +351,7 @@ impl FrontEnd for WindowFrontEnd {
     }
 
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
+        self.listening = view.listening;
         let now = Instant::now();
         if view.new_picture {
             self.waiting_since = None;
@@ -290,14 +401,24 @@ impl FrontEnd for WindowFrontEnd {
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let captured = self.show(frame.as_ref(), aspect, picture.as_ref(), capture);
-        if let Some((picture, (_, path))) =
-            captured.and_then(|picture| Some((picture, self.screenshot_at.take()?)))
-        {
+        let scripted = self.script_capture.take();
+        let captured = self.show(
+            frame.as_ref(),
+            aspect,
+            picture.as_ref(),
+            capture || scripted.is_some(),
+        );
+        let path = match scripted {
+            Some(path) => Some(path),
+            None if capture => self.screenshot_at.take().map(|(_, path)| path),
+            None => None,
+        };
+        if let (Some(picture), Some(path)) = (captured, path) {
             if let Err(err) = save_picture(&path, &picture) {
                 eprintln!("warning: {}", crate::engine::error::error_chain(&err));
             }
         }
+        self.script_step();
     }
 
     fn notice(&mut self, text: &str) {
@@ -307,6 +428,32 @@ impl FrontEnd for WindowFrontEnd {
 
     fn quit_requested(&mut self) -> bool {
         self.quit
+    }
+
+    fn take_chat_line(&mut self) -> Option<String> {
+        self.typed.pop_front()
+    }
+
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let now_ms = self.now_ms();
+        self.overlay.chat_line(now_ms, author, text);
+    }
+
+    /// Types the line as a player would: T, the text, Enter.
+    fn type_chat(&mut self, text: &str) -> bool {
+        let key = |down, key| key_event(down, key, Mod::NOMOD);
+        self.typing.extend([
+            key(true, Keycode::T),
+            key(false, Keycode::T),
+            Event::TextInput {
+                timestamp: 0,
+                window_id: 0,
+                text: text.to_string(),
+            },
+            key(true, Keycode::Return),
+            key(false, Keycode::Return),
+        ]);
+        true
     }
 }
 

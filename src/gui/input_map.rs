@@ -34,7 +34,7 @@ pub const DEFAULT_CONFIG: &str = r#"# netcade's input mapping: which keys and co
 # "Right Shift"); join alternatives with "|" ("Return|Space").
 # Hotkeys (not remappable): F1 overlay (Shift+F1 moves it), F2 shader,
 # F11 or Alt+Enter fullscreen, F12 screenshot, P pause, . step, , step back,
-# M mark, N diff, Esc leave (in a match: Esc twice).
+# M mark, N diff, T chat (in a match), Esc leave (in a match: Esc twice).
 
 # Player 1 on the left of the keyboard.
 [keyboard.player1]
@@ -165,6 +165,7 @@ pub const HOTKEYS: &[(Keycode, &str)] = &[
     (Keycode::Comma, "stepping back"),
     (Keycode::M, "marking"),
     (Keycode::N, "diffing"),
+    (Keycode::T, "chat"),
 ];
 
 /// A mapping as read from a config file, with what in it is probably not

@@ -9,6 +9,7 @@
 //! for). Re-simulated frames are never presented: only the picture a loop
 //! shows after its frames ran.
 
+pub mod chat_box;
 pub mod front_end;
 pub mod input_map;
 pub mod launcher;
@@ -18,6 +19,7 @@ pub mod overlay;
 pub mod play;
 pub mod renderer;
 pub mod ui;
+pub mod waiting;
 pub mod window;
 
 use std::path::PathBuf;

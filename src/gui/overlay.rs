@@ -1,7 +1,8 @@
 //! The overlay drawn over the game: the stats panel (F1) with a graph of
 //! rollback depth and ping over the last ~5 seconds (GGPO's perfmon idea),
-//! the "waiting for opponent" indicator during stalls, brief notices, and
-//! the lines of in-window frame stepping. Built as an RGBA picture on the
+//! the "waiting for opponent" indicator during stalls, brief notices, the
+//! chat's named lines (fading out), and the lines of in-window frame
+//! stepping. Built as an RGBA picture on the
 //! CPU with an embedded 8×8 bitmap font (`font8x8`), which the renderer
 //! uploads and blends over the game. Time is a parameter (milliseconds
 //! from any fixed start), so all of it is tested without a window.
@@ -29,6 +30,14 @@ const PANEL: [u8; 4] = [0, 0, 0, 170];
 const ROLLBACK: [u8; 4] = [255, 170, 40, 255];
 const PING: [u8; 4] = [80, 200, 255, 255];
 const WARNING: [u8; 4] = [255, 90, 90, 255];
+/// Chat lines' colour (nothing else in the overlay is drawn in it).
+pub const CHAT: [u8; 4] = [255, 214, 90, 255];
+/// How long a chat line stays on screen…
+pub const CHAT_MS: u64 = 10_000;
+/// …the last part of it fading out.
+const CHAT_FADE_MS: u64 = 2_000;
+/// The most chat lines shown at once (older ones go first).
+const MAX_CHAT_LINES: usize = 5;
 
 /// An RGBA picture, top row first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,6 +138,8 @@ pub struct Overlay {
     /// The connection in words and a recent desync, shown whatever the panel.
     status: Vec<(String, [u8; 4])>,
     lines: Vec<String>,
+    /// `author: text` and when it came.
+    chat: VecDeque<(String, u64)>,
 }
 
 impl Overlay {
@@ -161,6 +172,31 @@ impl Overlay {
             self.notices.pop_front();
         }
         self.notices.push_back((text.into(), now_ms + duration_ms));
+    }
+
+    /// Shows a chat line from `author` for [`CHAT_MS`] from `now_ms`.
+    pub fn chat_line(&mut self, now_ms: u64, author: &str, text: &str) {
+        if self.chat.len() == MAX_CHAT_LINES {
+            self.chat.pop_front();
+        }
+        self.chat.push_back((format!("{author}: {text}"), now_ms));
+    }
+
+    /// The chat lines still showing at `now_ms`, oldest first, each with
+    /// its colour (fading to the panel's in its last seconds).
+    pub fn chat_lines(&mut self, now_ms: u64) -> Vec<(String, [u8; 4])> {
+        self.chat
+            .retain(|(_, at)| now_ms.saturating_sub(*at) < CHAT_MS);
+        self.chat
+            .iter()
+            .flat_map(|(line, at)| {
+                let left = CHAT_MS - now_ms.saturating_sub(*at);
+                wrapped(
+                    [line.clone()],
+                    faded(CHAT, left.min(CHAT_FADE_MS), CHAT_FADE_MS),
+                )
+            })
+            .collect()
     }
 
     /// Whether the match is waiting for the opponent's input.
@@ -228,10 +264,12 @@ impl Overlay {
         let text = wrapped(self.lines.iter().cloned().chain(panel), TEXT);
         let stall = (self.stalled && self.status.is_empty())
             .then(|| ("waiting for opponent...".to_string(), WARNING));
+        let chat = self.chat_lines(now_ms);
         let after: Vec<(String, [u8; 4])> = stall
             .into_iter()
             .chain(self.status.iter().cloned())
             .chain(wrapped(notices, DIM))
+            .chain(chat)
             .collect();
         if text.is_empty() && after.is_empty() {
             return None;
@@ -282,6 +320,18 @@ impl Overlay {
             }
         }
     }
+}
+
+/// `colour` dimmed to `left` parts of `whole` (its alpha kept opaque, so
+/// the text darkens into the panel).
+fn faded(colour: [u8; 4], left: u64, whole: u64) -> [u8; 4] {
+    let scale = |channel: u8| (u64::from(channel) * left / whole.max(1)) as u8;
+    [
+        scale(colour[0]),
+        scale(colour[1]),
+        scale(colour[2]),
+        colour[3],
+    ]
 }
 
 /// `lines` in `colour`, each longer than [`MAX_COLUMNS`] wrapped.
@@ -464,5 +514,33 @@ mod tests {
             lines.iter().map(|l| l.len() as u32).max().unwrap() * CELL_W + 2 * PADDING
         );
         assert_eq!(picture.height, 2 * PADDING + lines.len() as u32 * LINE_H);
+    }
+
+    #[test]
+    fn chat_lines_show_named_then_fade_and_go_and_only_the_newest_few_stay() {
+        let mut overlay = Overlay::new(false);
+        overlay.chat_line(1_000, "P2", "gg");
+        let shown = overlay.chat_lines(1_000);
+        assert_eq!(shown, [("P2: gg".to_string(), CHAT)]);
+        let picture = overlay.render(1_000).expect("a chat line shows");
+        let lit = (0..picture.width)
+            .flat_map(|x| (0..picture.height).map(move |y| (x, y)))
+            .filter(|&(x, y)| picture.pixel(x, y) == CHAT)
+            .count();
+        assert!(lit > 10, "chat pixels: {lit}");
+        let fading = overlay.chat_lines(1_000 + CHAT_MS - CHAT_FADE_MS / 2)[0].1;
+        assert!(fading[0] < CHAT[0] && fading[0] > 0, "{fading:?}");
+        assert!(overlay.chat_lines(1_000 + CHAT_MS).is_empty());
+        assert!(overlay.render(1_000 + CHAT_MS).is_none());
+        for index in 0..8 {
+            overlay.chat_line(20_000, "spectator 1", &format!("line {index}"));
+        }
+        let texts: Vec<String> = overlay
+            .chat_lines(20_000)
+            .into_iter()
+            .map(|(line, _)| line)
+            .collect();
+        assert_eq!(texts.len(), MAX_CHAT_LINES);
+        assert_eq!(texts[0], "spectator 1: line 3");
     }
 }

@@ -118,6 +118,8 @@ pub enum Action {
     /// Something to tell the player briefly (a controller connected, the
     /// shader changed).
     Notice(String),
+    /// T: open the chat box (in a match).
+    Chat,
     /// A key or controller input pressed, while presses are asked for
     /// ([`Window::report_presses`]): the Settings screen's "press a key…".
     Pressed(Pressed),
@@ -427,6 +429,18 @@ impl Window {
         self.report_presses = on;
     }
 
+    /// Forgets what egui gathered since the last menu was drawn (the text
+    /// of the key that opened the chat box).
+    pub fn discard_ui_input(&mut self) {
+        self.ui.discard_input();
+    }
+
+    /// Lets go of every key held: their releases went to a text field,
+    /// and must not leave the game's buttons pressed.
+    pub fn release_keys(&mut self) {
+        self.keys_held.clear();
+    }
+
     /// The corner the overlay is drawn in.
     pub fn overlay_corner(&self) -> Corner {
         self.overlay_corner
@@ -544,6 +558,7 @@ impl Window {
             Keycode::Comma => Some(Action::StepBack),
             Keycode::M => Some(Action::Mark),
             Keycode::N => Some(Action::Diff),
+            Keycode::T => Some(Action::Chat),
             _ => None,
         }
     }

@@ -23,6 +23,9 @@ pub enum NetplayEvent {
     },
     /// Frame 0 began (every machine begins it at about the same moment).
     Running,
+    /// A line of chat from another machine (a player, or a spectator the
+    /// host relays).
+    Chat(crate::netplay::chat::ChatShown),
     /// A handshake was refused, by us or by the peer; says what differs.
     /// Refused by us as the host before the match began, the joiner's slot
     /// stays open for another (told once per joiner and reason).

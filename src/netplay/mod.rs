@@ -10,6 +10,7 @@
 //! every machine at the same moment ([`startup`]: the machine of player 0
 //! measures round trips and tells each how long to wait).
 
+pub mod chat;
 pub mod checkpoint_state;
 pub mod config;
 pub mod events;
@@ -19,6 +20,7 @@ pub mod spectator;
 pub mod startup;
 pub mod wording;
 
+pub use chat::{ChatRefused, ChatShown};
 pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
 pub use session::{NetplaySession, RejoinTicket, SPECTATOR_BACKLOG_FRAMES};

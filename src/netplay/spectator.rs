@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use super::chat::{shown, ChatOutbox, ChatRefused, ChatShown};
 use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
 use super::NetplayError;
@@ -141,6 +142,8 @@ pub enum SpectatorEvent {
         /// The checkpoint frame.
         frame: Frame,
     },
+    /// A line of chat from a player or another spectator.
+    Chat(ChatShown),
     /// Welcomed, the host was heard, yet no state and no new frame came
     /// for `stalled_for_ms`: we left.
     Stalled {
@@ -188,6 +191,8 @@ pub struct SpectatorSession<A> {
     host_lead: u32,
     events: VecDeque<SpectatorEvent>,
     dropped_foreign: u64,
+    /// Our own chat limit.
+    chat: ChatOutbox,
     now: Millis,
     stall_after_ms: Millis,
     rejoin_window_ms: Millis,
@@ -254,6 +259,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
             host_lead: 0,
             events: VecDeque::new(),
             dropped_foreign: 0,
+            chat: ChatOutbox::new(now),
             now,
             stall_after_ms: config.stall_after_ms,
             rejoin_window_ms: config.rejoin_window_ms,
@@ -463,6 +469,22 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         self.endpoint.is_closed()
     }
 
+    /// Sends `text` to the players (the host relays it), as `author`
+    /// (empty: "spectator N" as the host numbers us). Returns the line as
+    /// shown here.
+    pub fn send_chat(
+        &mut self,
+        now: Millis,
+        author: &str,
+        text: &str,
+    ) -> Result<ChatShown, ChatRefused> {
+        let line = self.chat.line(now, author, text)?;
+        if !self.endpoint.send_chat(line.clone()) {
+            return Err(ChatRefused::NoOneToTell);
+        }
+        Ok(shown(line, || "spectator".to_string()))
+    }
+
     /// Leaves: the host is told, and nothing more is played.
     pub fn leave(&mut self) {
         self.endpoint
@@ -517,6 +539,11 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
                 .events
                 .push_back(SpectatorEvent::NetworkInterrupted { silent_for_ms }),
             NetEvent::NetworkResumed => self.events.push_back(SpectatorEvent::NetworkResumed),
+            // The host relays the players' lines under their names; its
+            // own unnamed ones are player 1's.
+            NetEvent::Chat(line) => self
+                .events
+                .push_back(SpectatorEvent::Chat(shown(line, || "P1".to_string()))),
             NetEvent::Disconnected { cause } => {
                 self.host_gone = true;
                 if self.phase != SpectatorPhase::Watching || self.buffered() == 0 {

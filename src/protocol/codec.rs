@@ -61,6 +61,12 @@
 //! Version 7 adds RejoinRestarted (kind 21), a proof's nonce from a peer
 //! whose process restarted.
 //!
+//! Version 7 adds Chat (kind 17): the next line number expected from the
+//! receiver (varint), a flags byte (bit 0: a line follows), then the
+//! line's number (varint), its author (length byte, at most 24 bytes) and
+//! its text (length byte, 1 to 120 bytes), both UTF-8 without control
+//! characters.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -69,6 +75,7 @@
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
+use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatTextError};
 use super::messages::*;
 use crate::checksum::Checksum;
 use crate::encoding::{
@@ -171,6 +178,13 @@ pub enum DecodeError {
     /// An input datagram's flags announce a checksum report with zero entries.
     #[error("an input datagram flags a checksum report but carries no checksum")]
     EmptyPiggybackChecksums,
+    /// A chat datagram's flags byte sets bits this version does not know.
+    #[error("unknown chat flags {0:#04x}")]
+    UnknownChatFlags(u8),
+    /// A chat line's author or text is empty where it may not be, too
+    /// long or holds control characters.
+    #[error("a chat line is malformed: {0}")]
+    BadChatLine(ChatTextError),
 }
 
 impl From<ReadError> for DecodeError {
@@ -220,6 +234,9 @@ pub enum EncodeError {
     /// A roster with too many entries, a slot beyond the wire's or an address too long.
     #[error("a roster holds too many entries, a slot beyond {MAX_SLOTS} or an address over {MAX_ROSTER_ADDRESS_BYTES} bytes")]
     BadRoster,
+    /// A chat line whose author or text cannot be sent.
+    #[error("a chat line cannot be sent: {0}")]
+    BadChatLine(ChatTextError),
 }
 
 // ---------------------------------------------------------------- writing
@@ -495,41 +512,47 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         }
         Message::KeepAlive => {}
         Message::Disconnect { reason } => out.push(reason.code()),
-        Message::BlobChunk(chunk) => {
-            let total = chunk.total_size as usize;
-            let consistent = total <= MAX_BLOB_SIZE
-                && chunk.chunk_count == blob_chunk_count(total)
-                && chunk.index < chunk.chunk_count
-                && chunk.bytes.len() == chunk_len(total, chunk.index);
-            if !consistent {
-                return Err(EncodeError::BadBlobChunk { index: chunk.index });
-            }
-            out.extend_from_slice(&chunk.id.0.to_le_bytes());
-            out.extend_from_slice(&chunk.total_size.to_le_bytes());
-            out.extend_from_slice(&chunk.hash.to_le_bytes());
-            put_varint(out, chunk.chunk_count as u64);
-            put_varint(out, chunk.index as u64);
-            out.extend_from_slice(&chunk.bytes);
-        }
-        Message::BlobAck(ack) => {
-            out.extend_from_slice(&ack.id.0.to_le_bytes());
-            put_varint(out, ack.next_missing as u64);
-            let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
-            for (word_index, word) in ack.held_after.iter().enumerate() {
-                bitmap[word_index * 8..word_index * 8 + 8].copy_from_slice(&word.to_le_bytes());
-            }
-            let used = bitmap.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-            out.push(used as u8);
-            out.extend_from_slice(&bitmap[..used]);
-        }
+        Message::BlobChunk(chunk) => put_blob_chunk(out, chunk)?,
+        Message::BlobAck(ack) => put_blob_ack(out, ack),
         Message::Ready | Message::StartAck | Message::DisconnectAck => {}
         Message::Start { delay_ms } => out.extend_from_slice(&delay_ms.to_le_bytes()),
         Message::Roster(entries) => put_roster(out, entries)?,
         Message::RejoinChallenge { nonce }
         | Message::RejoinProof { nonce }
         | Message::RejoinRestarted { nonce } => out.extend_from_slice(&nonce.to_le_bytes()),
+        Message::Chat(chat) => put_chat(out, chat)?,
     }
     Ok(())
+}
+
+fn put_blob_chunk(out: &mut Vec<u8>, chunk: &BlobChunk) -> Result<(), EncodeError> {
+    let total = chunk.total_size as usize;
+    let consistent = total <= MAX_BLOB_SIZE
+        && chunk.chunk_count == blob_chunk_count(total)
+        && chunk.index < chunk.chunk_count
+        && chunk.bytes.len() == chunk_len(total, chunk.index);
+    if !consistent {
+        return Err(EncodeError::BadBlobChunk { index: chunk.index });
+    }
+    out.extend_from_slice(&chunk.id.0.to_le_bytes());
+    out.extend_from_slice(&chunk.total_size.to_le_bytes());
+    out.extend_from_slice(&chunk.hash.to_le_bytes());
+    put_varint(out, chunk.chunk_count as u64);
+    put_varint(out, chunk.index as u64);
+    out.extend_from_slice(&chunk.bytes);
+    Ok(())
+}
+
+fn put_blob_ack(out: &mut Vec<u8>, ack: &BlobAck) {
+    out.extend_from_slice(&ack.id.0.to_le_bytes());
+    put_varint(out, ack.next_missing as u64);
+    let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
+    for (word_index, word) in ack.held_after.iter().enumerate() {
+        bitmap[word_index * 8..word_index * 8 + 8].copy_from_slice(&word.to_le_bytes());
+    }
+    let used = bitmap.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    out.push(used as u8);
+    out.extend_from_slice(&bitmap[..used]);
 }
 
 /// Length of chunk `index` of a blob of `total` bytes.
@@ -692,36 +715,7 @@ pub fn decode_reusing(
             reason: DisconnectReason::from_code(reader.u8()?),
         },
         11 => Message::BlobChunk(read_blob_chunk(&mut reader)?),
-        12 => {
-            let id = BlobId(reader.u32()?);
-            let next_missing = reader.varint_u32()?;
-            if next_missing > blob_chunk_count(MAX_BLOB_SIZE) {
-                return Err(DecodeError::BadBlobChunk {
-                    index: next_missing,
-                    count: blob_chunk_count(MAX_BLOB_SIZE),
-                });
-            }
-            let used = reader.u8()? as usize;
-            if used > (BLOB_ACK_WINDOW / 8) as usize {
-                return Err(DecodeError::CountBeyondDatagram {
-                    claimed: used as u64,
-                    bytes_left: reader.remaining(),
-                });
-            }
-            let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
-            bitmap[..used].copy_from_slice(reader.take(used)?);
-            let mut held_after = [0u64; (BLOB_ACK_WINDOW / 64) as usize];
-            for (word_index, word) in held_after.iter_mut().enumerate() {
-                let mut bytes = [0u8; 8];
-                bytes.copy_from_slice(&bitmap[word_index * 8..word_index * 8 + 8]);
-                *word = u64::from_le_bytes(bytes);
-            }
-            Message::BlobAck(BlobAck {
-                id,
-                next_missing,
-                held_after,
-            })
-        }
+        12 => Message::BlobAck(read_blob_ack(&mut reader)?),
         13 => Message::Ready,
         14 => Message::Start {
             delay_ms: reader.u16()?,
@@ -738,10 +732,79 @@ pub fn decode_reusing(
         21 => Message::RejoinRestarted {
             nonce: reader.u64()?,
         },
+        17 => Message::Chat(read_chat(&mut reader)?),
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;
     Ok((header, message))
+}
+
+fn read_blob_ack(reader: &mut Reader<'_>) -> Result<BlobAck, DecodeError> {
+    let id = BlobId(reader.u32()?);
+    let next_missing = reader.varint_u32()?;
+    if next_missing > blob_chunk_count(MAX_BLOB_SIZE) {
+        return Err(DecodeError::BadBlobChunk {
+            index: next_missing,
+            count: blob_chunk_count(MAX_BLOB_SIZE),
+        });
+    }
+    let used = reader.u8()? as usize;
+    if used > (BLOB_ACK_WINDOW / 8) as usize {
+        return Err(DecodeError::CountBeyondDatagram {
+            claimed: used as u64,
+            bytes_left: reader.remaining(),
+        });
+    }
+    let mut bitmap = [0u8; (BLOB_ACK_WINDOW / 8) as usize];
+    bitmap[..used].copy_from_slice(reader.take(used)?);
+    let mut held_after = [0u64; (BLOB_ACK_WINDOW / 64) as usize];
+    for (word_index, word) in held_after.iter_mut().enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&bitmap[word_index * 8..word_index * 8 + 8]);
+        *word = u64::from_le_bytes(bytes);
+    }
+    Ok(BlobAck {
+        id,
+        next_missing,
+        held_after,
+    })
+}
+
+/// Chat flags bit 0: a line follows the acknowledgement.
+const CHAT_HAS_LINE: u8 = 1;
+
+fn put_chat(out: &mut Vec<u8>, chat: &ChatMessage) -> Result<(), EncodeError> {
+    put_varint(out, u64::from(chat.next_expected));
+    let Some((number, line)) = &chat.line else {
+        out.push(0);
+        return Ok(());
+    };
+    check_chat_author(&line.author).map_err(EncodeError::BadChatLine)?;
+    check_chat_text(&line.text).map_err(EncodeError::BadChatLine)?;
+    out.push(CHAT_HAS_LINE);
+    put_varint(out, u64::from(*number));
+    put_text(out, "chat author", &line.author)?;
+    put_text(out, "chat text", &line.text)
+}
+
+fn read_chat(reader: &mut Reader<'_>) -> Result<ChatMessage, DecodeError> {
+    let next_expected = reader.varint_u32()?;
+    let line = match reader.u8()? {
+        0 => None,
+        CHAT_HAS_LINE => {
+            let number = reader.varint_u32()?;
+            let author = reader.text()?;
+            check_chat_author(&author).map_err(DecodeError::BadChatLine)?;
+            let text = reader.text()?;
+            check_chat_text(&text).map_err(DecodeError::BadChatLine)?;
+            Some((number, ChatLine { author, text }))
+        }
+        flags => return Err(DecodeError::UnknownChatFlags(flags)),
+    };
+    Ok(ChatMessage {
+        next_expected,
+        line,
+    })
 }
 
 fn put_roster(out: &mut Vec<u8>, entries: &[RosterEntry]) -> Result<(), EncodeError> {

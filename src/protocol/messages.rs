@@ -1,6 +1,7 @@
 //! What peers say to each other: the messages of the netcade protocol, as
 //! plain Rust values. [`super::codec`] turns them into datagrams and back.
 
+pub use super::chat::ChatMessage;
 use crate::checksum::Checksum;
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -41,7 +42,9 @@ use std::fmt;
 /// - 7: a peer whose process restarted answers a challenge with
 ///   RejoinRestarted (kind 21) instead: its link moves as for a proof, and
 ///   the host sends it the state of a frame final everywhere to resume
-///   from; a version-6 host would leave it waiting.
+///   from; a version-6 host would leave it waiting. Chat (kind 17):
+///   numbered lines resent until acknowledged; a version-6 peer would drop
+///   every one as an unknown kind.
 pub const PROTOCOL_VERSION: u8 = 7;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
@@ -632,6 +635,8 @@ pub enum Message {
         /// The challenge's nonce, echoed.
         nonce: u64,
     },
+    /// A line of chat and the acknowledgement of the peer's (version 7).
+    Chat(ChatMessage),
 }
 
 /// An address in a [`Message::Roster`] is at most this long (an IPv6
@@ -668,6 +673,7 @@ impl Message {
             Message::Start { .. } => 14,
             Message::StartAck => 15,
             Message::DisconnectAck => 16,
+            Message::Chat(_) => 17,
             Message::Roster(_) => 18,
             Message::RejoinChallenge { .. } => 19,
             Message::RejoinProof { .. } => 20,

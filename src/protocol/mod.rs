@@ -3,6 +3,7 @@
 //! and a per-address limit on the handshakes that open connections.
 
 pub mod auth;
+pub mod chat;
 pub mod codec;
 pub mod endpoint;
 pub mod handshake_limit;
@@ -10,6 +11,10 @@ pub mod messages;
 pub mod peers;
 
 pub use auth::{LinkKeys, LinkSecret};
+pub use chat::{
+    check_chat_author, check_chat_text, truncate_chat_text, ChatLine, ChatRateLimit, ChatTextError,
+    MAX_CHAT_AUTHOR_BYTES, MAX_CHAT_TEXT_BYTES,
+};
 pub use codec::{decode, encode, DecodeError, EncodeError};
 pub use endpoint::{
     ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,

@@ -11,5 +11,5 @@ mod reader;
 mod writer;
 
 pub use format::*;
-pub use reader::{read_records, read_replay, Replay, ReplayEvent};
+pub use reader::{read_records, read_replay, read_replay_header, Replay, ReplayEvent};
 pub use writer::{ReplayWriter, CHECKPOINT_INTERVAL};

@@ -295,6 +295,19 @@ pub fn read_replay<R: Read>(reader: R) -> Result<Replay, ReplayError> {
     Ok(replay.finish())
 }
 
+/// Reads only a replay's preamble and header: what a list of replays
+/// shows, without reading the inputs after it. The header's own bounds
+/// hold (its record's length is checked before it is read); any fault in
+/// it is an error.
+pub fn read_replay_header<R: Read>(reader: R) -> Result<ReplayHeader, ReplayError> {
+    let mut input = Counted {
+        inner: reader,
+        offset: 0,
+    };
+    let version = read_preamble(&mut input)?;
+    read_header(&mut input, version)
+}
+
 /// The records `bytes` hold, whole (a broadcast's message: records as
 /// the writer flushed them, after the header, of a match of `players`
 /// players). Cut or damaged bytes are an error.

@@ -11,6 +11,7 @@ pub mod hostile_relay;
 pub mod ice;
 pub mod netplay;
 pub mod restart;
+pub mod screenshot;
 pub mod servers;
 
 #[allow(unused_imports)]

@@ -252,6 +252,7 @@ impl Setup<'_> {
             rejoin_s: DEFAULT_REJOIN_S,
             link: self.link(machine),
             dump_dir: None,
+            chat: Default::default(),
         }
     }
 
@@ -308,6 +309,7 @@ impl Setup<'_> {
             frames: Some(self.args.frames),
             connect_timeout_s: 10.0,
             link: self.link(2),
+            chat: Default::default(),
         };
         let sinks = self.sinks(2);
         Box::new(move |out, options| spectate_match(&settings, &headless(sinks), options, out))

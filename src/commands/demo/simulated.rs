@@ -92,6 +92,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::HostCheckpointState { frame, .. } => {
             format!("the host's state of frame {frame} arrived")
         }
+        NetplayEvent::Chat(line) => format!("chat {}: {}", line.author, line.text),
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::SpectatorDesync { .. }
         | NetplayEvent::TimeSync { .. }

@@ -514,6 +514,7 @@ impl ViewerRole {
             },
             dropped_datagrams: 0,
             desyncs: (0, 0),
+            chat: Default::default(),
             outputs: SinksSummary::default(),
         };
         let report = WatchReport { outputs, ..report };
@@ -613,6 +614,7 @@ impl LiveRole for ViewerRole {
         MatchView {
             frame: self.feed.next_frame.number(),
             new_picture: self.feed.next_frame.number() != self.frame_before,
+            listening: None,
             spectating: Some(SpectatorView {
                 ping_ms: None,
                 behind_live: self.feed.buffered(),

@@ -64,6 +64,77 @@ pub fn matching<'a>(replays: &'a [ReplayFile], filter: &str) -> Vec<&'a ReplayFi
         .collect()
 }
 
+/// What the list shows of a replay: its header in a line, or why its
+/// header could not be read.
+pub type HeaderLine = Result<String, String>;
+
+/// The line for the replay at `path`, from its header alone.
+pub fn header_line(path: &Path) -> HeaderLine {
+    let file = std::fs::File::open(path).map_err(|err| format!("cannot open it: {err}"))?;
+    let header = crate::replay::read_replay_header(std::io::BufReader::new(file))
+        .map_err(|err| err.to_string())?;
+    let content = match header.content_name.as_str() {
+        "" => "no content".to_string(),
+        name => name.to_string(),
+    };
+    let mut line = format!(
+        "{} {}, {content}, {} player{}",
+        header.core_name,
+        header.core_version,
+        header.players,
+        if header.players == 1 { "" } else { "s" }
+    );
+    if !header.player_names.is_empty() {
+        line.push_str(&format!(": {}", header.player_names.join(", ")));
+    }
+    if header.start_frame.number() > 0 {
+        line.push_str(&format!(", from frame {}", header.start_frame.number()));
+    }
+    Ok(line)
+}
+
+/// The headers of listed replays, read on a worker thread in the list's
+/// order (newest first) so the list shows at once and fills in as they
+/// are read. Dropping it stops the worker after the header it is reading.
+pub struct HeaderReader {
+    results: std::sync::mpsc::Receiver<(PathBuf, HeaderLine)>,
+    read: std::collections::HashMap<PathBuf, HeaderLine>,
+}
+
+impl HeaderReader {
+    /// Starts reading the headers of `replays` (at most [`MAX_LISTED`]).
+    pub fn start(replays: &[ReplayFile]) -> HeaderReader {
+        let paths: Vec<PathBuf> = replays
+            .iter()
+            .take(MAX_LISTED)
+            .map(|replay| replay.path.clone())
+            .collect();
+        let (send, results) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for path in paths {
+                let line = header_line(&path);
+                if send.send((path, line)).is_err() {
+                    return;
+                }
+            }
+        });
+        HeaderReader {
+            results,
+            read: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Takes the headers read since the last call.
+    pub fn update(&mut self) {
+        self.read.extend(self.results.try_iter());
+    }
+
+    /// The line for `path`, once its header was read.
+    pub fn line(&self, path: &Path) -> Option<&HeaderLine> {
+        self.read.get(path)
+    }
+}
+
 /// What to do with a replay.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReplayAction {
@@ -93,6 +164,35 @@ impl ReplayAction {
         }
         line
     }
+}
+
+/// Writes a short replay of Duel on `content` at `path` (tests of the
+/// lists that read replays).
+#[cfg(test)]
+pub(crate) fn write_test_replay(path: &Path, content: &str) {
+    use crate::checksum::Checksum;
+    use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
+    let header = ReplayHeader {
+        netcade_version: "0.1.0".into(),
+        core_name: "Duel".into(),
+        core_version: "0.1.0".into(),
+        core_path: "/cores/libduel.so".into(),
+        content_name: content.into(),
+        content_path: "/roms/dojo.arena".into(),
+        content_hash: Checksum(1),
+        core_options: vec![],
+        players: 2,
+        frames_per_second: 60.0,
+        sample_rate: 48_000.0,
+        recorded_at_unix: 1_795_381_457,
+        player_names: vec!["host".into(), "127.0.0.1:7000".into()],
+        start_frame: crate::rollback::Frame::new(0),
+        start_state: vec![7; 100],
+        start_memory_checksum: Checksum(0),
+    };
+    let file = std::fs::File::create(path).unwrap();
+    let writer = ReplayWriter::new(file, &header).unwrap();
+    writer.finish(EndReason::Finished).unwrap();
 }
 
 #[cfg(test)]
@@ -131,5 +231,34 @@ mod tests {
         assert_eq!(found, ["2026-11-20_duel_dojo.ncr"]);
         assert_eq!(matching(&listed, "").len(), 2);
         assert!(list_replays(&dir.path().join("none")).is_empty());
+    }
+
+    #[test]
+    fn the_list_reads_each_replays_header_on_a_worker_and_names_what_is_wrong_with_a_bad_one() {
+        let dir = tempfile::tempdir().unwrap();
+        write_test_replay(&dir.path().join("good.ncr"), "dojo.arena");
+        std::fs::write(dir.path().join("bad.ncr"), b"not a replay at all").unwrap();
+        let listed = list_replays(dir.path());
+        let mut headers = HeaderReader::start(&listed);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while listed
+            .iter()
+            .any(|replay| headers.line(&replay.path).is_none())
+        {
+            assert!(std::time::Instant::now() < deadline, "headers never read");
+            std::thread::yield_now();
+            headers.update();
+        }
+        assert_eq!(
+            headers.line(&dir.path().join("good.ncr")),
+            Some(&Ok(
+                "Duel 0.1.0, dojo.arena, 2 players: host, 127.0.0.1:7000".to_string()
+            ))
+        );
+        let bad = headers.line(&dir.path().join("bad.ncr")).unwrap();
+        assert_eq!(
+            bad.clone().unwrap_err(),
+            crate::replay::ReplayError::NotAReplay.to_string()
+        );
     }
 }

@@ -38,6 +38,9 @@ pub struct MatchView {
     pub desync: Option<String>,
     /// Each other player's figures, by slot (empty for a spectator).
     pub players: Vec<PlayerFigures>,
+    /// The host's UDP port while it waits for its players, before the
+    /// match began (`None` once it began, and at joiners and spectators).
+    pub listening: Option<u16>,
 }
 
 /// One other player's figures, for the match menu's connection panel.
@@ -111,6 +114,24 @@ pub trait FrontEnd {
     /// Whether the player asked to leave (closed the window).
     fn quit_requested(&mut self) -> bool {
         false
+    }
+
+    /// A line the player typed in the chat box and sent (each once).
+    fn take_chat_line(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Types a scripted line into the front end's chat box as a player
+    /// would, to come back through [`FrontEnd::take_chat_line`]; false
+    /// when it has no chat box (the line is then sent directly).
+    fn type_chat(&mut self, text: &str) -> bool {
+        let _ = text;
+        false
+    }
+
+    /// Shows a line of chat (ours or another machine's).
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let _ = (author, text);
     }
 }
 

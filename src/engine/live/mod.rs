@@ -5,6 +5,7 @@
 //! (`front_end`). Commands choose the front end and the outputs; nothing
 //! here knows the window.
 
+pub mod chat;
 pub mod connect;
 pub mod front_end;
 pub mod narrator;

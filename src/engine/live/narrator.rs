@@ -102,6 +102,12 @@ impl<'a> Narrator<'a> {
         Ok(())
     }
 
+    /// A line of chat: `chat P2: text` on stdout, and in the front end.
+    pub(crate) fn chat(&mut self, line: &crate::netplay::ChatShown) -> std::io::Result<()> {
+        self.front.show_chat(&line.author, &line.text);
+        self.say(&format!("chat {}: {}", line.author, line.text))
+    }
+
     /// A line on stdout, shown in the front end too.
     pub(crate) fn say_and_show(&mut self, line: &str) -> std::io::Result<()> {
         self.front.notice(line);

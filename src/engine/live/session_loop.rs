@@ -83,6 +83,13 @@ pub trait LiveRole {
     /// Answers and tells what the tick's session events say.
     fn handle_events(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError>;
 
+    /// Sends the chat lines due at `now_us`: typed in the front end, or
+    /// from `--chat-script` (a role without a session to chat over has none).
+    fn send_chat(&mut self, now_us: u64, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        let _ = (now_us, narrator);
+        Ok(())
+    }
+
     /// The end, once the session is over (checked after each tick, before
     /// Ctrl-C).
     fn ended(&mut self, now_us: u64) -> Option<Self::End>;
@@ -122,6 +129,7 @@ pub fn run_live<R: LiveRole>(
         role.read_front_end(narrator.front.as_mut());
         role.tick(now_us, transport)?;
         role.handle_events(narrator)?;
+        role.send_chat(now_us, narrator)?;
         if let Some(end) = role.ended(now_us) {
             break end;
         }

@@ -28,6 +28,11 @@ impl LiveTransport {
         self.link.flush();
     }
 
+    /// The UDP port this socket is bound to.
+    pub(crate) fn local_port(&self) -> u16 {
+        self.link.inner().local_address().port()
+    }
+
     /// The path ICE chose for this socket, when it did.
     pub(crate) fn ice_path(&self) -> Option<crate::net::ice::IcePath> {
         self.link.inner().ice_path().cloned()

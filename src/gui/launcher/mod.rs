@@ -3,11 +3,13 @@
 //! session to session. A session is a command line, run by the command
 //! line's own code ([`run_launcher`]'s `start`); it ends on a result screen.
 
-mod addresses;
+pub(crate) mod addresses;
 pub mod pad;
 mod screens;
 pub mod script;
 pub mod settings;
+#[cfg(all(test, feature = "kittest"))]
+mod widget_tests;
 
 use crate::engine::launcher::forms::GameChoice;
 use crate::engine::launcher::SessionEnd;
@@ -58,7 +60,10 @@ pub fn run_launcher(
         match next {
             Next::Quit => return Ok(false),
             Next::Start(line) => {
+                // The session runs its steps of the script (`session …`).
+                script::lend(script.take());
                 let end = start(&line);
+                script = script::take_back();
                 // Ctrl-C (or SIGTERM, SIGHUP) ended the session: it was
                 // meant for the program, which leaves too.
                 if end.exit_code == crate::engine::error::EXIT_INTERRUPTED {
@@ -122,7 +127,7 @@ fn show(
         // A script's step comes after a frame was laid out: its clicks
         // aim at the widgets drawn, and its events reach the next poll.
         if let Some(script) = script.as_deref_mut() {
-            match script.step(window, launcher.targets())? {
+            match script.step(window, launcher.targets(), script::Place::Launcher)? {
                 script::Step::Continue => {}
                 script::Step::Capture(path) => capture = Some(path),
                 script::Step::Quit => return Ok(Next::Quit),

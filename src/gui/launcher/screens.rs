@@ -6,7 +6,9 @@
 use crate::engine::launcher::cores::{find_cores, Catalogue};
 use crate::engine::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, Session};
 use crate::engine::launcher::recent;
-use crate::engine::launcher::replays::{list_replays, matching, ReplayAction, ReplayFile};
+use crate::engine::launcher::replays::{
+    list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
+};
 use crate::engine::launcher::SessionEnd;
 use crate::engine::sinks::recorder::replays_folder;
 use crate::gui::launcher::script::Targets;
@@ -33,6 +35,8 @@ struct ReplaysBrowser {
     filter: String,
     chosen: Option<std::path::PathBuf>,
     speed: f32,
+    /// Their headers, read on a worker since the screen opened.
+    headers: Option<HeaderReader>,
 }
 
 /// The text of the Host form's number fields, checked when it starts.
@@ -69,6 +73,11 @@ impl Launcher {
     /// The home screen, with `game` chosen if given (else the newest of
     /// the recent games).
     pub fn new(game: Option<GameChoice>) -> Launcher {
+        Launcher::with_cores(game, find_cores())
+    }
+
+    /// [`Launcher::new`] offering `cores` (probed in child processes).
+    pub fn with_cores(game: Option<GameChoice>, cores: Vec<String>) -> Launcher {
         let recent = recent::load(&recent::recent_games_path());
         let (settings, problem) = load_settings();
         if let Some(problem) = &problem {
@@ -79,7 +88,7 @@ impl Launcher {
             screen: Screen::Home,
             game,
             recent,
-            cores: Catalogue::probe(netcade_program(), find_cores()),
+            cores: Catalogue::probe(netcade_program(), cores),
             players: 1,
             host: HostFields {
                 port: settings.netplay.port.to_string(),
@@ -95,6 +104,7 @@ impl Launcher {
                 filter: String::new(),
                 chosen: None,
                 speed: 1.0,
+                headers: None,
             },
             settings: SettingsScreen::new(settings),
             problem,
@@ -231,6 +241,7 @@ impl Launcher {
                 self.replays.listed = replays_folder()
                     .map(|folder| list_replays(&folder))
                     .unwrap_or_default();
+                self.replays.headers = Some(HeaderReader::start(&self.replays.listed));
                 self.screen = Screen::Replays;
             }
             if self.targets.button(ui, "Settings").clicked() {
@@ -400,18 +411,29 @@ impl Launcher {
         ui.label("Replays, newest first:");
         self.targets
             .text_field(ui, "Filter", &mut self.replays.filter);
+        if let Some(headers) = &mut self.replays.headers {
+            headers.update();
+        }
         egui::ScrollArea::vertical()
             .max_height(300.0)
             .show(ui, |ui| {
                 for replay in matching(&self.replays.listed, &self.replays.filter) {
                     let chosen = self.replays.chosen.as_ref() == Some(&replay.path);
-                    if self
-                        .targets
-                        .selectable(ui, chosen, &replay.name())
-                        .clicked()
-                    {
-                        self.replays.chosen = Some(replay.path.clone());
-                    }
+                    ui.horizontal(|ui| {
+                        if self
+                            .targets
+                            .selectable(ui, chosen, &replay.name())
+                            .clicked()
+                        {
+                            self.replays.chosen = Some(replay.path.clone());
+                        }
+                        let header = self.replays.headers.as_ref();
+                        match header.and_then(|headers| headers.line(&replay.path)) {
+                            Some(Ok(line)) => ui.weak(line),
+                            Some(Err(error)) => ui.colored_label(egui::Color32::LIGHT_RED, error),
+                            None => ui.weak("…"),
+                        };
+                    });
                 }
             });
         ui.add(egui::Slider::new(&mut self.replays.speed, 0.25..=8.0).text("speed"));
@@ -436,6 +458,9 @@ impl Launcher {
                         None => self.problem = Some("error: choose a replay first".to_string()),
                     }
                 }
+            }
+            if self.targets.button(ui, "Open folder").clicked() {
+                self.problem = replays_folder().and_then(|folder| open_folder(&folder).err());
             }
             if self.targets.button(ui, "Back").clicked() {
                 self.back();
@@ -538,4 +563,24 @@ impl Launcher {
 /// This program, to probe cores with (`netcade probe-core`).
 fn netcade_program() -> std::path::PathBuf {
     std::env::current_exe().unwrap_or_else(|_| std::path::PathBuf::from("netcade"))
+}
+
+/// Shows `folder` in the desktop's file manager.
+fn open_folder(folder: &std::path::Path) -> Result<(), String> {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    std::fs::create_dir_all(folder)
+        .and_then(|()| std::process::Command::new(opener).arg(folder).spawn())
+        .map(drop)
+        .map_err(|err| {
+            format!(
+                "error: cannot open {} with {opener}: {err}",
+                folder.display()
+            )
+        })
 }

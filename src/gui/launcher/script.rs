@@ -11,6 +11,10 @@
 //! quit
 //! ```
 //!
+//! A step written after `session ` runs in the window of the session the
+//! launcher started (`session click Cancel` on a host's waiting panel,
+//! `session screenshot menu.png`); the script waits for the session to get
+//! there, and the launcher waits for the session's steps to be done.
 //! Blank lines and lines starting with `#` are skipped.
 
 use crate::engine::AppError;
@@ -70,11 +74,20 @@ impl Targets {
     }
 
     /// The centre of the widget labelled `label`, in window pixels.
-    fn centre(&self, label: &str) -> Option<(i32, i32)> {
+    pub fn centre(&self, label: &str) -> Option<(i32, i32)> {
         let centre = self.rects.get(label)?.center();
         let scale = self.pixels_per_point;
         Some(((centre.x * scale) as i32, (centre.y * scale) as i32))
     }
+}
+
+/// Where a step runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The launcher's screens.
+    Launcher,
+    /// The window of the session it started.
+    Session,
 }
 
 /// One line of a script.
@@ -101,8 +114,8 @@ pub enum Step {
 /// A script being run.
 pub struct Script {
     path: PathBuf,
-    /// (line number, step) still to run.
-    steps: VecDeque<(usize, Command)>,
+    /// (line number, where, step) still to run.
+    steps: VecDeque<(usize, Place, Command)>,
     /// Events for the next frames (a key's release comes a frame after its
     /// press).
     later: VecDeque<Event>,
@@ -128,8 +141,14 @@ impl Script {
         })
     }
 
-    /// Runs the next step (or waits), feeding its events to `window`.
-    pub fn step(&mut self, window: &mut Window, targets: &Targets) -> Result<Step, AppError> {
+    /// Runs the next step (or waits), feeding its events to `window`, when
+    /// that step runs at `place`.
+    pub fn step(
+        &mut self,
+        window: &mut Window,
+        targets: &Targets,
+        place: Place,
+    ) -> Result<Step, AppError> {
         if let Some(event) = self.later.pop_front() {
             window.inject(event);
             return Ok(Step::Continue);
@@ -138,7 +157,10 @@ impl Script {
             self.waiting -= 1;
             return Ok(Step::Continue);
         }
-        let Some((line, command)) = self.steps.pop_front() else {
+        if self.steps.front().is_none_or(|(_, at, _)| *at != place) {
+            return Ok(Step::Continue);
+        }
+        let Some((line, _, command)) = self.steps.pop_front() else {
             return Ok(Step::Continue);
         };
         match command {
@@ -182,6 +204,31 @@ impl Script {
     }
 }
 
+thread_local! {
+    /// The launcher's script, lent to the session running in this thread.
+    static LENT: std::cell::RefCell<Option<Script>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Lends `script` to the session about to run in this thread.
+pub fn lend(script: Option<Script>) {
+    LENT.with(|lent| *lent.borrow_mut() = script);
+}
+
+/// The script lent to the session, back once it ended.
+pub fn take_back() -> Option<Script> {
+    LENT.with(|lent| lent.borrow_mut().take())
+}
+
+/// Runs the lent script's next session step in a session's `window`
+/// (`None` when the session runs without a script).
+pub fn step_lent(window: &mut Window, targets: &Targets) -> Option<Result<Step, AppError>> {
+    LENT.with(|lent| {
+        let mut lent = lent.borrow_mut();
+        let script = lent.as_mut()?;
+        Some(script.step(window, targets, Place::Session))
+    })
+}
+
 fn mouse_motion(x: i32, y: i32) -> Event {
     Event::MouseMotion {
         timestamp: 0,
@@ -221,10 +268,19 @@ fn mouse_button(down: bool, x: i32, y: i32) -> Event {
 }
 
 /// A key pressed or let go, as SDL reports it (with its scancode).
-pub(crate) fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
+pub fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
+    key(down, keycode, keymod, false)
+}
+
+/// A key's press repeated by the keyboard, the key being held.
+pub fn key_repeated(keycode: Keycode) -> Event {
+    key(true, keycode, Mod::NOMOD, true)
+}
+
+fn key(down: bool, keycode: Keycode, keymod: Mod, repeat: bool) -> Event {
     // egui-sdl2 skips keys without a scancode.
     let scancode = Scancode::from_keycode(keycode);
-    let (timestamp, window_id, keycode, repeat) = (0, 0, Some(keycode), false);
+    let (timestamp, window_id, keycode) = (0, 0, Some(keycode));
     if down {
         Event::KeyDown {
             timestamp,
@@ -246,8 +302,11 @@ pub(crate) fn key_event(down: bool, keycode: Keycode, keymod: Mod) -> Event {
     }
 }
 
+/// A script's steps: line number, where it runs, and what it does.
+type Steps = Vec<(usize, Place, Command)>;
+
 /// The steps of a script, or the line and what is wrong with it.
-fn parse(text: &str) -> Result<Vec<(usize, Command)>, (usize, String)> {
+fn parse(text: &str) -> Result<Steps, (usize, String)> {
     let mut steps = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
@@ -255,6 +314,10 @@ fn parse(text: &str) -> Result<Vec<(usize, Command)>, (usize, String)> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        let (place, line) = match line.strip_prefix("session ") {
+            Some(rest) => (Place::Session, rest.trim()),
+            None => (Place::Launcher, line),
+        };
         let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
         let rest = rest.trim();
         let command = match word {
@@ -268,7 +331,7 @@ fn parse(text: &str) -> Result<Vec<(usize, Command)>, (usize, String)> {
             "quit" if rest.is_empty() => Command::Quit,
             _ => return Err((number, format!("unknown step {line:?} (click LABEL, type TEXT, key NAME, wait FRAMES, screenshot PATH, quit)"))),
         };
-        steps.push((number, command));
+        steps.push((number, place, command));
     }
     Ok(steps)
 }
@@ -291,7 +354,7 @@ mod tests {
     #[test]
     fn a_script_reads_one_step_a_line_and_names_the_line_of_a_mistake() {
         let steps = parse("# a comment\n\nclick Host\ntype 127.0.0.1:7000\nkey Ctrl+A\nwait 3\nscreenshot a.png\nquit\n").unwrap();
-        let commands: Vec<Command> = steps.into_iter().map(|(_, command)| command).collect();
+        let commands: Vec<Command> = steps.into_iter().map(|(_, _, command)| command).collect();
         assert_eq!(
             commands,
             vec![
@@ -303,6 +366,10 @@ mod tests {
                 Command::Quit,
             ]
         );
+        let session = parse("click Host the match\nsession click Cancel\nwait 1\n").unwrap();
+        let places: Vec<Place> = session.iter().map(|(_, place, _)| *place).collect();
+        assert_eq!(places, [Place::Launcher, Place::Session, Place::Launcher]);
+        assert_eq!(session[1].2, Command::Click("Cancel".to_string()));
         assert_eq!(parse("click Host\nwait soon").unwrap_err().0, 2);
         assert!(parse("key NoSuchKey").unwrap_err().1.contains("NoSuchKey"));
         assert!(parse("dance").unwrap_err().1.starts_with("unknown step"));

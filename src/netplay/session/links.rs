@@ -193,6 +193,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             NetEvent::BlobDamaged { .. } => self.on_blob_damaged(index),
             NetEvent::BlobDelivered { .. } => {}
             NetEvent::Roster(entries) => self.on_roster(index, entries),
+            NetEvent::Chat(line) => self.on_link_chat(index, line),
         }
     }
 

@@ -5,6 +5,7 @@
 //! (start and checkpoint states), spectators and departures.
 
 mod blobs;
+mod chat;
 mod departures;
 mod inputs;
 mod links;
@@ -22,6 +23,7 @@ pub use watchdog::HEARD_WITHIN_MS;
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::chat::ChatOutbox;
 use super::config::{Connect, NetplayConfig};
 use super::events::{NetplayError, NetplayEvent, NetplayStats};
 use super::startup::{Begin, StartPhase, StartUp};
@@ -142,6 +144,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     rejoins: Rejoins<A>,
     /// Whether this machine restarted, and how far it resumed.
     resume: Resume,
+    /// Our own chat limit.
+    chat: ChatOutbox,
 }
 
 impl<A: Ord + Copy> NetplaySession<A> {
@@ -190,6 +194,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             roster_sent_at: None,
             rejoins,
             resume: Resume::No,
+            chat: ChatOutbox::new(now),
         };
         match netplay.config.resume {
             Some(host_key) => netplay.open_resumed_link(now, host_key)?,

@@ -19,6 +19,8 @@ use crate::rollback::{Frame, MAX_PLAYERS};
 /// A machine watching the match.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Spectator<A> {
+    /// Its number, from 1 in the order spectators came ("spectator 2" in the chat).
+    pub(super) number: u32,
     pub(super) address: A,
     /// The next final frame to hand to its endpoint.
     next_frame: Frame,
@@ -157,7 +159,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return true;
         }
         self.endpoints.insert(from, endpoint);
+        // Numbered for the chat in the order they came, from 1.
+        let number = self.spectators.iter().map(|s| s.number).max().unwrap_or(0) + 1;
         self.spectators.push(Spectator {
+            number,
             address: from,
             next_frame: Frame::ZERO,
             open: true,
@@ -318,6 +323,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
     }
 
     pub(super) fn on_spectator_event(&mut self, address: A, event: NetEvent) {
+        let event = match event {
+            NetEvent::Chat(line) => return self.on_spectator_chat(address, line),
+            event => event,
+        };
         if let NetEvent::RemoteChecksum { frame, checksum } = event {
             self.on_spectator_checksum(address, frame, checksum);
         }

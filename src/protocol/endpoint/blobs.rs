@@ -194,11 +194,17 @@ impl PeerEndpoint {
         ack
     }
 
-    pub(super) fn send_blob_chunks(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
-        let resend_after = self.config.blob_resend_min_ms.max(
+    /// How long an unacknowledged chunk or chat line waits before it is
+    /// sent again: max(`blob_resend_min_ms`, 2 × RTT + 50 ms).
+    pub(super) fn resend_after(&self) -> Millis {
+        self.config.blob_resend_min_ms.max(
             self.smoothed_rtt_ms
                 .map_or(0, |rtt| (2.0 * rtt) as Millis + 50),
-        );
+        )
+    }
+
+    pub(super) fn send_blob_chunks(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
+        let resend_after = self.resend_after();
         let mut left = self.config.blob_chunks_per_poll;
         let mut blob_index = 0;
         while left > 0 && blob_index < self.outgoing_blobs.len() {

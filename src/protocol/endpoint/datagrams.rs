@@ -180,6 +180,7 @@ impl PeerEndpoint {
             Message::RejoinChallenge { nonce } => self.on_rejoin_challenge(nonce),
             // Read by the owner before the link moved here.
             Message::RejoinProof { .. } | Message::RejoinRestarted { .. } => {}
+            Message::Chat(chat) => self.on_chat(now, chat),
         }
     }
 

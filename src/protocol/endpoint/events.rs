@@ -284,6 +284,8 @@ pub enum Event {
     StartAcknowledged,
     /// The peer (the start-up host) says where the other players' machines are.
     Roster(Vec<RosterEntry>),
+    /// A line of chat from the peer (or one it relays): each once, in order.
+    Chat(crate::protocol::chat::ChatLine),
 }
 
 /// Where the connection is.
@@ -337,6 +339,12 @@ pub struct EndpointStats {
     pub remote_input_delay: Option<u8>,
     /// Local input frames the peer has not acknowledged yet.
     pub unacked_frames: u32,
+    /// Our chat lines sent (each counted once, however often resent).
+    pub chat_lines_sent: u64,
+    /// The peer's chat lines taken.
+    pub chat_lines_received: u64,
+    /// The peer's chat lines dropped for coming faster than the rate limit.
+    pub chat_lines_dropped: u64,
 }
 
 impl EndpointStats {

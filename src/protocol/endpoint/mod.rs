@@ -8,6 +8,7 @@
 //! which decides when to send them; every Start that arrives is acknowledged.
 
 mod blobs;
+mod chat;
 mod claims;
 mod config;
 mod datagrams;
@@ -29,6 +30,7 @@ use blobs::{IncomingBlob, OutgoingBlob};
 use datagrams::ReceiveWindow;
 use std::collections::VecDeque;
 
+pub use chat::MAX_UNACKED_CHAT_LINES;
 pub use config::{EndpointConfig, Role};
 pub use events::{
     ConnectionState, DisconnectCause, EndpointError, EndpointStats, Event, Identity, Rejection,
@@ -115,6 +117,7 @@ pub struct PeerEndpoint {
     restarted: bool,
     start_due: Option<u16>,
     start_ack_due: bool,
+    chat: chat::ChatLink,
 
     events: VecDeque<Event>,
     /// The latest time a poll or a datagram brought (for commands without one).
@@ -192,6 +195,7 @@ impl PeerEndpoint {
             restarted: false,
             start_due: None,
             start_ack_due: false,
+            chat: chat::ChatLink::default(),
             events: VecDeque::new(),
             latest_now: now,
             stats: EndpointStats::default(),

@@ -111,3 +111,123 @@ fn a_rejoin_challenge_is_answered_by_a_proof_only_the_peer_can_read_from_a_new_a
     damaged[6] ^= 1;
     assert_eq!(host.read_from_new_address(&damaged), None);
 }
+
+fn chat_line(text: &str) -> crate::protocol::chat::ChatLine {
+    crate::protocol::chat::ChatLine {
+        author: String::new(),
+        text: text.into(),
+    }
+}
+
+fn chat_received(endpoint: &mut PeerEndpoint) -> Vec<String> {
+    endpoint
+        .drain_events()
+        .filter_map(|event| match event {
+            Event::Chat(line) => Some(line.text),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_chat_line_lost_on_the_way_is_resent_until_acknowledged_and_taken_once() {
+    let (mut host, mut joiner, mut now) = connected_pair();
+    assert!(joiner.send_chat(chat_line("first")));
+    assert!(joiner.send_chat(chat_line("second")));
+    // Everything the joiner sends now is lost.
+    joiner.poll_datagrams(now);
+    assert_eq!(joiner.unacked_chat_lines(), 2);
+    for _ in 0..30 {
+        now += 20;
+        for datagram in joiner.poll_datagrams(now) {
+            // Every datagram arrives twice: the copy is dropped.
+            host.handle_datagram(now, &datagram);
+            host.handle_datagram(now, &datagram);
+        }
+        for datagram in host.poll_datagrams(now) {
+            joiner.handle_datagram(now, &datagram);
+        }
+    }
+    assert_eq!(chat_received(&mut host), ["first", "second"]);
+    assert_eq!(joiner.unacked_chat_lines(), 0);
+    assert_eq!(joiner.stats().chat_lines_sent, 2);
+}
+
+#[test]
+fn a_peer_flooding_chat_loses_the_lines_over_the_rate_limit() {
+    let (mut host, mut joiner, now) = connected_pair();
+    // The endpoint does not limit what its owner sends: a session does.
+    for index in 0..MAX_UNACKED_CHAT_LINES {
+        assert!(joiner.send_chat(chat_line(&format!("spam {index}"))));
+    }
+    assert!(!joiner.send_chat(chat_line("one too many")));
+    for datagram in joiner.poll_datagrams(now) {
+        host.handle_datagram(now, &datagram);
+    }
+    let burst = crate::protocol::chat::CHAT_BURST_LINES as usize;
+    assert_eq!(chat_received(&mut host).len(), burst);
+    assert_eq!(
+        host.stats().chat_lines_dropped,
+        (MAX_UNACKED_CHAT_LINES - burst) as u64
+    );
+    // The dropped lines are acknowledged all the same: no resends forever.
+    for datagram in host.poll_datagrams(now + 1) {
+        joiner.handle_datagram(now + 1, &datagram);
+    }
+    assert_eq!(joiner.unacked_chat_lines(), 0);
+}
+
+#[test]
+fn a_peer_inventing_names_to_escape_the_per_author_limit_is_held_to_the_links() {
+    let (mut host, mut joiner, mut now) = connected_pair();
+    let mut received = 0;
+    // 8 lines a step under new names, for 4 simulated seconds.
+    for step in 0..40 {
+        for index in 0..MAX_UNACKED_CHAT_LINES {
+            let line = crate::protocol::chat::ChatLine {
+                author: format!("n{step}-{index}"),
+                text: "spam".into(),
+            };
+            joiner.send_chat(line);
+        }
+        now += 100;
+        for datagram in joiner.poll_datagrams(now) {
+            host.handle_datagram(now, &datagram);
+        }
+        for datagram in host.poll_datagrams(now) {
+            joiner.handle_datagram(now, &datagram);
+        }
+        received += chat_received(&mut host).len();
+    }
+    // The link's burst, then 8 lines a second.
+    assert!(received <= 20 + 8 * 4 + 1, "{received} lines taken");
+    assert!(host.stats().chat_lines_dropped > 100);
+}
+
+#[test]
+fn a_line_that_cannot_be_sent_is_refused_not_queued() {
+    let (_, mut joiner, _) = connected_pair();
+    assert!(!joiner.send_chat(chat_line("")));
+    assert!(!joiner.send_chat(chat_line("two\nlines")));
+    assert!(!joiner.send_chat(chat_line(&"x".repeat(121))));
+    assert_eq!(joiner.unacked_chat_lines(), 0);
+}
+
+#[test]
+fn no_chat_datagram_goes_out_while_nobody_chats() {
+    let (mut host, mut joiner, mut now) = connected_pair();
+    let mut kinds = Vec::new();
+    for _ in 0..50 {
+        now += 16;
+        for datagram in joiner.poll_datagrams(now) {
+            kinds.push(datagram[3]);
+            host.handle_datagram(now, &datagram);
+        }
+        for datagram in host.poll_datagrams(now) {
+            kinds.push(datagram[3]);
+            joiner.handle_datagram(now, &datagram);
+        }
+    }
+    assert!(!kinds.is_empty());
+    assert!(!kinds.contains(&Message::Chat(Default::default()).kind()));
+}

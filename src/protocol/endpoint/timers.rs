@@ -130,6 +130,9 @@ impl PeerEndpoint {
             }
         }
         if *budget == usize::MAX {
+            // Chat waits while the peer is quiet, as blobs do; it goes
+            // after everything the match needs, so it never delays an input.
+            self.send_chat_lines(now, send);
             // Blobs are bulk: they wait while the peer is quiet.
             self.send_blob_chunks(now, send);
         }

@@ -60,6 +60,9 @@ pub struct MatchSettings {
     /// netcade's data directory].
     #[arg(long, value_name = "DIR")]
     pub dump_dir: Option<PathBuf>,
+    /// Your name in the chat and lines to say.
+    #[command(flatten)]
+    pub chat: crate::engine::live::chat::ChatArgs,
 }
 
 impl MatchSettings {

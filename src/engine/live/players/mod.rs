@@ -487,7 +487,11 @@ fn play(
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = NetplayMachine::new(netplay, game, sinks, clock);
+    let hosting = seat.me == 0;
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
+    if hosting {
+        role.listening_on(transport.local_port());
+    }
     let mut narrator = Narrator::new(out, front, options);
     if let Some(path) = transport.ice_path() {
         narrator.say_and_show(&format!("path: {}", path.describe()))?;

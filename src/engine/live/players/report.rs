@@ -4,6 +4,7 @@
 use crate::checksum::Checksums;
 use crate::diff::ByteDiff;
 use crate::engine::checksums_json;
+use crate::engine::live::chat::ChatCounts;
 use crate::engine::live::front_end::delays_text;
 use crate::engine::live::wire::WireTraffic;
 use crate::engine::report::Report;
@@ -126,6 +127,8 @@ pub(crate) struct MatchReport {
     /// the checkpoints kept for desync repair (both bounded).
     pub(crate) state_bytes: usize,
     pub(crate) inputs: String,
+    /// Chat lines sent and received.
+    pub(crate) chat: ChatCounts,
     /// What the match's outputs left.
     pub(crate) outputs: SinksSummary,
 }
@@ -216,6 +219,9 @@ impl Report for MatchReport {
             "desyncs: {} ({} diagnosed, {} repaired)",
             self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
         )?;
+        if let Some(chat) = self.chat.describe() {
+            writeln!(out, "{chat}")?;
+        }
         if let Some(checksums) = &self.checksums {
             writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
@@ -249,6 +255,7 @@ impl Report for MatchReport {
                 "dropped_datagrams": self.dropped_datagrams,
                 "path": self.path.as_ref().map(crate::net::ice::IcePath::json),
                 "state_bytes": self.state_bytes,
+                "chat": self.chat.json(),
             },
         });
         self.outputs.add_to_json(&mut json);

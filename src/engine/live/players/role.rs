@@ -5,6 +5,7 @@
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::{FrameInputs, InputSource};
+use crate::engine::live::chat::LiveChat;
 use crate::engine::live::front_end::{delays_text, FrontEnd, MatchView, PlayerFigures};
 use crate::engine::live::narrator::Narrator;
 use crate::engine::live::options::LiveEvent;
@@ -111,6 +112,9 @@ pub(crate) struct PlayersRole {
     status_last: Option<(Instant, u64, u64)>,
     /// What the player reads about the connection.
     words: ConnectionWords,
+    chat: LiveChat,
+    /// The host's port, shown until the match begins.
+    listening: Option<u16>,
 }
 
 impl PlayersRole {
@@ -152,12 +156,20 @@ impl PlayersRole {
             before: (0, 0),
             status_last: None,
             words,
+            chat: LiveChat::new(&settings.chat),
+            listening: None,
         }
     }
 
     /// Milliseconds since the session's clock began.
     fn now_ms(&self) -> u64 {
         self.hooks.started.elapsed().as_millis() as u64
+    }
+
+    /// A host waiting for its players on UDP port `port`: the front end
+    /// shows it until the match begins.
+    pub(crate) fn listening_on(&mut self, port: u16) {
+        self.listening = Some(port);
     }
 
     fn peer_stats(&self) -> Option<NetplayStats> {
@@ -268,6 +280,7 @@ impl PlayersRole {
                 narrator.signal(LiveEvent::MatchBegan);
             }
             NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::Chat(line) => self.chat.received(line, narrator)?,
             NetplayEvent::SpectatorDesync {
                 frame,
                 local,
@@ -438,6 +451,7 @@ impl PlayersRole {
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
             inputs: self.inputs.clone(),
+            chat: self.chat.counts,
             outputs: SinksSummary::default(),
         }
     }
@@ -479,6 +493,15 @@ impl LiveRole for PlayersRole {
             self.handle_event(event, narrator)?;
         }
         Ok(())
+    }
+
+    fn send_chat(&mut self, now_us: u64, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        let netplay = &mut self.machine.netplay;
+        let frame = netplay.current_frame().number();
+        let mut send = |now, author: &str, text: &str| netplay.send_chat(now, author, text);
+        Ok(self
+            .chat
+            .send_due(frame, now_us / 1000, narrator, &mut send)?)
     }
 
     fn ended(&mut self, now_us: u64) -> Option<MatchEnd> {
@@ -575,6 +598,9 @@ impl LiveRole for PlayersRole {
                 .collect(),
             connection: self.words.line(self.now_ms()),
             desync: self.words.corner(self.now_ms()),
+            listening: self
+                .listening
+                .filter(|_| self.machine.netplay.started_at().is_none()),
         }
     }
 

@@ -62,6 +62,9 @@ pub struct SpectateSettings {
     /// The socket transport and the link conditioner over it.
     #[command(flatten)]
     pub link: LinkArgs,
+    /// Your name in the chat and lines to say.
+    #[command(flatten)]
+    pub chat: crate::engine::live::chat::ChatArgs,
 }
 
 /// Watches the match hosted at `settings.address` and returns how it went,
@@ -159,7 +162,7 @@ pub fn spectate_match_relaying(
     };
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
-    let mut role = SpectatorRole::new(machine, frames);
+    let mut role = SpectatorRole::new(machine, frames, &settings.chat);
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)

@@ -3,6 +3,7 @@
 
 use crate::checksum::Checksums;
 use crate::engine::checksums_json;
+use crate::engine::live::chat::ChatCounts;
 use crate::engine::live::wire::WireTraffic;
 use crate::engine::report::Report;
 use crate::engine::sinks::SinksSummary;
@@ -95,6 +96,8 @@ pub(crate) struct WatchReport {
     /// Checkpoints whose checksums differed from the host's, and repairs
     /// from the host's state.
     pub(crate) desyncs: (u64, u64),
+    /// Chat lines sent and received.
+    pub(crate) chat: ChatCounts,
     /// What the watch's outputs left.
     pub(crate) outputs: SinksSummary,
 }
@@ -136,6 +139,9 @@ impl Report for WatchReport {
                 "desyncs: {detected} checkpoints differed from the host's, {repaired} repairs from its state"
             )?;
         }
+        if let Some(chat) = self.chat.describe() {
+            writeln!(out, "{chat}")?;
+        }
         if let Some(checksums) = &self.checksums {
             writeln!(out, "checksums after {} frames: {checksums}", self.frames)?;
         }
@@ -164,6 +170,7 @@ impl Report for WatchReport {
                 "ping_ms": self.ping_ms,
                 "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
+                "chat": self.chat.json(),
             },
         });
         self.outputs.add_to_json(&mut json);

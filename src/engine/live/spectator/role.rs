@@ -4,6 +4,7 @@
 
 use crate::checksum::Checksums;
 use crate::engine::frame_clock::FrameClock;
+use crate::engine::live::chat::{ChatArgs, LiveChat};
 use crate::engine::live::front_end::{FrontEnd, MatchView, SpectatorView};
 use crate::engine::live::narrator::{status_due, Narrator};
 use crate::engine::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
@@ -36,11 +37,12 @@ pub(crate) struct SpectatorRole {
     status_last: Option<Instant>,
     /// When we left (ms into the session).
     left_ms: u64,
+    chat: LiveChat,
 }
 
 impl SpectatorRole {
     /// `machine` watching up to frame `frames` (the match's end if `None`).
-    pub(crate) fn new(mut machine: WatchMachine, frames: Option<u32>) -> Self {
+    pub(crate) fn new(mut machine: WatchMachine, frames: Option<u32>, chat: &ChatArgs) -> Self {
         machine.stop_at_frame = frames;
         SpectatorRole {
             machine,
@@ -51,6 +53,7 @@ impl SpectatorRole {
             frame_before: 0,
             status_last: None,
             left_ms: 0,
+            chat: LiveChat::new(chat),
         }
     }
 
@@ -103,6 +106,7 @@ impl SpectatorRole {
                 self.host_gone.get_or_insert(cause);
                 Ok(())
             }
+            SpectatorEvent::Chat(line) => self.chat.received(&line, narrator),
             SpectatorEvent::Welcomed { .. } | SpectatorEvent::Rejected(_) => Ok(()),
         }
     }
@@ -157,6 +161,7 @@ impl SpectatorRole {
             ),
             dropped_datagrams: machine.spectator.dropped_datagrams(),
             desyncs: (self.desyncs, machine.stats.repairs),
+            chat: self.chat.counts,
             outputs: SinksSummary::default(),
         }
     }
@@ -189,6 +194,15 @@ impl LiveRole for SpectatorRole {
             self.handle_event(event, narrator)?;
         }
         Ok(())
+    }
+
+    fn send_chat(&mut self, now_us: u64, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        let frame = self.machine.current_frame();
+        let spectator = &mut self.machine.spectator;
+        let mut send = |now, author: &str, text: &str| spectator.send_chat(now, author, text);
+        Ok(self
+            .chat
+            .send_due(frame, now_us / 1000, narrator, &mut send)?)
     }
 
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
@@ -241,6 +255,7 @@ impl LiveRole for SpectatorRole {
         MatchView {
             frame: self.machine.current_frame(),
             new_picture: self.machine.current_frame() != self.frame_before,
+            listening: None,
             spectating: Some(SpectatorView {
                 ping_ms: spectator.link_stats().ping_ms,
                 behind_live: spectator.behind_live(),
