@@ -474,7 +474,7 @@ impl Launcher {
     fn session_line(&self, session: &Session, game: &GameChoice) -> Vec<String> {
         let settings = &self.settings.settings;
         let mut line = session.command_line(game);
-        line.extend(settings.game_args(&game.core));
+        line.extend(settings.session_args(session, &game.core));
         line.extend(settings.window_args());
         line
     }

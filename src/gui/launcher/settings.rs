@@ -6,7 +6,7 @@
 
 use crate::engine::launcher::cores::CoreSummary;
 use crate::engine::launcher::forms::DelayChoice;
-use crate::engine::launcher::settings::{settings_path, Settings, MAX_NAME_CHARS};
+use crate::engine::launcher::settings::{check_name, settings_path, Settings};
 use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
 use crate::gui::launcher::script::Targets;
 use crate::gui::renderer::DisplayShader;
@@ -315,9 +315,7 @@ impl SettingsScreen {
 
     fn netplay(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
         ui.label("What the Host and Join forms start with:");
-        let name = &mut self.settings.netplay.name;
-        targets.text_field(ui, "Name", name);
-        *name = name.chars().take(MAX_NAME_CHARS).collect();
+        targets.text_field(ui, "Name", &mut self.settings.netplay.name);
         targets.text_field(ui, "Default port", &mut self.port);
         delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
     }
@@ -350,6 +348,10 @@ impl SettingsScreen {
             ));
             return false;
         };
+        if let Err(problem) = check_name(&self.settings.netplay.name) {
+            self.message = Some(format!("error: {problem}"));
+            return false;
+        }
         self.settings.netplay.port = port;
         self.settings.paths.saves = folder_of(&self.saves);
         self.settings.paths.system = folder_of(&self.system);
