@@ -1010,3 +1010,37 @@ fn lockstep_never_saves_loads_or_rolls_back_and_waits_for_late_inputs() {
             .any(|e| matches!(e, Event::Desync { .. })));
     }
 }
+
+#[test]
+fn a_session_resumed_mid_match_runs_from_that_frame_with_nothing_held_before_it() {
+    let mut session = config_for(2, 1).initial_input_delay(2).build().unwrap();
+    session.resume_at(f(300)).unwrap();
+    let (host, me) = (PlayerId::new(0), PlayerId::new(1));
+    session.peer_synchronized(host).unwrap();
+    // The delay's frames from the resume on hold nothing yet: neutral.
+    assert_eq!(
+        session.add_local_input(me, Buttons::A).unwrap(),
+        Some(f(302))
+    );
+    let inputs: Vec<_> = session.player_inputs(me, f(300)).unwrap().collect();
+    assert_eq!(
+        inputs,
+        vec![
+            (f(300), Buttons::NONE),
+            (f(301), Buttons::NONE),
+            (f(302), Buttons::A)
+        ]
+    );
+    session.add_remote_input(host, f(300), Buttons::B).unwrap();
+    let mut requests = Vec::new();
+    session.advance_frame(&mut requests).unwrap();
+    assert!(matches!(requests[0], Request::Save { frame } if frame == f(300)));
+    assert!(matches!(
+        requests[1],
+        Request::Advance { frame, inputs, .. } if frame == f(300) && inputs[0] == Buttons::B
+    ));
+    assert_eq!(session.current_frame(), f(301));
+    assert_eq!(session.confirmed_frame(), Some(f(300)));
+    // Only before it runs.
+    assert!(session.resume_at(f(400)).is_err());
+}

@@ -51,7 +51,23 @@ pub fn test_replay_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("replays")
 }
 
+/// Gives a netcade the tests start a data directory of the test run's own
+/// (unless the test chose one): its rejoin tickets, match saves and recent
+/// lists stay out of the user's.
+fn keep_out_of_the_users_data(command: &mut Command) {
+    let chosen = command
+        .get_envs()
+        .any(|(name, value)| name == "XDG_DATA_HOME" && value.is_some());
+    if !chosen {
+        command.env(
+            "XDG_DATA_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("data"),
+        );
+    }
+}
+
 fn finish(mut command: Command, args: &[&str], stdin: &str) -> Output {
+    keep_out_of_the_users_data(&mut command);
     command
         .env("NETCADE_REPLAY_DIR", test_replay_dir())
         .args(args)
@@ -132,10 +148,12 @@ fn spawn_netcade_by(
     args: &[&str],
     env: &[(&str, &std::ffi::OsStr)],
 ) -> Background {
-    let mut child = command
+    command
         .env("NETCADE_DUEL_CORE", super::duel_core())
         .env("NETCADE_REPLAY_DIR", test_replay_dir())
-        .envs(env.iter().copied())
+        .envs(env.iter().copied());
+    keep_out_of_the_users_data(&mut command);
+    let mut child = command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -29,7 +29,7 @@ pub(super) enum Resume {
     No,
     /// It did: the host's state comes next.
     AwaitingState,
-    /// It arrived at `frame`, for the frontend to load.
+    /// It arrived, for the frontend to load.
     Arrived,
     /// Loaded: play goes on.
     Resumed,

@@ -231,3 +231,58 @@ fn no_chat_datagram_goes_out_while_nobody_chats() {
     assert!(!kinds.is_empty());
     assert!(!kinds.contains(&Message::Chat(Default::default()).kind()));
 }
+
+#[test]
+fn a_restarted_joiner_with_the_secret_it_kept_speaks_on_the_link_and_says_it_restarted() {
+    let (mut host, joiner, now) = connected_pair();
+    let host_key = host.config.secret.public_key();
+    let mut config = EndpointConfig::joiner(handshake(1));
+    config.role = Role::Joiner {
+        session: Some(joiner.session()),
+    };
+    config.secret = joiner.config.secret.clone();
+    let mut restarted =
+        PeerEndpoint::resumed(config.clone(), now, host_key, PlayerSlots::single(0)).unwrap();
+    assert!(restarted.is_running());
+    let mut challenges = Vec::new();
+    host.send_rejoin_challenge(now, 0xBEEF, &mut |d| challenges.push(d.to_vec()));
+    restarted.handle_datagram(now, &challenges[0]);
+    let answer = restarted
+        .poll_datagrams(now + 1)
+        .iter()
+        .find_map(|d| host.read_from_new_address(d));
+    assert_eq!(answer, Some(Message::RejoinRestarted { nonce: 0xBEEF }));
+    // Another session's token agrees other keys: nothing it sends opens.
+    config.role = Role::Joiner {
+        session: Some(SessionToken(joiner.session().0 ^ 1)),
+    };
+    let mut stranger =
+        PeerEndpoint::resumed(config, now, host_key, PlayerSlots::single(0)).unwrap();
+    stranger.handle_datagram(now, &challenges[0]);
+    assert!(stranger
+        .poll_datagrams(now + 1)
+        .iter()
+        .all(|d| host.read_from_new_address(d).is_none()));
+}
+
+#[test]
+fn the_host_sends_its_inputs_again_from_the_frame_a_restarted_peer_resumes_at() {
+    let (mut host, mut joiner, mut now) = connected_pair();
+    for frame in 0..10 {
+        host.add_local_input(Frame::new(frame), &[Buttons::A])
+            .unwrap();
+    }
+    now += 20;
+    for datagram in host.poll_datagrams(now) {
+        joiner.handle_datagram(now, &datagram);
+    }
+    for datagram in joiner.poll_datagrams(now + 30) {
+        host.handle_datagram(now + 30, &datagram);
+    }
+    assert_eq!(host.acked_local_frame(), Frame::new(10));
+    // Frames 6..10 were acknowledged by the old process; the new one needs them.
+    assert!(!host.resend_inputs_from(Frame::new(6), &[Buttons::A; 3]));
+    assert!(host.resend_inputs_from(Frame::new(6), &[Buttons::A; 4]));
+    assert_eq!(host.acked_local_frame(), Frame::new(6));
+    assert_eq!(host.stats().unacked_frames, 4);
+}
