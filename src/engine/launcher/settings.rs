@@ -124,12 +124,8 @@ struct PathsTable {
     system: Option<PathBuf>,
 }
 
-/// The name checked as the chat checks its authors' (at most
-/// [`crate::protocol::MAX_CHAT_AUTHOR_BYTES`] bytes, no control characters).
-pub fn check_name(name: &str) -> Result<(), String> {
-    crate::protocol::check_chat_author(name)
-        .map_err(|error| format!("not a name for the chat: {error}"))
-}
+/// The name checked as `--name` checks it.
+pub use crate::engine::live::chat::check_name;
 
 /// `path line N: message` on one line, the line found from the byte
 /// offset `at`.

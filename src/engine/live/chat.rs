@@ -23,13 +23,20 @@ pub struct ChatArgs {
 }
 
 fn parse_name(name: &str) -> Result<String, String> {
+    check_name(name)?;
+    Ok(name.to_owned())
+}
+
+/// Whether `name` may be a chat name (`--name`, the Settings screen's):
+/// at most [`crate::protocol::MAX_CHAT_AUTHOR_BYTES`] bytes, no control
+/// characters; else why not, in words about a name.
+pub fn check_name(name: &str) -> Result<(), String> {
     check_chat_author(name).map_err(|error| match error {
         ChatTextError::TooLong(bytes, most) => {
-            format!("the name is {bytes} bytes long, at most {most} fit")
+            format!("not a name for the chat: it is {bytes} bytes long, at most {most} fit")
         }
         error => format!("not a name for the chat: {error}"),
-    })?;
-    Ok(name.to_owned())
+    })
 }
 
 /// Lines to say, each at a frame, in the order of their frames.
@@ -204,7 +211,7 @@ mod tests {
         assert_eq!(parse_name("Zoë"), Ok("Zoë".to_string()));
         assert_eq!(
             parse_name(&"a".repeat(30)),
-            Err("the name is 30 bytes long, at most 24 fit".to_string())
+            Err("not a name for the chat: it is 30 bytes long, at most 24 fit".to_string())
         );
         assert!(parse_name("a\tb")
             .unwrap_err()
