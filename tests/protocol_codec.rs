@@ -850,3 +850,21 @@ fn a_chat_line_costs_nineteen_bytes_besides_its_author_and_text_and_an_ack_sixte
     });
     assert_eq!(on_the_wire(&ack, &mut out), 16);
 }
+
+#[test]
+fn a_handshake_whose_names_or_options_hold_control_characters_is_refused_as_bad_text() {
+    // Both sides print the peer's core name when a handshake is refused:
+    // a stranger's Hello must not steer the host's terminal.
+    let mut core_name = handshake();
+    core_name.core_name = "\x1b[2JDuel".into();
+    let mut option = handshake();
+    option.core_options[0].value = "dojo\r\n".into();
+    for hostile in [core_name, option] {
+        let mut out = Vec::new();
+        codec::encode(&header(), &Message::Hello(hostile), &mut out).unwrap();
+        assert_eq!(codec::decode(&out), Err(DecodeError::BadText));
+    }
+    let mut out = Vec::new();
+    codec::encode(&header(), &Message::Hello(handshake()), &mut out).unwrap();
+    assert!(codec::decode(&out).is_ok());
+}

@@ -123,8 +123,10 @@ pub enum DecodeError {
     /// A LEB128 number is too big for its field or not in its shortest form.
     #[error("malformed variable-length number")]
     BadVarint,
-    /// A handshake's core name or version is not UTF-8.
-    #[error("a text field is not valid UTF-8")]
+    /// A text field is not UTF-8, or a handshake's name, version or core
+    /// option holds a control character (printed when a handshake is
+    /// refused: a peer must not steer the terminal).
+    #[error("a text field is not valid UTF-8 or holds a control character")]
     BadText,
     /// Handshake settings no session can run with; the text says which rule they break.
     #[error("invalid session settings: {0}")]
@@ -627,6 +629,15 @@ impl<'a> Reader<'a> {
             .map_err(|_| DecodeError::BadText)
     }
 
+    /// A text without control characters: what may be printed as it came.
+    fn printable_text(&mut self) -> Result<String, DecodeError> {
+        let text = self.text()?;
+        if text.chars().any(char::is_control) {
+            return Err(DecodeError::BadText);
+        }
+        Ok(text)
+    }
+
     fn finish(&self) -> Result<(), DecodeError> {
         match self.remaining() {
             0 => Ok(()),
@@ -900,8 +911,8 @@ fn read_piggyback(reader: &mut Reader<'_>) -> Result<Piggyback, DecodeError> {
 }
 
 fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
-    let core_name = reader.text()?;
-    let core_version = reader.text()?;
+    let core_name = reader.printable_text()?;
+    let core_version = reader.printable_text()?;
     let content_hash = reader.u64()?;
     let local_slots = PlayerSlots(reader.u8()?);
     let settings = SessionSettings {
@@ -979,8 +990,8 @@ fn read_core_options(reader: &mut Reader<'_>) -> Result<Vec<CoreOption>, DecodeE
     }
     let mut options = Vec::with_capacity(count as usize);
     for _ in 0..count {
-        let key = reader.text()?;
-        let value = reader.text()?;
+        let key = reader.printable_text()?;
+        let value = reader.printable_text()?;
         options.push(CoreOption { key, value });
     }
     Ok(options)

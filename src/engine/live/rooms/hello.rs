@@ -89,7 +89,11 @@ impl Hello {
         let field = |name: &str| {
             value[name]
                 .as_str()
-                .filter(|text| text.chars().count() <= MAX_NAME_CHARS)
+                // Printed when a host of another game is skipped: no
+                // control characters to steer the terminal.
+                .filter(|text| {
+                    text.chars().count() <= MAX_NAME_CHARS && !text.chars().any(char::is_control)
+                })
                 .ok_or_else(|| format!("no {name}"))
         };
         let role = RoomRole::named(field("role")?).ok_or("an unknown role")?;
@@ -175,6 +179,7 @@ mod tests {
             with("protocol", json!(300)),
             with("content", json!("not hex")),
             with("core", json!("x".repeat(MAX_NAME_CHARS + 1))),
+            with("core", json!("\u{1b}[2JDuel")),
             with("core_version", json!(7)),
             with("candidates", json!(["nowhere"])),
             with("candidates", json!(too_many)),
