@@ -14,6 +14,7 @@ mod ticket;
 
 pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
 use mode::{host_mode, join_mode, preflight};
+pub use ticket::{rejoin_folder, rejoinable_matches, RejoinableMatch, TicketGame};
 
 use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
@@ -286,7 +287,7 @@ fn join_found(
     } = take_a_seat(settings, found, game.as_ref())?;
     // Kept while the match runs: a killed process comes back with it.
     let _ticket = ticket_key(settings, host)
-        .and_then(|key| restart::keep_joiners_ticket(&netplay, key, host, seat.me));
+        .and_then(|key| restart::keep_joiners_ticket(&netplay, key, host, seat.me, &common.game));
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
