@@ -320,6 +320,31 @@ fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_n
     cluster.assert_same_final_checksums(&[0, 1], 400);
 }
 
+#[test]
+fn a_players_datagram_replayed_once_from_a_spoofed_address_earns_that_address_one_challenge() {
+    let mut cluster = match_with_rejoin_window(35, 30_000);
+    cluster.run_until(3_000);
+    let mut replayed = encoded(
+        &Header {
+            version: netcade::protocol::PROTOCOL_VERSION,
+            session: SessionToken::UNKNOWN,
+            sequence: Sequence(40_000),
+        },
+        &Message::KeepAlive,
+    );
+    assert!(cluster.machines[1].netplay.seal_for(0, &mut replayed));
+    cluster.isolate(1);
+    // The joiner went quiet: only then is a new address looked at.
+    cluster.run_until(5_000);
+    cluster.sockets.port(STRANGER).send(0, &replayed);
+    let mut challenges = Vec::new();
+    while cluster.now < 9_000 {
+        cluster.step();
+        challenges.extend(challenges_to_stranger(&mut cluster));
+    }
+    assert_eq!(challenges.len(), 1, "{challenges:?}");
+}
+
 fn first_timeout_at(cluster: &PartyCluster, machine: usize) -> Option<Millis> {
     cluster.machines[machine]
         .notes
