@@ -162,6 +162,28 @@ fn the_hosts_frames_win_and_a_joiner_that_gave_others_says_so() {
     assert!(!support::cli::stderr(&host).contains("note:"));
 }
 
+#[test]
+fn the_hosts_rejoin_window_is_the_matchs_and_a_joiner_that_gave_another_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let common = args(&[&game, &["--json", "--no-record", "--frames", "120"]]);
+    let (host, _, join) = start_match(dir.path(), &common, &["--rejoin-s", "12"], &[]);
+    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        let json = finished(side, output);
+        assert_eq!(json["frames"], 120, "{side}: {json}");
+    }
+    let said = support::cli::stderr(&join);
+    assert!(
+        said.contains(
+            "note: the host's rejoin window wins: --rejoin-s 12 (you gave --rejoin-s 30)"
+        ),
+        "{said}"
+    );
+    assert_eq!(said.matches("rejoin window").count(), 1, "{said}");
+    assert!(!support::cli::stderr(&host).contains("note:"));
+}
+
 /// A loopback port where nothing listens (bound, then let go).
 fn silent_address() -> String {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
