@@ -221,6 +221,11 @@ fn cancel_on_the_hosts_waiting_panel_closes_its_socket_and_returns_to_the_launch
     assert!(free(), "UDP port {port} is free again after Cancel");
     let output = host.finish(TIMEOUT);
     assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("match ended (hosting cancelled before anyone joined)"),
+        "{}",
+        stdout(&output)
+    );
     // The waiting panel was drawn over the game: egui's window with the
     // heading, the addresses and the buttons, light text on dark grey.
     let panel = read_png(&waiting);

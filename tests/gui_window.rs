@@ -187,29 +187,7 @@ fn keys_injected_as_sdl_events_move_duels_fighter_through_the_default_mapping() 
         i32::from_le_bytes(core.game_memory()[at..at + 4].try_into().unwrap())
     };
     let start = x_of_fighter_1(&duel.core);
-    let key = |down: bool| {
-        let (timestamp, window_id, keycode, scancode, keymod, repeat) =
-            (0, 0, Some(Keycode::D), None, Mod::NOMOD, false);
-        if down {
-            Event::KeyDown {
-                timestamp,
-                window_id,
-                keycode,
-                scancode,
-                keymod,
-                repeat,
-            }
-        } else {
-            Event::KeyUp {
-                timestamp,
-                window_id,
-                keycode,
-                scancode,
-                keymod,
-                repeat,
-            }
-        }
-    };
+    let key = |down: bool| key_event(down, Keycode::D, Mod::NOMOD);
     window.push_event(key(true)).unwrap();
     for _ in 0..30 {
         window.poll();
@@ -364,14 +342,7 @@ fn shift_f1_moves_the_overlay_round_the_corners_of_the_window_at_the_size_of_its
     // At 480 rows the overlay is drawn 1:1, 8 pixels from the edges.
     let (w, h) = (canvas.width, canvas.height);
     assert_eq!(covered(&mut window), (8, 8, w, h), "top left at first");
-    let shift_f1 = Event::KeyDown {
-        timestamp: 0,
-        window_id: 0,
-        keycode: Some(Keycode::F1),
-        scancode: None,
-        keymod: Mod::LSHIFTMOD,
-        repeat: false,
-    };
+    let shift_f1 = key_event(true, Keycode::F1, Mod::LSHIFTMOD);
     for expected in [
         (width - 8 - w, 8),
         (width - 8 - w, height - 8 - h),
@@ -436,4 +407,71 @@ fn a_menu_drawn_over_the_game_leaves_the_game_picture_unchanged_once_closed() {
     assert!(with_menu != before, "the menu is drawn over the game");
     let (_, _, after) = window.present(None, 0.0, None, true).unwrap();
     assert!(after == before, "closed, the game's picture is as it was");
+}
+
+/// Where a test writes a picture for the manual: `docs/images/NAME` with
+/// `NETCADE_DOC_IMAGES=1`, else a file of `dir`.
+fn picture_path(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    if std::env::var_os("NETCADE_DOC_IMAGES").is_some() {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/images")
+            .join(name)
+    } else {
+        dir.join(name)
+    }
+}
+
+#[test]
+fn the_match_menu_shows_the_connection_in_words_and_each_players_figures() {
+    use netcade::engine::live::front_end::{MatchView, PlayerFigures};
+    let _sdl = SDL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = tempfile::tempdir().unwrap();
+    let shot = picture_path(config.path(), "match-menu-connection.png");
+    std::env::set_var("NETCADE_CONFIG_DIR", config.path());
+    let mut duel = support::load_duel_dojo();
+    let display = DisplayArgs {
+        window_size: Some((960, 720)),
+        screenshot_at: vec!["3".to_string(), shot.display().to_string()],
+        ..DisplayArgs::default()
+    };
+    let mut front =
+        netcade::gui::front_end::WindowFrontEnd::open(&duel.core, &display).expect("a window");
+    front
+        .window()
+        .push_event(key_down(Keycode::Escape, false))
+        .unwrap();
+    front.local_buttons();
+    let player = |slot, ping_ms, delay, last_rollback| PlayerFigures {
+        slot,
+        ping_ms: Some(ping_ms),
+        delay: Some(delay),
+        last_rollback,
+    };
+    for frame in 1..=3 {
+        duel.core.run_frame(&[Buttons::RIGHT, Buttons::LEFT], true);
+        let view = MatchView {
+            frame,
+            new_picture: true,
+            connection: Some("opponent's connection is unstable".to_string()),
+            desync: Some("desync at frame 1234, repaired".to_string()),
+            players: vec![player(1, 48, 2, 3), player(2, 12, 1, 0)],
+            ..MatchView::default()
+        };
+        front.present(&duel.core, &view);
+    }
+    let file = std::fs::File::open(&shot).expect("the picture was written");
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width, info.height), (960, 720));
+    // The menu's panel (egui's grey, which Duel never draws) covers a good
+    // part of the game.
+    let panel = rgb
+        .chunks(3)
+        .filter(|pixel| {
+            let (low, high) = (pixel.iter().min().unwrap(), pixel.iter().max().unwrap());
+            high - low <= 2 && (20..=40).contains(low)
+        })
+        .count();
+    assert!(panel > 100_000, "{panel} pixels of the menu's panel");
 }

@@ -411,8 +411,13 @@ fn behind_fully_random_routers_the_players_meet_through_the_relay_and_play_in_sy
 }
 
 /// Two `netcade` processes behind the lab's NATs that know only the room
-/// code the host printed: each one's `--json` summary.
-fn room_match(masquerade: Masquerade, mapping: &str) -> [serde_json::Value; 2] {
+/// code the host printed (the host with `host_extra` too): each one's
+/// `--json` summary.
+fn room_match(
+    masquerade: Masquerade,
+    mapping: &str,
+    host_extra: &[&str],
+) -> [serde_json::Value; 2] {
     let mut lab = Lab::new(masquerade);
     for home in ["ha", "hb"] {
         assert_eq!(
@@ -430,6 +435,7 @@ fn room_match(masquerade: Masquerade, mapping: &str) -> [serde_json::Value; 2] {
     let timeout = Duration::from_secs(120);
     let host_args = [
         &["host", "--port", "0", "--room", "--inputs", "random:1"][..],
+        host_extra,
         &common,
     ]
     .concat();
@@ -469,7 +475,7 @@ fn room_match(masquerade: Masquerade, mapping: &str) -> [serde_json::Value; 2] {
 #[test]
 #[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
 fn behind_masquerading_routers_two_netcade_processes_meet_by_room_code_and_punch_a_hole() {
-    for summary in room_match(Masquerade::Plain, "endpoint-independent") {
+    for summary in room_match(Masquerade::Plain, "endpoint-independent", &[]) {
         let path = &summary["netplay"]["path"];
         assert_eq!(path["kind"], "hole_punched", "{path}");
     }
@@ -478,10 +484,35 @@ fn behind_masquerading_routers_two_netcade_processes_meet_by_room_code_and_punch
 #[test]
 #[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
 fn behind_fully_random_routers_two_netcade_processes_meet_by_room_code_through_the_relay() {
-    for summary in room_match(Masquerade::FullyRandom, "symmetric") {
+    for summary in room_match(Masquerade::FullyRandom, "symmetric", &[]) {
         let path = &summary["netplay"]["path"];
         assert_eq!(path["kind"], "relay", "{path}");
         assert_eq!(path["relay"], "lab", "{path}");
+    }
+}
+
+#[test]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+fn behind_masquerading_routers_a_joiner_the_host_refuses_once_asks_again_over_the_same_hole() {
+    // The joiner proposes no delay floor; the host's refusal carries its
+    // own, and the joiner asks again with it, over the path ICE found.
+    for summary in room_match(
+        Masquerade::Plain,
+        "endpoint-independent",
+        &["--min-delay", "2"],
+    ) {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(path["kind"], "hole_punched", "{path}");
+    }
+}
+
+#[test]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+fn behind_fully_random_routers_a_joiner_the_host_refuses_once_asks_again_through_the_same_relay() {
+    let host_extra = ["--min-delay", "2"];
+    for summary in room_match(Masquerade::FullyRandom, "symmetric", &host_extra) {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(path["kind"], "relay", "{path}");
     }
 }
 

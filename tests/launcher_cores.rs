@@ -70,4 +70,9 @@ fn probe_core_prints_what_a_core_declares_as_one_json_line() {
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["name"], "Duel");
     assert!(json["extensions"].as_array().is_some(), "{json}");
+    // Its options, for the launcher's Settings: each with its values and default.
+    let option = &json["options"][0];
+    assert_eq!(option["key"], "duel_inject_nondeterminism", "{json}");
+    assert_eq!(option["values"], serde_json::json!(["disabled", "enabled"]));
+    assert_eq!(option["default"], "disabled");
 }

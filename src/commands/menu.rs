@@ -209,7 +209,7 @@ mod tests {
         let switches = "--option duel_speed=fast --save-dir /games/saves";
         let with_settings = |session: &Session| {
             let mut line = session.command_line(&game);
-            line.extend(settings.game_args(&game.core));
+            line.extend(settings.session_args(session, &game.core));
             line
         };
         let mut join = settings.netplay.join_form();
@@ -217,11 +217,15 @@ mod tests {
         let cases = [
             (
                 Session::Host(settings.netplay.host_form()),
-                format!("host --port 7123 --delay 3 {rom} {switches}"),
+                format!("host --port 7123 --delay 3 {rom} --name ann {switches}"),
             ),
             (
                 Session::Join(join),
-                format!("join 10.0.0.2:7123 --delay 3 {rom} {switches}"),
+                format!("join 10.0.0.2:7123 --delay 3 {rom} --name ann {switches}"),
+            ),
+            (
+                Session::Play { players: 2 },
+                format!("play --players 2 {rom} {switches}"),
             ),
         ];
         for (session, line) in cases {

@@ -13,7 +13,8 @@ use crate::engine::{AppError, Game};
 use crate::gui::chat_box::{ChatBox, ChatBoxOutcome};
 use crate::gui::launcher::script::key_event;
 use crate::gui::launcher::script::{self, Targets};
-use crate::gui::match_menu::{MatchMenu, MenuChoice};
+use crate::gui::match_menu::{carry_out, menu_details, MatchMenu, MenuChoice};
+pub use crate::gui::match_menu::{LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
 use crate::gui::waiting::WaitingPanel;
@@ -38,32 +39,8 @@ const REDRAW_WITHOUT_FRAMES: std::time::Duration = std::time::Duration::from_mil
 /// How long frames must wait for the opponent before the window says so.
 const STALL_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// How long after a first Esc in a match a second one leaves it.
-pub const LEAVE_CONFIRM_MS: u64 = 2_000;
-
 /// What a first Esc in a match says.
 pub const LEAVE_QUESTION: &str = "press Esc again to leave the match";
-
-/// Esc in a match: a stray press must not end it, so the first press asks
-/// and only a second within [`LEAVE_CONFIRM_MS`] leaves.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LeaveConfirmation {
-    asked_at_ms: Option<u64>,
-}
-
-impl LeaveConfirmation {
-    /// Esc pressed at `now_ms`: whether it leaves (else it asks, and the
-    /// caller shows [`LEAVE_QUESTION`]).
-    pub fn press(&mut self, now_ms: u64) -> bool {
-        match self.asked_at_ms {
-            Some(asked) if now_ms.saturating_sub(asked) <= LEAVE_CONFIRM_MS => true,
-            _ => {
-                self.asked_at_ms = Some(now_ms);
-                false
-            }
-        }
-    }
-}
 
 /// A match's window.
 pub struct WindowFrontEnd {
@@ -219,6 +196,63 @@ impl WindowFrontEnd {
         captured
     }
 
+    /// [`Self::show`], saving the picture where `--screenshot-at` asked
+    /// (`due`: its frame came) or a launcher script did.
+    fn show_and_save(
+        &mut self,
+        frame: Option<&crate::emulator::VideoFrame<'_>>,
+        aspect: f32,
+        overlay: Option<&crate::gui::overlay::Canvas>,
+        due: bool,
+    ) {
+        let scripted = self.script_capture.take();
+        let captured = self.show(frame, aspect, overlay, due || scripted.is_some());
+        let path = match scripted {
+            Some(path) => Some(path),
+            None if due => self.screenshot_at.take().map(|(_, path)| path),
+            None => None,
+        };
+        if let (Some(picture), Some(path)) = (captured, path) {
+            if let Err(err) = save_picture(&path, &picture) {
+                eprintln!("warning: {}", crate::engine::error::error_chain(&err));
+            }
+        }
+    }
+
+    /// Takes the link's figures: the kbps every half second, and for a
+    /// new picture the overlay's figures and graph.
+    fn record_figures(&mut self, view: &MatchView, now: Instant) {
+        if let Some(stats) = &view.stats {
+            let (since, received, sent) =
+                *self
+                    .traffic
+                    .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
+            let elapsed = now.duration_since(since).as_secs_f64();
+            if elapsed >= 0.5 {
+                let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
+                self.kbps = (
+                    kbps(stats.bytes_received.saturating_sub(received)),
+                    kbps(stats.bytes_sent.saturating_sub(sent)),
+                );
+                self.traffic = Some((now, stats.bytes_received, stats.bytes_sent));
+            }
+            if view.new_picture {
+                let figures = NetStats {
+                    ping_ms: stats.ping_ms,
+                    input_delay: stats.local_input_delay,
+                    frames_ahead: stats.frames_ahead,
+                    rollback_depth: stats.last_rollback,
+                    kbps_in: self.kbps.0,
+                    kbps_out: self.kbps.1,
+                    spectators: view.spectators as u32,
+                    delays: delays_text(&view.delays),
+                };
+                self.last_stats = Some(figures.clone());
+                self.overlay.record(figures);
+            }
+        }
+    }
+
     /// The launcher script's next step in this session, after a frame was
     /// laid out (its clicks aim at the widgets drawn).
     fn script_step(&mut self) {
@@ -249,66 +283,6 @@ impl WindowFrontEnd {
         let chosen = self.menu.choose(choice);
         self.quit |= carry_out(chosen, &mut self.window, &mut self.overlay, now_ms);
     }
-}
-
-/// Carries out a menu choice on the window and the overlay (local play's
-/// and a match's alike); whether it was to leave.
-pub fn carry_out(
-    choice: MenuChoice,
-    window: &mut Window,
-    overlay: &mut Overlay,
-    now_ms: u64,
-) -> bool {
-    match choice {
-        MenuChoice::Resume | MenuChoice::Show(_) => {}
-        MenuChoice::NextShader => window.next_shader(),
-        MenuChoice::Fullscreen => {
-            if let Some(Action::Notice(text)) = window.toggle_fullscreen() {
-                overlay.notice(now_ms, text);
-            }
-        }
-        MenuChoice::StatsPanel => overlay.panel_visible = !overlay.panel_visible,
-        MenuChoice::Leave => return true,
-    }
-    false
-}
-
-/// The menu's sections: the window's input mapping and `game`'s options.
-pub fn menu_details(menu: &mut MatchMenu, window: &Window, game: &dyn Game) {
-    if menu.input_mapping.is_empty() {
-        menu.input_mapping = window
-            .input_map()
-            .describe()
-            .lines()
-            .map(str::to_string)
-            .collect();
-    }
-    if menu.core_options.is_empty() {
-        menu.core_options = option_lines(&game.core_options(), &game.option_categories());
-    }
-}
-
-/// Options grouped under their categories' names: `System`, then
-/// `  Region: auto`, each with its help text after it.
-fn option_lines(
-    options: &[crate::libretro::CoreOption],
-    categories: &[crate::libretro::OptionCategory],
-) -> Vec<String> {
-    let mut lines = Vec::new();
-    for (name, info, options) in crate::libretro::grouped(options, categories) {
-        lines.push(if info.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name} ({info})")
-        });
-        for option in options {
-            lines.push(format!("  {}: {}", option.description, option.current));
-            if !option.info.is_empty() {
-                lines.push(format!("    {}", option.info));
-            }
-        }
-    }
-    lines
 }
 
 /// The menu's connection lines: the overlay's figures, spelled out.
@@ -416,35 +390,7 @@ impl FrontEnd for WindowFrontEnd {
             return;
         }
         self.last_shown = Some(now);
-        if let Some(stats) = &view.stats {
-            let (since, received, sent) =
-                *self
-                    .traffic
-                    .get_or_insert((now, stats.bytes_received, stats.bytes_sent));
-            let elapsed = now.duration_since(since).as_secs_f64();
-            if elapsed >= 0.5 {
-                let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
-                self.kbps = (
-                    kbps(stats.bytes_received.saturating_sub(received)),
-                    kbps(stats.bytes_sent.saturating_sub(sent)),
-                );
-                self.traffic = Some((now, stats.bytes_received, stats.bytes_sent));
-            }
-            if view.new_picture {
-                let figures = NetStats {
-                    ping_ms: stats.ping_ms,
-                    input_delay: stats.local_input_delay,
-                    frames_ahead: stats.frames_ahead,
-                    rollback_depth: stats.last_rollback,
-                    kbps_in: self.kbps.0,
-                    kbps_out: self.kbps.1,
-                    spectators: view.spectators as u32,
-                    delays: delays_text(&view.delays),
-                };
-                self.last_stats = Some(figures.clone());
-                self.overlay.record(figures);
-            }
-        }
+        self.record_figures(view, now);
         // A frame or two of waiting is normal; longer is a stall to show.
         self.overlay.set_stalled(
             self.waiting_since
@@ -474,27 +420,11 @@ impl FrontEnd for WindowFrontEnd {
         } else {
             None
         };
-        let capture = self
+        let due = self
             .screenshot_at
             .as_ref()
             .is_some_and(|(at, _)| view.frame >= *at && view.new_picture);
-        let scripted = self.script_capture.take();
-        let captured = self.show(
-            frame.as_ref(),
-            aspect,
-            picture.as_ref(),
-            capture || scripted.is_some(),
-        );
-        let path = match scripted {
-            Some(path) => Some(path),
-            None if capture => self.screenshot_at.take().map(|(_, path)| path),
-            None => None,
-        };
-        if let (Some(picture), Some(path)) = (captured, path) {
-            if let Err(err) = save_picture(&path, &picture) {
-                eprintln!("warning: {}", crate::engine::error::error_chain(&err));
-            }
-        }
+        self.show_and_save(frame.as_ref(), aspect, picture.as_ref(), due);
         self.script_step();
     }
 

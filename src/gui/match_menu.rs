@@ -4,11 +4,17 @@
 //! cannot pause, so while the menu is open this machine's player holds no
 //! buttons, and the menu says so; local play pauses while it is open.
 
+use crate::engine::Game;
+use crate::gui::overlay::Overlay;
+use crate::gui::window::{Action, Window};
 use crate::input::Buttons;
 
 /// What the menu tells the player about their input while it is open.
 pub const MENU_INPUT_NOTE: &str =
     "The match goes on: while this menu is open,\nyour player holds no buttons.";
+
+/// About how wide the menu is drawn (points), to centre it.
+const MENU_WIDTH: f32 = 480.0;
 
 /// What the menu says over local play and replays.
 pub const MENU_PAUSED_NOTE: &str = "The game is paused while this menu is open.";
@@ -128,10 +134,17 @@ impl MatchMenu {
         shader: &str,
     ) -> Option<MenuChoice> {
         let mut choice = None;
-        // A fixed place: egui 0.33 never shows an area anchored by its
-        // centre here (its size is unknown when it is placed).
+        // A fixed place (an area anchored by its centre is measured a
+        // frame late): centred for its usual width, below the overlay's
+        // top corners.
+        let width = context.content_rect().width();
+        let left = if width.is_finite() {
+            ((width - MENU_WIDTH) / 2.0).max(16.0)
+        } else {
+            16.0
+        };
         egui::Area::new(egui::Id::new("match menu"))
-            .fixed_pos(egui::pos2(16.0, 16.0))
+            .fixed_pos(egui::pos2(left, 64.0))
             .show(context, |ui| {
                 egui::Frame::window(ui.style()).show(ui, |ui| {
                     ui.heading(if self.local { "Menu" } else { "Match menu" });
@@ -188,6 +201,90 @@ impl MatchMenu {
             });
         choice
     }
+}
+
+/// How long after a first Esc in a match a second one leaves it.
+pub const LEAVE_CONFIRM_MS: u64 = 2_000;
+
+/// Esc in a match: a stray press must not end it, so the first press asks
+/// and only a second within [`LEAVE_CONFIRM_MS`] leaves.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LeaveConfirmation {
+    asked_at_ms: Option<u64>,
+}
+
+impl LeaveConfirmation {
+    /// Esc pressed at `now_ms`: whether it leaves (else it asks, and the
+    /// caller shows [`LEAVE_QUESTION`]).
+    pub fn press(&mut self, now_ms: u64) -> bool {
+        match self.asked_at_ms {
+            Some(asked) if now_ms.saturating_sub(asked) <= LEAVE_CONFIRM_MS => true,
+            _ => {
+                self.asked_at_ms = Some(now_ms);
+                false
+            }
+        }
+    }
+}
+
+/// Carries out a menu choice on the window and the overlay (local play's
+/// and a match's alike); whether it was to leave.
+pub fn carry_out(
+    choice: MenuChoice,
+    window: &mut Window,
+    overlay: &mut Overlay,
+    now_ms: u64,
+) -> bool {
+    match choice {
+        MenuChoice::Resume | MenuChoice::Show(_) => {}
+        MenuChoice::NextShader => window.next_shader(),
+        MenuChoice::Fullscreen => {
+            if let Some(Action::Notice(text)) = window.toggle_fullscreen() {
+                overlay.notice(now_ms, text);
+            }
+        }
+        MenuChoice::StatsPanel => overlay.panel_visible = !overlay.panel_visible,
+        MenuChoice::Leave => return true,
+    }
+    false
+}
+
+/// The menu's sections: the window's input mapping and `game`'s options.
+pub fn menu_details(menu: &mut MatchMenu, window: &Window, game: &dyn Game) {
+    if menu.input_mapping.is_empty() {
+        menu.input_mapping = window
+            .input_map()
+            .describe()
+            .lines()
+            .map(str::to_string)
+            .collect();
+    }
+    if menu.core_options.is_empty() {
+        menu.core_options = option_lines(&game.core_options(), &game.option_categories());
+    }
+}
+
+/// Options grouped under their categories' names: `System`, then
+/// `  Region: auto`, each with its help text after it.
+fn option_lines(
+    options: &[crate::libretro::CoreOption],
+    categories: &[crate::libretro::OptionCategory],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, info, options) in crate::libretro::grouped(options, categories) {
+        lines.push(if info.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} ({info})")
+        });
+        for option in options {
+            lines.push(format!("  {}: {}", option.description, option.current));
+            if !option.info.is_empty() {
+                lines.push(format!("    {}", option.info));
+            }
+        }
+    }
+    lines
 }
 
 #[cfg(test)]

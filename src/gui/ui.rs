@@ -53,7 +53,11 @@ impl Ui {
     /// Runs `build` for one frame and paints what it laid out over the
     /// window of `size` pixels.
     pub fn draw(&mut self, size: (u32, u32), build: BuildUi<'_>) {
-        let input = self.input.take_egui_input();
+        let mut input = self.input.take_egui_input();
+        // egui-sdl2 tells the window's size only after a resize, and input
+        // dropped while no menu was drawn took that with it: say it always.
+        let points = egui::vec2(size.0 as f32, size.1 as f32) / self.context.pixels_per_point();
+        input.screen_rect = Some(egui::Rect::from_min_size(egui::Pos2::ZERO, points));
         let output = self.context.run(input, |context| build(context));
         self.input.handle_platform_output(output.platform_output);
         let primitives = self

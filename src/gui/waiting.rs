@@ -26,8 +26,9 @@ impl WaitingPanel {
         }
         let addresses = self.addresses.as_ref().map_or(&[][..], |(_, all)| all);
         let mut cancel = false;
+        // Below the overlay's status line and notices, in the top left corner.
         egui::Area::new(egui::Id::new("waiting for players"))
-            .fixed_pos(egui::pos2(16.0, 16.0))
+            .fixed_pos(egui::pos2(16.0, 64.0))
             .show(context, |ui| {
                 egui::Frame::window(ui.style()).show(ui, |ui| {
                     ui.heading("Waiting for a player to join");

@@ -351,11 +351,21 @@ unsafe fn set_core_options_v1(
     definitions: *const ffi::RetroCoreOptionDefinition,
 ) -> bool {
     // SAFETY: the caller's contract is declare_definitions' contract.
-    unsafe {
+    let declared = unsafe {
         declare_definitions(context, definitions, |d| {
             (d.key, d.desc, &d.values, d.default_value)
         })
+    };
+    if declared {
+        // SAFETY: as above; each entry's strings are NULL or NUL-terminated.
+        let notes = unsafe {
+            null_key_terminated(definitions, |d| d.key)
+                .map(|d| (lossy(d.key), lossy(d.info), None))
+                .collect()
+        };
+        context.options.describe(notes, Vec::new());
     }
+    declared
 }
 
 /// # Safety
@@ -552,8 +562,7 @@ mod tests {
     }
 
     #[test]
-    fn v2_options_are_answered_with_their_default_or_the_users_override_and_keep_their_categories()
-    {
+    fn v2_options_are_answered_with_their_default_or_the_users_override() {
         let mut context = context_with(vec![("gx_region".into(), "pal".into())]);
         let strings: Vec<CString> = [
             "gx_region",
@@ -565,10 +574,6 @@ mod tests {
             "Blur",
             "off",
             "on",
-            "system",
-            "System",
-            "The console's settings",
-            "Which console the game expects",
         ]
         .iter()
         .map(|text| CString::new(*text).unwrap())
@@ -593,16 +598,13 @@ mod tests {
                 default_value: default,
             }
         };
-        let mut region = definition(
-            strings[0].as_ptr(),
-            strings[1].as_ptr(),
-            region_values,
-            strings[2].as_ptr(),
-        );
-        region.info = strings[12].as_ptr();
-        region.category_key = strings[9].as_ptr();
         let definitions = [
-            region,
+            definition(
+                strings[0].as_ptr(),
+                strings[1].as_ptr(),
+                region_values,
+                strings[2].as_ptr(),
+            ),
             definition(
                 strings[5].as_ptr(),
                 strings[6].as_ptr(),
@@ -611,20 +613,8 @@ mod tests {
             ),
             definition(null(), null(), no_values(), null()),
         ];
-        let categories = [
-            ffi::RetroCoreOptionV2Category {
-                key: strings[9].as_ptr(),
-                desc: strings[10].as_ptr(),
-                info: strings[11].as_ptr(),
-            },
-            ffi::RetroCoreOptionV2Category {
-                key: null(),
-                desc: null(),
-                info: null(),
-            },
-        ];
         let mut options = ffi::RetroCoreOptionsV2 {
-            categories: categories.as_ptr(),
+            categories: null(),
             definitions: definitions.as_ptr(),
         };
         let mut us = ffi::RetroCoreOptionsV2Intl {
@@ -655,11 +645,102 @@ mod tests {
             vec!["auto", "ntsc", "pal"]
         );
         assert!(context.options.validate_overrides("Test").is_ok());
-        // The help text and the categories are kept for menus.
+    }
+
+    #[test]
+    fn v1_options_keep_their_help_text() {
+        let mut context = context_with(vec![]);
+        let strings: Vec<CString> = ["gx_blur", "Blur", "Softens the picture", "off"]
+            .iter()
+            .map(|text| CString::new(*text).unwrap())
+            .collect();
+        let mut values = no_values();
+        values[0].value = strings[3].as_ptr();
+        let mut definitions = [
+            ffi::RetroCoreOptionDefinition {
+                key: strings[0].as_ptr(),
+                desc: strings[1].as_ptr(),
+                info: strings[2].as_ptr(),
+                values,
+                default_value: strings[3].as_ptr(),
+            },
+            ffi::RetroCoreOptionDefinition {
+                key: null(),
+                desc: null(),
+                info: null(),
+                values: no_values(),
+                default_value: null(),
+            },
+        ];
+        // SET_CORE_OPTIONS takes the array itself.
+        assert!(send(&mut context, env::SET_CORE_OPTIONS, &mut definitions));
+        let blur = &context.options.options()[0];
+        assert_eq!(
+            (blur.key.as_str(), blur.current.as_str()),
+            ("gx_blur", "off")
+        );
+        assert_eq!(blur.info, "Softens the picture");
+        assert_eq!(blur.category, None);
+    }
+
+    #[test]
+    fn v2_options_keep_their_help_text_and_categories_for_menus() {
+        let mut context = context_with(vec![]);
+        let strings: Vec<CString> = [
+            "gx_region",
+            "Region",
+            "Which console the game expects",
+            "system",
+            "System",
+            "The console's settings",
+            "auto",
+        ]
+        .iter()
+        .map(|text| CString::new(*text).unwrap())
+        .collect();
+        let mut values = no_values();
+        values[0].value = strings[6].as_ptr();
+        let end = || ffi::RetroCoreOptionV2Definition {
+            key: null(),
+            desc: null(),
+            desc_categorized: null(),
+            info: null(),
+            info_categorized: null(),
+            category_key: null(),
+            values: no_values(),
+            default_value: null(),
+        };
+        let definitions = [
+            ffi::RetroCoreOptionV2Definition {
+                key: strings[0].as_ptr(),
+                desc: strings[1].as_ptr(),
+                info: strings[2].as_ptr(),
+                category_key: strings[3].as_ptr(),
+                values,
+                ..end()
+            },
+            end(),
+        ];
+        let categories = [
+            ffi::RetroCoreOptionV2Category {
+                key: strings[3].as_ptr(),
+                desc: strings[4].as_ptr(),
+                info: strings[5].as_ptr(),
+            },
+            ffi::RetroCoreOptionV2Category {
+                key: null(),
+                desc: null(),
+                info: null(),
+            },
+        ];
+        let mut options = ffi::RetroCoreOptionsV2 {
+            categories: categories.as_ptr(),
+            definitions: definitions.as_ptr(),
+        };
+        assert!(send(&mut context, env::SET_CORE_OPTIONS_V2, &mut options));
         let region = &context.options.options()[0];
         assert_eq!(region.info, "Which console the game expects");
         assert_eq!(region.category.as_deref(), Some("system"));
-        assert_eq!(context.options.options()[1].category, None);
         let category = &context.options.categories()[0];
         assert_eq!(
             (category.key.as_str(), category.description.as_str()),

@@ -51,27 +51,10 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
         self,
         change: impl FnOnce(T) -> Result<T, (E, T)>,
     ) -> Result<Self, (E, Box<Self>)> {
-        let ConditionedTransport {
-            inner,
-            conditions,
-            clock,
-            rng,
-            timelines,
-            held,
-            stats,
-        } = self;
-        let rebuild = |inner| ConditionedTransport {
-            inner,
-            conditions,
-            clock,
-            rng,
-            timelines,
-            held,
-            stats,
-        };
+        let ConditionedTransport { inner, .. } = self;
         match change(inner) {
-            Ok(inner) => Ok(rebuild(inner)),
-            Err((error, inner)) => Err((error, Box::new(rebuild(inner)))),
+            Ok(inner) => Ok(ConditionedTransport { inner, ..self }),
+            Err((error, inner)) => Err((error, Box::new(ConditionedTransport { inner, ..self }))),
         }
     }
 

@@ -212,27 +212,17 @@ impl RoomClient {
             .ok_or_else(|| unreachable("the name has no address".into()))?;
         let stream = TcpStream::connect_timeout(&address, timeout)
             .map_err(|error| unreachable(error.to_string()))?;
+        // Non-blocking from here on: the upgrade and the server's first
+        // words have one deadline however the server paces its bytes.
         stream
-            .set_read_timeout(Some(timeout))
-            .and_then(|()| stream.set_write_timeout(Some(timeout)))
+            .set_nonblocking(true)
             .and_then(|()| stream.set_nodelay(true))
             .map_err(|error| unreachable(error.to_string()))?;
         let query = group.map(|n| format!("?next={n}")).unwrap_or_default();
         let url = format!("{server}/{room}{query}");
-        let config = WebSocketConfig::default()
-            .max_message_size(Some(MAX_MESSAGE_BYTES))
-            .max_frame_size(Some(MAX_MESSAGE_BYTES));
-        let (mut socket, _) = tungstenite::client::client_with_config(url, stream, Some(config))
-            .map_err(|error| {
-                SignalError::Server(format!(
-                    "{server} is not a signaling server we can speak with: {error}"
-                ))
-            })?;
-        let me = first_id(&mut socket, server, started + timeout)?;
-        socket
-            .get_mut()
-            .set_nonblocking(true)
-            .map_err(|error| unreachable(error.to_string()))?;
+        let deadline = started + timeout;
+        let mut socket = upgrade(stream, url, server, deadline)?;
+        let me = first_id(&mut socket, server, deadline)?;
         Ok(RoomClient {
             socket,
             me,
@@ -363,6 +353,44 @@ fn gone(why: &str) -> SignalError {
     ))
 }
 
+/// The server did not get as far as naming us by the deadline.
+fn too_late(server: &SignalServer) -> SignalError {
+    SignalError::Server(format!(
+        "{server} did not name us in time: is it a matchbox_server?"
+    ))
+}
+
+/// The WebSocket upgrade of the non-blocking `stream`, done by `deadline`:
+/// a server dripping its answer does not hold us past it.
+fn upgrade(
+    stream: TcpStream,
+    url: String,
+    server: &SignalServer,
+    deadline: Instant,
+) -> Result<WebSocket<TcpStream>, SignalError> {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_MESSAGE_BYTES));
+    let mut handshake = tungstenite::client::client_with_config(url, stream, Some(config));
+    loop {
+        match handshake {
+            Ok((socket, _)) => return Ok(socket),
+            Err(tungstenite::HandshakeError::Interrupted(midway)) => {
+                if Instant::now() >= deadline {
+                    return Err(too_late(server));
+                }
+                std::thread::sleep(POLL_INTERVAL);
+                handshake = midway.handshake();
+            }
+            Err(tungstenite::HandshakeError::Failure(error)) => {
+                return Err(SignalError::Server(format!(
+                    "{server} is not a signaling server we can speak with: {error}"
+                )))
+            }
+        }
+    }
+}
+
 /// The server's first message names us, before `deadline`: a server that
 /// only pings (or drips) does not hold us past it.
 fn first_id(
@@ -370,20 +398,10 @@ fn first_id(
     server: &SignalServer,
     deadline: Instant,
 ) -> Result<PeerId, SignalError> {
-    let too_late = || {
-        SignalError::Server(format!(
-            "{server} did not name us in time: is it a matchbox_server?"
-        ))
-    };
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(too_late());
+        if Instant::now() >= deadline {
+            return Err(too_late(server));
         }
-        socket
-            .get_mut()
-            .set_read_timeout(Some(left))
-            .map_err(|error| gone(&error.to_string()))?;
         match socket.read() {
             Ok(Message::Text(text)) => match parse_event(text.as_str()) {
                 Some(ServerEvent::IdAssigned(id)) => return Ok(id),
@@ -395,10 +413,8 @@ fn first_id(
             },
             Ok(Message::Close(_)) => return Err(gone("closed the connection")),
             Ok(_) => continue,
-            Err(tungstenite::Error::Io(error))
-                if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
-            {
-                return Err(too_late())
+            Err(tungstenite::Error::Io(error)) if error.kind() == ErrorKind::WouldBlock => {
+                std::thread::sleep(POLL_INTERVAL)
             }
             Err(error) => return Err(gone(&error.to_string())),
         }
@@ -718,5 +734,31 @@ mod tests {
         assert!(kept.last().unwrap().starts_with(&format!("{} ", flood - 1)));
         drop(room);
         script.join().unwrap();
+    }
+
+    #[test]
+    fn a_server_that_drips_its_upgrade_answer_is_left_after_the_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let dripper = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            // A byte of an endless header line every few milliseconds,
+            // until the client leaves.
+            let answer = b"HTTP/1.1 101 Switching Protocols\r\nX-Slow: ";
+            let endless = answer.iter().chain(std::iter::repeat(&b'a'));
+            for byte in endless {
+                if std::io::Write::write_all(&mut stream, &[*byte]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let server: SignalServer = format!("ws://127.0.0.1:{port}").parse().unwrap();
+        let started = Instant::now();
+        let refused = RoomClient::enter(&server, "room", None, Duration::from_millis(300));
+        let error = refused.err().expect("refused").to_string();
+        assert!(started.elapsed() < Duration::from_secs(5), "{error}");
+        assert!(error.contains(&server.to_string()), "{error}");
+        dripper.join().unwrap();
     }
 }

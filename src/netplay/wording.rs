@@ -20,8 +20,9 @@ pub enum Seat {
 /// How long a desync stays in the corner after its last change.
 pub const DESYNC_SHOWN_MS: u64 = 10_000;
 
-/// Waits (ticks with a frame due and the opponent's input missing) within
-/// [`UNSTABLE_WINDOW_MS`] that make a connection "unstable".
+/// Waits for the opponent's input (each run of ticks with a frame due and
+/// its input missing counts once) within [`UNSTABLE_WINDOW_MS`] that make
+/// a connection "unstable".
 pub const UNSTABLE_WAITS: usize = 8;
 
 /// The window the waits are counted in.
@@ -66,8 +67,10 @@ pub struct ConnectionWords {
     /// The players not heard from, as the event names them (`P2`).
     silent: Option<String>,
     desync: Option<DesyncNote>,
-    /// When recent waits happened (bounded by [`UNSTABLE_WAITS`]).
+    /// When recent waits began (bounded by [`UNSTABLE_WAITS`]).
     waits_ms: VecDeque<u64>,
+    /// Whether the last tick waited.
+    waiting: bool,
     unstable_until_ms: Option<u64>,
 }
 
@@ -83,6 +86,7 @@ impl ConnectionWords {
             silent: None,
             desync: None,
             waits_ms: VecDeque::with_capacity(UNSTABLE_WAITS),
+            waiting: false,
             unstable_until_ms: None,
         }
     }
@@ -134,13 +138,16 @@ impl ConnectionWords {
         if self.phase != Phase::Playing {
             return;
         }
-        if waited {
+        let began = waited && !self.waiting;
+        self.waiting = waited;
+        if began {
             if self.waits_ms.len() == UNSTABLE_WAITS {
                 self.waits_ms.pop_front();
             }
             self.waits_ms.push_back(now_ms);
         }
-        let many_waits = self.waits_ms.len() == UNSTABLE_WAITS
+        let many_waits = began
+            && self.waits_ms.len() == UNSTABLE_WAITS
             && self
                 .waits_ms
                 .front()
@@ -261,14 +268,24 @@ mod tests {
     #[test]
     fn many_waits_or_a_deep_rollback_make_the_connection_unstable_for_a_while() {
         let mut words = running(Seat::Joiner);
+        let wait_at = |words: &mut ConnectionWords, ms: u64| {
+            words.figures(true, None, ms);
+            words.figures(false, None, ms + 10);
+        };
         // Waits spread out are a normal connection's.
         for tick in 0..UNSTABLE_WAITS as u64 {
-            words.figures(true, None, tick * 1_000);
+            wait_at(&mut words, tick * 1_000);
         }
         assert_eq!(words.line(8_000), None);
-        // As many close together are not.
+        // One long wait is one wait, however many ticks it lasts.
+        for tick in 0..100 {
+            words.figures(true, None, 9_000 + tick);
+        }
+        words.figures(false, None, 9_100);
+        assert_eq!(words.line(9_100), None);
+        // As many waits close together are not.
         for tick in 0..UNSTABLE_WAITS as u64 {
-            words.figures(true, None, 10_000 + tick * 100);
+            wait_at(&mut words, 10_000 + tick * 100);
         }
         let unstable = Some("opponent's connection is unstable");
         assert_eq!(words.line(10_800).as_deref(), unstable);

@@ -2,6 +2,7 @@
 //! core, and the libretro cores in netcade's `cores/` folder, the system's
 //! libretro folders and RetroArch's cores folder.
 
+use crate::libretro::{CoreOption, OptionCategory};
 use std::path::{Path, PathBuf};
 
 /// Where cores are looked for, in order.
@@ -138,6 +139,14 @@ impl Catalogue {
             .collect()
     }
 
+    /// What `core` declares, once its probe came back.
+    pub fn summary(&self, core: &str) -> Option<&CoreSummary> {
+        self.cores.iter().find_map(|(known, probe)| match probe {
+            Some(Ok(summary)) if known == core => Some(summary),
+            _ => None,
+        })
+    }
+
     /// Each core that could not be loaded, with the error it gave.
     pub fn failures(&self) -> Vec<String> {
         self.cores
@@ -150,6 +159,27 @@ impl Catalogue {
     }
 }
 
+/// One option of [`CoreSummary::to_json`]'s, at its default.
+fn option_from_json(option: &serde_json::Value) -> Option<CoreOption> {
+    let text = |key: &str| Some(option.get(key)?.as_str()?.to_string());
+    let values = option
+        .get("values")?
+        .as_array()?
+        .iter()
+        .map(|value| value.as_str().map(str::to_string))
+        .collect::<Option<Vec<String>>>()?;
+    let default = text("default")?;
+    Some(CoreOption {
+        key: text("key")?,
+        description: text("description")?,
+        info: text("info")?,
+        category: text("category"),
+        values,
+        current: default.clone(),
+        default,
+    })
+}
+
 /// What a core declares about itself, as the launcher lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoreSummary {
@@ -159,6 +189,10 @@ pub struct CoreSummary {
     pub version: String,
     /// The content extensions it takes, lower case, without dots.
     pub extensions: Vec<String>,
+    /// The options it declares, with their defaults.
+    pub options: Vec<CoreOption>,
+    /// The categories it groups them in.
+    pub categories: Vec<OptionCategory>,
 }
 
 impl CoreSummary {
@@ -173,10 +207,37 @@ impl CoreSummary {
 
     /// The JSON line `netcade probe-core` prints.
     pub fn to_json(&self) -> serde_json::Value {
+        let options: Vec<serde_json::Value> = self
+            .options
+            .iter()
+            .map(|option| {
+                serde_json::json!({
+                    "key": option.key,
+                    "description": option.description,
+                    "info": option.info,
+                    "category": option.category,
+                    "values": option.values,
+                    "default": option.default,
+                })
+            })
+            .collect();
+        let categories: Vec<serde_json::Value> = self
+            .categories
+            .iter()
+            .map(|category| {
+                serde_json::json!({
+                    "key": category.key,
+                    "description": category.description,
+                    "info": category.info,
+                })
+            })
+            .collect();
         serde_json::json!({
             "name": self.name,
             "version": self.version,
             "extensions": self.extensions,
+            "options": options,
+            "categories": categories,
         })
     }
 
@@ -190,10 +251,31 @@ impl CoreSummary {
             .iter()
             .map(|ext| ext.as_str().map(str::to_string))
             .collect::<Option<Vec<String>>>()?;
+        let listed = |key: &str| {
+            value
+                .get(key)
+                .and_then(serde_json::Value::as_array)
+                .map_or(&[][..], Vec::as_slice)
+        };
         Some(CoreSummary {
             name: text_of("name")?,
             version: text_of("version")?,
             extensions,
+            options: listed("options")
+                .iter()
+                .map(option_from_json)
+                .collect::<Option<_>>()?,
+            categories: listed("categories")
+                .iter()
+                .map(|category| {
+                    let text = |key: &str| Some(category.get(key)?.as_str()?.to_string());
+                    Some(OptionCategory {
+                        key: text("key")?,
+                        description: text("description")?,
+                        info: text("info")?,
+                    })
+                })
+                .collect::<Option<_>>()?,
         })
     }
 }
@@ -213,11 +295,14 @@ pub fn probe_core(core: &str) -> Result<CoreSummary, crate::engine::AppError> {
             .iter()
             .map(|ext| ext.to_lowercase())
             .collect(),
+        options: loaded.options().to_vec(),
+        categories: loaded.option_categories().to_vec(),
     })
 }
 
-/// The most of a probe's output read (a name, a version, extensions).
-const MAX_PROBE_OUTPUT: u64 = 64 * 1024;
+/// The most of a probe's output read (a name, a version, extensions, and
+/// the options with their help text: a big core's run to tens of KiB).
+const MAX_PROBE_OUTPUT: u64 = 1024 * 1024;
 
 /// Runs `program probe-core CORE` (netcade itself) and reads what the core
 /// declares: a core that crashes, hangs past `timeout` or is no core costs
@@ -308,10 +393,25 @@ mod tests {
 
     #[test]
     fn a_core_takes_the_content_whose_extension_it_declares() {
+        let palette = CoreOption {
+            key: "stella_palette".to_string(),
+            description: "Palette colors".to_string(),
+            values: vec!["standard".to_string(), "z26".to_string()],
+            default: "standard".to_string(),
+            current: "standard".to_string(),
+            info: "The colours of the TIA".to_string(),
+            category: Some("video".to_string()),
+        };
         let stella = CoreSummary {
             name: "Stella".to_string(),
             version: "6.7".to_string(),
             extensions: vec!["a26".to_string(), "bin".to_string()],
+            options: vec![palette],
+            categories: vec![OptionCategory {
+                key: "video".to_string(),
+                description: "Video".to_string(),
+                info: "How the picture looks".to_string(),
+            }],
         };
         assert!(stella.takes(Path::new("/roms/Pitfall.A26")));
         assert!(!stella.takes(Path::new("/roms/sonic.md")));
@@ -340,6 +440,8 @@ mod tests {
             name: name.to_string(),
             version: "1".to_string(),
             extensions: extensions.iter().map(|ext| ext.to_string()).collect(),
+            options: Vec::new(),
+            categories: Vec::new(),
         };
         let catalogue = Catalogue::from_probes(vec![
             ("duel".to_string(), None),

@@ -2,12 +2,12 @@
 //! how sessions are shown (shader, integer scale, fullscreen, vsync), the
 //! netplay defaults that pre-fill the Host and Join forms (name, port,
 //! delay), the folders the core uses (saves, system files), and the core
-//! options chosen for each core. Everything but the name and the form
-//! defaults becomes the command line's own switches (`--shader crt`,
+//! options chosen for each core. Everything but the form defaults becomes
+//! the command line's own switches (`--shader crt`, `--name ann`,
 //! `--option KEY=VALUE`, `--save-dir DIR`), so a setting can do nothing the
 //! command line cannot.
 
-use crate::engine::launcher::forms::{DelayChoice, HostForm, JoinForm};
+use crate::engine::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -31,7 +31,7 @@ pub struct VideoSettings {
 /// What the Host and Join forms start with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetplayDefaults {
-    /// The player's name (shown to the other players; empty: none).
+    /// `--name` of a match or a watch: the chat's name (empty: the seat's).
     pub name: String,
     /// The port a host listens on.
     pub port: u16,
@@ -112,7 +112,7 @@ struct VideoTable {
 #[derive(serde::Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 struct NetplayTable {
-    name: String,
+    name: Option<Spanned<String>>,
     port: Option<u16>,
     delay: Option<Spanned<String>>,
 }
@@ -124,8 +124,12 @@ struct PathsTable {
     system: Option<PathBuf>,
 }
 
-/// The longest player name kept (characters).
-pub const MAX_NAME_CHARS: usize = 24;
+/// The name checked as the chat checks its authors' (at most
+/// [`crate::protocol::MAX_CHAT_AUTHOR_BYTES`] bytes, no control characters).
+pub fn check_name(name: &str) -> Result<(), String> {
+    crate::protocol::check_chat_author(name)
+        .map_err(|error| format!("not a name for the chat: {error}"))
+}
 
 /// `path line N: message` on one line, the line found from the byte
 /// offset `at`.
@@ -181,6 +185,10 @@ impl Settings {
                 return Err(mistake(text, path, name.span().start, &message));
             }
         };
+        if let Some(name) = &file.netplay.name {
+            check_name(name.get_ref())
+                .map_err(|message| mistake(text, path, name.span().start, &message))?;
+        }
         let delay = match file.netplay.delay {
             None => DelayChoice::Auto,
             Some(delay) => parse_delay(delay.get_ref())
@@ -194,7 +202,11 @@ impl Settings {
                 vsync: file.video.vsync,
             },
             netplay: NetplayDefaults {
-                name: file.netplay.name.chars().take(MAX_NAME_CHARS).collect(),
+                name: file
+                    .netplay
+                    .name
+                    .map(Spanned::into_inner)
+                    .unwrap_or_default(),
                 port: file.netplay.port.unwrap_or(NetplayDefaults::default().port),
                 delay,
             },
@@ -291,6 +303,18 @@ impl Settings {
                 args.push(flag.to_string());
             }
         }
+        args
+    }
+
+    /// The switches they stand for in `session` of `core`: the name in a
+    /// match or a watch, the core's options chosen and its folders.
+    pub fn session_args(&self, session: &Session, core: &str) -> Vec<String> {
+        let mut args = Vec::new();
+        let named = !matches!(session, Session::Play { .. }) && !self.netplay.name.is_empty();
+        if named {
+            args.extend(["--name".to_string(), self.netplay.name.clone()]);
+        }
+        args.extend(self.game_args(core));
         args
     }
 
@@ -406,6 +430,12 @@ mod tests {
         );
         let err = parse("[netplay]\nport = 70000\n").unwrap_err();
         assert!(err.starts_with("settings.toml line 2: "), "{err}");
+        let long = format!("[netplay]\nname = \"{}\"\n", "x".repeat(25));
+        let err = parse(&long).unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 2: not a name for the chat"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -28,6 +28,11 @@ impl LiveTransport {
         self.link.flush();
     }
 
+    /// The link underneath, for another attempt on the same socket.
+    pub(crate) fn into_link(self) -> LinkTransport {
+        self.link
+    }
+
     /// The UDP port this socket is bound to.
     pub(crate) fn local_port(&self) -> u16 {
         self.link.inner().local_address().port()

@@ -4,9 +4,7 @@
 //! ([`Targets`]).
 
 use crate::engine::launcher::cores::{find_cores, Catalogue};
-use crate::engine::launcher::forms::{
-    shell_words, DelayChoice, GameChoice, HostForm, JoinForm, Session,
-};
+use crate::engine::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, Session};
 use crate::engine::launcher::recent;
 use crate::engine::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
 use crate::engine::launcher::replays::{
@@ -15,7 +13,9 @@ use crate::engine::launcher::replays::{
 use crate::engine::launcher::SessionEnd;
 use crate::engine::sinks::recorder::replays_folder;
 use crate::gui::launcher::script::Targets;
-use crate::gui::launcher::settings::{load_settings, SettingsOutcome, SettingsScreen};
+use crate::gui::launcher::settings::{
+    delay_picker, load_settings, SettingsOutcome, SettingsScreen,
+};
 use crate::gui::window::Pressed;
 use egui_file_dialog::FileDialog;
 
@@ -486,13 +486,19 @@ impl Launcher {
     fn session_line(&self, session: &Session, game: &GameChoice) -> Vec<String> {
         let settings = &self.settings.settings;
         let mut line = session.command_line(game);
-        line.extend(settings.game_args(&game.core));
+        line.extend(settings.session_args(session, &game.core));
         line.extend(settings.window_args());
         line
     }
 
     fn settings_screen(&mut self, ui: &mut egui::Ui) {
-        match self.settings.draw(ui, &mut self.targets) {
+        self.cores.update();
+        let core = self.game.as_ref().map(|game| game.core.as_str());
+        let summary = core.and_then(|core| self.cores.summary(core));
+        match self
+            .settings
+            .draw(ui, &mut self.targets, core.map(|core| (core, summary)))
+        {
             SettingsOutcome::Stay => {}
             SettingsOutcome::Back => self.back(),
             SettingsOutcome::Saved => {
@@ -569,22 +575,6 @@ impl Launcher {
 /// This program, to probe cores with (`netcade probe-core`).
 fn netcade_program() -> std::path::PathBuf {
     std::env::current_exe().unwrap_or_else(|_| std::path::PathBuf::from("netcade"))
-}
-
-/// The local input delay: auto, or a fixed 0–4 frames.
-pub(super) fn delay_picker(ui: &mut egui::Ui, id: &str, delay: &mut DelayChoice) {
-    let text = |delay: DelayChoice| match delay {
-        DelayChoice::Auto => "auto (follows the network)".to_string(),
-        DelayChoice::Fixed(frames) => format!("{frames} frames"),
-    };
-    egui::ComboBox::new(id, "input delay")
-        .selected_text(text(*delay))
-        .show_ui(ui, |ui| {
-            for choice in std::iter::once(DelayChoice::Auto).chain((0..=4).map(DelayChoice::Fixed))
-            {
-                ui.selectable_value(delay, choice, text(choice));
-            }
-        });
 }
 
 /// Shows `folder` in the desktop's file manager.

@@ -4,7 +4,9 @@
 //! line takes are changeable). The settings themselves and their file are
 //! [`crate::engine::launcher::settings`]'s.
 
-use crate::engine::launcher::settings::{settings_path, Settings, MAX_NAME_CHARS};
+use crate::engine::launcher::cores::CoreSummary;
+use crate::engine::launcher::forms::DelayChoice;
+use crate::engine::launcher::settings::{check_name, settings_path, Settings};
 use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
 use crate::gui::launcher::script::Targets;
 use crate::gui::renderer::DisplayShader;
@@ -137,8 +139,14 @@ impl SettingsScreen {
         self.message = Some("changed: Save keeps it".to_string());
     }
 
-    /// Lays the screen out.
-    pub fn draw(&mut self, ui: &mut egui::Ui, targets: &mut Targets) -> SettingsOutcome {
+    /// Lays the screen out; `core` is the chosen game's core (`--core`) and
+    /// what its probe found, once it came back.
+    pub fn draw(
+        &mut self,
+        ui: &mut egui::Ui,
+        targets: &mut Targets,
+        core: Option<(&str, Option<&CoreSummary>)>,
+    ) -> SettingsOutcome {
         let mut outcome = SettingsOutcome::Stay;
         // Save and Back first: they stay in sight however long the rest.
         ui.horizontal(|ui| {
@@ -165,12 +173,16 @@ impl SettingsScreen {
                         for (heading, section) in [
                             ("Netplay", Self::netplay as Section),
                             ("Video", Self::video),
-                            ("Folders", Self::folders),
                         ] {
                             ui.heading(heading);
                             section(self, ui, targets);
                             ui.separator();
                         }
+                        ui.heading("Core options");
+                        self.core_options(ui, core);
+                        ui.separator();
+                        ui.heading("Folders");
+                        self.folders(ui, targets);
                     });
                 });
             });
@@ -224,6 +236,63 @@ impl SettingsScreen {
             });
     }
 
+    /// The chosen core's options, grouped by its categories, each with its
+    /// help text; a value other than the default is kept for that core.
+    fn core_options(&mut self, ui: &mut egui::Ui, core: Option<(&str, Option<&CoreSummary>)>) {
+        let Some((core, summary)) = core else {
+            ui.label("Choose a game: its core's options show here.");
+            return;
+        };
+        let Some(summary) = summary else {
+            ui.label(format!("looking at {core}…"));
+            return;
+        };
+        ui.label(format!(
+            "{} {}, for every game it plays:",
+            summary.name, summary.version
+        ));
+        if summary.options.is_empty() {
+            ui.label("it has none.");
+        }
+        let chosen = self
+            .settings
+            .core_options
+            .entry(core.to_string())
+            .or_default();
+        for (name, info, options) in crate::libretro::grouped(&summary.options, &summary.categories)
+        {
+            egui::CollapsingHeader::new(name).show(ui, |ui| {
+                if !info.is_empty() {
+                    ui.weak(info);
+                }
+                for option in options {
+                    let mut value = chosen
+                        .get(&option.key)
+                        .cloned()
+                        .unwrap_or_else(|| option.default.clone());
+                    egui::ComboBox::new(&option.key, &option.description)
+                        .selected_text(&value)
+                        .show_ui(ui, |ui| {
+                            for choice in &option.values {
+                                ui.selectable_value(&mut value, choice.clone(), choice);
+                            }
+                        });
+                    if !option.info.is_empty() {
+                        ui.weak(&option.info);
+                    }
+                    if value == option.default {
+                        chosen.remove(&option.key);
+                    } else {
+                        chosen.insert(option.key.clone(), value);
+                    }
+                }
+            });
+        }
+        if chosen.is_empty() {
+            self.settings.core_options.remove(core);
+        }
+    }
+
     fn video(&mut self, ui: &mut egui::Ui, _targets: &mut Targets) {
         let video = &mut self.settings.video;
         let mut shader: DisplayShader = video
@@ -246,11 +315,9 @@ impl SettingsScreen {
 
     fn netplay(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
         ui.label("What the Host and Join forms start with:");
-        let name = &mut self.settings.netplay.name;
-        targets.text_field(ui, "Name", name);
-        *name = name.chars().take(MAX_NAME_CHARS).collect();
+        targets.text_field(ui, "Name", &mut self.settings.netplay.name);
         targets.text_field(ui, "Default port", &mut self.port);
-        super::screens::delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
+        delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
     }
 
     fn folders(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
@@ -281,6 +348,10 @@ impl SettingsScreen {
             ));
             return false;
         };
+        if let Err(problem) = check_name(&self.settings.netplay.name) {
+            self.message = Some(format!("error: {problem}"));
+            return false;
+        }
         self.settings.netplay.port = port;
         self.settings.paths.saves = folder_of(&self.saves);
         self.settings.paths.system = folder_of(&self.system);
@@ -301,4 +372,20 @@ impl SettingsScreen {
         });
         written.is_ok()
     }
+}
+
+/// The local input delay: auto, or a fixed 0–4 frames.
+pub(super) fn delay_picker(ui: &mut egui::Ui, id: &str, delay: &mut DelayChoice) {
+    let text = |delay: DelayChoice| match delay {
+        DelayChoice::Auto => "auto (follows the network)".to_string(),
+        DelayChoice::Fixed(frames) => format!("{frames} frames"),
+    };
+    egui::ComboBox::new(id, "input delay")
+        .selected_text(text(*delay))
+        .show_ui(ui, |ui| {
+            for choice in std::iter::once(DelayChoice::Auto).chain((0..=4).map(DelayChoice::Fixed))
+            {
+                ui.selectable_value(delay, choice, text(choice));
+            }
+        });
 }

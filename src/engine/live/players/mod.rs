@@ -353,7 +353,10 @@ struct Seated {
 /// Says Hello to the host until it answers, claiming `--slot` or else the
 /// first free slot, with the host's settings (its player count and delay
 /// floor, learnt from its Reject): each attempt on a fresh socket, so that
-/// a late Reject of the last one is not taken for the next. The joiner
+/// a late Reject of the last one is not taken for the next, except on a
+/// path ICE found, which belongs to its socket (its NAT mapping, its relay
+/// allocation): there a Reject naming the settings already adopted is
+/// taken as late, and asked again. The joiner
 /// learns the host's core options while nothing of its game is used yet;
 /// a refusal, the timeout or Ctrl-C is the loop's to report.
 fn take_a_seat(
@@ -363,6 +366,9 @@ fn take_a_seat(
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
     let (host, label, mut first) = (found.address, found.label, Some(found.transport));
+    let keep_socket = first
+        .as_ref()
+        .is_some_and(|link| link.inner().ice_path().is_some());
     let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
     let mut slot = settings.slot.map_or(1, |player| player - 1);
     // We propose rollback; a host in lockstep refuses us with its settings,
@@ -395,28 +401,14 @@ fn take_a_seat(
                     || netplay.state() == SessionState::Ended
             },
         );
-        let retry = match netplay.host_refusal() {
-            _ if attempt == MAX_SEAT_ATTEMPTS => None,
-            Some((RejectReason::Settings, host)) => {
-                let theirs = SessionSettings {
-                    frame_rate_millihertz: agreed.frame_rate_millihertz,
-                    ..host.settings
-                };
-                if slot >= theirs.player_count {
-                    return Err(AppError::BadArgument {
-                        message: format!(
-                            "--slot {}: the host's match has {} players",
-                            slot + 1,
-                            theirs.player_count
-                        ),
-                    });
-                }
-                (theirs != agreed).then_some((slot, theirs))
-            }
-            Some((RejectReason::SlotTaken, _)) if settings.slot.is_none() => {
-                (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
-            }
-            _ => None,
+        let retry = match attempt {
+            MAX_SEAT_ATTEMPTS => None,
+            _ => next_request(
+                &netplay,
+                (slot, agreed),
+                settings.slot.is_some(),
+                keep_socket,
+            )?,
         };
         let Some((next_slot, next_settings)) = retry else {
             let seat = Seat {
@@ -433,9 +425,47 @@ fn take_a_seat(
             });
         };
         tracing::info!("the host refused slot {slot}; asking again for slot {next_slot}");
+        if keep_socket {
+            first = Some(transport.into_link());
+        }
         (slot, agreed) = (next_slot, next_settings);
     }
     unreachable!("the last attempt returns")
+}
+
+/// What to ask the host for next after it refused `asked` (our slot and
+/// settings), or `None` when its answer is final: its settings when they
+/// differ from ours (or, on the socket of an ICE path, `same_socket`, when
+/// a late refusal names the ones already adopted), the next slot when
+/// ours was taken and none was chosen with `--slot`.
+fn next_request(
+    netplay: &NetplaySession<SocketAddr>,
+    (slot, agreed): (u8, SessionSettings),
+    slot_chosen: bool,
+    same_socket: bool,
+) -> Result<Option<(u8, SessionSettings)>, AppError> {
+    Ok(match netplay.host_refusal() {
+        Some((RejectReason::Settings, host)) => {
+            let theirs = SessionSettings {
+                frame_rate_millihertz: agreed.frame_rate_millihertz,
+                ..host.settings
+            };
+            if slot >= theirs.player_count {
+                return Err(AppError::BadArgument {
+                    message: format!(
+                        "--slot {}: the host's match has {} players",
+                        slot + 1,
+                        theirs.player_count
+                    ),
+                });
+            }
+            (theirs != agreed || same_socket).then_some((slot, theirs))
+        }
+        Some((RejectReason::SlotTaken, _)) if !slot_chosen => {
+            (slot + 1 < agreed.player_count).then_some((slot + 1, agreed))
+        }
+        _ => None,
+    })
 }
 
 /// The host's match length wins, as its core options do: `settings` with

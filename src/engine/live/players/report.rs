@@ -22,6 +22,9 @@ pub enum MatchEnd {
     Interrupted,
     /// The window was closed: we left, the peer was told.
     WindowClosed,
+    /// The host cancelled (its window's Cancel, or closed) before anyone
+    /// joined: no match was played.
+    Cancelled,
     /// The peer said it was leaving.
     PeerLeft,
     /// Nothing heard from the peer for the disconnect timeout (or it broke
@@ -39,6 +42,7 @@ impl MatchEnd {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted",
             MatchEnd::WindowClosed => "the window was closed",
+            MatchEnd::Cancelled => "hosting cancelled before anyone joined",
             MatchEnd::PeerLeft => "the peer left",
             MatchEnd::PeerLost => "the peer was lost",
             MatchEnd::Stalled => "the match stalled",
@@ -59,6 +63,7 @@ impl MatchEnd {
             MatchEnd::Finished => "finished",
             MatchEnd::Interrupted => "interrupted",
             MatchEnd::WindowClosed => "window_closed",
+            MatchEnd::Cancelled => "cancelled",
             MatchEnd::PeerLeft => "peer_left",
             MatchEnd::PeerLost => "peer_lost",
             MatchEnd::Stalled => "stalled",
@@ -69,7 +74,9 @@ impl MatchEnd {
     pub(crate) fn end_reason(self) -> EndReason {
         match self {
             MatchEnd::Finished => EndReason::Finished,
-            MatchEnd::Interrupted | MatchEnd::WindowClosed => EndReason::Interrupted,
+            MatchEnd::Interrupted | MatchEnd::WindowClosed | MatchEnd::Cancelled => {
+                EndReason::Interrupted
+            }
             MatchEnd::PeerLeft | MatchEnd::PeerLost | MatchEnd::Stalled => EndReason::Disconnect,
         }
     }

@@ -376,6 +376,15 @@ impl PlayersRole {
         end: MatchEnd,
         transport: &LiveTransport,
     ) -> Result<LiveMatch, AppError> {
+        // A host's window left before anyone joined: nothing was played.
+        let end = match end {
+            MatchEnd::WindowClosed
+                if self.listening.is_some() && self.machine.netplay.started_at().is_none() =>
+            {
+                MatchEnd::Cancelled
+            }
+            end => end,
+        };
         let (ended_ms, peers) = match self.ending.wire_until.take() {
             Some(until) => until,
             None => (self.ending.left_ms, self.all_peer_stats()),
@@ -385,7 +394,7 @@ impl PlayersRole {
         report.outputs = outputs;
         let outcome = match end {
             _ if report.desyncs.detected > 0 => Outcome::NetplayFailed,
-            MatchEnd::Finished | MatchEnd::WindowClosed => Outcome::Success,
+            MatchEnd::Finished | MatchEnd::WindowClosed | MatchEnd::Cancelled => Outcome::Success,
             MatchEnd::Interrupted => Outcome::Interrupted,
             MatchEnd::PeerLeft if self.frames.is_none() => Outcome::Success,
             MatchEnd::PeerLeft | MatchEnd::PeerLost | MatchEnd::Stalled => Outcome::PeerLost,

@@ -30,8 +30,7 @@ use crate::engine::live::connect::{
     bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
 use crate::engine::{AppError, Game, GameArgs};
-use crate::net::ice::IceError;
-use crate::net::ice::{IceConfig, IceRole, PathPolicy};
+use crate::net::ice::{IceConfig, IceError, IceRole, PathPolicy};
 use crate::net::link::{connect_ice, IceFailure, LinkArgs, LinkTransport};
 use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
