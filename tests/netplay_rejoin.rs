@@ -266,12 +266,10 @@ fn challenges_to_stranger(cluster: &mut PartyCluster) -> Vec<u64> {
     nonces
 }
 
-#[test]
-fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_nothing() {
-    let mut cluster = match_with_rejoin_window(33, 30_000);
-    // A genuine datagram of the joiner, tagged with its link's key.
-    cluster.run_until(3_000);
-    let mut replayed = encoded(
+/// A genuine datagram of the joiner (machine 1), tagged with its link's
+/// key, as a stranger could capture it.
+fn joiners_datagram(cluster: &PartyCluster) -> Vec<u8> {
+    let mut datagram = encoded(
         &Header {
             version: netcade::protocol::PROTOCOL_VERSION,
             session: SessionToken::UNKNOWN,
@@ -279,7 +277,16 @@ fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_n
         },
         &Message::KeepAlive,
     );
-    assert!(cluster.machines[1].netplay.seal_for(0, &mut replayed));
+    assert!(cluster.machines[1].netplay.seal_for(0, &mut datagram));
+    datagram
+}
+
+#[test]
+fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_nothing() {
+    let mut cluster = match_with_rejoin_window(33, 30_000);
+    // A genuine datagram of the joiner, tagged with its link's key.
+    cluster.run_until(3_000);
+    let replayed = joiners_datagram(&cluster);
     let mut forged = replayed.clone();
     let last = forged.len() - 1;
     forged[last] ^= 1;
@@ -324,15 +331,7 @@ fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_n
 fn a_players_datagram_replayed_once_from_a_spoofed_address_earns_that_address_one_challenge() {
     let mut cluster = match_with_rejoin_window(35, 30_000);
     cluster.run_until(3_000);
-    let mut replayed = encoded(
-        &Header {
-            version: netcade::protocol::PROTOCOL_VERSION,
-            session: SessionToken::UNKNOWN,
-            sequence: Sequence(40_000),
-        },
-        &Message::KeepAlive,
-    );
-    assert!(cluster.machines[1].netplay.seal_for(0, &mut replayed));
+    let replayed = joiners_datagram(&cluster);
     cluster.isolate(1);
     // The joiner went quiet: only then is a new address looked at.
     cluster.run_until(5_000);
