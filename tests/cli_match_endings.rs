@@ -138,6 +138,16 @@ fn a_spectator_joining_mid_match_behind_a_delaying_lossy_link_ends_finished_on_t
     }
 }
 
+/// The host's and the joiner's outputs, once both played `frames` frames.
+fn both_played(host: Background, join: Background, frames: u32) -> (Output, Output) {
+    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
+    for (side, output) in [("host", &host), ("join", &join)] {
+        let json = finished(side, output);
+        assert_eq!(json["frames"], frames, "{side}: {json}");
+    }
+    (host, join)
+}
+
 #[test]
 fn the_hosts_frames_win_and_a_joiner_that_gave_others_says_so() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,16 +159,30 @@ fn the_hosts_frames_win_and_a_joiner_that_gave_others_says_so() {
         &["--frames", "120"],
         &["--frames", "600"],
     );
-    let (host, join) = (host.finish(MATCH_TIMEOUT), join.finish(MATCH_TIMEOUT));
-    for (side, output) in [("host", &host), ("join", &join)] {
-        let json = finished(side, output);
-        assert_eq!(json["frames"], 120, "{side}: {json}");
-    }
+    let (host, join) = both_played(host, join, 120);
     let said = support::cli::stderr(&join);
     assert!(
         said.contains("note: the host's match length wins: --frames 120 (you gave --frames 600)"),
         "{said}"
     );
+    assert!(!support::cli::stderr(&host).contains("note:"));
+}
+
+#[test]
+fn the_hosts_rejoin_window_is_the_matchs_and_a_joiner_that_gave_another_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = duel();
+    let common = args(&[&game, &["--json", "--no-record", "--frames", "120"]]);
+    let (host, _, join) = start_match(dir.path(), &common, &["--rejoin-s", "12"], &[]);
+    let (host, join) = both_played(host, join, 120);
+    let said = support::cli::stderr(&join);
+    assert!(
+        said.contains(
+            "note: the host's rejoin window wins: --rejoin-s 12 (you gave --rejoin-s 30)"
+        ),
+        "{said}"
+    );
+    assert_eq!(said.matches("rejoin window").count(), 1, "{said}");
     assert!(!support::cli::stderr(&host).contains("note:"));
 }
 

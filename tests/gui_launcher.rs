@@ -2,7 +2,8 @@
 //! driven by `--script` through the same event path as a player's hands:
 //! it draws, its Join form hands the address typed to `join`, and a match
 //! hosted from one launcher and joined from another plays to equal
-//! checksums and ends on both result screens.
+//! checksums and ends on both result screens, and a joiner killed
+//! mid-match comes back through the home screen's rejoin button.
 #![cfg(feature = "gui")]
 
 mod support;
@@ -183,6 +184,54 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
     menu.assert_the_lower_half_shows_the_game();
     let recent = std::fs::read_to_string(host_dir.path().join("netcade/recent.json")).unwrap();
     assert!(recent.contains("dojo.arena"), "{recent}");
+}
+
+#[test]
+fn a_joiner_killed_mid_match_comes_back_with_the_launchers_rejoin_button_in_sync() {
+    let _window = one_window();
+    let (host_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arena = support::dojo_arena();
+    let game = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--no-record",
+    ];
+    let host_args = [&game[..], &["--frames", "900", "--inputs", "random:1"]].concat();
+    let (mut host, port) = support::cli::spawn_host(host_dir.path(), &host_args, TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    // The first joiner keeps its ticket in the data directory the
+    // launcher opens with, and is killed mid-match.
+    let env = [("XDG_DATA_HOME", dir.path().as_os_str())];
+    let join_args = [
+        &["join", address.as_str(), "--inputs", "random:2"][..],
+        &game,
+    ]
+    .concat();
+    let mut first = spawn_netcade_with_env(&join_args, &env);
+    host.wait_for_stdout("the match began", TIMEOUT);
+    std::thread::sleep(Duration::from_secs(3));
+    first.kill();
+    assert_eq!(support::restart::tickets_in(dir.path()).len(), 1);
+    let script = format!("click Rejoin the match at {address}\nwait 1\nquit\n");
+    let launcher = launcher(dir.path(), &script);
+    let (host, launcher) = (host.finish(TIMEOUT), launcher.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(launcher.status.success(), "{}", stderr(&launcher));
+    let said = stdout(&launcher);
+    let line = format!("$ netcade join {address} --rejoin --core duel --rom {arena}");
+    assert!(said.contains(&line), "{said}");
+    assert!(said.contains("resuming the match at frame"), "{said}");
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 900 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(said));
+    assert!(support::restart::tickets_in(dir.path()).is_empty());
 }
 
 #[test]

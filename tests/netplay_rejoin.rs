@@ -266,12 +266,10 @@ fn challenges_to_stranger(cluster: &mut PartyCluster) -> Vec<u64> {
     nonces
 }
 
-#[test]
-fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_nothing() {
-    let mut cluster = match_with_rejoin_window(33, 30_000);
-    // A genuine datagram of the joiner, tagged with its link's key.
-    cluster.run_until(3_000);
-    let mut replayed = encoded(
+/// A genuine datagram of the joiner (machine 1), tagged with its link's
+/// key, as a stranger could capture it.
+fn joiners_datagram(cluster: &PartyCluster) -> Vec<u8> {
+    let mut datagram = encoded(
         &Header {
             version: netcade::protocol::PROTOCOL_VERSION,
             session: SessionToken::UNKNOWN,
@@ -279,7 +277,16 @@ fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_n
         },
         &Message::KeepAlive,
     );
-    assert!(cluster.machines[1].netplay.seal_for(0, &mut replayed));
+    assert!(cluster.machines[1].netplay.seal_for(0, &mut datagram));
+    datagram
+}
+
+#[test]
+fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_nothing() {
+    let mut cluster = match_with_rejoin_window(33, 30_000);
+    // A genuine datagram of the joiner, tagged with its link's key.
+    cluster.run_until(3_000);
+    let replayed = joiners_datagram(&cluster);
     let mut forged = replayed.clone();
     let last = forged.len() - 1;
     forged[last] ^= 1;
@@ -318,6 +325,23 @@ fn a_stranger_replaying_a_players_datagrams_or_answering_without_its_key_moves_n
     cluster.run_until(16_000);
     assert!(cluster.machines.iter().all(|m| m.current_frame() > 500));
     cluster.assert_same_final_checksums(&[0, 1], 400);
+}
+
+#[test]
+fn a_players_datagram_replayed_once_from_a_spoofed_address_earns_that_address_one_challenge() {
+    let mut cluster = match_with_rejoin_window(35, 30_000);
+    cluster.run_until(3_000);
+    let replayed = joiners_datagram(&cluster);
+    cluster.isolate(1);
+    // The joiner went quiet: only then is a new address looked at.
+    cluster.run_until(5_000);
+    cluster.sockets.port(STRANGER).send(0, &replayed);
+    let mut challenges = Vec::new();
+    while cluster.now < 9_000 {
+        cluster.step();
+        challenges.extend(challenges_to_stranger(&mut cluster));
+    }
+    assert_eq!(challenges.len(), 1, "{challenges:?}");
 }
 
 fn first_timeout_at(cluster: &PartyCluster, machine: usize) -> Option<Millis> {

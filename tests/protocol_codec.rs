@@ -43,6 +43,7 @@ fn handshake() -> Handshake {
             checksum_interval: 60,
             input_delay_min: 1,
             input_delay_max: 4,
+            rejoin_window_s: 30,
         },
         core_options: vec![
             CoreOption {
@@ -247,7 +248,8 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
         // A handshake cut where version 3's ended reads as a version-3
         // one (no options, no start state), one cut where version 4's
         // ended as a version-4 one (no match length, no key), one cut
-        // before the key as one without a key; any other cut is an error.
+        // before the key as one without a key, one cut after the key as a
+        // version-6 one (no rejoin window); any other cut is an error.
         let version_3_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) => {
                 Some(HANDSHAKE_HEADER_SIZE + version_3_handshake_len(hs))
@@ -257,15 +259,29 @@ fn every_message_cut_short_is_an_error_not_a_panic() {
             }
             _ => None,
         };
-        let version_4_end = match &message {
+        let version_6_end = match &message {
             Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. } => {
-                Some(out.len() - 32 - varint_len(hs.match_frames.unwrap_or(0)))
+                Some(out.len() - varint_len(hs.settings.rejoin_window_s))
             }
             _ => None,
         };
-        let keyless_end = version_4_end.map(|_| out.len() - 32);
+        let version_4_end = match &message {
+            Message::Hello(hs) | Message::Welcome(hs) | Message::Reject { host: hs, .. } => Some(
+                out.len()
+                    - varint_len(hs.settings.rejoin_window_s)
+                    - 32
+                    - varint_len(hs.match_frames.unwrap_or(0)),
+            ),
+            _ => None,
+        };
+        let keyless_end = version_6_end.map(|end| end - 32);
         for len in 0..out.len() {
             let result = codec::decode(&out[..len]);
+            if Some(len) == version_6_end {
+                let hs = handshake_in(result, "version-6", &message);
+                assert!(hs.public_key.is_some() && hs.settings.rejoin_window_s == 0);
+                continue;
+            }
             if Some(len) == keyless_end {
                 let hs = handshake_in(result, "keyless", &message);
                 assert!(hs.public_key.is_none() && hs.match_frames.is_some());

@@ -236,6 +236,61 @@ mod tests {
     }
 
     #[test]
+    fn each_rejoin_ticket_is_offered_as_join_rejoin_with_the_game_it_names() {
+        use crate::engine::launcher::rejoins::rejoin_offers;
+        use crate::engine::live::players::{RejoinableMatch, TicketGame};
+        let pitfall = GameChoice {
+            core: "/cores/stella_libretro.so".to_string(),
+            rom: Some(PathBuf::from("/roms/pitfall.a26")),
+        };
+        let kept = |host: &str, content_hash, game| RejoinableMatch {
+            host: host.parse().unwrap(),
+            core_name: "any".to_string(),
+            content_hash,
+            game,
+        };
+        let found = [
+            // The ticket names its game.
+            kept(
+                "127.0.0.1:7000",
+                1,
+                Some(TicketGame {
+                    core: PathBuf::from("duel"),
+                    rom: Some(PathBuf::from("cores/duel/arenas/dojo.arena")),
+                }),
+            ),
+            // It does not: the recent game with its content.
+            kept("[::1]:7001", 0x5171, None),
+            // Nor does any recent game: the game chosen is used.
+            kept("10.0.0.9:7000", 99, None),
+        ];
+        let mut hash_of = |rom: &std::path::Path| {
+            (rom == std::path::Path::new("/roms/pitfall.a26")).then_some(0x5171)
+        };
+        let offers = rejoin_offers(&found, &[arena(), pitfall.clone()], &mut hash_of);
+        let labels: Vec<_> = offers.iter().map(|offer| offer.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Rejoin the match at 127.0.0.1:7000",
+                "Rejoin the match at [::1]:7001",
+                "Rejoin the match at 10.0.0.9:7000"
+            ]
+        );
+        assert_eq!(offers[2].game, None);
+        let lines = [
+            "join 127.0.0.1:7000 --rejoin --core duel --rom cores/duel/arenas/dojo.arena",
+            "join [::1]:7001 --rejoin --core /cores/stella_libretro.so --rom /roms/pitfall.a26",
+        ];
+        for (offer, line) in offers.iter().zip(lines) {
+            let from_offer = offer.session.command_line(offer.game.as_ref().unwrap());
+            assert_eq!(from_offer, typed(line));
+            let parsed_offer = parsed(&from_offer);
+            assert!(parsed_offer.contains("rejoin: true"), "{parsed_offer}");
+        }
+    }
+
+    #[test]
     fn each_replay_action_is_the_replay_command_that_does_it() {
         use crate::engine::launcher::replays::ReplayAction;
         let replay = PathBuf::from("/data/replays/a.ncr");

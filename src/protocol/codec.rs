@@ -302,6 +302,8 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
     put_varint(out, u64::from(hs.match_frames.unwrap_or(0)));
     if let Some(key) = &hs.public_key {
         out.extend_from_slice(&key.0);
+        // Version 7 on.
+        put_varint(out, u64::from(s.rejoin_window_s));
     }
     Ok(())
 }
@@ -915,13 +917,14 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
     let core_version = reader.printable_text()?;
     let content_hash = reader.u64()?;
     let local_slots = PlayerSlots(reader.u8()?);
-    let settings = SessionSettings {
+    let mut settings = SessionSettings {
         player_count: reader.u8()?,
         frame_rate_millihertz: reader.u32()?,
         max_prediction: reader.u8()?,
         checksum_interval: reader.u16()?,
         input_delay_min: reader.u8()?,
         input_delay_max: reader.u8()?,
+        rejoin_window_s: 0,
     };
     if settings.player_count == 0 || settings.player_count as usize > MAX_SLOTS {
         return Err(DecodeError::BadSettings("player count must be 1 to 8"));
@@ -964,6 +967,10 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         } else {
             Some(PublicKey(reader.array()?))
         };
+        // A version-6 one ends after the key: no rejoin window.
+        if reader.remaining() > 0 {
+            settings.rejoin_window_s = reader.varint_u32()?;
+        }
         (frames, key)
     };
     Ok(Handshake {

@@ -185,6 +185,10 @@ pub struct SessionSettings {
     pub input_delay_min: u8,
     /// Upper bound of the dynamic local input delay, in frames.
     pub input_delay_max: u8,
+    /// Seconds a silent player is waited for once the match runs
+    /// (`--rejoin-s`; 0: none). The host's is the match's (version 7 on,
+    /// after the public key).
+    pub rejoin_window_s: u32,
 }
 
 impl Default for SessionSettings {
@@ -196,6 +200,7 @@ impl Default for SessionSettings {
             checksum_interval: 60,
             input_delay_min: 0,
             input_delay_max: 4,
+            rejoin_window_s: 0,
         }
     }
 }

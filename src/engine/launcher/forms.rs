@@ -98,6 +98,12 @@ pub enum Session {
     Host(HostForm),
     /// Join a match.
     Join(JoinForm),
+    /// Come back to the match at HOST:PORT this machine left when its
+    /// process was killed (`join HOST:PORT --rejoin`).
+    Rejoin {
+        /// The host's HOST:PORT.
+        address: String,
+    },
     /// Watch a match live at HOST:PORT.
     Spectate {
         /// The host's HOST:PORT.
@@ -129,6 +135,7 @@ impl Session {
                 push_match_args(&mut line, form.delay, form.record);
                 line
             }
+            Session::Rejoin { address } => words(&["join", address.trim(), "--rejoin"]),
             Session::Spectate { address } => words(&["spectate", address.trim()]),
         };
         game.push_args(&mut line);

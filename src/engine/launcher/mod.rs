@@ -7,6 +7,7 @@
 pub mod cores;
 pub mod forms;
 pub mod recent;
+pub mod rejoins;
 pub mod replays;
 pub mod settings;
 

@@ -5,6 +5,7 @@
 
 pub(crate) mod addresses;
 pub mod pad;
+mod rejoin;
 mod screens;
 pub mod script;
 pub mod settings;

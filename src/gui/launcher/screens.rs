@@ -6,6 +6,7 @@
 use crate::engine::launcher::cores::{find_cores, Catalogue};
 use crate::engine::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, Session};
 use crate::engine::launcher::recent;
+use crate::engine::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
 use crate::engine::launcher::replays::{
     chosen_or_newest, list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
 };
@@ -60,6 +61,8 @@ pub struct Launcher {
     spectate_address: String,
     /// Addresses joined or watched lately, newest first.
     addresses: Vec<String>,
+    /// The matches this machine may rejoin.
+    rejoins: Vec<RejoinOffer>,
     replays: ReplaysBrowser,
     settings: SettingsScreen,
     problem: Option<String>,
@@ -84,6 +87,7 @@ impl Launcher {
             eprintln!("{problem}");
         }
         let game = game.or_else(|| recent.first().cloned());
+        let rejoins = rejoin_offers_kept(&recent);
         Launcher {
             screen: Screen::Home,
             game,
@@ -99,6 +103,7 @@ impl Launcher {
             join: settings.netplay.join_form(),
             spectate_address: String::new(),
             addresses: recent::load_addresses(&recent::recent_addresses_path()),
+            rejoins,
             replays: ReplaysBrowser {
                 listed: Vec::new(),
                 filter: String::new(),
@@ -132,6 +137,8 @@ impl Launcher {
 
     /// Shows how a session ended.
     pub fn session_ended(&mut self, end: SessionEnd) {
+        // A match may have left a ticket, or been rejoined.
+        self.rejoins = rejoin_offers_kept(&self.recent);
         self.screen = Screen::Result(end);
     }
 
@@ -217,6 +224,11 @@ impl Launcher {
             if chosen.is_some() {
                 self.game = chosen;
             }
+        }
+        let rejoin = super::rejoin::rejoin_buttons(ui, &mut self.targets, &self.rejoins);
+        if let Some(offer) = rejoin {
+            self.game = offer.game.or(self.game.take());
+            self.start(offer.session);
         }
         ui.separator();
         ui.horizontal(|ui| {

@@ -11,7 +11,9 @@ use super::{player_set, LinkState, NetplaySession};
 use crate::netplay::events::NetplayEvent;
 use crate::protocol::{Message, Millis};
 
-/// A challenge is sent again this often while datagrams keep coming…
+/// A challenge is sent again at most this often, and only after another
+/// datagram came from its address: each challenge answers a datagram, so
+/// one datagram replayed from a spoofed address earns that address one…
 const CHALLENGE_INTERVAL_MS: Millis = 250;
 /// …and no longer once none came from its address for this long.
 const CHALLENGE_EXPIRY_MS: Millis = 2_000;
@@ -27,6 +29,8 @@ struct Challenge<A> {
     nonce: u64,
     sent_at: Option<Millis>,
     last_heard_at: Millis,
+    /// A datagram came from the address since the challenge was last sent.
+    heard_since_sent: bool,
 }
 
 /// The challenges out, and where their nonces come from.
@@ -71,6 +75,7 @@ impl<A: Copy + PartialEq> Rejoins<A> {
             .find(|c| c.link == link && c.address == address)
         {
             challenge.last_heard_at = now;
+            challenge.heard_since_sent = true;
             return;
         }
         if self.challenges.len() >= MAX_CHALLENGES {
@@ -83,6 +88,7 @@ impl<A: Copy + PartialEq> Rejoins<A> {
             nonce,
             sent_at: None,
             last_heard_at: now,
+            heard_since_sent: true,
         });
     }
 
@@ -180,9 +186,10 @@ impl<A: Ord + Copy> NetplaySession<A> {
                 && now.saturating_sub(c.last_heard_at) < CHALLENGE_EXPIRY_MS
         });
         for challenge in self.rejoins.challenges.iter_mut() {
-            let due = challenge
-                .sent_at
-                .is_none_or(|at| now.saturating_sub(at) >= CHALLENGE_INTERVAL_MS);
+            let due = challenge.heard_since_sent
+                && challenge
+                    .sent_at
+                    .is_none_or(|at| now.saturating_sub(at) >= CHALLENGE_INTERVAL_MS);
             let Some(endpoint) = self.links[challenge.link]
                 .address
                 .and_then(|a| self.endpoints.get_mut(&a))
@@ -191,6 +198,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             };
             if due {
                 challenge.sent_at = Some(now);
+                challenge.heard_since_sent = false;
                 let address = challenge.address;
                 endpoint.send_rejoin_challenge(now, challenge.nonce, &mut |datagram| {
                     send(address, datagram)

@@ -14,6 +14,7 @@ mod ticket;
 
 pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
 use mode::{host_mode, join_mode, preflight};
+pub use ticket::{rejoin_folder, rejoinable_matches, RejoinableMatch, TicketGame};
 
 use crate::checksum::Checksum;
 use crate::engine::frame_clock::FrameClock;
@@ -118,6 +119,7 @@ fn host_on(
     let agreed = SessionSettings {
         player_count: settings.players,
         input_delay_min: settings.min_delay,
+        rejoin_window_s: common.rejoin_s,
         ..SessionSettings::default()
     }
     .in_mode(lockstep);
@@ -284,9 +286,10 @@ fn join_found(
         transport,
         started,
     } = take_a_seat(settings, found, game.as_ref())?;
+    note_host_rejoin_window(common, &netplay);
     // Kept while the match runs: a killed process comes back with it.
     let _ticket = ticket_key(settings, host)
-        .and_then(|key| restart::keep_joiners_ticket(&netplay, key, host, seat.me));
+        .and_then(|key| restart::keep_joiners_ticket(&netplay, key, host, seat.me, &common.game));
     let host_options = netplay
         .host_handshake()
         .map(|host| host_option_overrides(&host.core_options));
@@ -372,6 +375,7 @@ fn take_a_seat(
     // and the retry takes them.
     let mut agreed = SessionSettings {
         player_count: (slot + 1).max(2),
+        rejoin_window_s: common.rejoin_s,
         ..SessionSettings::default()
     };
     for attempt in 0..=MAX_SEAT_ATTEMPTS {
@@ -486,6 +490,21 @@ fn adopt_host_frames(settings: &MatchSettings, host: Option<Option<u32>>) -> Mat
     agreed
 }
 
+/// The host's rejoin window is the match's (the joiner's settings took it
+/// on its Reject): a `note:` line when ours differed.
+fn note_host_rejoin_window(settings: &MatchSettings, netplay: &NetplaySession<SocketAddr>) {
+    let Some(host) = netplay.host_handshake() else {
+        return;
+    };
+    let window = host.settings.rejoin_window_s;
+    if window != settings.rejoin_s {
+        eprintln!(
+            "note: the host's rejoin window wins: --rejoin-s {window} (you gave --rejoin-s {})",
+            settings.rejoin_s
+        );
+    }
+}
+
 /// What a match is played with once connected: the game, the session (its
 /// clock began at `started`), the socket and the replay recorder.
 struct Table {
@@ -592,7 +611,8 @@ fn match_config(
     config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
     config.disconnect_after_ms = DISCONNECT_AFTER_MS;
-    config.rejoin_window_ms = u64::from(settings.rejoin_s) * 1000;
+    // The host's window, which a joiner adopts with its settings.
+    config.rejoin_window_ms = u64::from(session.rejoin_window_s) * 1000;
     config.rejoin_seed = u64::from_le_bytes(random_bytes()?);
     if let DelayArg::Fixed(frames) = settings.delay {
         config.initial_input_delay = u32::from(frames);

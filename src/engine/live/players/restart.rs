@@ -10,7 +10,7 @@
 //! game socket its room hello gives, as a spectator does (no new ICE
 //! exchange: the host's socket runs one ICE agent, its first player's).
 
-use super::ticket::{keep_ticket, read_ticket, KeptTicket, Ticket, TicketKey};
+use super::ticket::{keep_ticket, read_ticket, KeptTicket, Ticket, TicketGame, TicketKey};
 use super::{
     adopt_host_frames, match_config, open_inputs, play, JoinSettings, MatchSettings, Seat, Table,
 };
@@ -50,7 +50,7 @@ pub(super) fn rejoin_match(
 ) -> Result<LiveMatch, AppError> {
     let way = way_back(settings, common)?;
     let key = way.key();
-    let ticket = read_ticket(key)?;
+    let mut ticket = read_ticket(key)?;
     let rejoin = usable(key, &ticket)?;
     let welcome = &ticket.welcome;
     let game = open_game(&common.game)?;
@@ -94,6 +94,8 @@ pub(super) fn rejoin_match(
         peer: 0,
         connect_timeout: Some((label, Duration::from_secs_f64(settings.connect_timeout_s))),
     };
+    // Kept again with the game as this process names it.
+    ticket.game = Some(TicketGame::of(&common.game));
     let kept = keep_ticket(key, &ticket);
     let table = Table {
         game,
@@ -229,6 +231,7 @@ pub(super) fn keep_joiners_ticket(
     key: TicketKey,
     host: SocketAddr,
     slot: u8,
+    game: &crate::engine::GameArgs,
 ) -> Option<KeptTicket> {
     let welcome = netplay.host_handshake()?.clone();
     if welcome.settings.is_lockstep() || welcome.settings.player_count != 2 {
@@ -243,6 +246,7 @@ pub(super) fn keep_joiners_ticket(
             token: rejoin.token,
             secret: rejoin.secret,
             welcome,
+            game: Some(TicketGame::of(game)),
         },
     )
 }

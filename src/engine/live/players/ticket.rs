@@ -5,7 +5,9 @@
 //! owner only: the host's address, our slot, the
 //! link's session token and our link secret (which agree the link's keys
 //! again with the host's public key), and the host's handshake as it came
-//! (the core, content, core options, settings and key of the match).
+//! (the core, content, core options, settings and key of the match), and
+//! the paths of the core and content it was played with (the launcher
+//! offers the match again with them).
 //! Written once the host answered; removed when the process ends the match
 //! in any way but being killed. Read back as untrusted bytes.
 
@@ -34,6 +36,54 @@ pub(super) struct Ticket {
     pub secret: LinkSecret,
     /// The host's handshake: its public key, settings, core and content.
     pub welcome: Handshake,
+    /// The `--core` and `--rom` this machine played the match with (none
+    /// in a ticket written without them, or when a path is not one line
+    /// of text).
+    pub game: Option<TicketGame>,
+}
+
+/// The `--core` and `--rom` of a ticket's match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TicketGame {
+    /// `duel` or a core's path.
+    pub core: PathBuf,
+    /// The content, if the core takes one.
+    pub rom: Option<PathBuf>,
+}
+
+impl TicketGame {
+    /// The game of `args`.
+    pub fn of(args: &crate::engine::GameArgs) -> TicketGame {
+        TicketGame {
+            core: args.core.clone(),
+            rom: args.rom.clone(),
+        }
+    }
+
+    /// The lines a ticket keeps it in, or none when a path would not read
+    /// back as written.
+    fn to_text(&self) -> Option<String> {
+        let line = |name: &str, path: &std::path::Path| {
+            path.to_str()
+                .filter(|text| !text.is_empty() && !text.contains(['\n', '\r']))
+                .map(|text| format!("{name} {text}\n"))
+        };
+        let mut text = line("core", &self.core)?;
+        if let Some(rom) = &self.rom {
+            text.push_str(&line("rom", rom)?);
+        }
+        Some(text)
+    }
+
+    /// The game of a ticket's last lines, if they name one.
+    fn parse<'a>(mut lines: impl Iterator<Item = &'a str>) -> Option<TicketGame> {
+        let core = lines.next()?.strip_prefix("core ")?;
+        let rom = lines.next().and_then(|line| line.strip_prefix("rom "));
+        Some(TicketGame {
+            core: PathBuf::from(core),
+            rom: rom.map(PathBuf::from),
+        })
+    }
 }
 
 impl Ticket {
@@ -69,12 +119,16 @@ impl Ticket {
             message: format!("the host's handshake cannot be kept for a rejoin: {error}"),
         })?;
         Ok(format!(
-            "{FIRST_LINE}\nhost {}\nslot {}\ntoken {:08x}\nsecret {}\nhandshake {}\n",
+            "{FIRST_LINE}\nhost {}\nslot {}\ntoken {:08x}\nsecret {}\nhandshake {}\n{}",
             self.host,
             self.slot,
             self.token.0,
             to_hex(&self.secret.to_bytes()),
-            to_hex(&welcome)
+            to_hex(&welcome),
+            self.game
+                .as_ref()
+                .and_then(TicketGame::to_text)
+                .unwrap_or_default()
         ))
     }
 
@@ -118,6 +172,7 @@ impl Ticket {
             token: SessionToken(token),
             secret: LinkSecret::from_bytes(secret),
             welcome,
+            game: TicketGame::parse(lines),
         })
     }
 }
@@ -142,6 +197,11 @@ impl std::fmt::Display for TicketKey {
 
 /// Where the ticket of the match `key` names is kept.
 pub(super) fn ticket_path(key: TicketKey) -> PathBuf {
+    ticket_path_in(&rejoin_folder(), key)
+}
+
+/// Where the ticket of the match `key` names is kept in `folder`.
+fn ticket_path_in(folder: &std::path::Path, key: TicketKey) -> PathBuf {
     let name: String = match key {
         TicketKey::Address(host) => host.to_string(),
         TicketKey::Room(code) => format!("room-{}", code.compact()),
@@ -155,7 +215,76 @@ pub(super) fn ticket_path(key: TicketKey) -> PathBuf {
         }
     })
     .collect();
-    crate::paths::data_subdir("rejoin").join(format!("{name}.ticket"))
+    folder.join(format!("{name}.ticket"))
+}
+
+/// The data directory's folder of rejoin tickets.
+pub fn rejoin_folder() -> PathBuf {
+    crate::paths::data_subdir("rejoin")
+}
+
+/// A ticket's text, read from `file` as untrusted bytes.
+fn read_bounded(file: std::fs::File) -> Result<String, String> {
+    use std::io::Read;
+    let mut text = String::new();
+    file.take(MAX_TICKET_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|error| error.to_string())?;
+    if text.len() as u64 > MAX_TICKET_BYTES {
+        return Err(format!("it is over {MAX_TICKET_BYTES} bytes"));
+    }
+    Ok(text)
+}
+
+/// A match this machine can come back to at its host's address, as the
+/// launcher offers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RejoinableMatch {
+    /// The host's address (`join HOST:PORT --rejoin`).
+    pub host: SocketAddr,
+    /// The match's core, by its library name.
+    pub core_name: String,
+    /// The xxh3 of the match's content.
+    pub content_hash: u64,
+    /// The `--core` and `--rom` it was played with, if the ticket says.
+    pub game: Option<TicketGame>,
+}
+
+/// Tickets looked at most in the folder (a killed joiner leaves one per
+/// host address it joined).
+const MAX_LISTED_TICKETS: usize = 16;
+
+/// The matches the tickets in `folder` let this machine rejoin at a host's
+/// address, by address; a ticket that cannot be read or used is left out
+/// (`join --rejoin` says why), and so are rooms' (the launcher joins
+/// addresses).
+pub fn rejoinable_matches(folder: &std::path::Path) -> Vec<RejoinableMatch> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let mut found: Vec<RejoinableMatch> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().and_then(|name| name.to_str());
+            name.is_some_and(|name| name.ends_with(".ticket") && !name.starts_with("room-"))
+        })
+        .take(MAX_LISTED_TICKETS)
+        .filter_map(|path| {
+            let file = std::fs::File::open(&path).ok()?;
+            let ticket = Ticket::parse(&read_bounded(file).ok()?).ok()?;
+            // A ticket is for the host its file is named after.
+            (ticket_path_in(folder, TicketKey::Address(ticket.host)) == path).then_some(ticket)
+        })
+        .map(|ticket| RejoinableMatch {
+            host: ticket.host,
+            core_name: ticket.welcome.core_name,
+            content_hash: ticket.welcome.content_hash,
+            game: ticket.game,
+        })
+        .collect();
+    found.sort_by_key(|found| found.host);
+    found
 }
 
 /// The ticket of the match `key` names: one clear error when there is
@@ -177,15 +306,9 @@ pub(super) fn read_ticket(key: TicketKey) -> Result<Ticket, AppError> {
         }
         Err(error) => return Err(unusable(error.to_string())),
     };
-    let mut text = String::new();
-    use std::io::Read;
-    file.take(MAX_TICKET_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|error| unusable(error.to_string()))?;
-    if text.len() as u64 > MAX_TICKET_BYTES {
-        return Err(unusable(format!("it is over {MAX_TICKET_BYTES} bytes")));
-    }
-    let ticket = Ticket::parse(&text).map_err(unusable)?;
+    let ticket = read_bounded(file)
+        .and_then(|text| Ticket::parse(&text))
+        .map_err(unusable)?;
     match key {
         TicketKey::Address(host) if ticket.host != host => {
             Err(unusable(format!("it names the host {}", ticket.host)))
@@ -274,8 +397,13 @@ mod tests {
                 core_name: "duel".into(),
                 public_key: Some(LinkSecret::from_bytes([9; 32]).public_key()),
                 match_frames: Some(900),
+                content_hash: 0xC0FFEE,
                 ..Handshake::default()
             },
+            game: Some(TicketGame {
+                core: PathBuf::from("duel"),
+                rom: Some(PathBuf::from("/games/my arenas/dojo.arena")),
+            }),
         }
     }
 
@@ -289,6 +417,7 @@ mod tests {
         );
         assert_eq!(read.secret.to_bytes(), [7; 32]);
         assert_eq!(read.welcome, written.welcome);
+        assert_eq!(read.game, written.game);
         assert_eq!(read.rejoin().unwrap().match_frames, Some(900));
     }
 
@@ -316,5 +445,64 @@ mod tests {
         let shown = format!("{:?}", ticket());
         assert!(!shown.contains(&to_hex(&[7; 32])), "{shown}");
         assert!(!shown.contains("[7, 7"), "{shown}");
+    }
+
+    #[test]
+    fn a_ticket_kept_without_its_games_paths_still_reads() {
+        let text = ticket().to_text().unwrap();
+        let without: String = text
+            .lines()
+            .filter(|line| !line.starts_with("core ") && !line.starts_with("rom "))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let read = Ticket::parse(&without).unwrap();
+        assert_eq!(read.game, None);
+        assert_eq!(read.welcome, ticket().welcome);
+    }
+
+    #[test]
+    fn the_launcher_is_offered_each_usable_ticket_at_a_hosts_address() {
+        let folder = tempfile::tempdir().unwrap();
+        let at = |host: &str| {
+            let host: SocketAddr = host.parse().unwrap();
+            ticket_path_in(folder.path(), TicketKey::Address(host))
+        };
+        let mut other = ticket();
+        other.host = "[::1]:7001".parse().unwrap();
+        other.game = None;
+        write_private(
+            &at("127.0.0.1:7000"),
+            ticket().to_text().unwrap().as_bytes(),
+        )
+        .unwrap();
+        write_private(&at("[::1]:7001"), other.to_text().unwrap().as_bytes()).unwrap();
+        // A damaged ticket, one under another host's name and a room's are
+        // not offered.
+        write_private(&at("10.0.0.1:7000"), b"netcade rejoin ticket 1\nhost").unwrap();
+        write_private(&at("10.0.0.2:7000"), ticket().to_text().unwrap().as_bytes()).unwrap();
+        let room = folder.path().join("room-ABCD-2345.ticket");
+        write_private(&room, ticket().to_text().unwrap().as_bytes()).unwrap();
+
+        let offered = rejoinable_matches(folder.path());
+        let described: Vec<_> = offered
+            .iter()
+            .map(|found| {
+                (
+                    found.host.to_string(),
+                    found.core_name.as_str(),
+                    found.content_hash,
+                )
+            })
+            .collect();
+        assert_eq!(
+            described,
+            [
+                ("127.0.0.1:7000".to_string(), "duel", 0xC0FFEE),
+                ("[::1]:7001".to_string(), "duel", 0xC0FFEE)
+            ]
+        );
+        assert_eq!(offered[0].game, ticket().game);
+        assert_eq!(offered[1].game, None);
+        assert!(rejoinable_matches(&folder.path().join("none")).is_empty());
     }
 }
