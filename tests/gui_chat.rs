@@ -9,6 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 use support::cli::{last_json, spawn_host_with_env, spawn_netcade_with_env, stderr, stdout};
+use support::screenshot::read_png;
 
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -18,11 +19,8 @@ const CHAT_COLOUR: [u8; 3] = [255, 214, 90];
 
 /// Pixels of the chat colour in the PNG at `path`.
 fn chat_pixels(path: &Path) -> usize {
-    let file = std::fs::File::open(path).expect("the window wrote its screenshot");
-    let mut reader = png::Decoder::new(file).read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    reader.next_frame(&mut rgb).unwrap();
-    rgb.chunks(3).filter(|pixel| *pixel == CHAT_COLOUR).count()
+    let picture = read_png(path);
+    picture.count_colour(0..picture.height, CHAT_COLOUR)
 }
 
 #[test]

@@ -459,19 +459,10 @@ fn the_match_menu_shows_the_connection_in_words_and_each_players_figures() {
         };
         front.present(&duel.core, &view);
     }
-    let file = std::fs::File::open(&shot).expect("the picture was written");
-    let mut reader = png::Decoder::new(file).read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    assert_eq!((info.width, info.height), (960, 720));
+    let picture = support::screenshot::read_png(&shot);
+    assert_eq!(picture.size(), (960, 720));
     // The menu's panel (egui's grey, which Duel never draws) covers a good
     // part of the game.
-    let panel = rgb
-        .chunks(3)
-        .filter(|pixel| {
-            let (low, high) = (pixel.iter().min().unwrap(), pixel.iter().max().unwrap());
-            high - low <= 2 && (20..=40).contains(low)
-        })
-        .count();
+    let panel = picture.egui_grey_pixels(0..picture.height);
     assert!(panel > 100_000, "{panel} pixels of the menu's panel");
 }

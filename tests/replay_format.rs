@@ -274,6 +274,30 @@ fn the_header_alone_is_read_without_the_inputs_after_it_and_a_bad_one_is_an_erro
 }
 
 #[test]
+fn a_header_whose_text_holds_a_control_character_is_refused_not_printed() {
+    let header = ReplayHeader {
+        core_name: "Duel\u{1b}[2J".into(),
+        ..header(2)
+    };
+    let mut bytes = Vec::new();
+    ReplayWriter::new(&mut bytes, &header)
+        .unwrap()
+        .finish(EndReason::Finished)
+        .unwrap();
+    for error in [
+        read_replay(&bytes[..]).unwrap_err(),
+        read_replay_header(&bytes[..]).unwrap_err(),
+    ] {
+        assert!(
+            error
+                .to_string()
+                .contains("the core name holds a control character"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
 fn another_file_or_version_is_refused() {
     assert_eq!(
         read_replay(&b"PNG\x89 not a replay"[..]).unwrap_err(),

@@ -59,8 +59,10 @@ pub struct WindowFrontEnd {
     menu: MatchMenu,
     /// The overlay's latest figures, for the menu's connection lines.
     last_stats: Option<NetStats>,
-    /// The connection in words and each player's figures, for the menu.
+    /// The connection in words, for the menu.
     last_words: Vec<String>,
+    /// Each other player's figures, for the menu.
+    last_players: Vec<String>,
     chat_box: ChatBox,
     /// Lines sent from the chat box, for the match to take.
     typed: VecDeque<String>,
@@ -103,6 +105,7 @@ impl WindowFrontEnd {
             menu: MatchMenu::default(),
             last_stats: None,
             last_words: Vec::new(),
+            last_players: Vec::new(),
             chat_box: ChatBox::default(),
             typed: VecDeque::new(),
             typing: VecDeque::new(),
@@ -162,7 +165,11 @@ impl WindowFrontEnd {
             return self.window.present(frame, aspect, overlay, capture);
         }
         let mut connection = self.last_words.clone();
-        connection.extend(connection_lines(self.last_stats.as_ref()));
+        connection.extend(self.last_players.iter().cloned());
+        connection.extend(connection_lines(
+            self.last_stats.as_ref(),
+            !self.last_players.is_empty(),
+        ));
         let shader = self.window.shader().to_string();
         let menu = self.menu.clone();
         let (mut choice, mut chatted) = (None, None);
@@ -285,8 +292,10 @@ impl WindowFrontEnd {
     }
 }
 
-/// The menu's connection lines: the overlay's figures, spelled out.
-fn connection_lines(stats: Option<&NetStats>) -> Vec<String> {
+/// The menu's connection lines: the overlay's figures, spelled out. When
+/// each other player's line is shown (`per_player`), the pings and their
+/// delays are there, and these lines say only this machine's figures.
+fn connection_lines(stats: Option<&NetStats>, per_player: bool) -> Vec<String> {
     let Some(stats) = stats else {
         return vec!["no figures yet".to_string()];
     };
@@ -298,7 +307,11 @@ fn connection_lines(stats: Option<&NetStats>) -> Vec<String> {
         .frames_ahead
         .map_or_else(|| "?".to_string(), |ahead| format!("{ahead:+.1}"));
     let mut lines = vec![
-        format!("ping {ping}, input delay {} frames", stats.input_delay),
+        if per_player {
+            format!("you: input delay {} frames", stats.input_delay)
+        } else {
+            format!("ping {ping}, input delay {} frames", stats.input_delay)
+        },
         format!(
             "last rollback {} frames, frames ahead {ahead}",
             stats.rollback_depth
@@ -308,7 +321,7 @@ fn connection_lines(stats: Option<&NetStats>) -> Vec<String> {
             stats.kbps_in, stats.kbps_out, stats.spectators
         ),
     ];
-    if !stats.delays.is_empty() {
+    if !stats.delays.is_empty() && !per_player {
         lines.push(format!("delays {}", stats.delays));
     }
     lines
@@ -402,7 +415,7 @@ impl FrontEnd for WindowFrontEnd {
             menu_details(&mut self.menu, &self.window, game);
         }
         self.last_words = view.connection.iter().cloned().collect();
-        self.last_words.extend(player_lines(&view.players));
+        self.last_players = player_lines(&view.players);
         self.overlay.set_lines(if self.overlay.panel_visible {
             let mut lines = vec![format!("{}   frame {}", game.title(), view.frame)];
             if let Some(watching) = &view.spectating {
@@ -484,6 +497,29 @@ mod tests {
             leave.press(11_000 + LEAVE_CONFIRM_MS),
             "and this one leaves"
         );
+    }
+
+    #[test]
+    fn with_each_players_line_shown_the_menu_does_not_repeat_their_ping_and_delays() {
+        let stats = NetStats {
+            ping_ms: Some(21),
+            input_delay: 2,
+            delays: "P1 2  P2 1".to_string(),
+            ..NetStats::default()
+        };
+        let alone = connection_lines(Some(&stats), false).join("\n");
+        assert!(
+            alone.contains("ping 21 ms, input delay 2 frames"),
+            "{alone}"
+        );
+        assert!(alone.contains("delays P1 2  P2 1"), "{alone}");
+        let beside_players = connection_lines(Some(&stats), true).join("\n");
+        assert!(
+            beside_players.contains("you: input delay 2 frames"),
+            "{beside_players}"
+        );
+        assert!(!beside_players.contains("ping"), "{beside_players}");
+        assert!(!beside_players.contains("delays"), "{beside_players}");
     }
 
     #[test]

@@ -477,7 +477,13 @@ impl<'a> Fields<'a> {
             ));
         }
         let bytes = self.take(len as usize, what)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))?;
+        // Replays are shared, and `replay info` and the launcher print these:
+        // a control character would steer the reader's terminal.
+        if text.chars().any(char::is_control) {
+            return Err(format!("{what} holds a control character"));
+        }
+        Ok(text)
     }
 
     fn rest(&mut self) -> &'a [u8] {
