@@ -112,8 +112,8 @@ mod tests {
     use crate::netplay::NetplayConfig;
     use crate::protocol::{PlayerSlots, SessionSettings, SessionToken};
 
-    #[test]
-    fn a_spectator_inventing_names_is_relayed_no_faster_than_one_sender() {
+    /// Player 1's session of a two-player match, player 2 accepted.
+    fn duel_host() -> NetplaySession<u8> {
         let settings = SessionSettings {
             player_count: 2,
             ..SessionSettings::default()
@@ -127,7 +127,12 @@ mod tests {
             PlayerSlots::single(0),
         )
         .accept(Some(2u8), PlayerSlots::single(1));
-        let mut host = NetplaySession::new(config, 0).unwrap();
+        NetplaySession::new(config, 0).unwrap()
+    }
+
+    #[test]
+    fn a_spectator_inventing_names_is_relayed_no_faster_than_one_sender() {
+        let mut host = duel_host();
         host.spectators.push(Spectator::arrived(1, 9, 0));
         for index in 0..20 {
             let line = ChatLine {
@@ -144,20 +149,7 @@ mod tests {
 
     #[test]
     fn a_player_inventing_names_is_relayed_no_faster_than_one_sender() {
-        let settings = SessionSettings {
-            player_count: 2,
-            ..SessionSettings::default()
-        };
-        let config = NetplayConfig::new(
-            SessionToken(1),
-            "core",
-            "1",
-            0,
-            settings,
-            PlayerSlots::single(0),
-        )
-        .accept(Some(2u8), PlayerSlots::single(1));
-        let mut host = NetplaySession::new(config, 0).unwrap();
+        let mut host = duel_host();
         for index in 0..20 {
             let line = ChatLine {
                 author: format!("spectator {index}"),
