@@ -35,6 +35,18 @@ fn lines_heard(cluster: &PartyCluster, machine: usize) -> Vec<String> {
         .collect()
 }
 
+/// The lines the cluster's first spectator was shown, as `author: text`.
+fn spectator_heard(cluster: &PartyCluster) -> Vec<String> {
+    cluster.watchers[0]
+        .events
+        .iter()
+        .filter_map(|(_, event)| match event {
+            SpectatorEvent::Chat(line) => Some(said(line)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn said(line: &ChatShown) -> String {
     format!("{}: {}", line.author, line.text)
 }
@@ -148,15 +160,7 @@ fn a_spectators_line_reaches_every_player_and_the_players_lines_reach_the_specta
         assert_eq!(heard, ["P3: thanks", "spectator 1: nice combo"]);
     }
     assert_eq!(lines_heard(&cluster, 2), ["spectator 1: nice combo"]);
-    let spectator_heard: Vec<String> = cluster.watchers[0]
-        .events
-        .iter()
-        .filter_map(|(_, event)| match event {
-            SpectatorEvent::Chat(line) => Some(said(line)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(spectator_heard, ["P3: thanks"]);
+    assert_eq!(spectator_heard(&cluster), ["P3: thanks"]);
 }
 
 #[test]
@@ -184,13 +188,5 @@ fn a_name_that_claims_a_seat_is_shown_under_the_seat_its_sender_holds() {
             ["P3 P1: I am the host", "spectator 1 P2: I am player two"]
         );
     }
-    let spectator_heard: Vec<String> = cluster.watchers[0]
-        .events
-        .iter()
-        .filter_map(|(_, event)| match event {
-            SpectatorEvent::Chat(line) => Some(said(line)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(spectator_heard, ["P3 P1: I am the host"]);
+    assert_eq!(spectator_heard(&cluster), ["P3 P1: I am the host"]);
 }
