@@ -2,7 +2,6 @@
 //! port, resolving and dialling `HOST:PORT`, the content hash handshakes
 //! compare, and taking on the host's core options.
 
-use crate::checksum::Checksum;
 use crate::engine::{open_game, AppError, Game, GameArgs};
 use crate::net::link::{LinkArgs, LinkTransport};
 use crate::net::NetError;
@@ -136,17 +135,7 @@ pub fn resolve_host(address: &str) -> Result<SocketAddr, AppError> {
 
 /// xxh3 of the content file, as handshakes carry it (0 with no content).
 pub(crate) fn content_hash(game: &GameArgs) -> Result<u64, AppError> {
-    Ok(match &game.rom {
-        Some(rom) => {
-            let content = std::fs::read(rom).map_err(|source| AppError::PrepareFile {
-                what: "the content",
-                path: rom.clone(),
-                source,
-            })?;
-            Checksum::of(&content).0
-        }
-        None => 0,
-    })
+    Ok(crate::engine::sinks::recorder::content_checksum(game.rom.as_deref())?.0)
 }
 
 /// The host's core options as `--option` overrides.
