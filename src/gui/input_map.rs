@@ -17,6 +17,17 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// SDL's name for `key` (`"Q"`, `"Left Shift"`). SDL writes a printable
+/// key's name into one static buffer and returns it, so two threads asking
+/// at once can each read the other's key: they ask one at a time.
+pub fn key_name(key: Keycode) -> String {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    key.name()
+}
+
 /// The config file's name in netcade's config directory.
 pub const CONFIG_FILE_NAME: &str = "input.toml";
 
@@ -211,7 +222,7 @@ fn binding_warnings(map: &InputMap, bindings: &[Binding]) -> Vec<String> {
         }
     }
     for (key, does) in HOTKEYS {
-        let input = format!("key {:?}", key.name());
+        let input = format!("key {:?}", key_name(*key));
         if let Some(binding) = bindings.iter().find(|b| b.input == input) {
             warnings.push(format!(
                 "line {}: {input} is netcade's hotkey for {does}: pressing it for {} does that too",
@@ -281,7 +292,7 @@ impl InputMap {
                 Keycode::from_name(name).ok_or_else(|| format!("unknown key {name:?} (SDL key names: W, Left, Return, Keypad 1, Right Shift, ...)"))
             })?;
             bindings.extend(keys.iter().map(|(key, buttons, line)| Binding {
-                input: format!("key {:?}", key.name()),
+                input: format!("key {:?}", key_name(*key)),
                 presses: format!("player {player}'s {}", buttons.to_string().to_lowercase()),
                 line: *line,
             }));
@@ -359,7 +370,7 @@ impl InputMap {
             }
             let pairs: Vec<String> = keys
                 .iter()
-                .map(|(key, buttons)| format!("{buttons}={}", key.name()))
+                .map(|(key, buttons)| format!("{buttons}={}", key_name(*key)))
                 .collect();
             out.push_str(&format!(
                 "keyboard player {}: {}\n",
@@ -454,7 +465,7 @@ impl InputMap {
         for (index, keys) in self.keyboard.iter().enumerate() {
             if !keys.is_empty() {
                 text.push_str(&format!("\n[keyboard.player{}]\n", index + 1));
-                text.push_str(&table_lines(keys, |key: Keycode| key.name()));
+                text.push_str(&table_lines(keys, key_name));
             }
         }
         text.push_str("\n[controller]\n");
@@ -486,7 +497,7 @@ impl InputMap {
             Some(player) => self.keyboard.get(player).map_or_else(Vec::new, |keys| {
                 keys.iter()
                     .filter(|(_, presses)| *presses == button)
-                    .map(|(key, _)| key.name())
+                    .map(|(key, _)| key_name(*key))
                     .collect()
             }),
             None => self
@@ -685,6 +696,21 @@ mod tests {
             said.iter().any(|w| w.starts_with("line 3: key \"Escape\"")),
             "{said:?}"
         );
+    }
+
+    #[test]
+    fn key_names_asked_from_many_threads_at_once_are_each_their_own_keys() {
+        let keys = [Keycode::Q, Keycode::K, Keycode::J, Keycode::W];
+        std::thread::scope(|scope| {
+            for key in keys {
+                scope.spawn(move || {
+                    let own = key_name(key);
+                    for _ in 0..20_000 {
+                        assert_eq!(key_name(key), own);
+                    }
+                });
+            }
+        });
     }
 
     #[test]

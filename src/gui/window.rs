@@ -619,7 +619,11 @@ impl Window {
 
     /// The keys held now, by SDL name (for `netcade input --test`).
     pub fn keys_held(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.keys_held.iter().map(|k| k.name()).collect();
+        let mut names: Vec<String> = self
+            .keys_held
+            .iter()
+            .map(|&key| crate::gui::input_map::key_name(key))
+            .collect();
         names.sort();
         names
     }
