@@ -1,7 +1,4 @@
-//! Compiles the one piece of C in netcade: the printf-style log callback
-//! libretro cores call (stable Rust cannot define C-variadic functions).
-//!
-//! Also tells the tests whether the real cores and ROMs of
+//! Tells the tests whether the real cores and ROMs of
 //! `scripts/fetch-test-content` are there (`cfg(netcade_test_content)`):
 //! tests that need them are ignored without them, so a plain `cargo test`
 //! counts them as ignored rather than passed, and runs them once they are.
@@ -12,11 +9,6 @@
 use std::path::{Path, PathBuf};
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/libretro/log_shim.c");
-    cc::Build::new()
-        .file("src/libretro/log_shim.c")
-        .warnings(true)
-        .compile("netcade_log_shim");
     detect_test_content();
     detect_servers();
 }

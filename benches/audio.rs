@@ -13,14 +13,14 @@
 mod content;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use netcade::audio::{AudioConfig, AudioPipeline, AudioPolicy, AudioRing, RingConfig};
-use netcade::emulator::Emulator;
+use libretro_host::{Core, CoreConfig};
 use netcade::engine::game::default_arena;
 use netcade::engine::game::locate_duel_core;
 use netcade::engine::inputs::RandomPlayer;
 use netcade::engine::{open_game, GameArgs};
-use netcade::libretro::{Core, CoreConfig};
-use netcade::rollback::Frame;
+use netcode::audio::{AudioConfig, AudioPipeline, AudioPolicy, AudioRing, RingConfig};
+use netcode::emulator::Emulator;
+use netcode::rollback::Frame;
 use std::hint::black_box;
 
 /// Frames per measured iteration: one rollback among them.
@@ -137,7 +137,7 @@ fn open_genesis() -> Option<Core> {
             "disabled".to_string(),
         )],
         persist_save_ram: false,
-        ..CoreConfig::default()
+        ..netcade::paths::core_config()
     };
     let mut core = Core::load(&core_path, config).ok()?;
     core.load_content(Some(&rom)).ok()?;

@@ -11,14 +11,14 @@ mod ggrs_harness;
 mod stub_game;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use netcade::checksum::Checksum;
-use netcade::emulator::{Emulator, EmulatorError, VideoFrame};
-use netcade::input::Buttons;
-use netcade::netplay::{NetplayConfig, NetplaySession};
-use netcade::protocol::codec::input_payload_len;
-use netcade::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
-use netcade::rollback::synctest::{Compare, SyncTest, SyncTestSettings};
-use netcade::rollback::{FrameOutcome, PlayerId, Request, SessionState};
+use netcode::checksum::Checksum;
+use netcode::emulator::{Emulator, EmulatorError, VideoFrame};
+use netcode::input::Buttons;
+use netcode::netplay::{NetplayConfig, NetplaySession};
+use netcode::protocol::codec::input_payload_len;
+use netcode::protocol::{Millis, PlayerSlots, SessionSettings, SessionToken};
+use netcode::rollback::synctest::{Compare, SyncTest, SyncTestSettings};
+use netcode::rollback::{FrameOutcome, PlayerId, Request, SessionState};
 use std::collections::VecDeque;
 use stub_game::{RandomPlay, StubState};
 

@@ -7,8 +7,8 @@
 //! Run: `cargo bench --bench resampler`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use netcade::audio::{AudioConfig, AudioPipeline, AudioPolicy, AudioRing, RingConfig, Stereo};
-use netcade::rollback::Frame;
+use netcode::audio::{AudioConfig, AudioPipeline, AudioPolicy, AudioRing, RingConfig, Stereo};
+use netcode::rollback::Frame;
 use rubato::audioadapter_buffers::direct::InterleavedSlice;
 use rubato::{
     Async, FixedAsync, PolynomialDegree, Resampler, SincInterpolationParameters, WindowFunction,

@@ -14,9 +14,9 @@
 #[allow(dead_code)]
 mod content;
 
-use netcade::emulator::Emulator;
-use netcade::input::Buttons;
-use netcade::libretro::{Core, CoreConfig};
+use libretro_host::{Core, CoreConfig};
+use netcode::emulator::Emulator;
+use netcode::input::Buttons;
 use std::time::{Duration, Instant};
 
 /// One displayed frame at 60 fps.
@@ -67,7 +67,7 @@ fn open(workload: &Workload) -> Option<Core> {
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect(),
         persist_save_ram: false,
-        ..CoreConfig::default()
+        ..netcade::paths::core_config()
     };
     let mut core = Core::load(&core_path, config).expect("the core loads");
     core.load_content(Some(&rom)).expect("the content loads");

@@ -39,3 +39,11 @@ pub fn data_subdir(name: &str) -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("netcade"))
         .join(name)
 }
+
+/// The libretro host's usual set-up: BIOS files in `system/` and saves in
+/// `saves/` of the data directory (`netcade-data/` in the current folder
+/// where the system has no home for it).
+pub fn core_config() -> libretro_host::CoreConfig {
+    let data_dir = data_dir().unwrap_or_else(|| PathBuf::from("netcade-data"));
+    libretro_host::CoreConfig::in_data_dir(&data_dir)
+}

@@ -4,13 +4,13 @@
 //! (docs/broadcast.md).
 
 use crate::commands::outputs::OutputArgs;
-use crate::engine::broadcast::{
-    broadcast_sink, check_match_name, connect, ensure_stream, BroadcastStatus, REPLAYS_BUCKET,
-};
-use crate::engine::live::options::LiveOptions;
-use crate::engine::live::spectator::{spectate_match_relaying, RelayStart, SpectateSettings};
 use crate::engine::report::{write_report, Report};
 use crate::engine::{AppError, Outcome};
+use crate::live::broadcast::{
+    broadcast_sink, check_match_name, connect, ensure_stream, BroadcastStatus, REPLAYS_BUCKET,
+};
+use crate::live::options::LiveOptions;
+use crate::live::spectator::{spectate_match_relaying, RelayStart, SpectateSettings};
 use crate::net::nats::NatsError;
 use std::io::Write;
 use std::sync::{Arc, Mutex};

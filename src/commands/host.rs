@@ -1,8 +1,8 @@
 //! `netcade host`: host a match over UDP and wait for players to join.
 
 use crate::commands::outputs::OutputArgs;
-use crate::engine::live::players::{host_match, HostSettings};
 use crate::engine::{AppError, Outcome};
+use crate::live::players::{host_match, HostSettings};
 use std::io::Write;
 
 /// Arguments of `netcade host`.

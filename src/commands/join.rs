@@ -1,8 +1,8 @@
 //! `netcade join HOST:PORT`: join a match someone hosts.
 
 use crate::commands::outputs::OutputArgs;
-use crate::engine::live::players::{join_match, JoinSettings};
 use crate::engine::{AppError, Outcome};
+use crate::live::players::{join_match, JoinSettings};
 use std::io::Write;
 
 /// Arguments of `netcade join`.

@@ -2,8 +2,8 @@
 //! launcher. Every session it starts is a command line, parsed by the same
 //! [`Cli`](super::Cli) as the terminal's and run by [`super::run_command`].
 
-use crate::engine::launcher::forms::GameChoice;
 use crate::engine::{AppError, Outcome};
+use crate::launcher::forms::GameChoice;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -36,12 +36,11 @@ impl MenuArgs {
 /// `netcade menu`.
 #[cfg(feature = "gui")]
 pub fn menu_command(args: &MenuArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    let options = crate::gui::launcher::LauncherOptions {
+    let options = crate::gui::menu::LauncherOptions {
         game: args.game(),
         script: args.script.clone(),
     };
-    let interrupted =
-        crate::gui::launcher::run_launcher(&options, &mut |line| run_line(line, out))?;
+    let interrupted = crate::gui::menu::run_launcher(&options, &mut |line| run_line(line, out))?;
     Ok(if interrupted {
         Outcome::Interrupted
     } else {
@@ -58,10 +57,10 @@ pub fn menu_command(_args: &MenuArgs, _out: &mut dyn Write) -> Result<Outcome, A
 /// Runs a command line the launcher built, as `netcade` would run it typed
 /// in a terminal: what it printed (kept for the result screen) and how it
 /// ended.
-pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::engine::launcher::SessionEnd {
-    use crate::engine::launcher::{KeepOutput, SessionEnd};
+pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::launcher::SessionEnd {
+    use crate::launcher::{KeepOutput, SessionEnd};
     // The terminal shows what ran, as it would have been typed.
-    let typed = crate::engine::launcher::forms::shell_words("netcade", line);
+    let typed = crate::launcher::forms::shell_words("netcade", line);
     let _ = writeln!(out, "$ {typed}");
     let mut keep = KeepOutput {
         out,
@@ -110,7 +109,7 @@ pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::engine::launcher
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
+    use crate::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
 
     /// What the command line parses `line` (after `netcade`) into.
     fn parsed(line: &[String]) -> String {
@@ -190,7 +189,7 @@ mod tests {
 
     #[test]
     fn the_forms_start_from_the_netplay_defaults_and_carry_the_settings_switches() {
-        use crate::engine::launcher::settings::{NetplayDefaults, Settings};
+        use crate::launcher::settings::{NetplayDefaults, Settings};
         let mut settings = Settings {
             netplay: NetplayDefaults {
                 name: "ann".to_string(),
@@ -237,8 +236,8 @@ mod tests {
 
     #[test]
     fn each_rejoin_ticket_is_offered_as_join_rejoin_with_the_game_it_names() {
-        use crate::engine::launcher::rejoins::rejoin_offers;
-        use crate::engine::live::players::{RejoinableMatch, TicketGame};
+        use crate::launcher::rejoins::rejoin_offers;
+        use crate::live::players::{RejoinableMatch, TicketGame};
         let pitfall = GameChoice {
             core: "/cores/stella_libretro.so".to_string(),
             rom: Some(PathBuf::from("/roms/pitfall.a26")),
@@ -292,7 +291,7 @@ mod tests {
 
     #[test]
     fn each_replay_action_is_the_replay_command_that_does_it() {
-        use crate::engine::launcher::replays::ReplayAction;
+        use crate::launcher::replays::ReplayAction;
         let replay = PathBuf::from("/data/replays/a.ncr");
         let cases = [
             (

@@ -126,7 +126,7 @@ impl Command {
 /// Readies the JSON line a command given `--json` ends with if its core
 /// crashes (the crash handler cannot format one then).
 pub fn end_crashes_with_json(command: &str) {
-    crate::libretro::end_with_json_on_crash(command);
+    libretro_host::end_with_json_on_crash(command);
 }
 
 /// The JSON line a command given `--json` ends with when it fails: its

@@ -5,15 +5,15 @@
 //! window's options and opening it.
 
 use crate::engine::inputs::InputSpec;
-use crate::engine::live::front_end::{FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
-use crate::engine::live::options::LiveOptions;
-use crate::engine::live::players::MatchSettings;
-use crate::engine::live::session_loop::LiveMatch;
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::recorder::RecordArgs;
 use crate::engine::sinks::speaker::SpeakerArgs;
 use crate::engine::sinks::SinkChoices;
 use crate::engine::{AppError, Game, Outcome};
+use crate::live::front_end::{FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
+use crate::live::options::LiveOptions;
+use crate::live::players::MatchSettings;
+use crate::live::session_loop::LiveMatch;
 use std::io::Write;
 
 /// How a command shows and plays a game as it runs: the window (or none)
@@ -121,7 +121,7 @@ impl OutputArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::live::players::JoinSettings;
+    use crate::live::players::JoinSettings;
     use clap::Parser;
 
     #[derive(Debug, clap::Parser)]

@@ -3,8 +3,8 @@
 //! launcher runs it in a child process for each core it lists, so a core
 //! that crashes on loading costs that child, never the menu.
 
-use crate::engine::launcher::cores::probe_core;
 use crate::engine::{AppError, Outcome};
+use crate::launcher::cores::probe_core;
 use std::io::Write;
 
 /// Arguments of `netcade probe-core`.

@@ -8,7 +8,7 @@ use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::recorder::{replay_header, ReplayRecorder};
 use crate::engine::sinks::SinksSummary;
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
-use crate::replay::EndReason;
+use netcode::replay::EndReason;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -3,8 +3,8 @@
 //! one and `--list nats://SERVER` lists them.
 
 use crate::commands::outputs::OutputArgs;
-use crate::engine::live::spectator::{spectate_match, SpectateSettings};
 use crate::engine::{AppError, Outcome};
+use crate::live::spectator::{spectate_match, SpectateSettings};
 use std::io::Write;
 
 /// Arguments of `netcade spectate`.
@@ -149,7 +149,7 @@ fn watch_broadcast(
     address: &str,
     out: &mut dyn Write,
 ) -> Result<Outcome, AppError> {
-    use crate::engine::broadcast::{self, ViewerSettings};
+    use crate::live::broadcast::{self, ViewerSettings};
     let (server, name) = broadcast::split_nats_address(address)?;
     let Some(name) = name else {
         return Err(AppError::BadArgument {
@@ -172,7 +172,7 @@ fn watch_broadcast(
 /// `netcade spectate --save-replay nats://SERVER/MATCH`.
 #[cfg(feature = "broadcast")]
 fn save_broadcast_replay(address: &str, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    use crate::engine::broadcast;
+    use crate::live::broadcast;
     let (server, Some(name)) = broadcast::split_nats_address(address)? else {
         return Err(AppError::BadArgument {
             message: format!("{address} names no match: nats://SERVER/MATCH"),
@@ -198,7 +198,7 @@ fn save_broadcast_replay(address: &str, out: &mut dyn Write) -> Result<Outcome, 
 /// `netcade spectate --list nats://SERVER`.
 #[cfg(feature = "broadcast")]
 fn list_broadcasts(server: &str, out: &mut dyn Write) -> Result<Outcome, AppError> {
-    use crate::engine::broadcast;
+    use crate::live::broadcast;
     let (server, _) = broadcast::split_nats_address(server)?;
     let link = broadcast::connect(&server)?;
     let matches = broadcast::list_matches(&link)?;

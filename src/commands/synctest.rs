@@ -1,16 +1,16 @@
 //! `netcade synctest`: the command line and the report around the one
-//! sync-test engine, [`crate::rollback::synctest`].
+//! sync-test engine, [`netcode::rollback::synctest`].
 
 use crate::engine::error::error_chain;
 use crate::engine::inputs::{InputSource, InputSpec};
 use crate::engine::interrupt::exit_on_interrupt;
 use crate::engine::report::{write_report, Report};
 use crate::engine::{checksums_json, open_game, write_dump_dir, AppError, GameArgs, Outcome};
-use crate::rollback::synctest::{
+use indicatif::{ProgressBar, ProgressStyle};
+use netcode::rollback::synctest::{
     run_sync_test, Compare, Desync, SyncTestReport, SyncTestSettings, Transients,
     DEFAULT_HISTORY_BYTES, MAX_CHECK_DISTANCE, MAX_SETTLE_FRAMES,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -316,8 +316,8 @@ pub fn write_dumps(parent: &Path, desync: &Desync) -> Result<PathBuf, AppError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::StubGame;
-    use crate::rollback::synctest::SyncTestSettings;
+    use netcode::rollback::synctest::SyncTestSettings;
+    use netcode::testing::StubGame;
 
     #[test]
     fn a_desync_dump_holds_both_versions_of_state_and_memory() {

@@ -24,16 +24,16 @@
 //! any failed command ends with a non-zero exit. Empty lines and `#`
 //! comments are ignored.
 
-use crate::checksum::{Checksum, Checksums};
-use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
-use crate::emulator::{Emulator, SavestateContext};
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Outcome};
-use crate::input::Buttons;
-use crate::rollback::state_history::StateHistory;
-use crate::rollback::synctest::ChecksumKinds;
-use crate::rollback::Frame;
+use netcode::checksum::{Checksum, Checksums};
+use netcode::diff::{ByteDiff, DEFAULT_RANGE_CAP};
+use netcode::emulator::{Emulator, SavestateContext};
+use netcode::input::Buttons;
+use netcode::rollback::state_history::StateHistory;
+use netcode::rollback::synctest::ChecksumKinds;
+use netcode::rollback::Frame;
 use std::ffi::OsString;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -675,7 +675,7 @@ pub fn session_outcome(summary: SessionSummary, interactive: bool) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::StubGame;
+    use netcode::testing::StubGame;
 
     const HISTORY_BYTES: usize = (DEFAULT_HISTORY_MB as usize) << 20;
 

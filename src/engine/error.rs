@@ -20,13 +20,13 @@
 //! - 7: `replay play --verify`: what the file holds verified, but the file
 //!   is incomplete ([`Outcome::ReplayIncomplete`]).
 
-use crate::emulator::EmulatorError;
 use crate::engine::inputs::InputError;
-use crate::libretro::LibretroError;
-use crate::netplay::NetplayError;
-use crate::rollback::state_history::StateHistoryError;
-use crate::rollback::synctest::SyncTestError;
-use crate::rollback::Frame;
+use libretro_host::LibretroError;
+use netcode::emulator::EmulatorError;
+use netcode::netplay::NetplayError;
+use netcode::rollback::state_history::StateHistoryError;
+use netcode::rollback::synctest::SyncTestError;
+use netcode::rollback::Frame;
 use std::path::PathBuf;
 
 /// The command did what was asked.
@@ -38,7 +38,7 @@ pub const EXIT_USER_MISTAKE: u8 = 2;
 /// The game or the machine failed while running.
 pub const EXIT_RUNTIME_FAILURE: u8 = 3;
 /// Set by the libretro host's crash report, which exits by itself.
-pub const EXIT_CORE_CRASHED: u8 = crate::libretro::CORE_CRASHED_EXIT_CODE;
+pub const EXIT_CORE_CRASHED: u8 = libretro_host::CORE_CRASHED_EXIT_CODE;
 /// The demo's match did not finish.
 pub const EXIT_NETPLAY_UNFINISHED: u8 = 5;
 /// A `host`/`join` match lost its peer before its last frame.
@@ -247,7 +247,7 @@ pub enum AppError {
         path: PathBuf,
         /// What is wrong with it.
         #[source]
-        source: crate::replay::ReplayError,
+        source: netcode::replay::ReplayError,
     },
     /// A file the user named cannot be opened (missing, a directory, not
     /// readable).

@@ -1,9 +1,9 @@
 //! Opening a game for a command: a libretro core plus its content, the
 //! bundled Duel core found by name, and the directories the core may write.
 
-use crate::emulator::Emulator;
 use crate::engine::AppError;
-use crate::libretro::{parse_option_override, Core, CoreConfig};
+use libretro_host::{parse_option_override, Core, CoreConfig};
+use netcode::emulator::Emulator;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,12 +37,12 @@ pub trait Game: Emulator {
 
     /// The core's options with the value each is given (none for a game
     /// that is not a libretro core).
-    fn core_options(&self) -> Vec<crate::libretro::CoreOption> {
+    fn core_options(&self) -> Vec<libretro_host::CoreOption> {
         Vec::new()
     }
 
     /// The categories the core groups its options in.
-    fn option_categories(&self) -> Vec<crate::libretro::OptionCategory> {
+    fn option_categories(&self) -> Vec<libretro_host::OptionCategory> {
         Vec::new()
     }
 }
@@ -96,10 +96,10 @@ pub fn open_game(args: &GameArgs) -> Result<Box<dyn Game>, AppError> {
 /// before that core is handed content it may not take.
 pub fn open_game_accepting(
     args: &GameArgs,
-    accept: impl FnOnce(&crate::libretro::CoreInfo) -> Result<(), AppError>,
+    accept: impl FnOnce(&libretro_host::CoreInfo) -> Result<(), AppError>,
 ) -> Result<Box<dyn Game>, AppError> {
     let core_path = resolve_core(&args.core)?;
-    let defaults = CoreConfig::default();
+    let defaults = crate::paths::core_config();
     let config = CoreConfig {
         option_overrides: args.options.clone(),
         persist_save_ram: false,
@@ -107,7 +107,7 @@ pub fn open_game_accepting(
             .unwrap_or(defaults.system_dir),
         save_dir: chosen_dir(&args.save_dir, "--save-dir", SAVE_DIR_ENV)?
             .unwrap_or(defaults.save_dir),
-        ..CoreConfig::default()
+        ..crate::paths::core_config()
     };
     let mut core = Core::load(&core_path, config)?;
     accept(core.info())?;
@@ -136,7 +136,7 @@ impl MatchSaveDir {
     /// `spectate`) under the save directory `args` choose.
     pub fn create(args: &GameArgs, role: &str) -> Result<MatchSaveDir, AppError> {
         let base = chosen_dir(&args.save_dir, "--save-dir", SAVE_DIR_ENV)?
-            .unwrap_or_else(|| CoreConfig::default().save_dir);
+            .unwrap_or_else(|| crate::paths::core_config().save_dir);
         let seconds = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
@@ -276,12 +276,32 @@ impl Game for Core {
         (av.base_width, av.base_height, av.aspect_ratio)
     }
 
-    fn core_options(&self) -> Vec<crate::libretro::CoreOption> {
+    fn core_options(&self) -> Vec<libretro_host::CoreOption> {
         Core::options(self).to_vec()
     }
 
-    fn option_categories(&self) -> Vec<crate::libretro::OptionCategory> {
+    fn option_categories(&self) -> Vec<libretro_host::OptionCategory> {
         Core::option_categories(self).to_vec()
+    }
+}
+
+/// The stub game runs every frame loop in tests as a core would.
+#[cfg(any(test, feature = "testing"))]
+impl Game for netcode::testing::StubGame {
+    fn time_in_core(&self) -> Option<Duration> {
+        netcode::testing::StubGame::time_in_core(self)
+    }
+
+    fn core_name(&self) -> String {
+        Self::CORE_NAME.to_string()
+    }
+
+    fn core_version(&self) -> String {
+        Self::CORE_VERSION.to_string()
+    }
+
+    fn title(&self) -> String {
+        netcode::testing::StubGame::title(self)
     }
 }
 

@@ -24,16 +24,15 @@
 //! Files are limited to [`MAX_SCRIPT_BYTES`] and [`MAX_SCRIPT_FRAMES`] frames
 //! in total; repeats are stored as runs, never expanded.
 
-use crate::input::Buttons;
+use netcode::input::Buttons;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use crate::input::{FrameInputs, MAX_PLAYERS};
-
-/// Nobody holds anything.
-pub const NO_INPUTS: FrameInputs = [Buttons::NONE; MAX_PLAYERS];
+pub use netcode::input::{
+    FrameInputs, RandomPlayer, SplitMix64, MAX_PLAYERS, NO_INPUTS, RANDOM_PLAYERS,
+};
 
 /// The biggest input script read (bigger files are refused, not truncated).
 pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
@@ -41,9 +40,6 @@ pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 /// The most frames one script may describe, repeats included (about 193 days
 /// at 60 fps; frame numbers are `u32`).
 pub const MAX_SCRIPT_FRAMES: u64 = 1_000_000_000;
-
-/// How many players the random player presses buttons for.
-pub const RANDOM_PLAYERS: usize = 2;
 
 /// What a user asked for with `--inputs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -292,106 +288,6 @@ impl ScriptPlayer {
             self.used_in_run = 0;
         }
         NO_INPUTS
-    }
-}
-
-/// splitmix64: a tiny, well-mixed generator; the same seed gives the same
-/// numbers on every machine.
-#[derive(Clone, Debug)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator whose numbers follow from `seed` alone.
-    pub fn new(seed: u64) -> Self {
-        SplitMix64 { state: seed }
-    }
-
-    /// The next number, uniform over all of `u64`.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..bound` (`bound` > 0); the tiny modulo bias does not
-    /// matter for play.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.next_u64() % bound
-    }
-
-    /// True with probability `numerator / denominator`.
-    pub fn chance(&mut self, numerator: u64, denominator: u64) -> bool {
-        self.below(denominator) < numerator
-    }
-}
-
-/// Seeded random play that looks like a person: each player holds a
-/// direction and some buttons for a random stretch of frames, then changes;
-/// now and then presses START briefly (title screens need it).
-#[derive(Clone, Debug)]
-pub struct RandomPlayer {
-    rng: SplitMix64,
-    held: [Buttons; RANDOM_PLAYERS],
-    frames_left: [u32; RANDOM_PLAYERS],
-}
-
-const DIRECTIONS: [Buttons; 9] = [
-    Buttons::NONE,
-    Buttons::LEFT,
-    Buttons::RIGHT,
-    Buttons::UP,
-    Buttons::DOWN,
-    Buttons::from_bits(Buttons::LEFT.bits() | Buttons::UP.bits()),
-    Buttons::from_bits(Buttons::RIGHT.bits() | Buttons::UP.bits()),
-    Buttons::from_bits(Buttons::LEFT.bits() | Buttons::DOWN.bits()),
-    Buttons::from_bits(Buttons::RIGHT.bits() | Buttons::DOWN.bits()),
-];
-const ACTIONS: [Buttons; 4] = [Buttons::B, Buttons::A, Buttons::Y, Buttons::X];
-
-impl RandomPlayer {
-    /// A player whose presses follow from `seed` alone.
-    pub fn new(seed: u64) -> Self {
-        RandomPlayer {
-            rng: SplitMix64::new(seed),
-            held: [Buttons::NONE; RANDOM_PLAYERS],
-            frames_left: [0; RANDOM_PLAYERS],
-        }
-    }
-
-    /// The next frame's inputs: the first [`RANDOM_PLAYERS`] ports play,
-    /// the others hold nothing.
-    pub fn next_frame(&mut self) -> FrameInputs {
-        let mut inputs = NO_INPUTS;
-        for (player, input) in inputs.iter_mut().take(RANDOM_PLAYERS).enumerate() {
-            if self.frames_left[player] == 0 {
-                let (held, stretch) = self.choose();
-                self.held[player] = held;
-                self.frames_left[player] = stretch;
-            }
-            self.frames_left[player] -= 1;
-            *input = self.held[player];
-        }
-        inputs
-    }
-
-    /// A new set of held buttons and how many frames to hold it.
-    fn choose(&mut self) -> (Buttons, u32) {
-        // A short START tap, then (next choice) something else: a press
-        // followed by a release is what menus react to.
-        if self.rng.chance(1, 12) {
-            return (Buttons::START, 2 + self.rng.below(5) as u32);
-        }
-        let mut held = DIRECTIONS[self.rng.below(DIRECTIONS.len() as u64) as usize];
-        for action in ACTIONS {
-            if self.rng.chance(1, 4) {
-                held = held | action;
-            }
-        }
-        (held, 3 + self.rng.below(38) as u32)
     }
 }
 

@@ -2,12 +2,10 @@
 //! `demo`. `src/main.rs` only turns the command line into calls to these.
 //!
 //! Everything here is written against [`Game`] (an
-//! [`Emulator`](crate::emulator::Emulator) that may also know how long it
+//! [`Emulator`](netcode::emulator::Emulator) that may also know how long it
 //! spent inside the core), so the loops are tested with small pure-Rust games
 //! (see `testing`) and run unchanged on libretro cores.
 
-#[cfg(feature = "broadcast")]
-pub mod broadcast;
 pub mod core_copies;
 pub mod debugger;
 pub mod error;
@@ -15,22 +13,17 @@ pub mod frame_clock;
 pub mod game;
 pub mod inputs;
 pub mod interrupt;
-pub mod launcher;
-pub mod live;
-pub mod netplay;
+pub mod matches;
 pub mod playback;
 pub mod png;
-pub mod replay_tools;
 pub mod report;
 pub mod run;
 pub mod sinks;
-#[cfg(any(test, feature = "testing"))]
-pub mod testing;
 
 pub use error::{AppError, Outcome};
 pub use game::{open_game, Game, GameArgs, MatchSaveDir};
 
-use crate::checksum::Checksums;
+use netcode::checksum::Checksums;
 
 /// The JSON form of checksums: `{"memory": "…", "state": "…", "video": "…"}`.
 pub fn checksums_json(checksums: &Checksums) -> serde_json::Value {

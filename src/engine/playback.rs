@@ -3,18 +3,18 @@
 //! [`Keyframes`] make seeking cost at most one keyframe interval, and
 //! [`verify`] proves a playback faithful against the recorded checkpoints.
 
-use crate::checksum::memory_checksum;
-use crate::checksum::Checksum;
-use crate::diff::{ByteDiff, DEFAULT_RANGE_CAP};
-use crate::emulator::Emulator;
 use crate::engine::debugger::RecordedFrames;
 use crate::engine::game::open_game_accepting;
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Game, GameArgs};
-use crate::input::Buttons;
-use crate::input::FrameInputs;
-use crate::replay::{read_replay, Replay, ReplayEvent};
-use crate::rollback::Frame;
+use netcode::checksum::memory_checksum;
+use netcode::checksum::Checksum;
+use netcode::diff::{ByteDiff, DEFAULT_RANGE_CAP};
+use netcode::emulator::Emulator;
+use netcode::input::Buttons;
+use netcode::input::FrameInputs;
+use netcode::replay::{read_replay, Replay, ReplayEvent};
+use netcode::rollback::Frame;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -117,7 +117,7 @@ pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dy
             ),
         });
     }
-    let accept = |core: &crate::libretro::CoreInfo| {
+    let accept = |core: &libretro_host::CoreInfo| {
         if core.name != header.core_name {
             return Err(AppError::ReplayRefused {
                 reason: format!(
@@ -493,8 +493,8 @@ fn replay_stretch<G: Emulator + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::{StubGame, HIDDEN_STATE_OFFSET};
-    use crate::replay::{EndReason, ReplayHeader, ReplayWriter, CHECKPOINT_INTERVAL};
+    use netcode::replay::{EndReason, ReplayHeader, ReplayWriter, CHECKPOINT_INTERVAL};
+    use netcode::testing::{StubGame, HIDDEN_STATE_OFFSET};
 
     fn buttons(seed: u32, frame: u32) -> [Buttons; 2] {
         let pick =

@@ -2,7 +2,7 @@
 //! (uncompressed) deflate blocks. Frames are small, so no compression
 //! library is needed.
 
-use crate::emulator::{PixelFormat, VideoFrame};
+use netcode::emulator::{PixelFormat, VideoFrame};
 
 /// The frame as 8-bit RGB triples, row after row.
 pub fn frame_to_rgb(frame: &VideoFrame<'_>) -> Vec<u8> {

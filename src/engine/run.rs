@@ -1,10 +1,10 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
-use crate::checksum::Checksums;
 use crate::engine::inputs::InputSource;
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{checksums_json, AppError, Game};
-use crate::rollback::Frame;
+use netcode::checksum::Checksums;
+use netcode::rollback::Frame;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -116,10 +116,10 @@ impl RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checksum::Checksum;
-    use crate::emulator::Emulator;
     use crate::engine::inputs::InputSpec;
-    use crate::engine::testing::StubGame;
+    use netcode::checksum::Checksum;
+    use netcode::emulator::Emulator;
+    use netcode::testing::StubGame;
 
     #[test]
     fn a_run_reports_its_frames_and_the_checksums_of_where_it_ended() {

@@ -3,7 +3,7 @@
 //! and the other machines never wait, and this machine's player holds no
 //! buttons (the keys type text instead).
 
-use crate::protocol::{truncate_chat_text, MAX_CHAT_TEXT_BYTES};
+use netcode::protocol::{truncate_chat_text, MAX_CHAT_TEXT_BYTES};
 
 /// What the box says while it is open.
 pub const CHAT_BOX_NOTE: &str =

@@ -6,20 +6,18 @@
 //! cleanly.
 //! Frame stepping is local play's only: a match cannot pause.
 
-use crate::engine::live::front_end::{
-    delays_text, player_lines, FrontEnd, MatchView, SpectatorView,
-};
 use crate::engine::{AppError, Game};
 use crate::gui::chat_box::{ChatBox, ChatBoxOutcome};
-use crate::gui::launcher::script::key_event;
-use crate::gui::launcher::script::{self, Targets};
 use crate::gui::match_menu::{carry_out, menu_details, MatchMenu, MenuChoice};
 pub use crate::gui::match_menu::{LeaveConfirmation, LEAVE_CONFIRM_MS};
+use crate::gui::menu::script::key_event;
+use crate::gui::menu::script::{self, Targets};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
 use crate::gui::waiting::WaitingPanel;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
-use crate::input::Buttons;
+use crate::live::front_end::{delays_text, player_lines, FrontEnd, MatchView, SpectatorView};
+use netcode::input::Buttons;
 use sdl2::event::Event;
 use sdl2::keyboard::{Keycode, Mod};
 use std::collections::VecDeque;
@@ -139,7 +137,7 @@ impl WindowFrontEnd {
     /// while it is open (acting on what the player chose in it).
     fn show(
         &mut self,
-        frame: Option<&crate::emulator::VideoFrame<'_>>,
+        frame: Option<&netcode::emulator::VideoFrame<'_>>,
         aspect: f32,
         overlay: Option<&crate::gui::overlay::Canvas>,
         capture: bool,
@@ -207,7 +205,7 @@ impl WindowFrontEnd {
     /// (`due`: its frame came) or a launcher script did.
     fn show_and_save(
         &mut self,
-        frame: Option<&crate::emulator::VideoFrame<'_>>,
+        frame: Option<&netcode::emulator::VideoFrame<'_>>,
         aspect: f32,
         overlay: Option<&crate::gui::overlay::Canvas>,
         due: bool,

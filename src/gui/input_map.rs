@@ -9,7 +9,7 @@
 //! are joined with `|`.
 
 use crate::gui::GuiError;
-use crate::input::{Buttons, MAX_PLAYERS};
+use netcode::input::{Buttons, MAX_PLAYERS};
 use sdl2::controller::{Axis, Button};
 use sdl2::keyboard::Keycode;
 use serde::Deserialize;

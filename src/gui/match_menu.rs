@@ -7,7 +7,7 @@
 use crate::engine::Game;
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{Action, Window};
-use crate::input::Buttons;
+use netcode::input::Buttons;
 
 /// What the menu tells the player about their input while it is open.
 pub const MENU_INPUT_NOTE: &str =
@@ -267,11 +267,11 @@ pub fn menu_details(menu: &mut MatchMenu, window: &Window, game: &dyn Game) {
 /// Options grouped under their categories' names: `System`, then
 /// `  Region: auto`, each with its help text after it.
 fn option_lines(
-    options: &[crate::libretro::CoreOption],
-    categories: &[crate::libretro::OptionCategory],
+    options: &[libretro_host::CoreOption],
+    categories: &[libretro_host::OptionCategory],
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    for (name, info, options) in crate::libretro::grouped(options, categories) {
+    for (name, info, options) in libretro_host::grouped(options, categories) {
         lines.push(if info.is_empty() {
             name.to_string()
         } else {

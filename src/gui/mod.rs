@@ -12,9 +12,9 @@
 pub mod chat_box;
 pub mod front_end;
 pub mod input_map;
-pub mod launcher;
 pub mod layout;
 pub mod match_menu;
+pub mod menu;
 pub mod overlay;
 pub mod play;
 pub mod renderer;
@@ -41,7 +41,7 @@ pub enum GuiError {
     NoDisplay,
     /// A shader did not compile or link, or a GL object could not be made.
     #[error(transparent)]
-    Gl(#[from] crate::libretro::gl::GlError),
+    Gl(#[from] libretro_host::gl::GlError),
     /// The input config file has a mistake.
     #[error("{} line {line}: {message}", path.display())]
     Config {

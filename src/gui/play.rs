@@ -3,7 +3,6 @@
 //! step back (,), mark (M) and diff (N) are the `debug` command's own
 //! `step`, `back`, `mark` and `diff`, shown in the overlay.
 
-use crate::checksum::Checksums;
 use crate::engine::debugger::{
     Command, CommandError, Debugger, RecordedFrames, DEFAULT_HISTORY, DEFAULT_HISTORY_MB,
 };
@@ -20,9 +19,10 @@ use crate::gui::match_menu::MatchMenu;
 use crate::gui::match_menu::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::Overlay;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
-use crate::input::FrameInputs;
-use crate::replay::Replay;
-use crate::rollback::Frame;
+use netcode::checksum::Checksums;
+use netcode::input::FrameInputs;
+use netcode::replay::Replay;
+use netcode::rollback::Frame;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -558,8 +558,8 @@ impl<'g> LocalPlay<'g> {
 mod tests {
     use super::*;
 
-    use crate::engine::testing::StubGame;
-    use crate::input::Buttons;
+    use netcode::input::Buttons;
+    use netcode::testing::StubGame;
 
     fn playing(game: &mut StubGame) -> LocalPlay<'_> {
         LocalPlay::new(game, 100, 1 << 20, Box::new(())).unwrap()
@@ -697,8 +697,8 @@ mod tests {
     #[test]
     fn a_game_frame_screenshot_is_a_png_of_the_frame_named_after_core_and_frame() {
         let dir = tempfile::tempdir().unwrap();
-        let mut game = crate::engine::testing::StubGame::deterministic();
-        crate::emulator::Emulator::run_frame(&mut game, &[], true);
+        let mut game = netcode::testing::StubGame::deterministic();
+        netcode::emulator::Emulator::run_frame(&mut game, &[], true);
         let first = save_game_frame(&game, 7, dir.path()).unwrap();
         let second = save_game_frame(&game, 7, dir.path()).unwrap();
         assert_ne!(first, second);

@@ -2,16 +2,16 @@
 //! core's frame as a texture drawn through a display shader from
 //! `shaders/`, the overlay's RGBA picture over it, and reading the window
 //! back for screenshots. It decides what to draw; the GL calls themselves
-//! (FFI, so `unsafe`) are made by [`crate::libretro::gl`], the project's
+//! (FFI, so `unsafe`) are made by [`libretro_host::gl`], the project's
 //! one audited folder for `unsafe` code.
 
-use crate::emulator::{PixelFormat, VideoFrame};
 use crate::engine::png::frame_to_rgb;
 use crate::gui::layout::Rect;
 use crate::gui::GuiError;
-use crate::libretro::gl::{
+use libretro_host::gl::{
     Blend, Gl, GlProgram, GlQuad, GlTexture, QuadVertices, TexelFormat, TextureFilter,
 };
+use netcode::emulator::{PixelFormat, VideoFrame};
 
 /// The vertex shader every program shares: places a quad given in clip space.
 pub const VERTEX_SHADER: &str = include_str!("../../shaders/display.vert");
@@ -115,7 +115,7 @@ pub struct Renderer {
 
 /// Loads the GL functions of the context current on `video`'s window.
 pub fn load_gl(video: &sdl2::VideoSubsystem) -> Gl {
-    Gl::load(video)
+    Gl::load(|name| video.gl_get_proc_address(name) as *const _)
 }
 
 impl Renderer {
@@ -152,8 +152,8 @@ impl Renderer {
     }
 
     /// A painter for egui's menus on this renderer's context.
-    pub fn ui_painter(&self) -> Result<crate::libretro::gl::UiPainter, GuiError> {
-        Ok(self.gl.ui_painter()?)
+    pub fn ui_painter(&self) -> Result<crate::gui::ui::UiPainter, GuiError> {
+        crate::gui::ui::UiPainter::new(&self.gl)
     }
 
     /// `4.5 (Core Profile) Mesa 22.3.6` and the renderer's name.

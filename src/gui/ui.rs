@@ -3,7 +3,8 @@
 //! [`Window::poll`](crate::gui::window::Window::poll), and egui paints on
 //! the window's own GL context after the game picture and the overlay.
 
-use crate::libretro::gl::UiPainter;
+use crate::gui::GuiError;
+use libretro_host::gl::{Gl, GlError};
 
 /// Builds one frame of a menu.
 pub type BuildUi<'a> = &'a mut dyn FnMut(&egui::Context);
@@ -69,5 +70,45 @@ impl Ui {
             &primitives,
             &output.textures_delta,
         );
+    }
+}
+
+/// egui's GL objects (its shader, buffers and font and image textures) on
+/// the window's context: egui_glow's calls are safe, made through the same
+/// functions the renderer loaded.
+pub struct UiPainter {
+    painter: egui_glow::Painter,
+}
+
+impl UiPainter {
+    /// A painter on `gl`'s context, drawing over whatever the window drew
+    /// before.
+    pub fn new(gl: &Gl) -> Result<UiPainter, GuiError> {
+        let painter = egui_glow::Painter::new(gl.shared_context(), "", None, false)
+            .map_err(|err| GlError::Create(format!("egui's painter: {err}")))?;
+        Ok(UiPainter { painter })
+    }
+
+    /// Uploads `textures` and draws `primitives` over the window of
+    /// `window` pixels (blended, scissored to each clip rectangle).
+    pub fn paint(
+        &mut self,
+        window: (u32, u32),
+        pixels_per_point: f32,
+        primitives: &[egui::ClippedPrimitive],
+        textures: &egui::TexturesDelta,
+    ) {
+        self.painter.paint_and_update_textures(
+            [window.0, window.1],
+            pixels_per_point,
+            primitives,
+            textures,
+        );
+    }
+}
+
+impl Drop for UiPainter {
+    fn drop(&mut self) {
+        self.painter.destroy();
     }
 }

@@ -3,7 +3,7 @@
 //! which ends the session there (its socket closes with it) and, started
 //! from the launcher, goes back to the launcher.
 
-use crate::gui::launcher::script::Targets;
+use crate::gui::menu::script::Targets;
 
 /// The waiting panel's addresses for the host's UDP port, found once.
 #[derive(Clone, Debug, Default)]
@@ -21,7 +21,7 @@ impl WaitingPanel {
             .as_ref()
             .is_none_or(|(known, _)| *known != port)
         {
-            let addresses = crate::gui::launcher::addresses::addresses_to_give(&port.to_string());
+            let addresses = crate::gui::menu::addresses::addresses_to_give(&port.to_string());
             self.addresses = Some((port, addresses));
         }
         let addresses = self.addresses.as_ref().map_or(&[][..], |(_, all)| all);

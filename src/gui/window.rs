@@ -4,7 +4,6 @@
 //! player did, [`Window::held`] for the RetroPad buttons held, and
 //! [`Window::present`] with the picture to show.
 
-use crate::emulator::VideoFrame;
 use crate::engine::png::encode_rgb;
 use crate::engine::AppError;
 use crate::gui::input_map::{ControllerInput, InputMap};
@@ -13,7 +12,8 @@ use crate::gui::overlay::Canvas;
 use crate::gui::renderer::{DisplayShader, Renderer};
 use crate::gui::ui::{BuildUi, Ui};
 use crate::gui::GuiError;
-use crate::input::{FrameInputs, MAX_PLAYERS};
+use netcode::emulator::VideoFrame;
+use netcode::input::{FrameInputs, MAX_PLAYERS};
 use sdl2::controller::GameController;
 use sdl2::event::{Event, WindowEvent};
 use sdl2::keyboard::{Keycode, Mod};
@@ -589,7 +589,7 @@ impl Window {
     /// keyboard keys, and controller `c` for player `c % players`.
     pub fn held(&self, players: usize) -> FrameInputs {
         let players = players.clamp(1, MAX_PLAYERS);
-        let mut held = [crate::input::Buttons::NONE; MAX_PLAYERS];
+        let mut held = [netcode::input::Buttons::NONE; MAX_PLAYERS];
         for (player, buttons) in held.iter_mut().enumerate().take(players) {
             *buttons = self.map.keyboard_buttons(player, &self.keys_held);
         }
@@ -605,11 +605,11 @@ impl Window {
 
     /// The RetroPad buttons the controllers hold, together (the menus'
     /// pad navigation reads them; the keyboard types instead).
-    pub fn controller_buttons(&self) -> crate::input::Buttons {
+    pub fn controller_buttons(&self) -> netcode::input::Buttons {
         self.sdl()
             .controllers
             .iter()
-            .fold(crate::input::Buttons::NONE, |held, controller| {
+            .fold(netcode::input::Buttons::NONE, |held, controller| {
                 let pad = &controller.controller;
                 held | self
                     .map

@@ -6,8 +6,8 @@
 //! needs: a datagram is sent whether laminar thinks a peer is connected or not.
 
 use super::{MicrosClock, MonotonicClock, NetError, Transport, WireStats};
-use crate::protocol::MAX_DATAGRAM_SIZE;
 use laminar::{Config, Packet, Socket, SocketEvent};
+use netcode::protocol::MAX_DATAGRAM_SIZE;
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! the protocol above handles loss, order and resends).
 
 use super::{Transport, WireStats};
-use crate::protocol::MAX_DATAGRAM_SIZE;
+use netcode::protocol::MAX_DATAGRAM_SIZE;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Duration;

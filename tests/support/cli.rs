@@ -13,7 +13,7 @@ pub fn netcade(args: &[&str]) -> Output {
 
 /// Runs `netcade ARGS` with `stdin` as its standard input.
 pub fn netcade_with_stdin(args: &[&str], stdin: &str) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_netcade"));
+    let mut command = Command::new(super::netcade_binary());
     command.env("NETCADE_DUEL_CORE", super::duel_core());
     finish(command, args, stdin)
 }
@@ -21,7 +21,7 @@ pub fn netcade_with_stdin(args: &[&str], stdin: &str) -> Output {
 /// Runs `netcade ARGS` in `dir` as a user would type it: nothing tells it
 /// where the Duel core is, so `--core duel` finds it by itself.
 pub fn netcade_as_user(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    netcade_binary_as_user(Path::new(env!("CARGO_BIN_EXE_netcade")), dir, args, stdin)
+    netcade_binary_as_user(super::netcade_binary().as_path(), dir, args, stdin)
 }
 
 /// Runs a netcade executable (the built one, or a copy of it) like
@@ -35,7 +35,7 @@ pub fn netcade_binary_as_user(binary: &Path, dir: &Path, args: &[&str], stdin: &
 /// Runs `netcade ARGS` in `dir` with the variables `env` set (a home of
 /// its own, `XDG_DATA_HOME`, …); the Duel core is found as by [`netcade`].
 pub fn netcade_in_with_env(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_netcade"));
+    let mut command = Command::new(super::netcade_binary());
     command
         .current_dir(dir)
         .env("NETCADE_DUEL_CORE", super::duel_core());
@@ -48,7 +48,7 @@ pub fn netcade_in_with_env(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> 
 /// Where the tests' `host` and `join` keep the replays they record, rather
 /// than the user's data directory.
 pub fn test_replay_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("replays")
+    super::target_tmp_dir().join("replays")
 }
 
 /// Gives a netcade the tests start a data directory of the test run's own
@@ -59,10 +59,7 @@ fn keep_out_of_the_users_data(command: &mut Command) {
         .get_envs()
         .any(|(name, value)| name == "XDG_DATA_HOME" && value.is_some());
     if !chosen {
-        command.env(
-            "XDG_DATA_HOME",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("data"),
-        );
+        command.env("XDG_DATA_HOME", super::target_tmp_dir().join("data"));
     }
 }
 
@@ -129,7 +126,7 @@ pub fn spawn_netcade(args: &[&str]) -> Background {
 
 /// [`spawn_netcade`] with environment variables set for it.
 pub fn spawn_netcade_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Background {
-    spawn_netcade_by(Command::new(env!("CARGO_BIN_EXE_netcade")), args, env)
+    spawn_netcade_by(Command::new(super::netcade_binary()), args, env)
 }
 
 /// [`spawn_netcade_with_env`] inside the network namespace `ns` (as root).
@@ -139,7 +136,9 @@ pub fn spawn_netcade_in_netns(
     env: &[(&str, &std::ffi::OsStr)],
 ) -> Background {
     let mut command = Command::new("ip");
-    command.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_netcade")]);
+    command
+        .args(["netns", "exec", ns])
+        .arg(super::netcade_binary());
     spawn_netcade_by(command, args, env)
 }
 

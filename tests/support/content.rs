@@ -10,7 +10,7 @@
 //! visible `SKIPPED` line. With `NETCADE_REQUIRE_CONTENT=1` (set by CI)
 //! missing content fails the test instead.
 
-use netcade::libretro::{Core, CoreConfig, LibretroError};
+use libretro_host::{Core, CoreConfig, LibretroError};
 use std::path::{Path, PathBuf};
 
 /// The content directory, by the same rule as the script:
@@ -120,7 +120,7 @@ pub fn config_in(dir: &Path) -> CoreConfig {
         system_dir: dir.join("system"),
         save_dir: dir.join("saves"),
         persist_save_ram: false,
-        ..CoreConfig::default()
+        ..netcade::paths::core_config()
     }
 }
 

@@ -4,7 +4,7 @@
 //! same `deps/` directory the test executables live in.
 
 use super::{load_core, LoadedCore};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The Duel core cargo built for this test run, found the way `--core duel`
 /// finds it (test executables live in `deps/` beside it).
@@ -31,7 +31,7 @@ pub fn duel_core_copy() -> super::CoreCopy {
 
 /// An arena shipped in `cores/duel/arenas/` (`"dojo"`, `"moon"`).
 pub fn duel_arena(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    super::workspace_root()
         .join("cores/duel/arenas")
         .join(format!("{name}.arena"))
 }

@@ -2,11 +2,11 @@
 //! player whose match runs over a socket address.
 
 use netcade::engine::frame_clock::FrameClock;
-use netcade::engine::netplay::machine::NetplayMachine;
+use netcade::engine::matches::machine::NetplayMachine;
 use netcade::engine::sinks::ChecksumLog;
 use netcade::net::signal::{SignalChannel, SignalError};
-use netcade::netplay::{NetplayConfig, NetplaySession};
-use netcade::protocol::{PlayerSlots, SessionSettings, SessionToken};
+use netcode::netplay::{NetplayConfig, NetplaySession};
+use netcode::protocol::{PlayerSlots, SessionSettings, SessionToken};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -10,29 +10,29 @@
 //! datagrams counted, lost or rewritten by kind, spectators. Same seed,
 //! same run.
 
-use netcade::checksum::Checksum;
-use netcade::emulator::Emulator;
 use netcade::engine::frame_clock::FrameClock;
-use netcade::engine::netplay::desync_diagnosis::DesyncAnswer;
-use netcade::engine::netplay::hooks::TickHooks;
-use netcade::engine::netplay::machine::{NetplayMachine, SpectatorMachine};
-use netcade::engine::netplay::simulated::{
+use netcade::engine::matches::desync_diagnosis::DesyncAnswer;
+use netcade::engine::matches::hooks::TickHooks;
+use netcade::engine::matches::machine::{NetplayMachine, SpectatorMachine};
+use netcade::engine::matches::simulated::{
     one_player_per_machine, MatchHooks, MatchMachine, SimulatedMatch,
 };
 use netcade::engine::sinks::ChecksumLog;
-use netcade::engine::testing::StubGame;
 use netcade::engine::AppError;
-use netcade::input::{Buttons, MAX_PLAYERS};
 use netcade::net::sim::{LinkConditions, SimNet, SimPort, SimSockets};
 use netcade::net::Transport;
-use netcade::netplay::{
+use netcode::checksum::Checksum;
+use netcode::emulator::Emulator;
+use netcode::input::{Buttons, MAX_PLAYERS};
+use netcode::netplay::{
     NetplayConfig, NetplayEvent, NetplaySession, SpectatorConfig, SpectatorEvent, SpectatorSession,
 };
-use netcade::protocol::{
+use netcode::protocol::{
     auth, EndpointConfig, Event, Handshake, Millis, PeerEndpoint, PlayerSlots, SessionSettings,
     SessionToken,
 };
-use netcade::rollback::{Frame, PlayerId, SessionState};
+use netcode::rollback::{Frame, PlayerId, SessionState};
+use netcode::testing::StubGame;
 use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The arguments of `netcade demo`.
 
 use crate::engine::sinks::audio_file::AudioArgs;
-use crate::libretro::parse_option_override;
+use libretro_host::parse_option_override;
 use std::path::PathBuf;
 
 /// Arguments of `netcade demo`.

@@ -11,18 +11,18 @@ use super::args::{DemoArgs, JITTER_MS};
 use crate::engine::core_copies::CoreCopies;
 use crate::engine::game::{default_arena, locate_duel_core};
 use crate::engine::inputs::InputSpec;
-use crate::engine::live::front_end::{Headless, LiveOutputs};
-use crate::engine::live::options::{LiveEvent, LiveOptions};
-use crate::engine::live::players::{
-    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg,
-    DEFAULT_REJOIN_S,
-};
-use crate::engine::live::rooms::SignalArgs;
-use crate::engine::live::session_loop::LiveMatch;
-use crate::engine::live::spectator::{spectate_match, SpectateSettings};
 use crate::engine::sinks::recorder::RecordArgs;
 use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison, SinkChoices};
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
+use crate::live::front_end::{Headless, LiveOutputs};
+use crate::live::options::{LiveEvent, LiveOptions};
+use crate::live::players::{
+    host_match, join_match, DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg,
+    DEFAULT_REJOIN_S,
+};
+use crate::live::rooms::SignalArgs;
+use crate::live::session_loop::LiveMatch;
+use crate::live::spectator::{spectate_match, SpectateSettings};
 use crate::net::link::LinkArgs;
 use std::io::Write;
 use std::path::PathBuf;

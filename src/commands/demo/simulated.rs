@@ -6,20 +6,20 @@
 //! local sync-test: it compares every final frame after real rollbacks.)
 
 use super::args::{DemoArgs, JITTER_MS};
-use crate::checksum::Checksums;
 use crate::engine::core_copies::CoreCopies;
 use crate::engine::game::{default_arena, locate_duel_core};
 use crate::engine::inputs::{FrameInputs, RandomPlayer};
-use crate::engine::live::connect::content_hash;
-use crate::engine::netplay::simulated::{
+use crate::engine::matches::simulated::{
     MatchEnd, MatchMachine, MatchSetup, MatchUpdate, SimulatedMatch,
 };
 use crate::engine::sinks::{compare_checksum_logs, ChecksumComparison};
 use crate::engine::{checksums_json, open_game, png, AppError, Game, GameArgs, Outcome};
-use crate::input::Buttons;
+use crate::live::connect::content_hash;
 use crate::net::sim::LinkConditions;
-use crate::netplay::NetplayEvent;
-use crate::protocol::Millis;
+use netcode::checksum::Checksums;
+use netcode::input::Buttons;
+use netcode::netplay::NetplayEvent;
+use netcode::protocol::Millis;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -490,7 +490,7 @@ fn machine_json<G>(machine: &MatchMachine<G>) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checksum::Checksum;
+    use netcode::checksum::Checksum;
 
     #[test]
     fn a_match_that_did_not_finish_exits_with_its_own_code_unless_it_desynced() {
@@ -534,8 +534,8 @@ mod tests {
             at: 1500,
             machine,
             event: NetplayEvent::Desync {
-                frame: crate::rollback::Frame::new(60),
-                player: crate::rollback::PlayerId::new(1 - machine as u8),
+                frame: netcode::rollback::Frame::new(60),
+                player: netcode::rollback::PlayerId::new(1 - machine as u8),
                 local: Checksum(1),
                 remote: Checksum(2),
             },

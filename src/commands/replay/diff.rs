@@ -1,10 +1,10 @@
 //! `netcade replay diff`: the first frame where two replays part.
 
 use crate::engine::playback::{frames_held, load_replay};
-use crate::engine::replay_tools::{common_frames, first_difference, ReplayDifference};
 use crate::engine::report::{write_report, Report};
 use crate::engine::{AppError, Outcome};
-use crate::replay::Replay;
+use netcode::replay::tools::{common_frames, first_difference, ReplayDifference};
+use netcode::replay::Replay;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -1,10 +1,10 @@
 //! `netcade replay info`: a replay's header and end record.
 
 use crate::engine::playback::{frames_held, load_replay};
-use crate::engine::replay_tools::repairs;
 use crate::engine::report::Report;
 use crate::engine::{AppError, Outcome};
-use crate::replay::{Replay, ReplayEvent, FORMAT_VERSION};
+use netcode::replay::tools::repairs;
+use netcode::replay::{Replay, ReplayEvent, FORMAT_VERSION};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};

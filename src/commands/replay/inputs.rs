@@ -1,8 +1,8 @@
 //! `netcade replay inputs`: a replay's inputs as an input script.
 
 use crate::engine::playback::{frames_held, load_replay};
-use crate::engine::replay_tools::{inputs_script, repairs};
 use crate::engine::{AppError, Outcome};
+use netcode::replay::tools::{inputs_script, repairs};
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -2,7 +2,6 @@
 //! full speed (`--verify` checks every recorded checkpoint, `--seek` lands
 //! on a frame through keyframes).
 
-use crate::checksum::Checksums;
 use crate::commands::outputs::ShowArgs;
 use crate::engine::playback::{
     frames_held, load_replay, open_replay_game, verify, Keyframes, ReplayGameArgs, ReplayPlayback,
@@ -12,8 +11,9 @@ use crate::engine::report::{write_report, Report};
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSummary};
 use crate::engine::sinks::FrameSink;
 use crate::engine::{checksums_json, AppError, Game, Outcome};
-use crate::replay::Replay;
-use crate::rollback::Frame;
+use netcode::checksum::Checksums;
+use netcode::replay::Replay;
+use netcode::rollback::Frame;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -4,11 +4,11 @@
 //! file. [`AudioSink`] is a [`FrameSink`], so it listens to `run`, the demo
 //! and `host`/`join` the same way.
 
-use crate::audio::ring::sample_step;
-use crate::audio::{AudioConfig, AudioPipeline, AudioPolicy, RingStats, Stereo, TimelineCheck};
-use crate::audio::{Pulled, TimelineCounts};
 use crate::engine::sinks::{FinalFrame, FinishedFrame, FrameSink};
 use crate::engine::AppError;
+use netcode::audio::ring::sample_step;
+use netcode::audio::{AudioConfig, AudioPipeline, AudioPolicy, RingStats, Stereo, TimelineCheck};
+use netcode::audio::{Pulled, TimelineCounts};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ pub struct AudioArgs {
     /// What happens to re-simulated frames' audio: `revoke` replaces the
     /// queued audio of corrected frames (crossfaded); `drop` keeps the
     /// predicted audio, as other rollback frontends do.
-    #[arg(long, value_name = "POLICY", value_enum, default_value_t = AudioPolicy::Revoke)]
+    #[arg(long, value_name = "POLICY", default_value_t = AudioPolicy::Revoke, value_parser = audio_policy_names())]
     pub audio_policy: AudioPolicy,
     /// Milliseconds of audio queued ahead of the speaker (the ring's target).
     #[arg(long, value_name = "MS", default_value_t = 64.0, value_parser = parse_latency_ms)]
@@ -49,6 +49,22 @@ fn parse_ms(text: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, Str
             range.end()
         ))
     }
+}
+
+/// `--audio-policy`'s names, each with what it does (as `--help` lists them).
+fn audio_policy_names() -> impl clap::builder::TypedValueParser<Value = AudioPolicy> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("revoke").help(
+            "Replace the queued audio of corrected frames with the re-simulated audio, \
+             crossfading where the consumer is (netcade's behaviour)",
+        ),
+        PossibleValue::new("drop").help(
+            "Keep the predicted audio and throw the re-simulated audio away (what other \
+             rollback frontends do), for comparison",
+        ),
+    ])
+    .try_map(|name| name.parse::<AudioPolicy>())
 }
 
 fn parse_latency_ms(text: &str) -> Result<f64, String> {

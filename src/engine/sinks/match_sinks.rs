@@ -2,7 +2,6 @@
 //! frames, its replay, `--audio-out` and the speaker, opened as its command
 //! chose and finished together into the lines and JSON its summary ends with.
 
-use crate::checksum::Checksum;
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSink, AudioSummary};
 use crate::engine::sinks::recorder::{
     finish_match_recording, RecordArgs, RecordingSummary, ReplayRecorder,
@@ -10,8 +9,9 @@ use crate::engine::sinks::recorder::{
 use crate::engine::sinks::speaker::{open_speaker_for, Speaker, SpeakerArgs};
 use crate::engine::sinks::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::engine::{AppError, Game};
-use crate::replay::EndReason;
-use crate::rollback::Frame;
+use netcode::checksum::Checksum;
+use netcode::replay::EndReason;
+use netcode::rollback::Frame;
 use std::io::Write;
 
 /// Final frames whose checksums a match keeps, for comparing machines (the

@@ -18,12 +18,12 @@ pub mod speaker;
 
 pub use match_sinks::{MatchSinks, RelaySink, SinkChoices, SinksSummary};
 
-use crate::checksum::{memory_checksum, Checksum};
-use crate::emulator::Emulator;
 use crate::engine::AppError;
-use crate::input::Buttons;
-use crate::replay::CHECKPOINT_INTERVAL;
-use crate::rollback::Frame;
+use netcode::checksum::{memory_checksum, Checksum};
+use netcode::emulator::Emulator;
+use netcode::input::Buttons;
+use netcode::replay::CHECKPOINT_INTERVAL;
+use netcode::rollback::Frame;
 use std::collections::VecDeque;
 
 /// How a frame is run.

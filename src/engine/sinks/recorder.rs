@@ -2,12 +2,12 @@
 //! streams every final frame into a replay file, and [`RecordArgs`] is how
 //! commands choose the file (`--record PATH`, `--no-record`).
 
-use crate::checksum::Checksum;
 use crate::engine::game::resolve_core;
 use crate::engine::sinks::{FinalFrame, FrameSink};
 use crate::engine::{AppError, Game, GameArgs};
-use crate::replay::{EndReason, ReplayHeader, ReplayWriter};
-use crate::rollback::Frame;
+use netcode::checksum::Checksum;
+use netcode::replay::{EndReason, ReplayHeader, ReplayWriter};
+use netcode::rollback::Frame;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -378,8 +378,8 @@ pub fn finish_match_recording(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::Buttons;
-    use crate::replay::read_replay;
+    use netcode::input::Buttons;
+    use netcode::replay::read_replay;
 
     fn header() -> ReplayHeader {
         ReplayHeader {

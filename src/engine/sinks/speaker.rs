@@ -10,12 +10,12 @@
 //! For a window (`netcade play`): [`open_speaker`] for the core's rate, then
 //! hand it frames as any sink.
 
-use crate::audio::{AudioConfig, AudioPipeline, RingStats, Stereo};
 use crate::engine::sinks::audio_file::{AudioArgs, DevicePace, BLOCK};
 use crate::engine::sinks::{FinishedFrame, FrameSink};
 use crate::engine::AppError;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SizedSample};
+use netcode::audio::{AudioConfig, AudioPipeline, RingStats, Stereo};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -390,12 +390,12 @@ impl FrameSink for Speaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rollback::Frame;
+    use netcode::rollback::Frame;
 
     fn args() -> AudioArgs {
         AudioArgs {
             audio_out: None,
-            audio_policy: crate::audio::AudioPolicy::Revoke,
+            audio_policy: netcode::audio::AudioPolicy::Revoke,
             audio_latency: 64.0,
             audio_crossfade: 5.0,
         }

@@ -1,0 +1,600 @@
+//! The launcher's screens: the home screen (the game, recent games, the
+//! session buttons), the Host, Join and Spectate forms, and a session's
+//! result. Every widget a script may click is named by its label
+//! ([`Targets`]).
+
+use crate::engine::sinks::recorder::replays_folder;
+use crate::gui::menu::script::Targets;
+use crate::gui::menu::settings::{delay_picker, load_settings, SettingsOutcome, SettingsScreen};
+use crate::gui::window::Pressed;
+use crate::launcher::cores::{find_cores, Catalogue};
+use crate::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, Session};
+use crate::launcher::recent;
+use crate::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
+use crate::launcher::replays::{
+    chosen_or_newest, list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
+};
+use crate::launcher::SessionEnd;
+use egui_file_dialog::FileDialog;
+
+/// Which screen shows.
+enum Screen {
+    Home,
+    Host,
+    Join,
+    Spectate,
+    Replays,
+    Settings,
+    Result(SessionEnd),
+}
+
+/// The Replays screen's state.
+struct ReplaysBrowser {
+    listed: Vec<ReplayFile>,
+    filter: String,
+    chosen: Option<std::path::PathBuf>,
+    speed: f32,
+    /// Their headers, read on a worker since the screen opened.
+    headers: Option<HeaderReader>,
+}
+
+/// The text of the Host form's number fields, checked when it starts.
+struct HostFields {
+    port: String,
+    /// The addresses to give for the port typed: (that port, them).
+    addresses: (String, Vec<String>),
+    frames: String,
+    form: HostForm,
+}
+
+/// The launcher's state between frames.
+pub struct Launcher {
+    screen: Screen,
+    game: Option<GameChoice>,
+    recent: Vec<GameChoice>,
+    cores: Catalogue,
+    players: u8,
+    host: HostFields,
+    join: JoinForm,
+    spectate_address: String,
+    /// Addresses joined or watched lately, newest first.
+    addresses: Vec<String>,
+    /// The matches this machine may rejoin.
+    rejoins: Vec<RejoinOffer>,
+    replays: ReplaysBrowser,
+    settings: SettingsScreen,
+    problem: Option<String>,
+    files: FileDialog,
+    targets: Targets,
+    session: Option<Vec<String>>,
+    quit: bool,
+}
+
+impl Launcher {
+    /// The home screen, with `game` chosen if given (else the newest of
+    /// the recent games).
+    pub fn new(game: Option<GameChoice>) -> Launcher {
+        Launcher::with_cores(game, find_cores())
+    }
+
+    /// [`Launcher::new`] offering `cores` (probed in child processes).
+    pub fn with_cores(game: Option<GameChoice>, cores: Vec<String>) -> Launcher {
+        let recent = recent::load(&recent::recent_games_path());
+        let (settings, problem) = load_settings();
+        if let Some(problem) = &problem {
+            eprintln!("{problem}");
+        }
+        let game = game.or_else(|| recent.first().cloned());
+        let rejoins = rejoin_offers_kept(&recent);
+        Launcher {
+            screen: Screen::Home,
+            game,
+            recent,
+            cores: Catalogue::probe(netcade_program(), cores),
+            players: 1,
+            host: HostFields {
+                port: settings.netplay.port.to_string(),
+                addresses: (String::new(), Vec::new()),
+                frames: String::new(),
+                form: settings.netplay.host_form(),
+            },
+            join: settings.netplay.join_form(),
+            spectate_address: String::new(),
+            addresses: recent::load_addresses(&recent::recent_addresses_path()),
+            rejoins,
+            replays: ReplaysBrowser {
+                listed: Vec::new(),
+                filter: String::new(),
+                chosen: None,
+                speed: 1.0,
+                headers: None,
+            },
+            settings: SettingsScreen::new(settings),
+            problem,
+            files: FileDialog::new().title("Choose the game's content"),
+            targets: Targets::default(),
+            session: None,
+            quit: false,
+        }
+    }
+
+    /// Where the widgets drawn last were.
+    pub fn targets(&self) -> &Targets {
+        &self.targets
+    }
+
+    /// The command line of the session the player started, once.
+    pub fn take_session(&mut self) -> Option<Vec<String>> {
+        self.session.take()
+    }
+
+    /// Whether the player chose Quit.
+    pub fn wants_to_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Shows how a session ended.
+    pub fn session_ended(&mut self, end: SessionEnd) {
+        // A match may have left a ticket, or been rejoined.
+        self.rejoins = rejoin_offers_kept(&self.recent);
+        self.screen = Screen::Result(end);
+    }
+
+    /// Whether the Settings screen waits for a key or controller press.
+    pub fn capturing(&self) -> bool {
+        matches!(self.screen, Screen::Settings) && self.settings.capturing()
+    }
+
+    /// A press the Settings screen waited for.
+    pub fn pressed(&mut self, pressed: Pressed) {
+        self.settings.pressed(pressed);
+    }
+
+    /// Esc: back to the home screen.
+    pub fn back(&mut self) {
+        self.screen = Screen::Home;
+        self.problem = None;
+    }
+
+    /// Lays out this frame's screen.
+    pub fn draw(&mut self, context: &egui::Context) {
+        self.targets.clear(context.pixels_per_point());
+        egui::CentralPanel::default().show(context, |ui| {
+            ui.heading("netcade");
+            ui.separator();
+            match &self.screen {
+                Screen::Home => self.home(ui),
+                Screen::Host => self.host_form(ui),
+                Screen::Join => self.join_form(ui),
+                Screen::Spectate => self.spectate_form(ui),
+                Screen::Replays => self.replays_screen(ui),
+                Screen::Settings => self.settings_screen(ui),
+                Screen::Result(_) => self.result(ui),
+            }
+        });
+        self.files.update(context);
+        if let Some(content) = self.files.take_picked() {
+            self.content_chosen(content);
+        }
+    }
+
+    /// Content picked: kept with the core chosen if it takes it, else with
+    /// the first core found that does (Duel when none does).
+    fn content_chosen(&mut self, content: std::path::PathBuf) {
+        let offered = self.cores.offered(Some(&content));
+        let current = self.game.as_ref().map(|game| game.core.clone());
+        let core = current
+            .filter(|core| offered.iter().any(|(known, _)| known == core))
+            .or_else(|| {
+                offered
+                    .iter()
+                    .map(|(core, _)| core.clone())
+                    .find(|core| core != "duel")
+            })
+            .unwrap_or_else(|| "duel".to_string());
+        self.game = Some(GameChoice {
+            core,
+            rom: Some(content),
+        });
+    }
+
+    fn home(&mut self, ui: &mut egui::Ui) {
+        let label = self
+            .game
+            .as_ref()
+            .map_or_else(|| "no game chosen".to_string(), GameChoice::label);
+        ui.label(format!("Game: {label}"));
+        ui.horizontal(|ui| {
+            if self.targets.button(ui, "Choose content…").clicked() {
+                self.files.pick_file();
+            }
+            self.core_picker(ui);
+        });
+        self.core_failures(ui);
+        if !self.recent.is_empty() {
+            ui.label("Recent games:");
+            let mut chosen = None;
+            for game in &self.recent {
+                if self.targets.button(ui, &game.label()).clicked() {
+                    chosen = Some(game.clone());
+                }
+            }
+            if chosen.is_some() {
+                self.game = chosen;
+            }
+        }
+        let rejoin = super::rejoin::rejoin_buttons(ui, &mut self.targets, &self.rejoins);
+        if let Some(offer) = rejoin {
+            self.game = offer.game.or(self.game.take());
+            self.start(offer.session);
+        }
+        ui.separator();
+        ui.horizontal(|ui| {
+            ui.add(egui::Slider::new(&mut self.players, 1..=2).text("players at this keyboard"));
+            if self.targets.button(ui, "Play").clicked() {
+                self.start(Session::Play {
+                    players: self.players,
+                });
+            }
+        });
+        ui.horizontal(|ui| {
+            for (label, screen) in [
+                ("Host", Screen::Host),
+                ("Join", Screen::Join),
+                ("Spectate", Screen::Spectate),
+            ] {
+                if self.targets.button(ui, label).clicked() {
+                    self.screen = screen;
+                }
+            }
+            if self.targets.button(ui, "Replays").clicked() {
+                self.replays.listed = replays_folder()
+                    .map(|folder| list_replays(&folder))
+                    .unwrap_or_default();
+                self.replays.headers = Some(HeaderReader::start(&self.replays.listed));
+                self.screen = Screen::Replays;
+            }
+            if self.targets.button(ui, "Settings").clicked() {
+                self.settings.opened();
+                self.screen = Screen::Settings;
+            }
+            if self.targets.button(ui, "Quit").clicked() {
+                self.quit = true;
+            }
+        });
+        self.show_problem(ui);
+    }
+
+    fn core_picker(&mut self, ui: &mut egui::Ui) {
+        self.cores.update();
+        let rom = self.game.as_ref().and_then(|game| game.rom.clone());
+        let current = self
+            .game
+            .as_ref()
+            .map_or("duel", |game| game.core.as_str())
+            .to_string();
+        egui::ComboBox::from_label("core")
+            .selected_text(current.clone())
+            .show_ui(ui, |ui| {
+                for (core, label) in self.cores.offered(rom.as_deref()) {
+                    if ui.selectable_label(core == current, label).clicked() {
+                        self.game = Some(GameChoice {
+                            core,
+                            rom: rom.clone(),
+                        });
+                    }
+                }
+            });
+        if self.cores.probing() {
+            ui.label("looking at the cores found…");
+        }
+    }
+
+    /// The cores that could not be loaded, each with its error.
+    fn core_failures(&self, ui: &mut egui::Ui) {
+        for failure in self.cores.failures() {
+            ui.colored_label(egui::Color32::LIGHT_RED, failure);
+        }
+    }
+
+    fn host_form(&mut self, ui: &mut egui::Ui) {
+        ui.label("Host a match: your opponent joins at one of these addresses.");
+        if self.host.addresses.0 != self.host.port {
+            let addresses = crate::gui::menu::addresses::addresses_to_give(&self.host.port);
+            self.host.addresses = (self.host.port.clone(), addresses);
+        }
+        for address in self.host.addresses.1.clone() {
+            ui.horizontal(|ui| {
+                ui.monospace(&address);
+                if self
+                    .targets
+                    .button(ui, &format!("Copy {address}"))
+                    .clicked()
+                {
+                    ui.ctx().copy_text(address.clone());
+                }
+            });
+        }
+        self.targets.text_field(ui, "Port", &mut self.host.port);
+        self.targets.text_field(
+            ui,
+            "Frames (blank: play until someone leaves)",
+            &mut self.host.frames,
+        );
+        delay_picker(ui, "host delay", &mut self.host.form.delay);
+        ui.checkbox(&mut self.host.form.record, "record a replay");
+        let form = self.host_session();
+        self.form_buttons(ui, "Host the match", form);
+    }
+
+    fn host_session(&self) -> Result<Session, String> {
+        let port = self.host.port.trim().parse::<u16>().map_err(|_| {
+            format!(
+                "the port is a number from 0 to 65535 (got {:?})",
+                self.host.port
+            )
+        })?;
+        let frames = match self.host.frames.trim() {
+            "" => None,
+            text => Some(
+                text.parse::<u32>()
+                    .ok()
+                    .filter(|frames| *frames > 0)
+                    .ok_or_else(|| {
+                        format!("frames is a number of frames above 0, or blank (got {text:?})")
+                    })?,
+            ),
+        };
+        Ok(Session::Host(HostForm {
+            port,
+            frames,
+            ..self.host.form.clone()
+        }))
+    }
+
+    fn join_form(&mut self, ui: &mut egui::Ui) {
+        ui.label("Join a match: the address the host gave you.");
+        let entered = self
+            .targets
+            .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
+        self.address_history(ui, Screen::Join);
+        delay_picker(ui, "join delay", &mut self.join.delay);
+        ui.checkbox(&mut self.join.record, "record a replay");
+        let form = Ok(Session::Join(self.join.clone()));
+        if entered {
+            self.start_checked(form.clone());
+        }
+        self.form_buttons(ui, "Join the match", form);
+    }
+
+    fn spectate_form(&mut self, ui: &mut egui::Ui) {
+        ui.label("Watch a match live: the host's address.");
+        let entered =
+            self.targets
+                .text_field(ui, "Address (HOST:PORT)", &mut self.spectate_address);
+        self.address_history(ui, Screen::Spectate);
+        let form = Ok(Session::Spectate {
+            address: self.spectate_address.clone(),
+        });
+        if entered {
+            self.start_checked(form.clone());
+        }
+        self.form_buttons(ui, "Watch the match", form);
+    }
+
+    /// The addresses used lately: a click puts one in the form's field.
+    fn address_history(&mut self, ui: &mut egui::Ui, form: Screen) {
+        if self.addresses.is_empty() {
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Lately:");
+            for address in self.addresses.clone() {
+                if self.targets.button(ui, &address).clicked() {
+                    match form {
+                        Screen::Spectate => self.spectate_address = address,
+                        _ => self.join.address = address,
+                    }
+                }
+            }
+        });
+    }
+
+    /// The equivalent command line, the start button and Back.
+    fn form_buttons(&mut self, ui: &mut egui::Ui, start: &str, form: Result<Session, String>) {
+        if let (Ok(session), Some(game)) = (&form, &self.game) {
+            ui.label("The same from a terminal:");
+            ui.monospace(shell_words("netcade", &self.session_line(session, game)));
+        }
+        ui.horizontal(|ui| {
+            if self.targets.button(ui, start).clicked() {
+                self.start_checked(form);
+            }
+            if self.targets.button(ui, "Back").clicked() {
+                self.back();
+            }
+        });
+        self.show_problem(ui);
+    }
+
+    fn replays_screen(&mut self, ui: &mut egui::Ui) {
+        ui.label("Replays, newest first:");
+        self.targets
+            .text_field(ui, "Filter", &mut self.replays.filter);
+        if let Some(headers) = &mut self.replays.headers {
+            headers.update();
+        }
+        let chosen = chosen_or_newest(
+            &self.replays.listed,
+            &self.replays.filter,
+            self.replays.chosen.as_deref(),
+        );
+        egui::ScrollArea::vertical()
+            .max_height(300.0)
+            .show(ui, |ui| {
+                for replay in matching(&self.replays.listed, &self.replays.filter) {
+                    let is_chosen = chosen.as_ref() == Some(&replay.path);
+                    ui.horizontal(|ui| {
+                        if self
+                            .targets
+                            .selectable(ui, is_chosen, &replay.name())
+                            .clicked()
+                        {
+                            self.replays.chosen = Some(replay.path.clone());
+                        }
+                        let header = self.replays.headers.as_ref();
+                        match header.and_then(|headers| headers.line(&replay.path)) {
+                            Some(Ok(line)) => ui.weak(line),
+                            Some(Err(error)) => ui.colored_label(egui::Color32::LIGHT_RED, error),
+                            None => ui.weak("…"),
+                        };
+                    });
+                }
+            });
+        ui.add(egui::Slider::new(&mut self.replays.speed, 0.25..=8.0).text("speed"));
+        ui.horizontal(|ui| {
+            let speed = self.replays.speed;
+            let actions = [
+                ("Play the replay", ReplayAction::Play { speed }),
+                ("Info", ReplayAction::Info),
+                ("Verify", ReplayAction::Verify),
+            ];
+            for (label, action) in actions {
+                if self.targets.button(ui, label).clicked() {
+                    match &chosen {
+                        Some(path) => {
+                            let mut line = action.command_line(path);
+                            if let ReplayAction::Play { .. } = action {
+                                line.extend(self.settings.settings.window_args());
+                            }
+                            self.session = Some(line);
+                        }
+                        None => self.problem = Some("error: no replay to choose".to_string()),
+                    }
+                }
+            }
+            if self.targets.button(ui, "Open folder").clicked() {
+                self.problem = replays_folder().and_then(|folder| open_folder(&folder).err());
+            }
+            if self.targets.button(ui, "Back").clicked() {
+                self.back();
+            }
+        });
+        self.show_problem(ui);
+    }
+
+    /// The command line of `session` of `game`, with the window switches
+    /// of the settings.
+    fn session_line(&self, session: &Session, game: &GameChoice) -> Vec<String> {
+        let settings = &self.settings.settings;
+        let mut line = session.command_line(game);
+        line.extend(settings.session_args(session, &game.core));
+        line.extend(settings.window_args());
+        line
+    }
+
+    fn settings_screen(&mut self, ui: &mut egui::Ui) {
+        self.cores.update();
+        let core = self.game.as_ref().map(|game| game.core.as_str());
+        let summary = core.and_then(|core| self.cores.summary(core));
+        match self
+            .settings
+            .draw(ui, &mut self.targets, core.map(|core| (core, summary)))
+        {
+            SettingsOutcome::Stay => {}
+            SettingsOutcome::Back => self.back(),
+            SettingsOutcome::Saved => {
+                // The forms start from the defaults just saved.
+                let netplay = &self.settings.settings.netplay;
+                self.host.port = netplay.port.to_string();
+                self.host.form = netplay.host_form();
+                self.join.delay = netplay.delay;
+            }
+        }
+    }
+
+    fn result(&mut self, ui: &mut egui::Ui) {
+        let Screen::Result(end) = &self.screen else {
+            return;
+        };
+        ui.label(format!(
+            "{}: {}",
+            shell_words("netcade", &end.command_line),
+            end.ending()
+        ));
+        if let Some(error) = &end.error {
+            ui.colored_label(egui::Color32::LIGHT_RED, error);
+        }
+        if let Some(replay) = end.replay_path() {
+            ui.label(format!("replay: {replay}"));
+        }
+        egui::ScrollArea::vertical()
+            .max_height(360.0)
+            .show(ui, |ui| {
+                ui.monospace(end.output.trim_end());
+            });
+        if self.targets.button(ui, "Back").clicked() {
+            self.back();
+        }
+    }
+
+    fn show_problem(&self, ui: &mut egui::Ui) {
+        if let Some(problem) = &self.problem {
+            ui.colored_label(egui::Color32::LIGHT_RED, problem);
+        }
+    }
+
+    fn start_checked(&mut self, form: Result<Session, String>) {
+        match form {
+            Ok(session) => self.start(session),
+            Err(problem) => self.problem = Some(format!("error: {problem}")),
+        }
+    }
+
+    /// Starts `session` of the chosen game, noting the game as played.
+    fn start(&mut self, session: Session) {
+        let Some(game) = self.game.clone() else {
+            self.problem = Some("error: choose a game first".to_string());
+            return;
+        };
+        recent::note_played(&mut self.recent, &game);
+        if let Session::Join(JoinForm { address, .. }) | Session::Spectate { address } = &session {
+            recent::note_address(&mut self.addresses, address);
+            let path = recent::recent_addresses_path();
+            if let Err(error) = recent::save_addresses(&path, &self.addresses) {
+                tracing::warn!("cannot write {}: {error}", path.display());
+            }
+        }
+        let path = recent::recent_games_path();
+        if let Err(error) = recent::save(&path, &self.recent) {
+            tracing::warn!("cannot write {}: {error}", path.display());
+        }
+        self.problem = None;
+        self.session = Some(self.session_line(&session, &game));
+    }
+}
+
+/// This program, to probe cores with (`netcade probe-core`).
+fn netcade_program() -> std::path::PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| std::path::PathBuf::from("netcade"))
+}
+
+/// Shows `folder` in the desktop's file manager.
+fn open_folder(folder: &std::path::Path) -> Result<(), String> {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    std::fs::create_dir_all(folder)
+        .and_then(|()| std::process::Command::new(opener).arg(folder).spawn())
+        .map(drop)
+        .map_err(|err| {
+            format!(
+                "error: cannot open {} with {opener}: {err}",
+                folder.display()
+            )
+        })
+}

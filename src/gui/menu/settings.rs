@@ -1,0 +1,390 @@
+//! The launcher's Settings screen: the input mapping with "press a key…"
+//! capture (written to `input.toml`), video, the netplay defaults that
+//! pre-fill the Host and Join forms, and the folders (those the command
+//! line takes are changeable). The settings themselves and their file are
+//! [`crate::launcher::settings`]'s.
+
+use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
+use crate::gui::menu::script::Targets;
+use crate::gui::renderer::DisplayShader;
+use crate::gui::window::Pressed;
+use crate::launcher::cores::CoreSummary;
+use crate::launcher::forms::DelayChoice;
+use crate::launcher::settings::{check_name, settings_path, Settings};
+use netcode::input::Buttons;
+use std::path::PathBuf;
+
+/// The names `--shader` takes, for the settings file.
+pub fn shader_names() -> Vec<&'static str> {
+    DisplayShader::ALL
+        .iter()
+        .map(|shader| shader.name())
+        .collect()
+}
+
+/// The settings in the config directory (the defaults, with the `error:`
+/// line to show, when the file has a mistake).
+pub fn load_settings() -> (Settings, Option<String>) {
+    settings_path()
+        .map(|path| Settings::load(&path, &shader_names()))
+        .unwrap_or_default()
+}
+
+/// The binding waiting for a press: a keyboard player's (0-based) or the
+/// controllers' (`None`) button.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Capture {
+    player: Option<usize>,
+    button: Buttons,
+}
+
+/// One part of the screen's right column.
+type Section = fn(&mut SettingsScreen, &mut egui::Ui, &mut Targets);
+
+/// What the screen asks of the launcher after a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingsOutcome {
+    /// Nothing.
+    Stay,
+    /// The settings were saved: the forms start from them again.
+    Saved,
+    /// Back to the home screen.
+    Back,
+}
+
+/// The Settings screen's state.
+pub struct SettingsScreen {
+    /// The settings being edited (in use once saved).
+    pub settings: Settings,
+    input: InputMap,
+    capture: Option<Capture>,
+    /// The keyboard player shown (0-based).
+    player: usize,
+    port: String,
+    saves: String,
+    system: String,
+    message: Option<String>,
+}
+
+/// A folder field's text: blank for none.
+fn folder_text(folder: &Option<PathBuf>) -> String {
+    folder
+        .as_ref()
+        .map_or_else(String::new, |folder| folder.display().to_string())
+}
+
+fn folder_of(text: &str) -> Option<PathBuf> {
+    Some(text.trim())
+        .filter(|text| !text.is_empty())
+        .map(PathBuf::from)
+}
+
+fn shown(path: Option<PathBuf>) -> String {
+    path.map_or_else(|| "none".to_string(), |path| path.display().to_string())
+}
+
+impl SettingsScreen {
+    /// The screen over `settings`.
+    pub fn new(settings: Settings) -> SettingsScreen {
+        let mut screen = SettingsScreen {
+            settings,
+            input: InputMap::defaults(),
+            capture: None,
+            player: 0,
+            port: String::new(),
+            saves: String::new(),
+            system: String::new(),
+            message: None,
+        };
+        screen.fields_from_settings();
+        screen
+    }
+
+    fn fields_from_settings(&mut self) {
+        self.port = self.settings.netplay.port.to_string();
+        self.saves = folder_text(&self.settings.paths.saves);
+        self.system = folder_text(&self.settings.paths.system);
+    }
+
+    /// The screen is shown: the mapping is read from its file again.
+    pub fn opened(&mut self) {
+        self.input = crate::gui::play::load_input_map();
+        self.capture = None;
+        self.message = None;
+    }
+
+    /// Whether a binding waits for a press (the window then reports them).
+    pub fn capturing(&self) -> bool {
+        self.capture.is_some()
+    }
+
+    /// A press while capturing: bound to the button waiting. Esc cancels.
+    pub fn pressed(&mut self, pressed: Pressed) {
+        let Some(capture) = self.capture.take() else {
+            return;
+        };
+        match (pressed, capture.player) {
+            (Pressed::Key(sdl2::keyboard::Keycode::Escape), _) => {
+                self.message = Some("not changed".to_string());
+                return;
+            }
+            (Pressed::Key(key), Some(player)) => self.input.bind_key(player, capture.button, key),
+            (Pressed::Controller(input), None) => self.input.bind_controller(capture.button, input),
+            (Pressed::Key(_), None) | (Pressed::Controller(_), Some(_)) => {
+                self.message =
+                    Some("that is not a controller's or not a key's: not changed".into());
+                return;
+            }
+        }
+        self.message = Some("changed: Save keeps it".to_string());
+    }
+
+    /// Lays the screen out; `core` is the chosen game's core (`--core`) and
+    /// what its probe found, once it came back.
+    pub fn draw(
+        &mut self,
+        ui: &mut egui::Ui,
+        targets: &mut Targets,
+        core: Option<(&str, Option<&CoreSummary>)>,
+    ) -> SettingsOutcome {
+        let mut outcome = SettingsOutcome::Stay;
+        // Save and Back first: they stay in sight however long the rest.
+        ui.horizontal(|ui| {
+            if targets.button(ui, "Save").clicked() && self.save() {
+                outcome = SettingsOutcome::Saved;
+            }
+            if targets.button(ui, "Back").clicked() {
+                outcome = SettingsOutcome::Back;
+            }
+            if let Some(message) = &self.message {
+                ui.label(message);
+            }
+        });
+        egui::ScrollArea::vertical()
+            .max_height(ui.available_height())
+            .show(ui, |ui| {
+                ui.horizontal_top(|ui| {
+                    ui.vertical(|ui| {
+                        ui.heading("Input mapping");
+                        self.input_mapping(ui, targets);
+                    });
+                    ui.separator();
+                    ui.vertical(|ui| {
+                        for (heading, section) in [
+                            ("Netplay", Self::netplay as Section),
+                            ("Video", Self::video),
+                        ] {
+                            ui.heading(heading);
+                            section(self, ui, targets);
+                            ui.separator();
+                        }
+                        ui.heading("Core options");
+                        self.core_options(ui, core);
+                        ui.separator();
+                        ui.heading("Folders");
+                        self.folders(ui, targets);
+                    });
+                });
+            });
+        outcome
+    }
+
+    fn input_mapping(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.horizontal(|ui| {
+            ui.label("Keyboard of");
+            for player in 0..2 {
+                let label = format!("player {}", player + 1);
+                if targets
+                    .selectable(ui, self.player == player, &label)
+                    .clicked()
+                {
+                    self.player = player;
+                }
+            }
+        });
+        ui.label("Click one, then press the key\nor controller input (Esc: keep it).");
+        egui::Grid::new("input mapping")
+            .striped(true)
+            .show(ui, |ui| {
+                ui.label("button");
+                ui.label("keys");
+                ui.label("controllers");
+                ui.end_row();
+                for name in FILE_BUTTON_ORDER {
+                    let button = file_button(name);
+                    ui.label(name);
+                    for (player, device) in [(Some(self.player), "keys"), (None, "controller")] {
+                        let capture = Capture { player, button };
+                        let text = if self.capture == Some(capture) {
+                            "press a key…".to_string()
+                        } else {
+                            let bound = self.input.bound_to(player, button);
+                            if bound.is_empty() {
+                                "-".to_string()
+                            } else {
+                                bound.join(" | ")
+                            }
+                        };
+                        let target = format!("{device} {name}");
+                        if targets.button_as(ui, &target, &text).clicked() {
+                            self.capture = Some(capture);
+                            self.message = None;
+                        }
+                    }
+                    ui.end_row();
+                }
+            });
+    }
+
+    /// The chosen core's options, grouped by its categories, each with its
+    /// help text; a value other than the default is kept for that core.
+    fn core_options(&mut self, ui: &mut egui::Ui, core: Option<(&str, Option<&CoreSummary>)>) {
+        let Some((core, summary)) = core else {
+            ui.label("Choose a game: its core's options show here.");
+            return;
+        };
+        let Some(summary) = summary else {
+            ui.label(format!("looking at {core}…"));
+            return;
+        };
+        ui.label(format!(
+            "{} {}, for every game it plays:",
+            summary.name, summary.version
+        ));
+        if summary.options.is_empty() {
+            ui.label("it has none.");
+        }
+        let chosen = self
+            .settings
+            .core_options
+            .entry(core.to_string())
+            .or_default();
+        for (name, info, options) in libretro_host::grouped(&summary.options, &summary.categories) {
+            egui::CollapsingHeader::new(name).show(ui, |ui| {
+                if !info.is_empty() {
+                    ui.weak(info);
+                }
+                for option in options {
+                    let mut value = chosen
+                        .get(&option.key)
+                        .cloned()
+                        .unwrap_or_else(|| option.default.clone());
+                    egui::ComboBox::new(&option.key, &option.description)
+                        .selected_text(&value)
+                        .show_ui(ui, |ui| {
+                            for choice in &option.values {
+                                ui.selectable_value(&mut value, choice.clone(), choice);
+                            }
+                        });
+                    if !option.info.is_empty() {
+                        ui.weak(&option.info);
+                    }
+                    if value == option.default {
+                        chosen.remove(&option.key);
+                    } else {
+                        chosen.insert(option.key.clone(), value);
+                    }
+                }
+            });
+        }
+        if chosen.is_empty() {
+            self.settings.core_options.remove(core);
+        }
+    }
+
+    fn video(&mut self, ui: &mut egui::Ui, _targets: &mut Targets) {
+        let video = &mut self.settings.video;
+        let mut shader: DisplayShader = video
+            .shader
+            .as_deref()
+            .and_then(|name| name.parse().ok())
+            .unwrap_or_default();
+        egui::ComboBox::from_label("shader")
+            .selected_text(shader.to_string())
+            .show_ui(ui, |ui| {
+                for choice in DisplayShader::ALL {
+                    ui.selectable_value(&mut shader, choice, choice.to_string());
+                }
+            });
+        video.shader = (shader != DisplayShader::default()).then(|| shader.name().to_string());
+        ui.checkbox(&mut video.integer_scale, "integer scale");
+        ui.checkbox(&mut video.fullscreen, "fullscreen");
+        ui.checkbox(&mut video.vsync, "vsync");
+    }
+
+    fn netplay(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.label("What the Host and Join forms start with:");
+        targets.text_field(ui, "Name", &mut self.settings.netplay.name);
+        targets.text_field(ui, "Default port", &mut self.port);
+        delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
+    }
+
+    fn folders(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.label("Blank: the folder in netcade's data directory.");
+        targets.text_field(ui, "Saves folder", &mut self.saves);
+        targets.text_field(ui, "System files folder", &mut self.system);
+        let data = crate::paths::data_dir();
+        ui.label(format!("data: {}", shown(data)));
+        ui.label(format!(
+            "replays: {} (${})",
+            shown(crate::engine::sinks::recorder::replays_folder()),
+            crate::engine::sinks::recorder::REPLAY_DIR_ENV
+        ));
+        ui.label(format!(
+            "cores: {}",
+            crate::paths::data_subdir("cores").display()
+        ));
+        ui.label(format!("settings: {}", shown(settings_path())));
+        ui.label(format!("input mapping: {}", shown(config_path())));
+    }
+
+    /// Writes `settings.toml` and `input.toml`; whether both were written.
+    fn save(&mut self) -> bool {
+        let Ok(port) = self.port.trim().parse::<u16>() else {
+            self.message = Some(format!(
+                "error: the default port is a number from 0 to 65535 (got {:?})",
+                self.port
+            ));
+            return false;
+        };
+        if let Err(problem) = check_name(&self.settings.netplay.name) {
+            self.message = Some(format!("error: {problem}"));
+            return false;
+        }
+        self.settings.netplay.port = port;
+        self.settings.paths.saves = folder_of(&self.saves);
+        self.settings.paths.system = folder_of(&self.system);
+        let (Some(settings), Some(input)) = (settings_path(), config_path()) else {
+            self.message = Some("error: no config directory to save in".to_string());
+            return false;
+        };
+        let written = self
+            .settings
+            .save(&settings)
+            .map_err(|error| (settings, error))
+            .and_then(|()| {
+                std::fs::write(&input, self.input.to_toml()).map_err(|error| (input, error))
+            });
+        self.message = Some(match &written {
+            Ok(()) => "saved".to_string(),
+            Err((path, error)) => format!("error: cannot write {}: {error}", path.display()),
+        });
+        written.is_ok()
+    }
+}
+
+/// The local input delay: auto, or a fixed 0–4 frames.
+pub(super) fn delay_picker(ui: &mut egui::Ui, id: &str, delay: &mut DelayChoice) {
+    let text = |delay: DelayChoice| match delay {
+        DelayChoice::Auto => "auto (follows the network)".to_string(),
+        DelayChoice::Fixed(frames) => format!("{frames} frames"),
+    };
+    egui::ComboBox::new(id, "input delay")
+        .selected_text(text(*delay))
+        .show_ui(ui, |ui| {
+            for choice in std::iter::once(DelayChoice::Auto).chain((0..=4).map(DelayChoice::Fixed))
+            {
+                ui.selectable_value(delay, choice, text(choice));
+            }
+        });
+}

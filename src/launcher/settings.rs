@@ -1,0 +1,458 @@
+//! The launcher's settings, kept in `settings.toml` beside `input.toml`:
+//! how sessions are shown (shader, integer scale, fullscreen, vsync), the
+//! netplay defaults that pre-fill the Host and Join forms (name, port,
+//! delay), the folders the core uses (saves, system files), and the core
+//! options chosen for each core. Everything but the form defaults becomes
+//! the command line's own switches (`--shader crt`, `--name ann`,
+//! `--option KEY=VALUE`, `--save-dir DIR`), so a setting can do nothing the
+//! command line cannot.
+
+use crate::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The settings file's name, in the config directory.
+pub const SETTINGS_FILE_NAME: &str = "settings.toml";
+
+/// How sessions are shown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VideoSettings {
+    /// `--shader`, when not the default.
+    pub shader: Option<String>,
+    /// `--integer-scale`.
+    pub integer_scale: bool,
+    /// `--fullscreen`.
+    pub fullscreen: bool,
+    /// `--vsync`.
+    pub vsync: bool,
+}
+
+/// What the Host and Join forms start with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetplayDefaults {
+    /// `--name` of a match or a watch: the chat's name (empty: the seat's).
+    pub name: String,
+    /// The port a host listens on.
+    pub port: u16,
+    /// The local input delay.
+    pub delay: DelayChoice,
+}
+
+impl Default for NetplayDefaults {
+    fn default() -> Self {
+        NetplayDefaults {
+            name: String::new(),
+            port: HostForm::default().port,
+            delay: DelayChoice::Auto,
+        }
+    }
+}
+
+impl NetplayDefaults {
+    /// The Host form as these defaults fill it.
+    pub fn host_form(&self) -> HostForm {
+        HostForm {
+            port: self.port,
+            delay: self.delay,
+            ..HostForm::default()
+        }
+    }
+
+    /// The Join form as these defaults fill it.
+    pub fn join_form(&self) -> JoinForm {
+        JoinForm {
+            delay: self.delay,
+            record: true,
+            ..JoinForm::default()
+        }
+    }
+}
+
+/// The folders a core reads and writes, when not the data directory's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathSettings {
+    /// `--save-dir`.
+    pub saves: Option<PathBuf>,
+    /// `--system-dir`.
+    pub system: Option<PathBuf>,
+}
+
+/// Every setting of the launcher.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// How sessions are shown.
+    pub video: VideoSettings,
+    /// What the Host and Join forms start with.
+    pub netplay: NetplayDefaults,
+    /// The core's folders.
+    pub paths: PathSettings,
+    /// Core (as `--core` names it) → option key → value.
+    pub core_options: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct SettingsFile {
+    video: VideoTable,
+    netplay: NetplayTable,
+    paths: PathsTable,
+    core_options: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct VideoTable {
+    shader: Option<Spanned<String>>,
+    integer_scale: bool,
+    fullscreen: bool,
+    vsync: bool,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct NetplayTable {
+    name: Option<Spanned<String>>,
+    port: Option<u16>,
+    delay: Option<Spanned<String>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct PathsTable {
+    saves: Option<PathBuf>,
+    system: Option<PathBuf>,
+}
+
+/// The name checked as `--name` checks it.
+pub use crate::live::chat::check_name;
+
+/// `path line N: message` on one line, the line found from the byte
+/// offset `at`.
+fn mistake(text: &str, path: &Path, at: usize, message: &str) -> String {
+    let line = text[..at.min(text.len())].matches('\n').count() + 1;
+    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{} line {line}: {message}", path.display())
+}
+
+/// A delay as the file writes it: `auto` or 0–4.
+fn parse_delay(text: &str) -> Result<DelayChoice, String> {
+    match text.trim() {
+        "auto" => Ok(DelayChoice::Auto),
+        number => number
+            .parse::<u8>()
+            .ok()
+            .filter(|frames| *frames <= 4)
+            .map(DelayChoice::Fixed)
+            .ok_or_else(|| format!("the delay is \"auto\" or 0 to 4 frames (got {text:?})")),
+    }
+}
+
+fn delay_text(delay: DelayChoice) -> String {
+    match delay {
+        DelayChoice::Auto => "auto".to_string(),
+        DelayChoice::Fixed(frames) => frames.to_string(),
+    }
+}
+
+/// A TOML string: quoted, with TOML's escapes.
+fn quoted(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+impl Settings {
+    /// Reads the file's text; `path` names it in the mistake's message
+    /// (`settings.toml line 3: …`), and `shaders` are the names `--shader`
+    /// takes.
+    pub fn parse(text: &str, path: &Path, shaders: &[&str]) -> Result<Settings, String> {
+        let file: SettingsFile = toml::from_str(text).map_err(|err| {
+            let at = err.span().map_or(0, |span| span.start);
+            mistake(text, path, at, err.message().trim())
+        })?;
+        let shader = match file.video.shader {
+            None => None,
+            Some(name) if shaders.contains(&name.get_ref().as_str()) => Some(name.into_inner()),
+            Some(name) => {
+                let message = format!(
+                    "unknown shader {:?} (shaders: {})",
+                    name.get_ref(),
+                    shaders.join(", ")
+                );
+                return Err(mistake(text, path, name.span().start, &message));
+            }
+        };
+        if let Some(name) = &file.netplay.name {
+            check_name(name.get_ref())
+                .map_err(|message| mistake(text, path, name.span().start, &message))?;
+        }
+        let delay = match file.netplay.delay {
+            None => DelayChoice::Auto,
+            Some(delay) => parse_delay(delay.get_ref())
+                .map_err(|message| mistake(text, path, delay.span().start, &message))?,
+        };
+        Ok(Settings {
+            video: VideoSettings {
+                shader,
+                integer_scale: file.video.integer_scale,
+                fullscreen: file.video.fullscreen,
+                vsync: file.video.vsync,
+            },
+            netplay: NetplayDefaults {
+                name: file
+                    .netplay
+                    .name
+                    .map(Spanned::into_inner)
+                    .unwrap_or_default(),
+                port: file.netplay.port.unwrap_or(NetplayDefaults::default().port),
+                delay,
+            },
+            paths: PathSettings {
+                saves: file.paths.saves,
+                system: file.paths.system,
+            },
+            core_options: file.core_options,
+        })
+    }
+
+    /// The file's text for these settings.
+    pub fn to_toml(&self) -> String {
+        let video = &self.video;
+        let mut text =
+            String::from("# netcade's launcher settings (the Settings screen writes them).\n");
+        text.push_str("\n# How the sessions it starts are shown.\n[video]\n");
+        if let Some(shader) = &video.shader {
+            text.push_str(&format!("shader = {}\n", quoted(shader)));
+        }
+        text.push_str(&format!(
+            "integer_scale = {}\nfullscreen = {}\nvsync = {}\n",
+            video.integer_scale, video.fullscreen, video.vsync
+        ));
+        let netplay = &self.netplay;
+        text.push_str(&format!(
+            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n",
+            quoted(&netplay.name),
+            netplay.port,
+            quoted(&delay_text(netplay.delay))
+        ));
+        text.push_str("\n# The core's folders (blank: in netcade's data directory).\n[paths]\n");
+        for (name, folder) in [("saves", &self.paths.saves), ("system", &self.paths.system)] {
+            if let Some(folder) = folder {
+                text.push_str(&format!(
+                    "{name} = {}\n",
+                    quoted(&folder.display().to_string())
+                ));
+            }
+        }
+        for (core, options) in &self.core_options {
+            text.push_str(&format!("\n[core_options.{}]\n", quoted(core)));
+            for (key, value) in options {
+                text.push_str(&format!("{} = {}\n", quoted(key), quoted(value)));
+            }
+        }
+        text
+    }
+
+    /// The settings in `path`: the defaults when there is none, and with a
+    /// mistake in it the defaults and the `error:` line to show.
+    pub fn load(path: &Path, shaders: &[&str]) -> (Settings, Option<String>) {
+        match std::fs::read_to_string(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                (Settings::default(), None)
+            }
+            Err(error) => (
+                Settings::default(),
+                Some(format!(
+                    "error: cannot read {}: {error}; using the default settings",
+                    path.display()
+                )),
+            ),
+            Ok(text) => match Settings::parse(&text, path, shaders) {
+                Ok(settings) => (settings, None),
+                Err(message) => (
+                    Settings::default(),
+                    Some(format!("error: {message}; using the default settings")),
+                ),
+            },
+        }
+    }
+
+    /// Writes them to `path` (making its folder).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder)?;
+        }
+        std::fs::write(path, self.to_toml())
+    }
+
+    /// The window switches they stand for (those not at their default).
+    pub fn window_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(shader) = &self.video.shader {
+            args.extend(["--shader".to_string(), shader.clone()]);
+        }
+        for (on, flag) in [
+            (self.video.integer_scale, "--integer-scale"),
+            (self.video.fullscreen, "--fullscreen"),
+            (self.video.vsync, "--vsync"),
+        ] {
+            if on {
+                args.push(flag.to_string());
+            }
+        }
+        args
+    }
+
+    /// The switches they stand for in `session` of `core`: the name in a
+    /// match or a watch, the core's options chosen and its folders.
+    pub fn session_args(&self, session: &Session, core: &str) -> Vec<String> {
+        let mut args = Vec::new();
+        let named = !matches!(session, Session::Play { .. }) && !self.netplay.name.is_empty();
+        if named {
+            args.extend(["--name".to_string(), self.netplay.name.clone()]);
+        }
+        args.extend(self.game_args(core));
+        args
+    }
+
+    /// The game switches they stand for with `core`: its options chosen
+    /// and the core's folders.
+    pub fn game_args(&self, core: &str) -> Vec<String> {
+        let mut args = Vec::new();
+        for (key, value) in self.core_options.get(core).into_iter().flatten() {
+            args.extend(["--option".to_string(), format!("{key}={value}")]);
+        }
+        for (flag, folder) in [
+            ("--save-dir", &self.paths.saves),
+            ("--system-dir", &self.paths.system),
+        ] {
+            if let Some(folder) = folder {
+                args.extend([flag.to_string(), folder.display().to_string()]);
+            }
+        }
+        args
+    }
+}
+
+/// Where the settings live: `settings.toml` in the config directory.
+pub fn settings_path() -> Option<PathBuf> {
+    Some(crate::paths::config_dir()?.join(SETTINGS_FILE_NAME))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHADERS: &[&str] = &["sharp-bilinear", "nearest", "crt"];
+
+    fn parse(text: &str) -> Result<Settings, String> {
+        Settings::parse(text, Path::new("settings.toml"), SHADERS)
+    }
+
+    fn everything_set() -> Settings {
+        let options = BTreeMap::from([
+            ("stella_filter".to_string(), "ntsc \"rgb\"".to_string()),
+            ("stella_palette".to_string(), "z26".to_string()),
+        ]);
+        Settings {
+            video: VideoSettings {
+                shader: Some("crt".to_string()),
+                integer_scale: true,
+                fullscreen: false,
+                vsync: true,
+            },
+            netplay: NetplayDefaults {
+                name: "Ann O'Neil".to_string(),
+                port: 7123,
+                delay: DelayChoice::Fixed(3),
+            },
+            paths: PathSettings {
+                saves: Some(PathBuf::from("/games/my saves")),
+                system: None,
+            },
+            core_options: BTreeMap::from([("/cores/stella_libretro.so".to_string(), options)]),
+        }
+    }
+
+    #[test]
+    fn every_setting_survives_its_file() {
+        let settings = everything_set();
+        assert_eq!(parse(&settings.to_toml()), Ok(settings));
+        assert_eq!(
+            parse(&Settings::default().to_toml()),
+            Ok(Settings::default())
+        );
+        assert_eq!(parse(""), Ok(Settings::default()));
+    }
+
+    #[test]
+    fn the_settings_become_the_command_lines_own_switches() {
+        let settings = everything_set();
+        assert_eq!(
+            settings.window_args(),
+            ["--shader", "crt", "--integer-scale", "--vsync"]
+        );
+        assert_eq!(
+            settings.game_args("/cores/stella_libretro.so"),
+            [
+                "--option",
+                "stella_filter=ntsc \"rgb\"",
+                "--option",
+                "stella_palette=z26",
+                "--save-dir",
+                "/games/my saves"
+            ]
+        );
+        assert_eq!(
+            settings.game_args("duel"),
+            ["--save-dir", "/games/my saves"]
+        );
+        assert!(Settings::default().window_args().is_empty());
+        assert!(Settings::default().game_args("duel").is_empty());
+    }
+
+    #[test]
+    fn a_mistake_in_the_settings_names_its_file_and_line() {
+        let err = parse("[video]\nvsync = true\nshader = \"blurry\"\n").unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 3: unknown shader \"blurry\""),
+            "{err}"
+        );
+        let err = parse("[video]\nbrightness = 3\n").unwrap_err();
+        assert!(err.starts_with("settings.toml line 2: "), "{err}");
+        let err = parse("[netplay]\nname = \"x\"\n\ndelay = \"9\"\n").unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 4: the delay is"),
+            "{err}"
+        );
+        let err = parse("[netplay]\nport = 70000\n").unwrap_err();
+        assert!(err.starts_with("settings.toml line 2: "), "{err}");
+        let long = format!("[netplay]\nname = \"{}\"\n", "x".repeat(25));
+        let err = parse(&long).unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 2: not a name for the chat"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bad_file_is_one_error_line_and_the_defaults_are_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(SETTINGS_FILE_NAME);
+        assert_eq!(Settings::load(&file, SHADERS), (Settings::default(), None));
+        std::fs::write(&file, "[video]\nvsync = maybe\n").unwrap();
+        let (settings, problem) = Settings::load(&file, SHADERS);
+        assert_eq!(settings, Settings::default());
+        let problem = problem.unwrap();
+        assert_eq!(problem.lines().count(), 1, "{problem}");
+        assert!(
+            problem.starts_with(&format!("error: {} line 2: ", file.display())),
+            "{problem}"
+        );
+        assert!(
+            problem.ends_with("; using the default settings"),
+            "{problem}"
+        );
+        everything_set().save(&file).unwrap();
+        assert_eq!(Settings::load(&file, SHADERS), (everything_set(), None));
+    }
+}

@@ -1,0 +1,201 @@
+//! What a live match shows and hears besides the terminal: the
+//! [`FrontEnd`] the one real-time loop (`session_loop`) presents each tick
+//! to, for players and spectators alike. [`Headless`] shows nothing and
+//! takes the buttons from `--inputs`; the window (the `gui` feature's
+//! front end) presents each shown frame with the overlay and reads the
+//! keyboard and controllers. The command chooses which ([`OpenFrontEnd`]);
+//! the engine opens it once the game is loaded.
+
+use crate::engine::sinks::SinkChoices;
+use crate::engine::{AppError, Game};
+use netcode::input::Buttons;
+use netcode::netplay::NetplayStats;
+
+/// The match as a front end shows it after a tick.
+#[derive(Clone, Debug, Default)]
+pub struct MatchView {
+    /// The frame the game is at.
+    pub frame: u32,
+    /// Whether frames ran since the last view (the picture is new). Frames
+    /// re-simulated by a rollback are not drawn: the picture is always the
+    /// newest frame's.
+    pub new_picture: bool,
+    /// The peer link's figures, once the match runs.
+    pub stats: Option<NetplayStats>,
+    /// Every player's input delay by slot, this machine's included
+    /// (`None`: not reported yet); empty for a spectator.
+    pub delays: Vec<(u8, Option<u32>)>,
+    /// Whether this tick had a frame due but waited for the opponent's input.
+    pub waiting: bool,
+    /// Spectators watching.
+    pub spectators: usize,
+    /// A spectator's figures (`None` for players).
+    pub spectating: Option<SpectatorView>,
+    /// The connection in words, when there is something to say
+    /// ([`netcode::netplay::wording`]).
+    pub connection: Option<String>,
+    /// A recent desync, for a corner ("desync at frame 1234, repaired").
+    pub desync: Option<String>,
+    /// Each other player's figures, by slot (empty for a spectator).
+    pub players: Vec<PlayerFigures>,
+    /// The host's UDP port while it waits for its players, before the
+    /// match began (`None` once it began, and at joiners and spectators).
+    pub listening: Option<u16>,
+}
+
+/// One other player's figures, for the match menu's connection panel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlayerFigures {
+    /// The player's slot (0: player 1).
+    pub slot: u8,
+    /// Round trip to their machine, once measured.
+    pub ping_ms: Option<u32>,
+    /// Their input delay, once reported.
+    pub delay: Option<u32>,
+    /// Depth of the last rollback their inputs caused.
+    pub last_rollback: u32,
+}
+
+/// `P2: ping 12 ms, delay 2, last rollback 1`: one line per other player.
+pub fn player_lines(players: &[PlayerFigures]) -> Vec<String> {
+    let known = |value: Option<u32>, unit: &str| {
+        value.map_or_else(|| "?".to_string(), |value| format!("{value}{unit}"))
+    };
+    players
+        .iter()
+        .map(|player| {
+            format!(
+                "P{}: ping {}, delay {}, last rollback {}",
+                player.slot + 1,
+                known(player.ping_ms, " ms"),
+                known(player.delay, ""),
+                player.last_rollback
+            )
+        })
+        .collect()
+}
+
+/// What a spectator's front end shows besides the game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpectatorView {
+    /// Round trip to the host, once measured.
+    pub ping_ms: Option<u32>,
+    /// Frames the picture trails the players by (estimated).
+    pub behind_live: u32,
+    /// Final frames received and not yet played.
+    pub buffered: u32,
+}
+
+/// A live match's front end.
+pub trait FrontEnd {
+    /// This machine's player's buttons now, when the front end reads
+    /// devices (`None`: the `--inputs` source plays). Handles the window's
+    /// events as [`FrontEnd::handle_events`] does.
+    fn local_buttons(&mut self) -> Option<Buttons> {
+        self.handle_events();
+        None
+    }
+
+    /// Handles what the player did since the last call (hotkeys, closing
+    /// the window) without reading buttons: a spectator's loop, which has
+    /// no player, calls this each tick.
+    fn handle_events(&mut self) {}
+
+    /// Shows the game after a tick.
+    fn present(&mut self, game: &dyn Game, view: &MatchView) {
+        let _ = (game, view);
+    }
+
+    /// Tells the player something briefly (a desync repaired, the peer gone).
+    fn notice(&mut self, text: &str) {
+        let _ = text;
+    }
+
+    /// Whether the player asked to leave (closed the window).
+    fn quit_requested(&mut self) -> bool {
+        false
+    }
+
+    /// A line the player typed in the chat box and sent (each once).
+    fn take_chat_line(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Types a scripted line into the front end's chat box as a player
+    /// would, to come back through [`FrontEnd::take_chat_line`]; false
+    /// when it has no chat box (the line is then sent directly).
+    fn type_chat(&mut self, text: &str) -> bool {
+        let _ = text;
+        false
+    }
+
+    /// Shows a line of chat (ours or another machine's).
+    fn show_chat(&mut self, author: &str, text: &str) {
+        let _ = (author, text);
+    }
+}
+
+/// No window: the terminal's status line and `--inputs` only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Headless;
+
+impl FrontEnd for Headless {}
+
+/// Opens a live match's front end for its game, once that is loaded (a
+/// joiner's and a spectator's with the host's core options).
+pub trait OpenFrontEnd {
+    /// The front end showing `game`.
+    fn open_front_end(&self, game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError>;
+}
+
+impl OpenFrontEnd for Headless {
+    fn open_front_end(&self, _game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError> {
+        Ok(Box::new(Headless))
+    }
+}
+
+/// What a live match shows and keeps besides the terminal, as its command
+/// chose.
+pub struct LiveOutputs<'a> {
+    /// Opens the front end.
+    pub front_end: &'a dyn OpenFrontEnd,
+    /// Where the frames go.
+    pub sinks: SinkChoices,
+}
+
+/// `P1 1 P2 ?`: each player's input delay (`?` until reported).
+pub fn delays_text(delays: &[(u8, Option<u32>)]) -> String {
+    let each = delays.iter().map(|(slot, delay)| {
+        let delay = delay.map_or_else(|| "?".to_string(), |d| d.to_string());
+        format!("P{} {delay}", slot + 1)
+    });
+    each.collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_other_player_has_a_line_of_ping_delay_and_rollback() {
+        let players = [
+            PlayerFigures {
+                slot: 1,
+                ping_ms: Some(12),
+                delay: Some(2),
+                last_rollback: 1,
+            },
+            PlayerFigures {
+                slot: 2,
+                ..PlayerFigures::default()
+            },
+        ];
+        assert_eq!(
+            player_lines(&players),
+            [
+                "P2: ping 12 ms, delay 2, last rollback 1",
+                "P3: ping ?, delay ?, last rollback 0"
+            ]
+        );
+    }
+}

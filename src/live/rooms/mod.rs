@@ -1,0 +1,860 @@
+//! Meeting through a room instead of an address ([rooms.md](../../../../docs/rooms.md)):
+//! machines enter a room of the signaling server (`host --room` prints its
+//! code; `join --quick` queues with players of the same game), greet each
+//! other with a [`Hello`] (what they are, their game, the addresses of
+//! their game socket), and two players then find their path with ICE
+//! through the room ([ice.md](../../../../docs/ice.md)): the host controls,
+//! the joiner follows. A spectator dials the host's address over the
+//! direct path `join HOST:PORT` takes (the host's socket runs one ICE
+//! agent, its player's).
+//!
+//! Rooms are named by protocol version: a room code's room is open to any
+//! game, so a joiner of another game hears the host's hello and is refused
+//! before any datagram, with the handshake's message; a quick-match room is
+//! named by the game too, so different games never pair.
+//!
+//! The host stays in its room through the match (a thread greets each
+//! newcomer, spectators included); a joiner leaves once it has the host's
+//! address.
+
+mod code;
+mod hello;
+mod servers;
+
+pub use code::RoomCode;
+pub use hello::{Hello, RoomRole};
+pub use servers::{RegionServer, ServerList, TurnUrl, DEFAULT_SERVERS, SERVER_LIST_FILE};
+
+use crate::engine::{AppError, Game, GameArgs};
+use crate::live::connect::{
+    bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
+};
+use crate::net::ice::{IceConfig, IceError, IceRole, PathPolicy};
+use crate::net::link::{connect_ice, IceFailure, LinkArgs, LinkTransport};
+use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
+use crate::net::signal::SignalError;
+use netcode::checksum::Checksum;
+use netcode::protocol::{Identity, Rejection, PROTOCOL_VERSION};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long entering a room may take (reaching the server, its answer).
+const ENTER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often the host's room thread looks for newcomers.
+const HOST_POLL: Duration = Duration::from_millis(20);
+
+/// How often a quiet room connection says it is still there (proxies in
+/// front of a signaling server close idle WebSockets after a minute or so).
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(20);
+
+/// What a host whose room went away says once.
+const ROOM_GONE: &str = "new players cannot find this match through its room";
+
+/// How often a machine waiting in a room looks whether Ctrl-C was pressed.
+const INTERRUPT_POLL: Duration = Duration::from_millis(200);
+
+/// How much longer a joiner that heard only a host of another game keeps
+/// looking for one of its own: the peers of a room greet a newcomer at
+/// once, so the real host has answered well within it.
+const OTHER_GAME_GRACE: Duration = Duration::from_secs(2);
+
+/// The most peers a machine remembers having greeted.
+const MAX_GREETED: usize = 1024;
+
+/// `--signal`: the server rooms meet on.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SignalArgs {
+    /// The signaling server (an unmodified matchbox_server) of --room and
+    /// --quick [default: the `signal` line of servers.txt in netcade's
+    /// config directory, else ws://127.0.0.1:3536].
+    #[arg(long, value_name = "ws://HOST:PORT")]
+    pub signal: Option<SignalServer>,
+    /// The TURN relay two players of a room fall back on when no direct
+    /// or hole-punched path works [default: the `turn` lines of
+    /// servers.txt].
+    #[arg(long, value_name = "turn:USER:PASSWORD@HOST:PORT")]
+    pub turn: Option<TurnUrl>,
+    /// Reach the other player of a room only through the TURN relay
+    /// (hides this machine's addresses from it).
+    #[arg(long)]
+    pub relay_only: bool,
+}
+
+impl SignalArgs {
+    /// The server to meet on, and where it came from (for messages).
+    fn server(&self) -> Result<(SignalServer, String), AppError> {
+        if let Some(server) = &self.signal {
+            return Ok((server.clone(), "--signal".to_string()));
+        }
+        let list = ServerList::load(crate::paths::config_dir().as_deref())
+            .map_err(|message| AppError::BadArgument { message })?;
+        let origin = list.signal_origin();
+        Ok((list.signal, origin))
+    }
+
+    /// The STUN servers and TURN relays of the server list (and `--turn`).
+    fn ice_config(&self) -> Result<IceConfig, AppError> {
+        let mut config = ServerList::load(crate::paths::config_dir().as_deref())
+            .and_then(|list| list.ice_config(self.turn.as_ref()))
+            .map_err(|message| AppError::BadArgument { message })?;
+        if self.relay_only {
+            if config.relays.is_empty() {
+                return Err(AppError::BadArgument {
+                    message: "--relay-only needs a TURN relay: give --turn turn:USER:PASSWORD@HOST:PORT or add a `turn` line to servers.txt".into(),
+                });
+            }
+            config.policy = PathPolicy::RelayOnly;
+        }
+        Ok(config)
+    }
+}
+
+/// A room code for `host --room`: the one given, else a new one.
+pub fn room_code(chosen: Option<RoomCode>) -> Result<RoomCode, AppError> {
+    match chosen {
+        Some(code) => Ok(code),
+        None => Ok(RoomCode::from_random(random_bytes()?)),
+    }
+}
+
+/// The room a code names.
+fn code_room(code: RoomCode) -> String {
+    format!("netcade{PROTOCOL_VERSION}-room-{}", code.compact())
+}
+
+/// The quick-match queue of one game: its protocol, core and content.
+fn quick_room(identity: &Identity) -> String {
+    let mut scope = Vec::new();
+    for part in [&identity.core_name, &identity.core_version] {
+        scope.extend_from_slice(part.as_bytes());
+        scope.push(0);
+    }
+    scope.extend_from_slice(&identity.content_hash.to_le_bytes());
+    format!(
+        "netcade{}-quick-{:016x}",
+        identity.protocol_version,
+        Checksum::of(&scope).0
+    )
+}
+
+/// What this machine's handshake will say it is.
+pub(crate) fn identity_of(game: &dyn Game, args: &GameArgs) -> Result<Identity, AppError> {
+    Ok(Identity {
+        protocol_version: PROTOCOL_VERSION,
+        core_name: game.core_name(),
+        core_version: game.core_version(),
+        content_hash: content_hash(args)?,
+    })
+}
+
+/// Enters `room` on the server `args` names.
+fn enter(args: &SignalArgs, room: &str, group: Option<u8>) -> Result<RoomClient, AppError> {
+    let (server, origin) = args.server()?;
+    RoomClient::enter(&server, room, group, ENTER_TIMEOUT).map_err(|error| AppError::Room {
+        message: format!(
+            "cannot enter a room on the signaling server {server} ({origin}): {error}"
+        ),
+    })
+}
+
+/// The addresses this machine's game socket is reached at: its port on
+/// the interface that reaches the signaling server, then on the one of
+/// the default route (a host whose server runs beside it reaches it over
+/// loopback, and its joiners over the network).
+fn candidates(room: &RoomClient, transport: &LinkTransport) -> Vec<SocketAddr> {
+    let port = transport.inner().local_address().port();
+    let to_server = room
+        .local_ip()
+        .filter(|ip| !ip.is_unspecified())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let mut ips = vec![to_server];
+    ips.extend(default_route_ip().filter(|ip| *ip != to_server));
+    ips.into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect()
+}
+
+/// The address of the interface the default route leaves from: a UDP
+/// socket "connected" to a documentation address (RFC 5737) sends nothing
+/// but is given it.
+fn default_route_ip() -> Option<IpAddr> {
+    let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    probe.connect((Ipv4Addr::new(192, 0, 2, 1), 9)).ok()?;
+    let ip = probe.local_addr().ok()?.ip();
+    (!ip.is_unspecified()).then_some(ip)
+}
+
+/// Of a peer's candidates, the one to dial: a loopback address only when
+/// we too reach the signaling server over loopback (the peer then runs on
+/// this machine), else the first that is not.
+fn choose_candidate(candidates: &[SocketAddr], we_are_local: bool) -> Option<SocketAddr> {
+    candidates
+        .iter()
+        .find(|candidate| we_are_local || !candidate.ip().is_loopback())
+        .or(candidates.first())
+        .copied()
+}
+
+/// Finds the path to the player `peer` of the room with ICE over this
+/// machine's game socket `transport` (the candidates go through the room):
+/// the one place the path between two players that met in a room is
+/// chosen. Returns the address the handshake uses and the socket carrying
+/// the path; on failure, the socket as it was.
+fn path_to(
+    config: IceConfig,
+    room: &mut RoomClient,
+    peer: PeerId,
+    transport: LinkTransport,
+    role: IceRole,
+) -> Result<(SocketAddr, LinkTransport), IceFailure> {
+    let (transport, path) = connect_ice(transport, &mut room.channel_to(peer), config, role)?;
+    Ok((path.remote, transport))
+}
+
+/// The address a spectator dials the host of `hello` at from `transport`.
+fn spectator_dial(
+    hello: &Hello,
+    room: &RoomClient,
+    transport: &LinkTransport,
+) -> Result<SocketAddr, AppError> {
+    let we_are_local = room.local_ip().is_none_or(|ip| ip.is_loopback());
+    let chosen =
+        choose_candidate(&hello.candidates, we_are_local).ok_or_else(|| AppError::Room {
+            message: "the host's hello gave no address to reach it at".into(),
+        })?;
+    // A dual-stack socket reaches an IPv4 host through its mapped address.
+    Ok(match (transport.inner().local_address(), chosen) {
+        (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
+            SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port())
+        }
+        _ => chosen,
+    })
+}
+
+/// The server gone, as one clear line.
+fn server_gone(error: SignalError, waiting_for: &str) -> AppError {
+    AppError::Room {
+        message: format!("{error} while waiting for {waiting_for}; nobody was paired"),
+    }
+}
+
+/// Greets peers as they show themselves: arriving after us, or
+/// signalling first because they were in the room before us.
+struct Greeter {
+    ours: String,
+    greeted: BTreeSet<PeerId>,
+    /// Peers whose path failed: whatever they say next is ignored.
+    forgotten: BTreeSet<PeerId>,
+    last_sent: Instant,
+    /// A greeted peer leaving is [`SignalError::PeerGone`] (a quick
+    /// match's partner: the server grouped us, and will not again).
+    partner_only: bool,
+}
+
+impl Greeter {
+    fn new(ours: &Hello) -> Greeter {
+        Greeter {
+            ours: ours.encode(),
+            greeted: BTreeSet::new(),
+            forgotten: BTreeSet::new(),
+            last_sent: Instant::now(),
+            partner_only: ours.role == RoomRole::Quick,
+        }
+    }
+
+    /// Handles the room's events for up to `timeout`; returns the first
+    /// hello `wanted` accepts.
+    fn step(
+        &mut self,
+        room: &mut RoomClient,
+        wanted: &dyn Fn(&Hello) -> bool,
+        timeout: Duration,
+    ) -> Result<Option<(PeerId, Hello)>, SignalError> {
+        let Some(event) = room.wait(timeout)? else {
+            if self.last_sent.elapsed() >= KEEP_ALIVE_EVERY {
+                room.keep_alive()?;
+                self.last_sent = Instant::now();
+            }
+            return Ok(None);
+        };
+        match event {
+            RoomEvent::Arrived(peer) => self.greet(room, peer)?,
+            RoomEvent::Left(peer) => {
+                if self.greeted.remove(&peer) && self.partner_only {
+                    return Err(SignalError::PeerGone);
+                }
+            }
+            RoomEvent::Signal { from, .. } if self.forgotten.contains(&from) => {}
+            RoomEvent::Signal { from, text } => {
+                if !self.greeted.contains(&from) {
+                    self.greet(room, from.clone())?;
+                }
+                // ICE's last messages may come after its path was found.
+                if text.starts_with("ice-") {
+                    return Ok(None);
+                }
+                match Hello::decode(&text) {
+                    Ok(hello) if wanted(&hello) => return Ok(Some((from, hello))),
+                    Ok(_) => {}
+                    Err(why) => tracing::warn!("ignored a message in the room from {from}: {why}"),
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Ignores `peer` from now on (its path failed: it costs its link only).
+    fn forget(&mut self, peer: PeerId) {
+        if self.forgotten.len() >= MAX_GREETED {
+            self.forgotten.clear();
+        }
+        self.forgotten.insert(peer);
+    }
+
+    fn greet(&mut self, room: &mut RoomClient, peer: PeerId) -> Result<(), SignalError> {
+        room.send(&peer, &self.ours)?;
+        self.last_sent = Instant::now();
+        // A server naming endless peers costs a few hellos sent twice,
+        // never memory.
+        if self.greeted.len() >= MAX_GREETED {
+            self.greeted.clear();
+        }
+        self.greeted.insert(peer);
+        Ok(())
+    }
+}
+
+/// Greets the room until a hello `wanted` accepts comes, or `deadline`
+/// passes (`None`).
+fn await_hello(
+    room: &mut RoomClient,
+    greeter: &mut Greeter,
+    wanted: impl Fn(&Hello) -> bool,
+    deadline: Option<Instant>,
+) -> Result<Option<(PeerId, Hello)>, SignalError> {
+    loop {
+        let step = match deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            None => KEEP_ALIVE_EVERY,
+        };
+        if step.is_zero() || crate::live::options::interrupted() {
+            return Ok(None);
+        }
+        let found = greeter.step(room, &wanted, step.min(INTERRUPT_POLL))?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+}
+
+/// Refuses a host whose game differs, with the message the handshake gives.
+fn check_host(host: &Hello, ours: &Hello) -> Result<(), AppError> {
+    match host.identity.mismatch(&ours.identity) {
+        None => Ok(()),
+        Some(reason) => Err(AppError::HandshakeRefused {
+            reason: Rejection {
+                reason,
+                by_us: false,
+                local: ours.identity.clone(),
+                remote: host.identity.clone(),
+                spectator: ours.role == RoomRole::Spectator,
+            }
+            .explanation(),
+        }),
+    }
+}
+
+/// The host's side of a room: a thread that greets every newcomer until
+/// dropped.
+pub struct HostedRoom {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for HostedRoom {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A room the host entered, its player still to come.
+pub struct OpenedRoom {
+    room: RoomClient,
+    greeter: Greeter,
+    identity: Identity,
+}
+
+/// Opens the room `code` for the match whose game socket is `transport`.
+pub(crate) fn host_room(
+    args: &SignalArgs,
+    code: RoomCode,
+    identity: Identity,
+    transport: &LinkTransport,
+) -> Result<OpenedRoom, AppError> {
+    let room = enter(args, &code_room(code), None)?;
+    let hello = Hello {
+        role: RoomRole::Host,
+        identity: identity.clone(),
+        candidates: candidates(&room, transport),
+    };
+    Ok(OpenedRoom {
+        room,
+        greeter: Greeter::new(&hello),
+        identity,
+    })
+}
+
+impl OpenedRoom {
+    /// Greets the room until a player of the same game comes (players of
+    /// another game are refused on their side), finds the path to it on
+    /// the game socket `transport`, and greets later comers (spectators)
+    /// from a thread for as long as the returned room lives. When the
+    /// server goes away first, one warning says so and the socket waits
+    /// for players who know its address; Ctrl-C leaves it to the match's
+    /// loop, which reports it.
+    pub(crate) fn meet_player(
+        mut self,
+        args: &SignalArgs,
+        mut transport: LinkTransport,
+    ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
+        let config = args.ice_config()?;
+        let ours = self.identity.clone();
+        let is_player =
+            |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(&ours).is_none();
+        loop {
+            let player = match await_hello(&mut self.room, &mut self.greeter, is_player, None) {
+                Ok(Some((player, _))) => player,
+                Ok(None) => return Ok((None, transport)),
+                Err(error) => {
+                    eprintln!("warning: {error}: {ROOM_GONE}");
+                    return Ok((None, transport));
+                }
+            };
+            let role = IceRole::Controlling;
+            match path_to(
+                config.clone(),
+                &mut self.room,
+                player.clone(),
+                transport,
+                role,
+            ) {
+                Ok((_, transport)) => {
+                    let greeting = greet_in_background(self.room, self.greeter);
+                    return Ok((Some(greeting), transport));
+                }
+                Err(IceFailure { error, link }) => match *error {
+                    IceError::NeedsUdp => return Err(AppError::NoRoute(*error)),
+                    IceError::Signal(SignalError::Server(_)) => {
+                        eprintln!("warning: {error}: {ROOM_GONE}");
+                        return Ok((None, *link));
+                    }
+                    // One player's failure costs that player only.
+                    _ => {
+                        eprintln!("warning: a player of the room found no path ({error}); waiting for the next");
+                        self.greeter.forget(player);
+                        transport = *link;
+                    }
+                },
+            }
+        }
+    }
+}
+
+fn greet_in_background(mut room: RoomClient, mut greeter: Greeter) -> HostedRoom {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let thread = std::thread::spawn(move || {
+        while !stopped.load(Ordering::Relaxed) {
+            if let Err(error) = greeter.step(&mut room, &|_| false, HOST_POLL) {
+                eprintln!("warning: {error}: {ROOM_GONE}");
+                return;
+            }
+        }
+    });
+    HostedRoom {
+        stop,
+        thread: Some(thread),
+    }
+}
+
+/// How a joiner or spectator found its host: its address, the game socket
+/// to dial it from, and a name for messages (`room 7KQ-M2X`).
+pub struct FoundHost {
+    /// The address to dial.
+    pub address: SocketAddr,
+    /// This machine's game socket.
+    pub transport: LinkTransport,
+    /// The room, for messages.
+    pub label: String,
+    /// The room a player met its host in, kept until the handshake: the
+    /// host's side of ICE may still be reading its last messages.
+    pub room: Option<RoomClient>,
+}
+
+/// What looking for a room's host found.
+enum HostSearch {
+    /// A host of our game.
+    Found(PeerId, Hello),
+    /// Only hosts of another game: the refusal the handshake would give.
+    OtherGame(AppError),
+    /// Nobody answered as a host.
+    Nobody,
+}
+
+/// Greets the room `ours` until a host of our game answers, or `deadline`
+/// passes. A host of another game is skipped (said once per peer: it may
+/// be a misbehaving peer posing as the host), and the search goes on a
+/// little longer ([`OTHER_GAME_GRACE`]) so the real host can answer; when
+/// none does, its refusal is the answer.
+fn await_host(
+    room: &mut RoomClient,
+    ours: &Hello,
+    deadline: Instant,
+) -> Result<HostSearch, SignalError> {
+    let mut greeter = Greeter::new(ours);
+    let is_host = |peer: &Hello| peer.role == RoomRole::Host;
+    let mut deadline = deadline;
+    let mut refusal = None;
+    let mut skipped = BTreeSet::new();
+    loop {
+        let Some((peer, host)) = await_hello(room, &mut greeter, is_host, Some(deadline))? else {
+            return Ok(refusal.map_or(HostSearch::Nobody, HostSearch::OtherGame));
+        };
+        match check_host(&host, ours) {
+            Ok(()) => return Ok(HostSearch::Found(peer, host)),
+            Err(refused) => {
+                if skipped.len() < MAX_GREETED && skipped.insert(peer.clone()) {
+                    tracing::info!(
+                        "skipped a host of another game in the room ({peer}): {refused}"
+                    );
+                }
+                deadline = deadline.min(Instant::now() + OTHER_GAME_GRACE);
+                refusal = Some(refused);
+            }
+        }
+    }
+}
+
+/// Finds the host of room `code` as a player or spectator, waiting at most
+/// `timeout` for it to greet us.
+pub(crate) fn find_host(
+    args: &SignalArgs,
+    code: RoomCode,
+    ours: (RoomRole, Identity),
+    link: &LinkArgs,
+    timeout: Duration,
+) -> Result<FoundHost, AppError> {
+    // A player's socket carries ICE, whose candidates are IPv4.
+    let transport = match ours.0 {
+        RoomRole::Spectator => bind_listening(link, 0)?,
+        _ => bind_ipv4(link, 0)?,
+    };
+    let mut room = enter(args, &code_room(code), None)?;
+    let hello = Hello {
+        role: ours.0,
+        identity: ours.1,
+        candidates: candidates(&room, &transport),
+    };
+    let waiting_for = format!("the host of room {code}");
+    let answer = await_host(&mut room, &hello, Instant::now() + timeout);
+    let (host_peer, host) = match answer.map_err(|error| server_gone(error, &waiting_for))? {
+        HostSearch::Found(peer, host) => (peer, host),
+        HostSearch::OtherGame(refusal) => return Err(refusal),
+        HostSearch::Nobody => {
+            return Err(AppError::Room {
+                message: format!(
+                    "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
+                    timeout.as_secs_f64()
+                ),
+            })
+        }
+    };
+    let (address, transport) = match hello.role {
+        RoomRole::Spectator => (spectator_dial(&host, &room, &transport)?, transport),
+        _ => {
+            let config = args.ice_config()?;
+            path_to(config, &mut room, host_peer, transport, IceRole::Controlled)?
+        }
+    };
+    Ok(FoundHost {
+        address,
+        transport,
+        label: format!("room {code}"),
+        room: Some(room),
+    })
+}
+
+/// Where `join` and `spectate` find the host: its address, or a room.
+pub(crate) struct HostWay<'a> {
+    /// `HOST:PORT`, the direct path.
+    pub address: Option<&'a str>,
+    /// `--room CODE`.
+    pub room: Option<RoomCode>,
+    /// `--signal`.
+    pub signal: &'a SignalArgs,
+}
+
+/// Finds the host `way` names and opens this machine's game with `open`:
+/// after resolving a direct address (a typo fails before the core loads),
+/// before entering a room (the room compares games).
+pub(crate) fn reach_host(
+    way: HostWay<'_>,
+    role: RoomRole,
+    link: &LinkArgs,
+    connect_timeout_s: f64,
+    open: impl FnOnce() -> Result<(Box<dyn Game>, GameArgs), AppError>,
+) -> Result<(FoundHost, Box<dyn Game>), AppError> {
+    let timeout = connect_timeout(connect_timeout_s)?;
+    match (way.address, way.room) {
+        (Some(address), _) => {
+            let (host, transport) = connect_to_host(address, connect_timeout_s, link)?;
+            let found = FoundHost {
+                address: host,
+                transport,
+                label: address.to_string(),
+                room: None,
+            };
+            Ok((found, open()?.0))
+        }
+        (None, Some(code)) => {
+            let (game, args) = open()?;
+            let identity = identity_of(game.as_ref(), &args)?;
+            let found = find_host(way.signal, code, (role, identity), link, timeout)?;
+            Ok((found, game))
+        }
+        (None, None) => Err(AppError::BadArgument {
+            message: "expected the host's HOST:PORT or --room CODE".into(),
+        }),
+    }
+}
+
+/// A quick match's outcome: this machine hosts on its socket, or joins.
+pub enum QuickPairing {
+    /// Host the match on this game socket; the room stays entered for as
+    /// long as the match lasts (the joiner's side of ICE may still be
+    /// reading its last messages when ours found the path).
+    Host(LinkTransport, RoomClient),
+    /// Join the host found.
+    Join(FoundHost),
+}
+
+/// Queues for a quick match with a player of the same game and protocol,
+/// for as long as it takes. Of the two paired, the one with the smaller
+/// peer id hosts.
+pub(crate) fn quick_pair(
+    args: &SignalArgs,
+    identity: Identity,
+    link: &LinkArgs,
+    out: &mut dyn Write,
+) -> Result<QuickPairing, AppError> {
+    let transport = bind_ipv4(link, 0)?;
+    let config = args.ice_config()?;
+    let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
+    let (mut room, peer) = loop {
+        let mut room = enter(args, &quick_room(&identity), Some(2))?;
+        writeln!(
+            out,
+            "waiting for another player of {} {} in the quick match",
+            identity.core_name, identity.core_version
+        )?;
+        let hello = Hello {
+            role: RoomRole::Quick,
+            identity: identity.clone(),
+            candidates: candidates(&room, &transport),
+        };
+        match await_hello(&mut room, &mut Greeter::new(&hello), is_quick, None) {
+            Ok(Some((peer, other))) => match check_host(&other, &hello) {
+                Ok(()) => break (room, peer),
+                // The queue is named by the game, so this peer misbehaves:
+                // queue again rather than end the search.
+                Err(refused) => tracing::info!(
+                    "skipped a quick-match player of another game ({peer}): {refused}"
+                ),
+            },
+            // The server grouped us with a player who left before its
+            // hello: queue again.
+            Err(SignalError::PeerGone) => {
+                writeln!(out, "the other player left before the match")?;
+            }
+            Ok(None) => {
+                return Err(AppError::Room {
+                    message: "interrupted while waiting for another player".into(),
+                })
+            }
+            Err(error) => return Err(server_gone(error, "another player")),
+        }
+    };
+    let hosting = room.me() < &peer;
+    let role = match hosting {
+        true => IceRole::Controlling,
+        false => IceRole::Controlled,
+    };
+    let (address, transport) = path_to(config, &mut room, peer, transport, role)?;
+    if hosting {
+        return Ok(QuickPairing::Host(transport, room));
+    }
+    Ok(QuickPairing::Join(FoundHost {
+        address,
+        transport,
+        label: "the quick match".into(),
+        room: Some(room),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity(content_hash: u64) -> Identity {
+        Identity {
+            protocol_version: PROTOCOL_VERSION,
+            core_name: "Duel".into(),
+            core_version: "0.1.0".into(),
+            content_hash,
+        }
+    }
+
+    #[test]
+    fn quick_match_queues_are_per_game_and_room_codes_per_protocol() {
+        assert_eq!(quick_room(&identity(1)), quick_room(&identity(1)));
+        assert_ne!(quick_room(&identity(1)), quick_room(&identity(2)));
+        let other_version = Identity {
+            core_version: "0.2.0".into(),
+            ..identity(1)
+        };
+        assert_ne!(quick_room(&identity(1)), quick_room(&other_version));
+        let code: RoomCode = "7KQ-M2X".parse().unwrap();
+        assert_eq!(
+            code_room(code),
+            format!("netcade{PROTOCOL_VERSION}-room-7KQM2X")
+        );
+    }
+
+    #[test]
+    fn a_peer_on_this_machine_is_dialled_over_loopback_and_a_remote_one_over_the_network() {
+        let address = |text: &str| text.parse::<SocketAddr>().unwrap();
+        let host = [address("127.0.0.1:7000"), address("192.168.1.20:7000")];
+        assert_eq!(choose_candidate(&host, true), Some(host[0]));
+        assert_eq!(choose_candidate(&host, false), Some(host[1]));
+        let only_loopback = [host[0]];
+        assert_eq!(choose_candidate(&only_loopback, false), Some(host[0]));
+        assert_eq!(choose_candidate(&[], true), None);
+    }
+
+    #[test]
+    fn a_host_of_other_content_is_refused_with_the_handshakes_message() {
+        let hello = |role, content| Hello {
+            role,
+            identity: identity(content),
+            candidates: vec![],
+        };
+        let host = hello(RoomRole::Host, 0xaa);
+        assert!(check_host(&host, &hello(RoomRole::Player, 0xaa)).is_ok());
+        let refused = check_host(&host, &hello(RoomRole::Player, 0xbb)).unwrap_err();
+        let message = refused.to_string();
+        assert!(
+            message.starts_with("this match is for Duel 0.1.0 with content"),
+            "{message}"
+        );
+        assert_eq!(refused.exit_code(), crate::engine::error::EXIT_USER_MISTAKE);
+    }
+
+    use crate::net::room::fake_server::{self, signal_from};
+
+    fn hello_of(role: RoomRole, content_hash: u64) -> Hello {
+        Hello {
+            role,
+            identity: identity(content_hash),
+            candidates: vec!["10.0.0.2:7000".parse().unwrap()],
+        }
+    }
+
+    fn server_args(server: SignalServer) -> SignalArgs {
+        SignalArgs {
+            signal: Some(server),
+            ..SignalArgs::default()
+        }
+    }
+
+    #[test]
+    fn a_joiner_skips_a_host_of_another_game_and_finds_the_real_one() {
+        let rogue = hello_of(RoomRole::Host, 0xbb).encode();
+        let host = hello_of(RoomRole::Host, 0xaa);
+        let events = vec![
+            signal_from("rogue", &rogue),
+            signal_from("host", &host.encode()),
+        ];
+        let (server, script) = fake_server::scripted(vec![events]);
+        let mut room = enter(&server_args(server), "room", None).unwrap();
+        let ours = hello_of(RoomRole::Player, 0xaa);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        match await_host(&mut room, &ours, deadline).unwrap() {
+            HostSearch::Found(peer, found) => {
+                assert_eq!(peer.as_str(), "host");
+                assert_eq!(found, host);
+            }
+            _ => panic!("the real host was not found"),
+        }
+        drop(room);
+        script.join().unwrap();
+    }
+
+    #[test]
+    fn a_joiner_that_hears_only_a_host_of_another_game_is_refused_soon_with_its_message() {
+        let other = hello_of(RoomRole::Host, 0xbb).encode();
+        let (server, script) = fake_server::scripted(vec![vec![signal_from("other", &other)]]);
+        let mut room = enter(&server_args(server), "room", None).unwrap();
+        let ours = hello_of(RoomRole::Player, 0xaa);
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(60);
+        let HostSearch::OtherGame(refusal) = await_host(&mut room, &ours, deadline).unwrap() else {
+            panic!("no refusal");
+        };
+        assert!(started.elapsed() < Duration::from_secs(30));
+        let message = refusal.to_string();
+        assert!(
+            message.starts_with("this match is for Duel 0.1.0 with content"),
+            "{message}"
+        );
+        drop(room);
+        script.join().unwrap();
+    }
+
+    #[test]
+    fn a_quick_match_partner_of_another_game_is_skipped_and_the_player_queues_again() {
+        let other = hello_of(RoomRole::Quick, 0xbb).encode();
+        let first = vec![signal_from("other", &other)];
+        let (server, script) = fake_server::scripted(vec![first, vec![fake_server::CLOSE.into()]]);
+        let mut out = Vec::new();
+        let result = quick_pair(
+            &server_args(server),
+            identity(0xaa),
+            &LinkArgs::default(),
+            &mut out,
+        );
+        let Err(error) = result else {
+            panic!("paired with a player of another game");
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("while waiting for another player; nobody was paired"),
+            "queued again, until the server left: {message}"
+        );
+        let printed = String::from_utf8(out).unwrap();
+        assert_eq!(
+            printed.matches("waiting for another player").count(),
+            2,
+            "{printed}"
+        );
+        assert_eq!(script.join().unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,161 @@
+//! ICE with a real relay: coturn on 127.0.0.1 (static test credentials, a
+//! temporary database), two netcade sockets on loopback, the candidates
+//! exchanged in memory. A player whose policy is relay-only is relayed, the
+//! match played over the path stays in sync, and the relay's cost per
+//! datagram is reported.
+//!
+//! `cargo test --test ice_coturn -- --nocapture` prints the figures in
+//! docs/measurements.md ("Connecting through NATs").
+
+use netcade::engine::matches::machine::NetplayMachine;
+use netcade::engine::sinks::compare_checksum_logs;
+use netcade::net::ice::{
+    random_credentials, IceConfig, IceConnector, IcePath, IceRole, IceTransport, PathKind,
+    PathPolicy, RelayServer,
+};
+use netcade::net::udp::UdpTransport;
+use netcade::net::{MicrosClock, MonotonicClock, Transport};
+use std::time::{Duration, Instant};
+use support::coturn::{start_coturn, Coturn};
+use support::ice::{duel_player, MemorySignal};
+use support::netplay::MachineNotes;
+
+const FRAMES: u32 = 600;
+
+type Link = IceTransport<UdpTransport, MonotonicClock>;
+
+fn config(coturn: &Coturn, policy: PathPolicy) -> IceConfig {
+    IceConfig {
+        stun_servers: vec![coturn.address],
+        relays: vec![RelayServer {
+            name: "loopback".to_owned(),
+            address: coturn.address,
+            username: coturn.username.to_owned(),
+            password: coturn.password.to_owned(),
+        }],
+        policy,
+        ..IceConfig::default()
+    }
+}
+
+/// Connects a host and a joiner on loopback sockets, both in this thread.
+fn connect(coturn: &Coturn, host_policy: PathPolicy) -> [(Link, IcePath); 2] {
+    let (signal_a, signal_b) = MemorySignal::pair();
+    let mut clock = MonotonicClock::new();
+    let mut sides = [
+        (IceRole::Controlling, host_policy, signal_a),
+        (IceRole::Controlled, PathPolicy::Any, signal_b),
+    ]
+    .map(|(role, policy, signal)| {
+        let socket = UdpTransport::bind("127.0.0.1:0").unwrap();
+        let local = socket.local_address().unwrap();
+        let config = config(coturn, policy);
+        let connector = IceConnector::new(local, config, role, random_credentials(), 0);
+        (connector, socket, signal, None::<IcePath>)
+    });
+    while sides.iter().any(|side| side.3.is_none()) {
+        let now_us = clock.now_us();
+        for (connector, socket, signal, path) in sides.iter_mut() {
+            // A side with a path keeps answering checks until both have one.
+            if let Some(found) = connector.step(now_us, socket, signal).expect("a path") {
+                path.get_or_insert(found);
+            }
+            socket.wait(Duration::from_millis(1));
+        }
+    }
+    sides.map(|(connector, socket, _, path)| {
+        let path = path.unwrap();
+        (connector.into_transport(socket, clock), path)
+    })
+}
+
+/// Plays `FRAMES` frames of Duel over the two links and asserts both
+/// sides agree on every final frame. The match runs on the real clock,
+/// waiting on a socket between passes: the relay is another process, and
+/// a clock counting passes ran ahead of it whenever a loaded machine (two
+/// relay tests at once) slowed it, until the session dropped the peer it
+/// had not heard from in 5 "seconds" of passes.
+fn play_in_sync(links: &mut [Link; 2]) {
+    let peers = links.each_ref().map(|link| link.remote());
+    let mut machines: Vec<_> = (0..2u8)
+        .map(|me| duel_player(me, peers[me as usize], FRAMES))
+        .collect();
+    let mut hooks = MachineNotes::default();
+    let mut clock = MonotonicClock::new();
+    let mut finished_at = None;
+    // Half a second beyond the last frame acknowledges the last inputs.
+    while finished_at.is_none_or(|at: Instant| at.elapsed() < Duration::from_millis(500)) {
+        let now_us = clock.now_us();
+        assert!(now_us < 120_000_000, "the match stalled");
+        for (machine, link) in machines.iter_mut().zip(links.iter_mut()) {
+            NetplayMachine::tick(machine, now_us, 1.0, link, &mut hooks)
+                .expect("the session advances over the path");
+        }
+        let done = machines
+            .iter()
+            .all(|machine| machine.current_frame() >= FRAMES);
+        if done && finished_at.is_none() {
+            finished_at = Some(Instant::now());
+        }
+        links[0].wait(Duration::from_millis(1));
+    }
+    let comparison = compare_checksum_logs(&machines[0].sink, &machines[1].sink);
+    assert_eq!(comparison.first_difference, None, "{comparison:?}");
+    assert!(comparison.compared >= FRAMES as usize - 2, "{comparison:?}");
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_turnserver), ignore = "needs turnserver on PATH")]
+fn a_relay_only_host_plays_in_sync_through_coturn_and_reports_the_relays_bytes() {
+    let Some(coturn) = start_coturn() else {
+        return;
+    };
+    let [(host, host_path), (joiner, joiner_path)] = connect(&coturn, PathPolicy::RelayOnly);
+    assert!(
+        matches!(&host_path.kind, PathKind::Relay { name, .. } if name == "loopback"),
+        "{host_path:?}"
+    );
+    assert!(
+        matches!(&joiner_path.kind, PathKind::Relay { name, .. } if name == "loopback"),
+        "the joiner reaches the host's relayed address, and names its relay: {joiner_path:?}"
+    );
+    let mut links = [host, joiner];
+    play_in_sync(&mut links);
+    let relayed = links[0].path_stats();
+    let overhead = relayed.overhead_per_datagram();
+    println!(
+        "relay-only host via coturn on loopback: {host_path:?} / joiner {joiner_path:?}; \
+         {} datagrams, {:.1} payload bytes and {overhead:.1} relay bytes per datagram",
+        relayed.datagrams,
+        relayed.payload_bytes as f64 / relayed.datagrams as f64,
+    );
+    // TURN frames each datagram: a 4-byte ChannelData header, or a Send
+    // indication (20-byte header, peer address, data attribute) padded to 4.
+    assert!(relayed.datagrams > u64::from(FRAMES) / 2);
+    assert!(
+        (4.0..=43.0).contains(&overhead),
+        "{overhead} bytes per datagram"
+    );
+    assert_eq!(
+        links[1].path_stats().overhead_per_datagram(),
+        0.0,
+        "the joiner sends straight to the relay"
+    );
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_turnserver), ignore = "needs turnserver on PATH")]
+fn players_on_one_machine_connect_directly_even_with_a_relay_configured() {
+    let Some(coturn) = start_coturn() else {
+        return;
+    };
+    let [(host, host_path), (joiner, joiner_path)] = connect(&coturn, PathPolicy::Any);
+    println!("direct on loopback: {host_path:?} / joiner {joiner_path:?}");
+    assert_eq!(host_path.kind, PathKind::Direct);
+    assert_eq!(joiner_path.kind, PathKind::Direct);
+    assert!(
+        host_path.time_to_connect < Duration::from_millis(1500),
+        "{host_path:?}"
+    );
+    play_in_sync(&mut [host, joiner]);
+}

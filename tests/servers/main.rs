@@ -1,0 +1,9 @@
+//! Netplay through the servers the tests start on loopback (nats-server,
+//! matchbox_server, coturn) and the NAT lab in network namespaces.
+
+mod broadcast;
+mod ice_coturn;
+mod ice_nat_lab;
+mod rooms;
+mod rooms_rejoin;
+mod servers_present;

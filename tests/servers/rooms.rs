@@ -1,0 +1,441 @@
+//! Meeting through rooms as users do: netcade processes of the built binary
+//! and a real, unmodified `matchbox_server` on loopback (bound to port 0;
+//! the port is read from /proc). Verdicts never depend on timing: timeouts
+//! only guard against a hang.
+
+use netcade::live::rooms::{Hello, RoomRole};
+use netcade::net::room::{RoomClient, RoomEvent, SignalServer};
+use netcode::protocol::PROTOCOL_VERSION;
+use std::process::Output;
+use std::time::Duration;
+use support::cli::{last_json, spawn_netcade, stderr, stdout, Background};
+use support::servers::{room_code, signaling_server};
+
+/// Long enough for a short match on a busy machine.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Frames of each match: two seconds of Duel.
+const FRAMES: &str = "120";
+
+fn duel(arena: &str) -> Vec<String> {
+    let rom = match arena {
+        "dojo" => support::dojo_arena(),
+        other => support::duel_arena(other).display().to_string(),
+    };
+    ["--core", "duel", "--rom", &rom, "--headless", "--no-record"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// `netcade ARGS` with the game and the signaling server, in the
+/// background; a player presses `random:SEED`'s buttons (seed 0: a
+/// spectator, who presses none).
+fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background {
+    let inputs = format!("random:{seed}");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(game.iter().map(String::as_str));
+    all.extend(["--signal", signal, "--frames", FRAMES, "--json"]);
+    if seed > 0 {
+        all.extend(["--inputs", &inputs]);
+    }
+    spawn_netcade(&all)
+}
+
+/// Both finished every frame on the same checksums.
+fn assert_played_in_sync(a: &Output, b: &Output) {
+    for output in [a, b] {
+        assert!(output.status.success(), "{output:?}");
+    }
+    let (a, b) = (last_json(a), last_json(b));
+    for json in [&a, &b] {
+        assert_eq!(json["end"], "finished", "{json}");
+        assert_eq!(json["frames"], 120, "{json}");
+        assert_eq!(json["netplay"]["desyncs"], 0, "{json}");
+    }
+    for kind in ["memory", "video"] {
+        assert!(a["checksums"][kind].is_string(), "{a}");
+        assert_eq!(a["checksums"][kind], b["checksums"][kind], "{kind}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spectator() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
+    let code = room_code(&mut host);
+    let join = start(&["join", "--room", &code.to_lowercase()], &game, &signal, 2);
+    host.wait_for_stdout("the match began", TIMEOUT);
+    let spectator = start(&["spectate", "--room", &code], &game, &signal, 0);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert_played_in_sync(&host, &join);
+    assert!(
+        stdout(&join).contains(&format!("joining room {code}")),
+        "{join:?}"
+    );
+    // ICE found the path through the room: on one machine, a direct one.
+    for player in [&host, &join] {
+        let path = &last_json(player)["netplay"]["path"];
+        assert_eq!(path["kind"], "direct", "{path}");
+        assert!(stdout(player).contains("path: direct, connected in"));
+    }
+    let spectator = spectator.finish(TIMEOUT);
+    assert!(spectator.status.success(), "{spectator:?}");
+    assert!(stdout(&spectator).contains(&format!("spectating room {code}")));
+    let watched = last_json(&spectator);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(
+        watched["checksums"]["memory"],
+        last_json(&host)["checksums"]["memory"]
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_matchbox_server, netcade_server_turnserver)),
+    ignore = "needs matchbox_server and turnserver on PATH"
+)]
+fn a_relay_only_host_plays_a_room_match_in_sync_through_a_coturn_relay() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let Some(coturn) = support::coturn::start_coturn() else {
+        return;
+    };
+    let turn = format!(
+        "turn:{}:{}@{}",
+        coturn.username, coturn.password, coturn.address
+    );
+    let game = duel("dojo");
+    let relayed = ["--turn", &turn, "--relay-only"];
+    let host_args = [&["host", "--port", "0", "--room"][..], &relayed].concat();
+    let mut host = start(&host_args, &game, &signal, 1);
+    let code = room_code(&mut host);
+    let join_args = ["join", "--room", &code, "--turn", &turn];
+    let join = start(&join_args, &game, &signal, 2);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert_played_in_sync(&host, &join);
+    for player in [&host, &join] {
+        let path = &last_json(player)["netplay"]["path"];
+        assert_eq!(path["kind"], "relay", "{path}");
+    }
+    let host_path = &last_json(&host)["netplay"]["path"];
+    assert_eq!(
+        host_path["relay"],
+        coturn.address.ip().to_string(),
+        "{host_path}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_next() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    // A relay-only host whose relay is not there has nothing to offer.
+    let nowhere = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let dead_relay = format!("turn:u:p@{}", nowhere.local_addr().unwrap());
+    drop(nowhere);
+    let game = duel("dojo");
+    let host_args = [
+        "host",
+        "--port",
+        "0",
+        "--room",
+        "--relay-only",
+        "--turn",
+        &dead_relay,
+    ];
+    let mut host = start(&host_args, &game, &signal, 1);
+    let code = room_code(&mut host);
+    let join = start(&["join", "--room", &code], &game, &signal, 2).finish(TIMEOUT);
+    assert_eq!(join.status.code(), Some(3), "{join:?}");
+    let errors = stderr(&join);
+    assert!(
+        errors.starts_with("error: no route to the opponent: direct and relayed paths failed")
+            && errors.contains("check that UDP is allowed"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+    // The host loses that player only: it says so and waits for the next.
+    host.wait_for_stderr("a player of the room found no path", TIMEOUT);
+    host.interrupt();
+    let host = host.finish(TIMEOUT);
+    let warnings = stderr(&host);
+    assert!(
+        warnings.contains("; waiting for the next") && !warnings.contains("error: no route"),
+        "{warnings}"
+    );
+}
+
+/// A misbehaving peer in room `code`: greeted by the host as a player is,
+/// it answers with a player's hello of the host's game, then sends `then`
+/// in place of ICE's messages (or nothing at all), and stays.
+fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
+    let server: SignalServer = signal.parse().unwrap();
+    let room = format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""));
+    let mut rogue = RoomClient::enter(&server, &room, None, TIMEOUT).unwrap();
+    let (host, greeting) = loop {
+        match rogue.wait(TIMEOUT).unwrap() {
+            Some(RoomEvent::Signal { from, text }) => break (from, text),
+            Some(_) => {}
+            None => panic!("the host never greeted the newcomer"),
+        }
+    };
+    let mut hello = Hello::decode(&greeting).unwrap();
+    hello.role = RoomRole::Player;
+    rogue.send(&host, &hello.encode()).unwrap();
+    if let Some(garbage) = then {
+        rogue.send(&host, garbage).unwrap();
+    }
+    rogue
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
+    let code = room_code(&mut host);
+    let _garbage = rogue_player(&signal, &code, Some("ice-credentials ??? !!!"));
+    host.wait_for_stderr("netcade cannot read", TIMEOUT);
+    // One that never answers costs the host its 15 s of trying.
+    let _silent = rogue_player(&signal, &code, None);
+    host.wait_for_stderr("no route to the opponent", TIMEOUT);
+    let join_args = ["join", "--room", &code, "--connect-timeout-s", "60"];
+    let join = start(&join_args, &game, &signal, 2);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert_played_in_sync(&host, &join);
+    let warnings = stderr(&host);
+    let forgotten = warnings
+        .matches("a player of the room found no path")
+        .count();
+    assert_eq!(forgotten, 2, "{warnings}");
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_joiner_of_other_content_is_refused_in_the_room_before_any_datagram() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let mut host = start(
+        &["host", "--port", "0", "--room"],
+        &duel("dojo"),
+        &signal,
+        1,
+    );
+    let code = room_code(&mut host);
+    let wrong = start(&["join", "--room", &code], &duel("moon"), &signal, 2).finish(TIMEOUT);
+    assert_eq!(wrong.status.code(), Some(2), "{wrong:?}");
+    let errors = stderr(&wrong);
+    assert!(
+        errors.starts_with("error: this match is for Duel 0.1.0 with content"),
+        "the handshake's message, the host's values first: {errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+    // The right player still gets the match; the host never saw the wrong one.
+    let join = start(&["join", "--room", &code], &duel("dojo"), &signal, 2).finish(TIMEOUT);
+    let host = host.finish(TIMEOUT);
+    assert_played_in_sync(&host, &join);
+    assert!(!stderr(&host).contains("refused"), "{host:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn quick_match_pairs_exactly_two_players_while_a_third_waits() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let mut players: Vec<Background> = (1..=3)
+        .map(|seed| start(&["join", "--quick"], &game, &signal, seed))
+        .collect();
+    for player in &mut players {
+        player.wait_for_stdout("in the quick match", TIMEOUT);
+    }
+    // Two of the three began a match; wait for both to finish.
+    let mut finished = Vec::new();
+    let mut waiting = Vec::new();
+    for player in players {
+        match player.finish_within(Duration::from_secs(30)) {
+            Ok(output) => finished.push(output),
+            Err(printed) => waiting.push(printed),
+        }
+    }
+    assert_eq!(finished.len(), 2, "waiting: {waiting:?}");
+    assert_played_in_sync(&finished[0], &finished[1]);
+    let hosts = finished
+        .iter()
+        .filter(|output| stdout(output).contains("hosting Duel"))
+        .count();
+    assert_eq!(hosts, 1, "one of the pair hosts: {finished:?}");
+    assert_eq!(waiting.len(), 1);
+    assert!(!waiting[0].contains("the match began"), "{}", waiting[0]);
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn quick_match_never_pairs_players_of_different_roms() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let mut first = start(&["join", "--quick"], &duel("dojo"), &signal, 1);
+    first.wait_for_stdout("in the quick match", TIMEOUT);
+    let mut other_rom = start(&["join", "--quick"], &duel("moon"), &signal, 2);
+    other_rom.wait_for_stdout("in the quick match", TIMEOUT);
+    // Queued after the moon player: pairs with the dojo player anyway.
+    let same_rom = start(&["join", "--quick"], &duel("dojo"), &signal, 3);
+    let (first, same_rom) = (first.finish(TIMEOUT), same_rom.finish(TIMEOUT));
+    assert_played_in_sync(&first, &same_rom);
+    let printed = other_rom.stdout_so_far();
+    assert!(!printed.contains("the match began"), "{printed}");
+    other_rom.kill();
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn the_signaling_server_going_away_before_pairing_is_one_clear_error() {
+    let Some((mut server, signal)) = signaling_server() else {
+        return;
+    };
+    let mut waiting = start(&["join", "--quick"], &duel("dojo"), &signal, 1);
+    waiting.wait_for_stdout("in the quick match", TIMEOUT);
+    let mut host = start(
+        &["host", "--port", "0", "--room"],
+        &duel("dojo"),
+        &signal,
+        2,
+    );
+    room_code(&mut host);
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let left = waiting.finish(TIMEOUT);
+    assert_eq!(left.status.code(), Some(3), "{left:?}");
+    let errors = stderr(&left);
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+    assert!(
+        errors.starts_with("error: the signaling server failed")
+            && errors.contains("while waiting for another player; nobody was paired"),
+        "{errors}"
+    );
+
+    // A host keeps its UDP port open for joiners who know it, and says
+    // once that its room is gone.
+    host.wait_for_stderr(
+        "new players cannot find this match through its room",
+        TIMEOUT,
+    );
+    host.interrupt();
+    let host = host.finish(TIMEOUT);
+    let warnings = stderr(&host);
+    assert_eq!(warnings.matches("its room").count(), 1, "{warnings}");
+
+    // And a server that is not there at all says where it looked.
+    let nobody = start(&["join", "--room", "7KQ-M2X"], &duel("dojo"), &signal, 1).finish(TIMEOUT);
+    assert_eq!(nobody.status.code(), Some(3), "{nobody:?}");
+    let errors = stderr(&nobody);
+    assert!(
+        errors.starts_with(&format!(
+            "error: cannot enter a room on the signaling server {signal} (--signal)"
+        )),
+        "{errors}"
+    );
+}
+
+/// `netcade ARGS` with `$NETCADE_CONFIG_DIR` set to `config`, to its end.
+fn run_with_config(config: &std::path::Path, args: &[&str]) -> Output {
+    let env = [("NETCADE_CONFIG_DIR", config.as_os_str())];
+    support::cli::spawn_netcade_with_env(args, &env).finish(TIMEOUT)
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn the_server_list_in_the_config_directory_names_the_signaling_server() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path().join("servers.txt"),
+        format!("signal {signal}\n"),
+    )
+    .unwrap();
+    let mut args = vec!["join", "--room", "7KQ-M2X", "--connect-timeout-s", "0.5"];
+    let game = duel("dojo");
+    args.extend(game.iter().map(String::as_str));
+    let alone = run_with_config(config.path(), &args);
+    assert_eq!(alone.status.code(), Some(3), "{alone:?}");
+    assert!(
+        stderr(&alone).starts_with("error: no host in room 7KQ-M2X within 0.5 s"),
+        "the room was entered on the listed server: {alone:?}"
+    );
+}
+
+#[test]
+fn a_bad_server_list_or_room_code_is_one_clear_error_before_anything_runs() {
+    let config = tempfile::tempdir().unwrap();
+    let list = config.path().join("servers.txt");
+    std::fs::write(&list, "signal wss://rooms.example.org:443\n").unwrap();
+    let game = duel("dojo");
+    let with_game = |args: &[&'static str]| {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(game.iter().map(String::as_str));
+        all
+    };
+    let bad_list = run_with_config(config.path(), &with_game(&["join", "--quick"]));
+    assert_eq!(bad_list.status.code(), Some(2), "{bad_list:?}");
+    let errors = stderr(&bad_list);
+    assert!(
+        errors.starts_with(&format!("error: {}: line 1: ", list.display()))
+            && errors.contains("TLS"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+
+    for args in [
+        &["join", "--room", "7KQ-M0X"][..],
+        &["spectate", "--room", "nope"],
+        &["host", "--room", "TOO-LONGX"],
+        &["join", "--signal", "http://a:1", "--quick"],
+        &["join", "127.0.0.1:7000", "--quick"],
+        &["join", "--turn", "turn:127.0.0.1:3478", "--quick"],
+        &["host", "--room", "--players", "3"],
+        &["join"],
+    ] {
+        let refused = run_with_config(config.path(), &with_game(args));
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {refused:?}");
+        assert!(stderr(&refused).starts_with("error: "), "{refused:?}");
+    }
+}

@@ -1,0 +1,388 @@
+//! The launcher (`netcade menu`, and `netcade` alone) in a real window,
+//! driven by `--script` through the same event path as a player's hands:
+//! it draws, its Join form hands the address typed to `join`, and a match
+//! hosted from one launcher and joined from another plays to equal
+//! checksums and ends on both result screens, and a joiner killed
+//! mid-match comes back through the home screen's rejoin button.
+#![cfg(feature = "gui")]
+
+use std::path::Path;
+use std::time::Duration;
+use support::cli::{spawn_netcade_with_env, stderr, stdout, Background};
+use support::screenshot::read_png;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One launcher window at a time: a window mapped on the shared display
+/// takes the focus (and the pointer) from another's scripted typing.
+static ONE_WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_window() -> std::sync::MutexGuard<'static, ()> {
+    ONE_WINDOW
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `netcade menu --core duel --rom ARENA --script SCRIPT` with its config
+/// and data in `dir`.
+fn launcher(dir: &Path, script: &str) -> Background {
+    launcher_with_replays(dir, script, &support::cli::test_replay_dir())
+}
+
+/// [`launcher`] with its replays folder `replays`.
+fn launcher_with_replays(dir: &Path, script: &str, replays: &Path) -> Background {
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let arena = support::dojo_arena();
+    let script_arg = script_path.display().to_string();
+    let args = [
+        "menu",
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--script",
+        &script_arg,
+    ];
+    spawn_netcade_with_env(
+        &args,
+        &[
+            ("NETCADE_CONFIG_DIR", dir.as_os_str()),
+            ("XDG_DATA_HOME", dir.as_os_str()),
+            ("NETCADE_REPLAY_DIR", replays.as_os_str()),
+        ],
+    )
+}
+
+#[test]
+fn the_launcher_draws_its_home_screen_and_the_host_form_shows_the_command_it_stands_for() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, host) = (dir.path().join("home.png"), dir.path().join("host.png"));
+    let script = format!(
+        "wait 3\nscreenshot {}\nclick Host\nscreenshot {}\nquit\n",
+        home.display(),
+        host.display()
+    );
+    let output = launcher(dir.path(), &script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (home, host) = (read_png(&home), read_png(&host));
+    assert_eq!(home.size(), (960, 720));
+    // egui's dark panel fills the window, not the game's black.
+    let background = &home.rgb[home.rgb.len() / 2..home.rgb.len() / 2 + 3];
+    assert!(
+        background.iter().all(|c| (20..60).contains(c)),
+        "{background:?}"
+    );
+    // The heading, then lines of buttons and labels below it.
+    assert!(home.light_pixels(0..50) > 100, "the heading");
+    assert!(
+        home.light_pixels(50..400) > 500,
+        "the home screen's widgets"
+    );
+    // The host form has more lines (its fields and the command line).
+    assert!(host.light_pixels(50..400) > home.light_pixels(50..400));
+    assert_ne!(home.rgb, host.rgb);
+}
+
+#[test]
+fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_lines_error() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    // Nobody listens on the discard port: the join gives up, as on the
+    // command line, and the launcher stays open on the result.
+    // Back on the Join form, the address is offered among those used lately.
+    let script = "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:9\nkey Return\n\
+                  click Back\nclick Join\nclick 127.0.0.1:9\nquit\n";
+    let output = launcher(dir.path(), script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("joining 127.0.0.1:9"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("error: no answer from 127.0.0.1:9"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("$ netcade join 127.0.0.1:9 --core duel --rom "),
+        "{}",
+        stdout(&output)
+    );
+    let remembered = std::fs::read_to_string(dir.path().join("netcade/addresses.json")).unwrap();
+    assert_eq!(remembered, r#"["127.0.0.1:9"]"#);
+}
+
+#[test]
+fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_in_sync() {
+    let _window = one_window();
+    let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (host_result, join_result) = (
+        host_dir.path().join("result.png"),
+        join_dir.path().join("result.png"),
+    );
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
+         click Frames (blank: play until someone leaves)\ntype 240\n\
+         click Host the match\nwait 2\nscreenshot {}\nquit\n",
+        host_result.display()
+    );
+    let mut host = launcher(host_dir.path(), &script);
+    host.wait_for_stdout("waiting for a player to join", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port = printed
+        .split("UDP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .expect("the host names its port");
+    // The second launcher's window opens over the host's, which now shows
+    // the match: the player there types the address the host gave, and
+    // in the match opens the match menu with Esc (the match goes on).
+    let menu = join_dir.path().join("menu.png");
+    let script = format!(
+        "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:{port}\nkey Return\n\
+         session wait 60\nsession key Escape\nsession wait 3\nsession screenshot {}\n\
+         wait 2\nscreenshot {}\nquit\n",
+        menu.display(),
+        join_result.display()
+    );
+    let join = launcher(join_dir.path(), &script);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(join.status.success(), "{}", stderr(&join));
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 240 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(stdout(&join)));
+    assert!(
+        stdout(&join).contains(&format!("$ netcade join 127.0.0.1:{port} --core duel")),
+        "{}",
+        stdout(&join)
+    );
+    for printed in [stdout(&host), stdout(&join)] {
+        assert!(printed.contains("replay: "), "{printed}");
+    }
+    // Both windows stayed open after the match: their result screens
+    // were drawn, egui's panel with the summary's lines on it.
+    for result in [&host_result, &join_result] {
+        let picture = read_png(result);
+        assert_eq!(picture.size(), (960, 720));
+        assert!(picture.light_pixels(50..400) > 500, "{}", result.display());
+    }
+    // The match menu over the game: its panel's text at the top left, the
+    // game below it.
+    let menu = read_png(&menu);
+    assert!(menu.egui_grey_pixels(0..300) > 50_000, "the match menu");
+    assert!(menu.light_pixels(0..300) > 500, "the match menu's text");
+    menu.assert_the_lower_half_shows_the_game();
+    let recent = std::fs::read_to_string(host_dir.path().join("netcade/recent.json")).unwrap();
+    assert!(recent.contains("dojo.arena"), "{recent}");
+}
+
+#[test]
+fn a_joiner_killed_mid_match_comes_back_with_the_launchers_rejoin_button_in_sync() {
+    let _window = one_window();
+    let (host_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arena = support::dojo_arena();
+    let game = [
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--no-record",
+    ];
+    let host_args = [&game[..], &["--frames", "900", "--inputs", "random:1"]].concat();
+    let (mut host, port) = support::cli::spawn_host(host_dir.path(), &host_args, TIMEOUT);
+    let address = format!("127.0.0.1:{port}");
+    // The first joiner keeps its ticket in the data directory the
+    // launcher opens with, and is killed mid-match.
+    let env = [("XDG_DATA_HOME", dir.path().as_os_str())];
+    let join_args = [
+        &["join", address.as_str(), "--inputs", "random:2"][..],
+        &game,
+    ]
+    .concat();
+    let mut first = spawn_netcade_with_env(&join_args, &env);
+    host.wait_for_stdout("the match began", TIMEOUT);
+    std::thread::sleep(Duration::from_secs(3));
+    first.kill();
+    assert_eq!(support::restart::tickets_in(dir.path()).len(), 1);
+    let script = format!("click Rejoin the match at {address}\nwait 1\nquit\n");
+    let launcher = launcher(dir.path(), &script);
+    let (host, launcher) = (host.finish(TIMEOUT), launcher.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(launcher.status.success(), "{}", stderr(&launcher));
+    let said = stdout(&launcher);
+    let line = format!("$ netcade join {address} --rejoin --core duel --rom {arena}");
+    assert!(said.contains(&line), "{said}");
+    assert!(said.contains("resuming the match at frame"), "{said}");
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 900 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(said));
+    assert!(support::restart::tickets_in(dir.path()).is_empty());
+}
+
+#[test]
+fn cancel_on_the_hosts_waiting_panel_closes_its_socket_and_returns_to_the_launcher() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let (waiting, result) = (
+        dir.path().join("waiting.png"),
+        dir.path().join("result.png"),
+    );
+    // The launcher stays open a while after the Cancel: the port is found
+    // free while the program that held it still runs.
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\nclick Host the match\n\
+         session wait 5\nsession screenshot {}\nsession click Cancel\n\
+         wait 2\nscreenshot {}\nwait 240\nquit\n",
+        waiting.display(),
+        result.display()
+    );
+    let mut host = launcher(dir.path(), &script);
+    host.wait_for_stdout("waiting for a player to join", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port: u16 = printed
+        .split("UDP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|port| port.parse().ok())
+        .expect("the host names its port");
+    let free = || std::net::UdpSocket::bind(("0.0.0.0", port)).is_ok();
+    assert!(!free(), "the host holds UDP port {port} while it waits");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !result.exists() {
+        assert!(std::time::Instant::now() < deadline, "no result screen");
+        std::thread::yield_now();
+    }
+    assert!(free(), "UDP port {port} is free again after Cancel");
+    let output = host.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("match ended (hosting cancelled before anyone joined)"),
+        "{}",
+        stdout(&output)
+    );
+    // The waiting panel was drawn over the game: egui's window with the
+    // heading, the addresses and the buttons, light text on dark grey.
+    let panel = read_png(&waiting);
+    assert!(panel.egui_grey_pixels(0..200) > 30_000, "the waiting panel");
+    assert!(panel.light_pixels(0..200) > 300, "the waiting panel's text");
+    assert_eq!(read_png(&result).size(), (960, 720));
+}
+
+#[test]
+fn netcade_alone_opens_the_launcher_which_needs_a_display() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("SDL_VIDEODRIVER")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: no display to open the window on"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_replay_chosen_in_the_replays_screen_is_verified_by_the_replay_command() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let replays = dir.path().join("replays");
+    std::fs::create_dir_all(&replays).unwrap();
+    support::cli::record_duel(&replays, "older.ncr", "dojo", 60, "random:1");
+    support::cli::record_duel(&replays, "chosen.ncr", "dojo", 90, "random:2");
+    let script = "click Replays\nclick Filter\ntype chosen\nclick chosen.ncr\nclick Verify\nquit\n";
+    let output = launcher_with_replays(dir.path(), script, &replays).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    assert!(printed.contains("chosen.ncr: frames 0..90"), "{printed}");
+    assert!(printed.contains("verified: "), "{printed}");
+    assert!(!printed.contains("older.ncr"), "{printed}");
+}
+
+#[test]
+fn the_settings_file_adds_its_window_switches_and_a_mistake_in_it_names_its_line() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("script.txt"), "click Play\nquit\n").unwrap();
+    // Content that is not there: `play` ends at once on the command
+    // line's own error, and the line it ran was printed first.
+    let missing = dir.path().join("missing.arena").display().to_string();
+    let script = dir.path().join("script.txt").display().to_string();
+    let args = [
+        "menu", "--core", "duel", "--rom", &missing, "--script", &script,
+    ];
+    let env = [
+        ("NETCADE_CONFIG_DIR", dir.path().as_os_str()),
+        ("XDG_DATA_HOME", dir.path().as_os_str()),
+    ];
+    let settings = dir.path().join("settings.toml");
+    std::fs::write(
+        &settings,
+        "[video]\nshader = \"nearest\"\ninteger_scale = true\n",
+    )
+    .unwrap();
+    let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("missing.arena --shader nearest --integer-scale\n"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("error: content file "),
+        "{}",
+        stderr(&output)
+    );
+
+    std::fs::write(&settings, "[video]\nshader = \"blurry\"\n").unwrap();
+    let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stdout(&output).contains("--shader"), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("settings.toml line 2: "),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_key_pressed_for_a_button_in_settings_is_saved_in_the_input_mapping() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("settings.png");
+    // Player 1's B was J: K (player 1's A) takes its place.
+    let script = format!(
+        "click Settings\nclick keys b\nkey K\nclick Default port\nkey Ctrl+A\ntype 7123\n\
+         wait 2\nscreenshot {}\nclick Save\nquit\n",
+        shot.display()
+    );
+    let output = launcher(dir.path(), &script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let input = std::fs::read_to_string(dir.path().join("input.toml")).unwrap();
+    let player1 = input
+        .split("[keyboard.player1]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or_else(|| panic!("{input}"));
+    assert!(player1.contains("\nb = \"K\"\n"), "{input}");
+    assert!(!player1.contains("\na = "), "K left A: {input}");
+    let settings = std::fs::read_to_string(dir.path().join("settings.toml")).unwrap();
+    assert!(settings.contains("port = 7123\n"), "{settings}");
+    let picture = read_png(&shot);
+    assert_eq!((picture.width, picture.height), (960, 720));
+}
