@@ -1,4 +1,8 @@
 //! The project's shape: the layers inside each crate import only downward,
-//! and docs/design.md's module map names every folder and crate.
+//! no files import each other in a ring, and docs/design.md's module map
+//! names every folder and crate.
 
-mod architecture;
+mod design_map;
+mod imports;
+mod layers;
+mod source;

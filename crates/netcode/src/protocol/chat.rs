@@ -1,7 +1,7 @@
 //! Chat lines (message kind 17, version 7): what a line may hold and how
 //! fast one sender may send them. Pure: the time is a parameter.
 
-use super::endpoint::Millis;
+use super::time::Millis;
 
 /// A line's text is at most this many bytes of UTF-8 (two lines of the
 /// overlay's 8×8 font at 640 pixels wide; a datagram holds far more).

@@ -3,7 +3,7 @@
 //! refills slowly, and the table of addresses is bounded, so a flood of
 //! Hellos from many addresses costs a fixed amount of memory and answers.
 
-use super::endpoint::Millis;
+use super::time::Millis;
 use std::collections::BTreeMap;
 
 /// The allowance each address gets.

@@ -9,6 +9,7 @@ pub mod endpoint;
 pub mod handshake_limit;
 pub mod messages;
 pub mod peers;
+pub mod time;
 
 pub use auth::{LinkKeys, LinkSecret};
 pub use chat::{
@@ -18,8 +19,9 @@ pub use chat::{
 pub use codec::{decode, encode, DecodeError, EncodeError};
 pub use endpoint::{
     ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,
-    Identity, Millis, PeerEndpoint, Rejection, Role, MAX_UNACKED_FRAMES,
+    Identity, PeerEndpoint, Rejection, Role, MAX_UNACKED_FRAMES,
 };
 pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
 pub use peers::PeerTable;
+pub use time::Millis;

@@ -1,7 +1,8 @@
 //! Many peers behind one socket: routes datagrams to endpoints by address and
 //! counts datagrams from addresses nobody introduced.
 
-use super::endpoint::{Event, Millis, PeerEndpoint};
+use super::endpoint::{Event, PeerEndpoint};
+use super::time::Millis;
 use std::collections::BTreeMap;
 
 /// Endpoints keyed by the caller's address type (ordered, so polling order and

@@ -24,6 +24,7 @@ mod timers;
 
 use super::auth::LinkKeys;
 use super::messages::*;
+use super::time::Millis;
 use crate::input::Buttons;
 use crate::rollback::Frame;
 use blobs::{IncomingBlob, OutgoingBlob};
@@ -36,9 +37,6 @@ pub use events::{
     ConnectionState, DisconnectCause, EndpointError, EndpointStats, Event, Identity, Rejection,
 };
 pub use inputs::MAX_UNACKED_FRAMES;
-
-/// Milliseconds since an origin the caller chooses (monotonic).
-pub type Millis = u64;
 
 /// One connection to one peer. The caller keys endpoints by address (see
 /// [`super::peers::PeerTable`]), feeds it datagrams and polls it for datagrams.
