@@ -1,10 +1,14 @@
-//! The frame loops behind netcade's commands: `run`, `synctest`, `debug`,
-//! `demo`. `src/main.rs` only turns the command line into calls to these.
+//! The frame engine: opening a game, its input sources and frame clock,
+//! the sinks where a frame leaves the emulator (`sinks`), the match machine
+//! that carries out a rollback session's requests on a game (`matches`),
+//! the debugger, replay playback, each command's report and the one error
+//! type. It knows nothing of live sessions over sockets (`crate::live`) or
+//! the launcher (`crate::launcher`), which stand on it.
 //!
 //! Everything here is written against [`Game`] (an
 //! [`Emulator`](netcode::emulator::Emulator) that may also know how long it
-//! spent inside the core), so the loops are tested with small pure-Rust games
-//! (see `testing`) and run unchanged on libretro cores.
+//! spent inside the core), so the loops are tested with small pure-Rust
+//! games (`netcode::testing`'s stub) and run unchanged on libretro cores.
 
 pub mod core_copies;
 pub mod debugger;

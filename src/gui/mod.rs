@@ -1,8 +1,10 @@
 //! The player's window (cargo feature `gui`): an SDL2 window with an
 //! OpenGL 3.3 core context through `glow`, the display shaders of
 //! `shaders/`, keyboard and game controller input mapped to the RetroPad,
-//! the netplay overlay, and `netcade play` (local play with in-window
-//! frame stepping on the debugger's engine).
+//! the netplay overlay, the menus drawn with egui (`ui`, `match_menu`), the
+//! launcher's window (`menu`: its screens over `crate::launcher`'s model),
+//! and `netcade play` (local play with in-window frame stepping on the
+//! debugger's engine).
 //!
 //! The window never paces the emulation: frame loops run on their own
 //! clock and hand the window a frame to present (vsync is off unless asked

@@ -4,8 +4,10 @@
 //! conditioner that applies the simulated network's faults to real sockets
 //! (`conditioner`), the command-line switches choosing them (`link`), the
 //! channel machines meeting in a room talk through first (`signal`), the
-//! signaling server's rooms that carry it (`room`) and ICE over the game's
-//! socket for machines behind NATs (`ice`).
+//! signaling server's rooms that carry it (`room`), ICE over the game's
+//! socket for machines behind NATs (`ice`), a router's port mapping
+//! (`port_mapping`, feature `upnp`) and, with feature `broadcast`, a NATS
+//! client on its own thread (`nats`).
 
 pub mod conditioner;
 pub mod ice;

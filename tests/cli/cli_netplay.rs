@@ -707,7 +707,7 @@ fn a_spectator_killed_mid_match_leaves_the_players_undisturbed() {
         spectator.kill();
     });
     // (That the players never wait for a spectator is checked without
-    // wall-clock timing in tests/netplay_spectator.rs.)
+    // wall-clock timing in tests/netplay/netplay_spectator.rs.)
     assert_same_ending(&host, &join, 900);
     for output in [&host, &join] {
         assert!(!stderr(output).contains("waiting for P"));

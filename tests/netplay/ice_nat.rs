@@ -298,7 +298,7 @@ fn connect_and_play_with(
         .take()
         .unwrap()
         .expect("the joiner finds a path");
-    // docs/measurements.md: `cargo test --test ice_nat -- --nocapture --test-threads 1`.
+    // docs/measurements.md: `cargo test --test netplay -- --nocapture --test-threads 1 ice_nat::`.
     println!(
         "{}: host {}; joiner {}",
         std::thread::current().name().unwrap_or("test"),

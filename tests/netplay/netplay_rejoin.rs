@@ -168,7 +168,7 @@ fn resumed_at(cluster: &PartyCluster, machine: usize, since: Millis) -> Option<M
         })
 }
 
-/// The figures of docs/measurements.md: `cargo test --test netplay_rejoin
+/// The figures of docs/measurements.md: `cargo test --test netplay
 /// -- --nocapture ten_second_outage` prints them.
 #[test]
 fn after_a_ten_second_outage_play_resumes_within_a_second_of_the_links_return() {

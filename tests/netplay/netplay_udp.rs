@@ -4,7 +4,7 @@
 //! clusters use, and agree on every final frame — over plain UDP and over
 //! laminar, IPv4 and IPv6, with and without the link conditioner.
 //!
-//! `cargo test --test netplay_udp -- --nocapture --test-threads 1`
+//! `cargo test --test netplay -- --nocapture --test-threads 1 netplay_udp::`
 //! prints each run's wire rates (README, "Transports").
 
 use netcade::engine::frame_clock::FrameClock;

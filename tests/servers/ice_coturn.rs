@@ -4,7 +4,7 @@
 //! match played over the path stays in sync, and the relay's cost per
 //! datagram is reported.
 //!
-//! `cargo test --test ice_coturn -- --nocapture` prints the figures in
+//! `cargo test --test servers -- --nocapture ice_coturn::` prints the figures in
 //! docs/measurements.md ("Connecting through NATs").
 
 use netcade::engine::matches::machine::NetplayMachine;

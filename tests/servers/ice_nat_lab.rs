@@ -10,7 +10,7 @@
 //! Root only, and opt-in (it changes the machine's network namespaces):
 //!
 //! ```text
-//! NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_
+//! NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_
 //! ```
 //!
 //! The `behind_*_by_room_code` tests run two `netcade` processes instead,
@@ -385,7 +385,7 @@ fn lab_match(masquerade: Masquerade) -> [Report; 2] {
 }
 
 #[test]
-#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
 fn behind_masquerading_routers_the_players_punch_a_hole_and_play_in_sync() {
     let reports = lab_match(Masquerade::Plain);
     for report in &reports {
@@ -395,7 +395,7 @@ fn behind_masquerading_routers_the_players_punch_a_hole_and_play_in_sync() {
 }
 
 #[test]
-#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
 fn behind_fully_random_routers_the_players_meet_through_the_relay_and_play_in_sync() {
     let reports = lab_match(Masquerade::FullyRandom);
     for report in &reports {
@@ -471,7 +471,7 @@ fn room_match(
 }
 
 #[test]
-#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
 fn behind_masquerading_routers_two_netcade_processes_meet_by_room_code_and_punch_a_hole() {
     for summary in room_match(Masquerade::Plain, "endpoint-independent", &[]) {
         let path = &summary["netplay"]["path"];
@@ -480,7 +480,7 @@ fn behind_masquerading_routers_two_netcade_processes_meet_by_room_code_and_punch
 }
 
 #[test]
-#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
 fn behind_fully_random_routers_two_netcade_processes_meet_by_room_code_through_the_relay() {
     for summary in room_match(Masquerade::FullyRandom, "symmetric", &[]) {
         let path = &summary["netplay"]["path"];
@@ -490,7 +490,7 @@ fn behind_fully_random_routers_two_netcade_processes_meet_by_room_code_through_t
 }
 
 #[test]
-#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
 fn behind_masquerading_routers_a_joiner_the_host_refuses_once_asks_again_over_the_same_hole() {
     // The joiner proposes no delay floor; the host's refusal carries its
     // own, and the joiner asks again with it, over the path ICE found.
@@ -505,7 +505,7 @@ fn behind_masquerading_routers_a_joiner_the_host_refuses_once_asks_again_over_th
 }
 
 #[test]
-#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test ice_nat_lab -- --ignored --test-threads 1 behind_"]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
 fn behind_fully_random_routers_a_joiner_the_host_refuses_once_asks_again_through_the_same_relay() {
     let host_extra = ["--min-delay", "2"];
     for summary in room_match(Masquerade::FullyRandom, "symmetric", &host_extra) {

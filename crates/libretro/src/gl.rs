@@ -3,7 +3,7 @@
 //!
 //! Every `glow` call is an FFI call into the GL driver and so `unsafe`. It
 //! lives here because the project keeps all of its `unsafe` code in one
-//! audited folder, `src/libretro/`: the renderer decides what to draw, this
+//! audited folder, `crates/libretro/src/`: the renderer decides what to draw, this
 //! module only makes the calls, and checks every slice it hands the driver
 //! against the size the driver will read or write.
 

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-/* Defined in src/libretro/context.rs; never unwinds. */
+/* Defined in crates/libretro/src/context.rs; never unwinds. */
 extern void netcade_core_log_line(unsigned level, const char *text);
 
 void netcade_core_log_printf(unsigned level, const char *format, ...) {

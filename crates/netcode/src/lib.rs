@@ -1,9 +1,4 @@
-//! Sans-IO rollback netcode: everything netcade's matches are made of that
-//! does no I/O, reads no clock and draws no random number. Time and
-//! randomness come in as arguments, datagrams go out as values, and a game
-//! is anything that implements [`emulator::Emulator`].
-//!
-//! See this crate's README for how to drive a match with it alone.
+#![doc = include_str!("../README.md")]
 
 // No FFI, no sockets: all of this is safe Rust that any frontend can embed.
 #![forbid(unsafe_code)]

@@ -1,5 +1,5 @@
-//! Netplay on real games: the driver that carries out a session's requests
-//! on an emulator, the one tick every netplay loop runs (machine), desync
+//! The match machine: netplay on real games. The driver that carries out a
+//! rollback session's requests on an emulator, the one tick every netplay loop runs (machine), desync
 //! diagnosis, and whole matches simulated in one process.
 
 pub mod checkpoints;
