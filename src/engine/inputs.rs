@@ -30,9 +30,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use netcode::input::{
-    FrameInputs, RandomPlayer, SplitMix64, MAX_PLAYERS, NO_INPUTS, RANDOM_PLAYERS,
-};
+pub use netcode::input::{FrameInputs, RandomPlayer, MAX_PLAYERS, NO_INPUTS, RANDOM_PLAYERS};
 
 /// The biggest input script read (bigger files are refused, not truncated).
 pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;

@@ -4,8 +4,9 @@
 //! Delayed datagrams wait here and go out on a later `send` or `receive`
 //! once due, so a loop polling every millisecond releases them on time.
 
-use super::sim::{DueQueue, LinkConditions, LinkTimeline, SimStats, SplitMix64};
+use super::sim::{DueQueue, LinkConditions, LinkTimeline, SimStats};
 use super::{MicrosClock, Transport};
+use netcode::random::SplitMix64;
 use std::collections::BTreeMap;
 
 /// Most datagrams held back at once; more are dropped (counted as
@@ -31,7 +32,7 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
             inner,
             conditions,
             clock,
-            rng: SplitMix64(seed),
+            rng: SplitMix64::new(seed),
             timelines: BTreeMap::new(),
             held: DueQueue::default(),
             stats: SimStats::default(),

@@ -7,6 +7,7 @@
 //! small PRNG seeded by the caller, so the same seed and the same calls give the
 //! same deliveries, byte for byte.
 
+use netcode::random::SplitMix64;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
@@ -150,34 +151,6 @@ impl SimStats {
     }
 }
 
-/// SplitMix64: tiny, fast, and plenty random for picking which datagrams suffer.
-#[derive(Clone, Debug)]
-pub(crate) struct SplitMix64(pub(crate) u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// True with probability `p`.
-    fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-
-    /// Uniform in `0..=max`.
-    fn up_to(&mut self, max: u64) -> u64 {
-        if max == 0 {
-            0
-        } else {
-            self.next_u64() % (max + 1)
-        }
-    }
-}
-
 /// Items waiting for a moment in microseconds, handed out earliest first
 /// (items due at the same moment in the order they were pushed): the
 /// datagrams on a simulated wire, or held back by the link conditioner.
@@ -298,11 +271,11 @@ impl LinkConditions {
         length: usize,
     ) -> Fate {
         let mut fate = Fate::default();
-        if rng.chance(self.loss) {
+        if rng.chance_of(self.loss) {
             fate.lost = true;
             return fate;
         }
-        fate.duplicated = rng.chance(self.duplicate);
+        fate.duplicated = rng.chance_of(self.duplicate);
         let copies = if fate.duplicated { 2 } else { 1 };
         for copy in 0..copies {
             let mut departure_us = now_us;
@@ -320,7 +293,7 @@ impl LinkConditions {
             let delay_us =
                 (self.latency_ms * 1000 + rng.up_to(2 * jitter_us)).saturating_sub(jitter_us);
             let mut arrival_us = departure_us + delay_us;
-            let reordered = rng.chance(self.reorder);
+            let reordered = rng.chance_of(self.reorder);
             if reordered {
                 // Held back long enough for a few later datagrams to overtake it.
                 arrival_us += 1000 + rng.up_to(self.latency_ms * 1000 + 2 * jitter_us + 20_000);
@@ -357,7 +330,7 @@ impl<A: Copy + Ord> SimNet<A> {
     /// A network where every link is perfect until told otherwise.
     pub fn new(seed: u64) -> Self {
         SimNet {
-            rng: SplitMix64(seed),
+            rng: SplitMix64::new(seed),
             default_conditions: LinkConditions::PERFECT,
             links: BTreeMap::new(),
             partitions: BTreeSet::new(),

@@ -39,7 +39,8 @@ const NETCADE_LAYERS: Layers = &[
 /// protocol, the replay format and the audio ring, and the netplay
 /// sessions on top.
 const NETCODE_LAYERS: Layers = &[
-    ("input", &[]),
+    ("random", &[]),
+    ("input", &["random"]),
     ("diff", &[]),
     ("emulator", &["input"]),
     ("checksum", &["emulator", "input"]),

@@ -1,5 +1,4 @@
 #![doc = include_str!("../README.md")]
-
 // No FFI, no sockets: all of this is safe Rust that any frontend can embed.
 #![forbid(unsafe_code)]
 // Every public item says what it is for (units, sides, when it is absent).
@@ -13,6 +12,7 @@ pub mod encoding;
 pub mod input;
 pub mod netplay;
 pub mod protocol;
+pub mod random;
 pub mod replay;
 pub mod rollback;
 #[cfg(any(test, feature = "testing"))]

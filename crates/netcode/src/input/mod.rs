@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 mod random;
-pub use random::{RandomPlayer, SplitMix64, RANDOM_PLAYERS};
+pub use random::{RandomPlayer, RANDOM_PLAYERS};
 
 /// The most players netcade drives: RetroPad ports 0–3. Sessions, input
 /// scripts and the host all size their fixed per-player arrays by it.
