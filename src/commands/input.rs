@@ -49,7 +49,7 @@ pub fn input_command(args: &InputArgs, out: &mut dyn Write) -> Result<Outcome, A
         window_size: Some((640, 200)),
         ..DisplayArgs::default()
     };
-    let mut window = Window::open("netcade input --test", (320, 100), 0.0, &display, map)?;
+    let mut window = Window::open("netcade input --test", (320, 100), 0.0, &display, || map)?;
     writeln!(
         out,
         "press keys or controller buttons in the window; close it to stop"

@@ -51,9 +51,8 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let screenshot_at = args.display.screenshot_request()?;
     let mut scripted = args.inputs.as_ref().map(InputSource::open).transpose()?;
     let mut game = open_game(&args.game)?;
-    let map = load_input_map();
     let (source, aspect) = picture_geometry(&*game);
-    let mut window = Window::open(&game.title(), source, aspect, &args.display, map)?;
+    let mut window = Window::open(&game.title(), source, aspect, &args.display, load_input_map)?;
     writeln!(
         out,
         "playing {} in a window (OpenGL {}); F1 overlay, P pause, Esc quits",

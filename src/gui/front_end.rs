@@ -87,7 +87,7 @@ impl WindowFrontEnd {
             (width, height),
             aspect,
             display,
-            load_input_map(),
+            load_input_map,
         )?;
         Ok(WindowFrontEnd {
             window,

@@ -393,7 +393,7 @@ pub fn replay_in_window(
     out: &mut dyn Write,
 ) -> Result<(Frame, Checksums), AppError> {
     let (source, aspect) = picture_geometry(game);
-    let mut window = Window::open(&game.title(), source, aspect, display, load_input_map())?;
+    let mut window = Window::open(&game.title(), source, aspect, display, load_input_map)?;
     writeln!(
         out,
         "playing the replay from frame {start} in a window at {}x (OpenGL {}); F1 overlay, P pause, Esc quits",

@@ -322,13 +322,15 @@ fn set_vsync(video: &sdl2::VideoSubsystem, vsync: bool) {
 impl Window {
     /// Opens a resizable window titled `title` for a game whose frames are
     /// `source` pixels shown at `aspect`, with an OpenGL 3.3 core context
-    /// and every shader compiled.
+    /// and every shader compiled. The input mapping is read once the window
+    /// is open (reading it may write the default file and say so: not for
+    /// a window that cannot open).
     pub fn open(
         title: &str,
         source: (u32, u32),
         aspect: f32,
         display: &DisplayArgs,
-        map: InputMap,
+        map: impl FnOnce() -> InputMap,
     ) -> Result<Window, GuiError> {
         let kept = SHELF.with(|shelf| shelf.borrow_mut().1.take());
         let sdl = match kept {
@@ -355,7 +357,7 @@ impl Window {
             ui,
             sdl: Some(sdl),
             keys_held: HashSet::new(),
-            map,
+            map: map(),
             shader: display.shader,
             integer_scale: display.integer_scale,
             overlay_corner: Corner::default(),

@@ -283,7 +283,11 @@ fn cancel_on_the_hosts_waiting_panel_closes_its_socket_and_returns_to_the_launch
 
 #[test]
 fn netcade_alone_opens_the_launcher_which_needs_a_display() {
+    // A first run: no input mapping written yet, which must not be written
+    // (and announced) for a window that cannot open.
+    let config = tempfile::tempdir().unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_netcade"))
+        .env("NETCADE_CONFIG_DIR", config.path())
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("SDL_VIDEODRIVER")
@@ -295,6 +299,7 @@ fn netcade_alone_opens_the_launcher_which_needs_a_display() {
         "{}",
         stderr(&output)
     );
+    assert!(!config.path().join("input.toml").exists());
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn open_window(size: (u32, u32), shader: DisplayShader, integer_scale: bool) -> 
         window_size: Some(size),
         ..DisplayArgs::default()
     };
-    Window::open("netcade test", size, 0.0, &display, InputMap::defaults())
+    Window::open("netcade test", size, 0.0, &display, InputMap::defaults)
         .unwrap_or_else(|err| panic!("the window opens (run under xvfb-run): {err}"))
 }
 

@@ -85,7 +85,7 @@ fn open_window() -> Result<Window, GuiError> {
         window_size: Some((960, 720)),
         ..DisplayArgs::default()
     };
-    Window::open("netcade", (320, 240), 4.0 / 3.0, &display, load_input_map())
+    Window::open("netcade", (320, 240), 4.0 / 3.0, &display, load_input_map)
 }
 
 /// Shows the launcher until the player starts a session or leaves.
