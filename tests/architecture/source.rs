@@ -434,8 +434,8 @@ fn raw_string_len(text: &str) -> Option<usize> {
 /// (a lifetime such as `'a` is not a literal).
 fn char_literal_len(text: &str) -> Option<usize> {
     let rest = text.strip_prefix('\'')?;
-    let body_len = if rest.starts_with('\\') {
-        rest[1..].find('\'')? + 1
+    let body_len = if let Some(escaped) = rest.strip_prefix('\\') {
+        escaped.find('\'')? + 1
     } else {
         rest.chars().next()?.len_utf8()
     };

@@ -271,17 +271,14 @@ impl Lab {
 
     /// This binary again, as the player `role`, inside `home`.
     fn player(&self, home: &str, role: &str) -> Child {
+        // The test's name as the harness knows it: its module path in this
+        // binary (`ice_nat_lab::nat_lab_player`), without the binary's name.
+        let module = module_path!().split_once("::").map_or("", |(_, rest)| rest);
         Command::new("ip")
             .args(["netns", "exec", &self.ns(home)])
             .arg(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "nat_lab_player",
-                "--ignored",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
+            .args(["--exact", &format!("{module}::nat_lab_player")])
+            .args(["--ignored", "--nocapture", "--test-threads", "1"])
             .env(PLAYER_ENV, role)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
