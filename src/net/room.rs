@@ -21,9 +21,16 @@ use std::time::{Duration, Instant};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Message, WebSocket};
 
-/// The biggest message read from the server: netcade's signals are a few
-/// hundred bytes; anything far bigger is not from a room we speak with.
+/// The biggest message taken from the server: netcade's signals are a few
+/// hundred bytes; a bigger one is a misbehaving peer's, skipped and counted
+/// (any peer of the room can send one: it must not end our room).
 const MAX_MESSAGE_BYTES: usize = 64 << 10;
+
+/// The biggest message the WebSocket reads at all: what `matchbox_server`
+/// (axum's defaults) forwards. Reading what it forwards whole keeps the
+/// connection in step, so one peer's oversized signal is skipped rather
+/// than ending the room; anything bigger breaks the server's own limit.
+const MAX_FORWARDED_BYTES: usize = 64 << 20;
 
 /// The longest peer id the server may give (a UUID is 36 characters).
 const MAX_PEER_ID_CHARS: usize = 64;
@@ -182,6 +189,8 @@ pub struct RoomClient {
     pending: VecDeque<RoomEvent>,
     /// The bytes of text in `pending`.
     pending_bytes: usize,
+    /// Messages over [`MAX_MESSAGE_BYTES`] skipped so far.
+    oversized: u64,
 }
 
 impl RoomClient {
@@ -228,7 +237,13 @@ impl RoomClient {
             me,
             pending: VecDeque::new(),
             pending_bytes: 0,
+            oversized: 0,
         })
+    }
+
+    /// Messages skipped for their size (over 64 KiB) so far.
+    pub fn oversized_skipped(&self) -> u64 {
+        self.oversized
     }
 
     /// Our id in the room.
@@ -261,6 +276,14 @@ impl RoomClient {
     fn read_event(&mut self) -> Result<Option<RoomEvent>, SignalError> {
         for _ in 0..READS_PER_POLL {
             match self.socket.read() {
+                Ok(Message::Text(text)) if text.len() > MAX_MESSAGE_BYTES => {
+                    self.oversized += 1;
+                    tracing::warn!(
+                        "skipped a message of {} bytes from the signaling server ({} so far)",
+                        text.len(),
+                        self.oversized
+                    );
+                }
                 Ok(Message::Text(text)) => match parse_event(text.as_str()) {
                     Some(ServerEvent::Room(event)) => return Ok(Some(event)),
                     // A second id, or junk: nothing to act on.
@@ -369,8 +392,8 @@ fn upgrade(
     deadline: Instant,
 ) -> Result<WebSocket<TcpStream>, SignalError> {
     let config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_MESSAGE_BYTES))
-        .max_frame_size(Some(MAX_MESSAGE_BYTES));
+        .max_message_size(Some(MAX_FORWARDED_BYTES))
+        .max_frame_size(Some(MAX_FORWARDED_BYTES));
     let mut handshake = tungstenite::client::client_with_config(url, stream, Some(config));
     loop {
         match handshake {
@@ -732,6 +755,28 @@ mod tests {
         assert!(kept.len() > 100, "{}", kept.len());
         // The newest are kept, in order.
         assert!(kept.last().unwrap().starts_with(&format!("{} ", flood - 1)));
+        drop(room);
+        script.join().unwrap();
+    }
+
+    #[test]
+    fn an_oversized_signal_is_skipped_and_counted_and_the_room_goes_on() {
+        let huge = "x".repeat(MAX_MESSAGE_BYTES + 1);
+        let events = vec![
+            fake_server::signal_from("rogue", &huge),
+            fake_server::signal_from("host", "still here"),
+        ];
+        let (server, script) = fake_server::scripted(vec![events]);
+        let mut room = RoomClient::enter(&server, "room", None, Duration::from_secs(10)).unwrap();
+        let event = soon(|| room.poll()).unwrap();
+        assert_eq!(
+            event,
+            RoomEvent::Signal {
+                from: PeerId("host".into()),
+                text: "still here".into()
+            }
+        );
+        assert_eq!(room.oversized_skipped(), 1);
         drop(room);
         script.join().unwrap();
     }

@@ -183,8 +183,7 @@ fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_nex
 /// in place of ICE's messages (or nothing at all), and stays.
 fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
     let server: SignalServer = signal.parse().unwrap();
-    let room = format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""));
-    let mut rogue = RoomClient::enter(&server, &room, None, TIMEOUT).unwrap();
+    let mut rogue = RoomClient::enter(&server, &room_of(code), None, TIMEOUT).unwrap();
     let (host, greeting) = loop {
         match rogue.wait(TIMEOUT).unwrap() {
             Some(RoomEvent::Signal { from, text }) => break (from, text),
@@ -199,6 +198,64 @@ fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
         rogue.send(&host, garbage).unwrap();
     }
     rogue
+}
+
+/// The name of room `code` on the signaling server.
+fn room_of(code: &str) -> String {
+    format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""))
+}
+
+/// A peer in room `code` that sends every peer it hears of (the host that
+/// greets it, each later arrival) one signal over 64 KiB, until `stop`.
+fn oversized_sender(
+    signal: &str,
+    code: &str,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    let server: SignalServer = signal.parse().unwrap();
+    let mut rogue = RoomClient::enter(&server, &room_of(code), None, TIMEOUT).unwrap();
+    std::thread::spawn(move || {
+        let huge = "x".repeat(100 << 10);
+        let mut victims = std::collections::BTreeSet::new();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let peer = match rogue.wait(Duration::from_millis(50)).unwrap() {
+                Some(RoomEvent::Signal { from, .. }) | Some(RoomEvent::Arrived(from)) => from,
+                _ => continue,
+            };
+            if victims.insert(peer.clone()) {
+                rogue.send(&peer, &huge).unwrap();
+            }
+        }
+        victims.len()
+    })
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn an_oversized_signal_in_the_room_ends_neither_the_hosts_room_nor_a_spectators_search() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
+    let code = room_code(&mut host);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rogue = oversized_sender(&signal, &code, stop.clone());
+    let join = start(&["join", "--room", &code], &game, &signal, 2);
+    host.wait_for_stdout("the match began", TIMEOUT);
+    let spectator = start(&["spectate", "--room", &code], &game, &signal, 0);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    let spectator = spectator.finish(TIMEOUT);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let victims = rogue.join().unwrap();
+    assert!(victims >= 3, "the host, the joiner and the spectator: {victims}");
+    assert_played_in_sync(&host, &join);
+    assert!(!stderr(&host).contains("cannot find this match"), "{host:?}");
+    assert!(spectator.status.success(), "{spectator:?}");
+    assert_eq!(last_json(&spectator)["end"], "finished");
 }
 
 #[test]
