@@ -251,9 +251,15 @@ fn an_oversized_signal_in_the_room_ends_neither_the_hosts_room_nor_a_spectators_
     let spectator = spectator.finish(TIMEOUT);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let victims = rogue.join().unwrap();
-    assert!(victims >= 3, "the host, the joiner and the spectator: {victims}");
+    assert!(
+        victims >= 3,
+        "the host, the joiner and the spectator: {victims}"
+    );
     assert_played_in_sync(&host, &join);
-    assert!(!stderr(&host).contains("cannot find this match"), "{host:?}");
+    assert!(
+        !stderr(&host).contains("cannot find this match"),
+        "{host:?}"
+    );
     assert!(spectator.status.success(), "{spectator:?}");
     assert_eq!(last_json(&spectator)["end"], "finished");
 }

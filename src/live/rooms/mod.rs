@@ -714,6 +714,23 @@ pub(crate) fn quick_pair(
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_rooms_manual_names_the_rooms_this_build_enters() {
+        let manual = include_str!("../../../docs/rooms.md");
+        let code = RoomCode::from_random([7; code::CODE_CHARS]);
+        let room = code_room(code);
+        let version = format!("netcade{PROTOCOL_VERSION}-");
+        assert!(room.starts_with(&version));
+        assert!(
+            manual.contains(&format!("`/{version}room-")),
+            "docs/rooms.md does not name rooms as {version}room-…"
+        );
+        assert!(
+            manual.contains(&format!("`/{version}quick-")),
+            "docs/rooms.md does not name quick-match queues as {version}quick-…"
+        );
+    }
+
     fn identity(content_hash: u64) -> Identity {
         Identity {
             protocol_version: PROTOCOL_VERSION,
