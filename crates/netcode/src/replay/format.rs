@@ -1,7 +1,7 @@
 //! The records of a replay file and their bytes (see `docs/replay-format.md`).
 
 use crate::checksum::Checksum;
-use crate::encoding::state_blob;
+use crate::encoding::{is_printable, state_blob};
 use crate::encoding::{put_toggles, put_varint, read_toggles, read_varint, BitReader, BitWriter};
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::rollback::{Frame, MAX_MATCH_FRAMES};
@@ -479,9 +479,10 @@ impl<'a> Fields<'a> {
         let bytes = self.take(len as usize, what)?;
         let text = String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))?;
         // Replays are shared, and `replay info` and the launcher print these:
-        // a control character would steer the reader's terminal.
-        if text.chars().any(char::is_control) {
-            return Err(format!("{what} holds a control character"));
+        // a control or format character would steer the reader's terminal
+        // or reorder what it shows.
+        if !is_printable(&text) {
+            return Err(format!("{what} holds a control character or a format character"));
         }
         Ok(text)
     }

@@ -274,6 +274,27 @@ fn the_header_alone_is_read_without_the_inputs_after_it_and_a_bad_one_is_an_erro
 }
 
 #[test]
+fn a_header_whose_text_holds_a_bidi_override_or_a_byte_order_mark_is_refused_not_printed() {
+    for (core_name, player) in [("Duel\u{202E}", "ann"), ("Duel", "\u{FEFF}ann\u{2028}")] {
+        let header = ReplayHeader {
+            core_name: core_name.into(),
+            player_names: vec![player.into(), "bo".into()],
+            ..header(2)
+        };
+        let mut bytes = Vec::new();
+        ReplayWriter::new(&mut bytes, &header)
+            .unwrap()
+            .finish(EndReason::Finished)
+            .unwrap();
+        let error = read_replay_header(&bytes[..]).unwrap_err();
+        assert!(
+            error.to_string().contains("a format character"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
 fn a_header_whose_text_holds_a_control_character_is_refused_not_printed() {
     let header = ReplayHeader {
         core_name: "Duel\u{1b}[2J".into(),
