@@ -569,7 +569,7 @@ proptest! {
 
 #[test]
 fn a_header_whose_sample_rate_is_not_a_rate_is_refused() {
-    for sample_rate in [f64::NAN, -1.0, f64::INFINITY] {
+    for sample_rate in [f64::NAN, -1.0, f64::INFINITY, 0.0, 1e-300, 1e300] {
         let header = ReplayHeader {
             sample_rate,
             ..header(2)
@@ -579,16 +579,39 @@ fn a_header_whose_sample_rate_is_not_a_rate_is_refused() {
         let error = read_replay(&bytes[..]).unwrap_err().to_string();
         assert!(error.contains("sample rate"), "{error}");
     }
-    let silent = ReplayHeader {
-        sample_rate: 0.0,
+    let unusual = ReplayHeader {
+        sample_rate: 32_040.5,
         ..header(2)
     };
-    let bytes = ReplayWriter::new(Vec::new(), &silent)
+    let bytes = ReplayWriter::new(Vec::new(), &unusual)
         .unwrap()
         .finish(EndReason::Finished)
         .unwrap()
         .0;
-    assert!(read_replay(&bytes[..]).is_ok(), "a core without sound");
+    assert!(read_replay(&bytes[..]).is_ok(), "the Genesis's rate");
+}
+
+#[test]
+fn a_header_whose_frame_rate_makes_its_length_zero_or_endless_is_refused() {
+    for frames_per_second in [1e300, 1e-300, 0.0, f64::NAN, 5000.0] {
+        let header = ReplayHeader {
+            frames_per_second,
+            ..header(2)
+        };
+        let writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+        let bytes = writer.finish(EndReason::Finished).unwrap().0;
+        let error = read_replay_header(&bytes[..]).unwrap_err().to_string();
+        assert!(error.contains("frame rate"), "{frames_per_second}: {error}");
+    }
+    for frames_per_second in [50.0, 59.922_743_404, 60.0] {
+        let header = ReplayHeader {
+            frames_per_second,
+            ..header(2)
+        };
+        let writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+        let bytes = writer.finish(EndReason::Finished).unwrap().0;
+        assert!(read_replay_header(&bytes[..]).is_ok(), "{frames_per_second}");
+    }
 }
 
 #[test]
