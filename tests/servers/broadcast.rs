@@ -259,6 +259,69 @@ fn a_viewer_resumes_from_the_next_savestate_when_the_broadcaster_is_killed_and_r
     assert_eq!(watched["checksums"], host["checksums"]);
 }
 
+/// The `error:` line a process ended with, asserting it ended with exit 3
+/// and said only that.
+fn the_one_error(output: &std::process::Output, who: &str) -> String {
+    assert_eq!(output.status.code(), Some(3), "{who}: {output:?}");
+    let said = stderr(output);
+    let errors: Vec<&str> = said.lines().filter(|line| line.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{who}: {said}");
+    errors[0].to_string()
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_server_that_goes_away_ends_the_broadcaster_and_its_viewer_with_one_error_and_ctrl_c_always_ends_them(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let left = start_broadcaster(port, &nats, "outage", &game);
+    let mut stopped = start_broadcaster(port, &nats, "outage-stopped", &game);
+    let started = Instant::now();
+    sleep_until(started + Duration::from_secs(3));
+    let watching = start_viewer(&nats, "outage", &game);
+    let mut stopped_watching = start_viewer(&nats, "outage-stopped", &game);
+    sleep_until(started + Duration::from_secs(8));
+    nats.process.child.kill().unwrap();
+    nats.process.child.wait().unwrap();
+    let gone = Instant::now();
+    // Ctrl-C ends a broadcaster and a viewer whose server went quiet at once.
+    std::thread::sleep(Duration::from_millis(500));
+    stopped.interrupt();
+    stopped_watching.interrupt();
+    for (process, who) in [(stopped, "the interrupted broadcaster"), (stopped_watching, "the interrupted viewer")] {
+        let output = process.finish(Duration::from_secs(60));
+        assert!(
+            gone.elapsed() < Duration::from_secs(8),
+            "{who} took {:?}: {output:?}",
+            gone.elapsed()
+        );
+        assert!(
+            matches!(output.status.code(), Some(130 | 3)),
+            "{who}: {output:?}"
+        );
+    }
+    // The others end on their own once the client gave up reconnecting.
+    let budget = netcade::net::nats::RECONNECT_BUDGET;
+    for (process, who) in [(left, "the broadcaster"), (watching, "the viewer")] {
+        let output = process.finish(TIMEOUT);
+        assert!(
+            gone.elapsed() < budget + Duration::from_secs(10),
+            "{who} took {:?}: {output:?}",
+            gone.elapsed()
+        );
+        let error = the_one_error(&output, who);
+        assert!(error.contains("NATS"), "{who}: {error}");
+    }
+    // The match itself never noticed.
+    finished(host, "host");
+    finished(join, "join");
+}
+
 #[test]
 #[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
 fn a_server_that_is_down_or_refuses_the_credentials_gives_one_clear_error() {

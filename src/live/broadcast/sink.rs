@@ -7,7 +7,8 @@
 
 use super::pieces::{piece_bytes, FIRST_HEADER, PIECE_HEADER};
 use super::{
-    matches_bucket, replays_bucket, subject, viewers_bucket, Part, MATCHES_BUCKET, REPLAYS_BUCKET,
+    matches_bucket, replays_bucket, subject, viewers_bucket, Part, LAST_WORDS, MATCHES_BUCKET,
+    REPLAYS_BUCKET,
 };
 use crate::engine::sinks::recorder::replay_header;
 use crate::engine::sinks::{FinalFrame, FrameSink, RelaySink};
@@ -280,11 +281,14 @@ impl BroadcastSink {
         });
     }
 
-    /// Waits until the server acknowledged everything queued.
-    fn drain(&self) {
+    /// Waits until the server acknowledged everything queued (at most
+    /// [`LAST_WORDS`]).
+    fn drain(&mut self) {
         let (answer, drained) = std::sync::mpsc::sync_channel(1);
         if self.queue.try_send(Outgoing::Drained(answer)).is_ok() {
-            let _ = drained.recv();
+            if let Err(error) = self.link.wait_within(&drained, LAST_WORDS) {
+                self.fail(format!("the last messages: {error}"));
+            }
         }
     }
 
@@ -296,7 +300,7 @@ impl BroadcastSink {
         let (key, replay) = (self.name.clone(), std::mem::take(&mut self.replay));
         let name = object.clone();
         let chunk_size = piece_bytes(self.max_payload);
-        self.link.run(async move {
+        self.link.run_within(async move {
             let store = replays_bucket(&js).await?;
             let meta = jetstream::object_store::ObjectMetadata {
                 name,
@@ -311,7 +315,7 @@ impl BroadcastSink {
                 let _ = bucket.delete(key).await;
             }
             Ok::<_, NatsError>(())
-        })??;
+        }, LAST_WORDS)??;
         Ok(object)
     }
 }
@@ -388,6 +392,16 @@ impl FrameSink for BroadcastSink {
 }
 
 impl RelaySink for BroadcastSink {
+    fn failure(&self) -> Option<String> {
+        if let Some(failure) = self.status.lock().ok().and_then(|status| status.failure.clone()) {
+            return Some(failure);
+        }
+        self.link.why_stop().and_then(|why| match why {
+            NatsError::Lost { .. } => Some(why.to_string()),
+            _ => None,
+        })
+    }
+
     fn match_ended(&mut self, end: EndReason) {
         if let Some(writer) = self.writer.take() {
             let frames = writer.frames();
@@ -401,6 +415,10 @@ impl RelaySink for BroadcastSink {
             }
         }
         self.drain();
+        if let Some(failure) = RelaySink::failure(self) {
+            self.fail(failure);
+            return;
+        }
         match self.keep_replay() {
             Ok(object) => {
                 if let Ok(mut status) = self.status.lock() {

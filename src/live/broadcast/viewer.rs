@@ -136,7 +136,13 @@ pub fn watch_broadcast(
     );
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, Instant::now(), &mut narrator)?;
-    role.finish(end)
+    let lost = role.server_lost();
+    let watched = role.finish(end)?;
+    match lost {
+        // The one sentence the watch ends with.
+        Some(lost) => Err(lost.into()),
+        None => Ok(watched),
+    }
 }
 
 /// Where watching starts: the stream sequence to read from and the state
@@ -355,6 +361,13 @@ struct ViewerRole {
 }
 
 impl ViewerRole {
+    /// The server went away for longer than the client tries to reconnect.
+    fn server_lost(&self) -> Option<NatsError> {
+        self.link
+            .why_stop()
+            .filter(|why| matches!(why, NatsError::Lost { .. }))
+    }
+
     fn take_message(&mut self, now_ms: Millis, (part, payload): Incoming) {
         self.received_bytes += payload.len() as u64;
         self.heard_ms = now_ms;
@@ -592,6 +605,9 @@ impl LiveRole for ViewerRole {
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
         if let Some((end, _)) = self.broken {
             return Some(end);
+        }
+        if self.server_lost().is_some() {
+            return Some(WatchEnd::HostLost);
         }
         self.reached_the_end().then_some(WatchEnd::Finished)
     }

@@ -24,6 +24,8 @@ pub enum WatchEnd {
     WindowClosed,
     /// The host was heard, but nothing new came from it for too long.
     Stalled,
+    /// What passed the match on (a broadcast) failed: its server went away.
+    RelayFailed,
 }
 
 impl WatchEnd {
@@ -36,6 +38,7 @@ impl WatchEnd {
             WatchEnd::HostLost => "spectating ended (the host was lost)",
             WatchEnd::WindowClosed => "spectating ended (you left)",
             WatchEnd::Stalled => "spectating ended (the match stalled)",
+            WatchEnd::RelayFailed => "spectating ended (the broadcast failed)",
         }
     }
 
@@ -46,6 +49,7 @@ impl WatchEnd {
             WatchEnd::HostLost => "host_lost",
             WatchEnd::WindowClosed => "window_closed",
             WatchEnd::Stalled => "stalled",
+            WatchEnd::RelayFailed => "relay_failed",
         }
     }
 
@@ -55,6 +59,7 @@ impl WatchEnd {
             WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
             WatchEnd::Interrupted => Outcome::Interrupted,
             WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
+            WatchEnd::RelayFailed => Outcome::NetplayFailed,
         }
     }
 
@@ -62,7 +67,9 @@ impl WatchEnd {
     pub(crate) fn end_reason(self) -> EndReason {
         match self {
             WatchEnd::Finished => EndReason::Finished,
-            WatchEnd::Interrupted | WatchEnd::WindowClosed => EndReason::Interrupted,
+            WatchEnd::Interrupted | WatchEnd::WindowClosed | WatchEnd::RelayFailed => {
+                EndReason::Interrupted
+            }
             WatchEnd::HostLost | WatchEnd::Stalled => EndReason::Disconnect,
         }
     }

@@ -206,6 +206,10 @@ impl LiveRole for SpectatorRole {
     }
 
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
+        let relay = self.machine.sink.relay.as_ref();
+        if relay.is_some_and(|relay| relay.failure().is_some()) {
+            return Some(WatchEnd::RelayFailed);
+        }
         if !self.machine.finished() {
             return None;
         }
