@@ -4,6 +4,7 @@
 //! `replay`, so a change to one format cannot reach into the other.
 
 pub mod bits;
+pub mod hex;
 pub mod printable;
 pub mod state_blob;
 pub mod toggles;
