@@ -259,6 +259,108 @@ fn a_viewer_resumes_from_the_next_savestate_when_the_broadcaster_is_killed_and_r
     assert_eq!(watched["checksums"], host["checksums"]);
 }
 
+/// Someone who may publish on the match's subjects (as anyone with the
+/// server's publish rights may), as a forger would.
+struct Stranger {
+    link: NatsLink,
+}
+
+impl Stranger {
+    fn new(nats: &NatsServer) -> Stranger {
+        let link = NatsLink::connect(&nats.url(None), Duration::from_secs(5)).unwrap();
+        Stranger { link }
+    }
+
+    /// Puts `payload` into the stream on `netcade.match.NAME.PART`.
+    fn publish(&self, name: &str, part: &str, payload: Vec<u8>) {
+        let js = self.link.jetstream();
+        let subject = format!("netcade.match.{name}.{part}");
+        self.link
+            .run(async move { js.publish(subject, payload.into()).await?.await })
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// Replay records of frames `first..first + frames` of a two-player match,
+/// every button held: well-formed, and not the match's.
+fn forged_inputs(first: u32, frames: u32) -> Vec<u8> {
+    use netcode::checksum::Checksum;
+    use netcode::input::Buttons;
+    use netcode::replay::{ReplayHeader, ReplayWriter};
+    use netcode::rollback::Frame;
+    let header = ReplayHeader {
+        netcade_version: "0.1.0".into(),
+        core_name: "Duel".into(),
+        core_version: "0.1.0".into(),
+        core_path: String::new(),
+        content_name: String::new(),
+        content_path: String::new(),
+        content_hash: Checksum(0),
+        core_options: Vec::new(),
+        players: 2,
+        frames_per_second: 60.0,
+        sample_rate: 48_000.0,
+        recorded_at_unix: 0,
+        player_names: Vec::new(),
+        start_frame: Frame::new(first),
+        start_state: Vec::new(),
+        start_memory_checksum: Checksum(0),
+    };
+    let mut writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+    writer.output().clear();
+    for frame in first..first + frames {
+        let held = [Buttons::from_bits(0x0fff); 2];
+        writer.frame(Frame::new(frame), &held, None, None).unwrap();
+    }
+    writer.flush().unwrap();
+    std::mem::take(writer.output())
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn what_a_stranger_publishes_on_the_match_is_refused_and_counted_and_shuts_no_viewer_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let broadcaster = start_broadcaster(port, &nats, "forged", &game);
+    let started = Instant::now();
+    sleep_until(started + Duration::from_secs(3));
+    let watching = start_viewer(&nats, "forged", &game);
+    sleep_until(started + Duration::from_secs(6));
+    let stranger = Stranger::new(&nats);
+    // Every frame of the match, every button held (a viewer takes those
+    // it has not had yet); then junk on every part, so the newest header
+    // and savestate are the stranger's.
+    stranger.publish("forged", "records", forged_inputs(0, FRAMES));
+    for part in ["records", "state", "header"] {
+        stranger.publish("forged", part, b"\x01\x02 not a netcade message".to_vec());
+    }
+    let later = start_viewer(&nats, "forged", &game);
+    let from_start = spawn_netcade(&with(
+        &["spectate", &format!("{}/forged", nats.url(None)), "--from-start", "--json"],
+        &game,
+    ));
+
+    let host = finished(host, "host");
+    finished(join, "join");
+    finished(broadcaster, "broadcaster");
+    for (viewer, who, refused) in [
+        (watching, "the viewer watching", 2),
+        (later, "a later viewer", 0),
+        (from_start, "a viewer from the start", 2),
+    ] {
+        let watched = finished(viewer, who);
+        assert_eq!(watched["end"], "finished", "{who}: {watched}");
+        assert_eq!(watched["checksums"], host["checksums"], "{who}: {watched}");
+        let counted = watched["spectator"]["refused_messages"].as_u64().unwrap();
+        assert!(counted >= refused, "{who}: {watched}");
+    }
+}
+
 /// The `error:` line a process ended with, asserting it ended with exit 3
 /// and said only that.
 fn the_one_error(output: &std::process::Output, who: &str) -> String {

@@ -8,6 +8,7 @@
 
 mod list;
 mod pieces;
+mod signing;
 mod sink;
 mod viewer;
 

@@ -6,6 +6,7 @@
 //! whole replay into the object store.
 
 use super::pieces::{piece_bytes, FIRST_HEADER, PIECE_HEADER};
+use super::signing::{BroadcastSigner, MAX_TRAILER_BYTES};
 use super::{
     matches_bucket, replays_bucket, subject, viewers_bucket, Part, LAST_WORDS, MATCHES_BUCKET,
     REPLAYS_BUCKET,
@@ -73,6 +74,8 @@ struct BroadcastSink {
     /// The name and the match's own id, which message ids begin with.
     match_id: String,
     queue: tokio::sync::mpsc::Sender<Outgoing>,
+    /// Signs every message (see `signing`).
+    signer: BroadcastSigner,
     status: Arc<Mutex<BroadcastStatus>>,
     /// The header until the watch's first frame is known.
     waiting: Option<ReplayHeader>,
@@ -113,6 +116,7 @@ pub fn broadcast_sink(
         None => crate::live::connect::link_secret()?.public_key(),
     };
     let match_id = format!("{}.{:016x}", name, Checksum::of(&key.0).0);
+    let signer = BroadcastSigner::of_this_machine()?;
     let (queue, outgoing) = tokio::sync::mpsc::channel(QUEUED_MESSAGES);
     link.spawn(publish_in_order(link.jetstream(), outgoing, status.clone()))?;
     let started = SystemTime::now()
@@ -132,6 +136,7 @@ pub fn broadcast_sink(
         name: name.to_string(),
         match_id,
         queue,
+        signer,
         status,
         waiting: Some(header),
         writer: None,
@@ -201,28 +206,33 @@ async fn publish_in_order(
 
 impl BroadcastSink {
     /// Queues `payload` for `part`, in pieces when the server would
-    /// refuse it whole.
+    /// refuse it whole, each signed.
     fn send(&mut self, part: Part, id: String, payload: Vec<u8>) {
-        let size = piece_bytes(self.max_payload);
+        let size = piece_bytes(self.max_payload)
+            .saturating_sub(MAX_TRAILER_BYTES)
+            .max(1);
         let count = payload.len().div_ceil(size).max(1) as u32;
-        let pieces = payload.chunks(size).map(<[u8]>::to_vec);
-        let pieces: Vec<Vec<u8>> = if count == 1 {
-            vec![payload]
+        let pieces: Vec<&[u8]> = if count == 1 {
+            vec![&payload]
         } else {
             if let Ok(mut status) = self.status.lock() {
                 status.in_pieces += 1;
             }
-            pieces.collect()
+            payload.chunks(size).collect()
         };
+        let subject = subject(&self.name, part);
         for (index, piece) in (1..).zip(pieces) {
+            let in_pieces = (count > 1).then_some((index, count));
             let message = Outgoing::Message {
-                subject: subject(&self.name, part),
                 id: match count {
                     1 => format!("{}.{id}", self.match_id),
                     _ => format!("{}.{id}.{index}", self.match_id),
                 },
-                payload: piece,
-                piece: (count > 1).then_some((index, count)),
+                payload: self
+                    .signer
+                    .seal(&subject, in_pieces, piece, part == Part::Header),
+                subject: subject.clone(),
+                piece: in_pieces,
             };
             if self.queue.try_send(message).is_err() {
                 self.fail("the NATS server fell behind: broadcast stopped".into());

@@ -103,6 +103,9 @@ pub(crate) struct WatchReport {
     /// Checkpoints whose checksums differed from the host's, and repairs
     /// from the host's state.
     pub(crate) desyncs: (u64, u64),
+    /// A broadcast's messages refused (not its broadcaster's) and skipped
+    /// (its broadcaster's, unreadable).
+    pub(crate) refused_messages: (u64, u64),
     /// Chat lines sent and received.
     pub(crate) chat: ChatCounts,
     /// What the watch's outputs left.
@@ -146,6 +149,13 @@ impl Report for WatchReport {
                 "desyncs: {detected} checkpoints differed from the host's, {repaired} repairs from its state"
             )?;
         }
+        let (refused, unreadable) = self.refused_messages;
+        if refused + unreadable > 0 {
+            writeln!(
+                out,
+                "broadcast: refused {refused} messages its broadcaster did not sign, skipped {unreadable} that could not be read"
+            )?;
+        }
         if let Some(chat) = self.chat.describe() {
             writeln!(out, "{chat}")?;
         }
@@ -172,6 +182,8 @@ impl Report for WatchReport {
                 "rebuffers": self.delay.rebuffers,
                 "desyncs": self.desyncs.0,
                 "repairs": self.desyncs.1,
+                "refused_messages": self.refused_messages.0,
+                "unreadable_messages": self.refused_messages.1,
             },
             "netplay": {
                 "ping_ms": self.ping_ms,

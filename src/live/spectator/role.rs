@@ -161,6 +161,7 @@ impl SpectatorRole {
             ),
             dropped_datagrams: machine.spectator.dropped_datagrams(),
             desyncs: (self.desyncs, machine.stats.repairs),
+            refused_messages: (0, 0),
             chat: self.chat.counts,
             outputs: SinksSummary::default(),
         }
