@@ -282,6 +282,22 @@ impl Stranger {
     }
 }
 
+/// The broadcast id the newest header of match `name` names (the 16 bytes
+/// before its signature).
+fn broadcast_id(stranger: &Stranger, name: &str) -> [u8; 16] {
+    let js = stranger.link.jetstream();
+    let subject = format!("netcade.match.{name}.header");
+    let header = stranger
+        .link
+        .run(async move {
+            let stream = js.get_stream("NETCADE").await.unwrap();
+            stream.get_last_raw_message_by_subject(&subject).await.unwrap()
+        })
+        .unwrap();
+    let end = header.payload.len() - 64;
+    header.payload[end - 16..end].try_into().unwrap()
+}
+
 /// Replay records of frames `first..first + frames` of a two-player match,
 /// every button held: well-formed, and not the match's.
 fn forged_inputs(first: u32, frames: u32) -> Vec<u8> {
@@ -359,6 +375,47 @@ fn what_a_stranger_publishes_on_the_match_is_refused_and_counted_and_shuts_no_vi
         let counted = watched["spectator"]["refused_messages"].as_u64().unwrap();
         assert!(counted >= refused, "{who}: {watched}");
     }
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_record_signed_with_the_broadcasters_own_key_but_not_the_match_is_caught_at_a_checkpoint_and_repaired(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let broadcaster = start_broadcaster(port, &nats, "inside-job", &game);
+    let started = Instant::now();
+    sleep_until(started + Duration::from_secs(3));
+    let watching = start_viewer(&nats, "inside-job", &game);
+    sleep_until(started + Duration::from_secs(6));
+    // Whoever holds the broadcaster's key (its machine's data directory,
+    // shared by every test here) signs frames the players never played.
+    let stranger = Stranger::new(&nats);
+    let key_file = support::target_tmp_dir().join("data/netcade/broadcast-key");
+    let seed: [u8; 32] = std::fs::read(&key_file).unwrap().try_into().unwrap();
+    let signer =
+        netcade::live::broadcast::BroadcastSigner::new(seed, broadcast_id(&stranger, "inside-job"));
+    let subject = "netcade.match.inside-job.records";
+    let forged = signer.seal(subject, None, &forged_inputs(0, FRAMES), false);
+    stranger.publish("inside-job", "records", forged);
+
+    let host = finished(host, "host");
+    finished(join, "join");
+    finished(broadcaster, "broadcaster");
+    let output = watching.finish(TIMEOUT);
+    // As a spectator's: a checkpoint that differed fails the watch, which
+    // still ends on the players' game, repaired from the next savestate.
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(stderr(&output).contains("desync at frame"), "{output:?}");
+    let watched = last_json(&output);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert!(watched["spectator"]["desyncs"].as_u64() >= Some(1), "{watched}");
+    assert!(watched["spectator"]["repairs"].as_u64() >= Some(1), "{watched}");
+    assert_eq!(watched["checksums"], host["checksums"], "{watched}");
 }
 
 /// The `error:` line a process ended with, asserting it ended with exit 3

@@ -12,6 +12,7 @@ mod signing;
 mod sink;
 mod viewer;
 
+pub use signing::BroadcastSigner;
 pub use list::{announce_viewer, list_matches, LiveMatchEntry, ViewerAnnouncement};
 pub use sink::{broadcast_sink, BroadcastStatus};
 pub use viewer::{watch_broadcast, ViewerSettings};

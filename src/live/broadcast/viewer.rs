@@ -31,7 +31,9 @@ use netcode::netplay::checkpoint_state::decompress_checkpoint;
 use netcode::netplay::jitter::{JitterBuffer, JitterConfig};
 use netcode::netplay::spectator::MAX_BUFFERED_FRAMES;
 use netcode::protocol::Millis;
-use netcode::replay::{read_records, read_replay, Checkpoint, Record, ReplayHeader};
+use netcode::replay::{
+    read_records, read_replay, Checkpoint, Record, ReplayHeader, CHECKPOINT_INTERVAL,
+};
 use netcode::rollback::Frame;
 use std::collections::VecDeque;
 use std::io::Write;
@@ -44,6 +46,11 @@ const QUEUED_MESSAGES: usize = 4096;
 /// Nothing from the stream for this long ends the watch (a broadcaster
 /// that is restarted sends a savestate sooner).
 const SILENCE_MS: Millis = 30_000;
+
+/// How far past the newest checkpoint a viewer plays: up to the next one,
+/// which the broadcaster sends with that frame's inputs, so its own frames
+/// are never held.
+const CHECKPOINT_LEAD: u32 = CHECKPOINT_INTERVAL;
 
 /// Checkpoints kept ahead of the frame played (one a second: minutes).
 const MAX_CHECKPOINTS: usize = 1024;
@@ -135,7 +142,7 @@ pub fn watch_broadcast(
         link,
         counts: ViewerCounts::default(),
         repair: None,
-        repair_wanted: false,
+        resyncing: false,
         notes: Vec::new(),
         scratch: Vec::new(),
     };
@@ -363,6 +370,8 @@ struct Feed {
     ended: bool,
     /// The broadcast's checkpoints of frames not played yet, in order.
     checkpoints: VecDeque<Checkpoint>,
+    /// The frame of the newest checkpoint received, once one was.
+    newest_checkpoint: Option<Frame>,
 }
 
 impl Feed {
@@ -374,9 +383,28 @@ impl Feed {
         }
     }
 
+    /// Whether `frame` may be played: not while it is so far past the
+    /// newest checkpoint that the checkpoint which would check it cannot
+    /// have come yet. Frames from the future (a forgery the broadcaster's
+    /// key signed) would otherwise be played before any checkpoint could
+    /// catch them; the broadcaster's own frames are never held (its
+    /// checkpoints come with them, one a second).
+    fn may_play(&self, frame: Frame) -> bool {
+        self.ended
+            || self
+                .newest_checkpoint
+                .is_none_or(|newest| frame.number() < newest.number() + CHECKPOINT_LEAD)
+    }
+
     /// Keeps `checkpoint` until its frame runs (one of a frame played, or
     /// out of order, is dropped; so are the oldest past a bound).
     fn take_checkpoint(&mut self, checkpoint: Checkpoint) {
+        if self
+            .newest_checkpoint
+            .is_none_or(|newest| checkpoint.frame > newest)
+        {
+            self.newest_checkpoint = Some(checkpoint.frame);
+        }
         let in_order = self
             .checkpoints
             .back()
@@ -450,8 +478,9 @@ struct ViewerRole {
     /// The last frame to watch, if not the match's last.
     frames: Option<u32>,
     received_bytes: u64,
-    /// Frames never received, crossed at a savestate (from, to).
-    skipped: Vec<(u32, u32)>,
+    /// Frames never received (or dropped after a desync: `true`), crossed
+    /// at a savestate (from, to).
+    skipped: Vec<(u32, u32, bool)>,
     /// Frames that arrived this tick.
     arrived: u32,
     /// When the stream was last heard (ms into the watch).
@@ -468,9 +497,9 @@ struct ViewerRole {
     /// A state to load before its frame runs: a repair record's, or the
     /// savestate after a desync.
     repair: Option<(Frame, Vec<u8>)>,
-    /// A checkpoint differed (or a repair came too late): the next
-    /// savestate repairs.
-    repair_wanted: bool,
+    /// A checkpoint differed (or a repair came too late): the frames
+    /// held were dropped, and the next savestate repairs.
+    resyncing: bool,
     /// Warnings to tell, from the frame loop.
     notes: Vec<String>,
     scratch: Vec<u8>,
@@ -513,11 +542,6 @@ impl ViewerRole {
                 Ok((frame, state)) if frame > self.feed.received_end => {
                     self.jump = Some((frame, state));
                 }
-                // After a desync, the broadcast's next savestate repairs.
-                Ok((frame, state)) if self.repair_wanted && frame >= self.feed.next_frame => {
-                    self.repair = Some((frame, state));
-                    self.repair_wanted = false;
-                }
                 Ok(_) => {}
                 Err(_) => self.counts.unreadable += 1,
             },
@@ -551,7 +575,7 @@ impl ViewerRole {
                     if frame >= self.feed.next_frame {
                         self.repair = Some((frame, state));
                     } else {
-                        self.repair_wanted = true;
+                        self.resync();
                     }
                 }
                 Record::End { .. } => self.feed.ended = true,
@@ -560,10 +584,20 @@ impl ViewerRole {
         }
     }
 
+    /// Drops the frames held (they cannot be trusted to follow from our
+    /// game any more): the next savestate is loaded as soon as it comes,
+    /// and the frames from it on are taken.
+    fn resync(&mut self) {
+        self.feed.rows.clear();
+        self.feed.received_end = self.feed.next_frame;
+        self.feed.checkpoints.clear();
+        self.resyncing = true;
+    }
+
     /// Before `frame` runs: the repair due at it, then its checkpoint
-    /// compared with ours (a difference is a desync: the broadcast's next
-    /// savestate repairs it).
-    fn check_before(&mut self, frame: Frame) -> Result<(), AppError> {
+    /// compared with ours. Whether it may run: after a desync it may not,
+    /// and the broadcast's next savestate repairs.
+    fn check_before(&mut self, frame: Frame) -> Result<bool, AppError> {
         if let Some((at, state)) = self.repair.take_if(|(at, _)| *at <= frame) {
             match load_watched_state(self.game.as_mut(), at, &state) {
                 Ok(()) => self.counts.repairs += 1,
@@ -574,19 +608,20 @@ impl ViewerRole {
             }
         }
         let Some(theirs) = self.feed.checkpoint_of(frame) else {
-            return Ok(());
+            return Ok(true);
         };
         let ours = memory_checksum(self.game.as_mut(), &mut self.scratch)
             .map_err(AppError::at_frame(frame.number()))?;
-        if ours != theirs {
-            self.counts.desyncs += 1;
-            self.repair_wanted = true;
-            self.notes.push(format!(
-                "desync at frame {}: our checksum {ours}, the broadcast's {theirs}; repaired at its next savestate",
-                frame.number()
-            ));
+        if ours == theirs {
+            return Ok(true);
         }
-        Ok(())
+        self.counts.desyncs += 1;
+        self.notes.push(format!(
+            "desync at frame {}: our checksum {ours}, the broadcast's {theirs}; waiting for its next savestate",
+            frame.number()
+        ));
+        self.resync();
+        Ok(false)
     }
 
     /// Loads the first savestate at once, and a later one (after a gap)
@@ -608,8 +643,10 @@ impl ViewerRole {
         }
         if joined {
             self.sinks.log.skip_to(frame.number());
+            let repaired = std::mem::take(&mut self.resyncing);
+            self.counts.repairs += u64::from(repaired);
             self.skipped
-                .push((self.feed.next_frame.number(), frame.number()));
+                .push((self.feed.next_frame.number(), frame.number(), repaired));
             self.feed = Feed::starting_at(frame);
             return Ok(());
         }
@@ -629,14 +666,16 @@ impl ViewerRole {
         for _ in 0..due {
             let batch = self.jitter.due(self.feed.buffered(), self.feed.ended);
             for index in 0..batch.frames {
-                if self.reached_the_end() {
+                if self.reached_the_end() || !self.feed.may_play(self.feed.next_frame) {
                     return Ok(());
                 }
                 let Some(inputs) = self.feed.rows.pop_front() else {
                     break;
                 };
                 let frame = self.feed.next_frame;
-                self.check_before(frame)?;
+                if !self.check_before(frame)? {
+                    return Ok(());
+                }
                 self.feed.next_frame = frame.next();
                 let shown = index + 1 == batch.frames;
                 let pass = if shown {
@@ -772,9 +811,13 @@ impl LiveRole for ViewerRole {
         for note in self.notes.drain(..) {
             narrator.warn(&note)?;
         }
-        for (from, to) in self.skipped.drain(..) {
+        for (from, to, repaired) in self.skipped.drain(..) {
+            let why = match repaired {
+                true => "they would not follow from the game as it was",
+                false => "its broadcaster was restarted",
+            };
             narrator.warn(&format!(
-                "the broadcast has no frames {from}..{to} (its broadcaster was restarted): resumed at its savestate of frame {to}"
+                "the broadcast has no frames {from}..{to} to play ({why}): resumed at its savestate of frame {to}"
             ))?;
         }
         if let Some((_, why)) = &self.broken {
@@ -864,5 +907,46 @@ mod tests {
         // Frames 12.. leave a gap: nothing is taken.
         assert_eq!(feed.take_inputs(Frame::new(12), 2, &presses(4)), 0);
         assert_eq!(feed.received_end, Frame::new(9));
+    }
+
+    fn checkpoint(frame: u32, memory: u64) -> Checkpoint {
+        Checkpoint {
+            frame: Frame::new(frame),
+            memory: Checksum(memory),
+            video: None,
+        }
+    }
+
+    #[test]
+    fn frames_from_the_future_wait_for_the_checkpoint_that_checks_them() {
+        let mut feed = Feed::starting_at(Frame::new(100));
+        // Before any checkpoint came, nothing is held.
+        assert!(feed.may_play(Frame::new(1000)));
+        feed.take_checkpoint(checkpoint(120, 7));
+        assert!(feed.may_play(Frame::new(179)));
+        assert!(!feed.may_play(Frame::new(180)));
+        feed.take_checkpoint(checkpoint(180, 8));
+        assert!(feed.may_play(Frame::new(180)));
+        // Each frame meets its own checkpoint; those before it are gone.
+        assert_eq!(feed.checkpoint_of(Frame::new(119)), None);
+        assert_eq!(feed.checkpoint_of(Frame::new(120)), Some(Checksum(7)));
+        assert_eq!(feed.checkpoint_of(Frame::new(200)), None);
+        assert!(feed.checkpoints.is_empty());
+        // The end record lets the last frames play.
+        feed.ended = true;
+        assert!(feed.may_play(Frame::new(5000)));
+    }
+
+    #[test]
+    fn a_repair_supersedes_the_checkpoints_of_its_frame_and_later() {
+        let mut feed = Feed::starting_at(Frame::new(0));
+        for frame in [60, 120, 180] {
+            feed.take_checkpoint(checkpoint(frame, u64::from(frame)));
+        }
+        // Played frames and frames out of order are not kept.
+        feed.take_checkpoint(checkpoint(150, 1));
+        feed.supersede_checkpoints(Frame::new(120));
+        assert_eq!(feed.checkpoints.len(), 1);
+        assert_eq!(feed.checkpoint_of(Frame::new(60)), Some(Checksum(60)));
     }
 }
