@@ -71,6 +71,27 @@ fn recorded_from(start: u32, frames: u32) -> Vec<u8> {
 }
 
 #[test]
+fn the_last_frame_recorded_is_a_checkpoint_so_no_frame_goes_unchecked() {
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    for frame in 0..100 {
+        let memory = Some(Checksum(u64::from(frame) + 1));
+        writer
+            .frame(Frame::new(frame), &[Buttons::NONE; 2], memory, None)
+            .unwrap();
+    }
+    let replay = read_replay(&writer.finish(EndReason::Finished).unwrap().0[..]).unwrap();
+    let last = replay.checkpoints.last().map(|c| (c.frame, c.memory));
+    assert_eq!(last, Some((Frame::new(99), Checksum(100))));
+    // Without checksums (a recorder that was given none) there is none.
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    writer
+        .frame(Frame::new(0), &[Buttons::NONE; 2], None, None)
+        .unwrap();
+    let replay = read_replay(&writer.finish(EndReason::Finished).unwrap().0[..]).unwrap();
+    assert!(replay.checkpoints.is_empty());
+}
+
+#[test]
 fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
     let bytes = recorded(300);
     let replay = read_replay(&bytes[..]).unwrap();
@@ -87,8 +108,8 @@ fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
         .map(|c| c.frame.number())
         .collect();
     // The repair of frame 120 supersedes the checkpoint of 120 recorded
-    // before it.
-    assert_eq!(frames, [0, 60, 180, 240]);
+    // before it; the last frame's ends the replay.
+    assert_eq!(frames, [0, 60, 180, 240, 299]);
     assert_eq!(
         replay
             .checkpoint(Frame::new(60))
@@ -348,8 +369,8 @@ fn a_replay_recorded_from_a_later_frame_reads_back_numbered_as_the_match() {
         .collect();
     // Checkpoints stay on the match's every-60 frames, so they line up with
     // the players' replays; 1120's, written before the repair at 1120
-    // replaced that timeline, is gone.
-    assert_eq!(checkpoints, vec![1020, 1080, 1140]);
+    // replaced that timeline, is gone; the last frame's ends the replay.
+    assert_eq!(checkpoints, vec![1020, 1080, 1140, 1149]);
     assert_eq!(replay.events[0].frame(), Frame::new(1120));
     assert_eq!(replay.end, Some((150, EndReason::Disconnect)));
 }
