@@ -264,9 +264,7 @@ impl NatsLink {
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     let why = match deadline {
                         None => self.why_stop(),
-                        Some(deadline) if Instant::now() >= deadline => {
-                            Some(NatsError::Abandoned)
-                        }
+                        Some(deadline) if Instant::now() >= deadline => Some(NatsError::Abandoned),
                         Some(_) => self.lost().then(|| NatsError::Lost {
                             url: self.url.clone(),
                         }),

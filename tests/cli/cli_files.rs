@@ -178,7 +178,8 @@ fn a_hosts_port_file_replaces_a_link_left_at_its_path_and_goes_when_the_host_end
     let game = ["--core", "duel", "--rom", &arena, "--headless"];
     let frames = ["--frames", "60", "--no-record"];
     let timeout = std::time::Duration::from_secs(120);
-    let (host, port) = support::cli::spawn_host(dir.path(), &[&game[..], &frames].concat(), timeout);
+    let (host, port) =
+        support::cli::spawn_host(dir.path(), &[&game[..], &frames].concat(), timeout);
     let address = format!("127.0.0.1:{port}");
     let join = support::cli::spawn_netcade(&[&["join", &address][..], &game, &frames].concat());
     for output in [host.finish(timeout), join.finish(timeout)] {

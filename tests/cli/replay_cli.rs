@@ -457,7 +457,10 @@ fn with_last_inputs_rewritten(path: &str, frames: u32) -> String {
             inputs.fill(Buttons::from_bits(0x0fff));
         }
         let checkpoint = replay.checkpoint(frame);
-        let (memory, video) = (checkpoint.map(|c| c.memory), checkpoint.and_then(|c| c.video));
+        let (memory, video) = (
+            checkpoint.map(|c| c.memory),
+            checkpoint.and_then(|c| c.video),
+        );
         writer.frame(frame, &inputs, memory, video).unwrap();
     }
     let (bytes, _) = writer.finish(replay.end.unwrap().1).unwrap();
@@ -476,6 +479,9 @@ fn verify_catches_inputs_rewritten_after_the_last_regular_checkpoint() {
     let rewritten = with_last_inputs_rewritten(&path, 45);
     let verified = replay(&["play", &rewritten, "--verify", "--json"]);
     assert_ne!(verified.status.code(), Some(0), "{verified:?}");
-    assert!(stdout(&verified).contains("mismatch at frame 649"), "{verified:?}");
+    assert!(
+        stdout(&verified).contains("mismatch at frame 649"),
+        "{verified:?}"
+    );
     assert_eq!(last_json(&verified)["verified"], false);
 }

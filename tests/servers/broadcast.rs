@@ -291,7 +291,10 @@ fn broadcast_id(stranger: &Stranger, name: &str) -> [u8; 16] {
         .link
         .run(async move {
             let stream = js.get_stream("NETCADE").await.unwrap();
-            stream.get_last_raw_message_by_subject(&subject).await.unwrap()
+            stream
+                .get_last_raw_message_by_subject(&subject)
+                .await
+                .unwrap()
         })
         .unwrap();
     let end = header.payload.len() - 64;
@@ -357,7 +360,12 @@ fn what_a_stranger_publishes_on_the_match_is_refused_and_counted_and_shuts_no_vi
     }
     let later = start_viewer(&nats, "forged", &game);
     let from_start = spawn_netcade(&with(
-        &["spectate", &format!("{}/forged", nats.url(None)), "--from-start", "--json"],
+        &[
+            "spectate",
+            &format!("{}/forged", nats.url(None)),
+            "--from-start",
+            "--json",
+        ],
         &game,
     ));
 
@@ -413,8 +421,14 @@ fn a_record_signed_with_the_broadcasters_own_key_but_not_the_match_is_caught_at_
     assert!(stderr(&output).contains("desync at frame"), "{output:?}");
     let watched = last_json(&output);
     assert_eq!(watched["end"], "finished", "{watched}");
-    assert!(watched["spectator"]["desyncs"].as_u64() >= Some(1), "{watched}");
-    assert!(watched["spectator"]["repairs"].as_u64() >= Some(1), "{watched}");
+    assert!(
+        watched["spectator"]["desyncs"].as_u64() >= Some(1),
+        "{watched}"
+    );
+    assert!(
+        watched["spectator"]["repairs"].as_u64() >= Some(1),
+        "{watched}"
+    );
     assert_eq!(watched["checksums"], host["checksums"], "{watched}");
 }
 
@@ -423,7 +437,10 @@ fn a_record_signed_with_the_broadcasters_own_key_but_not_the_match_is_caught_at_
 fn the_one_error(output: &std::process::Output, who: &str) -> String {
     assert_eq!(output.status.code(), Some(3), "{who}: {output:?}");
     let said = stderr(output);
-    let errors: Vec<&str> = said.lines().filter(|line| line.starts_with("error:")).collect();
+    let errors: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("error:"))
+        .collect();
     assert_eq!(errors.len(), 1, "{who}: {said}");
     errors[0].to_string()
 }
@@ -452,7 +469,10 @@ fn a_server_that_goes_away_ends_the_broadcaster_and_its_viewer_with_one_error_an
     std::thread::sleep(Duration::from_millis(500));
     stopped.interrupt();
     stopped_watching.interrupt();
-    for (process, who) in [(stopped, "the interrupted broadcaster"), (stopped_watching, "the interrupted viewer")] {
+    for (process, who) in [
+        (stopped, "the interrupted broadcaster"),
+        (stopped_watching, "the interrupted viewer"),
+    ] {
         let output = process.finish(Duration::from_secs(60));
         assert!(
             gone.elapsed() < Duration::from_secs(8),

@@ -12,8 +12,8 @@ mod signing;
 mod sink;
 mod viewer;
 
-pub use signing::BroadcastSigner;
 pub use list::{announce_viewer, list_matches, LiveMatchEntry, ViewerAnnouncement};
+pub use signing::BroadcastSigner;
 pub use sink::{broadcast_sink, BroadcastStatus};
 pub use viewer::{watch_broadcast, ViewerSettings};
 

@@ -31,7 +31,11 @@ pub const MAX_TRAILER_BYTES: usize = KEY_BYTES + BROADCAST_BYTES + SIGNATURE_BYT
 /// run into the next, then the payload up to the signature.
 fn signed_bytes(subject: &str, piece: &str, sealed: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(sealed.len() + 64);
-    for field in [b"netcade broadcast 1".as_slice(), subject.as_bytes(), piece.as_bytes()] {
+    for field in [
+        b"netcade broadcast 1".as_slice(),
+        subject.as_bytes(),
+        piece.as_bytes(),
+    ] {
         bytes.extend_from_slice(field);
         bytes.push(0);
     }
@@ -80,7 +84,9 @@ impl BroadcastSigner {
             sealed.extend_from_slice(self.key.verifying_key().as_bytes());
         }
         sealed.extend_from_slice(&self.broadcast);
-        let signature = self.key.sign(&signed_bytes(subject, &piece_text(piece), &sealed));
+        let signature = self
+            .key
+            .sign(&signed_bytes(subject, &piece_text(piece), &sealed));
         sealed.extend_from_slice(&signature.to_bytes());
         sealed
     }
@@ -121,7 +127,10 @@ fn array<const N: usize>(bytes: &[u8]) -> Result<[u8; N], Forgery> {
 
 fn open(payload: &[u8], with_key: bool) -> Result<Opened<'_>, Forgery> {
     let trailer = BROADCAST_BYTES + SIGNATURE_BYTES + if with_key { KEY_BYTES } else { 0 };
-    let body_end = payload.len().checked_sub(trailer).ok_or(Forgery::Unsigned)?;
+    let body_end = payload
+        .len()
+        .checked_sub(trailer)
+        .ok_or(Forgery::Unsigned)?;
     let signed_end = payload.len() - SIGNATURE_BYTES;
     let (signed, signature) = payload.split_at(signed_end);
     let broadcast = &signed[signed_end - BROADCAST_BYTES..];
@@ -144,8 +153,11 @@ fn verify(
     let piece = headers
         .and_then(|headers| headers.get(PIECE_HEADER))
         .map_or("", |value| value.as_str());
-    key.verify(&signed_bytes(subject, piece, opened.signed), &opened.signature)
-        .map_err(|_| Forgery::BadSignature)
+    key.verify(
+        &signed_bytes(subject, piece, opened.signed),
+        &opened.signature,
+    )
+    .map_err(|_| Forgery::BadSignature)
 }
 
 impl BroadcastCheck {
@@ -274,24 +286,39 @@ mod tests {
         // Another body, another subject, another piece, no trailer at all.
         let mut forged = records.clone();
         forged[0] ^= 1;
-        assert_eq!(check.check(RECORDS, None, &forged), Err(Forgery::BadSignature));
+        assert_eq!(
+            check.check(RECORDS, None, &forged),
+            Err(Forgery::BadSignature)
+        );
         let state = "netcade.match.final.state";
-        assert_eq!(check.check(state, None, &records), Err(Forgery::BadSignature));
+        assert_eq!(
+            check.check(state, None, &records),
+            Err(Forgery::BadSignature)
+        );
         let mut piece = HeaderMap::new();
         piece.insert(PIECE_HEADER, "1/2");
         assert_eq!(
             check.check(RECORDS, Some(&piece), &records),
             Err(Forgery::BadSignature)
         );
-        assert_eq!(check.check(RECORDS, None, b"inputs"), Err(Forgery::Unsigned));
+        assert_eq!(
+            check.check(RECORDS, None, b"inputs"),
+            Err(Forgery::Unsigned)
+        );
         // Another key, and the broadcaster's own message of another
         // broadcast (an old match of the same name).
         let forger = BroadcastSigner::new([2; 32], [9; 16]);
         let theirs = forger.seal(RECORDS, None, b"inputs", false);
-        assert_eq!(check.check(RECORDS, None, &theirs), Err(Forgery::BadSignature));
+        assert_eq!(
+            check.check(RECORDS, None, &theirs),
+            Err(Forgery::BadSignature)
+        );
         let earlier = BroadcastSigner::new([1; 32], [8; 16]);
         let old = earlier.seal(RECORDS, None, b"inputs", false);
-        assert_eq!(check.check(RECORDS, None, &old), Err(Forgery::OtherBroadcast));
+        assert_eq!(
+            check.check(RECORDS, None, &old),
+            Err(Forgery::OtherBroadcast)
+        );
     }
 
     #[test]
@@ -299,7 +326,10 @@ mod tests {
         let mut check = watching(&BroadcastSigner::new([1; 32], [9; 16]));
         let forger = BroadcastSigner::new([2; 32], [7; 16]);
         let theirs = forger.seal(HEADER, None, b"h2", true);
-        assert_eq!(check.follow(HEADER, None, &theirs), Err(Forgery::BadSignature));
+        assert_eq!(
+            check.follow(HEADER, None, &theirs),
+            Err(Forgery::BadSignature)
+        );
         let restarted = BroadcastSigner::new([1; 32], [3; 16]);
         let again = restarted.seal(HEADER, None, b"h3", true);
         assert_eq!(check.follow(HEADER, None, &again), Ok(&b"h3"[..]));

@@ -310,22 +310,25 @@ impl BroadcastSink {
         let (key, replay) = (self.name.clone(), std::mem::take(&mut self.replay));
         let name = object.clone();
         let chunk_size = piece_bytes(self.max_payload);
-        self.link.run_within(async move {
-            let store = replays_bucket(&js).await?;
-            let meta = jetstream::object_store::ObjectMetadata {
-                name,
-                chunk_size: Some(chunk_size),
-                ..Default::default()
-            };
-            store
-                .put(meta, &mut replay.as_slice())
-                .await
-                .map_err(NatsError::request(format!("the bucket {REPLAYS_BUCKET}")))?;
-            if let Ok(bucket) = matches_bucket(&js).await {
-                let _ = bucket.delete(key).await;
-            }
-            Ok::<_, NatsError>(())
-        }, LAST_WORDS)??;
+        self.link.run_within(
+            async move {
+                let store = replays_bucket(&js).await?;
+                let meta = jetstream::object_store::ObjectMetadata {
+                    name,
+                    chunk_size: Some(chunk_size),
+                    ..Default::default()
+                };
+                store
+                    .put(meta, &mut replay.as_slice())
+                    .await
+                    .map_err(NatsError::request(format!("the bucket {REPLAYS_BUCKET}")))?;
+                if let Ok(bucket) = matches_bucket(&js).await {
+                    let _ = bucket.delete(key).await;
+                }
+                Ok::<_, NatsError>(())
+            },
+            LAST_WORDS,
+        )??;
         Ok(object)
     }
 }
@@ -403,7 +406,12 @@ impl FrameSink for BroadcastSink {
 
 impl RelaySink for BroadcastSink {
     fn failure(&self) -> Option<String> {
-        if let Some(failure) = self.status.lock().ok().and_then(|status| status.failure.clone()) {
+        if let Some(failure) = self
+            .status
+            .lock()
+            .ok()
+            .and_then(|status| status.failure.clone())
+        {
             return Some(failure);
         }
         self.link.why_stop().and_then(|why| match why {

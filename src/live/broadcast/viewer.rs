@@ -421,7 +421,8 @@ impl Feed {
     /// Drops the checkpoints of `frame` and later: a repair at `frame`
     /// supersedes them.
     fn supersede_checkpoints(&mut self, frame: Frame) {
-        self.checkpoints.retain(|checkpoint| checkpoint.frame < frame);
+        self.checkpoints
+            .retain(|checkpoint| checkpoint.frame < frame);
     }
 
     /// The broadcast's memory checksum of `frame`, if it has one (those of

@@ -92,9 +92,7 @@ impl Hello {
                 .as_str()
                 // Printed when a host of another game is skipped: nothing
                 // to steer the terminal.
-                .filter(|text| {
-                    text.chars().count() <= MAX_NAME_CHARS && is_printable(text)
-                })
+                .filter(|text| text.chars().count() <= MAX_NAME_CHARS && is_printable(text))
                 .ok_or_else(|| format!("no {name}"))
         };
         let role = RoomRole::named(field("role")?).ok_or("an unknown role")?;

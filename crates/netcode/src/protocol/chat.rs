@@ -169,7 +169,10 @@ mod tests {
                 check_chat_author(hostile),
                 Err(ChatTextError::ControlCharacter)
             );
-            assert_eq!(check_chat_text(hostile), Err(ChatTextError::ControlCharacter));
+            assert_eq!(
+                check_chat_text(hostile),
+                Err(ChatTextError::ControlCharacter)
+            );
         }
     }
 

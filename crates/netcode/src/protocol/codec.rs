@@ -79,9 +79,8 @@ use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, Cha
 use super::messages::*;
 use crate::checksum::Checksum;
 use crate::encoding::{
-    is_printable,
-    put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader, BitWriter,
-    ReadError,
+    is_printable, put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader,
+    BitWriter, ReadError,
 };
 use crate::input::Buttons;
 use crate::rollback::Frame;

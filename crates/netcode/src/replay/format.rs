@@ -490,7 +490,9 @@ impl<'a> Fields<'a> {
         // a control or format character would steer the reader's terminal
         // or reorder what it shows.
         if !is_printable(&text) {
-            return Err(format!("{what} holds a control character or a format character"));
+            return Err(format!(
+                "{what} holds a control character or a format character"
+            ));
         }
         Ok(text)
     }

@@ -308,10 +308,7 @@ fn a_header_whose_text_holds_a_bidi_override_or_a_byte_order_mark_is_refused_not
             .finish(EndReason::Finished)
             .unwrap();
         let error = read_replay_header(&bytes[..]).unwrap_err();
-        assert!(
-            error.to_string().contains("a format character"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("a format character"), "{error}");
     }
 }
 
@@ -631,7 +628,10 @@ fn a_header_whose_frame_rate_makes_its_length_zero_or_endless_is_refused() {
         };
         let writer = ReplayWriter::new(Vec::new(), &header).unwrap();
         let bytes = writer.finish(EndReason::Finished).unwrap().0;
-        assert!(read_replay_header(&bytes[..]).is_ok(), "{frames_per_second}");
+        assert!(
+            read_replay_header(&bytes[..]).is_ok(),
+            "{frames_per_second}"
+        );
     }
 }
 
