@@ -574,7 +574,11 @@ mod tests {
         let replay = recorded(StubGame::deterministic(), 600, Twist::default());
         let verification = verify(&replay, &mut StubGame::deterministic()).unwrap();
         assert_eq!(verification.mismatch, None);
-        assert_eq!(verification.checked, (600 / CHECKPOINT_INTERVAL) as usize);
+        // Every 60 frames, and the last frame.
+        assert_eq!(
+            verification.checked,
+            (600 / CHECKPOINT_INTERVAL) as usize + 1
+        );
         assert_eq!(verification.frames, 600);
     }
 
@@ -588,11 +592,9 @@ mod tests {
         let replay = recorded(StubGame::deterministic(), 600, twist);
         let verification = verify(&replay, &mut StubGame::deterministic()).unwrap();
         assert_eq!(verification.mismatch, None);
-        // The checkpoint of frame 120 recorded before the repair is dropped.
-        assert_eq!(
-            verification.checked,
-            (600 / CHECKPOINT_INTERVAL) as usize - 1
-        );
+        // The checkpoint of frame 120 recorded before the repair is dropped;
+        // the last frame's is checked too.
+        assert_eq!(verification.checked, (600 / CHECKPOINT_INTERVAL) as usize);
 
         let unrecorded = recorded(
             StubGame::deterministic(),

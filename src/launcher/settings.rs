@@ -135,6 +135,18 @@ fn mistake(text: &str, path: &Path, at: usize, message: &str) -> String {
     format!("{} line {line}: {message}", path.display())
 }
 
+/// What the TOML parser said at byte `at` of `text`, or, where it says
+/// nothing (a lone carriage return, for one), which character it stopped at.
+fn toml_reason(text: &str, at: usize, said: &str) -> String {
+    if !said.trim().is_empty() {
+        return said.trim().to_string();
+    }
+    match text.get(at..).and_then(|rest| rest.chars().next()) {
+        Some(found) => format!("this is not TOML: it cannot go on with {found:?} here"),
+        None => "this is not TOML: it ends too soon".to_string(),
+    }
+}
+
 /// A delay as the file writes it: `auto` or 0–4.
 fn parse_delay(text: &str) -> Result<DelayChoice, String> {
     match text.trim() {
@@ -167,7 +179,7 @@ impl Settings {
     pub fn parse(text: &str, path: &Path, shaders: &[&str]) -> Result<Settings, String> {
         let file: SettingsFile = toml::from_str(text).map_err(|err| {
             let at = err.span().map_or(0, |span| span.start);
-            mistake(text, path, at, err.message().trim())
+            mistake(text, path, at, &toml_reason(text, at, err.message()))
         })?;
         let shader = match file.video.shader {
             None => None,
@@ -426,6 +438,15 @@ mod tests {
         );
         let err = parse("[netplay]\nport = 70000\n").unwrap_err();
         assert!(err.starts_with("settings.toml line 2: "), "{err}");
+        // The parser itself gives no reason for some: the line still has one.
+        for (text, line) in [("\r[video]\n", 1), ("[video]\nvsync = true\r\n\r", 3)] {
+            let err = parse(text).unwrap_err();
+            let reason = err.split_once(": ").map_or("", |(_, reason)| reason);
+            assert!(
+                err.starts_with(&format!("settings.toml line {line}: ")) && reason.len() > 10,
+                "{err:?}"
+            );
+        }
         let long = format!("[netplay]\nname = \"{}\"\n", "x".repeat(25));
         let err = parse(&long).unwrap_err();
         assert!(

@@ -6,14 +6,31 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use async_nats;
 
 /// A job for the connection's thread.
 type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// How long the client tries to reconnect to a server that went away
+/// before the link counts as lost: every wait on it ends then.
+pub const RECONNECT_BUDGET: Duration = Duration::from_secs(10);
+
+/// How often the client pings the server: one that stops answering (frozen,
+/// or its network gone) is noticed within a few of these.
+const PING_INTERVAL: Duration = Duration::from_secs(2);
+
+/// How often a wait looks whether to give up.
+const WAIT_STEP: Duration = Duration::from_millis(50);
+
+/// How long closing the link may spend sending what is buffered.
+const CLOSING_FLUSH: Duration = Duration::from_secs(1);
+
+/// When the connection went down, while it is down.
+type Outage = Arc<Mutex<Option<Instant>>>;
 
 /// What went wrong talking to a NATS server, said once and clearly.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +72,15 @@ pub enum NatsError {
     /// The connection's thread stopped.
     #[error("the NATS connection's thread stopped")]
     Gone,
+    /// The server went away and did not come back within the budget.
+    #[error("the NATS server at {url} went away: no connection for {} s", RECONNECT_BUDGET.as_secs())]
+    Lost {
+        /// The server.
+        url: String,
+    },
+    /// A wait was given up (an interrupt): nothing is wrong with the server.
+    #[error("stopped waiting for the NATS server")]
+    Abandoned,
 }
 
 impl NatsError {
@@ -77,6 +103,12 @@ impl NatsError {
 /// still running (finish them with [`NatsLink::run`] first).
 pub struct NatsLink {
     client: async_nats::Client,
+    /// The server, as the user named it (credentials and all: it is theirs).
+    url: String,
+    outage: Outage,
+    /// Says when a wait is to be given up (an interrupt, from the layers
+    /// above, which own the signals).
+    give_up: Mutex<Option<Box<dyn Fn() -> bool + Send>>>,
     jetstream: async_nats::jetstream::Context,
     jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
     thread: Option<JoinHandle<()>>,
@@ -93,6 +125,8 @@ impl NatsLink {
         let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
         let (answer, connected) = mpsc::channel();
         let shown = url.to_string();
+        let outage = Outage::default();
+        let seen = outage.clone();
         let thread = std::thread::Builder::new()
             .name("nats".into())
             .spawn(move || {
@@ -112,7 +146,12 @@ impl NatsLink {
                 runtime.block_on(async move {
                     let mut options = async_nats::ConnectOptions::new()
                         .connection_timeout(timeout)
-                        .name("netcade");
+                        .ping_interval(PING_INTERVAL)
+                        .name("netcade")
+                        .event_callback(move |event| {
+                            note_event(&seen, &event);
+                            async {}
+                        });
                     // The client leaves the URL's credentials unsent.
                     if let Some(user) = address.username() {
                         options = match address.password() {
@@ -135,7 +174,8 @@ impl NatsLink {
                     while let Some(job) = queue.recv().await {
                         tokio::spawn(job);
                     }
-                    let _ = client.flush().await;
+                    // A server that went away takes nothing more.
+                    let _ = tokio::time::timeout(CLOSING_FLUSH, client.flush()).await;
                 });
             })
             .map_err(|error| NatsError::Unreachable {
@@ -145,6 +185,9 @@ impl NatsLink {
         let (client, jetstream) = connected.recv().map_err(|_| NatsError::Gone)??;
         Ok(NatsLink {
             client,
+            url: url.to_string(),
+            outage,
+            give_up: Mutex::new(None),
             jetstream,
             jobs: Some(jobs),
             thread: Some(thread),
@@ -161,7 +204,95 @@ impl NatsLink {
         self.jetstream.clone()
     }
 
-    /// Runs `job` on the connection's thread and waits for its answer.
+    /// Makes every wait on the link end ([`NatsError::Abandoned`]) once
+    /// `give_up` says so: an interrupt must end a command whose server went
+    /// quiet.
+    pub fn give_up_when(&self, give_up: impl Fn() -> bool + Send + 'static) {
+        if let Ok(mut slot) = self.give_up.lock() {
+            *slot = Some(Box::new(give_up));
+        }
+    }
+
+    /// Whether the server went away longer than [`RECONNECT_BUDGET`] ago
+    /// (the client tried to reconnect all along).
+    pub fn lost(&self) -> bool {
+        self.outage
+            .lock()
+            .is_ok_and(|since| since.is_some_and(|since| since.elapsed() >= RECONNECT_BUDGET))
+    }
+
+    /// Why a wait ends early: the server is lost, or the wait was given up.
+    pub fn why_stop(&self) -> Option<NatsError> {
+        if self.lost() {
+            return Some(NatsError::Lost {
+                url: self.url.clone(),
+            });
+        }
+        let given_up = self
+            .give_up
+            .lock()
+            .is_ok_and(|give_up| give_up.as_ref().is_some_and(|give_up| give_up()));
+        given_up.then_some(NatsError::Abandoned)
+    }
+
+    /// Waits for what `answered` brings, until the link is lost or the wait
+    /// given up.
+    pub fn wait<T>(&self, answered: &mpsc::Receiver<T>) -> Result<T, NatsError> {
+        self.wait_until(answered, None)
+    }
+
+    /// [`NatsLink::wait`], but at most `limit` (after which it is given
+    /// up), whatever [`NatsLink::give_up_when`] says: for the last words of
+    /// a command that was interrupted.
+    pub fn wait_within<T>(
+        &self,
+        answered: &mpsc::Receiver<T>,
+        limit: Duration,
+    ) -> Result<T, NatsError> {
+        self.wait_until(answered, Some(Instant::now() + limit))
+    }
+
+    fn wait_until<T>(
+        &self,
+        answered: &mpsc::Receiver<T>,
+        deadline: Option<Instant>,
+    ) -> Result<T, NatsError> {
+        loop {
+            match answered.recv_timeout(WAIT_STEP) {
+                Ok(answer) => return Ok(answer),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(NatsError::Gone),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let why = match deadline {
+                        None => self.why_stop(),
+                        Some(deadline) if Instant::now() >= deadline => Some(NatsError::Abandoned),
+                        Some(_) => self.lost().then(|| NatsError::Lost {
+                            url: self.url.clone(),
+                        }),
+                    };
+                    if let Some(why) = why {
+                        return Err(why);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`NatsLink::run`] waiting at most `limit` (see
+    /// [`NatsLink::wait_within`]).
+    pub fn run_within<T: Send + 'static>(
+        &self,
+        job: impl Future<Output = T> + Send + 'static,
+        limit: Duration,
+    ) -> Result<T, NatsError> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.spawn(async move {
+            let _ = answer.send(job.await);
+        })?;
+        self.wait_within(&answered, limit)
+    }
+
+    /// Runs `job` on the connection's thread and waits for its answer (see
+    /// [`NatsLink::wait`]).
     pub fn run<T: Send + 'static>(
         &self,
         job: impl Future<Output = T> + Send + 'static,
@@ -170,7 +301,7 @@ impl NatsLink {
         self.spawn(async move {
             let _ = answer.send(job.await);
         })?;
-        answered.recv().map_err(|_| NatsError::Gone)
+        self.wait(&answered)
     }
 
     /// Starts `job` on the connection's thread without waiting for it.
@@ -189,6 +320,28 @@ impl Drop for NatsLink {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+/// Keeps `outage` up to date with what the client says of its connection.
+fn note_event(outage: &Outage, event: &async_nats::Event) {
+    let Ok(mut since) = outage.lock() else {
+        return;
+    };
+    match event {
+        async_nats::Event::Connected => *since = None,
+        async_nats::Event::Disconnected => {
+            since.get_or_insert_with(Instant::now);
+        }
+        // Closed for good: as lost as can be.
+        async_nats::Event::Closed => {
+            *since = Some(
+                Instant::now()
+                    .checked_sub(RECONNECT_BUDGET)
+                    .unwrap_or_else(Instant::now),
+            );
+        }
+        _ => {}
     }
 }
 

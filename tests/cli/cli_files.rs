@@ -165,3 +165,29 @@ fn a_chosen_directory_that_cannot_be_created_is_one_error_line_and_exit_2() {
     assert!(text.contains(&system.display().to_string()), "{text}");
     assert!(text.contains("--system-dir"), "{text}");
 }
+
+#[test]
+fn a_hosts_port_file_replaces_a_link_left_at_its_path_and_goes_when_the_host_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    // Someone who can write to the folder points the port file at a file
+    // of the user's.
+    let victim = dir.path().join("precious.txt");
+    std::fs::write(&victim, "the user's own words\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("port")).unwrap();
+    let arena = support::dojo_arena();
+    let game = ["--core", "duel", "--rom", &arena, "--headless"];
+    let frames = ["--frames", "60", "--no-record"];
+    let timeout = std::time::Duration::from_secs(120);
+    let (host, port) =
+        support::cli::spawn_host(dir.path(), &[&game[..], &frames].concat(), timeout);
+    let address = format!("127.0.0.1:{port}");
+    let join = support::cli::spawn_netcade(&[&["join", &address][..], &game, &frames].concat());
+    for output in [host.finish(timeout), join.finish(timeout)] {
+        assert!(output.status.success(), "{output:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "the user's own words\n"
+    );
+    assert!(std::fs::symlink_metadata(dir.path().join("port")).is_err());
+}

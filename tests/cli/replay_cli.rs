@@ -66,7 +66,8 @@ fn a_recorded_run_plays_back_to_its_final_checksums_and_verifies() {
     assert!(verified.status.success(), "{verified:?}");
     let json = last_json(&verified);
     assert_eq!(json["verified"], true);
-    assert_eq!(json["checkpoints_checked"], 20);
+    // Every 60 frames, and the last.
+    assert_eq!(json["checkpoints_checked"], 21);
     assert_eq!(json["checksums"]["memory"], run["checksums"]["memory"]);
 }
 
@@ -436,4 +437,51 @@ fn a_replay_is_refused_with_another_rom_or_by_another_core_before_it_is_given_th
         refusals.push(refusal(&args, other_core, 2).starting(other_core));
     }
     assert_refusals(&refusals);
+}
+
+/// A copy of the replay at `path` with the inputs of its last `frames`
+/// frames rewritten (every button held) and everything else as recorded:
+/// its header, its checkpoints, its end.
+fn with_last_inputs_rewritten(path: &str, frames: u32) -> String {
+    use netcode::input::Buttons;
+    use netcode::replay::{read_replay, ReplayWriter};
+    use netcode::rollback::Frame;
+    let replay = read_replay(std::fs::File::open(path).unwrap()).unwrap();
+    let players = usize::from(replay.header.players);
+    let (start, end) = (replay.start_frame().number(), replay.end_frame().number());
+    let mut writer = ReplayWriter::new(Vec::new(), &replay.header).unwrap();
+    for frame in start..end {
+        let frame = Frame::new(frame);
+        let mut inputs = replay.inputs(frame)[..players].to_vec();
+        if frame.number() >= end - frames {
+            inputs.fill(Buttons::from_bits(0x0fff));
+        }
+        let checkpoint = replay.checkpoint(frame);
+        let (memory, video) = (
+            checkpoint.map(|c| c.memory),
+            checkpoint.and_then(|c| c.video),
+        );
+        writer.frame(frame, &inputs, memory, video).unwrap();
+    }
+    let (bytes, _) = writer.finish(replay.end.unwrap().1).unwrap();
+    let rewritten = format!("{path}.rewritten.ncr");
+    std::fs::write(&rewritten, bytes).unwrap();
+    rewritten
+}
+
+#[test]
+fn verify_catches_inputs_rewritten_after_the_last_regular_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    // 650 frames: checkpoints every 60 up to 600, then 49 frames more.
+    let path = duel_replay(dir.path(), "honest.ncr", "dojo", 650);
+    let honest = replay(&["play", &path, "--verify"]);
+    assert_eq!(honest.status.code(), Some(0), "{honest:?}");
+    let rewritten = with_last_inputs_rewritten(&path, 45);
+    let verified = replay(&["play", &rewritten, "--verify", "--json"]);
+    assert_ne!(verified.status.code(), Some(0), "{verified:?}");
+    assert!(
+        stdout(&verified).contains("mismatch at frame 649"),
+        "{verified:?}"
+    );
+    assert_eq!(last_json(&verified)["verified"], false);
 }

@@ -259,6 +259,248 @@ fn a_viewer_resumes_from_the_next_savestate_when_the_broadcaster_is_killed_and_r
     assert_eq!(watched["checksums"], host["checksums"]);
 }
 
+/// Someone who may publish on the match's subjects (as anyone with the
+/// server's publish rights may), as a forger would.
+struct Stranger {
+    link: NatsLink,
+}
+
+impl Stranger {
+    fn new(nats: &NatsServer) -> Stranger {
+        let link = NatsLink::connect(&nats.url(None), Duration::from_secs(5)).unwrap();
+        Stranger { link }
+    }
+
+    /// Puts `payload` into the stream on `netcade.match.NAME.PART`.
+    fn publish(&self, name: &str, part: &str, payload: Vec<u8>) {
+        let js = self.link.jetstream();
+        let subject = format!("netcade.match.{name}.{part}");
+        self.link
+            .run(async move { js.publish(subject, payload.into()).await?.await })
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// The broadcast id the newest header of match `name` names (the 16 bytes
+/// before its signature).
+fn broadcast_id(stranger: &Stranger, name: &str) -> [u8; 16] {
+    let js = stranger.link.jetstream();
+    let subject = format!("netcade.match.{name}.header");
+    let header = stranger
+        .link
+        .run(async move {
+            let stream = js.get_stream("NETCADE").await.unwrap();
+            stream
+                .get_last_raw_message_by_subject(&subject)
+                .await
+                .unwrap()
+        })
+        .unwrap();
+    let end = header.payload.len() - 64;
+    header.payload[end - 16..end].try_into().unwrap()
+}
+
+/// Replay records of frames `first..first + frames` of a two-player match,
+/// every button held: well-formed, and not the match's.
+fn forged_inputs(first: u32, frames: u32) -> Vec<u8> {
+    use netcode::checksum::Checksum;
+    use netcode::input::Buttons;
+    use netcode::replay::{ReplayHeader, ReplayWriter};
+    use netcode::rollback::Frame;
+    let header = ReplayHeader {
+        netcade_version: "0.1.0".into(),
+        core_name: "Duel".into(),
+        core_version: "0.1.0".into(),
+        core_path: String::new(),
+        content_name: String::new(),
+        content_path: String::new(),
+        content_hash: Checksum(0),
+        core_options: Vec::new(),
+        players: 2,
+        frames_per_second: 60.0,
+        sample_rate: 48_000.0,
+        recorded_at_unix: 0,
+        player_names: Vec::new(),
+        start_frame: Frame::new(first),
+        start_state: Vec::new(),
+        start_memory_checksum: Checksum(0),
+    };
+    let mut writer = ReplayWriter::new(Vec::new(), &header).unwrap();
+    writer.output().clear();
+    for frame in first..first + frames {
+        let held = [Buttons::from_bits(0x0fff); 2];
+        writer.frame(Frame::new(frame), &held, None, None).unwrap();
+    }
+    writer.flush().unwrap();
+    std::mem::take(writer.output())
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn what_a_stranger_publishes_on_the_match_is_refused_and_counted_and_shuts_no_viewer_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let broadcaster = start_broadcaster(port, &nats, "forged", &game);
+    let started = Instant::now();
+    sleep_until(started + Duration::from_secs(3));
+    let watching = start_viewer(&nats, "forged", &game);
+    sleep_until(started + Duration::from_secs(6));
+    let stranger = Stranger::new(&nats);
+    // Every frame of the match, every button held (a viewer takes those
+    // it has not had yet); then junk on every part, so the newest header
+    // and savestate are the stranger's.
+    stranger.publish("forged", "records", forged_inputs(0, FRAMES));
+    for part in ["records", "state", "header"] {
+        stranger.publish("forged", part, b"\x01\x02 not a netcade message".to_vec());
+    }
+    let later = start_viewer(&nats, "forged", &game);
+    let from_start = spawn_netcade(&with(
+        &[
+            "spectate",
+            &format!("{}/forged", nats.url(None)),
+            "--from-start",
+            "--json",
+        ],
+        &game,
+    ));
+
+    let host = finished(host, "host");
+    finished(join, "join");
+    finished(broadcaster, "broadcaster");
+    for (viewer, who, refused) in [
+        (watching, "the viewer watching", 2),
+        (later, "a later viewer", 0),
+        (from_start, "a viewer from the start", 2),
+    ] {
+        let watched = finished(viewer, who);
+        assert_eq!(watched["end"], "finished", "{who}: {watched}");
+        assert_eq!(watched["checksums"], host["checksums"], "{who}: {watched}");
+        let counted = watched["spectator"]["refused_messages"].as_u64().unwrap();
+        assert!(counted >= refused, "{who}: {watched}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_record_signed_with_the_broadcasters_own_key_but_not_the_match_is_caught_at_a_checkpoint_and_repaired(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let broadcaster = start_broadcaster(port, &nats, "inside-job", &game);
+    let started = Instant::now();
+    sleep_until(started + Duration::from_secs(3));
+    let watching = start_viewer(&nats, "inside-job", &game);
+    sleep_until(started + Duration::from_secs(6));
+    // Whoever holds the broadcaster's key (its machine's data directory,
+    // shared by every test here) signs frames the players never played.
+    let stranger = Stranger::new(&nats);
+    let key_file = support::target_tmp_dir().join("data/netcade/broadcast-key");
+    let seed: [u8; 32] = std::fs::read(&key_file).unwrap().try_into().unwrap();
+    let signer =
+        netcade::live::broadcast::BroadcastSigner::new(seed, broadcast_id(&stranger, "inside-job"));
+    let subject = "netcade.match.inside-job.records";
+    let forged = signer.seal(subject, None, &forged_inputs(0, FRAMES), false);
+    stranger.publish("inside-job", "records", forged);
+
+    let host = finished(host, "host");
+    finished(join, "join");
+    finished(broadcaster, "broadcaster");
+    let output = watching.finish(TIMEOUT);
+    // As a spectator's: a checkpoint that differed fails the watch, which
+    // still ends on the players' game, repaired from the next savestate.
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(stderr(&output).contains("desync at frame"), "{output:?}");
+    let watched = last_json(&output);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert!(
+        watched["spectator"]["desyncs"].as_u64() >= Some(1),
+        "{watched}"
+    );
+    assert!(
+        watched["spectator"]["repairs"].as_u64() >= Some(1),
+        "{watched}"
+    );
+    assert_eq!(watched["checksums"], host["checksums"], "{watched}");
+}
+
+/// The `error:` line a process ended with, asserting it ended with exit 3
+/// and said only that.
+fn the_one_error(output: &std::process::Output, who: &str) -> String {
+    assert_eq!(output.status.code(), Some(3), "{who}: {output:?}");
+    let said = stderr(output);
+    let errors: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{who}: {said}");
+    errors[0].to_string()
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_server_that_goes_away_ends_the_broadcaster_and_its_viewer_with_one_error_and_ctrl_c_always_ends_them(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let game = game();
+    let (host, join, port) = start_match(dir.path(), &game);
+    let left = start_broadcaster(port, &nats, "outage", &game);
+    let mut stopped = start_broadcaster(port, &nats, "outage-stopped", &game);
+    let started = Instant::now();
+    sleep_until(started + Duration::from_secs(3));
+    let watching = start_viewer(&nats, "outage", &game);
+    let mut stopped_watching = start_viewer(&nats, "outage-stopped", &game);
+    sleep_until(started + Duration::from_secs(8));
+    nats.process.child.kill().unwrap();
+    nats.process.child.wait().unwrap();
+    let gone = Instant::now();
+    // Ctrl-C ends a broadcaster and a viewer whose server went quiet at once.
+    std::thread::sleep(Duration::from_millis(500));
+    stopped.interrupt();
+    stopped_watching.interrupt();
+    for (process, who) in [
+        (stopped, "the interrupted broadcaster"),
+        (stopped_watching, "the interrupted viewer"),
+    ] {
+        let output = process.finish(Duration::from_secs(60));
+        assert!(
+            gone.elapsed() < Duration::from_secs(8),
+            "{who} took {:?}: {output:?}",
+            gone.elapsed()
+        );
+        assert!(
+            matches!(output.status.code(), Some(130 | 3)),
+            "{who}: {output:?}"
+        );
+    }
+    // The others end on their own once the client gave up reconnecting.
+    let budget = netcade::net::nats::RECONNECT_BUDGET;
+    for (process, who) in [(left, "the broadcaster"), (watching, "the viewer")] {
+        let output = process.finish(TIMEOUT);
+        assert!(
+            gone.elapsed() < budget + Duration::from_secs(10),
+            "{who} took {:?}: {output:?}",
+            gone.elapsed()
+        );
+        let error = the_one_error(&output, who);
+        assert!(error.contains("NATS"), "{who}: {error}");
+    }
+    // The match itself never noticed.
+    finished(host, "host");
+    finished(join, "join");
+}
+
 #[test]
 #[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
 fn a_server_that_is_down_or_refuses_the_credentials_gives_one_clear_error() {

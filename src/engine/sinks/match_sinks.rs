@@ -54,6 +54,12 @@ pub struct MatchSinks {
 pub trait RelaySink: FrameSink {
     /// The match ended for `end`: pass on what is left.
     fn match_ended(&mut self, end: EndReason);
+
+    /// Why nothing more can be passed on, once so: the watch feeding it
+    /// then ends.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 impl MatchSinks {

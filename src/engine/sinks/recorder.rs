@@ -466,7 +466,8 @@ mod tests {
             .iter()
             .map(|c| c.frame.number())
             .collect();
-        assert_eq!(frames, vec![300, 360]);
+        // Every 60 frames of the match, and the last one recorded.
+        assert_eq!(frames, vec![300, 360, 419]);
         assert_eq!(replay.end, Some((120, EndReason::Finished)));
     }
 

@@ -121,11 +121,15 @@ impl ViewerAnnouncement {
     pub fn withdraw(self, link: &NatsLink) {
         self.stopped.store(true, Ordering::Relaxed);
         let js = link.jetstream();
-        let _ = link.run(async move {
-            if let Ok(bucket) = js.get_key_value(VIEWERS_BUCKET).await {
-                let _ = bucket.delete(&self.key).await;
-            }
-        });
+        // Best effort, and brief: the key expires anyway.
+        let _ = link.run_within(
+            async move {
+                if let Ok(bucket) = js.get_key_value(VIEWERS_BUCKET).await {
+                    let _ = bucket.delete(&self.key).await;
+                }
+            },
+            super::LAST_WORDS,
+        );
     }
 }
 

@@ -8,10 +8,12 @@
 
 mod list;
 mod pieces;
+mod signing;
 mod sink;
 mod viewer;
 
 pub use list::{announce_viewer, list_matches, LiveMatchEntry, ViewerAnnouncement};
+pub use signing::BroadcastSigner;
 pub use sink::{broadcast_sink, BroadcastStatus};
 pub use viewer::{watch_broadcast, ViewerSettings};
 
@@ -41,6 +43,10 @@ const LISTING_TTL: Duration = Duration::from_secs(30);
 const VIEWER_TTL: Duration = Duration::from_secs(15);
 /// How often a viewer says it is still watching.
 const VIEWER_REFRESH: Duration = Duration::from_secs(5);
+/// How long the last steps of a broadcast or a watch (the replay into the
+/// object store, taking a viewer off the count) may take once it ended,
+/// however it ended: an interrupt is obeyed within this.
+const LAST_WORDS: Duration = Duration::from_secs(5);
 /// How long the first answer of a server may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -121,9 +127,11 @@ pub fn split_nats_address(address: &str) -> Result<(String, Option<String>), App
 }
 
 /// Connects to the server at `url` (one clear error when it is down or
-/// refuses us).
+/// refuses us); an interrupt ends every wait on it.
 pub fn connect(url: &str) -> Result<NatsLink, AppError> {
-    Ok(NatsLink::connect(url, CONNECT_TIMEOUT)?)
+    let link = NatsLink::connect(url, CONNECT_TIMEOUT)?;
+    link.give_up_when(crate::live::options::interrupted);
+    Ok(link)
 }
 
 /// The stream, made if the server has none yet (24 h retention; a

@@ -70,16 +70,63 @@ impl Pieces {
     }
 }
 
-/// The newest whole message on `subject`: the sequence of its first piece
-/// and its payload (`None` when there is none, or its pieces are not all
-/// there).
-pub async fn last_whole(
+/// A message put back together from the stream.
+pub struct Whole {
+    /// Where its first piece is in the stream.
+    pub sequence: u64,
+    /// The payload, whole.
+    pub payload: Vec<u8>,
+}
+
+/// Whole messages looked at, newest first, before giving up: what a
+/// stranger publishing junk on a subject can cost a viewer.
+const MAX_CANDIDATES: usize = 16;
+
+/// Messages fetched while looking back for the one before another.
+const MAX_LOOK_BACK: usize = 64;
+
+/// The newest whole message on `subject` after stream sequence `after`
+/// whose every piece `open` takes (giving the piece's own bytes: a
+/// signature checked and taken off) and which `usable` turns into a `T`:
+/// a message that is not (junk a stranger published, one cut short) gives
+/// way to the one before it.
+pub async fn newest_whole<T>(
     stream: &jetstream::stream::Stream,
     subject: &str,
-) -> Option<(u64, Vec<u8>)> {
-    let last = stream.get_last_raw_message_by_subject(subject).await.ok()?;
+    after: u64,
+    open: impl Fn(&jetstream::message::StreamMessage) -> Option<Vec<u8>>,
+    mut usable: impl FnMut(Whole) -> Option<T>,
+) -> Option<T> {
+    let mut candidate = stream.get_last_raw_message_by_subject(subject).await.ok()?;
+    for _ in 0..MAX_CANDIDATES {
+        if candidate.sequence <= after {
+            return None;
+        }
+        let mut before = candidate.sequence;
+        if let Some(whole) = whole_ending_at(stream, subject, candidate, &open).await {
+            before = whole.sequence;
+            if let Some(usable) = usable(whole) {
+                return Some(usable);
+            }
+        }
+        candidate = previous_on_subject(stream, subject, before).await?;
+    }
+    None
+}
+
+/// The message ending with `last` put back together, if its pieces are
+/// all there, in order, and taken by `open`.
+async fn whole_ending_at(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+    last: jetstream::message::StreamMessage,
+    open: &impl Fn(&jetstream::message::StreamMessage) -> Option<Vec<u8>>,
+) -> Option<Whole> {
     let Some((index, count)) = piece_of(Some(&last.headers)) else {
-        return Some((last.sequence, last.payload.to_vec()));
+        return Some(Whole {
+            sequence: last.sequence,
+            payload: open(&last)?,
+        });
     };
     if index != count {
         return None;
@@ -91,16 +138,14 @@ pub async fn last_whole(
     let mut pieces = Pieces::default();
     let mut sequence = first;
     for _ in 0..count {
-        let message = stream
-            .raw_message_builder()
-            .next_by_subject(subject.to_string())
-            .sequence(sequence)
-            .send()
-            .await
-            .ok()?;
+        let message = next_on_subject(stream, subject, sequence).await?;
         sequence = message.sequence + 1;
-        if let Some(whole) = pieces.take(piece_of(Some(&message.headers)), &message.payload) {
-            return Some((first, whole));
+        let body = open(&message)?;
+        if let Some(whole) = pieces.take(piece_of(Some(&message.headers)), &body) {
+            return Some(Whole {
+                sequence: first,
+                payload: whole,
+            });
         }
         // A last piece naming a first that is not one (or more pieces than
         // follow it) would otherwise walk the stream a message at a time.
@@ -109,6 +154,53 @@ pub async fn last_whole(
         }
     }
     None
+}
+
+/// The first message on `subject` from stream sequence `sequence` on.
+async fn next_on_subject(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+    sequence: u64,
+) -> Option<jetstream::message::StreamMessage> {
+    stream
+        .raw_message_builder()
+        .next_by_subject(subject.to_string())
+        .sequence(sequence)
+        .send()
+        .await
+        .ok()
+}
+
+/// The last message on `subject` before stream sequence `before` (or one
+/// shortly before it, when many are): the server finds messages forwards
+/// only, so this looks from ever further back.
+async fn previous_on_subject(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+    before: u64,
+) -> Option<jetstream::message::StreamMessage> {
+    let mut span = 16u64;
+    let mut fetched = 0;
+    loop {
+        let from = before.saturating_sub(span).max(1);
+        let found = next_on_subject(stream, subject, from).await?;
+        fetched += 1;
+        if found.sequence < before {
+            let mut last = found;
+            while fetched < MAX_LOOK_BACK {
+                fetched += 1;
+                match next_on_subject(stream, subject, last.sequence + 1).await {
+                    Some(next) if next.sequence < before => last = next,
+                    _ => break,
+                }
+            }
+            return Some(last);
+        }
+        if from == 1 || fetched >= MAX_LOOK_BACK {
+            return None;
+        }
+        span = span.saturating_mul(4);
+    }
 }
 
 #[cfg(test)]

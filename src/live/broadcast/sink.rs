@@ -6,8 +6,10 @@
 //! whole replay into the object store.
 
 use super::pieces::{piece_bytes, FIRST_HEADER, PIECE_HEADER};
+use super::signing::{BroadcastSigner, MAX_TRAILER_BYTES};
 use super::{
-    matches_bucket, replays_bucket, subject, viewers_bucket, Part, MATCHES_BUCKET, REPLAYS_BUCKET,
+    matches_bucket, replays_bucket, subject, viewers_bucket, Part, LAST_WORDS, MATCHES_BUCKET,
+    REPLAYS_BUCKET,
 };
 use crate::engine::sinks::recorder::replay_header;
 use crate::engine::sinks::{FinalFrame, FrameSink, RelaySink};
@@ -72,6 +74,8 @@ struct BroadcastSink {
     /// The name and the match's own id, which message ids begin with.
     match_id: String,
     queue: tokio::sync::mpsc::Sender<Outgoing>,
+    /// Signs every message (see `signing`).
+    signer: BroadcastSigner,
     status: Arc<Mutex<BroadcastStatus>>,
     /// The header until the watch's first frame is known.
     waiting: Option<ReplayHeader>,
@@ -112,6 +116,7 @@ pub fn broadcast_sink(
         None => crate::live::connect::link_secret()?.public_key(),
     };
     let match_id = format!("{}.{:016x}", name, Checksum::of(&key.0).0);
+    let signer = BroadcastSigner::of_this_machine()?;
     let (queue, outgoing) = tokio::sync::mpsc::channel(QUEUED_MESSAGES);
     link.spawn(publish_in_order(link.jetstream(), outgoing, status.clone()))?;
     let started = SystemTime::now()
@@ -131,6 +136,7 @@ pub fn broadcast_sink(
         name: name.to_string(),
         match_id,
         queue,
+        signer,
         status,
         waiting: Some(header),
         writer: None,
@@ -200,28 +206,33 @@ async fn publish_in_order(
 
 impl BroadcastSink {
     /// Queues `payload` for `part`, in pieces when the server would
-    /// refuse it whole.
+    /// refuse it whole, each signed.
     fn send(&mut self, part: Part, id: String, payload: Vec<u8>) {
-        let size = piece_bytes(self.max_payload);
+        let size = piece_bytes(self.max_payload)
+            .saturating_sub(MAX_TRAILER_BYTES)
+            .max(1);
         let count = payload.len().div_ceil(size).max(1) as u32;
-        let pieces = payload.chunks(size).map(<[u8]>::to_vec);
-        let pieces: Vec<Vec<u8>> = if count == 1 {
-            vec![payload]
+        let pieces: Vec<&[u8]> = if count == 1 {
+            vec![&payload]
         } else {
             if let Ok(mut status) = self.status.lock() {
                 status.in_pieces += 1;
             }
-            pieces.collect()
+            payload.chunks(size).collect()
         };
+        let subject = subject(&self.name, part);
         for (index, piece) in (1..).zip(pieces) {
+            let in_pieces = (count > 1).then_some((index, count));
             let message = Outgoing::Message {
-                subject: subject(&self.name, part),
                 id: match count {
                     1 => format!("{}.{id}", self.match_id),
                     _ => format!("{}.{id}.{index}", self.match_id),
                 },
-                payload: piece,
-                piece: (count > 1).then_some((index, count)),
+                payload: self
+                    .signer
+                    .seal(&subject, in_pieces, piece, part == Part::Header),
+                subject: subject.clone(),
+                piece: in_pieces,
             };
             if self.queue.try_send(message).is_err() {
                 self.fail("the NATS server fell behind: broadcast stopped".into());
@@ -280,11 +291,14 @@ impl BroadcastSink {
         });
     }
 
-    /// Waits until the server acknowledged everything queued.
-    fn drain(&self) {
+    /// Waits until the server acknowledged everything queued (at most
+    /// [`LAST_WORDS`]).
+    fn drain(&mut self) {
         let (answer, drained) = std::sync::mpsc::sync_channel(1);
         if self.queue.try_send(Outgoing::Drained(answer)).is_ok() {
-            let _ = drained.recv();
+            if let Err(error) = self.link.wait_within(&drained, LAST_WORDS) {
+                self.fail(format!("the last messages: {error}"));
+            }
         }
     }
 
@@ -296,22 +310,25 @@ impl BroadcastSink {
         let (key, replay) = (self.name.clone(), std::mem::take(&mut self.replay));
         let name = object.clone();
         let chunk_size = piece_bytes(self.max_payload);
-        self.link.run(async move {
-            let store = replays_bucket(&js).await?;
-            let meta = jetstream::object_store::ObjectMetadata {
-                name,
-                chunk_size: Some(chunk_size),
-                ..Default::default()
-            };
-            store
-                .put(meta, &mut replay.as_slice())
-                .await
-                .map_err(NatsError::request(format!("the bucket {REPLAYS_BUCKET}")))?;
-            if let Ok(bucket) = matches_bucket(&js).await {
-                let _ = bucket.delete(key).await;
-            }
-            Ok::<_, NatsError>(())
-        })??;
+        self.link.run_within(
+            async move {
+                let store = replays_bucket(&js).await?;
+                let meta = jetstream::object_store::ObjectMetadata {
+                    name,
+                    chunk_size: Some(chunk_size),
+                    ..Default::default()
+                };
+                store
+                    .put(meta, &mut replay.as_slice())
+                    .await
+                    .map_err(NatsError::request(format!("the bucket {REPLAYS_BUCKET}")))?;
+                if let Ok(bucket) = matches_bucket(&js).await {
+                    let _ = bucket.delete(key).await;
+                }
+                Ok::<_, NatsError>(())
+            },
+            LAST_WORDS,
+        )??;
         Ok(object)
     }
 }
@@ -388,6 +405,21 @@ impl FrameSink for BroadcastSink {
 }
 
 impl RelaySink for BroadcastSink {
+    fn failure(&self) -> Option<String> {
+        if let Some(failure) = self
+            .status
+            .lock()
+            .ok()
+            .and_then(|status| status.failure.clone())
+        {
+            return Some(failure);
+        }
+        self.link.why_stop().and_then(|why| match why {
+            NatsError::Lost { .. } => Some(why.to_string()),
+            _ => None,
+        })
+    }
+
     fn match_ended(&mut self, end: EndReason) {
         if let Some(writer) = self.writer.take() {
             let frames = writer.frames();
@@ -401,6 +433,10 @@ impl RelaySink for BroadcastSink {
             }
         }
         self.drain();
+        if let Some(failure) = RelaySink::failure(self) {
+            self.fail(failure);
+            return;
+        }
         match self.keep_replay() {
             Ok(object) => {
                 if let Ok(mut status) = self.status.lock() {

@@ -6,13 +6,14 @@
 //! When the broadcaster was restarted, the gap its absence left is
 //! crossed at its next savestate.
 
-use super::pieces::{last_whole, piece_of, Pieces};
+use super::pieces::{newest_whole, piece_of, Pieces};
+use super::signing::BroadcastCheck;
 use super::{match_subjects, subject, Part, ViewerAnnouncement, STREAM};
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::matches::machine::{load_watched_state, SpectatorStats};
 use crate::engine::sinks::recorder::{content_checksum, match_recorder};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink, MatchSinks, SinksSummary};
-use crate::engine::{open_game, AppError, Game, GameArgs};
+use crate::engine::{open_game, AppError, Game, GameArgs, Outcome};
 use crate::live::connect::adopt_host_options;
 use crate::live::front_end::{FrontEnd, LiveOutputs, MatchView, SpectatorView};
 use crate::live::narrator::{status_due, Narrator};
@@ -24,13 +25,15 @@ use crate::live::wire::{LiveTransport, WireTraffic};
 use crate::net::nats::async_nats::jetstream;
 use crate::net::nats::{NatsError, NatsLink};
 use futures_util::StreamExt;
-use netcode::checksum::{memory_checksum, Checksums};
+use netcode::checksum::{memory_checksum, Checksum, Checksums};
 use netcode::input::{Buttons, MAX_PLAYERS};
 use netcode::netplay::checkpoint_state::decompress_checkpoint;
 use netcode::netplay::jitter::{JitterBuffer, JitterConfig};
 use netcode::netplay::spectator::MAX_BUFFERED_FRAMES;
 use netcode::protocol::Millis;
-use netcode::replay::{read_records, read_replay, Record, ReplayHeader};
+use netcode::replay::{
+    read_records, read_replay, Checkpoint, Record, ReplayHeader, CHECKPOINT_INTERVAL,
+};
 use netcode::rollback::Frame;
 use std::collections::VecDeque;
 use std::io::Write;
@@ -43,6 +46,14 @@ const QUEUED_MESSAGES: usize = 4096;
 /// Nothing from the stream for this long ends the watch (a broadcaster
 /// that is restarted sends a savestate sooner).
 const SILENCE_MS: Millis = 30_000;
+
+/// How far past the newest checkpoint a viewer plays: up to the next one,
+/// which the broadcaster sends with that frame's inputs, so its own frames
+/// are never held.
+const CHECKPOINT_LEAD: u32 = CHECKPOINT_INTERVAL;
+
+/// Checkpoints kept ahead of the frame played (one a second: minutes).
+const MAX_CHECKPOINTS: usize = 1024;
 
 /// The largest savestate taken, expanded.
 const MAX_STATE_BYTES: usize = 16 << 20;
@@ -60,8 +71,14 @@ pub struct ViewerSettings<'a> {
     pub from_start: bool,
 }
 
-/// One message of the match, as the frame loop takes it.
-type Incoming = (Part, Vec<u8>);
+/// What the subscription brings the frame loop.
+enum Incoming {
+    /// One whole message of the broadcast watched.
+    Message(Part, Vec<u8>),
+    /// A message that is not the broadcaster's (unsigned, signed by
+    /// another key, of another broadcast): refused unread.
+    Refused,
+}
 
 /// Watches the broadcast match `settings` name and returns how it went.
 pub fn watch_broadcast(
@@ -94,7 +111,7 @@ pub fn watch_broadcast(
         header.player_names.clone(),
     )?;
     options.take_ctrl_c();
-    let incoming = subscribe(&link, &settings.name, start.sequence)?;
+    let incoming = subscribe(&link, &settings.name, start.sequence, start.check)?;
     let announcement = super::announce_viewer(&link, &settings.name)?;
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let frames = settings.spectate.frames;
@@ -123,6 +140,11 @@ pub fn watch_broadcast(
         left_ms: 0,
         announcement: Some(announcement),
         link,
+        counts: ViewerCounts::default(),
+        repair: None,
+        resyncing: false,
+        notes: Vec::new(),
+        scratch: Vec::new(),
     };
     // No datagrams: the loop's waits between frames idle on this socket.
     let mut transport = LiveTransport::new(
@@ -136,18 +158,27 @@ pub fn watch_broadcast(
     );
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, Instant::now(), &mut narrator)?;
-    role.finish(end)
+    let lost = role.server_lost();
+    let watched = role.finish(end)?;
+    match lost {
+        // The one sentence the watch ends with.
+        Some(lost) => Err(lost.into()),
+        None => Ok(watched),
+    }
 }
 
-/// Where watching starts: the stream sequence to read from and the state
-/// to load first.
+/// Where watching starts: the stream sequence to read from, the state
+/// to load first, and what the broadcast's messages are checked with.
 struct Start {
     sequence: u64,
     state: (Frame, Vec<u8>),
+    check: BroadcastCheck,
 }
 
 /// The match's header, and where to start: its newest savestate, or with
-/// `from_start` its header (whose start state begins the broadcast).
+/// `from_start` its header (whose start state begins the broadcast). A
+/// header or savestate that is not the broadcaster's, or cannot be read,
+/// gives way to the one before it.
 fn find_start(
     link: &NatsLink,
     name: &str,
@@ -155,45 +186,82 @@ fn find_start(
 ) -> Result<(ReplayHeader, Start), AppError> {
     let js = link.jetstream();
     let (header_subject, state_subject) = (subject(name, Part::Header), subject(name, Part::State));
-    let (header_message, state_message) = link
-        .run(async move {
-            // No stream: nothing was ever broadcast there.
-            let Ok(stream) = js.get_stream(STREAM).await else {
-                return Ok(None);
-            };
-            // The newest header: a name broadcast again (or a broadcaster
-            // restarted) starts over there.
-            let Some(header) = last_whole(&stream, &header_subject).await else {
-                return Ok(None);
-            };
-            let state = match from_start {
-                true => None,
-                false => last_whole(&stream, &state_subject).await,
-            };
-            Ok::<_, NatsError>(Some((header, state)))
-        })??
-        .ok_or_else(|| AppError::BadArgument {
+    let found = link.run(async move {
+        // No stream: nothing was ever broadcast there.
+        let Ok(stream) = js.get_stream(STREAM).await else {
+            return None;
+        };
+        // The newest header: a name broadcast again (or a broadcaster
+        // restarted) starts over there. Each of its pieces names the key
+        // that signed it; all must be the same.
+        let pieces_check = std::sync::Mutex::new(None::<BroadcastCheck>);
+        let header = newest_whole(
+            &stream,
+            &header_subject,
+            0,
+            |piece| {
+                let (check, body) = BroadcastCheck::of_header(
+                    piece.subject.as_str(),
+                    Some(&piece.headers),
+                    &piece.payload,
+                )
+                .ok()?;
+                let mut first = pieces_check.lock().ok()?;
+                if piece_of(Some(&piece.headers)).is_none_or(|(index, _)| index == 1) {
+                    *first = Some(check);
+                } else if first.as_ref() != Some(&check) {
+                    return None;
+                }
+                Some(body.to_vec())
+            },
+            |whole| {
+                let check = pieces_check.lock().ok()?.clone()?;
+                let header = read_replay(whole.payload.as_slice()).ok()?.header;
+                Some((whole.sequence, header, check))
+            },
+        )
+        .await?;
+        let (header_sequence, ref replay_header, ref check) = header;
+        let state = match from_start {
+            true => None,
+            false => {
+                newest_whole(
+                    &stream,
+                    &state_subject,
+                    header_sequence,
+                    |piece| {
+                        check
+                            .check(piece.subject.as_str(), Some(&piece.headers), &piece.payload)
+                            .ok()
+                            .map(<[u8]>::to_vec)
+                    },
+                    |whole| {
+                        let state = decompress_checkpoint(&whole.payload, MAX_STATE_BYTES).ok()?;
+                        (state.0 >= replay_header.start_frame).then_some((whole.sequence, state))
+                    },
+                )
+                .await
+            }
+        };
+        Some((header, state))
+    })?;
+    let Some(((header_sequence, header, check), state)) = found else {
+        return Err(AppError::BadArgument {
             message: format!(
                 "no match named {name} on this server (spectate --list nats://SERVER lists them)"
             ),
-        })?;
-    let replay =
-        read_replay(header_message.1.as_slice()).map_err(|error| AppError::BadArgument {
-            message: format!("the match {name}'s header cannot be read: {error}"),
-        })?;
-    let header = replay.header;
-    let start = match state_message {
-        Some((sequence, blob)) => Start {
+        });
+    };
+    let start = match state {
+        Some((sequence, state)) => Start {
             sequence,
-            state: decompress_checkpoint(&blob, MAX_STATE_BYTES).map_err(|error| {
-                AppError::BadArgument {
-                    message: format!("the match {name}'s savestate cannot be read: {error}"),
-                }
-            })?,
+            state,
+            check,
         },
         None => Start {
-            sequence: header_message.0,
+            sequence: header_sequence,
             state: (header.start_frame, header.start_state.clone()),
+            check,
         },
     };
     Ok((header, start))
@@ -234,6 +302,7 @@ fn subscribe(
     link: &NatsLink,
     name: &str,
     sequence: u64,
+    mut check: BroadcastCheck,
 ) -> Result<tokio::sync::mpsc::Receiver<Incoming>, AppError> {
     let js = link.jetstream();
     let filter = match_subjects(name);
@@ -266,11 +335,22 @@ fn subscribe(
             let Some(part) = Part::of_subject(message.subject.as_str()) else {
                 continue;
             };
-            let piece = piece_of(message.headers.as_ref());
-            let Some(whole) = pieces.take(piece, &message.payload) else {
-                continue;
+            let (subject, headers) = (message.subject.as_str(), message.headers.as_ref());
+            // A header of the same key is the broadcaster restarted.
+            let checked = match part {
+                Part::Header => check.follow(subject, headers, &message.payload),
+                _ => check.check(subject, headers, &message.payload),
             };
-            if queue.send((part, whole)).await.is_err() {
+            let incoming = match checked {
+                Ok(body) => {
+                    let Some(whole) = pieces.take(piece_of(headers), body) else {
+                        continue;
+                    };
+                    Incoming::Message(part, whole)
+                }
+                Err(_) => Incoming::Refused,
+            };
+            if queue.send(incoming).await.is_err() {
                 return;
             }
         }
@@ -288,6 +368,10 @@ struct Feed {
     rows: VecDeque<[Buttons; MAX_PLAYERS]>,
     /// The replay's end record arrived: no more frames come.
     ended: bool,
+    /// The broadcast's checkpoints of frames not played yet, in order.
+    checkpoints: VecDeque<Checkpoint>,
+    /// The frame of the newest checkpoint received, once one was.
+    newest_checkpoint: Option<Frame>,
 }
 
 impl Feed {
@@ -297,6 +381,63 @@ impl Feed {
             received_end: frame,
             ..Feed::default()
         }
+    }
+
+    /// Whether `frame` may be played: not while it is so far past the
+    /// newest checkpoint that the checkpoint which would check it cannot
+    /// have come yet. Frames from the future (a forgery the broadcaster's
+    /// key signed) would otherwise be played before any checkpoint could
+    /// catch them; the broadcaster's own frames are never held (its
+    /// checkpoints come with them, one a second).
+    fn may_play(&self, frame: Frame) -> bool {
+        self.ended
+            || self
+                .newest_checkpoint
+                .is_none_or(|newest| frame.number() < newest.number() + CHECKPOINT_LEAD)
+    }
+
+    /// Keeps `checkpoint` until its frame runs (one of a frame played, or
+    /// out of order, is dropped; so are the oldest past a bound).
+    fn take_checkpoint(&mut self, checkpoint: Checkpoint) {
+        if self
+            .newest_checkpoint
+            .is_none_or(|newest| checkpoint.frame > newest)
+        {
+            self.newest_checkpoint = Some(checkpoint.frame);
+        }
+        let in_order = self
+            .checkpoints
+            .back()
+            .is_none_or(|last| checkpoint.frame > last.frame);
+        if checkpoint.frame < self.next_frame || !in_order {
+            return;
+        }
+        if self.checkpoints.len() == MAX_CHECKPOINTS {
+            self.checkpoints.pop_front();
+        }
+        self.checkpoints.push_back(checkpoint);
+    }
+
+    /// Drops the checkpoints of `frame` and later: a repair at `frame`
+    /// supersedes them.
+    fn supersede_checkpoints(&mut self, frame: Frame) {
+        self.checkpoints
+            .retain(|checkpoint| checkpoint.frame < frame);
+    }
+
+    /// The broadcast's memory checksum of `frame`, if it has one (those of
+    /// frames before it are dropped).
+    fn checkpoint_of(&mut self, frame: Frame) -> Option<Checksum> {
+        while let Some(checkpoint) = self.checkpoints.pop_front() {
+            if checkpoint.frame == frame {
+                return Some(checkpoint.memory);
+            }
+            if checkpoint.frame > frame {
+                self.checkpoints.push_front(checkpoint);
+                return None;
+            }
+        }
+        None
     }
 
     fn buffered(&self) -> u32 {
@@ -338,8 +479,9 @@ struct ViewerRole {
     /// The last frame to watch, if not the match's last.
     frames: Option<u32>,
     received_bytes: u64,
-    /// Frames never received, crossed at a savestate (from, to).
-    skipped: Vec<(u32, u32)>,
+    /// Frames never received (or dropped after a desync: `true`), crossed
+    /// at a savestate (from, to).
+    skipped: Vec<(u32, u32, bool)>,
     /// Frames that arrived this tick.
     arrived: u32,
     /// When the stream was last heard (ms into the watch).
@@ -352,12 +494,49 @@ struct ViewerRole {
     announcement: Option<ViewerAnnouncement>,
     /// The connection the subscription and the announcement use.
     link: NatsLink,
+    counts: ViewerCounts,
+    /// A state to load before its frame runs: a repair record's, or the
+    /// savestate after a desync.
+    repair: Option<(Frame, Vec<u8>)>,
+    /// A checkpoint differed (or a repair came too late): the frames
+    /// held were dropped, and the next savestate repairs.
+    resyncing: bool,
+    /// Warnings to tell, from the frame loop.
+    notes: Vec<String>,
+    scratch: Vec<u8>,
+}
+
+/// What a viewer refused, skipped and found, for its summary.
+#[derive(Clone, Copy, Debug, Default)]
+struct ViewerCounts {
+    /// Messages that were not the broadcaster's.
+    refused: u64,
+    /// The broadcaster's messages that could not be read.
+    unreadable: u64,
+    /// Checkpoints whose checksums differed from ours.
+    desyncs: u64,
+    /// States loaded to repair the game.
+    repairs: u64,
 }
 
 impl ViewerRole {
-    fn take_message(&mut self, now_ms: Millis, (part, payload): Incoming) {
-        self.received_bytes += payload.len() as u64;
+    /// The server went away for longer than the client tries to reconnect.
+    fn server_lost(&self) -> Option<NatsError> {
+        self.link
+            .why_stop()
+            .filter(|why| matches!(why, NatsError::Lost { .. }))
+    }
+
+    fn take_message(&mut self, now_ms: Millis, incoming: Incoming) {
         self.heard_ms = now_ms;
+        let (part, payload) = match incoming {
+            Incoming::Message(part, payload) => (part, payload),
+            Incoming::Refused => {
+                self.counts.refused += 1;
+                return;
+            }
+        };
+        self.received_bytes += payload.len() as u64;
         match part {
             Part::Header => {}
             Part::State => match decompress_checkpoint(&payload, MAX_STATE_BYTES) {
@@ -365,21 +544,11 @@ impl ViewerRole {
                     self.jump = Some((frame, state));
                 }
                 Ok(_) => {}
-                Err(error) => {
-                    self.broken = Some((
-                        WatchEnd::HostLost,
-                        format!("a savestate cannot be read: {error}"),
-                    ));
-                }
+                Err(_) => self.counts.unreadable += 1,
             },
             Part::Records => match read_records(&payload, self.players) {
                 Ok(records) => self.take_records(records),
-                Err(error) => {
-                    self.broken = Some((
-                        WatchEnd::HostLost,
-                        format!("records cannot be read: {error}"),
-                    ));
-                }
+                Err(_) => self.counts.unreadable += 1,
             },
         }
     }
@@ -398,10 +567,62 @@ impl ViewerRole {
                         ));
                     }
                 }
+                Record::Checkpoint(checkpoint) => self.feed.take_checkpoint(checkpoint),
+                // The broadcaster's own watch was repaired from the host's
+                // state: so is ours, at that frame, or at its next
+                // savestate if that frame is played already.
+                Record::Repair { frame, state } => {
+                    self.feed.supersede_checkpoints(frame);
+                    if frame >= self.feed.next_frame {
+                        self.repair = Some((frame, state));
+                    } else {
+                        self.resync();
+                    }
+                }
                 Record::End { .. } => self.feed.ended = true,
                 _ => {}
             }
         }
+    }
+
+    /// Drops the frames held (they cannot be trusted to follow from our
+    /// game any more): the next savestate is loaded as soon as it comes,
+    /// and the frames from it on are taken.
+    fn resync(&mut self) {
+        self.feed.rows.clear();
+        self.feed.received_end = self.feed.next_frame;
+        self.feed.checkpoints.clear();
+        self.resyncing = true;
+    }
+
+    /// Before `frame` runs: the repair due at it, then its checkpoint
+    /// compared with ours. Whether it may run: after a desync it may not,
+    /// and the broadcast's next savestate repairs.
+    fn check_before(&mut self, frame: Frame) -> Result<bool, AppError> {
+        if let Some((at, state)) = self.repair.take_if(|(at, _)| *at <= frame) {
+            match load_watched_state(self.game.as_mut(), at, &state) {
+                Ok(()) => self.counts.repairs += 1,
+                Err(error) => self.notes.push(format!(
+                    "the core refused the broadcast's state of frame {}: {error}",
+                    at.number()
+                )),
+            }
+        }
+        let Some(theirs) = self.feed.checkpoint_of(frame) else {
+            return Ok(true);
+        };
+        let ours = memory_checksum(self.game.as_mut(), &mut self.scratch)
+            .map_err(AppError::at_frame(frame.number()))?;
+        if ours == theirs {
+            return Ok(true);
+        }
+        self.counts.desyncs += 1;
+        self.notes.push(format!(
+            "desync at frame {}: our checksum {ours}, the broadcast's {theirs}; waiting for its next savestate",
+            frame.number()
+        ));
+        self.resync();
+        Ok(false)
     }
 
     /// Loads the first savestate at once, and a later one (after a gap)
@@ -423,8 +644,10 @@ impl ViewerRole {
         }
         if joined {
             self.sinks.log.skip_to(frame.number());
+            let repaired = std::mem::take(&mut self.resyncing);
+            self.counts.repairs += u64::from(repaired);
             self.skipped
-                .push((self.feed.next_frame.number(), frame.number()));
+                .push((self.feed.next_frame.number(), frame.number(), repaired));
             self.feed = Feed::starting_at(frame);
             return Ok(());
         }
@@ -444,13 +667,16 @@ impl ViewerRole {
         for _ in 0..due {
             let batch = self.jitter.due(self.feed.buffered(), self.feed.ended);
             for index in 0..batch.frames {
-                if self.reached_the_end() {
+                if self.reached_the_end() || !self.feed.may_play(self.feed.next_frame) {
                     return Ok(());
                 }
                 let Some(inputs) = self.feed.rows.pop_front() else {
                     break;
                 };
                 let frame = self.feed.next_frame;
+                if !self.check_before(frame)? {
+                    return Ok(());
+                }
                 self.feed.next_frame = frame.next();
                 let shown = index + 1 == batch.frames;
                 let pass = if shown {
@@ -513,13 +739,18 @@ impl ViewerRole {
                 ..WireTraffic::default()
             },
             dropped_datagrams: 0,
-            desyncs: (0, 0),
+            desyncs: (self.counts.desyncs, self.counts.repairs),
+            refused_messages: (self.counts.refused, self.counts.unreadable),
             chat: Default::default(),
             outputs: SinksSummary::default(),
         };
         let report = WatchReport { outputs, ..report };
         Ok(LiveMatch {
-            outcome: end.outcome(),
+            // As a spectator's: a checkpoint that differed fails the watch.
+            outcome: match end {
+                _ if self.counts.desyncs > 0 => Outcome::NetplayFailed,
+                end => end.outcome(),
+            },
             log,
             report: Some(Box::new(report)),
         })
@@ -578,9 +809,16 @@ impl LiveRole for ViewerRole {
     }
 
     fn handle_events(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
-        for (from, to) in self.skipped.drain(..) {
+        for note in self.notes.drain(..) {
+            narrator.warn(&note)?;
+        }
+        for (from, to, repaired) in self.skipped.drain(..) {
+            let why = match repaired {
+                true => "they would not follow from the game as it was",
+                false => "its broadcaster was restarted",
+            };
             narrator.warn(&format!(
-                "the broadcast has no frames {from}..{to} (its broadcaster was restarted): resumed at its savestate of frame {to}"
+                "the broadcast has no frames {from}..{to} to play ({why}): resumed at its savestate of frame {to}"
             ))?;
         }
         if let Some((_, why)) = &self.broken {
@@ -592,6 +830,9 @@ impl LiveRole for ViewerRole {
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
         if let Some((end, _)) = self.broken {
             return Some(end);
+        }
+        if self.server_lost().is_some() {
+            return Some(WatchEnd::HostLost);
         }
         self.reached_the_end().then_some(WatchEnd::Finished)
     }
@@ -667,5 +908,46 @@ mod tests {
         // Frames 12.. leave a gap: nothing is taken.
         assert_eq!(feed.take_inputs(Frame::new(12), 2, &presses(4)), 0);
         assert_eq!(feed.received_end, Frame::new(9));
+    }
+
+    fn checkpoint(frame: u32, memory: u64) -> Checkpoint {
+        Checkpoint {
+            frame: Frame::new(frame),
+            memory: Checksum(memory),
+            video: None,
+        }
+    }
+
+    #[test]
+    fn frames_from_the_future_wait_for_the_checkpoint_that_checks_them() {
+        let mut feed = Feed::starting_at(Frame::new(100));
+        // Before any checkpoint came, nothing is held.
+        assert!(feed.may_play(Frame::new(1000)));
+        feed.take_checkpoint(checkpoint(120, 7));
+        assert!(feed.may_play(Frame::new(179)));
+        assert!(!feed.may_play(Frame::new(180)));
+        feed.take_checkpoint(checkpoint(180, 8));
+        assert!(feed.may_play(Frame::new(180)));
+        // Each frame meets its own checkpoint; those before it are gone.
+        assert_eq!(feed.checkpoint_of(Frame::new(119)), None);
+        assert_eq!(feed.checkpoint_of(Frame::new(120)), Some(Checksum(7)));
+        assert_eq!(feed.checkpoint_of(Frame::new(200)), None);
+        assert!(feed.checkpoints.is_empty());
+        // The end record lets the last frames play.
+        feed.ended = true;
+        assert!(feed.may_play(Frame::new(5000)));
+    }
+
+    #[test]
+    fn a_repair_supersedes_the_checkpoints_of_its_frame_and_later() {
+        let mut feed = Feed::starting_at(Frame::new(0));
+        for frame in [60, 120, 180] {
+            feed.take_checkpoint(checkpoint(frame, u64::from(frame)));
+        }
+        // Played frames and frames out of order are not kept.
+        feed.take_checkpoint(checkpoint(150, 1));
+        feed.supersede_checkpoints(Frame::new(120));
+        assert_eq!(feed.checkpoints.len(), 1);
+        assert_eq!(feed.checkpoint_of(Frame::new(60)), Some(Checksum(60)));
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod args;
 mod mode;
+mod port_file;
 mod report;
 mod restart;
 mod role;
@@ -42,6 +43,7 @@ use netcode::protocol::{
     CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
 };
 use netcode::rollback::SessionState;
+use port_file::PortFile;
 use role::{PlayersRole, Seat};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -85,7 +87,6 @@ fn host_on(
     let common = &in_match_folder(&settings.common, &saves);
     let inputs = open_inputs(common)?;
     let bound = transport.inner().local_address();
-    write_port_file(settings, bound)?;
     options.signal(LiveEvent::Listening { address: bound });
     let mut game = open_game(&common.game)?;
     let found = preflight(game.as_mut())?;
@@ -95,6 +96,12 @@ fn host_on(
     // Signals are ours before anyone is told we wait: a SIGHUP after the
     // line below is an interruption, never a kill.
     options.take_ctrl_c();
+    // Written once an interrupt ends the host cleanly, so the file goes
+    // with it.
+    let _port_file = match &settings.port_file {
+        Some(path) => Some(PortFile::write(path, bound.port())?),
+        None => None,
+    };
     writeln!(
         out,
         "hosting {} on UDP port {}: waiting for {} to join",
@@ -152,18 +159,6 @@ fn host_on(
         recorder,
     };
     play(seat, common, outputs, table, inputs, options, out)
-}
-
-/// `--port-file`: the port listened on, once bound.
-fn write_port_file(settings: &HostSettings, bound: SocketAddr) -> Result<(), AppError> {
-    let Some(path) = &settings.port_file else {
-        return Ok(());
-    };
-    std::fs::write(path, format!("{}\n", bound.port())).map_err(|source| AppError::WriteFile {
-        what: "the port file",
-        path: path.clone(),
-        source,
-    })
 }
 
 /// `host --room`: opens the room and prints its code.

@@ -13,6 +13,7 @@
 
 use crate::engine::AppError;
 use crate::live::rooms::RoomCode;
+use netcode::encoding::hex::{from_hex, to_hex};
 use netcode::netplay::RejoinTicket;
 use netcode::protocol::{
     codec, Handshake, Header, LinkSecret, Message, PlayerSlots, Sequence, SessionToken,
@@ -367,20 +368,6 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path)?.write_all(bytes)
-}
-
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(&text[at..at + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

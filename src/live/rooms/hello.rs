@@ -3,6 +3,7 @@
 //! decides), the game it runs, and where its game socket can be reached.
 //! It is JSON, read as untrusted: bounded, and refused whole when wrong.
 
+use netcode::encoding::is_printable;
 use netcode::protocol::Identity;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -89,11 +90,9 @@ impl Hello {
         let field = |name: &str| {
             value[name]
                 .as_str()
-                // Printed when a host of another game is skipped: no
-                // control characters to steer the terminal.
-                .filter(|text| {
-                    text.chars().count() <= MAX_NAME_CHARS && !text.chars().any(char::is_control)
-                })
+                // Printed when a host of another game is skipped: nothing
+                // to steer the terminal.
+                .filter(|text| text.chars().count() <= MAX_NAME_CHARS && is_printable(text))
                 .ok_or_else(|| format!("no {name}"))
         };
         let role = RoomRole::named(field("role")?).ok_or("an unknown role")?;
@@ -180,6 +179,8 @@ mod tests {
             with("content", json!("not hex")),
             with("core", json!("x".repeat(MAX_NAME_CHARS + 1))),
             with("core", json!("\u{1b}[2JDuel")),
+            with("core", json!("Duel\u{202E}")),
+            with("core_version", json!("\u{FEFF}1.0")),
             with("core_version", json!(7)),
             with("candidates", json!(["nowhere"])),
             with("candidates", json!(too_many)),

@@ -24,6 +24,8 @@ pub enum WatchEnd {
     WindowClosed,
     /// The host was heard, but nothing new came from it for too long.
     Stalled,
+    /// What passed the match on (a broadcast) failed: its server went away.
+    RelayFailed,
 }
 
 impl WatchEnd {
@@ -36,6 +38,7 @@ impl WatchEnd {
             WatchEnd::HostLost => "spectating ended (the host was lost)",
             WatchEnd::WindowClosed => "spectating ended (you left)",
             WatchEnd::Stalled => "spectating ended (the match stalled)",
+            WatchEnd::RelayFailed => "spectating ended (the broadcast failed)",
         }
     }
 
@@ -46,6 +49,7 @@ impl WatchEnd {
             WatchEnd::HostLost => "host_lost",
             WatchEnd::WindowClosed => "window_closed",
             WatchEnd::Stalled => "stalled",
+            WatchEnd::RelayFailed => "relay_failed",
         }
     }
 
@@ -55,6 +59,7 @@ impl WatchEnd {
             WatchEnd::Finished | WatchEnd::WindowClosed => Outcome::Success,
             WatchEnd::Interrupted => Outcome::Interrupted,
             WatchEnd::HostLost | WatchEnd::Stalled => Outcome::PeerLost,
+            WatchEnd::RelayFailed => Outcome::NetplayFailed,
         }
     }
 
@@ -62,7 +67,9 @@ impl WatchEnd {
     pub(crate) fn end_reason(self) -> EndReason {
         match self {
             WatchEnd::Finished => EndReason::Finished,
-            WatchEnd::Interrupted | WatchEnd::WindowClosed => EndReason::Interrupted,
+            WatchEnd::Interrupted | WatchEnd::WindowClosed | WatchEnd::RelayFailed => {
+                EndReason::Interrupted
+            }
             WatchEnd::HostLost | WatchEnd::Stalled => EndReason::Disconnect,
         }
     }
@@ -96,6 +103,9 @@ pub(crate) struct WatchReport {
     /// Checkpoints whose checksums differed from the host's, and repairs
     /// from the host's state.
     pub(crate) desyncs: (u64, u64),
+    /// A broadcast's messages refused (not its broadcaster's) and skipped
+    /// (its broadcaster's, unreadable).
+    pub(crate) refused_messages: (u64, u64),
     /// Chat lines sent and received.
     pub(crate) chat: ChatCounts,
     /// What the watch's outputs left.
@@ -139,6 +149,13 @@ impl Report for WatchReport {
                 "desyncs: {detected} checkpoints differed from the host's, {repaired} repairs from its state"
             )?;
         }
+        let (refused, unreadable) = self.refused_messages;
+        if refused + unreadable > 0 {
+            writeln!(
+                out,
+                "broadcast: refused {refused} messages its broadcaster did not sign, skipped {unreadable} that could not be read"
+            )?;
+        }
         if let Some(chat) = self.chat.describe() {
             writeln!(out, "{chat}")?;
         }
@@ -165,6 +182,8 @@ impl Report for WatchReport {
                 "rebuffers": self.delay.rebuffers,
                 "desyncs": self.desyncs.0,
                 "repairs": self.desyncs.1,
+                "refused_messages": self.refused_messages.0,
+                "unreadable_messages": self.refused_messages.1,
             },
             "netplay": {
                 "ping_ms": self.ping_ms,

@@ -161,6 +161,7 @@ impl SpectatorRole {
             ),
             dropped_datagrams: machine.spectator.dropped_datagrams(),
             desyncs: (self.desyncs, machine.stats.repairs),
+            refused_messages: (0, 0),
             chat: self.chat.counts,
             outputs: SinksSummary::default(),
         }
@@ -206,6 +207,10 @@ impl LiveRole for SpectatorRole {
     }
 
     fn ended(&mut self, _now_us: u64) -> Option<WatchEnd> {
+        let relay = self.machine.sink.relay.as_ref();
+        if relay.is_some_and(|relay| relay.failure().is_some()) {
+            return Some(WatchEnd::RelayFailed);
+        }
         if !self.machine.finished() {
             return None;
         }

@@ -4,11 +4,14 @@
 //! `replay`, so a change to one format cannot reach into the other.
 
 pub mod bits;
+pub mod hex;
+pub mod printable;
 pub mod state_blob;
 pub mod toggles;
 pub mod varint;
 
 pub use bits::{BitReader, BitWriter};
+pub use printable::is_printable;
 pub use state_blob::StateBlobError;
 pub use toggles::{put_toggles, read_toggles, toggle_cost};
 pub use varint::{put_varint, read_varint};

@@ -2,6 +2,7 @@
 //! fast one sender may send them. Pure: the time is a parameter.
 
 use super::time::Millis;
+use crate::encoding::is_printable;
 
 /// A line's text is at most this many bytes of UTF-8 (two lines of the
 /// overlay's 8×8 font at 640 pixels wide; a datagram holds far more).
@@ -40,8 +41,9 @@ pub enum ChatTextError {
     /// Longer than the field allows (the bytes it has, the most allowed).
     #[error("the line is {0} bytes long, at most {1} fit")]
     TooLong(usize, usize),
-    /// A newline, escape or other control character.
-    #[error("the line holds a control character")]
+    /// A newline, escape, bidirectional override or other control or
+    /// format character ([`is_printable`]).
+    #[error("the line holds a control character or a format character")]
     ControlCharacter,
 }
 
@@ -62,7 +64,7 @@ fn check_chat_field(text: &str, max_bytes: usize) -> Result<(), ChatTextError> {
     if text.len() > max_bytes {
         return Err(ChatTextError::TooLong(text.len(), max_bytes));
     }
-    if text.chars().any(char::is_control) {
+    if !is_printable(text) {
         return Err(ChatTextError::ControlCharacter);
     }
     Ok(())
@@ -162,6 +164,16 @@ mod tests {
             Err(ChatTextError::ControlCharacter)
         );
         assert_eq!(check_chat_author(""), Ok(()));
+        for hostile in ["\u{202E}nimda", "ann\u{200B}", "\u{FEFF}bo", "a\u{2029}b"] {
+            assert_eq!(
+                check_chat_author(hostile),
+                Err(ChatTextError::ControlCharacter)
+            );
+            assert_eq!(
+                check_chat_text(hostile),
+                Err(ChatTextError::ControlCharacter)
+            );
+        }
     }
 
     #[test]

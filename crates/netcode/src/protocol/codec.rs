@@ -79,8 +79,8 @@ use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, Cha
 use super::messages::*;
 use crate::checksum::Checksum;
 use crate::encoding::{
-    put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader, BitWriter,
-    ReadError,
+    is_printable, put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader,
+    BitWriter, ReadError,
 };
 use crate::input::Buttons;
 use crate::rollback::Frame;
@@ -124,9 +124,9 @@ pub enum DecodeError {
     #[error("malformed variable-length number")]
     BadVarint,
     /// A text field is not UTF-8, or a handshake's name, version or core
-    /// option holds a control character (printed when a handshake is
+    /// option holds a control or format character (printed when a handshake is
     /// refused: a peer must not steer the terminal).
-    #[error("a text field is not valid UTF-8 or holds a control character")]
+    #[error("a text field is not valid UTF-8 or holds a control or format character")]
     BadText,
     /// Handshake settings no session can run with; the text says which rule they break.
     #[error("invalid session settings: {0}")]
@@ -631,10 +631,10 @@ impl<'a> Reader<'a> {
             .map_err(|_| DecodeError::BadText)
     }
 
-    /// A text without control characters: what may be printed as it came.
+    /// A text that may be printed as it came ([`is_printable`]).
     fn printable_text(&mut self) -> Result<String, DecodeError> {
         let text = self.text()?;
-        if text.chars().any(char::is_control) {
+        if !is_printable(&text) {
             return Err(DecodeError::BadText);
         }
         Ok(text)

@@ -1,7 +1,7 @@
 //! The records of a replay file and their bytes (see `docs/replay-format.md`).
 
 use crate::checksum::Checksum;
-use crate::encoding::state_blob;
+use crate::encoding::{is_printable, state_blob};
 use crate::encoding::{put_toggles, put_varint, read_toggles, read_varint, BitReader, BitWriter};
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::rollback::{Frame, MAX_MATCH_FRAMES};
@@ -23,6 +23,14 @@ pub const PREAMBLE_SIZE: usize = MAGIC.len() + 2;
 /// The largest savestate a replay holds (start state, repair states) once
 /// expanded: far above the biggest real core's (~1 MB promised).
 pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The frame rates a header may give: every core's, and nothing that makes
+/// a duration of its frames zero or endless.
+pub const FRAME_RATES: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+
+/// The audio sample rates a header may give (libretro cores always play
+/// sound at some rate; `replay info` divides by it).
+pub const SAMPLE_RATES: std::ops::RangeInclusive<f64> = 1000.0..=1_000_000.0;
 
 /// The longest text field (names, paths, option keys and values), in bytes.
 pub const MAX_TEXT_BYTES: usize = 4096;
@@ -479,9 +487,12 @@ impl<'a> Fields<'a> {
         let bytes = self.take(len as usize, what)?;
         let text = String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))?;
         // Replays are shared, and `replay info` and the launcher print these:
-        // a control character would steer the reader's terminal.
-        if text.chars().any(char::is_control) {
-            return Err(format!("{what} holds a control character"));
+        // a control or format character would steer the reader's terminal
+        // or reorder what it shows.
+        if !is_printable(&text) {
+            return Err(format!(
+                "{what} holds a control character or a format character"
+            ));
         }
         Ok(text)
     }
@@ -553,13 +564,20 @@ fn read_header(fields: &mut Fields<'_>, version: u16) -> FieldResult<ReplayHeade
         ));
     }
     let frames_per_second = fields.f64("the frame rate")?;
-    if !(frames_per_second.is_finite() && frames_per_second > 0.0) {
-        return Err(format!("frame rate {frames_per_second} is not a rate"));
+    if !FRAME_RATES.contains(&frames_per_second) {
+        return Err(format!(
+            "frame rate {frames_per_second} is not a rate a core runs at ({} to {} frames a second)",
+            FRAME_RATES.start(),
+            FRAME_RATES.end()
+        ));
     }
     let sample_rate = fields.f64("the sample rate")?;
-    // 0 is a core without sound.
-    if !(sample_rate.is_finite() && sample_rate >= 0.0) {
-        return Err(format!("sample rate {sample_rate} is not a rate"));
+    if !SAMPLE_RATES.contains(&sample_rate) {
+        return Err(format!(
+            "sample rate {sample_rate} is not a rate a core plays sound at ({} to {} Hz)",
+            SAMPLE_RATES.start(),
+            SAMPLE_RATES.end()
+        ));
     }
     let recorded_at_unix = fields.u64("the date")?;
     let player_names = read_player_names(fields)?;

@@ -36,6 +36,11 @@ pub struct ReplayWriter<W: Write> {
     events: usize,
     /// Bytes of repair states written (the reader takes [`MAX_REPAIR_BYTES`]).
     repair_bytes: usize,
+    /// The memory checksum of the last frame recorded, when it was not a
+    /// checkpoint's: [`ReplayWriter::finish`] writes it as the last
+    /// checkpoint, so verifying checks the frames after the last regular
+    /// one too.
+    last_memory: Option<(Frame, Checksum)>,
 }
 
 /// What the writer answers instead of writing a file the reader would refuse.
@@ -64,6 +69,7 @@ impl<W: Write> ReplayWriter<W> {
             encoded: Vec::new(),
             events: 0,
             repair_bytes: 0,
+            last_memory: None,
         })
     }
 
@@ -116,8 +122,11 @@ impl<W: Write> ReplayWriter<W> {
                 "it holds at most {MAX_REPLAY_FRAMES} frames"
             )));
         }
-        if let Some(memory) = memory.filter(|_| frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
-        {
+        let checkpoint_frame = frame.number().is_multiple_of(CHECKPOINT_INTERVAL);
+        self.last_memory = memory
+            .filter(|_| !checkpoint_frame)
+            .map(|memory| (frame, memory));
+        if let Some(memory) = memory.filter(|_| checkpoint_frame) {
             encode_record(
                 &Record::Checkpoint(Checkpoint {
                     frame,
@@ -148,6 +157,8 @@ impl<W: Write> ReplayWriter<W> {
             )));
         }
         self.repair_bytes += state.len();
+        // A checksum taken before the repair is superseded by it.
+        self.last_memory = self.last_memory.filter(|(last, _)| *last < frame);
         self.encode_pending();
         encode_record(
             &Record::Repair {
@@ -175,9 +186,20 @@ impl<W: Write> ReplayWriter<W> {
         Ok(())
     }
 
-    /// Ends the replay with its end record, flushes, and hands back `W` and
-    /// the bytes written in all.
+    /// Ends the replay with the last frame's checkpoint (when its memory
+    /// checksum was given and it is not a checkpoint's already) and its end
+    /// record, flushes, and hands back `W` and the bytes written in all.
     pub fn finish(mut self, reason: EndReason) -> io::Result<(W, u64)> {
+        if let Some((frame, memory)) = self.last_memory.take() {
+            encode_record(
+                &Record::Checkpoint(Checkpoint {
+                    frame,
+                    memory,
+                    video: None,
+                }),
+                &mut self.encoded,
+            );
+        }
         self.encode_pending();
         encode_record(
             &Record::End {

@@ -804,6 +804,11 @@ fn a_chat_line_decodes_only_when_it_is_short_clean_utf8() {
         codec::decode(&chat_datagram_with_text(b"")),
         Err(DecodeError::BadChatLine(ChatTextError::Empty))
     );
+    // A right-to-left override turns what follows around on screen.
+    assert_eq!(
+        codec::decode(&chat_datagram_with_text("gg \u{202E}ti dah I".as_bytes())),
+        Err(DecodeError::BadChatLine(ChatTextError::ControlCharacter))
+    );
     let mut cut = chat_datagram_with_text(b"hello");
     cut.truncate(cut.len() - 2);
     assert_eq!(codec::decode(&cut), Err(DecodeError::Truncated));
@@ -875,7 +880,11 @@ fn a_handshake_whose_names_or_options_hold_control_characters_is_refused_as_bad_
     core_name.core_name = "\x1b[2JDuel".into();
     let mut option = handshake();
     option.core_options[0].value = "dojo\r\n".into();
-    for hostile in [core_name, option] {
+    let mut reversed = handshake();
+    reversed.core_version = "1.0\u{202E}".into();
+    let mut bom = handshake();
+    bom.core_options[0].key = "\u{FEFF}duel_speed".into();
+    for hostile in [core_name, option, reversed, bom] {
         let mut out = Vec::new();
         codec::encode(&header(), &Message::Hello(hostile), &mut out).unwrap();
         assert_eq!(codec::decode(&out), Err(DecodeError::BadText));

@@ -71,6 +71,27 @@ fn recorded_from(start: u32, frames: u32) -> Vec<u8> {
 }
 
 #[test]
+fn the_last_frame_recorded_is_a_checkpoint_so_no_frame_goes_unchecked() {
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    for frame in 0..100 {
+        let memory = Some(Checksum(u64::from(frame) + 1));
+        writer
+            .frame(Frame::new(frame), &[Buttons::NONE; 2], memory, None)
+            .unwrap();
+    }
+    let replay = read_replay(&writer.finish(EndReason::Finished).unwrap().0[..]).unwrap();
+    let last = replay.checkpoints.last().map(|c| (c.frame, c.memory));
+    assert_eq!(last, Some((Frame::new(99), Checksum(100))));
+    // Without checksums (a recorder that was given none) there is none.
+    let mut writer = ReplayWriter::new(Vec::new(), &header(2)).unwrap();
+    writer
+        .frame(Frame::new(0), &[Buttons::NONE; 2], None, None)
+        .unwrap();
+    let replay = read_replay(&writer.finish(EndReason::Finished).unwrap().0[..]).unwrap();
+    assert!(replay.checkpoints.is_empty());
+}
+
+#[test]
 fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
     let bytes = recorded(300);
     let replay = read_replay(&bytes[..]).unwrap();
@@ -87,8 +108,8 @@ fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
         .map(|c| c.frame.number())
         .collect();
     // The repair of frame 120 supersedes the checkpoint of 120 recorded
-    // before it.
-    assert_eq!(frames, [0, 60, 180, 240]);
+    // before it; the last frame's ends the replay.
+    assert_eq!(frames, [0, 60, 180, 240, 299]);
     assert_eq!(
         replay
             .checkpoint(Frame::new(60))
@@ -274,6 +295,19 @@ fn the_header_alone_is_read_without_the_inputs_after_it_and_a_bad_one_is_an_erro
 }
 
 #[test]
+fn a_header_whose_text_holds_a_bidi_override_or_a_byte_order_mark_is_refused_not_printed() {
+    for (core_name, player) in [("Duel\u{202E}", "ann"), ("Duel", "\u{FEFF}ann\u{2028}")] {
+        let header = ReplayHeader {
+            core_name: core_name.into(),
+            player_names: vec![player.into(), "bo".into()],
+            ..header(2)
+        };
+        let error = read_back(&header).unwrap_err();
+        assert!(error.to_string().contains("a format character"), "{error}");
+    }
+}
+
+#[test]
 fn a_header_whose_text_holds_a_control_character_is_refused_not_printed() {
     let header = ReplayHeader {
         core_name: "Duel\u{1b}[2J".into(),
@@ -327,8 +361,8 @@ fn a_replay_recorded_from_a_later_frame_reads_back_numbered_as_the_match() {
         .collect();
     // Checkpoints stay on the match's every-60 frames, so they line up with
     // the players' replays; 1120's, written before the repair at 1120
-    // replaced that timeline, is gone.
-    assert_eq!(checkpoints, vec![1020, 1080, 1140]);
+    // replaced that timeline, is gone; the last frame's ends the replay.
+    assert_eq!(checkpoints, vec![1020, 1080, 1140, 1149]);
     assert_eq!(replay.events[0].frame(), Frame::new(1120));
     assert_eq!(replay.end, Some((150, EndReason::Disconnect)));
 }
@@ -546,28 +580,54 @@ proptest! {
     }
 }
 
+/// How reading a replay with `header` and no frames goes.
+fn read_back(header: &ReplayHeader) -> Result<netcode::replay::Replay, ReplayError> {
+    let writer = ReplayWriter::new(Vec::new(), header).unwrap();
+    let bytes = writer.finish(EndReason::Finished).unwrap().0;
+    read_replay(&bytes[..])
+}
+
 #[test]
 fn a_header_whose_sample_rate_is_not_a_rate_is_refused() {
-    for sample_rate in [f64::NAN, -1.0, f64::INFINITY] {
+    for sample_rate in [f64::NAN, -1.0, f64::INFINITY, 0.0, 1e-300, 1e300] {
         let header = ReplayHeader {
             sample_rate,
             ..header(2)
         };
-        let writer = ReplayWriter::new(Vec::new(), &header).unwrap();
-        let bytes = writer.finish(EndReason::Finished).unwrap().0;
-        let error = read_replay(&bytes[..]).unwrap_err().to_string();
+        let error = read_back(&header).unwrap_err().to_string();
         assert!(error.contains("sample rate"), "{error}");
     }
-    let silent = ReplayHeader {
-        sample_rate: 0.0,
+    let unusual = ReplayHeader {
+        sample_rate: 32_040.5,
         ..header(2)
     };
-    let bytes = ReplayWriter::new(Vec::new(), &silent)
-        .unwrap()
-        .finish(EndReason::Finished)
-        .unwrap()
-        .0;
-    assert!(read_replay(&bytes[..]).is_ok(), "a core without sound");
+    assert!(read_back(&unusual).is_ok(), "the Genesis's rate");
+}
+
+#[test]
+fn a_header_whose_frame_rate_makes_its_length_zero_or_endless_is_refused() {
+    for (frames_per_second, refused) in [
+        (1e300, true),
+        (1e-300, true),
+        (0.0, true),
+        (f64::NAN, true),
+        (5000.0, true),
+        (50.0, false),
+        (59.922_743_404, false),
+        (60.0, false),
+    ] {
+        let header = ReplayHeader {
+            frames_per_second,
+            ..header(2)
+        };
+        match read_back(&header) {
+            Err(error) => assert!(
+                refused && error.to_string().contains("frame rate"),
+                "{frames_per_second}: {error}"
+            ),
+            Ok(_) => assert!(!refused, "{frames_per_second}"),
+        }
+    }
 }
 
 #[test]
