@@ -184,13 +184,7 @@ fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_nex
 fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
     let server: SignalServer = signal.parse().unwrap();
     let mut rogue = RoomClient::enter(&server, &room_of(code), None, TIMEOUT).unwrap();
-    let (host, greeting) = loop {
-        match rogue.wait(TIMEOUT).unwrap() {
-            Some(RoomEvent::Signal { from, text }) => break (from, text),
-            Some(_) => {}
-            None => panic!("the host never greeted the newcomer"),
-        }
-    };
+    let (host, greeting) = next_signal(&mut rogue);
     let mut hello = Hello::decode(&greeting).unwrap();
     hello.role = RoomRole::Player;
     rogue.send(&host, &hello.encode()).unwrap();
