@@ -184,13 +184,7 @@ fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_nex
 fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
     let server: SignalServer = signal.parse().unwrap();
     let mut rogue = RoomClient::enter(&server, &room_of(code), None, TIMEOUT).unwrap();
-    let (host, greeting) = loop {
-        match rogue.wait(TIMEOUT).unwrap() {
-            Some(RoomEvent::Signal { from, text }) => break (from, text),
-            Some(_) => {}
-            None => panic!("the host never greeted the newcomer"),
-        }
-    };
+    let (host, greeting) = next_signal(&mut rogue);
     let mut hello = Hello::decode(&greeting).unwrap();
     hello.role = RoomRole::Player;
     rogue.send(&host, &hello.encode()).unwrap();
@@ -290,6 +284,97 @@ fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
         .matches("a player of the room found no path")
         .count();
     assert_eq!(forgotten, 2, "{warnings}");
+}
+
+/// Waits for the next signal in `room`, from anyone.
+fn next_signal(room: &mut RoomClient) -> (netcade::net::room::PeerId, String) {
+    loop {
+        match room.wait(TIMEOUT).unwrap() {
+            Some(RoomEvent::Signal { from, text }) => return (from, text),
+            Some(_) => {}
+            None => panic!("nobody signalled"),
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_peer_posing_as_the_host_costs_the_joiner_one_failed_path_and_it_plays_the_real_host() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
+    let code = room_code(&mut host);
+    // The rogue learns the host's hello from its greeting, and answers the
+    // joiner with it while the real host is paused: it wins the race.
+    let server: SignalServer = signal.parse().unwrap();
+    let mut rogue = RoomClient::enter(&server, &room_of(&code), None, TIMEOUT).unwrap();
+    let (_, posing) = next_signal(&mut rogue);
+    assert_eq!(Hello::decode(&posing).unwrap().role, RoomRole::Host);
+    host.signal("STOP");
+    let join = start(&["join", "--room", &code], &game, &signal, 2);
+    let joiner = loop {
+        match rogue.wait(TIMEOUT).unwrap() {
+            Some(RoomEvent::Arrived(joiner)) => break joiner,
+            Some(_) => {}
+            None => panic!("the joiner never entered the room"),
+        }
+    };
+    rogue.send(&joiner, &posing).unwrap();
+    // The joiner chose the rogue: its ICE messages come, and go unanswered.
+    while !next_signal(&mut rogue).1.starts_with("ice-") {}
+    host.signal("CONT");
+    let join = join.finish(TIMEOUT);
+    assert!(join.status.success(), "{join:?}");
+    assert!(
+        stderr(&join).contains("warning: a host of the room found no path"),
+        "{join:?}"
+    );
+    let host = host.finish(TIMEOUT);
+    assert_played_in_sync(&host, &join);
+    drop(rogue);
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_quick_match_partner_that_never_speaks_costs_a_turn_in_the_queue_not_the_match() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let identity = netcode::protocol::Identity {
+        protocol_version: PROTOCOL_VERSION,
+        core_name: "Duel".into(),
+        core_version: "0.1.0".into(),
+        content_hash: netcade::engine::sinks::recorder::content_checksum(Some(
+            std::path::Path::new(&game[3]),
+        ))
+        .unwrap()
+        .0,
+    };
+    // First in the queue, so the next player is grouped with it; it never
+    // says a word.
+    let server: SignalServer = signal.parse().unwrap();
+    let queue = netcade::live::rooms::quick_room(&identity);
+    let mut rogue = RoomClient::enter(&server, &queue, Some(2), TIMEOUT).unwrap();
+    let mut first = start(&["join", "--quick"], &game, &signal, 1);
+    first.wait_for_stdout("in the quick match", TIMEOUT);
+    let grouped = rogue.wait(TIMEOUT).unwrap();
+    assert!(
+        matches!(grouped, Some(RoomEvent::Arrived(_))),
+        "the first player was grouped with the rogue: {grouped:?}"
+    );
+    let second = start(&["join", "--quick"], &game, &signal, 2);
+    let (first, second) = (first.finish(TIMEOUT), second.finish(TIMEOUT));
+    assert_played_in_sync(&first, &second);
+    drop(rogue);
 }
 
 #[test]

@@ -64,6 +64,17 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(200);
 /// once, so the real host has answered well within it.
 const OTHER_GAME_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a quick-match player waits for its partner's hello, from
+/// entering the queue or greeting a newcomer, before it queues again: the
+/// peers the server groups greet each other at once, so a partner silent
+/// this long never will speak.
+const QUICK_SILENCE: Duration = Duration::from_secs(10);
+
+/// The most hosts of its game a joiner tries before its search ends: a peer
+/// posing as the host costs the real joiner one failed path, a few of them
+/// a bounded wait.
+const MAX_HOSTS_TRIED: u32 = 3;
+
 /// The most peers a machine remembers having greeted.
 const MAX_GREETED: usize = 1024;
 
@@ -129,7 +140,7 @@ fn code_room(code: RoomCode) -> String {
 }
 
 /// The quick-match queue of one game: its protocol, core and content.
-fn quick_room(identity: &Identity) -> String {
+pub fn quick_room(identity: &Identity) -> String {
     let mut scope = Vec::new();
     for part in [&identity.core_name, &identity.core_version] {
         scope.extend_from_slice(part.as_bytes());
@@ -252,6 +263,8 @@ struct Greeter {
     /// Peers whose path failed: whatever they say next is ignored.
     forgotten: BTreeSet<PeerId>,
     last_sent: Instant,
+    /// When we last greeted a peer: its hello is due soon after.
+    last_greeted: Option<Instant>,
     /// A greeted peer leaving is [`SignalError::PeerGone`] (a quick
     /// match's partner: the server grouped us, and will not again).
     partner_only: bool,
@@ -264,6 +277,7 @@ impl Greeter {
             greeted: BTreeSet::new(),
             forgotten: BTreeSet::new(),
             last_sent: Instant::now(),
+            last_greeted: None,
             partner_only: ours.role == RoomRole::Quick,
         }
     }
@@ -320,6 +334,7 @@ impl Greeter {
     fn greet(&mut self, room: &mut RoomClient, peer: PeerId) -> Result<(), SignalError> {
         room.send(&peer, &self.ours)?;
         self.last_sent = Instant::now();
+        self.last_greeted = Some(self.last_sent);
         // A server naming endless peers costs a few hellos sent twice,
         // never memory.
         if self.greeted.len() >= MAX_GREETED {
@@ -517,16 +532,16 @@ enum HostSearch {
 /// none does, its refusal is the answer.
 fn await_host(
     room: &mut RoomClient,
+    greeter: &mut Greeter,
     ours: &Hello,
     deadline: Instant,
 ) -> Result<HostSearch, SignalError> {
-    let mut greeter = Greeter::new(ours);
     let is_host = |peer: &Hello| peer.role == RoomRole::Host;
     let mut deadline = deadline;
     let mut refusal = None;
     let mut skipped = BTreeSet::new();
     loop {
-        let Some((peer, host)) = await_hello(room, &mut greeter, is_host, Some(deadline))? else {
+        let Some((peer, host)) = await_hello(room, greeter, is_host, Some(deadline))? else {
             return Ok(refusal.map_or(HostSearch::Nobody, HostSearch::OtherGame));
         };
         match check_host(&host, ours) {
@@ -545,7 +560,9 @@ fn await_host(
 }
 
 /// Finds the host of room `code` as a player or spectator, waiting at most
-/// `timeout` for it to greet us.
+/// `timeout` for it to greet us. A player whose path to a host fails
+/// (anyone in the room can pose as its host) forgets that peer and tries
+/// the next host of its game, at most [`MAX_HOSTS_TRIED`] of them.
 pub(crate) fn find_host(
     args: &SignalArgs,
     code: RoomCode,
@@ -554,7 +571,7 @@ pub(crate) fn find_host(
     timeout: Duration,
 ) -> Result<FoundHost, AppError> {
     // A player's socket carries ICE, whose candidates are IPv4.
-    let transport = match ours.0 {
+    let mut transport = match ours.0 {
         RoomRole::Spectator => bind_listening(link, 0)?,
         _ => bind_ipv4(link, 0)?,
     };
@@ -565,25 +582,55 @@ pub(crate) fn find_host(
         candidates: candidates(&room, &transport),
     };
     let waiting_for = format!("the host of room {code}");
-    let answer = await_host(&mut room, &hello, Instant::now() + timeout);
-    let (host_peer, host) = match answer.map_err(|error| server_gone(error, &waiting_for))? {
-        HostSearch::Found(peer, host) => (peer, host),
-        HostSearch::OtherGame(refusal) => return Err(refusal),
-        HostSearch::Nobody => {
-            return Err(AppError::Room {
-                message: format!(
-                    "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
-                    timeout.as_secs_f64()
-                ),
-            })
+    let mut greeter = Greeter::new(&hello);
+    let mut deadline = Instant::now() + timeout;
+    let mut tried = 0;
+    let mut failed: Option<Box<IceError>> = None;
+    let (address, transport) = loop {
+        let answer = await_host(&mut room, &mut greeter, &hello, deadline);
+        let found = answer.map_err(|error| server_gone(error, &waiting_for))?;
+        let (host_peer, host) = match (found, failed.take()) {
+            (HostSearch::Found(peer, host), failed) => {
+                if let Some(error) = failed {
+                    eprintln!("warning: a host of the room found no path ({error}); trying the next");
+                }
+                (peer, host)
+            }
+            // No other host answered: the failed path is the answer.
+            (_, Some(error)) => return Err(AppError::NoRoute(*error)),
+            (HostSearch::OtherGame(refusal), None) => return Err(refusal),
+            (HostSearch::Nobody, None) => {
+                return Err(AppError::Room {
+                    message: format!(
+                        "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
+                        timeout.as_secs_f64()
+                    ),
+                })
+            }
+        };
+        if hello.role == RoomRole::Spectator {
+            break (spectator_dial(&host, &room, &transport)?, transport);
         }
-    };
-    let (address, transport) = match hello.role {
-        RoomRole::Spectator => (spectator_dial(&host, &room, &transport)?, transport),
-        _ => {
-            let config = args.ice_config()?;
-            path_to(config, &mut room, host_peer, transport, IceRole::Controlled)?
+        let config = args.ice_config()?;
+        let peer = host_peer.clone();
+        let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
+            Ok(found) => break found,
+            Err(failure) => failure,
+        };
+        tried += 1;
+        let costs_the_host_only = !matches!(
+            *failure.error,
+            IceError::NeedsUdp | IceError::Signal(SignalError::Server(_))
+        );
+        if !costs_the_host_only || tried >= MAX_HOSTS_TRIED {
+            return Err(failure.into());
         }
+        greeter.forget(host_peer);
+        transport = *failure.link;
+        failed = Some(failure.error);
+        // The real host greeted us when we arrived: its hello waits in
+        // the room, so a little longer than the search's deadline is enough.
+        deadline = deadline.max(Instant::now() + OTHER_GAME_GRACE);
     };
     Ok(FoundHost {
         address,
@@ -649,65 +696,140 @@ pub enum QuickPairing {
 
 /// Queues for a quick match with a player of the same game and protocol,
 /// for as long as it takes. Of the two paired, the one with the smaller
-/// peer id hosts.
+/// peer id hosts. A partner that leaves, is of another game, stays silent
+/// for [`QUICK_SILENCE`] or finds no path costs one turn in the queue: the
+/// player queues again.
 pub(crate) fn quick_pair(
     args: &SignalArgs,
     identity: Identity,
     link: &LinkArgs,
     out: &mut dyn Write,
 ) -> Result<QuickPairing, AppError> {
-    let transport = bind_ipv4(link, 0)?;
+    let mut transport = bind_ipv4(link, 0)?;
     let config = args.ice_config()?;
-    let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
-    let (mut room, peer) = loop {
+    let mut announce = true;
+    loop {
         let mut room = enter(args, &quick_room(&identity), Some(2))?;
-        writeln!(
-            out,
-            "waiting for another player of {} {} in the quick match",
-            identity.core_name, identity.core_version
-        )?;
+        if announce {
+            writeln!(
+                out,
+                "waiting for another player of {} {} in the quick match",
+                identity.core_name, identity.core_version
+            )?;
+        }
+        announce = true;
         let hello = Hello {
             role: RoomRole::Quick,
             identity: identity.clone(),
             candidates: candidates(&room, &transport),
         };
-        match await_hello(&mut room, &mut Greeter::new(&hello), is_quick, None) {
-            Ok(Some((peer, other))) => match check_host(&other, &hello) {
-                Ok(()) => break (room, peer),
-                // The queue is named by the game, so this peer misbehaves:
-                // queue again rather than end the search.
-                Err(refused) => tracing::info!(
-                    "skipped a quick-match player of another game ({peer}): {refused}"
-                ),
-            },
-            // The server grouped us with a player who left before its
-            // hello: queue again.
-            Err(SignalError::PeerGone) => {
-                writeln!(out, "the other player left before the match")?;
-            }
-            Ok(None) => {
+        let mut greeter = Greeter::new(&hello);
+        let peer = match await_partner(&mut room, &mut greeter, &hello) {
+            Ok(Partner::Spoke(peer)) => peer,
+            Ok(Partner::OtherGame) => continue,
+            Ok(Partner::Interrupted) => {
                 return Err(AppError::Room {
                     message: "interrupted while waiting for another player".into(),
                 })
             }
+            // Alone in the queue, or grouped with a peer that arrived
+            // before us and never speaks (we cannot tell which): enter
+            // again, quietly.
+            Ok(Partner::Silent) if greeter.greeted.is_empty() => {
+                announce = false;
+                continue;
+            }
+            Ok(Partner::Silent) => {
+                writeln!(out, "the other player never spoke; queueing again")?;
+                continue;
+            }
+            // The server grouped us with a player who left before its
+            // hello: queue again.
+            Err(SignalError::PeerGone) => {
+                writeln!(out, "the other player left before the match")?;
+                continue;
+            }
             Err(error) => return Err(server_gone(error, "another player")),
+        };
+        let hosting = room.me() < &peer;
+        let role = match hosting {
+            true => IceRole::Controlling,
+            false => IceRole::Controlled,
+        };
+        match path_to(config.clone(), &mut room, peer, transport, role) {
+            Ok((_, transport)) if hosting => return Ok(QuickPairing::Host(transport, room)),
+            Ok((address, transport)) => {
+                return Ok(QuickPairing::Join(FoundHost {
+                    address,
+                    transport,
+                    label: "the quick match".into(),
+                    room: Some(room),
+                }))
+            }
+            Err(IceFailure { error, link }) => match *error {
+                IceError::NeedsUdp | IceError::Signal(SignalError::Server(_)) => {
+                    return Err(AppError::NoRoute(*error))
+                }
+                _ => {
+                    writeln!(
+                        out,
+                        "the other player found no path ({error}); queueing again"
+                    )?;
+                    transport = *link;
+                }
+            },
         }
-    };
-    let hosting = room.me() < &peer;
-    let role = match hosting {
-        true => IceRole::Controlling,
-        false => IceRole::Controlled,
-    };
-    let (address, transport) = path_to(config, &mut room, peer, transport, role)?;
-    if hosting {
-        return Ok(QuickPairing::Host(transport, room));
     }
-    Ok(QuickPairing::Join(FoundHost {
-        address,
-        transport,
-        label: "the quick match".into(),
-        room: Some(room),
-    }))
+}
+
+/// What a quick-match player heard from the partner the server grouped
+/// it with.
+enum Partner {
+    /// Its hello, of our game.
+    Spoke(PeerId),
+    /// A hello of another game (the queue's name rules it out, so the
+    /// peer misbehaves).
+    OtherGame,
+    /// Nothing within [`QUICK_SILENCE`] of entering the queue or of
+    /// greeting it.
+    Silent,
+    /// Ctrl-C was pressed.
+    Interrupted,
+}
+
+/// Greets the quick-match room until the partner's hello comes or it has
+/// been silent for [`QUICK_SILENCE`].
+fn await_partner(
+    room: &mut RoomClient,
+    greeter: &mut Greeter,
+    ours: &Hello,
+) -> Result<Partner, SignalError> {
+    let is_quick = |peer: &Hello| peer.role == RoomRole::Quick;
+    let entered = Instant::now();
+    loop {
+        let quiet_since = greeter.last_greeted.map_or(entered, |at| at.max(entered));
+        let deadline = quiet_since + QUICK_SILENCE;
+        let Some((peer, other)) = await_hello(room, greeter, is_quick, Some(deadline))? else {
+            if crate::live::options::interrupted() {
+                return Ok(Partner::Interrupted);
+            }
+            // A partner greeted just before the deadline gets its time too.
+            if greeter
+                .last_greeted
+                .is_some_and(|at| at + QUICK_SILENCE > Instant::now())
+            {
+                continue;
+            }
+            return Ok(Partner::Silent);
+        };
+        return Ok(match check_host(&other, ours) {
+            Ok(()) => Partner::Spoke(peer),
+            Err(refused) => {
+                tracing::info!("skipped a quick-match player of another game ({peer}): {refused}");
+                Partner::OtherGame
+            }
+        });
+    }
 }
 
 #[cfg(test)]
@@ -814,7 +936,7 @@ mod tests {
         let mut room = enter(&server_args(server), "room", None).unwrap();
         let ours = hello_of(RoomRole::Player, 0xaa);
         let deadline = Instant::now() + Duration::from_secs(60);
-        match await_host(&mut room, &ours, deadline).unwrap() {
+        match await_host(&mut room, &mut Greeter::new(&ours), &ours, deadline).unwrap() {
             HostSearch::Found(peer, found) => {
                 assert_eq!(peer.as_str(), "host");
                 assert_eq!(found, host);
@@ -833,7 +955,10 @@ mod tests {
         let ours = hello_of(RoomRole::Player, 0xaa);
         let started = Instant::now();
         let deadline = started + Duration::from_secs(60);
-        let HostSearch::OtherGame(refusal) = await_host(&mut room, &ours, deadline).unwrap() else {
+        let mut greeter = Greeter::new(&ours);
+        let HostSearch::OtherGame(refusal) =
+            await_host(&mut room, &mut greeter, &ours, deadline).unwrap()
+        else {
             panic!("no refusal");
         };
         assert!(started.elapsed() < Duration::from_secs(30));
