@@ -1,5 +1,4 @@
 #![doc = include_str!("../README.md")]
-
 // No FFI, no sockets: all of this is safe Rust that any frontend can embed.
 #![forbid(unsafe_code)]
 // Every public item says what it is for (units, sides, when it is absent).
