@@ -40,6 +40,15 @@ pub struct NetplayDriver {
     final_inputs: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
     /// Whether the sink heard the state frame 0 began from.
     start_told: bool,
+    /// The latest frame run for the first time and its buttons, to be
+    /// shown ([`NetplayDriver::take_shown`]).
+    shown: Option<(Frame, [Buttons; MAX_PLAYERS])>,
+    /// Whether a state was loaded since `take_shown` last asked (a
+    /// rollback or a repair): then the game is not where the buttons say.
+    loaded: bool,
+    /// Whether first runs are drawn: not when run-ahead shows other
+    /// pictures for them.
+    pub skip_drawing: bool,
 }
 
 /// Final frames whose buttons are kept for repairs: more than the
@@ -123,6 +132,7 @@ impl NetplayDriver {
                 Request::Checksum { frame } => self.checksum(netplay, game, frame, sink),
                 Request::Load { frame } => {
                     timing.loaded(hooks);
+                    self.loaded = true;
                     let state = netplay
                         .saved_state(frame)
                         .ok_or(AppError::NoStateSlot { frame })?;
@@ -244,10 +254,15 @@ impl NetplayDriver {
     ) {
         let pass = if resimulation {
             FramePass::Resimulated
+        } else if self.skip_drawing {
+            FramePass::Unshown
         } else {
             FramePass::Shown
         };
         run_frame(game, frame, &inputs[..players], pass, sink);
+        if !resimulation {
+            self.shown = Some((frame, inputs));
+        }
         if let Some(pending) = self.pending.iter_mut().rev().find(|p| p.frame == frame) {
             pending.inputs = Some(inputs);
         }
@@ -302,6 +317,12 @@ impl NetplayDriver {
         }
     }
 
+    /// The latest frame run for the first time since the last call, with
+    /// its buttons, and whether a state was loaded since the last call.
+    pub fn take_shown(&mut self) -> (Option<(Frame, [Buttons; MAX_PLAYERS])>, bool) {
+        (self.shown.take(), std::mem::take(&mut self.loaded))
+    }
+
     /// The buttons final frame `frame` was run with, while it is among the
     /// latest final frames kept.
     pub fn final_inputs(&self, frame: Frame) -> Option<[Buttons; MAX_PLAYERS]> {
@@ -352,6 +373,7 @@ impl NetplayDriver {
         game.set_savestate_context(SavestateContext::Netplay);
         game.load_state(host_state)
             .map_err(AppError::at_frame(frame.number()))?;
+        self.loaded = true;
         self.checkpoints.keep(frame, host_state);
         sink.state_repaired(frame, host_state);
         let players = netplay.session().players();

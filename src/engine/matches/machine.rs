@@ -11,6 +11,7 @@
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::matches::driver::NetplayDriver;
 use crate::engine::matches::hooks::TickHooks;
+use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs, RunAheadCounts};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::AppError;
 use crate::net::Transport;
@@ -58,6 +59,9 @@ pub struct NetplayMachine<A: Ord + Copy, G, S> {
     /// Frames stop being run at this frame (the machine still answers its
     /// peers, which may be a few frames behind).
     pub stop_at_frame: Option<u32>,
+    /// How each frame is shown once the session ran it (off unless set
+    /// with [`NetplayMachine::set_run_ahead`]).
+    run_ahead: RunAhead,
     datagram: Vec<u8>,
 }
 
@@ -78,8 +82,22 @@ where
             clock,
             stats: TickStats::default(),
             stop_at_frame: None,
+            run_ahead: RunAhead::new(RunAheadArgs::default(), SavestateContext::Netplay),
             datagram: Vec::new(),
         }
+    }
+
+    /// Shows each frame with run-ahead as `args` say: frames ahead run only
+    /// for the frame shown, after the session's, never in re-simulation.
+    pub fn set_run_ahead(&mut self, args: RunAheadArgs) {
+        self.run_ahead = RunAhead::new(args, SavestateContext::Netplay);
+        self.driver.skip_drawing = self.run_ahead.is_on();
+        self.netplay.set_run_ahead(args.ahead);
+    }
+
+    /// What run-ahead did so far.
+    pub fn run_ahead_counts(&self) -> RunAheadCounts {
+        self.run_ahead.counts()
     }
 
     /// The next frame to run.
@@ -165,6 +183,15 @@ where
             &mut self.sink,
             hooks,
         )?;
+        let (shown, loaded) = self.driver.take_shown();
+        if loaded {
+            self.run_ahead.forget();
+        }
+        if let Some((frame, inputs)) = shown {
+            let players = self.netplay.session().players();
+            self.run_ahead
+                .show(&mut *self.game, frame, &inputs[..players], &mut self.sink)?;
+        }
         let stats = &mut self.stats;
         match outcome {
             FrameOutcome::Advanced { rolled_back } => stats.record_rollback(rolled_back),
@@ -440,6 +467,10 @@ where
             pass,
             &mut self.sink,
         )?;
+        if pass == FramePass::Shown {
+            // Spectators never run ahead: what they show is the frame.
+            self.sink.frame_shown(frame, self.game.video_frame());
+        }
         self.stats.frames_run += 1;
         Ok(true)
     }

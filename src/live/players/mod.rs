@@ -535,7 +535,8 @@ fn play(
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
-    let machine = NetplayMachine::new(netplay, game, sinks, clock);
+    let mut machine = NetplayMachine::new(netplay, game, sinks, clock);
+    machine.set_run_ahead(settings.run_ahead);
     let hosting = seat.me == 0;
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
     if hosting {

@@ -361,6 +361,7 @@ fn put_quality_report(out: &mut Vec<u8>, report: &QualityReport) {
     out.extend_from_slice(&report.timestamp_ms.to_le_bytes());
     out.extend_from_slice(&report.frame_advantage.to_le_bytes());
     out.push(report.input_delay);
+    out.push(report.run_ahead);
 }
 
 fn put_quality_reply(out: &mut Vec<u8>, reply: &QualityReply) {
@@ -863,6 +864,7 @@ fn read_quality_report(reader: &mut Reader<'_>) -> Result<QualityReport, DecodeE
         timestamp_ms: reader.u32()?,
         frame_advantage: reader.u16()? as i16,
         input_delay: reader.u8()?,
+        run_ahead: reader.u8()?,
     })
 }
 

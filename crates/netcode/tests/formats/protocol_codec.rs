@@ -92,6 +92,7 @@ fn full_piggyback() -> Piggyback {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
             input_delay: 2,
+            run_ahead: 1,
         }),
         quality_reply: Some(QualityReply {
             echoed_timestamp_ms: 17,
@@ -137,6 +138,7 @@ fn every_message() -> Vec<Message> {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
             input_delay: 2,
+            run_ahead: 1,
         }),
         Message::QualityReply(QualityReply {
             echoed_timestamp_ms: 17,
