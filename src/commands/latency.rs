@@ -140,6 +140,10 @@ impl Report for LatencyReport {
             "lag_frames": latency.lag_frames(),
             "buttons": buttons,
             "state_frames": latency.state_frames,
+            "by_state": latency.by_state.iter().map(|lags| {
+                latency.buttons.iter().zip(lags).map(|((name, _), lag)| ((*name).to_string(), (*lag).into()))
+                    .collect::<serde_json::Map<String, serde_json::Value>>()
+            }).collect::<Vec<_>>(),
             "horizon": latency.plan.horizon,
             "suggested_run_ahead": self.suggested_run_ahead(),
         })

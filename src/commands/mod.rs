@@ -189,3 +189,16 @@ pub enum Command {
     #[cfg(feature = "broadcast")]
     Broadcast(broadcast::BroadcastArgs),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommands_arguments_have_names_of_their_own() {
+        // Flattened argument groups (run-ahead, the link, audio) must not
+        // reuse a name another group of the same command took.
+        Cli::command().debug_assert();
+    }
+}

@@ -39,6 +39,9 @@ pub struct Latency {
     /// differing frame over the states (`None`: no effect within the
     /// horizon from any of them).
     pub buttons: Vec<(&'static str, Option<u32>)>,
+    /// Each state's first differing frame per button, in [`BUTTON_NAMES`]
+    /// order (what the earliest is taken over).
+    pub by_state: Vec<[Option<u32>; BUTTONS_TRIED]>,
     /// The plan followed.
     pub plan: LatencyPlan,
 }
@@ -65,6 +68,7 @@ pub fn measure_latency<G: Emulator + ?Sized>(
     let mut state = Vec::new();
     let mut state_frames = Vec::new();
     let mut earliest = [None::<u32>; BUTTONS_TRIED];
+    let mut by_state = Vec::new();
     let mut idle = Vec::new();
     let mut pressed = Vec::new();
     for index in 0..plan.states {
@@ -78,20 +82,24 @@ pub fn measure_latency<G: Emulator + ?Sized>(
             .map_err(AppError::at_frame(frame))?;
         state_frames.push(frame);
         branch(game, &state, Buttons::NONE, plan.horizon, &mut idle, frame)?;
-        for (id, lag) in earliest.iter_mut().enumerate() {
+        let mut here = [None; BUTTONS_TRIED];
+        for (id, (lag, seen)) in earliest.iter_mut().zip(&mut here).enumerate() {
             let button = Buttons::from_bits(1 << id);
             branch(game, &state, button, plan.horizon, &mut pressed, frame)?;
             let differs = idle.iter().zip(&pressed).position(|(a, b)| a != b);
-            if let Some(first) = differs.map(|at| at as u32) {
+            *seen = differs.map(|at| at as u32);
+            if let Some(first) = *seen {
                 *lag = Some(lag.map_or(first, |known: u32| known.min(first)));
             }
         }
+        by_state.push(here);
         // The run goes on from where it was.
         game.load_state(&state).map_err(AppError::at_frame(frame))?;
     }
     Ok(Latency {
         state_frames,
         buttons: BUTTON_NAMES.iter().copied().zip(earliest).collect(),
+        by_state,
         plan,
     })
 }
@@ -157,6 +165,7 @@ mod tests {
                 .copied()
                 .zip(lags.iter().copied())
                 .collect(),
+            by_state: Vec::new(),
             plan: plan(),
         };
         assert_eq!(

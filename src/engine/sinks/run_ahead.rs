@@ -60,13 +60,13 @@ pub struct RunAheadArgs {
         value_enum,
         default_value_t
     )]
-    pub mode: RunAheadMode,
+    pub ahead_mode: RunAheadMode,
 }
 
 impl RunAheadArgs {
     /// `run-ahead 2` (`, preemptive` when so), or `None` without run-ahead.
     pub fn describe(&self) -> Option<String> {
-        (self.ahead > 0).then(|| match self.mode {
+        (self.ahead > 0).then(|| match self.ahead_mode {
             RunAheadMode::Single => format!("run-ahead {}", self.ahead),
             RunAheadMode::Preemptive => format!("run-ahead {} preemptive", self.ahead),
         })
@@ -154,7 +154,7 @@ impl RunAhead {
         }
         game.set_savestate_context(SavestateContext::Rollback);
         game.save_state_to_load(&mut self.real).map_err(at())?;
-        let preemptive = self.args.mode == RunAheadMode::Preemptive;
+        let preemptive = self.args.ahead_mode == RunAheadMode::Preemptive;
         // The kept chain ran this very frame with these buttons from the
         // same state: its last state is one frame short of what is wanted.
         let reuse = preemptive
@@ -240,7 +240,7 @@ mod tests {
             for frames in 1..=MAX_RUN_AHEAD {
                 let args = RunAheadArgs {
                     ahead: frames,
-                    mode,
+                    ahead_mode: mode,
                 };
                 let (ahead, ahead_memory, counts) = play(args, 60);
                 assert_eq!(ahead_memory, memory, "{args:?}: the real game is untouched");
@@ -280,14 +280,14 @@ mod tests {
             let single = play(
                 RunAheadArgs {
                     ahead: frames,
-                    mode: RunAheadMode::Single,
+                    ahead_mode: RunAheadMode::Single,
                 },
                 50,
             );
             let preemptive = play(
                 RunAheadArgs {
                     ahead: frames,
-                    mode: RunAheadMode::Preemptive,
+                    ahead_mode: RunAheadMode::Preemptive,
                 },
                 50,
             );
