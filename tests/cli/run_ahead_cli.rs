@@ -270,3 +270,32 @@ fn in_a_match_each_side_sees_its_own_press_n_frames_sooner_and_the_match_ends_th
         }
     }
 }
+
+#[test]
+fn a_replay_played_back_logs_the_frames_of_the_run_that_recorded_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (replay, recorded, played) = (path("run.ncr"), path("run.log"), path("played.log"));
+    let mut run = vec!["run".to_string()];
+    run.extend(duel(LAG));
+    for arg in [
+        "--frames", "200", "--inputs", "random:4", "--record", &replay,
+    ] {
+        run.push(arg.to_string());
+    }
+    run.extend(["--frame-log".to_string(), recorded.clone()]);
+    assert!(netcade(&strings(&run)).status.success());
+    let play = [
+        "replay",
+        "play",
+        &replay,
+        "--headless",
+        "--frame-log",
+        &played,
+    ];
+    let output = netcade(&play);
+    assert!(output.status.success(), "{output:?}");
+    let recorded = frame_log(Path::new(&recorded));
+    assert_eq!(recorded.len(), 200);
+    assert_eq!(frame_log(Path::new(&played)), recorded);
+}
