@@ -7,6 +7,7 @@
 
 use crate::engine::matches::checkpoints::CheckpointStates;
 use crate::engine::matches::hooks::TickHooks;
+use crate::engine::matches::profile::{between, elapsed_since, LoopProfile};
 use crate::engine::sinks::{run_frame, FinalFrame, FramePass, FrameSink};
 use crate::engine::AppError;
 use netcode::checksum::Checksum;
@@ -49,6 +50,8 @@ pub struct NetplayDriver {
     /// Whether first runs are drawn: not when run-ahead shows other
     /// pictures for them.
     pub skip_drawing: bool,
+    /// Where the ticks' time went.
+    pub profile: LoopProfile,
 }
 
 /// Final frames whose buttons are kept for repairs: more than the
@@ -92,7 +95,7 @@ impl NetplayDriver {
             self.tell_match_started(game, sink, lockstep, first)?;
         }
         self.carry_out(netplay, game, sink, hooks)?;
-        self.finalize(netplay, sink);
+        self.finalize_timed(netplay, sink, hooks);
         Ok(outcome)
     }
 
@@ -112,7 +115,7 @@ impl NetplayDriver {
         let rolled_back = netplay.settle(now, &mut self.requests)?;
         game.set_savestate_context(SavestateContext::Netplay);
         self.carry_out(netplay, game, sink, hooks)?;
-        self.finalize(netplay, sink);
+        self.finalize_timed(netplay, sink, hooks);
         Ok(rolled_back)
     }
 
@@ -127,8 +130,9 @@ impl NetplayDriver {
         let mut timing = ResimulationTiming::default();
         let requests = std::mem::take(&mut self.requests);
         for &request in &requests {
+            let began = hooks.profile_clock();
             match request {
-                Request::Save { frame } => self.save(netplay, game, frame, sink)?,
+                Request::Save { frame } => self.save(netplay, game, frame, sink, hooks)?,
                 Request::Checksum { frame } => self.checksum(netplay, game, frame, sink),
                 Request::Load { frame } => {
                     timing.loaded(hooks);
@@ -138,6 +142,7 @@ impl NetplayDriver {
                         .ok_or(AppError::NoStateSlot { frame })?;
                     game.load_state(state.data())
                         .map_err(AppError::at_frame(frame.number()))?;
+                    self.profile.resimulation += elapsed_since(began, hooks);
                 }
                 Request::Advance {
                     frame,
@@ -148,8 +153,13 @@ impl NetplayDriver {
                     hooks.adjust_inputs(frame, &mut inputs);
                     let players = netplay.session().players();
                     self.run(game, frame, inputs, players, resimulation, sink);
+                    let took = elapsed_since(began, hooks);
                     if resimulation {
                         timing.resimulated(hooks);
+                        self.profile.resimulation += took;
+                    } else {
+                        self.profile.first_runs += took;
+                        self.profile.frames += 1;
                     }
                 }
             }
@@ -223,13 +233,20 @@ impl NetplayDriver {
         game: &mut G,
         frame: Frame,
         sink: &dyn FrameSink,
+        hooks: &mut dyn TickHooks,
     ) -> Result<(), AppError> {
         let checkpoint = is_checkpoint(netplay, frame);
         let hash_every_save = sink.wants_checksums();
         let slot = netplay
             .state_slot_mut(frame)
             .ok_or(AppError::NoStateSlot { frame })?;
-        let checksum = save_to_slot(game, slot, frame, hash_every_save || checkpoint)?;
+        let hashed = hash_every_save || checkpoint;
+        let began = hooks.profile_clock();
+        save_state_to_slot(game, slot, frame, hashed)?;
+        let saved = hooks.profile_clock();
+        let checksum = hashed.then(|| hash_slot(game, slot));
+        self.profile.saves += between(began, saved);
+        self.profile.hashing += elapsed_since(saved, hooks);
         if checkpoint {
             self.checkpoints.keep(frame, slot.data());
         }
@@ -315,6 +332,18 @@ impl NetplayDriver {
             });
             self.next_final = frame.next();
         }
+    }
+
+    /// [`NetplayDriver::finalize`], its time counted as the final sinks'.
+    pub fn finalize_timed<A: Ord + Copy>(
+        &mut self,
+        netplay: &NetplaySession<A>,
+        sink: &mut dyn FrameSink,
+        hooks: &mut dyn TickHooks,
+    ) {
+        let began = hooks.profile_clock();
+        self.finalize(netplay, sink);
+        self.profile.final_sinks += elapsed_since(began, hooks);
     }
 
     /// The latest frame run for the first time since the last call, with
@@ -485,23 +514,35 @@ fn save_to_slot<G: Emulator + ?Sized>(
     frame: Frame,
     hashed: bool,
 ) -> Result<Option<Checksum>, AppError> {
-    let by_state = game.game_memory().is_empty();
-    let saved = if by_state && hashed {
+    save_state_to_slot(game, slot, frame, hashed)?;
+    Ok(hashed.then(|| hash_slot(game, slot)))
+}
+
+/// [`save_to_slot`]'s save: whole (zeroed) when its bytes are what gets
+/// hashed, else only what loading reads.
+fn save_state_to_slot<G: Emulator + ?Sized>(
+    game: &mut G,
+    slot: &mut StateSlot,
+    frame: Frame,
+    hashed: bool,
+) -> Result<(), AppError> {
+    let saved = if game.game_memory().is_empty() && hashed {
         game.save_state(slot.buffer_mut())
     } else {
         game.save_state_to_load(slot.buffer_mut())
     };
-    saved.map_err(AppError::at_frame(frame.number()))?;
-    if !hashed {
-        return Ok(None);
-    }
-    let checksum = if by_state {
+    saved.map_err(AppError::at_frame(frame.number()))
+}
+
+/// [`save_to_slot`]'s checksum, kept in the slot.
+fn hash_slot<G: Emulator + ?Sized>(game: &G, slot: &mut StateSlot) -> Checksum {
+    let checksum = if game.game_memory().is_empty() {
         Checksum::of(slot.data())
     } else {
         Checksum::of(game.game_memory())
     };
     slot.set_checksum(checksum);
-    Ok(Some(checksum))
+    checksum
 }
 
 /// The checksum lockstep compares, taken without saving when it can: of

@@ -11,6 +11,7 @@
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::matches::driver::NetplayDriver;
 use crate::engine::matches::hooks::TickHooks;
+use crate::engine::matches::profile::elapsed_since;
 use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs, RunAheadCounts};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::AppError;
@@ -117,12 +118,14 @@ where
         hooks: &mut dyn TickHooks,
     ) -> Result<(), AppError> {
         let now = now_us / 1000;
+        let began = hooks.profile_clock();
         while let Some(from) = transport.receive(&mut self.datagram) {
             self.netplay.handle_datagram(now, from, &self.datagram);
         }
         let driver = &self.driver;
         self.netplay
             .repair_spectators(|frame| driver.checkpoint_state(frame).map(<[u8]>::to_vec));
+        self.driver.profile.network += elapsed_since(began, hooks);
         let speed = clock_rate * f64::from(self.netplay.frames_per_second_factor());
         let due = self.clock.due(now_us, speed);
         let mut ran = 0;
@@ -147,11 +150,14 @@ where
             self.stats.record_rollback(rolled_back);
         } else if ran == 0 {
             // Inputs that arrived may have made frames final all the same.
-            self.driver.finalize(&self.netplay, &mut self.sink);
+            self.driver
+                .finalize_timed(&self.netplay, &mut self.sink, hooks);
         }
         self.sink.clock_tick(now_us, speed);
+        let began = hooks.profile_clock();
         self.netplay
             .poll(now, |to, datagram| transport.send(to, datagram));
+        self.driver.profile.network += elapsed_since(began, hooks);
         Ok(())
     }
 
@@ -189,8 +195,10 @@ where
         }
         if let Some((frame, inputs)) = shown {
             let players = self.netplay.session().players();
+            let began = hooks.profile_clock();
             self.run_ahead
                 .show(&mut *self.game, frame, &inputs[..players], &mut self.sink)?;
+            self.driver.profile.run_ahead += elapsed_since(began, hooks);
         }
         let stats = &mut self.stats;
         match outcome {

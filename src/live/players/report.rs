@@ -122,6 +122,8 @@ pub(crate) struct MatchReport {
     pub(crate) delays: Vec<(u8, Option<u32>)>,
     /// Every player's run-ahead, by slot, ours included.
     pub(crate) run_aheads: Vec<(u8, Option<u32>)>,
+    /// Where this machine's frame ticks spent their time.
+    pub(crate) profile: crate::engine::matches::profile::LoopProfile,
     /// Every other player's figures by slot.
     pub(crate) peers: Vec<(u8, NetplayStats)>,
     pub(crate) rollbacks: Rollbacks,
@@ -213,6 +215,7 @@ impl Report for MatchReport {
             "players: {}",
             lags_text(&self.delays, &self.run_aheads)
         )?;
+        writeln!(out, "time per frame: {}", self.profile.describe())?;
         writeln!(
             out,
             "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s), received {:.0} B/s; dropped {} stray datagrams",
@@ -262,6 +265,7 @@ impl Report for MatchReport {
                     "run_ahead": self.run_aheads.iter().find(|(other, _)| other == slot).and_then(|(_, frames)| *frames),
                 })).collect::<Vec<_>>(),
                 "players": lags_text(&self.delays, &self.run_aheads),
+                "profile": self.profile.json(),
                 "mode": self.mode(),
                                 "stall_frames": self.stall_frames,
                 "desyncs": self.desyncs.detected,

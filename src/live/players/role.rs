@@ -77,6 +77,10 @@ impl TickHooks for LiveHooks {
     fn stopwatch(&mut self) -> Duration {
         self.started.elapsed()
     }
+
+    fn profile_clock(&mut self) -> Option<Duration> {
+        Some(self.started.elapsed())
+    }
 }
 
 /// How the match is coming to its end.
@@ -460,6 +464,7 @@ impl PlayersRole {
             input_delay: self.machine.netplay.input_delay(),
             delays,
             run_aheads,
+            profile: self.machine.driver.profile,
             peers,
             rollbacks: Rollbacks {
                 count: tick.rollbacks,
