@@ -344,91 +344,57 @@ impl<S: FrameSink> FrameSink for Option<S> {
     }
 }
 
-/// A sink borrowed for the length of a run.
-impl<S: FrameSink + ?Sized> FrameSink for &mut S {
-    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
-        (**self).frame_run(frame);
-    }
+/// A sink reached through a pointer, passed every call: a sink borrowed
+/// for the length of a run, or chosen at run time (the window's sound and
+/// a frame log, or none).
+macro_rules! forward_frame_sink {
+    ($pointer:ty) => {
+        impl<S: FrameSink + ?Sized> FrameSink for $pointer {
+            fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+                (**self).frame_run(frame);
+            }
 
-    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
-        (**self).frame_finalized(frame);
-    }
+            fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+                (**self).frame_finalized(frame);
+            }
 
-    fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
-        (**self).frame_shown(frame, picture);
-    }
+            fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
+                (**self).frame_shown(frame, picture);
+            }
 
-    fn wants_checksums(&self) -> bool {
-        (**self).wants_checksums()
-    }
+            fn wants_checksums(&self) -> bool {
+                (**self).wants_checksums()
+            }
 
-    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
-        (**self).match_started(frame, start_state, memory);
-    }
+            fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
+                (**self).match_started(frame, start_state, memory);
+            }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-        (**self).state_repaired(frame, state);
-    }
+            fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+                (**self).state_repaired(frame, state);
+            }
 
-    fn player_left(&mut self, frame: Frame, player: u8) {
-        (**self).player_left(frame, player);
-    }
+            fn player_left(&mut self, frame: Frame, player: u8) {
+                (**self).player_left(frame, player);
+            }
 
-    fn clock_tick(&mut self, now_us: u64, speed: f64) {
-        (**self).clock_tick(now_us, speed);
-    }
+            fn clock_tick(&mut self, now_us: u64, speed: f64) {
+                (**self).clock_tick(now_us, speed);
+            }
 
-    fn wants_state(&self, frame: Frame) -> bool {
-        (**self).wants_state(frame)
-    }
+            fn wants_state(&self, frame: Frame) -> bool {
+                (**self).wants_state(frame)
+            }
 
-    fn state_before(&mut self, frame: Frame, state: &[u8]) {
-        (**self).state_before(frame, state);
-    }
+            fn state_before(&mut self, frame: Frame, state: &[u8]) {
+                (**self).state_before(frame, state);
+            }
+        }
+    };
 }
 
-/// A sink chosen at run time (the window's sound and a frame log, or none).
-impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
-    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
-        (**self).frame_run(frame);
-    }
-
-    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
-        (**self).frame_finalized(frame);
-    }
-
-    fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
-        (**self).frame_shown(frame, picture);
-    }
-
-    fn wants_checksums(&self) -> bool {
-        (**self).wants_checksums()
-    }
-
-    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
-        (**self).match_started(frame, start_state, memory);
-    }
-
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-        (**self).state_repaired(frame, state);
-    }
-
-    fn player_left(&mut self, frame: Frame, player: u8) {
-        (**self).player_left(frame, player);
-    }
-
-    fn clock_tick(&mut self, now_us: u64, speed: f64) {
-        (**self).clock_tick(now_us, speed);
-    }
-
-    fn wants_state(&self, frame: Frame) -> bool {
-        (**self).wants_state(frame)
-    }
-
-    fn state_before(&mut self, frame: Frame, state: &[u8]) {
-        (**self).state_before(frame, state);
-    }
-}
+forward_frame_sink!(&mut S);
+forward_frame_sink!(Box<S>);
 
 /// The checksums of the most recent final frames, at most `capacity` of
 /// them (the oldest are forgotten first), for comparing machines.
