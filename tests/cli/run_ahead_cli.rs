@@ -190,6 +190,18 @@ fn match_with_run_ahead(
     held: &str,
     ahead: u32,
 ) -> [(PathBuf, serde_json::Value); 2] {
+    match_with_run_ahead_in(dir, "rollback", one_way_ms, held, ahead)
+        .map(|(log, json, _)| (log, json))
+}
+
+/// [`match_with_run_ahead`] in `--mode mode`, with each side's stderr.
+fn match_with_run_ahead_in(
+    dir: &Path,
+    mode: &str,
+    one_way_ms: u32,
+    held: &str,
+    ahead: u32,
+) -> [(PathBuf, serde_json::Value, String); 2] {
     let inputs = script(dir, &format!("{held}-match.txt"), held, MATCH_FRAMES);
     let frames = MATCH_FRAMES.to_string();
     let ahead = ahead.to_string();
@@ -204,6 +216,8 @@ fn match_with_run_ahead(
             inputs.to_str().unwrap(),
             "--delay",
             "0",
+            "--mode",
+            mode,
             "--sim-latency",
             &one_way_ms,
             "--run-ahead",
@@ -235,7 +249,26 @@ fn match_with_run_ahead(
         assert!(output.status.success(), "{output:?}");
     }
     let [host_log, join_log] = logs;
-    [(host_log, last_json(&host)), (join_log, last_json(&join))]
+    [
+        (host_log, last_json(&host), support::cli::stderr(&host)),
+        (join_log, last_json(&join), support::cli::stderr(&join)),
+    ]
+}
+
+#[test]
+fn a_lockstep_match_turns_run_ahead_off_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for (_, json, stderr) in match_with_run_ahead_in(dir.path(), "lockstep", 0, "RIGHT", 2) {
+        assert!(
+            stderr.contains("warning: --run-ahead is off: a lockstep match"),
+            "{stderr}"
+        );
+        let players = json["netplay"]["players"].as_str().unwrap();
+        assert_eq!(
+            players,
+            "P1: delay 0, run-ahead 0; P2: delay 0, run-ahead 0"
+        );
+    }
 }
 
 #[test]
