@@ -384,6 +384,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             self.game
                 .load_state(state)
                 .map_err(AppError::at_frame(self.frame))?;
+            self.run_ahead.forget();
         }
         Ok(())
     }
@@ -402,6 +403,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.history_line()
             ));
         }
+        // A kept ahead state belongs to the timeline being left.
+        self.run_ahead.forget();
         let restore_failed =
             |err: &dyn std::fmt::Display| format!("cannot go back to frame {target}: {err}");
         let kept_at = |frame: u32| self.history.extra(frame).copied();
