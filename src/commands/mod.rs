@@ -11,6 +11,7 @@ pub mod host;
 #[cfg(feature = "gui")]
 pub mod input;
 pub mod join;
+pub mod latency;
 pub mod menu;
 #[cfg(not(feature = "gui"))]
 mod no_window;
@@ -79,6 +80,7 @@ pub fn run_command(
 ) -> Result<crate::engine::Outcome, crate::engine::AppError> {
     match command {
         Command::Run(args) => run::run_command(args, out),
+        Command::Latency(args) => latency::latency_command(args, out),
         Command::Synctest(args) => synctest::synctest_command(args, out),
         Command::Debug(args) => debug::debug_command(args),
         Command::Demo(args) => demo::demo_command(args, out),
@@ -100,6 +102,7 @@ impl Command {
     pub fn json_name(&self) -> Option<&'static str> {
         let (name, json) = match self {
             Command::Run(args) => ("run", args.json),
+            Command::Latency(args) => ("latency", args.json),
             Command::Synctest(args) => ("synctest", args.json),
             Command::Demo(args) => ("demo", args.json),
             Command::Host(args) => ("host", args.outputs.json),
@@ -145,6 +148,9 @@ pub fn failure_json(command: &str, exit_code: u8, error: &str) -> serde_json::Va
 pub enum Command {
     /// Run a game unthrottled; print frames, speed, overhead and checksums.
     Run(run::RunArgs),
+    /// Measure a game's own input lag: the frames between reading a press
+    /// and showing it, per button, and the run-ahead that hides it.
+    Latency(latency::LatencyArgs),
     /// GGPO's sync test: after every frame go back D frames, re-simulate, compare.
     Synctest(synctest::SyncTestArgs),
     /// Frame-step debugger reading commands from stdin (type `help`).
@@ -182,4 +188,17 @@ pub enum Command {
     /// number of viewers (`spectate nats://SERVER/MATCH`).
     #[cfg(feature = "broadcast")]
     Broadcast(broadcast::BroadcastArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommands_arguments_have_names_of_their_own() {
+        // Flattened argument groups (run-ahead, the link, audio) must not
+        // reuse a name another group of the same command took.
+        Cli::command().debug_assert();
+    }
 }

@@ -76,6 +76,11 @@ pub struct OutputArgs {
     /// Audio output.
     #[command(flatten)]
     pub audio: AudioArgs,
+    /// Writes one line per frame shown to PATH: `FRAME VIDEO AUDIO MEMORY`
+    /// (the frame number, hex checksums of the picture shown, the audio
+    /// of the frame's first run and the memory after it).
+    #[arg(long, value_name = "PATH")]
+    pub frame_log: Option<std::path::PathBuf>,
     /// End the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
@@ -113,6 +118,7 @@ impl OutputArgs {
                 audio: self.audio.clone(),
                 speaker: self.show.speaker.clone(),
                 headless: self.show.headless,
+                frame_log: self.frame_log.clone(),
             },
         }
     }

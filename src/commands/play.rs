@@ -4,7 +4,10 @@
 use crate::engine::debugger::{DEFAULT_HISTORY, DEFAULT_HISTORY_MB};
 use crate::engine::inputs::{InputSource, InputSpec};
 use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::frame_log::FrameLog;
+use crate::engine::sinks::run_ahead::RunAheadArgs;
 use crate::engine::sinks::speaker::SpeakerArgs;
+use crate::engine::sinks::FrameSink;
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::gui::play::{
     audio_output, load_input_map, picture_geometry, play_in_window, LocalPlay, Pacing,
@@ -44,6 +47,14 @@ pub struct PlayArgs {
     /// The speaker.
     #[command(flatten)]
     pub speaker: SpeakerArgs,
+    /// Writes one line per frame shown to PATH: `FRAME VIDEO AUDIO MEMORY`
+    /// (the frame number, hex checksums of the picture shown, the audio
+    /// and the memory).
+    #[arg(long, value_name = "PATH")]
+    pub frame_log: Option<std::path::PathBuf>,
+    /// Run-ahead.
+    #[command(flatten)]
+    pub run_ahead: RunAheadArgs,
 }
 
 /// Plays the game in a window until it closes (or `--frames`).
@@ -61,7 +72,10 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     )?;
     let history_bytes = (args.history_mb.saturating_mul(1 << 20)).min(usize::MAX as u64) as usize;
     let audio = audio_output(&*game, &args.audio, &args.speaker)?;
-    let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, audio)?;
+    // The log is flushed when play ends and drops it.
+    let sink: Box<dyn FrameSink> = Box::new((audio, FrameLog::open(args.frame_log.as_deref())?));
+    let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, sink)?
+        .with_run_ahead(args.run_ahead);
     let players = usize::from(args.players);
     let mut held = |window: &Window| match &mut scripted {
         Some(source) => source.next_frame(),

@@ -3,11 +3,14 @@
 use crate::engine::inputs::{InputSource, InputSpec};
 use crate::engine::interrupt::exit_on_interrupt;
 use crate::engine::report::{write_report, Report};
-use crate::engine::run::{run_frames, RunReport};
+use crate::engine::run::{run_frames_ahead, RunReport};
 use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::frame_log::FrameLog;
 use crate::engine::sinks::recorder::{replay_header, ReplayRecorder};
+use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::SinksSummary;
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
+use netcode::emulator::SavestateContext;
 use netcode::replay::EndReason;
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,6 +36,14 @@ pub struct RunArgs {
     /// Audio output.
     #[command(flatten)]
     pub audio: AudioArgs,
+    /// Writes one line per frame shown to PATH: `FRAME VIDEO AUDIO MEMORY`
+    /// (the frame number, hex checksums of the picture shown, the audio
+    /// and the memory).
+    #[arg(long, value_name = "PATH")]
+    pub frame_log: Option<PathBuf>,
+    /// Run-ahead.
+    #[command(flatten)]
+    pub run_ahead: RunAheadArgs,
 }
 
 /// `netcade run`.
@@ -56,9 +67,17 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
     let audio = args
         .audio
         .open_sink(game.sample_rate(), Some(args.frames))?;
-    let mut sinks = (recorder, audio);
-    let report = run_frames(game.as_mut(), args.frames, &mut inputs, &mut sinks)?;
-    let (recorder, audio) = sinks;
+    let frame_log = FrameLog::open(args.frame_log.as_deref())?;
+    let mut sinks = ((recorder, audio), frame_log);
+    let mut run_ahead = RunAhead::new(args.run_ahead, SavestateContext::Normal);
+    let report = run_frames_ahead(
+        game.as_mut(),
+        args.frames,
+        &mut inputs,
+        &mut run_ahead,
+        &mut sinks,
+    )?;
+    let ((recorder, audio), frame_log) = sinks;
     let result = RunResult {
         game: game.title(),
         inputs: args.inputs.to_string(),
@@ -69,7 +88,9 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
                 .map(|recorder| recorder.finish(EndReason::Finished))
                 .transpose()?,
             speaker: None,
+            frame_log: frame_log.map(FrameLog::finish).transpose()?,
         },
+        run_ahead: args.run_ahead.describe(),
     };
     write_report(&result, args.json, out)?;
     Ok(Outcome::Success)
@@ -81,19 +102,17 @@ struct RunResult {
     inputs: String,
     run: RunReport,
     outputs: SinksSummary,
+    run_ahead: Option<String>,
 }
 
 impl Report for RunResult {
     fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(out, "{}", self.game)?;
+        match &self.run_ahead {
+            Some(run_ahead) => writeln!(out, "{} ({run_ahead})", self.game)?,
+            None => writeln!(out, "{}", self.game)?,
+        }
         self.run.describe(out)?;
-        if let Some(audio) = &self.outputs.audio {
-            writeln!(out, "{}", audio.describe())?;
-        }
-        if let Some(recording) = &self.outputs.recording {
-            writeln!(out, "replay: {}", recording.path.display())?;
-        }
-        Ok(())
+        self.outputs.describe(out)
     }
 
     fn json(&self) -> serde_json::Value {
@@ -102,6 +121,7 @@ impl Report for RunResult {
         json["command"] = "run".into();
         json["game"] = self.game.clone().into();
         json["inputs"] = self.inputs.clone().into();
+        json["run_ahead"] = self.run_ahead.clone().into();
         json
     }
 }

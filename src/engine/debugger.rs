@@ -25,6 +25,7 @@
 //! comments are ignored.
 
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Outcome};
 use netcode::checksum::{Checksum, Checksums};
@@ -208,6 +209,8 @@ pub struct Debugger<'g, G: Emulator + ?Sized> {
     /// Where each frame stepped goes (the window's sound), final at once.
     sink: Box<dyn FrameSink + 'g>,
     final_frames: FinalFrames,
+    /// How each frame stepped is shown (`play --run-ahead`).
+    run_ahead: RunAhead,
 }
 
 impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
@@ -250,6 +253,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             recorded: None,
             sink: Box::new(()),
             final_frames: FinalFrames::new(true),
+            run_ahead: RunAhead::new(RunAheadArgs::default(), SavestateContext::Rollback),
         };
         debugger.keep_current()?;
         Ok(debugger)
@@ -276,6 +280,12 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// over and run again are not handed over twice).
     pub fn with_sink(mut self, sink: Box<dyn FrameSink + 'g>) -> Self {
         self.sink = sink;
+        self
+    }
+
+    /// Shows each frame stepped with run-ahead as `args` say.
+    pub fn with_run_ahead(mut self, args: RunAheadArgs) -> Self {
+        self.run_ahead = RunAhead::new(args, SavestateContext::Rollback);
         self
     }
 
@@ -355,6 +365,12 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 FramePass::Shown,
                 &mut *self.sink,
             )?;
+            self.run_ahead.show(
+                &mut *self.game,
+                Frame::new(self.frame),
+                &inputs,
+                &mut *self.sink,
+            )?;
             self.frame += 1;
             self.load_recorded_state()?;
             self.keep_current()?;
@@ -368,6 +384,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             self.game
                 .load_state(state)
                 .map_err(AppError::at_frame(self.frame))?;
+            self.run_ahead.forget();
         }
         Ok(())
     }
@@ -386,6 +403,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.history_line()
             ));
         }
+        // A kept ahead state belongs to the timeline being left.
+        self.run_ahead.forget();
         let restore_failed =
             |err: &dyn std::fmt::Display| format!("cannot go back to frame {target}: {err}");
         let kept_at = |frame: u32| self.history.extra(frame).copied();

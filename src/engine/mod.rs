@@ -17,6 +17,7 @@ pub mod frame_clock;
 pub mod game;
 pub mod inputs;
 pub mod interrupt;
+pub mod latency;
 pub mod matches;
 pub mod playback;
 pub mod png;

@@ -209,6 +209,9 @@ impl<'r> ReplayPlayback<'r> {
         let players = usize::from(self.replay.header.players);
         self.final_frames
             .run(game, self.frame, &inputs[..players], pass, sink)?;
+        if render {
+            sink.frame_shown(self.frame, game.video_frame());
+        }
         self.frame = self.frame.next();
         self.apply_events(game)
     }

@@ -1,9 +1,11 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
 use crate::engine::inputs::InputSource;
+use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{checksums_json, AppError, Game};
 use netcode::checksum::Checksums;
+use netcode::emulator::SavestateContext;
 use netcode::rollback::Frame;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -50,18 +52,32 @@ pub fn run_frames<G: Game + ?Sized>(
     inputs: &mut InputSource,
     sink: &mut dyn FrameSink,
 ) -> Result<RunReport, AppError> {
+    let mut no_run_ahead = RunAhead::new(RunAheadArgs::default(), SavestateContext::Normal);
+    run_frames_ahead(game, frames, inputs, &mut no_run_ahead, sink)
+}
+
+/// [`run_frames`], each frame shown through `run_ahead`: with run-ahead
+/// the real frames are not drawn (their pictures are never shown).
+pub fn run_frames_ahead<G: Game + ?Sized>(
+    game: &mut G,
+    frames: u32,
+    inputs: &mut InputSource,
+    run_ahead: &mut RunAhead,
+    sink: &mut dyn FrameSink,
+) -> Result<RunReport, AppError> {
     let core_before = game.time_in_core();
     let started = Instant::now();
-    let mut final_frames = FinalFrames::new(true);
+    let pass = if run_ahead.is_on() {
+        FramePass::Unshown
+    } else {
+        FramePass::Shown
+    };
+    let mut final_frames = FinalFrames::new(pass == FramePass::Shown);
     for number in 0..frames {
         let frame_inputs = inputs.next_frame();
-        final_frames.run(
-            game,
-            Frame::new(number),
-            &frame_inputs,
-            FramePass::Shown,
-            sink,
-        )?;
+        let frame = Frame::new(number);
+        final_frames.run(game, frame, &frame_inputs, pass, sink)?;
+        run_ahead.show(game, frame, &frame_inputs, sink)?;
         // A local run's clock is its frame count: frames at the nominal rate.
         let at_us = f64::from(number + 1) * 1e6 / game.frames_per_second().max(1e-3);
         sink.clock_tick(at_us as u64, 1.0);

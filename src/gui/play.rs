@@ -11,6 +11,7 @@ use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::NO_INPUTS;
 use crate::engine::png::{encode_rgb, frame_to_rgb};
 use crate::engine::sinks::audio_file::AudioArgs;
+use crate::engine::sinks::run_ahead::RunAheadArgs;
 use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
 use crate::engine::sinks::FrameSink;
 use crate::engine::{AppError, Game};
@@ -445,6 +446,12 @@ impl<'g> LocalPlay<'g> {
             paused: false,
             said: Vec::new(),
         })
+    }
+
+    /// Shows each frame with run-ahead as `args` say.
+    pub fn with_run_ahead(mut self, args: RunAheadArgs) -> Self {
+        self.debugger = self.debugger.with_run_ahead(args);
+        self
     }
 
     /// Plays `recorded`'s frames (a replay's) on `game`, which stands at

@@ -52,6 +52,8 @@ pub struct PlayerFigures {
     pub ping_ms: Option<u32>,
     /// Their input delay, once reported.
     pub delay: Option<u32>,
+    /// Their run-ahead, once reported.
+    pub run_ahead: Option<u32>,
     /// Depth of the last rollback their inputs caused.
     pub last_rollback: u32,
 }
@@ -64,8 +66,12 @@ pub fn player_lines(players: &[PlayerFigures]) -> Vec<String> {
     players
         .iter()
         .map(|player| {
+            let run_ahead = match player.run_ahead {
+                Some(frames) if frames > 0 => format!(", run-ahead {frames}"),
+                _ => String::new(),
+            };
             format!(
-                "P{}: ping {}, delay {}, last rollback {}",
+                "P{}: ping {}, delay {}{run_ahead}, last rollback {}",
                 player.slot + 1,
                 known(player.ping_ms, " ms"),
                 known(player.delay, ""),
@@ -163,6 +169,32 @@ pub struct LiveOutputs<'a> {
     pub sinks: SinkChoices,
 }
 
+/// `P1: delay 1, run-ahead 0; P2: delay 2, run-ahead 1`: each player's
+/// input delay and run-ahead, by slot (`?` until reported).
+pub fn lags_text(delays: &[(u8, Option<u32>)], run_aheads: &[(u8, Option<u32>)]) -> String {
+    let known = |value: Option<u32>| value.map_or_else(|| "?".to_string(), |v| v.to_string());
+    let each = delays.iter().map(|(slot, delay)| {
+        let run_ahead = run_aheads
+            .iter()
+            .find(|(other, _)| other == slot)
+            .and_then(|(_, frames)| *frames);
+        format!(
+            "P{}: delay {}, run-ahead {}",
+            slot + 1,
+            known(*delay),
+            known(run_ahead)
+        )
+    });
+    each.collect::<Vec<_>>().join("; ")
+}
+
+/// Whether any player runs ahead (then status lines say each one's).
+pub fn anyone_runs_ahead(run_aheads: &[(u8, Option<u32>)]) -> bool {
+    run_aheads
+        .iter()
+        .any(|(_, frames)| frames.is_some_and(|f| f > 0))
+}
+
 /// `P1 1 P2 ?`: each player's input delay (`?` until reported).
 pub fn delays_text(delays: &[(u8, Option<u32>)]) -> String {
     let each = delays.iter().map(|(slot, delay)| {
@@ -183,6 +215,7 @@ mod tests {
                 slot: 1,
                 ping_ms: Some(12),
                 delay: Some(2),
+                run_ahead: Some(0),
                 last_rollback: 1,
             },
             PlayerFigures {
@@ -197,5 +230,25 @@ mod tests {
                 "P3: ping ?, delay ?, last rollback 0"
             ]
         );
+    }
+
+    #[test]
+    fn a_player_running_ahead_says_so_beside_their_delay() {
+        let running_ahead = PlayerFigures {
+            slot: 1,
+            ping_ms: Some(12),
+            delay: Some(2),
+            run_ahead: Some(1),
+            last_rollback: 0,
+        };
+        assert_eq!(
+            player_lines(&[running_ahead]),
+            ["P2: ping 12 ms, delay 2, run-ahead 1, last rollback 0"]
+        );
+        let lags = lags_text(&[(0, Some(1)), (1, Some(2))], &[(0, Some(0)), (1, Some(1))]);
+        assert_eq!(lags, "P1: delay 1, run-ahead 0; P2: delay 2, run-ahead 1");
+        assert_eq!(lags_text(&[(1, None)], &[]), "P2: delay ?, run-ahead ?");
+        assert!(anyone_runs_ahead(&[(0, Some(0)), (1, Some(1))]));
+        assert!(!anyone_runs_ahead(&[(0, Some(0)), (1, None)]));
     }
 }

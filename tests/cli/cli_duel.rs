@@ -115,8 +115,8 @@ fn synctest_passes_on_duel_with_a_verdict_line() {
     assert_eq!(json["passed"], true);
     assert_eq!(json["frames"], 600);
     assert_hex_checksums(&json);
-    // Distance 7 keeps 8 frames, each a 102-byte state and 102 bytes of RAM.
-    assert_eq!(json["history_bytes"], 8 * 204, "{json}");
+    // Distance 7 keeps 8 frames, each a 118-byte state and 118 bytes of RAM.
+    assert_eq!(json["history_bytes"], 8 * 236, "{json}");
 }
 
 #[test]

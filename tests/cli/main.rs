@@ -17,3 +17,4 @@ mod netplay_demo;
 mod readme_commands;
 mod replay_cli;
 mod replay_netplay;
+mod run_ahead_cli;

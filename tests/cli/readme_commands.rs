@@ -154,7 +154,9 @@ fn plan(command: &DocCommand) -> Result<Plan, String> {
         | ["scripts/bench-netplay", ..]
         | ["scripts/bench-party", ..]
         | ["scripts/bench-replay", ..]
-        | ["scripts/bench-audio", ..] => {
+        | ["scripts/bench-audio", ..]
+        | ["scripts/bench-run-ahead", ..]
+        | ["scripts/bench-match-profile", ..] => {
             return Ok(Plan::NotRunHere("benchmarks run on their own"))
         }
         ["cargo", "+nightly", "fuzz", ..] => {

@@ -715,6 +715,7 @@ mod link {
                     timestamp_ms: 10,
                     frame_advantage,
                     input_delay: 2,
+                    run_ahead: 0,
                 })),
             );
         }
@@ -728,6 +729,7 @@ mod link {
                 timestamp_ms: 11,
                 frame_advantage: -3,
                 input_delay: 2,
+                run_ahead: 0,
             })),
         );
         assert!(ours

@@ -265,3 +265,45 @@ fn play_without_any_display_is_one_clear_error_not_an_invisible_window() {
     );
     assert!(!errors.contains("XDG_RUNTIME_DIR"), "{errors}");
 }
+
+#[test]
+fn with_run_ahead_the_window_shows_now_what_it_would_show_n_frames_later() {
+    let dir = tempfile::tempdir().unwrap();
+    // Duel applies presses 3 frames late; RIGHT is held from frame 30 on.
+    let script = dir.path().join("walk.txt");
+    std::fs::write(&script, "30x NONE NONE\n60x RIGHT NONE\n").unwrap();
+    let arena = duel_arena("dojo");
+    let shot = |name: &str, at: &str, run_ahead: &str| {
+        let path = dir.path().join(name);
+        let args = [
+            "play",
+            "--core",
+            "duel",
+            "--rom",
+            arena.to_str().unwrap(),
+            "--option",
+            "duel_input_lag=3",
+            "--inputs",
+            script.to_str().unwrap(),
+            "--frames",
+            "50",
+            "--run-ahead",
+            run_ahead,
+            "--screenshot-at",
+            at,
+            path.to_str().unwrap(),
+        ];
+        let output = netcade_in(dir.path(), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        read_png(&path).rgb
+    };
+    let ahead = shot("ahead.png", "40", "3");
+    assert!(
+        ahead == shot("later.png", "43", "0"),
+        "frame 43's picture at frame 40"
+    );
+    assert!(
+        ahead != shot("now.png", "40", "0"),
+        "the fighter walks meanwhile"
+    );
+}

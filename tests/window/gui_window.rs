@@ -443,6 +443,7 @@ fn the_match_menu_shows_the_connection_in_words_and_each_players_figures() {
         slot,
         ping_ms: Some(ping_ms),
         delay: Some(delay),
+        run_ahead: None,
         last_rollback,
     };
     for frame in 1..=3 {

@@ -25,6 +25,7 @@
 //! |     92 |   4 | `audio.elapsed`        | u32 samples since the sound started                 |
 //! |     96 |   4 | `audio.phase`          | u32 oscillator phase (full turn = 2³²)              |
 //! |    100 |   2 | `audio.noise`          | u16 noise LFSR (the game's only PRNG, seeded)       |
+//! |    102 |  16 | `input_queue`          | pads read but not applied yet (input lag): 4 frames × 2 u16 pads, newest first |
 //!
 //! Each fighter block (offsets relative to the block; fighter 1 at 39,
 //! fighter 2 at 65):
@@ -142,6 +143,8 @@ ram_layout! {
     AUDIO_ELAPSED: u32 => "audio.elapsed",
     AUDIO_PHASE: u32 => "audio.phase",
     AUDIO_NOISE: u16 => "audio.noise",
+
+    INPUT_QUEUE: [u16; 8] => "input_queue",
 }
 
 /// The fields of one fighter, so one encoder serves both.
@@ -219,6 +222,11 @@ pub const RAM_REGIONS: &[RamField] = &[
         offset: AUDIO_SFX.offset,
         len: AUDIO_NOISE.end() - AUDIO_SFX.offset,
     },
+    RamField {
+        name: "input lag",
+        offset: INPUT_QUEUE.offset,
+        len: INPUT_QUEUE.len,
+    },
 ];
 
 /// The named field containing byte `offset`, if any.
@@ -256,7 +264,8 @@ mod tests {
 
     #[test]
     fn the_documented_offsets_match_the_table() {
-        assert_eq!(STATE_SIZE, 102);
+        assert_eq!(STATE_SIZE, 118);
+        assert_eq!(INPUT_QUEUE.offset, 102);
         assert_eq!(F1_X.offset, 39);
         assert_eq!(F2_X.offset, 65);
         assert_eq!(F1_PREV_BUTTONS.end() - F1_X.offset, 26);

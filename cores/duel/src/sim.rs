@@ -98,6 +98,25 @@ pub fn hitbox(f: &Fighter) -> Option<Box2> {
 
 /// Advances the game one frame with `inputs[n]` held on port n.
 pub fn step(state: &mut State, inputs: [u16; 2]) {
+    step_applying(state, inputs.map(|held| held & USED_BUTTONS));
+}
+
+/// [`step`] for a game with `lag` frames of input lag (0 to
+/// [`MAX_INPUT_LAG`], more counts as the most): the pads `read` this frame
+/// are applied `lag` frames later, those read `lag` frames ago now. Lag 0
+/// is [`step`], the queue left as it is.
+pub fn step_with_lag(state: &mut State, read: [u16; 2], lag: usize) {
+    let lag = lag.min(MAX_INPUT_LAG);
+    if lag == 0 {
+        return step(state, read);
+    }
+    let applied = state.input_queue[lag - 1];
+    state.input_queue.copy_within(..MAX_INPUT_LAG - 1, 1);
+    state.input_queue[0] = read.map(|held| held & USED_BUTTONS);
+    step_applying(state, applied);
+}
+
+fn step_applying(state: &mut State, inputs: [u16; 2]) {
     let inputs = inputs.map(|held| held & USED_BUTTONS);
     state.frame = state.frame.wrapping_add(1);
     match state.phase {
@@ -119,7 +138,10 @@ pub fn step(state: &mut State, inputs: [u16; 2]) {
         Phase::MatchOver => {
             let start_pressed = (0..2).any(|i| pressed(state, inputs, i, PAD_START));
             if start_pressed {
+                // Presses already read still arrive, however much lag.
+                let queue = state.input_queue;
                 *state = State::new(state.rules);
+                state.input_queue = queue;
             }
         }
     }
@@ -405,6 +427,22 @@ mod tests {
     fn p1_attacks(s: &mut State, p2: u16) {
         step(s, [PAD_A, p2]);
         run(s, ATTACK_TOTAL as usize + 2, [0, p2]);
+    }
+
+    #[test]
+    fn with_input_lag_a_press_is_applied_exactly_that_many_frames_later() {
+        for lag in 0..=MAX_INPUT_LAG {
+            let mut lagged = dojo();
+            let mut prompt = dojo();
+            // The press is read on frame 0; the prompt game gets it on frame `lag`.
+            for frame in 0..12 {
+                let read = if frame == 0 { [PAD_RIGHT, 0] } else { [0, 0] };
+                let now = if frame == lag { [PAD_RIGHT, 0] } else { [0, 0] };
+                step_with_lag(&mut lagged, read, lag);
+                step(&mut prompt, now);
+                assert_eq!(lagged.fighters, prompt.fighters, "lag {lag}, frame {frame}");
+            }
+        }
     }
 
     #[test]

@@ -6,13 +6,16 @@ use crate::layout::*;
 use std::fmt;
 
 /// Version byte at offset 0 of every encoded state.
-pub const STATE_VERSION: u8 = 1;
+pub const STATE_VERSION: u8 = 2;
 /// Positions and speeds are in 1/16 pixel.
 pub const SUBPIXELS: i32 = 16;
 pub const MAX_HEALTH: u16 = 100;
 /// Fighter body size in pixels.
 pub const FIGHTER_WIDTH: i32 = 24;
 pub const FIGHTER_HEIGHT: i32 = 48;
+/// The most frames of input lag Duel can be given (core option
+/// `duel_input_lag`): the length of [`State::input_queue`].
+pub const MAX_INPUT_LAG: usize = 4;
 /// Seed of the noise generator at every match start.
 pub const NOISE_SEED: u16 = 0xace1;
 
@@ -104,6 +107,10 @@ pub struct State {
     pub rules: ArenaRules,
     pub fighters: [Fighter; 2],
     pub audio: AudioState,
+    /// Both pads as read on each of the last frames, newest first, waiting
+    /// out the input lag (see [`crate::sim::step_with_lag`]). In the state
+    /// so that a rollback replays a lagged press exactly.
+    pub input_queue: [[u16; 2]; MAX_INPUT_LAG],
 }
 
 /// Why bytes are not a Duel state.
@@ -176,6 +183,7 @@ impl State {
                 phase: 0,
                 noise: NOISE_SEED,
             },
+            input_queue: [[0; 2]; MAX_INPUT_LAG],
         };
         state.start_round();
         state
@@ -246,6 +254,15 @@ impl State {
         w.put(AUDIO_ELAPSED, a.elapsed.to_le_bytes());
         w.put(AUDIO_PHASE, a.phase.to_le_bytes());
         w.put(AUDIO_NOISE, a.noise.to_le_bytes());
+
+        let mut queue = [0u8; INPUT_QUEUE.len];
+        for (bytes, pad) in queue
+            .chunks_exact_mut(2)
+            .zip(self.input_queue.as_flattened())
+        {
+            bytes.copy_from_slice(&pad.to_le_bytes());
+        }
+        w.put(INPUT_QUEUE, queue);
         out
     }
 
@@ -338,6 +355,20 @@ impl State {
             v => return Err(bad(AUDIO_SFX, v)),
         };
 
+        let mut input_queue = [[0u16; 2]; MAX_INPUT_LAG];
+        let queue: [u8; INPUT_QUEUE.len] = r.get(INPUT_QUEUE);
+        for (pad, bytes) in input_queue
+            .as_flattened_mut()
+            .iter_mut()
+            .zip(queue.chunks_exact(2))
+        {
+            *pad = u16::from_le_bytes([bytes[0], bytes[1]]);
+            // The game keeps only the buttons it reads.
+            if *pad & !crate::sim::USED_BUTTONS != 0 {
+                return Err(bad(INPUT_QUEUE, *pad));
+            }
+        }
+
         Ok(State {
             phase,
             round: r.u8(ROUND),
@@ -354,6 +385,7 @@ impl State {
                 phase: u32::from_le_bytes(r.get(AUDIO_PHASE)),
                 noise: u16::from_le_bytes(r.get(AUDIO_NOISE)),
             },
+            input_queue,
         })
     }
 }
@@ -439,6 +471,7 @@ mod tests {
             phase: 0xdead_beef,
             noise: 7,
         };
+        s.input_queue[1] = [crate::sim::PAD_A, crate::sim::PAD_LEFT];
         s
     }
 
@@ -459,6 +492,7 @@ mod tests {
         assert_eq!(&bytes[F1_X.range()], &(-5i32).to_le_bytes());
         assert_eq!(&bytes[F2_HEALTH.range()], &[3, 0]);
         assert_eq!(&bytes[AUDIO_PHASE.range()], &[0xef, 0xbe, 0xad, 0xde]);
+        assert_eq!(&bytes[INPUT_QUEUE.offset + 4..][..4], &[0, 1, 64, 0]);
     }
 
     #[test]
@@ -498,7 +532,8 @@ mod tests {
 
     #[test]
     fn decode_rejects_impossible_values_and_names_the_field() {
-        let cases: [(RamField, u8); 6] = [
+        let cases: [(RamField, u8); 7] = [
+            (INPUT_QUEUE, 0x04),
             (PHASE, 9),
             (F1_ACTION, 200),
             (F2_FACING, 0),

@@ -110,6 +110,9 @@ pub struct CoreContext {
     pub inputs: [Buttons; MAX_PORTS],
     /// Whether the frame being run will be shown (GET_AUDIO_VIDEO_ENABLE).
     pub render_video: bool,
+    /// Whether the frame being run will be heard (GET_AUDIO_VIDEO_ENABLE):
+    /// not a frame run ahead.
+    pub play_audio: bool,
     pub options: OptionStore,
     pub strings: HostStrings,
     pub support_no_game: bool,
@@ -146,6 +149,7 @@ impl CoreContext {
             audio: Vec::new(),
             inputs: [Buttons::NONE; MAX_PORTS],
             render_video: true,
+            play_audio: true,
             options,
             strings,
             support_no_game: false,

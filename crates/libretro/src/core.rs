@@ -996,6 +996,12 @@ impl Emulator for Core {
         self.refresh_mapped_memory();
     }
 
+    fn run_frame_unheard(&mut self, inputs: &[Buttons], render: bool) {
+        self.context_mut().play_audio = false;
+        self.run_frame(inputs, render);
+        self.context_mut().play_audio = true;
+    }
+
     fn check_running(&self) -> Result<(), EmulatorError> {
         let Some(frame) = self.stopped_on_frame else {
             return Ok(());

@@ -108,7 +108,12 @@ pub unsafe fn handle(context: &mut CoreContext, command: c_uint, data: *mut c_vo
                 } else {
                     0
                 };
-                answer(data, video | AV_ENABLE_AUDIO)
+                let audio = if context.play_audio {
+                    AV_ENABLE_AUDIO
+                } else {
+                    0
+                };
+                answer(data, video | audio)
             }
             env::SET_SERIALIZATION_QUIRKS => {
                 if data.is_null() {
@@ -801,6 +806,15 @@ mod tests {
             &mut enabled
         ));
         assert_eq!(enabled, 0b10);
+        // A frame run ahead of the one shown is not heard.
+        context.play_audio = false;
+        context.render_video = true;
+        assert!(send(
+            &mut context,
+            env::GET_AUDIO_VIDEO_ENABLE,
+            &mut enabled
+        ));
+        assert_eq!(enabled, 0b01);
     }
 
     #[test]

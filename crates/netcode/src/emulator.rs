@@ -105,6 +105,13 @@ pub trait Emulator {
     /// (re-simulated frames are never shown); the last drawn frame stays.
     fn run_frame(&mut self, inputs: &[Buttons], render: bool);
 
+    /// Advances one frame run ahead of the frame shown (run-ahead): its
+    /// sound is never heard, so the game may skip making it; `render` as
+    /// for [`Emulator::run_frame`]. A game that cannot skip it just runs.
+    fn run_frame_unheard(&mut self, inputs: &[Buttons], render: bool) {
+        self.run_frame(inputs, render);
+    }
+
     /// Writes the whole state into `into` (resized as needed, reused across
     /// calls so steady-state saving does not allocate). The bytes depend
     /// only on the game, never on what `into` held: they can be hashed,

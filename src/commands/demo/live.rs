@@ -253,6 +253,7 @@ impl Setup<'_> {
             link: self.link(machine),
             dump_dir: None,
             chat: Default::default(),
+            run_ahead: Default::default(),
         }
     }
 

@@ -9,6 +9,7 @@ use crate::engine::playback::{
 };
 use crate::engine::report::{write_report, Report};
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSummary};
+use crate::engine::sinks::frame_log::FrameLog;
 use crate::engine::sinks::FrameSink;
 use crate::engine::{checksums_json, AppError, Game, Outcome};
 use netcode::checksum::Checksums;
@@ -49,6 +50,11 @@ pub struct PlayArgs {
     /// Ends the output with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+    /// Writes one line per frame shown to PATH: `FRAME VIDEO AUDIO MEMORY`
+    /// (the frame number, hex checksums of the picture, the audio and the
+    /// memory), to compare with the match's own `--frame-log` (headless).
+    #[arg(long, value_name = "PATH")]
+    pub frame_log: Option<PathBuf>,
     /// Audio output (`--audio-out` for the headless playback's sound).
     #[command(flatten)]
     pub audio: AudioArgs,
@@ -145,15 +151,18 @@ fn play_replay(
         (end, checksums, None)
     } else {
         let end = start.saturating_add(frames);
-        let mut audio = args.audio.open_sink(game.sample_rate(), Some(end))?;
+        let audio = args.audio.open_sink(game.sample_rate(), Some(end))?;
+        let mut sinks = (audio, FrameLog::open(args.frame_log.as_deref())?);
         let frame_us = 1e6 / game.frames_per_second().max(1e-3);
         for _ in 0..frames {
             let frame = playback.frame();
             // Recorded frames are final: the speaker's stream is theirs.
-            playback.step(game, true, &mut audio)?;
+            playback.step(game, true, &mut sinks)?;
             let played = f64::from(frame.number() - start + 1);
-            audio.clock_tick((played * frame_us) as u64, 1.0);
+            sinks.clock_tick((played * frame_us) as u64, 1.0);
         }
+        let (audio, frame_log) = sinks;
+        frame_log.map(FrameLog::finish).transpose()?;
         let audio = audio.map(|sink| sink.finish()).transpose()?;
         let end = playback.frame();
         (end, Checksums::of_game_now(game), audio)

@@ -7,6 +7,7 @@
 
 use crate::engine::matches::checkpoints::CheckpointStates;
 use crate::engine::matches::hooks::TickHooks;
+use crate::engine::matches::profile::{between, elapsed_since, LoopProfile};
 use crate::engine::sinks::{run_frame, FinalFrame, FramePass, FrameSink};
 use crate::engine::AppError;
 use netcode::checksum::Checksum;
@@ -40,6 +41,17 @@ pub struct NetplayDriver {
     final_inputs: VecDeque<(Frame, [Buttons; MAX_PLAYERS])>,
     /// Whether the sink heard the state frame 0 began from.
     start_told: bool,
+    /// The latest frame run for the first time and its buttons, to be
+    /// shown ([`NetplayDriver::take_shown`]).
+    shown: Option<(Frame, [Buttons; MAX_PLAYERS])>,
+    /// Whether a state was loaded since `take_shown` last asked (a
+    /// rollback or a repair): then the game is not where the buttons say.
+    loaded: bool,
+    /// Whether first runs are drawn: not when run-ahead shows other
+    /// pictures for them.
+    pub skip_drawing: bool,
+    /// Where the ticks' time went.
+    pub profile: LoopProfile,
 }
 
 /// Final frames whose buttons are kept for repairs: more than the
@@ -83,7 +95,7 @@ impl NetplayDriver {
             self.tell_match_started(game, sink, lockstep, first)?;
         }
         self.carry_out(netplay, game, sink, hooks)?;
-        self.finalize(netplay, sink);
+        self.finalize_timed(netplay, sink, hooks);
         Ok(outcome)
     }
 
@@ -103,7 +115,7 @@ impl NetplayDriver {
         let rolled_back = netplay.settle(now, &mut self.requests)?;
         game.set_savestate_context(SavestateContext::Netplay);
         self.carry_out(netplay, game, sink, hooks)?;
-        self.finalize(netplay, sink);
+        self.finalize_timed(netplay, sink, hooks);
         Ok(rolled_back)
     }
 
@@ -118,16 +130,19 @@ impl NetplayDriver {
         let mut timing = ResimulationTiming::default();
         let requests = std::mem::take(&mut self.requests);
         for &request in &requests {
+            let began = hooks.profile_clock();
             match request {
-                Request::Save { frame } => self.save(netplay, game, frame, sink)?,
+                Request::Save { frame } => self.save(netplay, game, frame, sink, hooks)?,
                 Request::Checksum { frame } => self.checksum(netplay, game, frame, sink),
                 Request::Load { frame } => {
                     timing.loaded(hooks);
+                    self.loaded = true;
                     let state = netplay
                         .saved_state(frame)
                         .ok_or(AppError::NoStateSlot { frame })?;
                     game.load_state(state.data())
                         .map_err(AppError::at_frame(frame.number()))?;
+                    self.profile.resimulation += elapsed_since(began, hooks);
                 }
                 Request::Advance {
                     frame,
@@ -138,8 +153,13 @@ impl NetplayDriver {
                     hooks.adjust_inputs(frame, &mut inputs);
                     let players = netplay.session().players();
                     self.run(game, frame, inputs, players, resimulation, sink);
+                    let took = elapsed_since(began, hooks);
                     if resimulation {
                         timing.resimulated(hooks);
+                        self.profile.resimulation += took;
+                    } else {
+                        self.profile.first_runs += took;
+                        self.profile.frames += 1;
                     }
                 }
             }
@@ -213,13 +233,20 @@ impl NetplayDriver {
         game: &mut G,
         frame: Frame,
         sink: &dyn FrameSink,
+        hooks: &mut dyn TickHooks,
     ) -> Result<(), AppError> {
         let checkpoint = is_checkpoint(netplay, frame);
         let hash_every_save = sink.wants_checksums();
         let slot = netplay
             .state_slot_mut(frame)
             .ok_or(AppError::NoStateSlot { frame })?;
-        let checksum = save_to_slot(game, slot, frame, hash_every_save || checkpoint)?;
+        let hashed = hash_every_save || checkpoint;
+        let began = hooks.profile_clock();
+        save_state_to_slot(game, slot, frame, hashed)?;
+        let saved = hooks.profile_clock();
+        let checksum = hashed.then(|| hash_slot(game, slot));
+        self.profile.saves += between(began, saved);
+        self.profile.hashing += elapsed_since(saved, hooks);
         if checkpoint {
             self.checkpoints.keep(frame, slot.data());
         }
@@ -244,10 +271,15 @@ impl NetplayDriver {
     ) {
         let pass = if resimulation {
             FramePass::Resimulated
+        } else if self.skip_drawing {
+            FramePass::Unshown
         } else {
             FramePass::Shown
         };
         run_frame(game, frame, &inputs[..players], pass, sink);
+        if !resimulation {
+            self.shown = Some((frame, inputs));
+        }
         if let Some(pending) = self.pending.iter_mut().rev().find(|p| p.frame == frame) {
             pending.inputs = Some(inputs);
         }
@@ -302,6 +334,24 @@ impl NetplayDriver {
         }
     }
 
+    /// [`NetplayDriver::finalize`], its time counted as the final sinks'.
+    pub fn finalize_timed<A: Ord + Copy>(
+        &mut self,
+        netplay: &NetplaySession<A>,
+        sink: &mut dyn FrameSink,
+        hooks: &mut dyn TickHooks,
+    ) {
+        let began = hooks.profile_clock();
+        self.finalize(netplay, sink);
+        self.profile.final_sinks += elapsed_since(began, hooks);
+    }
+
+    /// The latest frame run for the first time since the last call, with
+    /// its buttons, and whether a state was loaded since the last call.
+    pub fn take_shown(&mut self) -> (Option<(Frame, [Buttons; MAX_PLAYERS])>, bool) {
+        (self.shown.take(), std::mem::take(&mut self.loaded))
+    }
+
     /// The buttons final frame `frame` was run with, while it is among the
     /// latest final frames kept.
     pub fn final_inputs(&self, frame: Frame) -> Option<[Buttons; MAX_PLAYERS]> {
@@ -352,6 +402,7 @@ impl NetplayDriver {
         game.set_savestate_context(SavestateContext::Netplay);
         game.load_state(host_state)
             .map_err(AppError::at_frame(frame.number()))?;
+        self.loaded = true;
         self.checkpoints.keep(frame, host_state);
         sink.state_repaired(frame, host_state);
         let players = netplay.session().players();
@@ -463,23 +514,35 @@ fn save_to_slot<G: Emulator + ?Sized>(
     frame: Frame,
     hashed: bool,
 ) -> Result<Option<Checksum>, AppError> {
-    let by_state = game.game_memory().is_empty();
-    let saved = if by_state && hashed {
+    save_state_to_slot(game, slot, frame, hashed)?;
+    Ok(hashed.then(|| hash_slot(game, slot)))
+}
+
+/// [`save_to_slot`]'s save: whole (zeroed) when its bytes are what gets
+/// hashed, else only what loading reads.
+fn save_state_to_slot<G: Emulator + ?Sized>(
+    game: &mut G,
+    slot: &mut StateSlot,
+    frame: Frame,
+    hashed: bool,
+) -> Result<(), AppError> {
+    let saved = if game.game_memory().is_empty() && hashed {
         game.save_state(slot.buffer_mut())
     } else {
         game.save_state_to_load(slot.buffer_mut())
     };
-    saved.map_err(AppError::at_frame(frame.number()))?;
-    if !hashed {
-        return Ok(None);
-    }
-    let checksum = if by_state {
+    saved.map_err(AppError::at_frame(frame.number()))
+}
+
+/// [`save_to_slot`]'s checksum, kept in the slot.
+fn hash_slot<G: Emulator + ?Sized>(game: &G, slot: &mut StateSlot) -> Checksum {
+    let checksum = if game.game_memory().is_empty() {
         Checksum::of(slot.data())
     } else {
         Checksum::of(game.game_memory())
     };
     slot.set_checksum(checksum);
-    Ok(Some(checksum))
+    checksum
 }
 
 /// The checksum lockstep compares, taken without saving when it can: of

@@ -16,6 +16,14 @@ pub trait TickHooks {
     /// the real clock in a real loop, a modelled cost in simulations.
     fn stopwatch(&mut self) -> Duration;
 
+    /// A monotonic time the loop's phases are profiled by
+    /// ([`LoopProfile`](crate::engine::matches::profile::LoopProfile)):
+    /// the real clock in a real loop; none (nothing profiled) by default,
+    /// so simulations stay free of clocks.
+    fn profile_clock(&mut self) -> Option<Duration> {
+        None
+    }
+
     /// Changes the buttons a frame is run with on this machine only (tests
     /// make one machine diverge with it); by default nothing.
     fn adjust_inputs(&mut self, frame: Frame, inputs: &mut [Buttons; MAX_PLAYERS]) {

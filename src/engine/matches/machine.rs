@@ -11,6 +11,8 @@
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::matches::driver::NetplayDriver;
 use crate::engine::matches::hooks::TickHooks;
+use crate::engine::matches::profile::elapsed_since;
+use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs, RunAheadCounts};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::AppError;
 use crate::net::Transport;
@@ -58,6 +60,9 @@ pub struct NetplayMachine<A: Ord + Copy, G, S> {
     /// Frames stop being run at this frame (the machine still answers its
     /// peers, which may be a few frames behind).
     pub stop_at_frame: Option<u32>,
+    /// How each frame is shown once the session ran it (off unless set
+    /// with [`NetplayMachine::set_run_ahead`]).
+    run_ahead: RunAhead,
     datagram: Vec<u8>,
 }
 
@@ -78,8 +83,22 @@ where
             clock,
             stats: TickStats::default(),
             stop_at_frame: None,
+            run_ahead: RunAhead::new(RunAheadArgs::default(), SavestateContext::Netplay),
             datagram: Vec::new(),
         }
+    }
+
+    /// Shows each frame with run-ahead as `args` say: frames ahead run only
+    /// for the frame shown, after the session's, never in re-simulation.
+    pub fn set_run_ahead(&mut self, args: RunAheadArgs) {
+        self.run_ahead = RunAhead::new(args, SavestateContext::Netplay);
+        self.driver.skip_drawing = self.run_ahead.is_on();
+        self.netplay.set_run_ahead(args.ahead);
+    }
+
+    /// What run-ahead did so far.
+    pub fn run_ahead_counts(&self) -> RunAheadCounts {
+        self.run_ahead.counts()
     }
 
     /// The next frame to run.
@@ -99,12 +118,14 @@ where
         hooks: &mut dyn TickHooks,
     ) -> Result<(), AppError> {
         let now = now_us / 1000;
+        let began = hooks.profile_clock();
         while let Some(from) = transport.receive(&mut self.datagram) {
             self.netplay.handle_datagram(now, from, &self.datagram);
         }
         let driver = &self.driver;
         self.netplay
             .repair_spectators(|frame| driver.checkpoint_state(frame).map(<[u8]>::to_vec));
+        self.driver.profile.network += elapsed_since(began, hooks);
         let speed = clock_rate * f64::from(self.netplay.frames_per_second_factor());
         let due = self.clock.due(now_us, speed);
         let mut ran = 0;
@@ -129,11 +150,14 @@ where
             self.stats.record_rollback(rolled_back);
         } else if ran == 0 {
             // Inputs that arrived may have made frames final all the same.
-            self.driver.finalize(&self.netplay, &mut self.sink);
+            self.driver
+                .finalize_timed(&self.netplay, &mut self.sink, hooks);
         }
         self.sink.clock_tick(now_us, speed);
+        let began = hooks.profile_clock();
         self.netplay
             .poll(now, |to, datagram| transport.send(to, datagram));
+        self.driver.profile.network += elapsed_since(began, hooks);
         Ok(())
     }
 
@@ -165,6 +189,17 @@ where
             &mut self.sink,
             hooks,
         )?;
+        let (shown, loaded) = self.driver.take_shown();
+        if loaded {
+            self.run_ahead.forget();
+        }
+        if let Some((frame, inputs)) = shown {
+            let players = self.netplay.session().players();
+            let began = hooks.profile_clock();
+            self.run_ahead
+                .show(&mut *self.game, frame, &inputs[..players], &mut self.sink)?;
+            self.driver.profile.run_ahead += elapsed_since(began, hooks);
+        }
         let stats = &mut self.stats;
         match outcome {
             FrameOutcome::Advanced { rolled_back } => stats.record_rollback(rolled_back),
@@ -440,6 +475,10 @@ where
             pass,
             &mut self.sink,
         )?;
+        if pass == FramePass::Shown {
+            // Spectators never run ahead: what they show is the frame.
+            self.sink.frame_shown(frame, self.game.video_frame());
+        }
         self.stats.frames_run += 1;
         Ok(true)
     }

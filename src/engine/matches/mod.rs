@@ -7,4 +7,5 @@ pub mod desync_diagnosis;
 pub mod driver;
 pub mod hooks;
 pub mod machine;
+pub mod profile;
 pub mod simulated;

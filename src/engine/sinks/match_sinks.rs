@@ -3,6 +3,7 @@
 //! chose and finished together into the lines and JSON its summary ends with.
 
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSink, AudioSummary};
+use crate::engine::sinks::frame_log::{FrameLog, FrameLogSummary};
 use crate::engine::sinks::recorder::{
     finish_match_recording, RecordArgs, RecordingSummary, ReplayRecorder,
 };
@@ -10,6 +11,7 @@ use crate::engine::sinks::speaker::{open_speaker_for, Speaker, SpeakerArgs};
 use crate::engine::sinks::{ChecksumLog, FinalFrame, FinishedFrame, FrameSink};
 use crate::engine::{AppError, Game};
 use netcode::checksum::Checksum;
+use netcode::emulator::VideoFrame;
 use netcode::replay::EndReason;
 use netcode::rollback::Frame;
 use std::io::Write;
@@ -30,6 +32,8 @@ pub struct SinkChoices {
     pub speaker: SpeakerArgs,
     /// No window: the speaker plays only on a device asked for by name.
     pub headless: bool,
+    /// `--frame-log`.
+    pub frame_log: Option<std::path::PathBuf>,
 }
 
 /// Where a live match's frames go. Built with [`MatchSinks::open`], ended
@@ -43,6 +47,8 @@ pub struct MatchSinks {
     pub audio: Option<AudioSink>,
     /// The speaker, when one plays.
     pub speaker: Option<Speaker>,
+    /// `--frame-log`.
+    pub frame_log: Option<FrameLog>,
     /// Frames run again after rollbacks.
     pub resimulated_frames: u64,
     /// A sink that passes the match on (a broadcast), told its end in
@@ -82,6 +88,7 @@ impl MatchSinks {
                 choices.headless,
                 game.sample_rate(),
             )?,
+            frame_log: FrameLog::open(choices.frame_log.as_deref())?,
             resimulated_frames: 0,
             relay: None,
         })
@@ -96,10 +103,12 @@ impl MatchSinks {
             relay.match_ended(end);
         }
         let audio = self.audio.take().map(AudioSink::finish).transpose()?;
+        let frame_log = self.frame_log.take().map(FrameLog::finish).transpose()?;
         let summary = SinksSummary {
             recording,
             audio,
             speaker: self.speaker.as_ref().map(Speaker::describe),
+            frame_log,
         };
         Ok((
             std::mem::replace(&mut self.log, ChecksumLog::new(1)),
@@ -115,6 +124,7 @@ impl FrameSink for MatchSinks {
         }
         self.audio.frame_run(frame);
         self.speaker.frame_run(frame);
+        self.frame_log.frame_run(frame);
         if let Some(relay) = &mut self.relay {
             relay.frame_run(frame);
         }
@@ -127,6 +137,10 @@ impl FrameSink for MatchSinks {
         if let Some(relay) = &mut self.relay {
             relay.frame_finalized(frame);
         }
+    }
+
+    fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
+        self.frame_log.frame_shown(frame, picture);
     }
 
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
@@ -182,6 +196,8 @@ pub struct SinksSummary {
     pub audio: Option<AudioSummary>,
     /// The speaker's line, if one played.
     pub speaker: Option<String>,
+    /// The `--frame-log` written.
+    pub frame_log: Option<FrameLogSummary>,
 }
 
 impl SinksSummary {
@@ -196,6 +212,9 @@ impl SinksSummary {
         if let Some(speaker) = &self.speaker {
             writeln!(out, "{speaker}")?;
         }
+        if let Some(frame_log) = &self.frame_log {
+            writeln!(out, "{}", frame_log.describe())?;
+        }
         Ok(())
     }
 
@@ -208,6 +227,9 @@ impl SinksSummary {
             .map_or(serde_json::Value::Null, RecordingSummary::json);
         if let Some(audio) = &self.audio {
             json["audio"] = audio.json();
+        }
+        if let Some(frame_log) = &self.frame_log {
+            json["frame_log"] = frame_log.json();
         }
     }
 }

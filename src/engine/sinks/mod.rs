@@ -8,8 +8,10 @@
 //! compare machines with.
 
 pub mod audio_file;
+pub mod frame_log;
 mod match_sinks;
 pub mod recorder;
+pub mod run_ahead;
 #[cfg(feature = "audio")]
 pub mod speaker;
 #[cfg(not(feature = "audio"))]
@@ -20,7 +22,7 @@ pub use match_sinks::{MatchSinks, RelaySink, SinkChoices, SinksSummary};
 
 use crate::engine::AppError;
 use netcode::checksum::{memory_checksum, Checksum};
-use netcode::emulator::Emulator;
+use netcode::emulator::{Emulator, VideoFrame};
 use netcode::input::Buttons;
 use netcode::replay::CHECKPOINT_INTERVAL;
 use netcode::rollback::Frame;
@@ -54,6 +56,7 @@ pub fn run_frame<G: Emulator + ?Sized>(
         resimulated: pass == FramePass::Resimulated,
         inputs,
         audio: game.audio_samples(),
+        memory: game.game_memory(),
     });
 }
 
@@ -137,6 +140,8 @@ pub struct FinishedFrame<'a> {
     pub inputs: &'a [Buttons],
     /// The audio it produced (interleaved stereo).
     pub audio: &'a [i16],
+    /// The game's memory after it (empty for a game that exposes none).
+    pub memory: &'a [u8],
 }
 
 /// A frame that became final: no rollback or departure can change it any
@@ -167,6 +172,14 @@ pub trait FrameSink {
     /// `frame` is final. Called once per frame, in order from frame 0.
     fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
         let _ = frame;
+    }
+
+    /// `picture` is shown for `frame`, whose first run was the latest
+    /// [`FrameSink::frame_run`] of it: the frame's own picture, or with
+    /// run-ahead the picture of frames run ahead of it (which no other
+    /// sink hears of).
+    fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
+        let _ = (frame, picture);
     }
 
     /// Whether final frames need checksums: hashing game memory at every
@@ -233,6 +246,11 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
         self.1.frame_finalized(frame);
     }
 
+    fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
+        self.0.frame_shown(frame, picture);
+        self.1.frame_shown(frame, picture);
+    }
+
     fn wants_checksums(&self) -> bool {
         self.0.wants_checksums() || self.1.wants_checksums()
     }
@@ -281,6 +299,12 @@ impl<S: FrameSink> FrameSink for Option<S> {
         }
     }
 
+    fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
+        if let Some(sink) = self {
+            sink.frame_shown(frame, picture);
+        }
+    }
+
     fn wants_checksums(&self) -> bool {
         self.as_ref().is_some_and(FrameSink::wants_checksums)
     }
@@ -320,44 +344,57 @@ impl<S: FrameSink> FrameSink for Option<S> {
     }
 }
 
-/// A sink borrowed for the length of a run.
-impl<S: FrameSink + ?Sized> FrameSink for &mut S {
-    fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
-        (**self).frame_run(frame);
-    }
+/// A sink reached through a pointer, passed every call: a sink borrowed
+/// for the length of a run, or chosen at run time (the window's sound and
+/// a frame log, or none).
+macro_rules! forward_frame_sink {
+    ($pointer:ty) => {
+        impl<S: FrameSink + ?Sized> FrameSink for $pointer {
+            fn frame_run(&mut self, frame: &FinishedFrame<'_>) {
+                (**self).frame_run(frame);
+            }
 
-    fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
-        (**self).frame_finalized(frame);
-    }
+            fn frame_finalized(&mut self, frame: &FinalFrame<'_>) {
+                (**self).frame_finalized(frame);
+            }
 
-    fn wants_checksums(&self) -> bool {
-        (**self).wants_checksums()
-    }
+            fn frame_shown(&mut self, frame: Frame, picture: Option<VideoFrame<'_>>) {
+                (**self).frame_shown(frame, picture);
+            }
 
-    fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
-        (**self).match_started(frame, start_state, memory);
-    }
+            fn wants_checksums(&self) -> bool {
+                (**self).wants_checksums()
+            }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-        (**self).state_repaired(frame, state);
-    }
+            fn match_started(&mut self, frame: Frame, start_state: &[u8], memory: Checksum) {
+                (**self).match_started(frame, start_state, memory);
+            }
 
-    fn player_left(&mut self, frame: Frame, player: u8) {
-        (**self).player_left(frame, player);
-    }
+            fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+                (**self).state_repaired(frame, state);
+            }
 
-    fn clock_tick(&mut self, now_us: u64, speed: f64) {
-        (**self).clock_tick(now_us, speed);
-    }
+            fn player_left(&mut self, frame: Frame, player: u8) {
+                (**self).player_left(frame, player);
+            }
 
-    fn wants_state(&self, frame: Frame) -> bool {
-        (**self).wants_state(frame)
-    }
+            fn clock_tick(&mut self, now_us: u64, speed: f64) {
+                (**self).clock_tick(now_us, speed);
+            }
 
-    fn state_before(&mut self, frame: Frame, state: &[u8]) {
-        (**self).state_before(frame, state);
-    }
+            fn wants_state(&self, frame: Frame) -> bool {
+                (**self).wants_state(frame)
+            }
+
+            fn state_before(&mut self, frame: Frame, state: &[u8]) {
+                (**self).state_before(frame, state);
+            }
+        }
+    };
 }
+
+forward_frame_sink!(&mut S);
+forward_frame_sink!(Box<S>);
 
 /// The checksums of the most recent final frames, at most `capacity` of
 /// them (the oldest are forgotten first), for comparing machines.

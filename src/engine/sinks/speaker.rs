@@ -439,6 +439,7 @@ mod tests {
                 resimulated: false,
                 inputs: &[],
                 audio: &audio,
+                memory: &[],
             });
             speaker.clock_tick(u64::from(frame) * 16_667, 1.0);
         }

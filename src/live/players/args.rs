@@ -63,6 +63,9 @@ pub struct MatchSettings {
     /// Your name in the chat and lines to say.
     #[command(flatten)]
     pub chat: crate::live::chat::ChatArgs,
+    /// Run-ahead on this machine's pictures (the others are told).
+    #[command(flatten)]
+    pub run_ahead: crate::engine::sinks::run_ahead::RunAheadArgs,
 }
 
 impl MatchSettings {

@@ -530,7 +530,17 @@ fn play(
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
-    let machine = NetplayMachine::new(netplay, game, sinks, clock);
+    let lockstep = netplay.settings().is_lockstep();
+    let mut machine = NetplayMachine::new(netplay, game, sinks, clock);
+    if lockstep && settings.run_ahead.ahead > 0 {
+        // Run-ahead loads a state back into the game, which lockstep never
+        // trusts its core to do (its pre-flight found it cannot).
+        eprintln!(
+            "warning: --run-ahead is off: a lockstep match never loads a state into its game, and run-ahead would"
+        );
+    } else {
+        machine.set_run_ahead(settings.run_ahead);
+    }
     let hosting = seat.me == 0;
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
     if hosting {

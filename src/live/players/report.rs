@@ -5,7 +5,7 @@ use crate::engine::checksums_json;
 use crate::engine::report::Report;
 use crate::engine::sinks::SinksSummary;
 use crate::live::chat::ChatCounts;
-use crate::live::front_end::delays_text;
+use crate::live::front_end::{delays_text, lags_text};
 use crate::live::wire::WireTraffic;
 use netcode::checksum::Checksums;
 use netcode::diff::ByteDiff;
@@ -120,6 +120,10 @@ pub(crate) struct MatchReport {
     pub(crate) input_delay: u32,
     /// Every player's input delay by slot, ours included (`None`: never reported).
     pub(crate) delays: Vec<(u8, Option<u32>)>,
+    /// Every player's run-ahead, by slot, ours included.
+    pub(crate) run_aheads: Vec<(u8, Option<u32>)>,
+    /// Where this machine's frame ticks spent their time.
+    pub(crate) profile: crate::engine::matches::profile::LoopProfile,
     /// Every other player's figures by slot.
     pub(crate) peers: Vec<(u8, NetplayStats)>,
     pub(crate) rollbacks: Rollbacks,
@@ -208,6 +212,12 @@ impl Report for MatchReport {
         )?;
         writeln!(
             out,
+            "players: {}",
+            lags_text(&self.delays, &self.run_aheads)
+        )?;
+        writeln!(out, "time per frame: {}", self.profile.describe())?;
+        writeln!(
+            out,
             "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s), received {:.0} B/s; dropped {} stray datagrams",
             self.wire.sent_bytes_per_s(),
             self.wire.sent_datagrams_per_s(),
@@ -252,7 +262,10 @@ impl Report for MatchReport {
                 "input_delays": self.delays.iter().map(|(slot, delay)| serde_json::json!({
                     "player": slot,
                     "input_delay": delay,
+                    "run_ahead": self.run_aheads.iter().find(|(other, _)| other == slot).and_then(|(_, frames)| *frames),
                 })).collect::<Vec<_>>(),
+                "players": lags_text(&self.delays, &self.run_aheads),
+                "profile": self.profile.json(),
                 "mode": self.mode(),
                                 "stall_frames": self.stall_frames,
                 "desyncs": self.desyncs.detected,

@@ -10,7 +10,9 @@ use crate::engine::matches::machine::NetplayMachine;
 use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{AppError, Game, Outcome};
 use crate::live::chat::LiveChat;
-use crate::live::front_end::{delays_text, FrontEnd, MatchView, PlayerFigures};
+use crate::live::front_end::{
+    anyone_runs_ahead, delays_text, lags_text, FrontEnd, MatchView, PlayerFigures,
+};
 use crate::live::narrator::Narrator;
 use crate::live::options::LiveEvent;
 use crate::live::players::args::MatchSettings;
@@ -74,6 +76,10 @@ impl TickHooks for LiveHooks {
 
     fn stopwatch(&mut self) -> Duration {
         self.started.elapsed()
+    }
+
+    fn profile_clock(&mut self) -> Option<Duration> {
+        Some(self.started.elapsed())
     }
 }
 
@@ -196,6 +202,20 @@ impl PlayersRole {
         );
         delays.sort_unstable();
         delays
+    }
+
+    /// Every player's run-ahead, by slot, ours included (`None`: not
+    /// reported yet).
+    fn run_aheads(&self, peers: &[(u8, NetplayStats)]) -> Vec<(u8, Option<u32>)> {
+        let ours = u32::from(self.machine.netplay.run_ahead());
+        let mut run_aheads = vec![(self.seat.me, Some(ours))];
+        run_aheads.extend(
+            peers
+                .iter()
+                .map(|(slot, stats)| (*slot, stats.remote_run_ahead)),
+        );
+        run_aheads.sort_unstable();
+        run_aheads
     }
 
     fn handle_event(
@@ -421,6 +441,7 @@ impl PlayersRole {
         let sent = (total(|s| s.bytes_sent), total(|s| s.datagrams_sent));
         let received = (total(|s| s.bytes_received), total(|s| s.datagrams_received));
         let delays = self.delays(&peers);
+        let run_aheads = self.run_aheads(&peers);
         let final_end = self.machine.sink.log.end_frame();
         let frames = self
             .frames
@@ -442,6 +463,8 @@ impl PlayersRole {
             me: self.seat.me,
             input_delay: self.machine.netplay.input_delay(),
             delays,
+            run_aheads,
+            profile: self.machine.driver.profile,
             peers,
             rollbacks: Rollbacks {
                 count: tick.rollbacks,
@@ -572,16 +595,24 @@ impl LiveRole for PlayersRole {
             .into_iter()
             .chain(corner)
             .map(|said| format!("{said} | "));
+        let delays = self.delays(&peers);
+        let run_aheads = self.run_aheads(&peers);
+        let lags = if anyone_runs_ahead(&run_aheads) {
+            format!(" | {}", lags_text(&delays, &run_aheads))
+        } else {
+            String::new()
+        };
         Some(
             said.collect::<String>()
                 + &status_text(
                     self.machine.current_frame(),
                     self.machine.netplay.settings().is_lockstep(),
                     &stats,
-                    &self.delays(&peers),
+                    &delays,
                     kbps(received.saturating_sub(received_before)),
                     kbps(sent.saturating_sub(sent_before)),
-                ),
+                )
+                + &lags,
         )
     }
 
@@ -602,6 +633,7 @@ impl LiveRole for PlayersRole {
                     slot,
                     ping_ms: stats.ping_ms,
                     delay: stats.remote_input_delay,
+                    run_ahead: stats.remote_run_ahead,
                     last_rollback: stats.last_rollback,
                 })
                 .collect(),

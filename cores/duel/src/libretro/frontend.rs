@@ -15,6 +15,11 @@ pub const OPTION_INJECT_NONDETERMINISM: &CStr = c"duel_inject_nondeterminism";
 const OPTION_INJECT_NONDETERMINISM_VALUES: &CStr =
     c"Inject non-determinism (testing); disabled|enabled";
 
+/// The core option giving the game its own input lag: a press is applied
+/// that many frames after the frame that read it (what run-ahead hides).
+pub const OPTION_INPUT_LAG: &CStr = c"duel_input_lag";
+const OPTION_INPUT_LAG_VALUES: &CStr = c"Input lag in frames (testing); 0|1|2|3|4";
+
 pub type LogFn = unsafe extern "C" fn(level: retro_log_level, fmt: *const c_char, ...);
 
 /// The callbacks the frontend handed to `retro_set_*`.
@@ -112,6 +117,10 @@ impl Frontend {
                 value: OPTION_INJECT_NONDETERMINISM_VALUES.as_ptr(),
             },
             retro_variable {
+                key: OPTION_INPUT_LAG.as_ptr(),
+                value: OPTION_INPUT_LAG_VALUES.as_ptr(),
+            },
+            retro_variable {
                 key: std::ptr::null(),
                 value: std::ptr::null(),
             },
@@ -129,8 +138,23 @@ impl Frontend {
     /// Whether the nondeterminism option is "enabled" (GET_VARIABLE);
     /// disabled when the frontend answers nothing.
     pub fn inject_nondeterminism_enabled(&self) -> bool {
+        self.option_value(OPTION_INJECT_NONDETERMINISM)
+            .is_some_and(|value| value == b"enabled")
+    }
+
+    /// The input lag option's frames (GET_VARIABLE); 0 when the frontend
+    /// answers nothing or something else.
+    pub fn input_lag(&self) -> usize {
+        self.option_value(OPTION_INPUT_LAG)
+            .and_then(|value| std::str::from_utf8(&value).ok()?.parse().ok())
+            .filter(|&lag| lag <= crate::state::MAX_INPUT_LAG)
+            .unwrap_or(0)
+    }
+
+    /// The value the frontend gives option `key` (GET_VARIABLE), if any.
+    fn option_value(&self, key: &CStr) -> Option<Vec<u8>> {
         let mut variable = retro_variable {
-            key: OPTION_INJECT_NONDETERMINISM.as_ptr(),
+            key: key.as_ptr(),
             value: std::ptr::null(),
         };
         // SAFETY: GET_VARIABLE takes a `struct retro_variable *` with `key`
@@ -142,13 +166,13 @@ impl Frontend {
             )
         };
         if !ok || variable.value.is_null() {
-            return false;
+            return None;
         }
         // SAFETY: a non-null `value` is a NUL-terminated string owned by the
         // frontend, valid at least until the next environment call; it is
-        // only read here.
+        // copied out here.
         let value = unsafe { CStr::from_ptr(variable.value) };
-        value.to_bytes() == b"enabled"
+        Some(value.to_bytes().to_vec())
     }
 
     /// Whether the user changed an option since the last query

@@ -22,7 +22,7 @@ use crate::arena::{Arena, ArenaError, MAX_ARENA_BYTES};
 use crate::audio::{mix_audio, AUDIO_SAMPLES_PER_VIDEO_FRAME};
 use crate::layout::STATE_SIZE;
 use crate::render::{new_framebuffer, render, Framebuffer};
-use crate::sim::{step, USED_BUTTONS};
+use crate::sim::{step_with_lag, USED_BUTTONS};
 use crate::state::State;
 
 /// About one `retro_run` call in this many is struck by the injected
@@ -46,6 +46,8 @@ pub struct LoadedGame {
     framebuffer: Box<Framebuffer>,
     audio: [i16; AUDIO_SAMPLES_PER_VIDEO_FRAME],
     inject_nondeterminism: bool,
+    /// Frames between reading a press and applying it (core option).
+    input_lag: usize,
     /// Hidden from the savestate on purpose (see the module docs).
     run_calls: u64,
     input_bitmasks: bool,
@@ -113,6 +115,7 @@ impl Instance {
             framebuffer: new_framebuffer(),
             audio: [0; AUDIO_SAMPLES_PER_VIDEO_FRAME],
             inject_nondeterminism: frontend.inject_nondeterminism_enabled(),
+            input_lag: frontend.input_lag(),
             run_calls: 0,
             input_bitmasks: frontend.supports_input_bitmasks(),
             can_dupe: frontend.can_dupe(),
@@ -149,10 +152,11 @@ impl Instance {
         frontend.poll_input();
         if frontend.options_changed() {
             game.inject_nondeterminism = frontend.inject_nondeterminism_enabled();
+            game.input_lag = frontend.input_lag();
         }
         let inputs = [0, 1].map(|port| frontend.read_pad(port, game.input_bitmasks, USED_BUTTONS));
 
-        step(&mut game.state, inputs);
+        step_with_lag(&mut game.state, inputs, game.input_lag);
         game.run_calls = game.run_calls.wrapping_add(1);
         if game.inject_nondeterminism && nondeterminism_strikes(game.run_calls) {
             game.state.fighters[0].x ^= 1;

@@ -3,7 +3,7 @@
 //! is process-global, so these tests take turns through `TURN`.
 
 use super::entry::*;
-use super::frontend::OPTION_INJECT_NONDETERMINISM;
+use super::frontend::{OPTION_INJECT_NONDETERMINISM, OPTION_INPUT_LAG};
 use super::game::nondeterminism_strikes;
 use crate::layout::{F1_X, FRAME, RAM_FIELDS, STATE_SIZE, VERSION};
 use crate::render::{HEIGHT, PITCH, WIDTH};
@@ -33,6 +33,7 @@ struct Stub {
     bitmasks: bool,
     video_enabled: bool,
     option_value: Option<CString>,
+    input_lag: Option<CString>,
     option_changed: bool,
     pixel_format: Option<u32>,
     declared_options: Vec<(String, String)>,
@@ -89,7 +90,13 @@ unsafe extern "C" fn environment(cmd: c_uint, data: *mut c_void) -> bool {
                         var.value = value.as_ptr();
                         true
                     }
-                    _ => false,
+                    _ => match &s.input_lag {
+                        Some(value) if key == "duel_input_lag" => {
+                            var.value = value.as_ptr();
+                            true
+                        }
+                        _ => false,
+                    },
                 })
             }
             RETRO_ENVIRONMENT_GET_VARIABLE_UPDATE => {
@@ -313,16 +320,53 @@ fn av_info_is_320x240_at_60_fps_with_48_khz_audio() {
     assert_eq!(av.timing.sample_rate, 48_000.0);
 }
 
+/// fighter1.x after each of `frames` frames, pressing RIGHT on frame
+/// `press` only, with the input lag option answering `lag`.
+fn walk_with_lag(lag: Option<&str>, press: usize, frames: usize) -> Vec<Vec<u8>> {
+    let _turn = start(None);
+    stub(|s| s.input_lag = lag.map(|v| CString::new(v).unwrap()));
+    assert!(load(DOJO));
+    (0..frames)
+        .map(|frame| {
+            run(
+                1,
+                if frame == press {
+                    [PAD_RIGHT, 0]
+                } else {
+                    [0, 0]
+                },
+            );
+            ram()[F1_X.range()].to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn the_input_lag_option_applies_a_press_that_many_frames_later() {
+    let prompt = walk_with_lag(None, 3, 10);
+    assert_ne!(prompt[3], prompt[2], "a press moves fighter 1 at once");
+    assert_eq!(walk_with_lag(Some("3"), 0, 10), prompt);
+    assert_eq!(walk_with_lag(Some("0"), 3, 10), prompt);
+    // An answer the core does not offer means no lag.
+    assert_eq!(walk_with_lag(Some("9"), 3, 10), prompt);
+}
+
 #[test]
 fn set_environment_declares_the_option_and_no_game_unsupported() {
     let _turn = start(None);
     let options = stub(|s| s.declared_options.clone());
     assert_eq!(
         options,
-        [(
-            OPTION_INJECT_NONDETERMINISM.to_str().unwrap().to_string(),
-            "Inject non-determinism (testing); disabled|enabled".to_string()
-        )]
+        [
+            (
+                OPTION_INJECT_NONDETERMINISM.to_str().unwrap().to_string(),
+                "Inject non-determinism (testing); disabled|enabled".to_string()
+            ),
+            (
+                OPTION_INPUT_LAG.to_str().unwrap().to_string(),
+                "Input lag in frames (testing); 0|1|2|3|4".to_string()
+            )
+        ]
     );
     assert_eq!(stub(|s| s.no_game_supported), Some(false));
 }

@@ -294,6 +294,8 @@ pub struct NetplayStats {
     pub local_input_delay: u32,
     /// That player's input delay (frames), as its machine last reported it.
     pub remote_input_delay: Option<u32>,
+    /// That player's run-ahead (frames), as its machine last reported it.
+    pub remote_run_ahead: Option<u32>,
     /// Traffic on the link to its machine.
     pub bytes_sent: u64,
     /// Bytes received on that link.

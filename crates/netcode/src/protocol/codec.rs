@@ -360,8 +360,14 @@ const PIGGYBACK_CHECKSUMS: u8 = 4;
 fn put_quality_report(out: &mut Vec<u8>, report: &QualityReport) {
     out.extend_from_slice(&report.timestamp_ms.to_le_bytes());
     out.extend_from_slice(&report.frame_advantage.to_le_bytes());
-    out.push(report.input_delay);
+    // One byte for both (v8): delays stay under 16 frames (lockstep's
+    // most is 12), run-ahead under 5, and an unchanged input's datagram
+    // keeps its size.
+    out.push(report.input_delay.min(QUALITY_NIBBLE) | report.run_ahead.min(QUALITY_NIBBLE) << 4);
 }
+
+/// The most a quality report's input delay or run-ahead can say.
+const QUALITY_NIBBLE: u8 = 0x0f;
 
 fn put_quality_reply(out: &mut Vec<u8>, reply: &QualityReply) {
     out.extend_from_slice(&reply.echoed_timestamp_ms.to_le_bytes());
@@ -859,10 +865,14 @@ fn read_roster(reader: &mut Reader<'_>) -> Result<Vec<RosterEntry>, DecodeError>
 }
 
 fn read_quality_report(reader: &mut Reader<'_>) -> Result<QualityReport, DecodeError> {
+    let timestamp_ms = reader.u32()?;
+    let frame_advantage = reader.u16()? as i16;
+    let delay_and_run_ahead = reader.u8()?;
     Ok(QualityReport {
-        timestamp_ms: reader.u32()?,
-        frame_advantage: reader.u16()? as i16,
-        input_delay: reader.u8()?,
+        timestamp_ms,
+        frame_advantage,
+        input_delay: delay_and_run_ahead & QUALITY_NIBBLE,
+        run_ahead: delay_and_run_ahead >> 4,
     })
 }
 

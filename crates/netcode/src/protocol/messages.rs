@@ -45,7 +45,10 @@ use std::fmt;
 ///   from; a version-6 host would leave it waiting. Chat (kind 17):
 ///   numbered lines resent until acknowledged; a version-6 peer would drop
 ///   every one as an unknown kind.
-pub const PROTOCOL_VERSION: u8 = 7;
+/// - 8: the quality report's last byte carries the sender's run-ahead too
+///   (input delay in its low four bits, run-ahead in its high four), so
+///   every machine shows every player's `delay 2, run-ahead 1`.
+pub const PROTOCOL_VERSION: u8 = 8;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -426,6 +429,9 @@ pub struct QualityReport {
     /// The sender's local input delay in frames (v6), so every machine
     /// shows every player's.
     pub input_delay: u8,
+    /// The frames the sender's pictures run ahead (v8), shown with its
+    /// delay. Both share one byte on the wire: at most 15 each.
+    pub run_ahead: u8,
 }
 
 /// The echo of a [`QualityReport`].

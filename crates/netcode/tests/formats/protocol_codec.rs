@@ -92,6 +92,7 @@ fn full_piggyback() -> Piggyback {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
             input_delay: 2,
+            run_ahead: 1,
         }),
         quality_reply: Some(QualityReply {
             echoed_timestamp_ms: 17,
@@ -137,6 +138,7 @@ fn every_message() -> Vec<Message> {
             timestamp_ms: 4_000_000_000,
             frame_advantage: -3,
             input_delay: 2,
+            run_ahead: 1,
         }),
         Message::QualityReply(QualityReply {
             echoed_timestamp_ms: 17,
@@ -892,4 +894,24 @@ fn a_handshake_whose_names_or_options_hold_control_characters_is_refused_as_bad_
     let mut out = Vec::new();
     codec::encode(&header(), &Message::Hello(handshake()), &mut out).unwrap();
     assert!(codec::decode(&out).is_ok());
+}
+
+#[test]
+fn a_quality_reports_delay_and_run_ahead_share_its_last_byte() {
+    let report = |input_delay, run_ahead| {
+        Message::QualityReport(QualityReport {
+            timestamp_ms: 7,
+            frame_advantage: -1,
+            input_delay,
+            run_ahead,
+        })
+    };
+    let mut out = Vec::new();
+    codec::encode(&header(), &report(3, 2), &mut out).unwrap();
+    assert_eq!(out.len(), HEADER_SIZE + 7, "timestamp, advantage, one byte");
+    assert_eq!(out[HEADER_SIZE + 6], 0x23, "delay low, run-ahead high");
+    assert_eq!(codec::decode(&out).unwrap().1, report(3, 2));
+    // Neither can say more than four bits hold.
+    codec::encode(&header(), &report(40, 200), &mut out).unwrap();
+    assert_eq!(codec::decode(&out).unwrap().1, report(15, 15));
 }

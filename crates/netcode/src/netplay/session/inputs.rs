@@ -91,6 +91,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             if let Some(endpoint) = self.endpoints.get_mut(&address) {
                 endpoint.set_local_frame_advantage(lag);
                 endpoint.set_local_input_delay(delay);
+                endpoint.set_local_run_ahead(self.run_ahead);
             }
         }
     }

@@ -138,6 +138,8 @@ pub struct NetplaySession<A: Ord + Copy> {
     startup: StartUp,
     /// The quality-report interval once play begins (the start-up measures faster).
     quality_report_interval_ms: Millis,
+    /// The frames our pictures run ahead, told to the peers.
+    run_ahead: u8,
     /// The host's start state as sent (compressed), if we send one.
     start_state_blob: Option<Vec<u8>>,
     start_state_wait: StartStateWait,
@@ -192,6 +194,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             now,
             startup,
             quality_report_interval_ms,
+            run_ahead: 0,
             start_state_blob,
             start_state_wait: StartStateWait::NotAwaited,
             roster_sent_at: None,
@@ -476,6 +479,17 @@ impl<A: Ord + Copy> NetplaySession<A> {
         self.session.input_delay()
     }
 
+    /// Says how many frames this machine's pictures run ahead: the peers
+    /// are told with the input delay, to show every player's.
+    pub fn set_run_ahead(&mut self, frames: u8) {
+        self.run_ahead = frames;
+    }
+
+    /// This machine's run-ahead in frames.
+    pub fn run_ahead(&self) -> u8 {
+        self.run_ahead
+    }
+
     /// Time sync's current advice: the speed factor to run at, or frames to stall.
     pub fn time_sync_advice(&self) -> TimeSyncAdvice {
         self.session.time_sync_advice()
@@ -510,6 +524,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             stats.datagrams_sent = traffic.datagrams_sent;
             stats.datagrams_received = traffic.datagrams_received;
             stats.remote_input_delay = traffic.remote_input_delay.map(u32::from);
+            stats.remote_run_ahead = traffic.remote_run_ahead.map(u32::from);
         }
         Some(stats)
     }

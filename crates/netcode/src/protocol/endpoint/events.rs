@@ -337,6 +337,8 @@ pub struct EndpointStats {
     pub remote_frame_advantage: i16,
     /// The peer's input delay in frames, from its latest quality report.
     pub remote_input_delay: Option<u8>,
+    /// The peer's run-ahead in frames, from its latest quality report.
+    pub remote_run_ahead: Option<u8>,
     /// Local input frames the peer has not acknowledged yet.
     pub unacked_frames: u32,
     /// Our chat lines sent (each counted once, however often resent).

@@ -85,6 +85,7 @@ pub struct PeerEndpoint {
 
     local_frame_advantage: i16,
     local_input_delay: u8,
+    local_run_ahead: u8,
     next_quality_at: Millis,
     newest_quality: Option<Sequence>,
     /// The timestamp of the peer's latest quality report, and when it arrived.
@@ -173,6 +174,7 @@ impl PeerEndpoint {
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
             local_input_delay: 0,
+            local_run_ahead: 0,
             next_quality_at: 0,
             newest_quality: None,
             reply_due: None,

@@ -15,6 +15,11 @@ impl PeerEndpoint {
         self.local_input_delay = frames;
     }
 
+    /// Our run-ahead in frames, sent with the next quality reports.
+    pub fn set_local_run_ahead(&mut self, frames: u8) {
+        self.local_run_ahead = frames;
+    }
+
     /// Our frame advantage, sent with the next quality reports.
     pub fn set_local_frame_advantage(&mut self, frames: i16) {
         self.local_frame_advantage = frames;
@@ -62,6 +67,7 @@ impl PeerEndpoint {
             self.newest_quality = Some(sequence);
             self.stats.remote_frame_advantage = report.frame_advantage;
             self.stats.remote_input_delay = Some(report.input_delay);
+            self.stats.remote_run_ahead = Some(report.run_ahead);
             self.events
                 .push_back(Event::RemoteFrameAdvantage(report.frame_advantage));
         }
@@ -114,6 +120,7 @@ impl PeerEndpoint {
             timestamp_ms: now as u32,
             frame_advantage: self.local_frame_advantage,
             input_delay: self.local_input_delay,
+            run_ahead: self.local_run_ahead,
         }
     }
 
