@@ -67,6 +67,16 @@ fn crate_dirs() -> Vec<String> {
     dirs
 }
 
+/// A crate's `src/` folder, if it has one.
+fn crate_src(crate_dir: &str) -> Option<PathBuf> {
+    let src = if crate_dir == "src" {
+        root().join("src")
+    } else {
+        root().join(crate_dir).join("src")
+    };
+    src.is_dir().then_some(src)
+}
+
 #[test]
 fn every_crate_has_its_section_in_the_module_map() {
     let map = module_map();
@@ -88,14 +98,9 @@ fn every_folder_of_every_crate_is_named_in_its_section() {
         let Some(section) = section(&map, &dir) else {
             continue;
         };
-        let src = if dir == "src" {
-            root().join("src")
-        } else {
-            root().join(&dir).join("src")
-        };
-        if !src.is_dir() {
+        let Some(src) = crate_src(&dir) else {
             continue;
-        }
+        };
         for folder in folders(&src) {
             if !section.contains(&format!("`{folder}/`")) {
                 missing.push(format!("{dir}: {folder}/"));
@@ -122,14 +127,9 @@ fn a_folder_the_map_leaves_out_is_found() {
 fn no_two_folders_share_a_name_outside_the_commands() {
     let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for dir in crate_dirs() {
-        let src = if dir == "src" {
-            root().join("src")
-        } else {
-            root().join(&dir).join("src")
-        };
-        if !src.is_dir() {
+        let Some(src) = crate_src(&dir) else {
             continue;
-        }
+        };
         for folder in folders(&src) {
             // `commands/replay/` is the `replay` subcommand.
             if folder.starts_with("commands/") {
