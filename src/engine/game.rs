@@ -249,13 +249,29 @@ pub fn locate_duel_core() -> Result<PathBuf, AppError> {
     }
     let executable = std::env::current_exe().ok();
     let candidates = duel_core_candidates(None, executable.as_deref());
-    candidates
-        .iter()
-        .find(|path| path.is_file())
-        .cloned()
-        .ok_or(AppError::DuelCoreNotFound {
-            searched: candidates,
-        })
+    newest_file(&candidates).ok_or(AppError::DuelCoreNotFound {
+        searched: candidates,
+    })
+}
+
+/// The most recently built of `paths` that exist (the first of equals):
+/// a workspace build leaves a copy of Duel in `target/<profile>/` that a
+/// later build of netcade alone refreshes only in `deps/`.
+fn newest_file(paths: &[PathBuf]) -> Option<PathBuf> {
+    let mut newest: Option<(&PathBuf, std::time::SystemTime)> = None;
+    for path in paths {
+        let Ok(metadata) = std::fs::metadata(path) else {
+            continue;
+        };
+        if !metadata.is_file() {
+            continue;
+        }
+        let modified = metadata.modified().unwrap_or(std::time::UNIX_EPOCH);
+        if newest.is_none_or(|(_, time)| modified > time) {
+            newest = Some((path, modified));
+        }
+    }
+    newest.map(|(path, _)| path.clone())
 }
 
 impl Game for Core {
@@ -313,6 +329,25 @@ pub fn default_arena() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_two_builds_of_duel_the_newer_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("old.so"), dir.path().join("new.so"));
+        std::fs::write(&old, b"old").unwrap();
+        std::fs::write(&new, b"new").unwrap();
+        let earlier = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(earlier)
+            .unwrap();
+        let missing = dir.path().join("missing.so");
+        assert_eq!(newest_file(&[missing, old.clone(), new.clone()]), Some(new));
+        assert_eq!(newest_file(std::slice::from_ref(&old)), Some(old));
+        assert_eq!(newest_file(&[]), None);
+    }
 
     #[test]
     fn a_missing_core_is_reported_by_path() {
