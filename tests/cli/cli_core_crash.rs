@@ -150,3 +150,53 @@ fn the_exit_code_of_a_crashed_core_is_documented_in_the_help() {
         "{text}"
     );
 }
+
+#[test]
+fn an_exception_escaping_a_cpp_core_in_a_frame_is_reported_as_its_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = FakeCore {
+        in_run: r#"if (frames == 3) throw_from_core("the emulated CPU jammed");"#,
+        cplusplus: true,
+        ..FakeCore::default()
+    };
+    assert_refusals(&[crash_report(
+        dir.path(),
+        core.clone(),
+        "run",
+        &[
+            "crashed with a C++ exception (the emulated CPU jammed)",
+            "while running frame 3",
+        ],
+    )]);
+    let mut args = fake_args(dir.path(), &core, "run");
+    args.push("--json".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = netcade(&args);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    let json = last_json(&output);
+    assert_eq!(json["end"], "core_crashed");
+    assert_eq!(
+        json["error"],
+        "the core crashed with a C++ exception (the emulated CPU jammed)"
+    );
+}
+
+#[test]
+fn a_cpp_core_throwing_on_a_state_it_cannot_read_has_refused_it_and_nothing_crashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = FakeCore {
+        in_unserialize: r#"throw_from_core("unreadable state");"#,
+        cplusplus: true,
+        ..FakeCore::default()
+    };
+    let args = fake_args(dir.path(), &core, "synctest");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = netcade(&args);
+    let text = stderr(&output);
+    assert!(!text.contains("crashed"), "{text}");
+    assert!(
+        text.contains("core Fake threw a C++ exception loading the state: unreadable state"),
+        "{text}"
+    );
+    assert!(!output.status.success(), "{output:?}");
+}

@@ -1,5 +1,6 @@
 //! A loaded libretro core behind a safe facade.
 
+use super::catching::{catching, CoreException};
 use super::context::{self, ActiveContext, CoreContext, HostStrings, MAX_PORTS};
 use super::crash::{self, CrashScene, InCore, Phase};
 use super::error::LibretroError;
@@ -879,19 +880,37 @@ impl Core {
     }
 
     /// Calls into the core with this core's context active for callbacks
-    /// and its crash scene active for the crash report.
-    fn call<R>(&self, body: impl FnOnce(&CoreApi) -> R) -> R {
+    /// and its crash scene active for the crash report; a C++ exception
+    /// that escapes the core comes back as an error.
+    fn try_call<R>(&self, body: impl FnOnce(&CoreApi) -> R) -> Result<R, CoreException> {
         let _active = ActiveContext::activate(self.context.as_ptr());
         let _in_core = InCore::enter(&self.crash_scene);
-        body(&self.api)
+        catching(|| body(&self.api))
     }
 
-    /// Like `call`, adding the time spent to `time_in_core`.
-    fn timed_call<R>(&mut self, body: impl FnOnce(&CoreApi) -> R) -> R {
+    /// Like `try_call`, for a call that has no way to fail: an exception
+    /// that escapes it is the core's crash.
+    fn call<R>(&self, body: impl FnOnce(&CoreApi) -> R) -> R {
+        self.try_call(body).unwrap_or_else(|exception| {
+            crash::exception_escaped(&self.crash_scene, &exception.what)
+        })
+    }
+
+    /// Like `try_call`, adding the time spent to `time_in_core`.
+    fn timed_try_call<R>(&mut self, body: impl FnOnce(&CoreApi) -> R) -> Result<R, CoreException> {
         let started = Instant::now();
-        let result = self.call(body);
+        let result = self.try_call(body);
         self.time_in_core += started.elapsed();
         result
+    }
+
+    /// What to say of an exception that escaped the core while `doing`.
+    fn threw(&self, doing: &str, exception: &CoreException) -> String {
+        let name = &self.info.name;
+        match exception.what.as_str() {
+            "" => format!("core {name} threw a C++ exception {doing}"),
+            what => format!("core {name} threw a C++ exception {doing}: {what}"),
+        }
     }
 
     /// `retro_serialize` into `into`, sized to what the core promises;
@@ -901,7 +920,11 @@ impl Core {
         self.check_running()?;
         self.enter_phase(Phase::SavingState, self.frames_run);
         // SAFETY: plain libretro call.
-        let size = self.timed_call(|api| unsafe { (api.serialize_size)() });
+        let size = self
+            .timed_try_call(|api| unsafe { (api.serialize_size)() })
+            .map_err(|exception| EmulatorError::SaveFailed {
+                reason: self.threw("sizing its state", &exception),
+            })?;
         if size == 0 {
             return Err(EmulatorError::SaveFailed {
                 reason: self.why_no_state(),
@@ -914,7 +937,12 @@ impl Core {
         into.resize(size, 0);
         // SAFETY: `into` holds `size` writable bytes.
         let saved = self
-            .timed_call(|api| unsafe { (api.serialize)(into.as_mut_ptr().cast::<c_void>(), size) });
+            .timed_try_call(|api| unsafe {
+                (api.serialize)(into.as_mut_ptr().cast::<c_void>(), size)
+            })
+            .map_err(|exception| EmulatorError::SaveFailed {
+                reason: self.threw("saving its state", &exception),
+            })?;
         if !saved {
             return Err(EmulatorError::SaveFailed {
                 reason: format!("retro_serialize of core {} returned false", self.info.name),
@@ -988,7 +1016,9 @@ impl Emulator for Core {
         context.audio.clear();
         self.enter_phase(Phase::RunningFrame, self.frames_run + 1);
         // SAFETY: plain libretro call; content is loaded.
-        self.timed_call(|api| unsafe { (api.run)() });
+        if let Err(exception) = self.timed_try_call(|api| unsafe { (api.run)() }) {
+            crash::exception_escaped(&self.crash_scene, &exception.what);
+        }
         self.frames_run += 1;
         if self.context().shutdown_requested && self.stopped_on_frame.is_none() {
             self.stopped_on_frame = Some(self.frames_run);
@@ -1059,9 +1089,13 @@ impl Emulator for Core {
             });
         }
         // SAFETY: `from` holds `from.len()` readable bytes.
-        let loaded = self.timed_call(|api| unsafe {
-            (api.unserialize)(from.as_ptr().cast::<c_void>(), from.len())
-        });
+        let loaded = self
+            .timed_try_call(|api| unsafe {
+                (api.unserialize)(from.as_ptr().cast::<c_void>(), from.len())
+            })
+            .map_err(|exception| EmulatorError::LoadFailed {
+                reason: self.threw("loading the state", &exception),
+            })?;
         if !loaded {
             return Err(EmulatorError::LoadFailed {
                 reason: format!(

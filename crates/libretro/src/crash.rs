@@ -145,17 +145,18 @@ impl CrashScene {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 
-    /// Writes the report of `signal` through `write`, without allocating.
-    /// `in_call` says whether the signal came from the thread calling into
-    /// the core, rather than from a thread of the core's own.
-    fn report(&self, signal: c_int, in_call: bool, write: &mut dyn FnMut(&[u8])) {
+    /// Writes the report of a crash by `cause` (a signal's description)
+    /// through `write`, without allocating. `in_call` says whether it came
+    /// from the thread calling into the core, rather than from a thread of
+    /// the core's own.
+    fn report(&self, cause: &[u8], in_call: bool, write: &mut dyn FnMut(&[u8])) {
         let phase = Phase::from_u8(self.phase.load(Ordering::Relaxed));
         let frame = self.frame.load(Ordering::Relaxed);
         let mut digits = [0u8; 20];
         write(b"error: ");
         write(&self.core);
         write(b" crashed with ");
-        write(signal_description(signal));
+        write(cause);
         write(if in_call {
             b" while "
         } else {
@@ -234,6 +235,13 @@ fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &[u8] {
 impl Drop for CrashScene {
     fn drop(&mut self) {
         let this: *mut CrashScene = self;
+        // Neither this thread's scene nor the latest may outlive it: a
+        // report must never read freed texts.
+        let _ = CURRENT.try_with(|current| {
+            if std::ptr::eq(current.get(), this) {
+                current.set(std::ptr::null());
+            }
+        });
         let _ = LATEST.compare_exchange(
             this,
             std::ptr::null_mut(),
@@ -373,15 +381,33 @@ pub fn end_with_json_on_crash(command: &str) {
     let _ = CRASH_JSON.set(start.into_bytes().into());
 }
 
-/// The JSON line of [`end_with_json_on_crash`], if asked for, to stdout.
-fn write_crash_json(signal: c_int) {
+/// The JSON line of [`end_with_json_on_crash`], if asked for, to stdout;
+/// `cause` is already escaped for a JSON string.
+fn write_crash_json(cause: &[u8]) {
     if let Some(start) = CRASH_JSON.get() {
         write_fd(1, b"\n");
         write_fd(1, start);
-        // Plain ASCII without quotes or backslashes: safe inside the string.
-        write_fd(1, signal_description(signal));
+        write_fd(1, cause);
         write_fd(1, b"\"}\n");
     }
+}
+
+/// A C++ exception escaped a call into the core that has no way to fail (a
+/// frame, a reset, its start-up): the core is in no state to go on, so this
+/// is reported as its crash, and the process ends as for a signal. `what`
+/// is what the exception said, or empty.
+pub fn exception_escaped(scene: &CrashScene, what: &str) -> ! {
+    let cause = if what.is_empty() {
+        "a C++ exception".to_string()
+    } else {
+        format!("a C++ exception ({what})")
+    };
+    scene.report(cause.as_bytes(), true, &mut write_stderr);
+    let quoted = serde_json::Value::from(cause).to_string();
+    write_crash_json(&quoted.as_bytes()[1..quoted.len() - 1]);
+    // SAFETY: _exit ends the process at once; nothing runs the broken core's
+    // code again (its unload, its static destructors).
+    unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) }
 }
 
 extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mut c_void) {
@@ -407,8 +433,8 @@ fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
         // that faulted), so the `Core` owning it is alive; the latest scene
         // is cleared before its `Core` frees it.
         let scene = unsafe { &*scene };
-        scene.report(signal, in_call, &mut write_stderr);
-        write_crash_json(signal);
+        scene.report(signal_description(signal), in_call, &mut write_stderr);
+        write_crash_json(signal_description(signal));
         // SAFETY: _exit is async-signal-safe and ends the process at once.
         unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) };
     }
@@ -450,7 +476,9 @@ mod tests {
 
     fn report_of(scene: &CrashScene, signal: c_int) -> String {
         let mut out = Vec::new();
-        scene.report(signal, true, &mut |bytes| out.extend_from_slice(bytes));
+        scene.report(signal_description(signal), true, &mut |bytes| {
+            out.extend_from_slice(bytes)
+        });
         String::from_utf8(out).unwrap()
     }
 
@@ -536,7 +564,7 @@ mod tests {
         let scene = described_scene();
         scene.set_phase(Phase::RunningFrame, 4);
         let mut out = Vec::new();
-        scene.report(libc::SIGSEGV, false, &mut |bytes| {
+        scene.report(signal_description(libc::SIGSEGV), false, &mut |bytes| {
             out.extend_from_slice(bytes)
         });
         let report = String::from_utf8(out).unwrap();

@@ -260,25 +260,26 @@ pub type RetroInputPoll = unsafe extern "C" fn();
 pub type RetroInputState =
     unsafe extern "C" fn(port: c_uint, device: c_uint, index: c_uint, id: c_uint) -> i16;
 
-// The core's exports.
-pub type RetroSetEnvironmentFn = unsafe extern "C" fn(RetroEnvironment);
-pub type RetroSetVideoRefreshFn = unsafe extern "C" fn(RetroVideoRefresh);
-pub type RetroSetAudioSampleFn = unsafe extern "C" fn(RetroAudioSample);
-pub type RetroSetAudioSampleBatchFn = unsafe extern "C" fn(RetroAudioSampleBatch);
-pub type RetroSetInputPollFn = unsafe extern "C" fn(RetroInputPoll);
-pub type RetroSetInputStateFn = unsafe extern "C" fn(RetroInputState);
-pub type RetroInitFn = unsafe extern "C" fn();
-pub type RetroDeinitFn = unsafe extern "C" fn();
+// The core's exports. Those netcade calls through `catching` may unwind (a
+// C++ core's exception), which the shim stops; the getters never do.
+pub type RetroSetEnvironmentFn = unsafe extern "C-unwind" fn(RetroEnvironment);
+pub type RetroSetVideoRefreshFn = unsafe extern "C-unwind" fn(RetroVideoRefresh);
+pub type RetroSetAudioSampleFn = unsafe extern "C-unwind" fn(RetroAudioSample);
+pub type RetroSetAudioSampleBatchFn = unsafe extern "C-unwind" fn(RetroAudioSampleBatch);
+pub type RetroSetInputPollFn = unsafe extern "C-unwind" fn(RetroInputPoll);
+pub type RetroSetInputStateFn = unsafe extern "C-unwind" fn(RetroInputState);
+pub type RetroInitFn = unsafe extern "C-unwind" fn();
+pub type RetroDeinitFn = unsafe extern "C-unwind" fn();
 pub type RetroApiVersionFn = unsafe extern "C" fn() -> c_uint;
-pub type RetroGetSystemInfoFn = unsafe extern "C" fn(*mut RetroSystemInfo);
-pub type RetroGetSystemAvInfoFn = unsafe extern "C" fn(*mut RetroSystemAvInfo);
-pub type RetroSetControllerPortDeviceFn = unsafe extern "C" fn(c_uint, c_uint);
-pub type RetroResetFn = unsafe extern "C" fn();
-pub type RetroRunFn = unsafe extern "C" fn();
-pub type RetroSerializeSizeFn = unsafe extern "C" fn() -> usize;
-pub type RetroSerializeFn = unsafe extern "C" fn(*mut c_void, usize) -> bool;
-pub type RetroUnserializeFn = unsafe extern "C" fn(*const c_void, usize) -> bool;
-pub type RetroLoadGameFn = unsafe extern "C" fn(*const RetroGameInfo) -> bool;
-pub type RetroUnloadGameFn = unsafe extern "C" fn();
+pub type RetroGetSystemInfoFn = unsafe extern "C-unwind" fn(*mut RetroSystemInfo);
+pub type RetroGetSystemAvInfoFn = unsafe extern "C-unwind" fn(*mut RetroSystemAvInfo);
+pub type RetroSetControllerPortDeviceFn = unsafe extern "C-unwind" fn(c_uint, c_uint);
+pub type RetroResetFn = unsafe extern "C-unwind" fn();
+pub type RetroRunFn = unsafe extern "C-unwind" fn();
+pub type RetroSerializeSizeFn = unsafe extern "C-unwind" fn() -> usize;
+pub type RetroSerializeFn = unsafe extern "C-unwind" fn(*mut c_void, usize) -> bool;
+pub type RetroUnserializeFn = unsafe extern "C-unwind" fn(*const c_void, usize) -> bool;
+pub type RetroLoadGameFn = unsafe extern "C-unwind" fn(*const RetroGameInfo) -> bool;
+pub type RetroUnloadGameFn = unsafe extern "C-unwind" fn();
 pub type RetroGetMemoryDataFn = unsafe extern "C" fn(c_uint) -> *mut c_void;
 pub type RetroGetMemorySizeFn = unsafe extern "C" fn(c_uint) -> usize;

@@ -12,6 +12,7 @@
 // Every public item says what it is for.
 #![warn(missing_docs)]
 
+mod catching;
 mod context;
 mod core;
 mod crash;
