@@ -25,6 +25,7 @@
 //! comments are ignored.
 
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::engine::recorded_state::{load_recorded_state, RecordedState};
 use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Outcome};
@@ -172,7 +173,7 @@ pub trait RecordedFrames {
     /// Every player's buttons during `frame`.
     fn inputs(&self, frame: u32) -> FrameInputs;
     /// A state the game loads at the start of `frame` (a desync repair).
-    fn state_at(&self, frame: u32) -> Option<&[u8]>;
+    fn state_at(&self, frame: u32) -> Option<RecordedState<'_>>;
 }
 
 /// What the history keeps with each frame's state: its checksums, and the
@@ -381,9 +382,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Loads the recorded state of the current frame, if there is one.
     fn load_recorded_state(&mut self) -> Result<(), AppError> {
         if let Some(state) = self.recorded.and_then(|r| r.state_at(self.frame)) {
-            self.game
-                .load_state(state)
-                .map_err(AppError::at_frame(self.frame))?;
+            load_recorded_state(&mut *self.game, Frame::new(self.frame), state)?;
             self.run_ahead.forget();
         }
         Ok(())
@@ -432,8 +431,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                     &mut (),
                 );
                 if let Some(state) = self.recorded.and_then(|r| r.state_at(target)) {
-                    self.game
-                        .load_state(state)
+                    load_recorded_state(&mut *self.game, Frame::new(target), state)
                         .map_err(|err| restore_failed(&err))?;
                 }
                 self.game

@@ -21,6 +21,7 @@ pub mod latency;
 pub mod matches;
 pub mod playback;
 pub mod png;
+pub mod recorded_state;
 pub mod report;
 pub mod run;
 pub mod sinks;

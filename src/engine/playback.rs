@@ -5,6 +5,7 @@
 
 use crate::engine::debugger::RecordedFrames;
 use crate::engine::game::open_game_accepting;
+use crate::engine::recorded_state::{load_recorded_state, RecordedState};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Game, GameArgs};
 use netcode::checksum::memory_checksum;
@@ -169,8 +170,12 @@ impl<'r> ReplayPlayback<'r> {
         let frame = replay.start_frame();
         let from_content = replay.header.start_state.is_empty() && frame.number() == 0;
         if !from_content {
-            game.load_state(&replay.header.start_state)
-                .map_err(AppError::at_frame(frame.number()))?;
+            let start = RecordedState {
+                bytes: &replay.header.start_state,
+                memory: Some(replay.header.start_memory_checksum),
+                what: "start state",
+            };
+            load_recorded_state(game, frame, start)?;
         }
         let playback = ReplayPlayback {
             replay,
@@ -220,8 +225,7 @@ impl<'r> ReplayPlayback<'r> {
     /// the inputs).
     fn apply_events<G: Emulator + ?Sized>(&self, game: &mut G) -> Result<(), AppError> {
         if let Some(state) = self.replay.state_at(self.frame.number()) {
-            game.load_state(state)
-                .map_err(AppError::at_frame(self.frame.number()))?;
+            load_recorded_state(game, self.frame, state)?;
         }
         Ok(())
     }
@@ -266,12 +270,18 @@ impl RecordedFrames for Replay {
         self.start_frame().number()
     }
 
-    fn state_at(&self, frame: u32) -> Option<&[u8]> {
+    fn state_at(&self, frame: u32) -> Option<RecordedState<'_>> {
         // A later repair of the same frame replaced the earlier one.
         self.events.iter().rev().find_map(|event| match event {
-            ReplayEvent::Repair { frame: at, state } if at.number() == frame => {
-                Some(state.as_slice())
-            }
+            ReplayEvent::Repair {
+                frame: at,
+                memory,
+                state,
+            } if at.number() == frame => Some(RecordedState {
+                bytes: state,
+                memory: *memory,
+                what: "repair state",
+            }),
             _ => None,
         })
     }
@@ -552,7 +562,8 @@ mod tests {
                 let mut state = Vec::new();
                 other.save_state(&mut state).unwrap();
                 if twist.record_repair {
-                    writer.repair(Frame::new(repaired), &state).unwrap();
+                    let memory = Checksum::of(other.game_memory());
+                    writer.repair(Frame::new(repaired), &state, memory).unwrap();
                 }
                 game.load_state(&state).unwrap();
                 for earlier in repaired..after {

@@ -641,7 +641,10 @@ mod tests {
             inputs
         }
 
-        fn state_at(&self, _frame: u32) -> Option<&[u8]> {
+        fn state_at(
+            &self,
+            _frame: u32,
+        ) -> Option<crate::engine::recorded_state::RecordedState<'_>> {
             None
         }
     }

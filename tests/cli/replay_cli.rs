@@ -444,28 +444,18 @@ fn a_replay_is_refused_with_another_rom_or_by_another_core_before_it_is_given_th
 /// its header, its checkpoints, its end.
 fn with_last_inputs_rewritten(path: &str, frames: u32) -> String {
     use netcode::input::Buttons;
-    use netcode::replay::{read_replay, ReplayWriter};
-    use netcode::rollback::Frame;
-    let replay = read_replay(std::fs::File::open(path).unwrap()).unwrap();
-    let players = usize::from(replay.header.players);
-    let (start, end) = (replay.start_frame().number(), replay.end_frame().number());
-    let mut writer = ReplayWriter::new(Vec::new(), &replay.header).unwrap();
-    for frame in start..end {
-        let frame = Frame::new(frame);
-        let mut inputs = replay.inputs(frame)[..players].to_vec();
-        if frame.number() >= end - frames {
-            inputs.fill(Buttons::from_bits(0x0fff));
-        }
-        let checkpoint = replay.checkpoint(frame);
-        let (memory, video) = (
-            checkpoint.map(|c| c.memory),
-            checkpoint.and_then(|c| c.video),
-        );
-        writer.frame(frame, &inputs, memory, video).unwrap();
-    }
-    let (bytes, _) = writer.finish(replay.end.unwrap().1).unwrap();
     let rewritten = format!("{path}.rewritten.ncr");
-    std::fs::write(&rewritten, bytes).unwrap();
+    let hold_everything =
+        |frame: netcode::rollback::Frame, (_, end): (u32, u32), inputs: &mut [Buttons]| {
+            if frame.number() >= end - frames {
+                inputs.fill(Buttons::from_bits(0x0fff));
+            }
+        };
+    let rewrite = support::replays::Rewrite {
+        inputs: Some(&hold_everything),
+        ..Default::default()
+    };
+    support::replays::rewrite_replay(Path::new(path), Path::new(&rewritten), rewrite);
     rewritten
 }
 

@@ -4,4 +4,5 @@
 mod cli_real_cores;
 mod duel_core;
 mod libretro_host;
+mod shared_replays;
 mod state_saving;

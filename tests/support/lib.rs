@@ -10,6 +10,7 @@ pub mod fake_core;
 pub mod hostile_relay;
 pub mod ice;
 pub mod netplay;
+pub mod replays;
 pub mod restart;
 pub mod screenshot;
 pub mod servers;

@@ -10,7 +10,7 @@ use crate::engine::matches::hooks::TickHooks;
 use crate::engine::matches::profile::{between, elapsed_since, LoopProfile};
 use crate::engine::sinks::{run_frame, FinalFrame, FramePass, FrameSink};
 use crate::engine::AppError;
-use netcode::checksum::Checksum;
+use netcode::checksum::{memory_checksum, Checksum};
 use netcode::emulator::{Emulator, SavestateContext};
 use netcode::input::{Buttons, MAX_PLAYERS};
 use netcode::netplay::NetplaySession;
@@ -404,7 +404,9 @@ impl NetplayDriver {
             .map_err(AppError::at_frame(frame.number()))?;
         self.loaded = true;
         self.checkpoints.keep(frame, host_state);
-        sink.state_repaired(frame, host_state);
+        let memory =
+            memory_checksum(game, &mut Vec::new()).map_err(AppError::at_frame(frame.number()))?;
+        sink.state_repaired(frame, host_state, memory);
         let players = netplay.session().players();
         let mut at = frame;
         for inputs in inputs {

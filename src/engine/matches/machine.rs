@@ -429,7 +429,10 @@ where
             self.spectator.state_refused(error.to_string());
             return Ok(());
         }
-        self.sink.state_repaired(repair.frame, &repair.state);
+        let memory = memory_checksum(&mut *self.game, &mut self.scratch)
+            .map_err(AppError::at_frame(repair.frame.number()))?;
+        self.sink
+            .state_repaired(repair.frame, &repair.state, memory);
         let mut frame = repair.frame;
         for inputs in &repair.inputs {
             run_frame(

@@ -159,10 +159,10 @@ impl FrameSink for MatchSinks {
         }
     }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-        self.recorder.state_repaired(frame, state);
+    fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
+        self.recorder.state_repaired(frame, state, memory);
         if let Some(relay) = &mut self.relay {
-            relay.state_repaired(frame, state);
+            relay.state_repaired(frame, state, memory);
         }
     }
 

@@ -197,10 +197,11 @@ pub trait FrameSink {
     }
 
     /// A desync repair loaded `state` (the host's) at the start of `frame`,
-    /// a frame already final: the replay recorder keeps it, since playback
-    /// must load it too.
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-        let _ = (frame, state);
+    /// a frame already final, leaving the game memory's checksum `memory`:
+    /// the replay recorder keeps both, since playback must load the state
+    /// too, and checks it first.
+    fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
+        let _ = (frame, state, memory);
     }
 
     /// `player` (0-based) left the match; from `frame` on they hold nothing.
@@ -260,9 +261,9 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
         self.1.match_started(frame, start_state, memory);
     }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-        self.0.state_repaired(frame, state);
-        self.1.state_repaired(frame, state);
+    fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
+        self.0.state_repaired(frame, state, memory);
+        self.1.state_repaired(frame, state, memory);
     }
 
     fn player_left(&mut self, frame: Frame, player: u8) {
@@ -315,9 +316,9 @@ impl<S: FrameSink> FrameSink for Option<S> {
         }
     }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+    fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
         if let Some(sink) = self {
-            sink.state_repaired(frame, state);
+            sink.state_repaired(frame, state, memory);
         }
     }
 
@@ -370,8 +371,8 @@ macro_rules! forward_frame_sink {
                 (**self).match_started(frame, start_state, memory);
             }
 
-            fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
-                (**self).state_repaired(frame, state);
+            fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
+                (**self).state_repaired(frame, state, memory);
             }
 
             fn player_left(&mut self, frame: Frame, player: u8) {

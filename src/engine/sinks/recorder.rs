@@ -327,9 +327,9 @@ impl FrameSink for ReplayRecorder {
         self.keep(result);
     }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+    fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
         if let Some(writer) = &mut self.writer {
-            let result = writer.repair(frame, state);
+            let result = writer.repair(frame, state, memory);
             self.keep(result);
         }
     }

@@ -371,9 +371,9 @@ impl FrameSink for BroadcastSink {
         }
     }
 
-    fn state_repaired(&mut self, frame: Frame, state: &[u8]) {
+    fn state_repaired(&mut self, frame: Frame, state: &[u8], memory: Checksum) {
         if let Some(writer) = &mut self.writer {
-            let result = writer.repair(frame, state);
+            let result = writer.repair(frame, state, memory);
             let end = Frame::new(self.start_frame.number() + writer.frames());
             self.publish_flushed(result, end);
         }

@@ -571,7 +571,7 @@ impl ViewerRole {
                 // The broadcaster's own watch was repaired from the host's
                 // state: so is ours, at that frame, or at its next
                 // savestate if that frame is played already.
-                Record::Repair { frame, state } => {
+                Record::Repair { frame, state, .. } => {
                     self.feed.supersede_checkpoints(frame);
                     if frame >= self.feed.next_frame {
                         self.repair = Some((frame, state));

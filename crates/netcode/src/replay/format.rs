@@ -11,10 +11,11 @@ use xxhash_rust::xxh3::Xxh3;
 pub const MAGIC: [u8; 8] = *b"NCREPLAY";
 
 /// The format version this build writes.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 
 /// The oldest format version this build reads: version 1 is version 2
-/// without the header's start frame (its recordings start at frame 0).
+/// without the header's start frame (its recordings start at frame 0), and
+/// version 2 is version 3 without the memory checksum of a repair's state.
 pub const OLDEST_READABLE_VERSION: u16 = 1;
 
 /// Bytes before the first record: the magic and the version (u16 LE).
@@ -253,6 +254,10 @@ pub enum Record {
     Repair {
         /// The frame the state belongs to.
         frame: Frame,
+        /// The game memory's checksum once the state is loaded (as
+        /// `checksum::memory_checksum` takes it), which a player checks
+        /// before trusting the state; absent before format version 3.
+        memory: Option<Checksum>,
         /// The state loaded.
         state: Vec<u8>,
     },
@@ -350,8 +355,13 @@ pub fn encode_record(record: &Record, out: &mut Vec<u8>) {
             put_checkpoint(&mut payload, checkpoint);
             KIND_CHECKPOINT
         }
-        Record::Repair { frame, state } => {
+        Record::Repair {
+            frame,
+            memory,
+            state,
+        } => {
             put_varint(&mut payload, u64::from(frame.number()));
+            put_optional_checksum(&mut payload, *memory);
             payload.extend_from_slice(&state_blob::compress(state));
             KIND_REPAIR
         }
@@ -421,10 +431,15 @@ fn put_inputs(payload: &mut Vec<u8>, first: Frame, players: u8, buttons: &[Butto
 fn put_checkpoint(payload: &mut Vec<u8>, checkpoint: &Checkpoint) {
     put_varint(payload, u64::from(checkpoint.frame.number()));
     payload.extend_from_slice(&checkpoint.memory.0.to_le_bytes());
-    match checkpoint.video {
-        Some(video) => {
+    put_optional_checksum(payload, checkpoint.video);
+}
+
+/// A presence byte (0 or 1), then the checksum if present.
+fn put_optional_checksum(payload: &mut Vec<u8>, checksum: Option<Checksum>) {
+    match checksum {
+        Some(checksum) => {
             payload.push(1);
-            payload.extend_from_slice(&video.0.to_le_bytes());
+            payload.extend_from_slice(&checksum.0.to_le_bytes());
         }
         None => payload.push(0),
     }
@@ -455,6 +470,15 @@ impl<'a> Fields<'a> {
     fn u64(&mut self, what: &str) -> FieldResult<u64> {
         let bytes = self.take(8, what)?;
         Ok(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+    }
+
+    /// A checksum after a presence byte (see `put_optional_checksum`).
+    fn optional_checksum(&mut self, what: &str) -> FieldResult<Option<Checksum>> {
+        match self.u8(what)? {
+            0 => Ok(None),
+            1 => Ok(Some(Checksum(self.u64(what)?))),
+            other => Err(format!("{what}'s presence flag is {other} (0 or 1)")),
+        }
     }
 
     fn f64(&mut self, what: &str) -> FieldResult<f64> {
@@ -530,9 +554,18 @@ pub(crate) fn decode_payload(
         KIND_CHECKPOINT => Record::Checkpoint(read_checkpoint(&mut fields)?),
         KIND_REPAIR => {
             let frame = fields.frame("the repair's frame")?;
+            let memory = if version >= 3 {
+                fields.optional_checksum("the repair's memory checksum")?
+            } else {
+                None
+            };
             let state = state_blob::decompress(fields.rest(), MAX_STATE_BYTES)
                 .map_err(|err| format!("the repair's state: {err}"))?;
-            Record::Repair { frame, state }
+            Record::Repair {
+                frame,
+                memory,
+                state,
+            }
         }
         KIND_PLAYER_LEFT => read_player_left(&mut fields, players)?,
         KIND_END => {
@@ -692,11 +725,7 @@ fn read_inputs(fields: &mut Fields<'_>, players: u8) -> FieldResult<Record> {
 fn read_checkpoint(fields: &mut Fields<'_>) -> FieldResult<Checkpoint> {
     let frame = fields.frame("the checkpoint's frame")?;
     let memory = Checksum(fields.u64("the memory checksum")?);
-    let video = match fields.u8("the video flag")? {
-        0 => None,
-        1 => Some(Checksum(fields.u64("the video checksum")?)),
-        other => return Err(format!("video flag {other} (0 or 1)")),
-    };
+    let video = fields.optional_checksum("the video checksum")?;
     Ok(Checkpoint {
         frame,
         memory,

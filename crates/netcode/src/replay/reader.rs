@@ -9,6 +9,7 @@ use super::format::{
     ReplayError, ReplayHeader, MAX_EVENTS, MAX_REPLAY_FRAMES, MAX_STATE_BYTES, PREAMBLE_SIZE,
     RECORD_CHECK_SIZE,
 };
+use crate::checksum::Checksum;
 use crate::input::{Buttons, FrameInputs, MAX_PLAYERS};
 use crate::rollback::Frame;
 use std::io::{self, Read};
@@ -23,6 +24,9 @@ pub enum ReplayEvent {
     Repair {
         /// The frame.
         frame: Frame,
+        /// The game memory's checksum once the state is loaded (format
+        /// version 3 on).
+        memory: Option<Checksum>,
         /// The state loaded.
         state: Vec<u8>,
     },
@@ -384,7 +388,11 @@ impl Assembly {
             Record::Header(_) => Err("a second header".to_string()),
             Record::Inputs { first, buttons, .. } => self.add_inputs(first, &buttons),
             Record::Checkpoint(checkpoint) => self.add_checkpoint(checkpoint),
-            Record::Repair { frame, state } => self.add_repair(frame, state),
+            Record::Repair {
+                frame,
+                memory,
+                state,
+            } => self.add_repair(frame, memory, state),
             Record::PlayerLeft { frame, player } => self.add_departure(frame, player),
             Record::End { frames, reason } => self.add_end(frames, reason),
         };
@@ -424,7 +432,12 @@ impl Assembly {
         Ok(())
     }
 
-    fn add_repair(&mut self, frame: Frame, state: Vec<u8>) -> Result<(), String> {
+    fn add_repair(
+        &mut self,
+        frame: Frame,
+        memory: Option<Checksum>,
+        state: Vec<u8>,
+    ) -> Result<(), String> {
         self.check_not_before_start(frame, "a desync repair")?;
         self.check_room_for_an_event()?;
         self.repair_bytes += state.len();
@@ -437,9 +450,11 @@ impl Assembly {
         self.replay
             .checkpoints
             .retain(|checkpoint| checkpoint.frame < frame);
-        self.replay
-            .events
-            .push(ReplayEvent::Repair { frame, state });
+        self.replay.events.push(ReplayEvent::Repair {
+            frame,
+            memory,
+            state,
+        });
         Ok(())
     }
 

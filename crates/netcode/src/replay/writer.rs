@@ -148,8 +148,9 @@ impl<W: Write> ReplayWriter<W> {
     }
 
     /// Records a desync repair: the game loaded `state` at the start of
-    /// `frame` (a frame already recorded).
-    pub fn repair(&mut self, frame: Frame, state: &[u8]) -> io::Result<()> {
+    /// `frame` (a frame already recorded), which left its memory with the
+    /// checksum `memory`.
+    pub fn repair(&mut self, frame: Frame, state: &[u8], memory: Checksum) -> io::Result<()> {
         self.count_event()?;
         if self.repair_bytes + state.len() > MAX_REPAIR_BYTES {
             return Err(over_limit(format!(
@@ -163,6 +164,7 @@ impl<W: Write> ReplayWriter<W> {
         encode_record(
             &Record::Repair {
                 frame,
+                memory: Some(memory),
                 state: state.to_vec(),
             },
             &mut self.encoded,

@@ -63,7 +63,9 @@ fn recorded_from(start: u32, frames: u32) -> Vec<u8> {
             )
             .unwrap();
         if frame == start + 130 {
-            writer.repair(Frame::new(start + 120), &[5; 300]).unwrap();
+            writer
+                .repair(Frame::new(start + 120), &[5; 300], Checksum(55))
+                .unwrap();
         }
     }
     writer.player_left(Frame::new(start + frames), 1).unwrap();
@@ -121,6 +123,7 @@ fn a_written_replay_reads_back_with_every_input_checkpoint_and_event() {
         [
             ReplayEvent::Repair {
                 frame: Frame::new(120),
+                memory: Some(Checksum(55)),
                 state: vec![5; 300]
             },
             ReplayEvent::PlayerLeft {
@@ -382,6 +385,28 @@ fn a_record_of_a_frame_before_the_start_frame_is_refused() {
     assert!(
         error.contains("before the recording's start frame 600"),
         "{error}"
+    );
+}
+
+#[test]
+fn a_version_2_repair_reads_without_the_memory_checksum_version_3_adds() {
+    let mut bytes = recorded_from(600, 0);
+    let end_record_len = 1 + 1 + 2 + 4;
+    let departure_len = 1 + 1 + 3 + 4;
+    bytes.truncate(bytes.len() - end_record_len - departure_len);
+    bytes[8..10].copy_from_slice(&2u16.to_le_bytes());
+    let mut payload = Vec::new();
+    netcode::encoding::put_varint(&mut payload, 620);
+    payload.extend_from_slice(&netcode::encoding::state_blob::compress(&[6; 64]));
+    forged_record(4, &payload, &mut bytes);
+    let replay = read_replay(&bytes[..]).unwrap();
+    assert_eq!(
+        replay.events.last(),
+        Some(&ReplayEvent::Repair {
+            frame: Frame::new(620),
+            memory: None,
+            state: vec![6; 64]
+        })
     );
 }
 
