@@ -208,7 +208,7 @@ mod tests {
         let switches = "--option duel_speed=fast --save-dir /games/saves";
         let with_settings = |session: &Session| {
             let mut line = session.command_line(&game);
-            line.extend(settings.session_args(session, &game.core));
+            line.extend(settings.session_args(session, &game));
             line
         };
         let mut join = settings.netplay.join_form();

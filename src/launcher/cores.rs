@@ -2,6 +2,7 @@
 //! core, and the libretro cores in netcade's `cores/` folder, the system's
 //! libretro folders and RetroArch's cores folder.
 
+use crate::launcher::child::run_in_child;
 use libretro_host::{CoreOption, OptionCategory};
 use std::path::{Path, PathBuf};
 
@@ -312,60 +313,9 @@ pub fn probe_in_child(
     core: &str,
     timeout: std::time::Duration,
 ) -> Result<CoreSummary, String> {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(program)
-        .args(["probe-core", core])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("error: cannot run {}: {err}", program.display()))?;
-    let started = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < timeout => {
-                std::thread::sleep(std::time::Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "error: the core did not answer within {} s",
-                    timeout.as_secs()
-                ));
-            }
-        }
-    };
-    let read = |pipe: Option<&mut dyn Read>| {
-        let mut text = String::new();
-        if let Some(pipe) = pipe {
-            let _ = pipe.take(MAX_PROBE_OUTPUT).read_to_string(&mut text);
-        }
-        text
-    };
-    let stdout = read(child.stdout.as_mut().map(|pipe| pipe as &mut dyn Read));
-    let stderr = read(child.stderr.as_mut().map(|pipe| pipe as &mut dyn Read));
-    match CoreSummary::from_json(&stdout) {
-        Some(summary) if status.success() => Ok(summary),
-        _ => Err(first_error_line(&stderr).unwrap_or_else(|| format!("error: {status}"))),
-    }
-}
-
-/// The line a failed command's stderr names its error in (its `error:`
-/// line, else its first line).
-fn first_error_line(stderr: &str) -> Option<String> {
-    let lines = || {
-        stderr
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.is_empty())
-    };
-    lines()
-        .find(|line| line.starts_with("error:"))
-        .or_else(|| lines().next())
-        .map(str::to_string)
+    let args = ["probe-core".to_string(), core.to_string()];
+    let stdout = run_in_child(program, &args, timeout, MAX_PROBE_OUTPUT)?;
+    CoreSummary::from_json(&stdout).ok_or_else(|| "error: the core's probe said nothing".into())
 }
 
 #[cfg(test)]
@@ -427,11 +377,14 @@ mod tests {
     fn a_failed_probe_is_told_by_its_error_line() {
         let report = "warning: something\nerror: the core crashed (SIGSEGV)\n  in x\n";
         assert_eq!(
-            first_error_line(report).as_deref(),
+            crate::launcher::child::first_error_line(report).as_deref(),
             Some("error: the core crashed (SIGSEGV)")
         );
-        assert_eq!(first_error_line("\n  boom \n").as_deref(), Some("boom"));
-        assert_eq!(first_error_line(""), None);
+        assert_eq!(
+            crate::launcher::child::first_error_line("\n  boom \n").as_deref(),
+            Some("boom")
+        );
+        assert_eq!(crate::launcher::child::first_error_line(""), None);
     }
 
     #[test]

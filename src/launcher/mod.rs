@@ -4,8 +4,10 @@
 //! recent games kept in the data directory ([`recent`]). Tests run it in
 //! every build.
 
+pub mod child;
 pub mod cores;
 pub mod forms;
+pub mod lag;
 pub mod recent;
 pub mod rejoins;
 pub mod replays;

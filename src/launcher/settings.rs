@@ -1,13 +1,15 @@
 //! The launcher's settings, kept in `settings.toml` beside `input.toml`:
 //! how sessions are shown (shader, integer scale, fullscreen, vsync), the
 //! netplay defaults that pre-fill the Host and Join forms (name, port,
-//! delay), the folders the core uses (saves, system files), and the core
-//! options chosen for each core. Everything but the form defaults becomes
+//! delay), the folders the core uses (saves, system files), the core
+//! options chosen for each core, and each game's run-ahead with the input
+//! lag measured for it. Everything but the form defaults becomes
 //! the command line's own switches (`--shader crt`, `--name ann`,
 //! `--option KEY=VALUE`, `--save-dir DIR`), so a setting can do nothing the
 //! command line cannot.
 
-use crate::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
+use crate::engine::sinks::run_ahead::{RunAheadArgs, RunAheadMode, MAX_RUN_AHEAD};
+use crate::launcher::forms::{DelayChoice, GameChoice, HostForm, JoinForm, Session};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -78,6 +80,16 @@ pub struct PathSettings {
     pub system: Option<PathBuf>,
 }
 
+/// What the launcher keeps for one game (by [`GameChoice::label`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GameSettings {
+    /// `--run-ahead` and `--run-ahead-mode` for its Play, Host and Join.
+    pub run_ahead: RunAheadArgs,
+    /// Its own input lag in frames, as `netcade latency` measured it (with
+    /// the core options of the time), if it was.
+    pub lag_frames: Option<u32>,
+}
+
 /// Every setting of the launcher.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
@@ -89,6 +101,8 @@ pub struct Settings {
     pub paths: PathSettings,
     /// Core (as `--core` names it) → option key → value.
     pub core_options: BTreeMap<String, BTreeMap<String, String>>,
+    /// Game (its label) → what is kept for it.
+    pub games: BTreeMap<String, GameSettings>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -98,6 +112,15 @@ struct SettingsFile {
     netplay: NetplayTable,
     paths: PathsTable,
     core_options: BTreeMap<String, BTreeMap<String, String>>,
+    games: BTreeMap<String, GameTable>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct GameTable {
+    run_ahead: Option<Spanned<u8>>,
+    run_ahead_mode: Option<Spanned<String>>,
+    lag_frames: Option<u32>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -197,6 +220,40 @@ impl Settings {
             check_name(name.get_ref())
                 .map_err(|message| mistake(text, path, name.span().start, &message))?;
         }
+        let mut games = BTreeMap::new();
+        for (game, table) in file.games {
+            let ahead = match table.run_ahead {
+                Some(ahead) if *ahead.get_ref() > MAX_RUN_AHEAD => {
+                    let message = format!(
+                        "run_ahead is 0 to {MAX_RUN_AHEAD} frames (got {})",
+                        ahead.get_ref()
+                    );
+                    return Err(mistake(text, path, ahead.span().start, &message));
+                }
+                Some(ahead) => ahead.into_inner(),
+                None => 0,
+            };
+            let ahead_mode = match table.run_ahead_mode {
+                None => RunAheadMode::default(),
+                Some(mode) => <RunAheadMode as clap::ValueEnum>::from_str(mode.get_ref(), false)
+                    .map_err(|_| {
+                        let message = format!(
+                            "run_ahead_mode is \"single\" or \"preemptive\" (got {:?})",
+                            mode.get_ref()
+                        );
+                        mistake(text, path, mode.span().start, &message)
+                    })?,
+            };
+            let run_ahead = RunAheadArgs { ahead, ahead_mode };
+            let lag_frames = table.lag_frames;
+            games.insert(
+                game,
+                GameSettings {
+                    run_ahead,
+                    lag_frames,
+                },
+            );
+        }
         let delay = match file.netplay.delay {
             None => DelayChoice::Auto,
             Some(delay) => parse_delay(delay.get_ref())
@@ -223,6 +280,7 @@ impl Settings {
                 system: file.paths.system,
             },
             core_options: file.core_options,
+            games,
         })
     }
 
@@ -259,6 +317,19 @@ impl Settings {
             text.push_str(&format!("\n[core_options.{}]\n", quoted(core)));
             for (key, value) in options {
                 text.push_str(&format!("{} = {}\n", quoted(key), quoted(value)));
+            }
+        }
+        for (game, kept) in &self.games {
+            text.push_str(&format!(
+                "\n[games.{}]\nrun_ahead = {}   # 0 to {MAX_RUN_AHEAD} frames\nrun_ahead_mode = {}   # \"single\" or \"preemptive\"\n",
+                quoted(game),
+                kept.run_ahead.ahead,
+                quoted(&kept.run_ahead.ahead_mode.to_string())
+            ));
+            if let Some(lag) = kept.lag_frames {
+                text.push_str(&format!(
+                    "lag_frames = {lag}   # measured by netcade latency\n"
+                ));
             }
         }
         text
@@ -314,16 +385,42 @@ impl Settings {
         args
     }
 
-    /// The switches they stand for in `session` of `core`: the name in a
-    /// match or a watch, the core's options chosen and its folders.
-    pub fn session_args(&self, session: &Session, core: &str) -> Vec<String> {
+    /// The switches they stand for in `session` of `game`: the name in a
+    /// match or a watch, the core's options chosen and its folders, and
+    /// the game's run-ahead when the session plays (a spectator's picture
+    /// is not its own to run ahead).
+    pub fn session_args(&self, session: &Session, game: &GameChoice) -> Vec<String> {
         let mut args = Vec::new();
         let named = !matches!(session, Session::Play { .. }) && !self.netplay.name.is_empty();
         if named {
             args.extend(["--name".to_string(), self.netplay.name.clone()]);
         }
-        args.extend(self.game_args(core));
+        args.extend(self.game_args(&game.core));
+        let run_ahead = self.game(game).run_ahead;
+        if run_ahead.ahead > 0 && !matches!(session, Session::Spectate { .. }) {
+            args.extend(["--run-ahead".to_string(), run_ahead.ahead.to_string()]);
+            if run_ahead.ahead_mode != RunAheadMode::default() {
+                args.extend([
+                    "--run-ahead-mode".to_string(),
+                    run_ahead.ahead_mode.to_string(),
+                ]);
+            }
+        }
         args
+    }
+
+    /// What is kept for `game` (the defaults if nothing is).
+    pub fn game(&self, game: &GameChoice) -> GameSettings {
+        self.games.get(&game.label()).copied().unwrap_or_default()
+    }
+
+    /// Keeps `kept` for `game` (nothing, when it is all defaults).
+    pub fn set_game(&mut self, game: &GameChoice, kept: GameSettings) {
+        if kept == GameSettings::default() {
+            self.games.remove(&game.label());
+        } else {
+            self.games.insert(game.label(), kept);
+        }
     }
 
     /// The game switches they stand for with `core`: its options chosen
@@ -382,6 +479,28 @@ mod tests {
                 system: None,
             },
             core_options: BTreeMap::from([("/cores/stella_libretro.so".to_string(), options)]),
+            games: BTreeMap::from([
+                (
+                    "boxing.bin (stella_libretro.so)".to_string(),
+                    GameSettings {
+                        run_ahead: RunAheadArgs {
+                            ahead: 2,
+                            ahead_mode: RunAheadMode::Preemptive,
+                        },
+                        lag_frames: Some(3),
+                    },
+                ),
+                (
+                    "dojo.arena (duel)".to_string(),
+                    GameSettings {
+                        run_ahead: RunAheadArgs {
+                            ahead: 1,
+                            ahead_mode: RunAheadMode::Single,
+                        },
+                        lag_frames: None,
+                    },
+                ),
+            ]),
         }
     }
 
@@ -423,6 +542,39 @@ mod tests {
     }
 
     #[test]
+    fn a_games_run_ahead_is_added_where_it_plays_and_not_where_it_watches() {
+        let settings = everything_set();
+        let boxing = GameChoice {
+            core: "/cores/stella_libretro.so".to_string(),
+            rom: Some(PathBuf::from("/roms/boxing.bin")),
+        };
+        let host = Session::Host(HostForm::default());
+        let args = settings.session_args(&host, &boxing);
+        let tail = ["--run-ahead", "2", "--run-ahead-mode", "preemptive"].map(String::from);
+        assert!(args.ends_with(&tail), "{args:?}");
+        let watch = Session::Spectate {
+            address: "10.0.0.1:7000".to_string(),
+        };
+        let args = settings.session_args(&watch, &boxing);
+        assert!(!args.contains(&"--run-ahead".to_string()), "{args:?}");
+        let dojo = GameChoice {
+            core: "duel".to_string(),
+            rom: Some(PathBuf::from("arenas/dojo.arena")),
+        };
+        let args = settings.session_args(&Session::Play { players: 1 }, &dojo);
+        assert!(
+            args.ends_with(&["--run-ahead".to_string(), "1".to_string()]),
+            "{args:?}"
+        );
+        let moon = GameChoice {
+            core: "duel".to_string(),
+            rom: Some(PathBuf::from("arenas/moon.arena")),
+        };
+        let args = settings.session_args(&Session::Play { players: 1 }, &moon);
+        assert!(!args.contains(&"--run-ahead".to_string()), "{args:?}");
+    }
+
+    #[test]
     fn a_mistake_in_the_settings_names_its_file_and_line() {
         let err = parse("[video]\nvsync = true\nshader = \"blurry\"\n").unwrap_err();
         assert!(
@@ -447,6 +599,16 @@ mod tests {
                 "{err:?}"
             );
         }
+        let err = parse("[games.\"a (b)\"]\nlag_frames = 2\nrun_ahead = 5\n").unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 3: run_ahead is 0 to 4 frames (got 5)"),
+            "{err}"
+        );
+        let err = parse("[games.\"a (b)\"]\nrun_ahead_mode = \"second-instance\"\n").unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 2: run_ahead_mode is \"single\" or \"preemptive\""),
+            "{err}"
+        );
         let long = format!("[netplay]\nname = \"{}\"\n", "x".repeat(25));
         let err = parse(&long).unwrap_err();
         assert!(

@@ -391,3 +391,37 @@ fn a_key_pressed_for_a_button_in_settings_is_saved_in_the_input_mapping() {
     let picture = read_png(&shot);
     assert_eq!((picture.width, picture.height), (960, 720));
 }
+
+#[test]
+fn a_games_lag_measured_in_settings_suggests_the_run_ahead_kept_for_it() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    // Duel set to show a press two frames after the frame that read it.
+    std::fs::write(
+        dir.path().join("settings.toml"),
+        "[core_options.duel]\nduel_input_lag = \"2\"\n",
+    )
+    .unwrap();
+    let shot = dir.path().join("run-ahead.png");
+    // The measurement runs in a child while the window goes on drawing.
+    let script = format!(
+        "click Settings\nclick Measure lag\nwait 300\nscreenshot {}\nclick Use suggested\n\
+         click preemptive\nclick Save\nquit\n",
+        shot.display()
+    );
+    let output = launcher(dir.path(), &script).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let settings = std::fs::read_to_string(dir.path().join("settings.toml")).unwrap();
+    let game = settings
+        .split("[games.\"dojo.arena (duel)\"]\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{settings}"));
+    for line in [
+        "run_ahead = 2 ",
+        "run_ahead_mode = \"preemptive\" ",
+        "lag_frames = 2 ",
+    ] {
+        assert!(game.contains(line), "{line:?} in {settings}");
+    }
+    assert_eq!(read_png(&shot).width, 960);
+}

@@ -488,18 +488,20 @@ impl Launcher {
     fn session_line(&self, session: &Session, game: &GameChoice) -> Vec<String> {
         let settings = &self.settings.settings;
         let mut line = session.command_line(game);
-        line.extend(settings.session_args(session, &game.core));
+        line.extend(settings.session_args(session, game));
         line.extend(settings.window_args());
         line
     }
 
     fn settings_screen(&mut self, ui: &mut egui::Ui) {
         self.cores.update();
-        let core = self.game.as_ref().map(|game| game.core.as_str());
-        let summary = core.and_then(|core| self.cores.summary(core));
+        let game = self
+            .game
+            .as_ref()
+            .map(|game| (game, self.cores.summary(&game.core)));
         match self
             .settings
-            .draw(ui, &mut self.targets, core.map(|core| (core, summary)))
+            .draw(ui, &mut self.targets, game, &netcade_program())
         {
             SettingsOutcome::Stay => {}
             SettingsOutcome::Back => self.back(),

@@ -1,15 +1,18 @@
 //! The launcher's Settings screen: the input mapping with "press a key…"
 //! capture (written to `input.toml`), video, the netplay defaults that
-//! pre-fill the Host and Join forms, and the folders (those the command
+//! pre-fill the Host and Join forms, the chosen game's run-ahead with its
+//! own input lag measured on demand, and the folders (those the command
 //! line takes are changeable). The settings themselves and their file are
 //! [`crate::launcher::settings`]'s.
 
+use crate::engine::sinks::run_ahead::{RunAheadMode, MAX_RUN_AHEAD};
 use crate::gui::input_map::{config_path, file_button, InputMap, FILE_BUTTON_ORDER};
 use crate::gui::menu::script::Targets;
 use crate::gui::renderer::DisplayShader;
 use crate::gui::window::Pressed;
 use crate::launcher::cores::CoreSummary;
-use crate::launcher::forms::DelayChoice;
+use crate::launcher::forms::{DelayChoice, GameChoice};
+use crate::launcher::lag::{LagMeasurement, MeasuredLag};
 use crate::launcher::settings::{check_name, settings_path, Settings};
 use netcode::input::Buttons;
 use std::path::PathBuf;
@@ -64,6 +67,10 @@ pub struct SettingsScreen {
     saves: String,
     system: String,
     message: Option<String>,
+    /// The chosen game's lag being measured, in a child.
+    measuring: Option<LagMeasurement>,
+    /// What the last measurement found, for its game's label.
+    measured: Option<(String, Result<MeasuredLag, String>)>,
 }
 
 /// A folder field's text: blank for none.
@@ -95,6 +102,8 @@ impl SettingsScreen {
             saves: String::new(),
             system: String::new(),
             message: None,
+            measuring: None,
+            measured: None,
         };
         screen.fields_from_settings();
         screen
@@ -139,14 +148,17 @@ impl SettingsScreen {
         self.message = Some("changed: Save keeps it".to_string());
     }
 
-    /// Lays the screen out; `core` is the chosen game's core (`--core`) and
-    /// what its probe found, once it came back.
+    /// Lays the screen out; `game` is the chosen game and what its core's
+    /// probe found, once it came back; `program` is netcade itself, which
+    /// measures the game's lag in a child.
     pub fn draw(
         &mut self,
         ui: &mut egui::Ui,
         targets: &mut Targets,
-        core: Option<(&str, Option<&CoreSummary>)>,
+        game: Option<(&GameChoice, Option<&CoreSummary>)>,
+        program: &std::path::Path,
     ) -> SettingsOutcome {
+        let core = game.map(|(game, summary)| (game.core.as_str(), summary));
         let mut outcome = SettingsOutcome::Stay;
         // Save and Back first: they stay in sight however long the rest.
         ui.horizontal(|ui| {
@@ -178,6 +190,9 @@ impl SettingsScreen {
                             section(self, ui, targets);
                             ui.separator();
                         }
+                        ui.heading("Run-ahead");
+                        self.run_ahead(ui, targets, game.map(|(game, _)| game), program);
+                        ui.separator();
                         ui.heading("Core options");
                         self.core_options(ui, core);
                         ui.separator();
@@ -290,6 +305,120 @@ impl SettingsScreen {
         if chosen.is_empty() {
             self.settings.core_options.remove(core);
         }
+    }
+
+    /// The chosen game's run-ahead, and its own input lag: measured on a
+    /// click by `netcade latency` in a child, with the core options as
+    /// they stand, and the run-ahead that hides it offered.
+    fn run_ahead(
+        &mut self,
+        ui: &mut egui::Ui,
+        targets: &mut Targets,
+        game: Option<&GameChoice>,
+        program: &std::path::Path,
+    ) {
+        let Some(game) = game else {
+            ui.label("Choose a game: its run-ahead shows here.");
+            return;
+        };
+        let label = game.label();
+        if let Some(answer) = self.measuring.as_ref().and_then(LagMeasurement::poll) {
+            let measured_label = self
+                .measuring
+                .take()
+                .map(|measuring| measuring.game().label())
+                .unwrap_or_default();
+            if let Ok(lag) = &answer {
+                let mut kept = self.settings.game(game);
+                kept.lag_frames = lag.lag_frames;
+                if measured_label == label {
+                    self.settings.set_game(game, kept);
+                }
+            }
+            self.measured = Some((measured_label, answer));
+        }
+        let mut kept = self.settings.game(game);
+        ui.label(format!("{label}, in Play, Host and Join:"));
+        let measuring = self.measuring.is_some();
+        let found = self
+            .measured
+            .as_ref()
+            .filter(|(of, _)| *of == label)
+            .map(|(_, answer)| answer);
+        let said = match (measuring, found, kept.lag_frames) {
+            (true, _, _) => "measuring its own input lag…".to_string(),
+            (false, Some(Err(error)), _) => error.clone(),
+            (
+                false,
+                Some(Ok(MeasuredLag {
+                    lag_frames: None, ..
+                })),
+                _,
+            ) => "no button changed its picture within 30 frames".to_string(),
+            (false, _, Some(lag)) => format!("its own input lag: {lag} frames (measured)"),
+            (false, _, None) => "its own input lag: not measured".to_string(),
+        };
+        ui.label(said);
+        if measuring {
+            // The answer comes from a worker: look again soon.
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(100));
+        }
+        ui.horizontal(|ui| {
+            let measure = ui.add_enabled_ui(!measuring, |ui| targets.button(ui, "Measure lag"));
+            if measure.inner.clicked() {
+                let args = self.settings.game_args(&game.core);
+                self.measuring = Some(LagMeasurement::start(program.to_path_buf(), game, args));
+            }
+            let suggested = found
+                .and_then(|answer| answer.as_ref().ok())
+                .and_then(|lag| lag.suggested_run_ahead)
+                .or(kept
+                    .lag_frames
+                    .map(|lag| lag.min(u32::from(MAX_RUN_AHEAD)) as u8));
+            if let Some(suggested) = suggested.filter(|ahead| *ahead != kept.run_ahead.ahead) {
+                let text = format!("Use run-ahead {suggested}");
+                if targets.button_as(ui, "Use suggested", &text).clicked() {
+                    kept.run_ahead.ahead = suggested;
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("run-ahead");
+            for ahead in 0..=MAX_RUN_AHEAD {
+                let text = match ahead {
+                    0 => "off".to_string(),
+                    _ => ahead.to_string(),
+                };
+                if targets
+                    .selectable(ui, kept.run_ahead.ahead == ahead, &text)
+                    .clicked()
+                {
+                    kept.run_ahead.ahead = ahead;
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("mode");
+            for (mode, text) in [
+                (RunAheadMode::Single, "single"),
+                (RunAheadMode::Preemptive, "preemptive"),
+            ] {
+                if targets
+                    .selectable(ui, kept.run_ahead.ahead_mode == mode, text)
+                    .clicked()
+                {
+                    kept.run_ahead.ahead_mode = mode;
+                }
+            }
+        });
+        ui.weak(
+            "Shows each frame as the game draws it that many frames later, hiding that much \
+             of its own lag. More than its lag shows frames before the press; older games \
+             may break above 1 or 2. Preemptive runs one frame ahead while the buttons stay \
+             the same.",
+        );
+        self.settings.set_game(game, kept);
     }
 
     fn video(&mut self, ui: &mut egui::Ui, _targets: &mut Targets) {
