@@ -52,14 +52,19 @@ impl Ui {
     }
 
     /// Runs `build` for one frame and paints what it laid out over the
-    /// window of `size` pixels.
-    pub fn draw(&mut self, size: (u32, u32), build: BuildUi<'_>) {
+    /// window of `size` pixels. Returns how soon egui wants to draw again
+    /// with no new input (`Duration::MAX`: not until something happens).
+    pub fn draw(&mut self, size: (u32, u32), build: BuildUi<'_>) -> std::time::Duration {
         let mut input = self.input.take_egui_input();
         // egui-sdl2 tells the window's size only after a resize, and input
         // dropped while no menu was drawn took that with it: say it always.
         let points = egui::vec2(size.0 as f32, size.1 as f32) / self.context.pixels_per_point();
         input.screen_rect = Some(egui::Rect::from_min_size(egui::Pos2::ZERO, points));
         let output = self.context.run(input, |context| build(context));
+        let repaint_after = output
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .map_or(std::time::Duration::MAX, |viewport| viewport.repaint_delay);
         self.input.handle_platform_output(output.platform_output);
         let primitives = self
             .context
@@ -70,6 +75,7 @@ impl Ui {
             &primitives,
             &output.textures_delta,
         );
+        repaint_after
     }
 }
 

@@ -178,6 +178,8 @@ pub struct Window {
     injected: VecDeque<Event>,
     /// Whether presses come back as [`Action::Pressed`] (and nothing else).
     report_presses: bool,
+    /// How soon the menu drawn last wants to be drawn again unasked.
+    menu_repaint_after: std::time::Duration,
 }
 
 /// The SDL window, its GL context and event queue: what the launcher keeps
@@ -363,6 +365,7 @@ impl Window {
             overlay_corner: Corner::default(),
             injected: VecDeque::new(),
             report_presses: false,
+            menu_repaint_after: std::time::Duration::ZERO,
         };
         if display.fullscreen != window.sdl().fullscreen {
             window.toggle_fullscreen();
@@ -446,6 +449,27 @@ impl Window {
     /// The corner the overlay is drawn in.
     pub fn overlay_corner(&self) -> Corner {
         self.overlay_corner
+    }
+
+    /// How soon the menu drawn last wants to be drawn again with no new
+    /// input (`Duration::MAX`: only once something happens).
+    pub fn menu_repaint_after(&self) -> std::time::Duration {
+        self.menu_repaint_after
+    }
+
+    /// Sleeps until an event comes or `timeout` passes, whichever is
+    /// first; the event is handled by the next [`Window::poll`]. What a
+    /// screen that has nothing to animate waits with instead of drawing.
+    pub fn wait_for_event(&mut self, timeout: std::time::Duration) {
+        if !self.injected.is_empty() || timeout.is_zero() {
+            return;
+        }
+        let millis = u32::try_from(timeout.as_millis())
+            .unwrap_or(u32::MAX)
+            .max(1);
+        if let Some(event) = self.sdl_mut().events.wait_event_timeout(millis) {
+            self.injected.push_back(event);
+        }
     }
 
     /// Handles every pending event: keys and controllers update what is
@@ -673,10 +697,13 @@ impl Window {
             overlay_rect(size, (canvas.width, canvas.height), self.overlay_corner)
         });
         self.renderer.draw(size, picture, overlay_rect);
-        match menu {
+        self.menu_repaint_after = match menu {
             Some(menu) => self.ui.draw(size, menu),
-            None => self.ui.discard_input(),
-        }
+            None => {
+                self.ui.discard_input();
+                std::time::Duration::ZERO
+            }
+        };
         let captured = capture.then(|| (size.0, size.1, self.renderer.read_window(size)));
         self.sdl().window.gl_swap_window();
         captured

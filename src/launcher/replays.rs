@@ -115,6 +115,8 @@ pub fn header_line(path: &Path) -> HeaderLine {
 pub struct HeaderReader {
     results: std::sync::mpsc::Receiver<(PathBuf, HeaderLine)>,
     read: std::collections::HashMap<PathBuf, HeaderLine>,
+    /// How many are being read.
+    asked: usize,
 }
 
 impl HeaderReader {
@@ -126,6 +128,7 @@ impl HeaderReader {
             .map(|replay| replay.path.clone())
             .collect();
         let (send, results) = std::sync::mpsc::channel();
+        let asked = paths.len();
         std::thread::spawn(move || {
             for path in paths {
                 let line = header_line(&path);
@@ -137,12 +140,18 @@ impl HeaderReader {
         HeaderReader {
             results,
             read: std::collections::HashMap::new(),
+            asked,
         }
     }
 
     /// Takes the headers read since the last call.
     pub fn update(&mut self) {
         self.read.extend(self.results.try_iter());
+    }
+
+    /// Whether headers are still being read.
+    pub fn reading(&self) -> bool {
+        self.read.len() < self.asked
     }
 
     /// The line for `path`, once its header was read.

@@ -38,9 +38,18 @@ enum Next {
     Quit,
 }
 
-/// The time one launcher frame takes at most (the menu needs no more
+/// The time one launcher frame takes at least (the menu needs no more
 /// than 60 pictures a second).
 const FRAME: std::time::Duration = std::time::Duration::from_millis(16);
+
+/// The longest the launcher waits without drawing while work runs in the
+/// background (core probes, replay headers, a lag measurement), whose
+/// answers come on other threads and wake nothing.
+const BACKGROUND_WORK_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The longest the launcher waits without drawing at all (clocks shown in
+/// words move on).
+const IDLE_REDRAW: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs the launcher until its window closes: each session it asks for is
 /// handed to `start` (which runs it in the same window) and ends on its
@@ -144,5 +153,15 @@ fn show(
             return Ok(Next::Start(line));
         }
         std::thread::sleep(FRAME.saturating_sub(began.elapsed()));
+        // Idle costs nothing: with nothing to animate and no input the
+        // next frame waits for an event. A script counts frames, so it
+        // runs at the full rate; a pad held down repeats its keys.
+        let mut wait = window.menu_repaint_after().min(IDLE_REDRAW);
+        if launcher.busy() {
+            wait = wait.min(BACKGROUND_WORK_CHECK);
+        }
+        if script.is_none() && pad.is_empty() {
+            window.wait_for_event(wait.saturating_sub(began.elapsed()));
+        }
     }
 }

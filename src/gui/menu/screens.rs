@@ -128,6 +128,18 @@ impl Launcher {
         self.session.take()
     }
 
+    /// Whether work runs in the background whose answer the screen will
+    /// show (core probes, replay headers, a lag measurement).
+    pub fn busy(&self) -> bool {
+        self.cores.probing()
+            || self.settings.measuring()
+            || self
+                .replays
+                .headers
+                .as_ref()
+                .is_some_and(HeaderReader::reading)
+    }
+
     /// Whether the player chose Quit.
     pub fn wants_to_quit(&self) -> bool {
         self.quit

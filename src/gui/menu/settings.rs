@@ -122,6 +122,11 @@ impl SettingsScreen {
         self.message = None;
     }
 
+    /// Whether the chosen game's lag is being measured.
+    pub fn measuring(&self) -> bool {
+        self.measuring.is_some()
+    }
+
     /// Whether a binding waits for a press (the window then reports them).
     pub fn capturing(&self) -> bool {
         self.capture.is_some()
