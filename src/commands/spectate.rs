@@ -205,8 +205,11 @@ fn list_broadcasts(server: &str, out: &mut dyn Write) -> Result<Outcome, AppErro
     if matches.is_empty() {
         writeln!(out, "no live matches on {server}")?;
     }
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
     for entry in matches {
-        writeln!(out, "{}", entry.describe())?;
+        writeln!(out, "{}", entry.describe(now_unix))?;
     }
     Ok(Outcome::Success)
 }

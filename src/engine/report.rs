@@ -13,6 +13,19 @@ pub trait Report {
     fn json(&self) -> serde_json::Value;
 }
 
+/// How long ago something happened, `seconds` before now, as a list says
+/// it: `just now`, `45 s ago`, `3 min ago`, `2 h ago`, `4 days ago`.
+pub fn time_ago(seconds: u64) -> String {
+    match seconds {
+        0..=9 => "just now".to_string(),
+        10..=59 => format!("{seconds} s ago"),
+        60..=3599 => format!("{} min ago", seconds / 60),
+        3600..=86_399 => format!("{} h ago", seconds / 3600),
+        86_400..=172_799 => "1 day ago".to_string(),
+        _ => format!("{} days ago", seconds / 86_400),
+    }
+}
+
 /// Writes `report` for people, then, when `json` is asked for, its JSON as
 /// the last line.
 pub fn write_report(report: &dyn Report, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
@@ -21,4 +34,31 @@ pub fn write_report(report: &dyn Report, json: bool, out: &mut dyn Write) -> std
         writeln!(out, "{}", report.json())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_said_in_words_in_the_largest_whole_unit() {
+        let said: Vec<String> = [0, 9, 45, 60, 200, 3599, 7200, 86_400, 400_000]
+            .into_iter()
+            .map(time_ago)
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "just now",
+                "just now",
+                "45 s ago",
+                "1 min ago",
+                "3 min ago",
+                "59 min ago",
+                "2 h ago",
+                "1 day ago",
+                "4 days ago"
+            ]
+        );
+    }
 }

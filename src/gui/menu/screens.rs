@@ -454,6 +454,8 @@ impl Launcher {
                         {
                             self.replays.chosen = Some(replay.path.clone());
                         }
+                        let age = replay.modified.elapsed().map_or(0, |age| age.as_secs());
+                        ui.weak(crate::engine::report::time_ago(age));
                         let header = self.replays.headers.as_ref();
                         match header.and_then(|headers| headers.line(&replay.path)) {
                             Some(Ok(line)) => ui.weak(line),

@@ -4,6 +4,7 @@
 //! viewer keeps one key of its own in the viewers' bucket while it watches.
 
 use super::{viewers_bucket, MATCHES_BUCKET, VIEWERS_BUCKET, VIEWER_REFRESH};
+use crate::engine::report::time_ago;
 use crate::engine::AppError;
 use crate::net::nats::async_nats::jetstream;
 use crate::net::nats::{NatsError, NatsLink};
@@ -30,18 +31,22 @@ pub struct LiveMatchEntry {
 }
 
 impl LiveMatchEntry {
-    /// `name  game (core), N players, V viewers, started at S, at frame F`.
-    pub fn describe(&self) -> String {
+    /// `name  game (core), N players, V viewers, started 3 min ago, at
+    /// frame F`, at `now_unix` (seconds since 1970).
+    pub fn describe(&self, now_unix: u64) -> String {
         let field = |key: &str| self.details[key].to_string().trim_matches('"').to_string();
+        let started = match self.details["started_unix"].as_u64() {
+            Some(started) => format!("started {}", time_ago(now_unix.saturating_sub(started))),
+            None => "start unknown".to_string(),
+        };
         format!(
-            "{}  {} ({}), {} players, {} viewer{}, started at unix {}, at frame {}",
+            "{}  {} ({}), {} players, {} viewer{}, {started}, at frame {}",
             self.name,
             field("game"),
             field("core"),
             field("players"),
             self.viewers,
             if self.viewers == 1 { "" } else { "s" },
-            field("started_unix"),
             field("frame")
         )
     }
@@ -174,10 +179,12 @@ mod tests {
             viewers,
         };
         assert_eq!(
-            entry(1).describe(),
-            "final  Duel (duel), 2 players, 1 viewer, started at unix 7, at frame 600"
+            entry(1).describe(7 + 200),
+            "final  Duel (duel), 2 players, 1 viewer, started 3 min ago, at frame 600"
         );
-        assert!(entry(3).describe().contains(", 3 viewers,"));
+        assert!(entry(3)
+            .describe(7)
+            .contains(", 3 viewers, started just now,"));
     }
 
     #[test]
