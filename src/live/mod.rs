@@ -16,6 +16,7 @@ pub mod front_end;
 pub mod narrator;
 pub mod options;
 pub mod players;
+pub mod retroarch;
 pub mod rooms;
 pub mod session_loop;
 pub mod spectator;

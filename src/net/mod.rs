@@ -20,6 +20,7 @@ pub mod port_mapping;
 pub mod room;
 pub mod signal;
 pub mod sim;
+pub mod tcp;
 pub mod udp;
 
 use std::cell::Cell;

@@ -130,6 +130,21 @@ pub enum ClientEnd {
     Left,
 }
 
+impl ClientEnd {
+    /// Whether the player's choices are at fault (another core, a missing
+    /// or wrong password, a RetroArch too old or new), not the network.
+    pub fn is_user_mistake(&self) -> bool {
+        matches!(
+            self,
+            ClientEnd::Version { .. }
+                | ClientEnd::CoreMismatch { .. }
+                | ClientEnd::PasswordNeeded
+                | ClientEnd::WrongPassword
+                | ClientEnd::StateSize { .. }
+        )
+    }
+}
+
 /// What happened that the player may want to hear of.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientEvent {
@@ -204,15 +219,6 @@ enum Phase {
     Ended,
 }
 
-/// A frame ready to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadyFrame {
-    /// Its number, in the host's count.
-    pub frame: u32,
-    /// Reset the core before running it (the host's RESET).
-    pub reset: bool,
-}
-
 /// One frame's input as it arrives: each port's buttons so far, and who
 /// sent theirs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -269,7 +275,6 @@ pub struct ClientSession {
     next_frame: u32,
     have_state: bool,
     state: Option<(u32, Vec<u8>)>,
-    resets: Vec<u32>,
     inputs: BTreeMap<u32, FrameInput>,
     host_crcs: BTreeMap<u32, u32>,
     our_crcs: BTreeMap<u32, u32>,
@@ -309,7 +314,6 @@ impl ClientSession {
             next_frame: 0,
             have_state: false,
             state: None,
-            resets: Vec::new(),
             inputs: BTreeMap::new(),
             host_crcs: BTreeMap::new(),
             our_crcs: BTreeMap::new(),
@@ -595,7 +599,12 @@ impl ClientSession {
                 if frame != self.host_frame {
                     return Err(Self::bad(id::RESET, "a reset out of order"));
                 }
-                self.resets.push(frame);
+                // A core is not reset through netcade's games: the host's
+                // state after its reset is asked for instead.
+                if !self.state_requested {
+                    self.state_requested = true;
+                    self.send(&Command::RequestSavestate);
+                }
             }
             Command::Pause(nick) => self.events.push_back(ClientEvent::Paused(nick.text())),
             Command::Resume => self.events.push_back(ClientEvent::Resumed),
@@ -767,7 +776,7 @@ impl ClientSession {
 
     /// The next frame, when every player's input of it has come and a state
     /// was loaded to play it from.
-    pub fn ready_frame(&self) -> Option<ReadyFrame> {
+    pub fn ready_frame(&self) -> Option<u32> {
         if self.phase != Phase::Connected || !self.have_state || self.state.is_some() {
             return None;
         }
@@ -780,10 +789,7 @@ impl ClientSession {
                 && self.players & (1 << client) != 0
                 && self.read_frames[client] <= frame
         });
-        (!waiting).then(|| ReadyFrame {
-            frame,
-            reset: self.resets.contains(&frame),
-        })
+        (!waiting).then_some(frame)
     }
 
     /// Whether the state at the start of `frame` needs its CRC (the host
@@ -800,7 +806,6 @@ impl ClientSession {
     pub fn play_frame(&mut self, local: u32, crc: Option<u32>) -> [u32; MAX_INPUT_DEVICES] {
         let frame = self.next_frame;
         let mut ports = self.inputs.remove(&frame).unwrap_or_default().ports;
-        self.resets.retain(|&reset| reset > frame);
         if self.playing && frame >= self.playing_from {
             let ours = self.our_devices();
             for (port, buttons) in ports.iter_mut().enumerate() {

@@ -17,6 +17,6 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use client::{ClientConfig, ClientEnd, ClientEvent, ClientSession, ClientStats, ReadyFrame};
+pub use client::{ClientConfig, ClientEnd, ClientEvent, ClientSession, ClientStats};
 pub use state::{pack_state, password_hash, state_crc, unpack_state, StateError};
 pub use wire::{Command, CommandReader, Header, Sender, WireError, DEFAULT_PORT};
