@@ -1,0 +1,147 @@
+//! netcade against a real RetroArch (Debian's 1.14, protocol 6) hosting
+//! stella on loopback: `join retroarch://127.0.0.1:PORT` plays in its
+//! match, and RetroArch's own CRC checks (every 30 frames) find netcade's
+//! states equal to the host's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use support::cli::{last_json, netcade, stderr, stdout};
+use support::servers::{start_retroarch_host, RetroArchHost};
+use support::{real_core, real_rom};
+
+fn stella_boxing() -> Option<(PathBuf, PathBuf)> {
+    Some((real_core("stella")?, real_rom("boxing.bin")?))
+}
+
+fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std::process::Output {
+    let address = format!("retroarch://127.0.0.1:{}", host.port);
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let args = [
+        &[
+            "join",
+            &address,
+            "--core",
+            core,
+            "--rom",
+            rom,
+            "--headless",
+            "--no-record",
+        ][..],
+        extra,
+    ]
+    .concat();
+    netcade(&args)
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
+    let Some(game) = stella_boxing() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 3600, "") else {
+        return;
+    };
+    let frame_log = dir.path().join("frames.txt");
+    let output = join(
+        &host,
+        &game,
+        &[
+            "--frames",
+            "1800",
+            "--inputs",
+            "random:7",
+            "--json",
+            "--frame-log",
+            frame_log.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}\n{}\nRetroArch:\n{}",
+        stdout(&output),
+        stderr(&output),
+        host.log_text()
+    );
+    let report = last_json(&output);
+    assert_eq!(report["frames"], 1800, "{report}");
+    assert_eq!(report["port"], 1, "netcade plays player 2: {report}");
+    // One check every 30 frames, on frames both sides played.
+    let checks = report["crc_checks"].as_u64().unwrap();
+    assert!(checks >= 50, "only {checks} CRC checks: {report}");
+    assert_eq!(report["crc_mismatches"], 0, "{report}");
+    assert_eq!(report["states_loaded"], 1, "no repair was needed: {report}");
+    let log = std::fs::read_to_string(&frame_log).unwrap();
+    assert_eq!(log.lines().count(), 1800);
+    // The host saw us play and leave.
+    let ra = host.log_once_it_says("\"netcade\" has disconnected", Duration::from_secs(10));
+    assert!(ra.contains("netcade has joined as player 2"), "{ra}");
+    assert!(ra.contains("\"netcade\" has disconnected"), "{ra}");
+    assert!(!ra.contains("desync"), "{ra}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn joining_a_retroarch_host_with_another_core_names_both_cores() {
+    let Some(game) = stella_boxing() else { return };
+    let Some(other) = real_core("genesis_plus_gx").zip(real_rom("airstriker.md")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 1200, "") else {
+        return;
+    };
+    let output = join(&host, &other, &["--frames", "60"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(
+        error.contains("error: the host runs Stella")
+            && error.contains("you chose Genesis Plus GX"),
+        "{error}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_host_with_a_password_refuses_a_wrong_one_and_lets_the_right_one_play() {
+    let Some(game) = stella_boxing() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let password = "netplay_password = \"sesame\"\n";
+    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 2400, password) else {
+        return;
+    };
+    let none = join(&host, &game, &["--frames", "60"]);
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("give --password"),
+        "{}",
+        stderr(&none)
+    );
+    let wrong = join(&host, &game, &["--frames", "60", "--password", "open"]);
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("the host refused the password"),
+        "{}",
+        stderr(&wrong)
+    );
+    let right = join(
+        &host,
+        &game,
+        &["--frames", "120", "--password", "sesame", "--json"],
+    );
+    assert!(
+        right.status.success(),
+        "{}\n{}",
+        stderr(&right),
+        host.log_text()
+    );
+    assert_eq!(last_json(&right)["crc_mismatches"], 0);
+}
