@@ -78,6 +78,7 @@ struct RetroArchReport {
     title: String,
     frames: u32,
     first_host_frame: Option<u32>,
+    last_host_frame: Option<u32>,
     port: Option<u32>,
     stats: ClientStats,
     end: String,
@@ -99,12 +100,8 @@ impl Report for RetroArchReport {
                 .unwrap_or_default(),
             self.end
         )?;
-        if let Some(first) = self.first_host_frame {
-            writeln!(
-                out,
-                "host frames {first}..{}",
-                first + self.frames.saturating_sub(1)
-            )?;
+        if let (Some(first), Some(last)) = (self.first_host_frame, self.last_host_frame) {
+            writeln!(out, "host frames {first}..{last}")?;
         }
         writeln!(
             out,
@@ -129,6 +126,7 @@ impl Report for RetroArchReport {
             "game": self.title,
             "frames": self.frames,
             "first_host_frame": self.first_host_frame,
+            "last_host_frame": self.last_host_frame,
             "port": self.port,
             "crc_checks": self.stats.crc_checks,
             "crc_mismatches": self.stats.crc_mismatches,
@@ -204,6 +202,7 @@ pub fn join_retroarch(
         scratch: state,
         frames: 0,
         first_host_frame: None,
+        last_host_frame: None,
         stop_after: common.frames,
         started: Instant::now(),
         timeout,
@@ -247,6 +246,7 @@ struct RetroArchPlay {
     /// Frames played.
     frames: u32,
     first_host_frame: Option<u32>,
+    last_host_frame: Option<u32>,
     stop_after: Option<u32>,
     started: Instant,
     timeout: Duration,
@@ -407,6 +407,7 @@ impl RetroArchPlay {
         )?;
         self.sinks.frame_shown(frame, self.game.video_frame());
         self.frames += 1;
+        self.last_host_frame = Some(host_frame);
         Ok(())
     }
 
@@ -452,6 +453,7 @@ impl RetroArchPlay {
             title: self.game.title(),
             frames: self.frames,
             first_host_frame: self.first_host_frame,
+            last_host_frame: self.last_host_frame,
             port: self.port,
             stats: self.session.stats(),
             end: text,

@@ -16,20 +16,11 @@ fn stella_boxing() -> Option<(PathBuf, PathBuf)> {
 fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std::process::Output {
     let address = format!("retroarch://127.0.0.1:{}", host.port);
     let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
-    let args = [
-        &[
-            "join",
-            &address,
-            "--core",
-            core,
-            "--rom",
-            rom,
-            "--headless",
-            "--no-record",
-        ][..],
-        extra,
-    ]
-    .concat();
+    let mut args = vec!["join", &address, "--core", core, "--rom", rom, "--headless"];
+    if !extra.contains(&"--record") {
+        args.push("--no-record");
+    }
+    args.extend_from_slice(extra);
     netcade(&args)
 }
 
@@ -45,6 +36,7 @@ fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
         return;
     };
     let frame_log = dir.path().join("frames.txt");
+    let replay = dir.path().join("match.ncr");
     let output = join(
         &host,
         &game,
@@ -56,6 +48,8 @@ fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
             "--json",
             "--frame-log",
             frame_log.to_str().unwrap(),
+            "--record",
+            replay.to_str().unwrap(),
         ],
     );
     assert!(
@@ -75,11 +69,28 @@ fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
     assert_eq!(report["states_loaded"], 1, "no repair was needed: {report}");
     let log = std::fs::read_to_string(&frame_log).unwrap();
     assert_eq!(log.lines().count(), 1800);
+    let (first, last) = (&report["first_host_frame"], &report["last_host_frame"]);
+    assert_eq!(
+        last.as_u64().unwrap() - first.as_u64().unwrap(),
+        1799,
+        "{report}"
+    );
+    // The match's replay plays back to the same checkpoints.
+    let verified = netcade(&[
+        "replay",
+        "play",
+        replay.to_str().unwrap(),
+        "--headless",
+        "--verify",
+    ]);
+    assert!(verified.status.success(), "{}", stderr(&verified));
     // The host saw us play and leave.
     let ra = host.log_once_it_says("\"netcade\" has disconnected", Duration::from_secs(10));
     assert!(ra.contains("netcade has joined as player 2"), "{ra}");
     assert!(ra.contains("\"netcade\" has disconnected"), "{ra}");
     assert!(!ra.contains("desync"), "{ra}");
+    // RetroArch computed the same content CRC-32 as the one netcade sent.
+    assert!(!ra.contains("CRC32s differ"), "{ra}");
 }
 
 #[test]
@@ -144,4 +155,47 @@ fn a_retroarch_host_with_a_password_refuses_a_wrong_one_and_lets_the_right_one_p
         host.log_text()
     );
     assert_eq!(last_json(&right)["crc_mismatches"], 0);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn states_that_differ_from_the_hosts_are_found_by_its_crcs_and_replaced_by_its_resend() {
+    let Some(game) = stella_boxing() else { return };
+    // Another cartridge of the same size: every frame's state departs from
+    // the host's, so every check mismatches and asks for the host's state.
+    let Some(other_rom) = real_rom("combat.bin") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 2400, "") else {
+        return;
+    };
+    let ours = (game.0.clone(), other_rom);
+    let output = join(
+        &host,
+        &ours,
+        &["--frames", "600", "--inputs", "random:3", "--json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        host.log_text()
+    );
+    assert!(
+        stderr(&output).contains("not the same file as yours"),
+        "{}",
+        stderr(&output)
+    );
+    let report = last_json(&output);
+    let mismatches = report["crc_mismatches"].as_u64().unwrap();
+    let loaded = report["states_loaded"].as_u64().unwrap();
+    assert!(mismatches >= 10, "{report}");
+    // The first state, then one resent for (nearly) every mismatch: a
+    // mismatch found while a resend is on its way asks for none.
+    assert!(loaded > mismatches / 2 + 1, "{report}");
+    assert!(stderr(&output).contains("asking for its state"));
 }

@@ -54,6 +54,12 @@ pub fn device_words(device: u32) -> usize {
     }
 }
 
+/// Whether a port's first word is libretro joypad buttons (a joypad's, an
+/// analog pad's); a mouse's, light gun's or keyboard's words are not.
+fn has_buttons(device: u32) -> bool {
+    matches!(device & 0xff, device::JOYPAD | device::ANALOG)
+}
+
 /// Share modes' digital part: XOR (else OR; vote counts as OR here).
 const SHARE_DIGITAL_XOR: u8 = 0x08;
 const SHARE_DIGITAL_BITS: u8 = 0x1C;
@@ -689,11 +695,13 @@ impl ClientSession {
                     continue;
                 }
                 let count = device_words(self.devices[port]);
-                let buttons = words.next().copied().unwrap_or(0);
+                let first = words.next().copied().unwrap_or(0);
                 for _ in 1..count {
                     words.next();
                 }
-                merge(&mut entry.ports[port], buttons, self.share_modes[port]);
+                if has_buttons(self.devices[port]) {
+                    merge(&mut entry.ports[port], first, self.share_modes[port]);
+                }
             }
         }
         self.read_frames[index] += 1;
@@ -809,7 +817,7 @@ impl ClientSession {
         if self.playing && frame >= self.playing_from {
             let ours = self.our_devices();
             for (port, buttons) in ports.iter_mut().enumerate() {
-                if ours & (1 << port) != 0 {
+                if ours & (1 << port) != 0 && has_buttons(self.devices[port]) {
                     merge(buttons, local, self.share_modes[port]);
                 }
             }
@@ -848,7 +856,7 @@ impl ClientSession {
             if len + count > MAX_INPUT_WORDS {
                 break;
             }
-            if count > 0 {
+            if has_buttons(self.devices[port]) {
                 words[len] = buttons;
             }
             len += count;

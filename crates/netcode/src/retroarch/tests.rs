@@ -603,3 +603,50 @@ fn the_host_is_answered_pings_and_ours_measure_the_round_trip() {
     session.receive(&encoded(&[Command::PingResponse]), 5042);
     assert_eq!(session.stats().ping_ms, Some(42));
 }
+
+#[test]
+fn an_analog_pad_port_carries_three_words_of_which_the_first_is_buttons() {
+    let (mut session, mut from_client) = connected();
+    // Host plays an analog pad on port 0; we get port 1, a mouse.
+    let mut sync = sample_sync();
+    sync.devices[0] = device::ANALOG;
+    sync.devices[1] = device::MOUSE;
+    let mut session2 = ClientSession::new(config());
+    session2.receive(&host_header(0).encode(), 0);
+    let commands = host_commands();
+    session2.receive(&encoded(&commands[..2]), 0);
+    session2.receive(&encoded(&[Command::Sync(sync), savestate(10)]), 0);
+    session2.take_state();
+    session2.receive(&encoded(&[our_mode(10)]), 0);
+    session2.receive(
+        &encoded(&[Command::Input {
+            frame: 10,
+            client: 0,
+            input: InputWords::new(&[0x30, 0x7fff_8000, 0]).unwrap(),
+        }]),
+        0,
+    );
+    let ports = session2.play_frame(0x100, None);
+    assert_eq!((ports[0], ports[1]), (0x30, 0), "a mouse gets no buttons");
+    let mut reader = CommandReader::new(Sender::Client, LIMIT);
+    let ours = sent(&mut session2, &mut reader);
+    assert!(matches!(
+        ours.last(),
+        Some(Command::Input { input, .. }) if input.words() == [0, 0]
+    ));
+    // A joypad host sending three words is refused.
+    session.receive(&encoded(&[savestate(10)]), 0);
+    session.receive(
+        &encoded(&[Command::Input {
+            frame: 10,
+            client: 0,
+            input: InputWords::new(&[1, 2, 3]).unwrap(),
+        }]),
+        0,
+    );
+    let _ = sent(&mut session, &mut from_client);
+    assert!(matches!(
+        events(&mut session).pop(),
+        Some(ClientEvent::Ended(ClientEnd::Protocol(_)))
+    ));
+}
