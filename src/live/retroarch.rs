@@ -296,7 +296,7 @@ impl RetroArchPlay {
                     seconds: self.timeout.as_secs_f64(),
                 });
             }
-            link.wait(LONGEST_WAIT).map_err(AppError::Output)?;
+            link.wait(LONGEST_WAIT);
         }
     }
 

@@ -88,26 +88,19 @@ impl TcpLink {
         self.pending.len()
     }
 
-    /// Waits until bytes come or `timeout` passes (the stream is peeked
-    /// with a read timeout; nothing is consumed).
-    pub fn wait(&mut self, timeout: Duration) -> std::io::Result<()> {
-        self.stream.set_nonblocking(false)?;
-        self.stream
-            .set_read_timeout(Some(timeout.max(Duration::from_micros(100))))?;
-        let mut byte = [0u8; 1];
-        let peeked = self.stream.peek(&mut byte);
-        self.stream.set_nonblocking(true)?;
-        match peeked {
-            Ok(_) => Ok(()),
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) =>
-            {
-                Ok(())
-            }
-            Err(error) => Err(error),
-        }
+    /// Waits until bytes come, the connection fails or `timeout` passes
+    /// (the stream is peeked with a read timeout; nothing is consumed). A
+    /// failure is left for [`TcpLink::receive`] to report.
+    pub fn wait(&mut self, timeout: Duration) {
+        let peek = |stream: &TcpStream| -> std::io::Result<()> {
+            stream.set_nonblocking(false)?;
+            stream.set_read_timeout(Some(timeout.max(Duration::from_micros(100))))?;
+            stream.peek(&mut [0u8; 1])?;
+            Ok(())
+        };
+        let _ = peek(&self.stream);
+        // Back to non-blocking whatever the peek found; a socket that
+        // refuses even that fails the next receive.
+        let _ = self.stream.set_nonblocking(true);
     }
 }

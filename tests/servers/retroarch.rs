@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::time::Duration;
-use support::cli::{last_json, netcade, stderr, stdout};
+use support::cli::{last_json, netcade, spawn_netcade, stderr, stdout};
 use support::servers::{start_retroarch_host, RetroArchHost};
 use support::{real_core, real_rom};
 
@@ -198,4 +198,44 @@ fn states_that_differ_from_the_hosts_are_found_by_its_crcs_and_replaced_by_its_r
     // mismatch found while a resend is on its way asks for none.
     assert!(loaded > mismatches / 2 + 1, "{report}");
     assert!(stderr(&output).contains("asking for its state"));
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_host_killed_mid_match_ends_it_cleanly_with_the_peer_lost() {
+    let Some(game) = stella_boxing() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut host) = start_retroarch_host(dir.path(), &game.0, &game.1, 7200, "") else {
+        return;
+    };
+    let address = format!("retroarch://127.0.0.1:{}", host.port);
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let mut joiner = spawn_netcade(&[
+        "join",
+        &address,
+        "--core",
+        core,
+        "--rom",
+        rom,
+        "--headless",
+        "--no-record",
+        "--frames",
+        "3600",
+        "--json",
+    ]);
+    joiner.wait_for_stdout("playing as player 2", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(2));
+    host.process.child.kill().unwrap();
+    let output = joiner.finish(Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
+    let report = last_json(&output);
+    assert_eq!(
+        report["end"], "the host left before the last frame",
+        "{report}"
+    );
+    let frames = report["frames"].as_u64().unwrap();
+    assert!((60..3600).contains(&frames), "{report}");
 }
