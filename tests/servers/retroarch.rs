@@ -13,6 +13,19 @@ fn stella_boxing() -> Option<(PathBuf, PathBuf)> {
     Some((real_core("stella")?, real_rom("boxing.bin")?))
 }
 
+/// RetroArch hosting stella Boxing for `max_frames` frames in a folder of
+/// its own (kept while the test runs), with the config lines `extra`; or
+/// `None` after a SKIPPED line when something is missing.
+fn host_boxing(
+    max_frames: u32,
+    extra: &str,
+) -> Option<(tempfile::TempDir, RetroArchHost, (PathBuf, PathBuf))> {
+    let game = stella_boxing()?;
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_retroarch_host(dir.path(), &game.0, &game.1, max_frames, extra)?;
+    Some((dir, host, game))
+}
+
 fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std::process::Output {
     let address = format!("retroarch://127.0.0.1:{}", host.port);
     let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
@@ -30,9 +43,7 @@ fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std:
     ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
 )]
 fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
-    let Some(game) = stella_boxing() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 3600, "") else {
+    let Some((dir, host, game)) = host_boxing(3600, "") else {
         return;
     };
     let frame_log = dir.path().join("frames.txt");
@@ -99,12 +110,10 @@ fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
     ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
 )]
 fn joining_a_retroarch_host_with_another_core_names_both_cores() {
-    let Some(game) = stella_boxing() else { return };
     let Some(other) = real_core("genesis_plus_gx").zip(real_rom("airstriker.md")) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 1200, "") else {
+    let Some((_dir, host, _)) = host_boxing(1200, "") else {
         return;
     };
     let output = join(&host, &other, &["--frames", "60"]);
@@ -123,10 +132,8 @@ fn joining_a_retroarch_host_with_another_core_names_both_cores() {
     ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
 )]
 fn a_retroarch_host_with_a_password_refuses_a_wrong_one_and_lets_the_right_one_play() {
-    let Some(game) = stella_boxing() else { return };
-    let dir = tempfile::tempdir().unwrap();
     let password = "netplay_password = \"sesame\"\n";
-    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 2400, password) else {
+    let Some((_dir, host, game)) = host_boxing(2400, password) else {
         return;
     };
     let none = join(&host, &game, &["--frames", "60"]);
@@ -163,14 +170,12 @@ fn a_retroarch_host_with_a_password_refuses_a_wrong_one_and_lets_the_right_one_p
     ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
 )]
 fn states_that_differ_from_the_hosts_are_found_by_its_crcs_and_replaced_by_its_resend() {
-    let Some(game) = stella_boxing() else { return };
     // Another cartridge of the same size: every frame's state departs from
     // the host's, so every check mismatches and asks for the host's state.
     let Some(other_rom) = real_rom("combat.bin") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let Some(host) = start_retroarch_host(dir.path(), &game.0, &game.1, 2400, "") else {
+    let Some((_dir, host, game)) = host_boxing(2400, "") else {
         return;
     };
     let ours = (game.0.clone(), other_rom);
@@ -206,9 +211,7 @@ fn states_that_differ_from_the_hosts_are_found_by_its_crcs_and_replaced_by_its_r
     ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
 )]
 fn a_retroarch_host_killed_mid_match_ends_it_cleanly_with_the_peer_lost() {
-    let Some(game) = stella_boxing() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let Some(mut host) = start_retroarch_host(dir.path(), &game.0, &game.1, 7200, "") else {
+    let Some((_dir, mut host, game)) = host_boxing(7200, "") else {
         return;
     };
     let address = format!("retroarch://127.0.0.1:{}", host.port);
