@@ -151,11 +151,6 @@ pub fn join_retroarch(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    if !outputs.sinks.headless {
-        return Err(AppError::BadArgument {
-            message: "join retroarch://… runs headless only for now: add --headless".into(),
-        });
-    }
     let common = &settings.common;
     let host = resolve_retroarch(address)?;
     let saves = MatchSaveDir::create(&common.game, "join")?;
@@ -465,5 +460,23 @@ impl RetroArchPlay {
             log,
             report: Some(Box::new(report)),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retroarch_address_takes_the_default_port_unless_it_names_one() {
+        let port = |address: &str| resolve_retroarch(address).map(|found| found.port());
+        assert_eq!(port("retroarch://127.0.0.1").unwrap(), DEFAULT_PORT);
+        assert_eq!(port("retroarch://127.0.0.1:55500/").unwrap(), 55500);
+        assert_eq!(port("retroarch://[::1]").unwrap(), DEFAULT_PORT);
+        assert_eq!(port("retroarch://[::1]:7000").unwrap(), 7000);
+        let error = port("retroarch://127.0.0.1:99999").unwrap_err().to_string();
+        assert!(error.contains("port is not a number"), "{error}");
+        let error = port("retroarch://").unwrap_err().to_string();
+        assert!(error.contains("names no host"), "{error}");
     }
 }
