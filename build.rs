@@ -18,7 +18,7 @@ fn main() {
 fn detect_servers() {
     println!("cargo:rerun-if-env-changed=PATH");
     let path = std::env::var_os("PATH").unwrap_or_default();
-    for program in ["turnserver", "nats-server", "matchbox_server"] {
+    for program in ["turnserver", "nats-server", "matchbox_server", "retroarch"] {
         let cfg = format!("netcade_server_{}", program.replace('-', "_"));
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if std::env::split_paths(&path).any(|dir| dir.join(program).is_file()) {

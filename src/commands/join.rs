@@ -1,8 +1,10 @@
-//! `netcade join HOST:PORT`: join a match someone hosts.
+//! `netcade join HOST:PORT`: join a match someone hosts; `netcade join
+//! retroarch://HOST[:PORT]`: play in a RetroArch host's match.
 
 use crate::commands::outputs::OutputArgs;
 use crate::engine::{AppError, Outcome};
 use crate::live::players::{join_match, JoinSettings};
+use crate::live::retroarch::{is_retroarch_address, join_retroarch};
 use std::io::Write;
 
 /// Arguments of `netcade join`.
@@ -22,6 +24,20 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         common: args.outputs.with_default_inputs(&args.settings.common),
         ..args.settings.clone()
     };
+    if let Some(address) = settings
+        .address
+        .as_deref()
+        .filter(|a| is_retroarch_address(a))
+    {
+        if args.outputs.show.in_window() {
+            return Err(AppError::BadArgument {
+                message: "join retroarch://… runs headless only for now: add --headless".into(),
+            });
+        }
+        return args.outputs.play_live(out, |outputs, options, out| {
+            join_retroarch(&settings, address, outputs, options, out)
+        });
+    }
     args.outputs.play_live(out, |outputs, options, out| {
         join_match(&settings, outputs, options, out)
     })

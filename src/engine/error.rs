@@ -232,6 +232,18 @@ pub enum AppError {
     /// the message says what to check.
     #[error(transparent)]
     NoRoute(#[from] crate::net::ice::IceError),
+    /// A TCP connection (a RetroArch host) could not be made.
+    #[error("cannot connect to {address}")]
+    Connect {
+        /// The address dialled.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A RetroArch host's match ended on an error: the reason names it
+    /// (another core, a password, a broken protocol).
+    #[error(transparent)]
+    RetroArch(#[from] netcode::retroarch::ClientEnd),
     /// The peer's handshake did not match ours (another core or content):
     /// `reason` names what differs, the host's values first.
     #[error("{reason}")]
@@ -313,7 +325,11 @@ impl AppError {
             | AppError::ReplayRefused { .. }
             | AppError::PreflightFailed { .. }
             | AppError::RollbackUnavailable { .. } => EXIT_USER_MISTAKE,
-            AppError::NoAnswer { .. } | AppError::Room { .. } => EXIT_RUNTIME_FAILURE,
+            AppError::NoAnswer { .. } | AppError::Room { .. } | AppError::Connect { .. } => {
+                EXIT_RUNTIME_FAILURE
+            }
+            AppError::RetroArch(end) if end.is_user_mistake() => EXIT_USER_MISTAKE,
+            AppError::RetroArch(_) => EXIT_RUNTIME_FAILURE,
             // `--transport laminar` with a room: the arguments are at fault.
             AppError::NoRoute(crate::net::ice::IceError::NeedsUdp) => EXIT_USER_MISTAKE,
             AppError::NoRoute(_) => EXIT_RUNTIME_FAILURE,

@@ -4,7 +4,8 @@
 //! of a match in NATS JetStream (`broadcast`) — reaching the other machines
 //! (`connect`; through a signaling server's rooms: `rooms`), the socket and
 //! its traffic (`wire`), what the machine tells (`narrator`), chat lines
-//! (`chat`) and what it shows besides the terminal (`front_end`). Commands
+//! (`chat`) and what it shows besides the terminal (`front_end`); a
+//! RetroArch host's match, over TCP in its own loop (`retroarch`). Commands
 //! choose the front end and the outputs; nothing here knows the window or
 //! the launcher, and the frame engine below knows nothing of this.
 
@@ -16,6 +17,7 @@ pub mod front_end;
 pub mod narrator;
 pub mod options;
 pub mod players;
+pub mod retroarch;
 pub mod rooms;
 pub mod session_loop;
 pub mod spectator;

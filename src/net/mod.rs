@@ -4,7 +4,8 @@
 //! conditioner that applies the simulated network's faults to real sockets
 //! (`conditioner`), the command-line switches choosing them (`link`), the
 //! channel machines meeting in a room talk through first (`signal`), the
-//! signaling server's rooms that carry it (`room`), ICE over the game's
+//! signaling server's rooms that carry it (`room`), a TCP link for
+//! RetroArch hosts (`tcp`), ICE over the game's
 //! socket for machines behind NATs (`ice`), a router's port mapping
 //! (`port_mapping`, feature `upnp`) and, with feature `broadcast`, a NATS
 //! client on its own thread (`nats`).
@@ -20,6 +21,7 @@ pub mod port_mapping;
 pub mod room;
 pub mod signal;
 pub mod sim;
+pub mod tcp;
 pub mod udp;
 
 use std::cell::Cell;

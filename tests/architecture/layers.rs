@@ -56,6 +56,7 @@ const NETCODE_LAYERS: Layers = &[
         "netplay",
         &["protocol", "encoding", "rollback", "input", "checksum"],
     ),
+    ("retroarch", &["input"]),
     ("testing", &["emulator", "input"]),
 ];
 

@@ -1020,3 +1020,42 @@ fn join_rejoin_without_a_ticket_or_with_a_damaged_one_says_so_in_one_line() {
     );
     assert_eq!(errors.lines().count(), 1, "{errors}");
 }
+
+#[test]
+fn joining_a_retroarch_address_where_nothing_listens_is_one_error_line() {
+    // A port just freed: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address = format!("retroarch://127.0.0.1:{port}");
+    let arena = support::dojo_arena();
+    let output = netcade(&[
+        "join",
+        &address,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--frames",
+        "10",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(
+        error.starts_with(&format!(
+            "error: cannot connect to RetroArch host 127.0.0.1:{port}"
+        )),
+        "{error}"
+    );
+    assert_eq!(error.lines().count(), 1, "{error}");
+    let output = netcade(&["join", "retroarch://", "--core", "duel", "--headless"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("names no host"),
+        "{}",
+        stderr(&output)
+    );
+}

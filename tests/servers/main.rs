@@ -4,6 +4,7 @@
 mod broadcast;
 mod ice_coturn;
 mod ice_nat_lab;
+mod retroarch;
 mod rooms;
 mod rooms_rejoin;
 mod servers_present;

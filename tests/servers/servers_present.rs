@@ -11,6 +11,7 @@ fn a_run_that_requires_the_servers_was_built_with_every_one_on_path() {
         ("turnserver", cfg!(netcade_server_turnserver)),
         ("nats-server", cfg!(netcade_server_nats_server)),
         ("matchbox_server", cfg!(netcade_server_matchbox_server)),
+        ("retroarch", cfg!(netcade_server_retroarch)),
     ];
     let missing: Vec<&str> = found
         .iter()

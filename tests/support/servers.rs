@@ -182,3 +182,118 @@ pub fn room_code(host: &mut super::cli::Background) -> String {
     let code = line.split_whitespace().nth(2).expect("a code");
     code.trim_end_matches(':').to_string()
 }
+
+/// A headless RetroArch hosting a netplay match, started by a test on a
+/// free port: its config has null drivers and nothing that reaches past
+/// loopback (no lobby announce, relay server or NAT traversal); its log
+/// is `retroarch.log` in the test's folder.
+pub struct RetroArchHost {
+    pub process: ServerProcess,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl RetroArchHost {
+    /// What RetroArch has logged so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Its log once it holds `text`, or as it is after `timeout`.
+    pub fn log_once_it_says(&self, text: &str, timeout: std::time::Duration) -> String {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let log = self.log_text();
+            if log.contains(text) || std::time::Instant::now() > deadline {
+                return log;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// A port free on loopback now (bound, read back and released).
+pub fn free_tcp_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
+    listener.local_addr().unwrap().port()
+}
+
+/// Starts `retroarch` in `dir` hosting `rom` on `core` for `max_frames`
+/// frames, with the config lines `extra` added (a password, …); `None`
+/// when the program is missing (see [`server_program`]).
+pub fn start_retroarch_host(
+    dir: &std::path::Path,
+    core: &std::path::Path,
+    rom: &std::path::Path,
+    max_frames: u32,
+    extra: &str,
+) -> Option<RetroArchHost> {
+    let program = server_program("retroarch")?;
+    // RetroArch finds a core's info (whether it can play netplay) only for
+    // cores in its core folder: a link to the test's core goes there.
+    let cores = dir.join("cores");
+    std::fs::create_dir_all(&cores).unwrap();
+    let linked = cores.join(core.file_name().unwrap());
+    let _ = std::fs::remove_file(&linked);
+    std::os::unix::fs::symlink(core, &linked).unwrap();
+    let config = dir.join("retroarch.cfg");
+    let line = |key: &str, value: &str| format!("{key} = \"{value}\"\n");
+    let mut text = String::new();
+    for (key, value) in [
+        ("config_save_on_exit", "false"),
+        ("video_driver", "null"),
+        ("audio_driver", "null"),
+        ("audio_enable", "false"),
+        ("input_driver", "null"),
+        ("input_joypad_driver", "null"),
+        ("menu_driver", "null"),
+        ("netplay_public_announce", "false"),
+        ("netplay_use_mitm_server", "false"),
+        ("netplay_nat_traversal", "false"),
+        ("netplay_check_frames", "30"),
+        ("netplay_nickname", "rahost"),
+        ("network_cmd_enable", "false"),
+        ("discord_allow", "false"),
+        ("cheevos_enable", "false"),
+        // Paced at the core's frame rate (null video has no vsync).
+        ("vrr_runloop_enable", "true"),
+        ("libretro_info_path", "/usr/share/libretro/info"),
+    ] {
+        text.push_str(&line(key, value));
+    }
+    for (key, folder) in [
+        ("libretro_directory", "cores"),
+        ("savefile_directory", "saves"),
+        ("savestate_directory", "states"),
+        ("system_directory", "system"),
+    ] {
+        text.push_str(&line(key, &dir.join(folder).display().to_string()));
+    }
+    text.push_str(extra);
+    std::fs::write(&config, text).unwrap();
+    let log = dir.join("retroarch.log");
+    let port = free_tcp_port();
+    let child = std::process::Command::new(program)
+        .current_dir(dir)
+        // Its config and caches stay in the test's folder.
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir)
+        // Its GameMode client aborts without a D-Bus session otherwise.
+        .env("DBUS_FATAL_WARNINGS", "0")
+        .arg("--config")
+        .arg(&config)
+        .arg("-L")
+        .arg(&linked)
+        .arg(rom)
+        .args(["--host", "--port", &port.to_string()])
+        .args(["--max-frames", &max_frames.to_string(), "--verbose"])
+        .stdout(std::process::Stdio::null())
+        // RetroArch logs to stderr.
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("retroarch starts");
+    let process = ServerProcess { child };
+    listening_tcp_port(process.child.id(), std::time::Duration::from_secs(30))
+        .expect("retroarch hosts: see retroarch.log");
+    Some(RetroArchHost { process, port, log })
+}

@@ -14,6 +14,7 @@ pub mod netplay;
 pub mod protocol;
 pub mod random;
 pub mod replay;
+pub mod retroarch;
 pub mod rollback;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

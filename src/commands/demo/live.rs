@@ -296,6 +296,7 @@ impl Setup<'_> {
             signal: SignalArgs::default(),
             slot: None,
             rejoin: false,
+            password: None,
         };
         let sinks = self.sinks(1);
         Box::new(move |out, options| join_match(&settings, &headless(sinks), options, out))

@@ -113,7 +113,8 @@ pub struct HostSettings {
 #[derive(Clone, Debug, clap::Args)]
 pub struct JoinSettings {
     /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets,
-    /// `[::1]:7000`); or --room CODE, or --quick.
+    /// `[::1]:7000`), or retroarch://HOST[:PORT] for a RetroArch host; or
+    /// --room CODE, or --quick.
     #[arg(value_name = "HOST:PORT", required_unless_present_any = ["room", "quick"], conflicts_with_all = ["room", "quick"])]
     pub address: Option<String>,
     /// Join the match whose room code the host printed (`host --room`).
@@ -141,6 +142,9 @@ pub struct JoinSettings {
     /// window (with the ticket kept while it played).
     #[arg(long, conflicts_with_all = ["quick", "slot"])]
     pub rejoin: bool,
+    /// The password a RetroArch host (`retroarch://HOST[:PORT]`) asks for.
+    #[arg(long, value_name = "PASSWORD")]
+    pub password: Option<String>,
 }
 
 /// `--mode`: how frames are kept in step between the machines.

@@ -1,0 +1,482 @@
+//! `netcade join retroarch://HOST[:PORT]`: a netcade player in a RetroArch
+//! host's match. The pure client session (`netcode::retroarch`) speaks the
+//! protocol over a TCP link; this loop feeds it the socket's bytes, loads
+//! the host's savestates into the game and runs each frame once the
+//! session has every player's input of it: in lockstep with the host's
+//! frame clock (RetroArch rolls back on its side for our late input).
+//! Frames go through the engine's sinks as any final frame does (frame
+//! log, audio file, replay), numbered from 0 at the host's savestate.
+
+use crate::engine::inputs::InputSource;
+use crate::engine::report::Report;
+use crate::engine::sinks::recorder::match_recorder;
+use crate::engine::sinks::{FinalFrames, FramePass, FrameSink, MatchSinks, SinksSummary};
+use crate::engine::{open_game, AppError, Game, MatchSaveDir, Outcome};
+use crate::live::front_end::LiveOutputs;
+use crate::live::options::{interrupted, LiveOptions};
+use crate::live::players::JoinSettings;
+use crate::live::session_loop::LiveMatch;
+use crate::net::tcp::{Received, TcpLink};
+use netcode::checksum::memory_checksum;
+use netcode::emulator::SavestateContext;
+use netcode::input::{Buttons, FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use netcode::replay::EndReason;
+use netcode::retroarch::{
+    state_crc, ClientConfig, ClientEnd, ClientEvent, ClientSession, ClientStats, DEFAULT_PORT,
+};
+use netcode::rollback::Frame;
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// The scheme of a RetroArch host's address.
+pub const SCHEME: &str = "retroarch://";
+
+/// The most bytes a RetroArch savestate or SRAM may have (the largest
+/// cores' states, PlayStation's and Saturn's, are a few MiB).
+const MAX_STATE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Longest wait for the host's bytes between two looks at the clock.
+const LONGEST_WAIT: Duration = Duration::from_millis(4);
+
+/// Whether `address` names a RetroArch host.
+pub fn is_retroarch_address(address: &str) -> bool {
+    address.starts_with(SCHEME)
+}
+
+/// `retroarch://HOST[:PORT]` as a socket address (port 55435 by default).
+pub fn resolve_retroarch(address: &str) -> Result<SocketAddr, AppError> {
+    let rest = address.strip_prefix(SCHEME).unwrap_or(address);
+    let rest = rest.trim_end_matches('/');
+    let bad = |reason: &str| AppError::UnresolvableHost {
+        address: address.to_string(),
+        reason: reason.to_string(),
+    };
+    if rest.is_empty() {
+        return Err(bad("it names no host: retroarch://HOST[:PORT]"));
+    }
+    let with_port = match rest.rsplit_once(':') {
+        // An IPv6 address in brackets, or a name with a port.
+        Some((_, port)) if !rest.ends_with(']') && !port.contains(']') => {
+            port.parse::<u16>()
+                .map_err(|_| bad("its port is not a number from 0 to 65535"))?;
+            rest.to_string()
+        }
+        _ => format!("{rest}:{DEFAULT_PORT}"),
+    };
+    with_port
+        .to_socket_addrs()
+        .map_err(|error| bad(&error.to_string()))?
+        .next()
+        .ok_or_else(|| bad("it has no address"))
+}
+
+/// How a RetroArch match went.
+struct RetroArchReport {
+    host: String,
+    address: SocketAddr,
+    title: String,
+    frames: u32,
+    first_host_frame: Option<u32>,
+    last_host_frame: Option<u32>,
+    port: Option<u32>,
+    stats: ClientStats,
+    end: String,
+    outcome: Outcome,
+    sinks: SinksSummary,
+}
+
+impl Report for RetroArchReport {
+    fn describe(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "played {} frames of {} with RetroArch host {} ({}){}: {}",
+            self.frames,
+            self.title,
+            self.host,
+            self.address,
+            self.port
+                .map(|port| format!(" as player {}", port + 1))
+                .unwrap_or_default(),
+            self.end
+        )?;
+        if let (Some(first), Some(last)) = (self.first_host_frame, self.last_host_frame) {
+            writeln!(out, "host frames {first}..{last}")?;
+        }
+        writeln!(
+            out,
+            "state checks: {} of the host's CRCs compared, {} mismatched; {} host states loaded; {} stalls asked{}",
+            self.stats.crc_checks,
+            self.stats.crc_mismatches,
+            self.stats.states_loaded,
+            self.stats.stalls,
+            self.stats
+                .ping_ms
+                .map(|ping| format!("; ping {ping} ms"))
+                .unwrap_or_default()
+        )?;
+        self.sinks.describe(out)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut json = serde_json::json!({
+            "role": "retroarch-client",
+            "host": self.host,
+            "address": self.address.to_string(),
+            "game": self.title,
+            "frames": self.frames,
+            "first_host_frame": self.first_host_frame,
+            "last_host_frame": self.last_host_frame,
+            "port": self.port,
+            "crc_checks": self.stats.crc_checks,
+            "crc_mismatches": self.stats.crc_mismatches,
+            "states_loaded": self.stats.states_loaded,
+            "stalls": self.stats.stalls,
+            "ping_ms": self.stats.ping_ms,
+            "end": self.end,
+            "outcome": format!("{:?}", self.outcome),
+        });
+        self.sinks.add_to_json(&mut json);
+        json
+    }
+}
+
+/// Plays in the RetroArch host's match at `address` (`retroarch://…`)
+/// with the game and buttons `settings` name, until `--frames` are played,
+/// the host leaves or Ctrl-C.
+pub fn join_retroarch(
+    settings: &JoinSettings,
+    address: &str,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let common = &settings.common;
+    let host = resolve_retroarch(address)?;
+    let saves = MatchSaveDir::create(&common.game, "join")?;
+    let mut game = open_game(&saves.game_args(&common.game))?;
+    let mut state = Vec::new();
+    game.save_state(&mut state).map_err(AppError::at_frame(0))?;
+    let config = ClientConfig {
+        nick: settings
+            .common
+            .chat
+            .name
+            .clone()
+            .unwrap_or_else(|| "netcade".into()),
+        password: settings.password.clone(),
+        core_name: game.core_name(),
+        core_version: game.core_version(),
+        content_crc: content_crc(&common.game)?,
+        state_size: state.len(),
+        max_state_bytes: MAX_STATE_BYTES,
+        spectate: false,
+    };
+    let timeout = Duration::from_secs_f64(settings.connect_timeout_s.max(0.1));
+    let mut link = TcpLink::connect(host, timeout).map_err(|source| AppError::Connect {
+        address: format!("RetroArch host {host}"),
+        source,
+    })?;
+    writeln!(out, "joining RetroArch host {host} with {}", game.title())?;
+    options.take_ctrl_c();
+    let inputs = InputSource::open(&common.input_spec())?;
+    let recorder = match_recorder(
+        &outputs.sinks.record,
+        game.as_ref(),
+        &common.game,
+        2,
+        vec!["RetroArch host".into(), config.nick.clone()],
+    )?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), common.frames)?;
+    let mut play = RetroArchPlay {
+        session: ClientSession::new(config),
+        game,
+        sinks,
+        inputs,
+        final_frames: FinalFrames::new(true),
+        scratch: state,
+        frames: 0,
+        first_host_frame: None,
+        last_host_frame: None,
+        stop_after: common.frames,
+        started: Instant::now(),
+        timeout,
+        port: None,
+    };
+    let end = play.run(&mut link, out)?;
+    play.finish(end, host, &mut link)
+}
+
+/// The CRC-32 of the content file, as RetroArch's INFO carries it (0: no
+/// content).
+fn content_crc(game: &crate::engine::GameArgs) -> Result<u32, AppError> {
+    let Some(rom) = &game.rom else {
+        return Ok(0);
+    };
+    let bytes = std::fs::read(rom).map_err(|source| AppError::OpenFile {
+        what: "the content",
+        path: rom.clone(),
+        source,
+    })?;
+    Ok(state_crc(&bytes))
+}
+
+/// How the loop ended.
+enum PlayEnd {
+    /// `--frames` were played.
+    Finished,
+    /// The session ended (the host left, or an error).
+    Session(ClientEnd),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+struct RetroArchPlay {
+    session: ClientSession,
+    game: Box<dyn Game>,
+    sinks: MatchSinks,
+    inputs: InputSource,
+    final_frames: FinalFrames,
+    scratch: Vec<u8>,
+    /// Frames played.
+    frames: u32,
+    first_host_frame: Option<u32>,
+    last_host_frame: Option<u32>,
+    stop_after: Option<u32>,
+    started: Instant,
+    timeout: Duration,
+    /// Our port (0-based), once the host gave us one.
+    port: Option<u32>,
+}
+
+impl RetroArchPlay {
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn run(&mut self, link: &mut TcpLink, out: &mut dyn Write) -> Result<PlayEnd, AppError> {
+        let mut received = Vec::new();
+        let mut outgoing = Vec::new();
+        loop {
+            received.clear();
+            match link.receive(&mut received) {
+                Ok(Received::Closed) => self.session.closed(),
+                Ok(Received::Bytes(_)) => self.session.receive(&received, self.now_ms()),
+                Err(_) => self.session.closed(),
+            }
+            self.session.poll(self.now_ms());
+            if let Some(end) = self.tell_events(out)? {
+                return Ok(PlayEnd::Session(end));
+            }
+            if let Some((frame, state)) = self.session.take_state() {
+                self.load_host_state(frame, &state)?;
+            }
+            while let Some(frame) = self.session.ready_frame() {
+                if self.stop_after.is_some_and(|stop| self.frames >= stop) {
+                    self.session.leave();
+                    self.flush(link, &mut outgoing);
+                    return Ok(PlayEnd::Finished);
+                }
+                self.play_frame(frame)?;
+            }
+            self.flush(link, &mut outgoing);
+            if interrupted() {
+                self.session.leave();
+                self.flush(link, &mut outgoing);
+                return Ok(PlayEnd::Interrupted);
+            }
+            if !self.session.is_connected() && self.started.elapsed() > self.timeout {
+                return Err(AppError::NoAnswer {
+                    address: "the RetroArch host".into(),
+                    seconds: self.timeout.as_secs_f64(),
+                });
+            }
+            link.wait(LONGEST_WAIT);
+        }
+    }
+
+    fn flush(&mut self, link: &mut TcpLink, outgoing: &mut Vec<u8>) {
+        self.session.take_outgoing(outgoing);
+        if !outgoing.is_empty() {
+            // A host that stops reading ends the match on the next read.
+            let _ = link.send(outgoing);
+            outgoing.clear();
+        }
+    }
+
+    /// Says what happened; the end, once the session ended.
+    fn tell_events(&mut self, out: &mut dyn Write) -> Result<Option<ClientEnd>, AppError> {
+        while let Some(event) = self.session.next_event() {
+            match event {
+                ClientEvent::Connected {
+                    host,
+                    protocol,
+                    frame,
+                } => writeln!(
+                    out,
+                    "connected to {host} (RetroArch netplay protocol {protocol}), its frame {frame}"
+                )?,
+                ClientEvent::CoreVersionDiffers { host } => eprintln!(
+                    "warning: the host runs version {host} of the core; this is {}",
+                    self.game.core_version()
+                ),
+                ClientEvent::ContentDiffers => {
+                    eprintln!("warning: the host's content is not the same file as yours")
+                }
+                ClientEvent::Playing { devices, frame, .. } => {
+                    self.port = (0..16).find(|port| devices & (1 << port) != 0);
+                    writeln!(
+                        out,
+                        "playing as player {} from the host's frame {frame}",
+                        self.port.map_or(0, |port| port + 1)
+                    )?
+                }
+                ClientEvent::PlayRefused(reason) => writeln!(
+                    out,
+                    "the host refused to let us play ({}): watching",
+                    match reason {
+                        1 => "not allowed",
+                        2 => "no free player slot",
+                        3 => "too soon",
+                        4 => "that slot is taken",
+                        _ => "no reason given",
+                    }
+                )?,
+                ClientEvent::PlayerJoined { nick, devices } => {
+                    writeln!(out, "{nick} plays (ports {devices:#x})")?
+                }
+                ClientEvent::PlayerLeft { nick } => writeln!(out, "{nick} stopped playing")?,
+                ClientEvent::Chat { author, text } => writeln!(out, "<{author}> {text}")?,
+                ClientEvent::Paused(nick) => writeln!(out, "{nick} paused")?,
+                ClientEvent::Resumed => writeln!(out, "resumed")?,
+                ClientEvent::Desynced { frame } => eprintln!(
+                    "warning: the host's state of its frame {frame} is not ours: asking for its state"
+                ),
+                ClientEvent::Ended(end) => return Ok(Some(end)),
+            }
+        }
+        Ok(None)
+    }
+
+    fn load_host_state(&mut self, frame: u32, state: &[u8]) -> Result<(), AppError> {
+        self.game.set_savestate_context(SavestateContext::Netplay);
+        self.game
+            .load_state(state)
+            .map_err(AppError::at_frame(self.frames))?;
+        let ours = Frame::new(self.frames);
+        if self.first_host_frame.is_none() {
+            self.first_host_frame = Some(frame);
+            let memory = memory_checksum(&mut *self.game, &mut self.scratch)
+                .map_err(AppError::at_frame(0))?;
+            self.sinks.match_started(ours, state, memory);
+        } else {
+            // A repair: the frames the host's state skips are not played here.
+            self.sinks.state_repaired(ours, state);
+        }
+        Ok(())
+    }
+
+    fn play_frame(&mut self, host_frame: u32) -> Result<(), AppError> {
+        let crc = if self.session.wants_crc(host_frame) {
+            self.game
+                .save_state(&mut self.scratch)
+                .map_err(AppError::at_frame(self.frames))?;
+            Some(state_crc(&self.scratch))
+        } else {
+            None
+        };
+        let column = self.port.unwrap_or(1) as usize % MAX_PLAYERS;
+        let local = self.inputs.next_frame()[column];
+        let ports = self.session.play_frame(u32::from(local.bits()), crc);
+        let mut inputs: FrameInputs = NO_INPUTS;
+        for (held, port) in inputs.iter_mut().zip(ports) {
+            *held = Buttons::from_bits(port as u16);
+        }
+        let frame = Frame::new(self.frames);
+        self.final_frames.run(
+            &mut *self.game,
+            frame,
+            &inputs[..2],
+            FramePass::Shown,
+            &mut self.sinks,
+        )?;
+        self.sinks.frame_shown(frame, self.game.video_frame());
+        self.frames += 1;
+        self.last_host_frame = Some(host_frame);
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        end: PlayEnd,
+        address: SocketAddr,
+        link: &mut TcpLink,
+    ) -> Result<LiveMatch, AppError> {
+        // Our goodbye, given a moment to leave.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while link.queued() > 0 && Instant::now() < deadline {
+            let _ = link.flush();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (outcome, reason, text) = match end {
+            PlayEnd::Finished => (
+                Outcome::Success,
+                EndReason::Finished,
+                "finished".to_string(),
+            ),
+            PlayEnd::Interrupted => (
+                Outcome::Interrupted,
+                EndReason::Interrupted,
+                "interrupted".to_string(),
+            ),
+            PlayEnd::Session(ClientEnd::HostLeft) if self.stop_after.is_none() => (
+                Outcome::Success,
+                EndReason::Disconnect,
+                "the host left".to_string(),
+            ),
+            PlayEnd::Session(ClientEnd::HostLeft) => (
+                Outcome::PeerLost,
+                EndReason::Disconnect,
+                "the host left before the last frame".to_string(),
+            ),
+            PlayEnd::Session(end) => return Err(AppError::RetroArch(end)),
+        };
+        let (log, sinks) = self.sinks.finish(reason)?;
+        let report = RetroArchReport {
+            host: self.session.host_nick().to_string(),
+            address,
+            title: self.game.title(),
+            frames: self.frames,
+            first_host_frame: self.first_host_frame,
+            last_host_frame: self.last_host_frame,
+            port: self.port,
+            stats: self.session.stats(),
+            end: text,
+            outcome,
+            sinks,
+        };
+        Ok(LiveMatch {
+            outcome,
+            log,
+            report: Some(Box::new(report)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retroarch_address_takes_the_default_port_unless_it_names_one() {
+        let port = |address: &str| resolve_retroarch(address).map(|found| found.port());
+        assert_eq!(port("retroarch://127.0.0.1").unwrap(), DEFAULT_PORT);
+        assert_eq!(port("retroarch://127.0.0.1:55500/").unwrap(), 55500);
+        assert_eq!(port("retroarch://[::1]").unwrap(), DEFAULT_PORT);
+        assert_eq!(port("retroarch://[::1]:7000").unwrap(), 7000);
+        let error = port("retroarch://127.0.0.1:99999").unwrap_err().to_string();
+        assert!(error.contains("port is not a number"), "{error}");
+        let error = port("retroarch://").unwrap_err().to_string();
+        assert!(error.contains("names no host"), "{error}");
+    }
+}

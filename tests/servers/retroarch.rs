@@ -1,0 +1,244 @@
+//! netcade against a real RetroArch (Debian's 1.14, protocol 6) hosting
+//! stella on loopback: `join retroarch://127.0.0.1:PORT` plays in its
+//! match, and RetroArch's own CRC checks (every 30 frames) find netcade's
+//! states equal to the host's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use support::cli::{last_json, netcade, spawn_netcade, stderr, stdout};
+use support::servers::{start_retroarch_host, RetroArchHost};
+use support::{real_core, real_rom};
+
+fn stella_boxing() -> Option<(PathBuf, PathBuf)> {
+    Some((real_core("stella")?, real_rom("boxing.bin")?))
+}
+
+/// RetroArch hosting stella Boxing for `max_frames` frames in a folder of
+/// its own (kept while the test runs), with the config lines `extra`; or
+/// `None` after a SKIPPED line when something is missing.
+fn host_boxing(
+    max_frames: u32,
+    extra: &str,
+) -> Option<(tempfile::TempDir, RetroArchHost, (PathBuf, PathBuf))> {
+    let game = stella_boxing()?;
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_retroarch_host(dir.path(), &game.0, &game.1, max_frames, extra)?;
+    Some((dir, host, game))
+}
+
+fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std::process::Output {
+    let address = format!("retroarch://127.0.0.1:{}", host.port);
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let mut args = vec!["join", &address, "--core", core, "--rom", rom, "--headless"];
+    if !extra.contains(&"--record") {
+        args.push("--no-record");
+    }
+    args.extend_from_slice(extra);
+    netcade(&args)
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
+    let Some((dir, host, game)) = host_boxing(3600, "") else {
+        return;
+    };
+    let frame_log = dir.path().join("frames.txt");
+    let replay = dir.path().join("match.ncr");
+    let output = join(
+        &host,
+        &game,
+        &[
+            "--frames",
+            "1800",
+            "--inputs",
+            "random:7",
+            "--json",
+            "--frame-log",
+            frame_log.to_str().unwrap(),
+            "--record",
+            replay.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}\n{}\nRetroArch:\n{}",
+        stdout(&output),
+        stderr(&output),
+        host.log_text()
+    );
+    let report = last_json(&output);
+    assert_eq!(report["frames"], 1800, "{report}");
+    assert_eq!(report["port"], 1, "netcade plays player 2: {report}");
+    // One check every 30 frames, on frames both sides played.
+    let checks = report["crc_checks"].as_u64().unwrap();
+    assert!(checks >= 50, "only {checks} CRC checks: {report}");
+    assert_eq!(report["crc_mismatches"], 0, "{report}");
+    assert_eq!(report["states_loaded"], 1, "no repair was needed: {report}");
+    let log = std::fs::read_to_string(&frame_log).unwrap();
+    assert_eq!(log.lines().count(), 1800);
+    let (first, last) = (&report["first_host_frame"], &report["last_host_frame"]);
+    assert_eq!(
+        last.as_u64().unwrap() - first.as_u64().unwrap(),
+        1799,
+        "{report}"
+    );
+    // The match's replay plays back to the same checkpoints.
+    let verified = netcade(&[
+        "replay",
+        "play",
+        replay.to_str().unwrap(),
+        "--headless",
+        "--verify",
+    ]);
+    assert!(verified.status.success(), "{}", stderr(&verified));
+    // The host saw us play and leave.
+    let ra = host.log_once_it_says("\"netcade\" has disconnected", Duration::from_secs(10));
+    assert!(ra.contains("netcade has joined as player 2"), "{ra}");
+    assert!(ra.contains("\"netcade\" has disconnected"), "{ra}");
+    assert!(!ra.contains("desync"), "{ra}");
+    // RetroArch computed the same content CRC-32 as the one netcade sent.
+    assert!(!ra.contains("CRC32s differ"), "{ra}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn joining_a_retroarch_host_with_another_core_names_both_cores() {
+    let Some(other) = real_core("genesis_plus_gx").zip(real_rom("airstriker.md")) else {
+        return;
+    };
+    let Some((_dir, host, _)) = host_boxing(1200, "") else {
+        return;
+    };
+    let output = join(&host, &other, &["--frames", "60"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(
+        error.contains("error: the host runs Stella")
+            && error.contains("you chose Genesis Plus GX"),
+        "{error}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_host_with_a_password_refuses_a_wrong_one_and_lets_the_right_one_play() {
+    let password = "netplay_password = \"sesame\"\n";
+    let Some((_dir, host, game)) = host_boxing(2400, password) else {
+        return;
+    };
+    let none = join(&host, &game, &["--frames", "60"]);
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("give --password"),
+        "{}",
+        stderr(&none)
+    );
+    let wrong = join(&host, &game, &["--frames", "60", "--password", "open"]);
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("the host refused the password"),
+        "{}",
+        stderr(&wrong)
+    );
+    let right = join(
+        &host,
+        &game,
+        &["--frames", "120", "--password", "sesame", "--json"],
+    );
+    assert!(
+        right.status.success(),
+        "{}\n{}",
+        stderr(&right),
+        host.log_text()
+    );
+    assert_eq!(last_json(&right)["crc_mismatches"], 0);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn states_that_differ_from_the_hosts_are_found_by_its_crcs_and_replaced_by_its_resend() {
+    // Another cartridge of the same size: every frame's state departs from
+    // the host's, so every check mismatches and asks for the host's state.
+    let Some(other_rom) = real_rom("combat.bin") else {
+        return;
+    };
+    let Some((_dir, host, game)) = host_boxing(2400, "") else {
+        return;
+    };
+    let ours = (game.0.clone(), other_rom);
+    let output = join(
+        &host,
+        &ours,
+        &["--frames", "600", "--inputs", "random:3", "--json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        host.log_text()
+    );
+    assert!(
+        stderr(&output).contains("not the same file as yours"),
+        "{}",
+        stderr(&output)
+    );
+    let report = last_json(&output);
+    let mismatches = report["crc_mismatches"].as_u64().unwrap();
+    let loaded = report["states_loaded"].as_u64().unwrap();
+    assert!(mismatches >= 10, "{report}");
+    // The first state, then one resent for (nearly) every mismatch: a
+    // mismatch found while a resend is on its way asks for none.
+    assert!(loaded > mismatches / 2 + 1, "{report}");
+    assert!(stderr(&output).contains("asking for its state"));
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_host_killed_mid_match_ends_it_cleanly_with_the_peer_lost() {
+    let Some((_dir, mut host, game)) = host_boxing(7200, "") else {
+        return;
+    };
+    let address = format!("retroarch://127.0.0.1:{}", host.port);
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let mut joiner = spawn_netcade(&[
+        "join",
+        &address,
+        "--core",
+        core,
+        "--rom",
+        rom,
+        "--headless",
+        "--no-record",
+        "--frames",
+        "3600",
+        "--json",
+    ]);
+    joiner.wait_for_stdout("playing as player 2", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(2));
+    host.process.child.kill().unwrap();
+    let output = joiner.finish(Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
+    let report = last_json(&output);
+    assert_eq!(
+        report["end"], "the host left before the last frame",
+        "{report}"
+    );
+    let frames = report["frames"].as_u64().unwrap();
+    assert!((60..3600).contains(&frames), "{report}");
+}
