@@ -6,4 +6,5 @@ mod ice_coturn;
 mod ice_nat_lab;
 mod rooms;
 mod rooms_rejoin;
+mod rooms_rogues;
 mod servers_present;

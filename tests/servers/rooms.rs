@@ -12,12 +12,12 @@ use support::cli::{last_json, spawn_netcade, stderr, stdout, Background};
 use support::servers::{room_code, signaling_server};
 
 /// Long enough for a short match on a busy machine.
-const TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Frames of each match: two seconds of Duel.
 const FRAMES: &str = "120";
 
-fn duel(arena: &str) -> Vec<String> {
+pub(crate) fn duel(arena: &str) -> Vec<String> {
     let rom = match arena {
         "dojo" => support::dojo_arena(),
         other => support::duel_arena(other).display().to_string(),
@@ -30,7 +30,7 @@ fn duel(arena: &str) -> Vec<String> {
 /// `netcade ARGS` with the game and the signaling server, in the
 /// background; a player presses `random:SEED`'s buttons (seed 0: a
 /// spectator, who presses none).
-fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background {
+pub(crate) fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background {
     let inputs = format!("random:{seed}");
     let mut all: Vec<&str> = args.to_vec();
     all.extend(game.iter().map(String::as_str));
@@ -42,7 +42,7 @@ fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background 
 }
 
 /// Both finished every frame on the same checksums.
-fn assert_played_in_sync(a: &Output, b: &Output) {
+pub(crate) fn assert_played_in_sync(a: &Output, b: &Output) {
     for output in [a, b] {
         assert!(output.status.success(), "{output:?}");
     }
@@ -181,7 +181,7 @@ fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_nex
 /// A misbehaving peer in room `code`: greeted by the host as a player is,
 /// it answers with a player's hello of the host's game, then sends `then`
 /// in place of ICE's messages (or nothing at all), and stays.
-fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
+pub(crate) fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
     let server: SignalServer = signal.parse().unwrap();
     let mut rogue = RoomClient::enter(&server, &room_of(code), None, TIMEOUT).unwrap();
     let (host, greeting) = next_signal(&mut rogue);
@@ -195,7 +195,7 @@ fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
 }
 
 /// The name of room `code` on the signaling server.
-fn room_of(code: &str) -> String {
+pub(crate) fn room_of(code: &str) -> String {
     format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""))
 }
 
@@ -287,7 +287,7 @@ fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
 }
 
 /// Waits for the next signal in `room`, from anyone.
-fn next_signal(room: &mut RoomClient) -> (netcade::net::room::PeerId, String) {
+pub(crate) fn next_signal(room: &mut RoomClient) -> (netcade::net::room::PeerId, String) {
     loop {
         match room.wait(TIMEOUT).unwrap() {
             Some(RoomEvent::Signal { from, text }) => return (from, text),

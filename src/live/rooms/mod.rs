@@ -29,10 +29,16 @@ use crate::engine::{AppError, Game, GameArgs};
 use crate::live::connect::{
     bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
-use crate::net::ice::{IceConfig, IceError, IceRole, PathPolicy};
-use crate::net::link::{connect_ice, IceFailure, LinkArgs, LinkTransport};
+use crate::net::ice::meetings::{Admission, MeetingLimits};
+use crate::net::ice::{
+    IceConfig, IceError, IceRole, MeetingEnd, MeetingOutcome, MeetingSocket, PathPolicy,
+};
+use crate::net::link::{
+    connect_ice, on_ice_socket, IceFailure, IceSocket, LinkArgs, LinkTransport,
+};
 use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
+use crate::net::{MicrosClock, Transport};
 use netcode::checksum::Checksum;
 use netcode::protocol::{Identity, Rejection, PROTOCOL_VERSION};
 use std::collections::BTreeSet;
@@ -48,6 +54,27 @@ const ENTER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How often the host's room thread looks for newcomers.
 const HOST_POLL: Duration = Duration::from_millis(20);
+
+/// How many players a room's host meets at once, how many more wait for a
+/// slot, and how long each has: a peer posing as a player (its hello costs
+/// nothing) holds one slot until its deadline, never the host.
+const MEETING_LIMITS: MeetingLimits = MeetingLimits {
+    max_meetings: 8,
+    max_waiting: 32,
+    connect_within: Duration::from_secs(16),
+    handshake_within: Duration::from_secs(5),
+};
+
+/// How much longer than ICE's own deadline a meeting may last (ICE's gives
+/// the reason; this bound backs it).
+const MEETING_MARGIN: Duration = Duration::from_secs(1);
+
+/// How long the meeting host waits on its socket between steps: checks
+/// pace themselves in tens of milliseconds.
+const MEETING_POLL: Duration = Duration::from_millis(5);
+
+/// Room events handled per meeting step.
+const ROOM_EVENTS_PER_STEP: usize = 64;
 
 /// How often a quiet room connection says it is still there (proxies in
 /// front of a signaling server close idle WebSockets after a minute or so).
@@ -291,36 +318,67 @@ impl Greeter {
         timeout: Duration,
     ) -> Result<Option<(PeerId, Hello)>, SignalError> {
         let Some(event) = room.wait(timeout)? else {
-            if self.last_sent.elapsed() >= KEEP_ALIVE_EVERY {
-                room.keep_alive()?;
-                self.last_sent = Instant::now();
-            }
+            self.keep_alive_when_due(room)?;
             return Ok(None);
         };
+        match self.handle(room, event, wanted)? {
+            Heard::Hello(peer, hello) => Ok(Some((peer, hello))),
+            // ICE's last messages may come after its path was found.
+            Heard::Ice(..) | Heard::Left(_) | Heard::Nothing => Ok(None),
+        }
+    }
+
+    /// Handles the room's next event, if one is waiting (never waits).
+    fn hear(
+        &mut self,
+        room: &mut RoomClient,
+        wanted: &dyn Fn(&Hello) -> bool,
+    ) -> Result<Option<Heard>, SignalError> {
+        let Some(event) = room.poll()? else {
+            self.keep_alive_when_due(room)?;
+            return Ok(None);
+        };
+        self.handle(room, event, wanted).map(Some)
+    }
+
+    fn keep_alive_when_due(&mut self, room: &mut RoomClient) -> Result<(), SignalError> {
+        if self.last_sent.elapsed() >= KEEP_ALIVE_EVERY {
+            room.keep_alive()?;
+            self.last_sent = Instant::now();
+        }
+        Ok(())
+    }
+
+    fn handle(
+        &mut self,
+        room: &mut RoomClient,
+        event: RoomEvent,
+        wanted: &dyn Fn(&Hello) -> bool,
+    ) -> Result<Heard, SignalError> {
         match event {
             RoomEvent::Arrived(peer) => self.greet(room, peer)?,
             RoomEvent::Left(peer) => {
                 if self.greeted.remove(&peer) && self.partner_only {
                     return Err(SignalError::PeerGone);
                 }
+                return Ok(Heard::Left(peer));
             }
             RoomEvent::Signal { from, .. } if self.forgotten.contains(&from) => {}
             RoomEvent::Signal { from, text } => {
                 if !self.greeted.contains(&from) {
                     self.greet(room, from.clone())?;
                 }
-                // ICE's last messages may come after its path was found.
                 if text.starts_with("ice-") {
-                    return Ok(None);
+                    return Ok(Heard::Ice(from, text));
                 }
                 match Hello::decode(&text) {
-                    Ok(hello) if wanted(&hello) => return Ok(Some((from, hello))),
+                    Ok(hello) if wanted(&hello) => return Ok(Heard::Hello(from, hello)),
                     Ok(_) => {}
                     Err(why) => tracing::warn!("ignored a message in the room from {from}: {why}"),
                 }
             }
         }
-        Ok(None)
+        Ok(Heard::Nothing)
     }
 
     /// Ignores `peer` from now on (its path failed: it costs its link only).
@@ -343,6 +401,18 @@ impl Greeter {
         self.greeted.insert(peer);
         Ok(())
     }
+}
+
+/// What one event of the room came to, for the one greeting it.
+enum Heard {
+    /// A hello the greeter wanted.
+    Hello(PeerId, Hello),
+    /// An ICE message of a peer not forgotten.
+    Ice(PeerId, String),
+    /// A peer left.
+    Left(PeerId),
+    /// Nothing to act on (a greeting sent, an unwanted hello).
+    Nothing,
 }
 
 /// Greets the room until a hello `wanted` accepts comes, or `deadline`
@@ -429,58 +499,99 @@ pub(crate) fn host_room(
 }
 
 impl OpenedRoom {
-    /// Greets the room until a player of the same game comes (players of
-    /// another game are refused on their side), finds the path to it on
-    /// the game socket `transport`, and greets later comers (spectators)
-    /// from a thread for as long as the returned room lives. When the
+    /// Greets the room and meets every player of the same game that says
+    /// hello (players of another game are refused on their side), several
+    /// at once on the game socket `transport`, until one's path is found
+    /// and its handshake began over it; then greets later comers
+    /// (spectators) from a thread for as long as the returned room lives.
+    /// A player that fails or stalls costs its own meeting only. When the
     /// server goes away first, one warning says so and the socket waits
     /// for players who know its address; Ctrl-C leaves it to the match's
     /// loop, which reports it.
     pub(crate) fn meet_player(
         mut self,
         args: &SignalArgs,
-        mut transport: LinkTransport,
+        transport: LinkTransport,
     ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
         let config = args.ice_config()?;
+        let limits = MeetingLimits {
+            connect_within: config.give_up_after + MEETING_MARGIN,
+            ..MEETING_LIMITS
+        };
         let ours = self.identity.clone();
         let is_player =
             |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(&ours).is_none();
-        loop {
-            let player = match await_hello(&mut self.room, &mut self.greeter, is_player, None) {
-                Ok(Some((player, _))) => player,
-                Ok(None) => return Ok((None, transport)),
-                Err(error) => {
-                    eprintln!("warning: {error}: {ROOM_GONE}");
-                    return Ok((None, transport));
+        let mut room_gone = None;
+        let met = on_ice_socket(transport, config, |socket| {
+            let IceSocket {
+                udp,
+                local,
+                config,
+                clock,
+            } = socket;
+            let mut meetings = MeetingSocket::new(local, config, IceRole::Controlling, limits);
+            loop {
+                if crate::live::options::interrupted() {
+                    return Ok(None);
                 }
-            };
-            let role = IceRole::Controlling;
-            match path_to(
-                config.clone(),
-                &mut self.room,
-                player.clone(),
-                transport,
-                role,
-            ) {
-                Ok((_, transport)) => {
-                    let greeting = greet_in_background(self.room, self.greeter);
-                    return Ok((Some(greeting), transport));
+                for _ in 0..ROOM_EVENTS_PER_STEP {
+                    let heard = match self.greeter.hear(&mut self.room, &is_player) {
+                        Ok(Some(heard)) => heard,
+                        Ok(None) => break,
+                        Err(error) => {
+                            room_gone = Some(error);
+                            return Ok(None);
+                        }
+                    };
+                    match heard {
+                        Heard::Hello(peer, _) => {
+                            if meetings.offer(peer.clone(), clock.now_us()) == Admission::Waiting {
+                                tracing::info!("every meeting slot is taken: {peer} waits");
+                            }
+                        }
+                        Heard::Ice(peer, text) => meetings.deliver_signal(&peer, text),
+                        Heard::Left(peer) => meetings.end(&peer),
+                        Heard::Nothing => {}
+                    }
                 }
-                Err(IceFailure { error, link }) => match *error {
-                    IceError::NeedsUdp => return Err(AppError::NoRoute(*error)),
-                    IceError::Signal(SignalError::Server(_)) => {
-                        eprintln!("warning: {error}: {ROOM_GONE}");
-                        return Ok((None, *link));
+                let room = &mut self.room;
+                let mut send = |peer: &PeerId, text: &str| room.send(peer, text);
+                for outcome in meetings.step(clock.now_us(), &mut *udp, &mut send) {
+                    match outcome {
+                        MeetingOutcome::Ready(peer) => return Ok(meetings.take(&peer)),
+                        MeetingOutcome::Ended(
+                            _,
+                            MeetingEnd::Failed(error @ IceError::NeedsUdp),
+                        ) => return Err(error),
+                        MeetingOutcome::Ended(
+                            _,
+                            MeetingEnd::Failed(IceError::Signal(SignalError::Server(why))),
+                        ) => {
+                            room_gone = Some(SignalError::Server(why));
+                            return Ok(None);
+                        }
+                        // One player's failure costs that player only.
+                        MeetingOutcome::Ended(player, why) => {
+                            eprintln!("warning: a player of the room found no path ({why}); waiting for the next");
+                            self.greeter.forget(player);
+                        }
                     }
-                    // One player's failure costs that player only.
-                    _ => {
-                        eprintln!("warning: a player of the room found no path ({error}); waiting for the next");
-                        self.greeter.forget(player);
-                        transport = *link;
-                    }
-                },
+                }
+                udp.wait(MEETING_POLL);
             }
+        });
+        let transport = match met {
+            Ok((transport, Some(_))) => {
+                let greeting = greet_in_background(self.room, self.greeter);
+                return Ok((Some(greeting), transport));
+            }
+            Ok((transport, None)) => transport,
+            Err(IceFailure { error, .. }) => return Err(AppError::NoRoute(*error)),
+        };
+        if let Some(error) = room_gone {
+            eprintln!("warning: {error}: {ROOM_GONE}");
         }
+        Ok((None, transport))
     }
 }
 
