@@ -31,10 +31,21 @@ pub(crate) fn duel(arena: &str) -> Vec<String> {
 /// background; a player presses `random:SEED`'s buttons (seed 0: a
 /// spectator, who presses none).
 pub(crate) fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background {
+    start_for(FRAMES, args, game, signal, seed)
+}
+
+/// [`start`], for `frames` frames.
+pub(crate) fn start_for(
+    frames: &str,
+    args: &[&str],
+    game: &[String],
+    signal: &str,
+    seed: u32,
+) -> Background {
     let inputs = format!("random:{seed}");
     let mut all: Vec<&str> = args.to_vec();
     all.extend(game.iter().map(String::as_str));
-    all.extend(["--signal", signal, "--frames", FRAMES, "--json"]);
+    all.extend(["--signal", signal, "--frames", frames, "--json"]);
     if seed > 0 {
         all.extend(["--inputs", &inputs]);
     }

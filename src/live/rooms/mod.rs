@@ -91,6 +91,11 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(200);
 /// once, so the real host has answered well within it.
 const OTHER_GAME_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a joiner or spectator that found a room's host waits for the
+/// handshake's answer before it tries the room's next host: the host
+/// answers as soon as the first datagram reaches it.
+const HOST_HANDSHAKE_WITHIN: Duration = Duration::from_secs(5);
+
 /// How long a quick-match player waits for its partner's hello, from
 /// entering the queue or greeting a newcomer, before it queues again: the
 /// peers the server groups greet each other at once, so a partner silent
@@ -621,9 +626,13 @@ pub struct FoundHost {
     pub transport: LinkTransport,
     /// The room, for messages.
     pub label: String,
-    /// The room a player met its host in, kept until the handshake: the
-    /// host's side of ICE may still be reading its last messages.
+    /// The quick-match room a player met its host in, kept until the
+    /// handshake: the host's side of ICE may still be reading its last
+    /// messages.
     pub room: Option<RoomClient>,
+    /// The room a host was found in by its code, and the way to the next
+    /// host when this one never answers.
+    pub next: Option<NextHost>,
 }
 
 /// What looking for a room's host found.
@@ -673,7 +682,8 @@ fn await_host(
 /// Finds the host of room `code` as a player or spectator, waiting at most
 /// `timeout` for it to greet us. A player whose path to a host fails
 /// (anyone in the room can pose as its host) forgets that peer and tries
-/// the next host of its game, at most [`MAX_HOSTS_TRIED`] of them.
+/// the next host of its game, at most [`MAX_HOSTS_TRIED`] of them; so does
+/// one whose host never answers the handshake ([`NextHost`]).
 pub(crate) fn find_host(
     args: &SignalArgs,
     code: RoomCode,
@@ -681,74 +691,177 @@ pub(crate) fn find_host(
     link: &LinkArgs,
     timeout: Duration,
 ) -> Result<FoundHost, AppError> {
-    // A player's socket carries ICE, whose candidates are IPv4.
-    let mut transport = match ours.0 {
-        RoomRole::Spectator => bind_listening(link, 0)?,
-        _ => bind_ipv4(link, 0)?,
-    };
-    let mut room = enter(args, &code_room(code), None)?;
+    let role = ours.0;
+    let transport = bind_for(role, link)?;
+    let room = enter(args, &code_room(code), None)?;
     let hello = Hello {
-        role: ours.0,
+        role,
         identity: ours.1,
         candidates: candidates(&room, &transport),
     };
-    let waiting_for = format!("the host of room {code}");
-    let mut greeter = Greeter::new(&hello);
-    let mut deadline = Instant::now() + timeout;
-    let mut tried = 0;
-    let mut failed: Option<Box<IceError>> = None;
-    let (address, transport) = loop {
-        let answer = await_host(&mut room, &mut greeter, &hello, deadline);
-        let found = answer.map_err(|error| server_gone(error, &waiting_for))?;
-        let (host_peer, host) = match (found, failed.take()) {
-            (HostSearch::Found(peer, host), failed) => {
-                if let Some(error) = failed {
-                    eprintln!("warning: a host of the room found no path ({error}); trying the next");
-                }
-                (peer, host)
-            }
-            // No other host answered: the failed path is the answer.
-            (_, Some(error)) => return Err(AppError::NoRoute(*error)),
-            (HostSearch::OtherGame(refusal), None) => return Err(refusal),
-            (HostSearch::Nobody, None) => {
-                return Err(AppError::Room {
-                    message: format!(
-                        "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
-                        timeout.as_secs_f64()
-                    ),
-                })
-            }
-        };
-        if hello.role == RoomRole::Spectator {
-            break (spectator_dial(&host, &room, &transport)?, transport);
-        }
-        let config = args.ice_config()?;
-        let peer = host_peer.clone();
-        let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
-            Ok(found) => break found,
-            Err(failure) => failure,
-        };
-        tried += 1;
-        let costs_the_host_only = !matches!(
-            *failure.error,
-            IceError::NeedsUdp | IceError::Signal(SignalError::Server(_))
-        );
-        if !costs_the_host_only || tried >= MAX_HOSTS_TRIED {
-            return Err(failure.into());
-        }
-        greeter.forget(host_peer);
-        transport = *failure.link;
-        failed = Some(failure.error);
-        // The real host greeted us when we arrived: its hello waits in
-        // the room, so a little longer than the search's deadline is enough.
-        deadline = deadline.max(Instant::now() + OTHER_GAME_GRACE);
+    let search = RoomSearch {
+        config: match role {
+            RoomRole::Spectator => None,
+            _ => Some(args.ice_config()?),
+        },
+        code,
+        greeter: Greeter::new(&hello),
+        hello,
+        link: link.clone(),
+        timeout,
+        tried: 0,
     };
-    Ok(FoundHost {
-        address,
-        transport,
-        label: format!("room {code}"),
-        room: Some(room),
-    })
+    let deadline = Instant::now() + timeout;
+    let found = search.run(room, transport, deadline, None)?;
+    Ok(found.expect("a search with no failure behind it finds a host or fails"))
+}
+
+/// A game socket for `role`: a player's carries ICE, whose candidates are
+/// IPv4.
+fn bind_for(role: RoomRole, link: &LinkArgs) -> Result<LinkTransport, AppError> {
+    match role {
+        RoomRole::Spectator => bind_listening(link, 0),
+        _ => bind_ipv4(link, 0),
+    }
+}
+
+/// A joiner's or spectator's search of a room for its host, resumable
+/// after the host it found proved false.
+struct RoomSearch {
+    /// The path finding's servers; `None` for a spectator, who dials.
+    config: Option<IceConfig>,
+    code: RoomCode,
+    hello: Hello,
+    greeter: Greeter,
+    link: LinkArgs,
+    timeout: Duration,
+    tried: u32,
+}
+
+/// Why the last host tried was given up.
+enum HostFailure {
+    /// ICE found no path to it.
+    NoPath(Box<IceError>),
+    /// It never answered the handshake.
+    Silent,
+}
+
+impl RoomSearch {
+    /// Searches `room` until a host of our game is found and reached, or
+    /// `deadline`. After `failed`, no other host is `Ok(None)` when the
+    /// failed host was silent (the caller says so its way).
+    fn run(
+        mut self,
+        mut room: RoomClient,
+        mut transport: LinkTransport,
+        mut deadline: Instant,
+        mut failed: Option<HostFailure>,
+    ) -> Result<Option<FoundHost>, AppError> {
+        let code = self.code;
+        let waiting_for = format!("the host of room {code}");
+        let (host_peer, address, transport) = loop {
+            let answer = await_host(&mut room, &mut self.greeter, &self.hello, deadline);
+            let found = answer.map_err(|error| server_gone(error, &waiting_for))?;
+            let (host_peer, host) = match (found, failed.take()) {
+                (HostSearch::Found(peer, host), failed) => {
+                    match failed {
+                        Some(HostFailure::NoPath(error)) => eprintln!(
+                            "warning: a host of the room found no path ({error}); trying the next"
+                        ),
+                        Some(HostFailure::Silent) => eprintln!(
+                            "warning: a host of the room never answered the handshake; trying the next"
+                        ),
+                        None => {}
+                    }
+                    (peer, host)
+                }
+                // No other host answered: the failed one's is the answer.
+                (_, Some(HostFailure::NoPath(error))) => return Err(AppError::NoRoute(*error)),
+                (_, Some(HostFailure::Silent)) => return Ok(None),
+                (HostSearch::OtherGame(refusal), None) => return Err(refusal),
+                (HostSearch::Nobody, None) => {
+                    return Err(AppError::Room {
+                        message: format!(
+                            "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
+                            self.timeout.as_secs_f64()
+                        ),
+                    })
+                }
+            };
+            let Some(config) = self.config.clone() else {
+                let address = spectator_dial(&host, &room, &transport)?;
+                break (host_peer, address, transport);
+            };
+            let peer = host_peer.clone();
+            let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
+                Ok((address, transport)) => break (host_peer, address, transport),
+                Err(failure) => failure,
+            };
+            self.tried += 1;
+            let costs_the_host_only = !matches!(
+                *failure.error,
+                IceError::NeedsUdp | IceError::Signal(SignalError::Server(_))
+            );
+            if !costs_the_host_only || self.tried >= MAX_HOSTS_TRIED {
+                return Err(failure.into());
+            }
+            self.greeter.forget(host_peer);
+            transport = *failure.link;
+            failed = Some(HostFailure::NoPath(failure.error));
+            deadline = deadline.max(Instant::now() + OTHER_GAME_GRACE);
+        };
+        Ok(Some(FoundHost {
+            address,
+            transport,
+            label: format!("room {code}"),
+            room: None,
+            next: Some(NextHost {
+                room,
+                search: self,
+                host: host_peer,
+            }),
+        }))
+    }
+}
+
+/// The room a host was found in, kept through the handshake (the host's
+/// side of ICE may still be reading its last messages), and the search
+/// that found it: a host that never answers the handshake (anyone in the
+/// room can pose as its host, and find a path) costs one attempt.
+pub struct NextHost {
+    room: RoomClient,
+    search: RoomSearch,
+    host: PeerId,
+}
+
+impl NextHost {
+    /// How long the handshake with the host found may stay unanswered
+    /// before the next host is tried: a real host answers at once.
+    pub fn handshake_within(&self) -> Duration {
+        HOST_HANDSHAKE_WITHIN.min(self.search.timeout)
+    }
+
+    /// The host found never answered the handshake: forgets it and tries
+    /// the room's next host of our game, on a new game socket, for as long
+    /// as a failed path leaves (`Ok(None)`: no other host, or the last
+    /// try was spent).
+    pub fn try_next(self) -> Result<Option<FoundHost>, AppError> {
+        let NextHost {
+            room,
+            mut search,
+            host,
+        } = self;
+        search.tried += 1;
+        if search.tried >= MAX_HOSTS_TRIED {
+            return Ok(None);
+        }
+        search.greeter.forget(host);
+        let transport = bind_for(search.hello.role, &search.link)?;
+        // The real host greeted us when we arrived: its hello waits in
+        // the room.
+        let deadline = Instant::now() + OTHER_GAME_GRACE;
+        search.run(room, transport, deadline, Some(HostFailure::Silent))
+    }
 }
 
 /// Where `join` and `spectate` find the host: its address, or a room.
@@ -780,6 +893,7 @@ pub(crate) fn reach_host(
                 transport,
                 label: address.to_string(),
                 room: None,
+                next: None,
             };
             Ok((found, open()?.0))
         }
@@ -875,6 +989,7 @@ pub(crate) fn quick_pair(
                     transport,
                     label: "the quick match".into(),
                     room: Some(room),
+                    next: None,
                 }))
             }
             Err(IceFailure { error, link }) => match *error {
