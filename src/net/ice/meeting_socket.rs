@@ -49,6 +49,9 @@ struct Meeting {
 pub struct MeetingSocket<K> {
     meetings: Meetings<K>,
     connectors: BTreeMap<K, Meeting>,
+    /// The signals of peers waiting for a slot (their ICE began on their
+    /// side), for their connectors.
+    waiting_signals: BTreeMap<K, VecDeque<String>>,
     local: SocketAddr,
     config: IceConfig,
     role: IceRole,
@@ -61,6 +64,7 @@ impl<K: Ord + Clone> MeetingSocket<K> {
         MeetingSocket {
             meetings: Meetings::new(limits),
             connectors: BTreeMap::new(),
+            waiting_signals: BTreeMap::new(),
             local,
             config,
             role,
@@ -85,18 +89,24 @@ impl<K: Ord + Clone> MeetingSocket<K> {
         self.meetings.set_ufrag(&peer, connector.local_ufrag());
         let meeting = Meeting {
             connector,
-            signals: VecDeque::new(),
+            signals: self.waiting_signals.remove(&peer).unwrap_or_default(),
             datagrams: VecDeque::new(),
         };
         self.connectors.insert(peer, meeting);
     }
 
-    /// A signal from `peer`, for its connector.
+    /// A signal from `peer`, for its connector (kept for it while the
+    /// peer waits for a slot).
     pub fn deliver_signal(&mut self, peer: &K, text: String) {
-        if let Some(meeting) = self.connectors.get_mut(peer) {
-            if meeting.signals.len() < INBOX {
-                meeting.signals.push_back(text);
+        let inbox = match self.connectors.get_mut(peer) {
+            Some(meeting) => &mut meeting.signals,
+            None if self.meetings.is_waiting(peer) => {
+                self.waiting_signals.entry(peer.clone()).or_default()
             }
+            None => return,
+        };
+        if inbox.len() < INBOX {
+            inbox.push_back(text);
         }
     }
 
@@ -104,6 +114,7 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     pub fn end(&mut self, peer: &K) {
         self.meetings.end(peer);
         self.connectors.remove(peer);
+        self.waiting_signals.remove(peer);
     }
 
     /// Reads `socket`, steps every meeting at `now_us` (their signals go
@@ -229,5 +240,66 @@ impl<K> SignalChannel for Inbox<'_, K> {
 
     fn try_receive(&mut self) -> Result<Option<String>, SignalError> {
         Ok(self.inbox.pop_front())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A socket where nothing arrives and what is sent is lost.
+    struct Silence;
+
+    impl Transport for Silence {
+        type Address = SocketAddr;
+        fn send(&mut self, _: SocketAddr, _: &[u8]) {}
+        fn receive(&mut self, _: &mut Vec<u8>) -> Option<SocketAddr> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_peer_waiting_for_a_slot_gets_the_signals_it_sent_meanwhile() {
+        let limits = MeetingLimits {
+            max_meetings: 1,
+            max_waiting: 1,
+            connect_within: Duration::from_secs(15),
+            handshake_within: Duration::from_secs(3),
+        };
+        let local = "127.0.0.1:7000".parse().unwrap();
+        let mut meetings =
+            MeetingSocket::new(local, IceConfig::default(), IceRole::Controlling, limits);
+        let mut sent = Vec::new();
+        let mut send = |peer: &&str, text: &str| {
+            sent.push((peer.to_string(), text.to_string()));
+            Ok(())
+        };
+        assert_eq!(meetings.offer("first", 0), Admission::Start);
+        assert_eq!(meetings.offer("second", 0), Admission::Waiting);
+        // What the waiting peer says reaches its connector once it starts:
+        // here, a message no connector can read, which ends its meeting.
+        meetings.deliver_signal(&"second", "ice-unknown".into());
+        meetings.deliver_signal(&"nobody", "ice-unknown".into());
+        assert!(meetings.step(0, &mut Silence, &mut send).is_empty());
+        meetings.end(&"first");
+        assert!(meetings.step(1_000, &mut Silence, &mut send).is_empty());
+        let outcomes = meetings.step(2_000, &mut Silence, &mut send);
+        assert!(
+            matches!(
+                outcomes.as_slice(),
+                [MeetingOutcome::Ended(
+                    "second",
+                    MeetingEnd::Failed(IceError::BadSignal(_))
+                )]
+            ),
+            "{outcomes:?}"
+        );
+        // Each started meeting sent its credentials to its own peer.
+        let credentials = |peer: &str| {
+            sent.iter()
+                .any(|(to, text)| to == peer && text.starts_with("ice-credentials"))
+        };
+        assert!(credentials("first") && credentials("second"));
     }
 }

@@ -182,6 +182,11 @@ impl<K: Ord + Clone> Meetings<K> {
         self.running.keys()
     }
 
+    /// True when `peer` waits for a slot.
+    pub fn is_waiting(&self, peer: &K) -> bool {
+        self.waiting.contains(peer)
+    }
+
     /// True when `peer` is meeting now.
     pub fn is_running(&self, peer: &K) -> bool {
         self.running.contains_key(peer)
