@@ -52,6 +52,13 @@ pub(crate) fn start_for(
     spawn_netcade(&all)
 }
 
+/// `host --room` of `game` pressing `random:1`'s buttons, and its code.
+pub(crate) fn host_a_room(game: &[String], signal: &str) -> (Background, String) {
+    let mut host = start(&["host", "--port", "0", "--room"], game, signal, 1);
+    let code = room_code(&mut host);
+    (host, code)
+}
+
 /// Both finished every frame on the same checksums.
 pub(crate) fn assert_played_in_sync(a: &Output, b: &Output) {
     for output in [a, b] {
@@ -79,8 +86,7 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let join = start(&["join", "--room", &code.to_lowercase()], &game, &signal, 2);
     host.wait_for_stdout("the match began", TIMEOUT);
     let spectator = start(&["spectate", "--room", &code], &game, &signal, 0);
@@ -245,8 +251,7 @@ fn an_oversized_signal_in_the_room_ends_neither_the_hosts_room_nor_a_spectators_
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let rogue = oversized_sender(&signal, &code, stop.clone());
     let join = start(&["join", "--room", &code], &game, &signal, 2);
@@ -279,8 +284,7 @@ fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let _garbage = rogue_player(&signal, &code, Some("ice-credentials ??? !!!"));
     host.wait_for_stderr("netcade cannot read", TIMEOUT);
     // One that never answers costs the host its 15 s of trying.
@@ -318,8 +322,7 @@ fn a_peer_posing_as_the_host_costs_the_joiner_one_failed_path_and_it_plays_the_r
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     // The rogue learns the host's hello from its greeting, and answers the
     // joiner with it while the real host is paused: it wins the race.
     let server: SignalServer = signal.parse().unwrap();

@@ -5,7 +5,7 @@
 //! play); the times printed are the figures of docs/measurements.md.
 
 use crate::rooms::{
-    assert_played_in_sync, duel, next_signal, rogue_player, room_of, start, TIMEOUT,
+    assert_played_in_sync, duel, host_a_room, next_signal, rogue_player, room_of, start, TIMEOUT,
 };
 use netcade::live::rooms::{Hello, RoomRole};
 use netcade::net::ice::{IceConfig, IceRole};
@@ -87,8 +87,7 @@ fn four_fake_players_that_never_answer_ice_do_not_keep_a_room_host_from_its_real
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (host, code) = host_a_room(&game, &signal);
     let _rogues: Vec<RoomClient> = (0..4).map(|_| rogue_player(&signal, &code, None)).collect();
     let began = Instant::now();
     // The default --connect-timeout-s: 10 s to find the host.
@@ -112,8 +111,7 @@ fn a_fake_player_that_finds_the_path_but_never_shakes_hands_costs_the_host_its_m
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (host, code) = host_a_room(&game, &signal);
     let (_rogue, _its_link) = player_that_stalls_the_handshake(&signal, &code);
     let join = start(&["join", "--room", &code], &game, &signal, 2);
     let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
@@ -164,8 +162,7 @@ fn a_fake_host_that_finds_the_path_but_never_shakes_hands_costs_the_joiner_one_t
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let began = Instant::now();
     let mut its_link = None;
     let (_rogue, join) = host_impostor(

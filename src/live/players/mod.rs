@@ -32,7 +32,7 @@ use crate::live::narrator::Narrator;
 use crate::live::options::{LiveEvent, LiveOptions};
 use crate::live::rooms::{
     host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
-    NextHost, OpenedRoom, QuickPairing, RoomRole,
+    OpenedRoom, QuickPairing, RoomRole,
 };
 use crate::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::live::wire::LiveTransport;
@@ -286,7 +286,7 @@ fn join_found(
         // Kept through the handshake; a room's host that never answers
         // (anyone in the room can pose as it) costs one try.
         let next = found.next.take();
-        let within = next.as_ref().map(NextHost::handshake_within);
+        let within = next.as_ref().map(|next| next.handshake_within());
         let seated = take_a_seat(settings, found, game.as_ref(), within)?;
         let unanswered = seated.netplay.host_handshake().is_none()
             && seated.netplay.host_refusal().is_none()

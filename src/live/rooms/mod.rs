@@ -632,7 +632,7 @@ pub struct FoundHost {
     pub room: Option<RoomClient>,
     /// The room a host was found in by its code, and the way to the next
     /// host when this one never answers.
-    pub next: Option<NextHost>,
+    pub next: Option<Box<NextHost>>,
 }
 
 /// What looking for a room's host found.
@@ -815,11 +815,11 @@ impl RoomSearch {
             transport,
             label: format!("room {code}"),
             room: None,
-            next: Some(NextHost {
+            next: Some(Box::new(NextHost {
                 room,
                 search: self,
                 host: host_peer,
-            }),
+            })),
         }))
     }
 }
@@ -845,12 +845,12 @@ impl NextHost {
     /// the room's next host of our game, on a new game socket, for as long
     /// as a failed path leaves (`Ok(None)`: no other host, or the last
     /// try was spent).
-    pub fn try_next(self) -> Result<Option<FoundHost>, AppError> {
+    pub fn try_next(self: Box<Self>) -> Result<Option<FoundHost>, AppError> {
         let NextHost {
             room,
             mut search,
             host,
-        } = self;
+        } = *self;
         search.tried += 1;
         if search.tried >= MAX_HOSTS_TRIED {
             return Ok(None);

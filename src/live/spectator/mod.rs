@@ -19,9 +19,7 @@ use crate::live::front_end::LiveOutputs;
 use crate::live::narrator::Narrator;
 use crate::live::options::{interrupted, LiveOptions};
 use crate::live::players::DEFAULT_REJOIN_S;
-use crate::live::rooms::{
-    reach_host, FoundHost, HostWay, NextHost, RoomCode, RoomRole, SignalArgs,
-};
+use crate::live::rooms::{reach_host, FoundHost, HostWay, RoomCode, RoomRole, SignalArgs};
 use crate::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::live::wire::LiveTransport;
 use crate::net::link::LinkArgs;
@@ -121,7 +119,7 @@ pub fn spectate_match_relaying(
         let next = found.next.take();
         let timeout = next
             .as_ref()
-            .map_or(connect_timeout, NextHost::handshake_within);
+            .map_or(connect_timeout, |next| next.handshake_within());
         let (host, label) = (found.address, found.label);
         let mut transport = LiveTransport::new(found.transport);
         let mut config = spectator_config(host, game.as_ref(), settings)?;
