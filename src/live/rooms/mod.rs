@@ -4,9 +4,10 @@
 //! other with a [`Hello`] (what they are, their game, the addresses of
 //! their game socket), and two players then find their path with ICE
 //! through the room ([ice.md](../../../../docs/ice.md)): the host controls,
-//! the joiner follows. A spectator dials the host's address over the
-//! direct path `join HOST:PORT` takes (the host's socket runs one ICE
-//! agent, its player's).
+//! the joiner follows; the host meets every player that says hello at
+//! once on its one socket ([`MeetingSocket`]), and the match keeps one
+//! agent, its player's. A spectator dials the host's address over the
+//! direct path `join HOST:PORT` takes.
 //!
 //! Rooms are named by protocol version: a room code's room is open to any
 //! game, so a joiner of another game hears the host's hello and is refused
@@ -14,8 +15,9 @@
 //! named by the game too, so different games never pair.
 //!
 //! The host stays in its room through the match (a thread greets each
-//! newcomer, spectators included); a joiner leaves once it has the host's
-//! address.
+//! newcomer, spectators included); a joiner leaves after the handshake, a
+//! spectator once welcomed. A host that never answers the handshake costs
+//! either one try of the room's hosts ([`NextHost`]).
 
 mod code;
 mod hello;
