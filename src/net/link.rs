@@ -143,18 +143,52 @@ impl std::fmt::Display for IceFailure {
 /// candidates go through `signal`) and returns the same socket carrying it,
 /// for the handshake to use with [`IcePath::remote`] as the opponent's
 /// address; on failure, the link comes back untouched beside the error.
-/// With feature `upnp` the router is asked to forward the port first, and
-/// the mapping lasts as long as the returned transport. The `--sim-*`
-/// faults apply to the match, not to the checks.
 pub fn connect_ice(
     link: LinkTransport,
     signal: &mut dyn SignalChannel,
     config: IceConfig,
     role: IceRole,
 ) -> Result<(LinkTransport, IcePath), IceFailure> {
+    let met = on_ice_socket(link, config, |socket| {
+        let credentials = super::ice::random_credentials();
+        let now_us = socket.clock.now_us();
+        let mut connector =
+            IceConnector::new(socket.local, socket.config, role, credentials, now_us);
+        connector.connect(socket.udp, signal, socket.clock)?;
+        Ok(Some(connector))
+    })?;
+    match met {
+        (link, Some(path)) => Ok((link, path)),
+        (_, None) => unreachable!("connecting returns a path or an error"),
+    }
+}
+
+/// What ICE on a game socket starts from.
+pub struct IceSocket<'a> {
+    /// The plain UDP socket.
+    pub udp: &'a mut UdpTransport,
+    /// The address its host candidate is reached at.
+    pub local: SocketAddr,
+    /// The servers and rules, with the router's port mapping.
+    pub config: IceConfig,
+    /// The clock the connectors run on (their transport keeps it).
+    pub clock: &'a mut MonotonicClock,
+}
+
+/// Runs `meet` on `link`'s UDP socket, which returns the connector whose
+/// path the match takes (or `None`: the socket stays plain UDP), and
+/// returns the link carrying that path. With feature `upnp` the router is
+/// asked to forward the port first, and the mapping lasts as long as the
+/// path. The `--sim-*` faults apply to the match, not to the checks. On
+/// failure, the link comes back untouched beside the error.
+pub fn on_ice_socket(
+    link: LinkTransport,
+    config: IceConfig,
+    meet: impl FnOnce(IceSocket<'_>) -> Result<Option<IceConnector>, IceError>,
+) -> Result<(LinkTransport, Option<IcePath>), IceFailure> {
     let mut chosen = None;
     let replaced = link.try_replace_inner(|socket| {
-        let SocketTransport::Udp(udp) = socket else {
+        let SocketTransport::Udp(mut udp) = socket else {
             return Err((IceError::NeedsUdp, socket));
         };
         let Ok(bound) = udp.local_address() else {
@@ -170,22 +204,26 @@ pub fn connect_ice(
                 .or(mapping.as_ref().map(|mapping| mapping.external())),
             ..config
         };
-        let credentials = super::ice::random_credentials();
-        let connector = IceConnector::new(local, config, role, credentials, clock.now_us());
-        let (mut path_transport, path) = connector
-            .run(udp, signal, clock)
-            .map_err(|(error, udp)| (error, SocketTransport::Udp(udp)))?;
+        let socket = IceSocket {
+            udp: &mut udp,
+            local,
+            config,
+            clock: &mut clock,
+        };
+        let connector = match meet(socket) {
+            Ok(Some(connector)) => connector,
+            Ok(None) => return Ok(SocketTransport::Udp(udp)),
+            Err(error) => return Err((error, SocketTransport::Udp(udp))),
+        };
+        let mut path_transport = connector.into_transport(udp, clock);
         if let Some(mapping) = mapping {
             path_transport.hold_port_mapping(mapping);
         }
-        chosen = Some(path);
+        chosen = Some(path_transport.path().clone());
         Ok(SocketTransport::Ice(Box::new(path_transport)))
     });
     match replaced {
-        Ok(link) => {
-            let path = chosen.expect("a transport replaced is one ICE found a path for");
-            Ok((link, path))
-        }
+        Ok(link) => Ok((link, chosen)),
         Err((error, link)) => Err(IceFailure {
             error: Box::new(error),
             link,

@@ -7,4 +7,5 @@ mod ice_nat_lab;
 mod retroarch;
 mod rooms;
 mod rooms_rejoin;
+mod rooms_rogues;
 mod servers_present;

@@ -12,12 +12,12 @@ use support::cli::{last_json, spawn_netcade, stderr, stdout, Background};
 use support::servers::{room_code, signaling_server};
 
 /// Long enough for a short match on a busy machine.
-const TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Frames of each match: two seconds of Duel.
 const FRAMES: &str = "120";
 
-fn duel(arena: &str) -> Vec<String> {
+pub(crate) fn duel(arena: &str) -> Vec<String> {
     let rom = match arena {
         "dojo" => support::dojo_arena(),
         other => support::duel_arena(other).display().to_string(),
@@ -30,19 +30,37 @@ fn duel(arena: &str) -> Vec<String> {
 /// `netcade ARGS` with the game and the signaling server, in the
 /// background; a player presses `random:SEED`'s buttons (seed 0: a
 /// spectator, who presses none).
-fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background {
+pub(crate) fn start(args: &[&str], game: &[String], signal: &str, seed: u32) -> Background {
+    start_for(FRAMES, args, game, signal, seed)
+}
+
+/// [`start`], for `frames` frames.
+pub(crate) fn start_for(
+    frames: &str,
+    args: &[&str],
+    game: &[String],
+    signal: &str,
+    seed: u32,
+) -> Background {
     let inputs = format!("random:{seed}");
     let mut all: Vec<&str> = args.to_vec();
     all.extend(game.iter().map(String::as_str));
-    all.extend(["--signal", signal, "--frames", FRAMES, "--json"]);
+    all.extend(["--signal", signal, "--frames", frames, "--json"]);
     if seed > 0 {
         all.extend(["--inputs", &inputs]);
     }
     spawn_netcade(&all)
 }
 
+/// `host --room` of `game` pressing `random:1`'s buttons, and its code.
+pub(crate) fn host_a_room(game: &[String], signal: &str) -> (Background, String) {
+    let mut host = start(&["host", "--port", "0", "--room"], game, signal, 1);
+    let code = room_code(&mut host);
+    (host, code)
+}
+
 /// Both finished every frame on the same checksums.
-fn assert_played_in_sync(a: &Output, b: &Output) {
+pub(crate) fn assert_played_in_sync(a: &Output, b: &Output) {
     for output in [a, b] {
         assert!(output.status.success(), "{output:?}");
     }
@@ -68,8 +86,7 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let join = start(&["join", "--room", &code.to_lowercase()], &game, &signal, 2);
     host.wait_for_stdout("the match began", TIMEOUT);
     let spectator = start(&["spectate", "--room", &code], &game, &signal, 0);
@@ -181,7 +198,7 @@ fn a_player_who_finds_no_path_says_so_in_one_line_and_the_host_waits_for_the_nex
 /// A misbehaving peer in room `code`: greeted by the host as a player is,
 /// it answers with a player's hello of the host's game, then sends `then`
 /// in place of ICE's messages (or nothing at all), and stays.
-fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
+pub(crate) fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
     let server: SignalServer = signal.parse().unwrap();
     let mut rogue = RoomClient::enter(&server, &room_of(code), None, TIMEOUT).unwrap();
     let (host, greeting) = next_signal(&mut rogue);
@@ -195,7 +212,7 @@ fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> RoomClient {
 }
 
 /// The name of room `code` on the signaling server.
-fn room_of(code: &str) -> String {
+pub(crate) fn room_of(code: &str) -> String {
     format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""))
 }
 
@@ -234,8 +251,7 @@ fn an_oversized_signal_in_the_room_ends_neither_the_hosts_room_nor_a_spectators_
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let rogue = oversized_sender(&signal, &code, stop.clone());
     let join = start(&["join", "--room", &code], &game, &signal, 2);
@@ -268,8 +284,7 @@ fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     let _garbage = rogue_player(&signal, &code, Some("ice-credentials ??? !!!"));
     host.wait_for_stderr("netcade cannot read", TIMEOUT);
     // One that never answers costs the host its 15 s of trying.
@@ -287,7 +302,7 @@ fn a_room_host_forgets_players_whose_path_fails_and_plays_the_next_one() {
 }
 
 /// Waits for the next signal in `room`, from anyone.
-fn next_signal(room: &mut RoomClient) -> (netcade::net::room::PeerId, String) {
+pub(crate) fn next_signal(room: &mut RoomClient) -> (netcade::net::room::PeerId, String) {
     loop {
         match room.wait(TIMEOUT).unwrap() {
             Some(RoomEvent::Signal { from, text }) => return (from, text),
@@ -307,8 +322,7 @@ fn a_peer_posing_as_the_host_costs_the_joiner_one_failed_path_and_it_plays_the_r
         return;
     };
     let game = duel("dojo");
-    let mut host = start(&["host", "--port", "0", "--room"], &game, &signal, 1);
-    let code = room_code(&mut host);
+    let (mut host, code) = host_a_room(&game, &signal);
     // The rogue learns the host's hello from its greeting, and answers the
     // joiner with it while the real host is paused: it wins the race.
     let server: SignalServer = signal.parse().unwrap();

@@ -266,6 +266,7 @@ fn join_found(
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     let inputs = open_inputs(common)?;
+    let found_address = found.address;
     writeln!(
         out,
         "joining {} ({}) with {}",
@@ -273,14 +274,34 @@ fn join_found(
         found.address,
         game.title()
     )?;
-    let (label, host) = (found.label.clone(), found.address);
+    let label = found.label.clone();
     options.take_ctrl_c();
+    let (mut found, mut host) = (found, found_address);
     let Seated {
         seat,
         netplay,
         transport,
         started,
-    } = take_a_seat(settings, found, game.as_ref())?;
+    } = loop {
+        // Kept through the handshake; a room's host that never answers
+        // (anyone in the room can pose as it) costs one try.
+        let next = found.next.take();
+        let within = next.as_ref().map(|next| next.handshake_within());
+        let seated = take_a_seat(settings, found, game.as_ref(), within)?;
+        let unanswered = seated.netplay.host_handshake().is_none()
+            && seated.netplay.host_refusal().is_none()
+            && !crate::live::options::interrupted();
+        match next {
+            Some(next) if unanswered => match next.try_next()? {
+                Some(other) => {
+                    host = other.address;
+                    found = other;
+                }
+                None => break seated,
+            },
+            _ => break seated,
+        }
+    };
     note_host_rejoin_window(common, &netplay);
     // Kept while the match runs: a killed process comes back with it.
     let _ticket = ticket_key(settings, host)
@@ -358,13 +379,15 @@ fn take_a_seat(
     settings: &JoinSettings,
     found: FoundHost,
     game: &dyn Game,
+    answer_within: Option<Duration>,
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
     let (host, label, mut first) = (found.address, found.label, Some(found.transport));
     let keep_socket = first
         .as_ref()
         .is_some_and(|link| link.inner().ice_path().is_some());
-    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
+    let timeout =
+        answer_within.unwrap_or_else(|| Duration::from_secs_f64(settings.connect_timeout_s));
     let mut slot = settings.slot.map_or(1, |player| player - 1);
     // We propose rollback; a host in lockstep refuses us with its settings,
     // and the retry takes them.

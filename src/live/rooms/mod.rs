@@ -4,9 +4,10 @@
 //! other with a [`Hello`] (what they are, their game, the addresses of
 //! their game socket), and two players then find their path with ICE
 //! through the room ([ice.md](../../../../docs/ice.md)): the host controls,
-//! the joiner follows. A spectator dials the host's address over the
-//! direct path `join HOST:PORT` takes (the host's socket runs one ICE
-//! agent, its player's).
+//! the joiner follows; the host meets every player that says hello at
+//! once on its one socket ([`MeetingSocket`]), and the match keeps one
+//! agent, its player's. A spectator dials the host's address over the
+//! direct path `join HOST:PORT` takes.
 //!
 //! Rooms are named by protocol version: a room code's room is open to any
 //! game, so a joiner of another game hears the host's hello and is refused
@@ -14,8 +15,9 @@
 //! named by the game too, so different games never pair.
 //!
 //! The host stays in its room through the match (a thread greets each
-//! newcomer, spectators included); a joiner leaves once it has the host's
-//! address.
+//! newcomer, spectators included); a joiner leaves after the handshake, a
+//! spectator once welcomed. A host that never answers the handshake costs
+//! either one try of the room's hosts ([`NextHost`]).
 
 mod code;
 mod hello;
@@ -29,10 +31,16 @@ use crate::engine::{AppError, Game, GameArgs};
 use crate::live::connect::{
     bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
-use crate::net::ice::{IceConfig, IceError, IceRole, PathPolicy};
-use crate::net::link::{connect_ice, IceFailure, LinkArgs, LinkTransport};
+use crate::net::ice::meetings::{Admission, MeetingLimits};
+use crate::net::ice::{
+    IceConfig, IceError, IceRole, MeetingEnd, MeetingOutcome, MeetingSocket, PathPolicy,
+};
+use crate::net::link::{
+    connect_ice, on_ice_socket, IceFailure, IceSocket, LinkArgs, LinkTransport,
+};
 use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
+use crate::net::{MicrosClock, Transport};
 use netcode::checksum::Checksum;
 use netcode::protocol::{Identity, Rejection, PROTOCOL_VERSION};
 use std::collections::BTreeSet;
@@ -49,6 +57,27 @@ const ENTER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the host's room thread looks for newcomers.
 const HOST_POLL: Duration = Duration::from_millis(20);
 
+/// How many players a room's host meets at once, how many more wait for a
+/// slot, and how long each has: a peer posing as a player (its hello costs
+/// nothing) holds one slot until its deadline, never the host.
+const MEETING_LIMITS: MeetingLimits = MeetingLimits {
+    max_meetings: 8,
+    max_waiting: 32,
+    connect_within: Duration::from_secs(16),
+    handshake_within: Duration::from_secs(5),
+};
+
+/// How much longer than ICE's own deadline a meeting may last (ICE's gives
+/// the reason; this bound backs it).
+const MEETING_MARGIN: Duration = Duration::from_secs(1);
+
+/// How long the meeting host waits on its socket between steps: checks
+/// pace themselves in tens of milliseconds.
+const MEETING_POLL: Duration = Duration::from_millis(5);
+
+/// Room events handled per meeting step.
+const ROOM_EVENTS_PER_STEP: usize = 64;
+
 /// How often a quiet room connection says it is still there (proxies in
 /// front of a signaling server close idle WebSockets after a minute or so).
 const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(20);
@@ -63,6 +92,11 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(200);
 /// looking for one of its own: the peers of a room greet a newcomer at
 /// once, so the real host has answered well within it.
 const OTHER_GAME_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a joiner or spectator that found a room's host waits for the
+/// handshake's answer before it tries the room's next host: the host
+/// answers as soon as the first datagram reaches it.
+const HOST_HANDSHAKE_WITHIN: Duration = Duration::from_secs(5);
 
 /// How long a quick-match player waits for its partner's hello, from
 /// entering the queue or greeting a newcomer, before it queues again: the
@@ -291,36 +325,67 @@ impl Greeter {
         timeout: Duration,
     ) -> Result<Option<(PeerId, Hello)>, SignalError> {
         let Some(event) = room.wait(timeout)? else {
-            if self.last_sent.elapsed() >= KEEP_ALIVE_EVERY {
-                room.keep_alive()?;
-                self.last_sent = Instant::now();
-            }
+            self.keep_alive_when_due(room)?;
             return Ok(None);
         };
+        match self.handle(room, event, wanted)? {
+            Heard::Hello(peer, hello) => Ok(Some((peer, hello))),
+            // ICE's last messages may come after its path was found.
+            Heard::Ice(..) | Heard::Left(_) | Heard::Nothing => Ok(None),
+        }
+    }
+
+    /// Handles the room's next event, if one is waiting (never waits).
+    fn hear(
+        &mut self,
+        room: &mut RoomClient,
+        wanted: &dyn Fn(&Hello) -> bool,
+    ) -> Result<Option<Heard>, SignalError> {
+        let Some(event) = room.poll()? else {
+            self.keep_alive_when_due(room)?;
+            return Ok(None);
+        };
+        self.handle(room, event, wanted).map(Some)
+    }
+
+    fn keep_alive_when_due(&mut self, room: &mut RoomClient) -> Result<(), SignalError> {
+        if self.last_sent.elapsed() >= KEEP_ALIVE_EVERY {
+            room.keep_alive()?;
+            self.last_sent = Instant::now();
+        }
+        Ok(())
+    }
+
+    fn handle(
+        &mut self,
+        room: &mut RoomClient,
+        event: RoomEvent,
+        wanted: &dyn Fn(&Hello) -> bool,
+    ) -> Result<Heard, SignalError> {
         match event {
             RoomEvent::Arrived(peer) => self.greet(room, peer)?,
             RoomEvent::Left(peer) => {
                 if self.greeted.remove(&peer) && self.partner_only {
                     return Err(SignalError::PeerGone);
                 }
+                return Ok(Heard::Left(peer));
             }
             RoomEvent::Signal { from, .. } if self.forgotten.contains(&from) => {}
             RoomEvent::Signal { from, text } => {
                 if !self.greeted.contains(&from) {
                     self.greet(room, from.clone())?;
                 }
-                // ICE's last messages may come after its path was found.
                 if text.starts_with("ice-") {
-                    return Ok(None);
+                    return Ok(Heard::Ice(from, text));
                 }
                 match Hello::decode(&text) {
-                    Ok(hello) if wanted(&hello) => return Ok(Some((from, hello))),
+                    Ok(hello) if wanted(&hello) => return Ok(Heard::Hello(from, hello)),
                     Ok(_) => {}
                     Err(why) => tracing::warn!("ignored a message in the room from {from}: {why}"),
                 }
             }
         }
-        Ok(None)
+        Ok(Heard::Nothing)
     }
 
     /// Ignores `peer` from now on (its path failed: it costs its link only).
@@ -343,6 +408,18 @@ impl Greeter {
         self.greeted.insert(peer);
         Ok(())
     }
+}
+
+/// What one event of the room came to, for the one greeting it.
+enum Heard {
+    /// A hello the greeter wanted.
+    Hello(PeerId, Hello),
+    /// An ICE message of a peer not forgotten.
+    Ice(PeerId, String),
+    /// A peer left.
+    Left(PeerId),
+    /// Nothing to act on (a greeting sent, an unwanted hello).
+    Nothing,
 }
 
 /// Greets the room until a hello `wanted` accepts comes, or `deadline`
@@ -429,58 +506,99 @@ pub(crate) fn host_room(
 }
 
 impl OpenedRoom {
-    /// Greets the room until a player of the same game comes (players of
-    /// another game are refused on their side), finds the path to it on
-    /// the game socket `transport`, and greets later comers (spectators)
-    /// from a thread for as long as the returned room lives. When the
+    /// Greets the room and meets every player of the same game that says
+    /// hello (players of another game are refused on their side), several
+    /// at once on the game socket `transport`, until one's path is found
+    /// and its handshake began over it; then greets later comers
+    /// (spectators) from a thread for as long as the returned room lives.
+    /// A player that fails or stalls costs its own meeting only. When the
     /// server goes away first, one warning says so and the socket waits
     /// for players who know its address; Ctrl-C leaves it to the match's
     /// loop, which reports it.
     pub(crate) fn meet_player(
         mut self,
         args: &SignalArgs,
-        mut transport: LinkTransport,
+        transport: LinkTransport,
     ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
         let config = args.ice_config()?;
+        let limits = MeetingLimits {
+            connect_within: config.give_up_after + MEETING_MARGIN,
+            ..MEETING_LIMITS
+        };
         let ours = self.identity.clone();
         let is_player =
             |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(&ours).is_none();
-        loop {
-            let player = match await_hello(&mut self.room, &mut self.greeter, is_player, None) {
-                Ok(Some((player, _))) => player,
-                Ok(None) => return Ok((None, transport)),
-                Err(error) => {
-                    eprintln!("warning: {error}: {ROOM_GONE}");
-                    return Ok((None, transport));
+        let mut room_gone = None;
+        let met = on_ice_socket(transport, config, |socket| {
+            let IceSocket {
+                udp,
+                local,
+                config,
+                clock,
+            } = socket;
+            let mut meetings = MeetingSocket::new(local, config, IceRole::Controlling, limits);
+            loop {
+                if crate::live::options::interrupted() {
+                    return Ok(None);
                 }
-            };
-            let role = IceRole::Controlling;
-            match path_to(
-                config.clone(),
-                &mut self.room,
-                player.clone(),
-                transport,
-                role,
-            ) {
-                Ok((_, transport)) => {
-                    let greeting = greet_in_background(self.room, self.greeter);
-                    return Ok((Some(greeting), transport));
+                for _ in 0..ROOM_EVENTS_PER_STEP {
+                    let heard = match self.greeter.hear(&mut self.room, &is_player) {
+                        Ok(Some(heard)) => heard,
+                        Ok(None) => break,
+                        Err(error) => {
+                            room_gone = Some(error);
+                            return Ok(None);
+                        }
+                    };
+                    match heard {
+                        Heard::Hello(peer, _) => {
+                            if meetings.offer(peer.clone(), clock.now_us()) == Admission::Waiting {
+                                tracing::info!("every meeting slot is taken: {peer} waits");
+                            }
+                        }
+                        Heard::Ice(peer, text) => meetings.deliver_signal(&peer, text),
+                        Heard::Left(peer) => meetings.end(&peer),
+                        Heard::Nothing => {}
+                    }
                 }
-                Err(IceFailure { error, link }) => match *error {
-                    IceError::NeedsUdp => return Err(AppError::NoRoute(*error)),
-                    IceError::Signal(SignalError::Server(_)) => {
-                        eprintln!("warning: {error}: {ROOM_GONE}");
-                        return Ok((None, *link));
+                let room = &mut self.room;
+                let mut send = |peer: &PeerId, text: &str| room.send(peer, text);
+                for outcome in meetings.step(clock.now_us(), &mut *udp, &mut send) {
+                    match outcome {
+                        MeetingOutcome::Ready(peer) => return Ok(meetings.take(&peer)),
+                        MeetingOutcome::Ended(
+                            _,
+                            MeetingEnd::Failed(error @ IceError::NeedsUdp),
+                        ) => return Err(error),
+                        MeetingOutcome::Ended(
+                            _,
+                            MeetingEnd::Failed(IceError::Signal(SignalError::Server(why))),
+                        ) => {
+                            room_gone = Some(SignalError::Server(why));
+                            return Ok(None);
+                        }
+                        // One player's failure costs that player only.
+                        MeetingOutcome::Ended(player, why) => {
+                            eprintln!("warning: a player of the room found no path ({why}); waiting for the next");
+                            self.greeter.forget(player);
+                        }
                     }
-                    // One player's failure costs that player only.
-                    _ => {
-                        eprintln!("warning: a player of the room found no path ({error}); waiting for the next");
-                        self.greeter.forget(player);
-                        transport = *link;
-                    }
-                },
+                }
+                udp.wait(MEETING_POLL);
             }
+        });
+        let transport = match met {
+            Ok((transport, Some(_))) => {
+                let greeting = greet_in_background(self.room, self.greeter);
+                return Ok((Some(greeting), transport));
+            }
+            Ok((transport, None)) => transport,
+            Err(IceFailure { error, .. }) => return Err(AppError::NoRoute(*error)),
+        };
+        if let Some(error) = room_gone {
+            eprintln!("warning: {error}: {ROOM_GONE}");
         }
+        Ok((None, transport))
     }
 }
 
@@ -510,9 +628,13 @@ pub struct FoundHost {
     pub transport: LinkTransport,
     /// The room, for messages.
     pub label: String,
-    /// The room a player met its host in, kept until the handshake: the
-    /// host's side of ICE may still be reading its last messages.
+    /// The quick-match room a player met its host in, kept until the
+    /// handshake: the host's side of ICE may still be reading its last
+    /// messages.
     pub room: Option<RoomClient>,
+    /// The room a host was found in by its code, and the way to the next
+    /// host when this one never answers.
+    pub next: Option<Box<NextHost>>,
 }
 
 /// What looking for a room's host found.
@@ -562,7 +684,8 @@ fn await_host(
 /// Finds the host of room `code` as a player or spectator, waiting at most
 /// `timeout` for it to greet us. A player whose path to a host fails
 /// (anyone in the room can pose as its host) forgets that peer and tries
-/// the next host of its game, at most [`MAX_HOSTS_TRIED`] of them.
+/// the next host of its game, at most [`MAX_HOSTS_TRIED`] of them; so does
+/// one whose host never answers the handshake ([`NextHost`]).
 pub(crate) fn find_host(
     args: &SignalArgs,
     code: RoomCode,
@@ -570,74 +693,177 @@ pub(crate) fn find_host(
     link: &LinkArgs,
     timeout: Duration,
 ) -> Result<FoundHost, AppError> {
-    // A player's socket carries ICE, whose candidates are IPv4.
-    let mut transport = match ours.0 {
-        RoomRole::Spectator => bind_listening(link, 0)?,
-        _ => bind_ipv4(link, 0)?,
-    };
-    let mut room = enter(args, &code_room(code), None)?;
+    let role = ours.0;
+    let transport = bind_for(role, link)?;
+    let room = enter(args, &code_room(code), None)?;
     let hello = Hello {
-        role: ours.0,
+        role,
         identity: ours.1,
         candidates: candidates(&room, &transport),
     };
-    let waiting_for = format!("the host of room {code}");
-    let mut greeter = Greeter::new(&hello);
-    let mut deadline = Instant::now() + timeout;
-    let mut tried = 0;
-    let mut failed: Option<Box<IceError>> = None;
-    let (address, transport) = loop {
-        let answer = await_host(&mut room, &mut greeter, &hello, deadline);
-        let found = answer.map_err(|error| server_gone(error, &waiting_for))?;
-        let (host_peer, host) = match (found, failed.take()) {
-            (HostSearch::Found(peer, host), failed) => {
-                if let Some(error) = failed {
-                    eprintln!("warning: a host of the room found no path ({error}); trying the next");
-                }
-                (peer, host)
-            }
-            // No other host answered: the failed path is the answer.
-            (_, Some(error)) => return Err(AppError::NoRoute(*error)),
-            (HostSearch::OtherGame(refusal), None) => return Err(refusal),
-            (HostSearch::Nobody, None) => {
-                return Err(AppError::Room {
-                    message: format!(
-                        "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
-                        timeout.as_secs_f64()
-                    ),
-                })
-            }
-        };
-        if hello.role == RoomRole::Spectator {
-            break (spectator_dial(&host, &room, &transport)?, transport);
-        }
-        let config = args.ice_config()?;
-        let peer = host_peer.clone();
-        let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
-            Ok(found) => break found,
-            Err(failure) => failure,
-        };
-        tried += 1;
-        let costs_the_host_only = !matches!(
-            *failure.error,
-            IceError::NeedsUdp | IceError::Signal(SignalError::Server(_))
-        );
-        if !costs_the_host_only || tried >= MAX_HOSTS_TRIED {
-            return Err(failure.into());
-        }
-        greeter.forget(host_peer);
-        transport = *failure.link;
-        failed = Some(failure.error);
-        // The real host greeted us when we arrived: its hello waits in
-        // the room, so a little longer than the search's deadline is enough.
-        deadline = deadline.max(Instant::now() + OTHER_GAME_GRACE);
+    let search = RoomSearch {
+        config: match role {
+            RoomRole::Spectator => None,
+            _ => Some(args.ice_config()?),
+        },
+        code,
+        greeter: Greeter::new(&hello),
+        hello,
+        link: link.clone(),
+        timeout,
+        tried: 0,
     };
-    Ok(FoundHost {
-        address,
-        transport,
-        label: format!("room {code}"),
-        room: Some(room),
-    })
+    let deadline = Instant::now() + timeout;
+    let found = search.run(room, transport, deadline, None)?;
+    Ok(found.expect("a search with no failure behind it finds a host or fails"))
+}
+
+/// A game socket for `role`: a player's carries ICE, whose candidates are
+/// IPv4.
+fn bind_for(role: RoomRole, link: &LinkArgs) -> Result<LinkTransport, AppError> {
+    match role {
+        RoomRole::Spectator => bind_listening(link, 0),
+        _ => bind_ipv4(link, 0),
+    }
+}
+
+/// A joiner's or spectator's search of a room for its host, resumable
+/// after the host it found proved false.
+struct RoomSearch {
+    /// The path finding's servers; `None` for a spectator, who dials.
+    config: Option<IceConfig>,
+    code: RoomCode,
+    hello: Hello,
+    greeter: Greeter,
+    link: LinkArgs,
+    timeout: Duration,
+    tried: u32,
+}
+
+/// Why the last host tried was given up.
+enum HostFailure {
+    /// ICE found no path to it.
+    NoPath(Box<IceError>),
+    /// It never answered the handshake.
+    Silent,
+}
+
+impl RoomSearch {
+    /// Searches `room` until a host of our game is found and reached, or
+    /// `deadline`. After `failed`, no other host is `Ok(None)` when the
+    /// failed host was silent (the caller says so its way).
+    fn run(
+        mut self,
+        mut room: RoomClient,
+        mut transport: LinkTransport,
+        mut deadline: Instant,
+        mut failed: Option<HostFailure>,
+    ) -> Result<Option<FoundHost>, AppError> {
+        let code = self.code;
+        let waiting_for = format!("the host of room {code}");
+        let (host_peer, address, transport) = loop {
+            let answer = await_host(&mut room, &mut self.greeter, &self.hello, deadline);
+            let found = answer.map_err(|error| server_gone(error, &waiting_for))?;
+            let (host_peer, host) = match (found, failed.take()) {
+                (HostSearch::Found(peer, host), failed) => {
+                    match failed {
+                        Some(HostFailure::NoPath(error)) => eprintln!(
+                            "warning: a host of the room found no path ({error}); trying the next"
+                        ),
+                        Some(HostFailure::Silent) => eprintln!(
+                            "warning: a host of the room never answered the handshake; trying the next"
+                        ),
+                        None => {}
+                    }
+                    (peer, host)
+                }
+                // No other host answered: the failed one's is the answer.
+                (_, Some(HostFailure::NoPath(error))) => return Err(AppError::NoRoute(*error)),
+                (_, Some(HostFailure::Silent)) => return Ok(None),
+                (HostSearch::OtherGame(refusal), None) => return Err(refusal),
+                (HostSearch::Nobody, None) => {
+                    return Err(AppError::Room {
+                        message: format!(
+                            "no host in room {code} within {} s: check the code, and that the host runs `netcade host --room` on the same signaling server",
+                            self.timeout.as_secs_f64()
+                        ),
+                    })
+                }
+            };
+            let Some(config) = self.config.clone() else {
+                let address = spectator_dial(&host, &room, &transport)?;
+                break (host_peer, address, transport);
+            };
+            let peer = host_peer.clone();
+            let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
+                Ok((address, transport)) => break (host_peer, address, transport),
+                Err(failure) => failure,
+            };
+            self.tried += 1;
+            let costs_the_host_only = !matches!(
+                *failure.error,
+                IceError::NeedsUdp | IceError::Signal(SignalError::Server(_))
+            );
+            if !costs_the_host_only || self.tried >= MAX_HOSTS_TRIED {
+                return Err(failure.into());
+            }
+            self.greeter.forget(host_peer);
+            transport = *failure.link;
+            failed = Some(HostFailure::NoPath(failure.error));
+            deadline = deadline.max(Instant::now() + OTHER_GAME_GRACE);
+        };
+        Ok(Some(FoundHost {
+            address,
+            transport,
+            label: format!("room {code}"),
+            room: None,
+            next: Some(Box::new(NextHost {
+                room,
+                search: self,
+                host: host_peer,
+            })),
+        }))
+    }
+}
+
+/// The room a host was found in, kept through the handshake (the host's
+/// side of ICE may still be reading its last messages), and the search
+/// that found it: a host that never answers the handshake (anyone in the
+/// room can pose as its host, and find a path) costs one attempt.
+pub struct NextHost {
+    room: RoomClient,
+    search: RoomSearch,
+    host: PeerId,
+}
+
+impl NextHost {
+    /// How long the handshake with the host found may stay unanswered
+    /// before the next host is tried: a real host answers at once.
+    pub fn handshake_within(&self) -> Duration {
+        HOST_HANDSHAKE_WITHIN.min(self.search.timeout)
+    }
+
+    /// The host found never answered the handshake: forgets it and tries
+    /// the room's next host of our game, on a new game socket, for as long
+    /// as a failed path leaves (`Ok(None)`: no other host, or the last
+    /// try was spent).
+    pub fn try_next(self: Box<Self>) -> Result<Option<FoundHost>, AppError> {
+        let NextHost {
+            room,
+            mut search,
+            host,
+        } = *self;
+        search.tried += 1;
+        if search.tried >= MAX_HOSTS_TRIED {
+            return Ok(None);
+        }
+        search.greeter.forget(host);
+        let transport = bind_for(search.hello.role, &search.link)?;
+        // The real host greeted us when we arrived: its hello waits in
+        // the room.
+        let deadline = Instant::now() + OTHER_GAME_GRACE;
+        search.run(room, transport, deadline, Some(HostFailure::Silent))
+    }
 }
 
 /// Where `join` and `spectate` find the host: its address, or a room.
@@ -669,6 +895,7 @@ pub(crate) fn reach_host(
                 transport,
                 label: address.to_string(),
                 room: None,
+                next: None,
             };
             Ok((found, open()?.0))
         }
@@ -764,6 +991,7 @@ pub(crate) fn quick_pair(
                     transport,
                     label: "the quick match".into(),
                     room: Some(room),
+                    next: None,
                 }))
             }
             Err(IceFailure { error, link }) => match *error {

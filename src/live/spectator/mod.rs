@@ -103,23 +103,45 @@ pub fn spectate_match_relaying(
     relay: Option<RelayMaker<'_>>,
 ) -> Result<LiveMatch, AppError> {
     let saves = MatchSaveDir::create(&settings.game, "spectate")?;
-    let (found, game) = find_host(settings, &saves)?;
-    let (host, label) = (found.address, found.label);
-    let mut transport = LiveTransport::new(found.transport);
-    writeln!(out, "spectating {label} ({host}) with {}", game.title())?;
-    let mut config = spectator_config(host, game.as_ref(), settings)?;
-    if relay.is_some() {
-        // Passing the match on, a watch plays each frame as soon as it is
-        // whole: its viewers' own buffers absorb the jitter.
-        config.jitter.min_delay_frames = 0;
-    }
+    let (mut found, game) = find_host(settings, &saves)?;
+    writeln!(
+        out,
+        "spectating {} ({}) with {}",
+        found.label,
+        found.address,
+        game.title()
+    )?;
     options.take_ctrl_c();
-    let started = Instant::now();
-    let mut spectator = SpectatorSession::new(config, 0)?;
-    let timeout = Duration::from_secs_f64(settings.connect_timeout_s);
-    if !await_welcome(&mut spectator, &mut transport, started, timeout)? {
-        return unanswered(label, settings.connect_timeout_s);
-    }
+    let connect_timeout = Duration::from_secs_f64(settings.connect_timeout_s);
+    let (spectator, mut transport, label, started) = loop {
+        // A room's host that never answers (anyone in the room can pose
+        // as it) costs one try.
+        let next = found.next.take();
+        let timeout = next
+            .as_ref()
+            .map_or(connect_timeout, |next| next.handshake_within());
+        let (host, label) = (found.address, found.label);
+        let mut transport = LiveTransport::new(found.transport);
+        let mut config = spectator_config(host, game.as_ref(), settings)?;
+        if relay.is_some() {
+            // Passing the match on, a watch plays each frame as soon as it
+            // is whole: its viewers' own buffers absorb the jitter.
+            config.jitter.min_delay_frames = 0;
+        }
+        let started = Instant::now();
+        let mut spectator = SpectatorSession::new(config, 0)?;
+        if await_welcome(&mut spectator, &mut transport, started, timeout)? {
+            break (spectator, transport, label, started);
+        }
+        let other = match next {
+            Some(next) if !interrupted() => next.try_next()?,
+            _ => None,
+        };
+        match other {
+            Some(other) => found = other,
+            None => return unanswered(label, timeout.as_secs_f64()),
+        }
+    };
     let host_options = spectator
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))

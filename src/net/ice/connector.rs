@@ -190,29 +190,39 @@ impl IceConnector {
 
     /// Steps until a path is found or connecting fails, waiting on the
     /// socket between steps: the real-time entry point. On failure the
-    /// socket comes back with the error (a host forgets that opponent and
-    /// waits for the next on it).
-    pub fn run<T, S, C>(
-        mut self,
-        mut transport: T,
+    /// socket is as it was (a host forgets that opponent and waits for the
+    /// next on it).
+    pub fn connect<T, S, C>(
+        &mut self,
+        transport: &mut T,
         signal: &mut S,
-        mut clock: C,
-    ) -> Result<(IceTransport<T, C>, IcePath), (IceError, T)>
+        clock: &mut C,
+    ) -> Result<IcePath, IceError>
     where
         T: Transport<Address = SocketAddr>,
         S: SignalChannel + ?Sized,
         C: MicrosClock,
     {
         loop {
-            match self.step(clock.now_us(), &mut transport, signal) {
-                Ok(Some(path)) => return Ok((self.into_transport(transport, clock), path)),
-                Ok(None) => {}
-                Err(error) => return Err((error, transport)),
+            if let Some(path) = self.step(clock.now_us(), transport, signal)? {
+                return Ok(path);
             }
             // Checks pace themselves in tens of milliseconds; a few ms of
             // wait keeps the steps prompt without spinning.
             transport.wait(Duration::from_millis(5));
         }
+    }
+
+    /// This side's username fragment: the checks addressed to this
+    /// connection name it first in their `USERNAME`.
+    pub fn local_ufrag(&self) -> &str {
+        &self.credentials.ufrag
+    }
+
+    /// True once a netcade datagram came from the opponent (its handshake
+    /// began): kept for the transport, as the first thing it receives.
+    pub fn heard_netcade(&self) -> bool {
+        !self.early.is_empty()
     }
 
     /// The chosen path as a transport over `inner` (the socket stepped so

@@ -11,10 +11,13 @@
 //! [`is_netcade_datagram`] sorts them.
 
 mod connector;
+mod meeting_socket;
+pub mod meetings;
 mod signals;
 mod transport;
 
 pub use connector::IceConnector;
+pub use meeting_socket::{MeetingEnd, MeetingOutcome, MeetingSocket};
 pub use signals::{IceSignal, SignalParseError};
 pub use transport::{IceTransport, PathStats};
 

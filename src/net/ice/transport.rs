@@ -29,6 +29,10 @@ impl EarlyDatagrams {
             self.queue.push_back((from, datagram.to_vec()));
         }
     }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
 }
 
 /// What went over the path: the protocol's payload and what the wire
