@@ -94,7 +94,9 @@ fn a_spectator_far_behind_after_joining_catches_up_with_video_off() {
         ..LinkConditions::PERFECT
     };
     cluster.net().set_link_both_ways(0, WATCHER, slow);
-    cluster.run_until(5_000);
+    // The handshake takes five trips (Hello, cookie, Hello, Welcome, the
+    // key's proof) before the state goes: 3 s on this link.
+    cluster.run_until(7_000);
     cluster.net().set_link_both_ways(0, WATCHER, bumpy());
     cluster.run_until(20_000);
     let watcher = &cluster.watchers[0];

@@ -498,7 +498,10 @@ impl ResimulationCost {
 }
 
 /// Whether `frame` is one whose checksums the machines compare.
-fn is_checkpoint<A: Ord + Copy + std::hash::Hash>(netplay: &NetplaySession<A>, frame: Frame) -> bool {
+fn is_checkpoint<A: Ord + Copy + std::hash::Hash>(
+    netplay: &NetplaySession<A>,
+    frame: Frame,
+) -> bool {
     netplay.session().is_checkpoint(frame)
 }
 

@@ -551,13 +551,20 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     }
 
     /// Tags `datagram` (encoded, untagged) as the link to `to` tags what it
-    /// sends; false when there is no such link or it has no keys yet. For
-    /// tests that play a machine breaking the protocol's rules.
+    /// sends (a handshake, such as a cookie or a Reject to an address with
+    /// no link, as every handshake is); false when there is no such link
+    /// or it has no keys yet. For tests that play a machine breaking the
+    /// protocol's rules.
     pub fn seal_for(&self, to: A, datagram: &mut Vec<u8>) -> bool {
-        self.endpoints
-            .get(&to)
-            .or(self.unproven_endpoint(to))
-            .is_some_and(|endpoint| endpoint.seal(datagram))
+        let kind = datagram.get(3).copied().unwrap_or(0);
+        match self.endpoints.get(&to).or(self.unproven_endpoint(to)) {
+            Some(endpoint) => endpoint.seal(datagram),
+            None if protocol::codec::is_handshake_kind(kind) => {
+                protocol::auth::seal_handshake(datagram);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Datagrams dropped because they came from an address with no link.
