@@ -28,7 +28,9 @@ fn captured_hello() -> Vec<u8> {
     args.extend(game.iter().map(String::as_str));
     let mut joiner = spawn_netcade(&args);
     let mut buffer = [0u8; 2048];
-    let (length, _) = catcher.recv_from(&mut buffer).expect("the joiner says Hello");
+    let (length, _) = catcher
+        .recv_from(&mut buffer)
+        .expect("the joiner says Hello");
     joiner.kill();
     buffer[..length].to_vec()
 }
@@ -44,13 +46,7 @@ fn host(dir: &std::path::Path) -> (Background, u16) {
 fn join(port: u16) -> Background {
     let address = format!("127.0.0.1:{port}");
     let mut args: Vec<&str> = vec![
-        "join",
-        &address,
-        "--frames",
-        "120",
-        "--inputs",
-        "random:2",
-        "--json",
+        "join", &address, "--frames", "120", "--inputs", "random:2", "--json",
     ];
     let game = game();
     args.extend(game.iter().map(String::as_str));

@@ -177,11 +177,12 @@ fn a_spectator_whose_savestate_takes_longer_than_the_backlog_reaches_is_dropped_
         config.interrupt_after_ms = 100_000;
         config.disconnect_after_ms = 100_000;
     });
-    while cluster.watchers[0].node.spectator.phase() == SpectatorPhase::Connecting {
+    // Until the host welcomed it (it holds it unproven, protocol 9)…
+    while cluster.machines[0].netplay.unproven_count() == 0 {
         cluster.step();
     }
-    // Welcomed; now nothing more from the host reaches it (its savestate
-    // included) while it keeps telling the host it is there.
+    // …now nothing more from the host reaches it (its savestate included)
+    // while it keeps telling the host it is there.
     cluster.net().partition_one_way(0, WATCHER);
     let cut_at = cluster.now;
     cluster.run_until(cut_at + 65_000);

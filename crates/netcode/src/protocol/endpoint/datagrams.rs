@@ -148,7 +148,17 @@ impl PeerEndpoint {
             }
         }
         if self.state == ConnectionState::Running && !handshake_message {
+            let seated_now =
+                !self.peer_knows_session && matches!(self.config.role, Role::Joiner { .. });
             self.peer_knows_session = true;
+            // A host sends a joiner nothing tagged before it seated it (v9).
+            if seated_now {
+                self.events.push_back(Event::Synchronized {
+                    session: self.session,
+                    settings: self.settings,
+                    remote_slots: self.remote_slots,
+                });
+            }
         }
     }
 

@@ -128,12 +128,10 @@ impl PeerEndpoint {
         self.settings = welcome.settings;
         self.remote_slots = welcome.local_slots;
         self.remote_handshake = Some(welcome);
+        // Running, to prove our key; synchronized only once the host sent
+        // us anything tagged: until then it may still give our place to
+        // another who proved itself first, and refuse us (v9).
         self.state = ConnectionState::Running;
-        self.events.push_back(Event::Synchronized {
-            session: self.session,
-            settings: self.settings,
-            remote_slots: self.remote_slots,
-        });
     }
 
     pub(super) fn on_reject(&mut self, header: Header, reason: RejectReason, host: Handshake) {

@@ -257,7 +257,9 @@ impl PeerEndpoint {
     /// What the peer said in its Hello or Welcome (core, content, options,
     /// whether a start state follows), once the handshake succeeded.
     pub fn remote_handshake(&self) -> Option<&Handshake> {
-        self.remote_handshake.as_ref()
+        // A joiner has it once the host seated it (see `Event::Synchronized`).
+        let seated = self.peer_knows_session || matches!(self.config.role, Role::Host { .. });
+        self.remote_handshake.as_ref().filter(|_| seated)
     }
 
     /// Why the host refused our Hello and the handshake it sent with its
