@@ -332,6 +332,19 @@ mod admission {
     /// Player 0's machine, waiting for player 1 and taking up to
     /// `max_spectators` spectators.
     fn host(max_spectators: usize) -> NetplaySession<u32> {
+        host_awaiting_player_1_at(Some(1), max_spectators)
+    }
+
+    /// Player 0's machine, waiting for player 1 from any address and
+    /// taking up to `max_spectators` spectators.
+    fn open_host(max_spectators: usize) -> NetplaySession<u32> {
+        host_awaiting_player_1_at(None, max_spectators)
+    }
+
+    fn host_awaiting_player_1_at(
+        address: Option<u32>,
+        max_spectators: usize,
+    ) -> NetplaySession<u32> {
         let mut config = NetplayConfig::new(
             SessionToken(0xABCD),
             "stub",
@@ -340,7 +353,7 @@ mod admission {
             SessionSettings::default(),
             PlayerSlots::single(0),
         )
-        .accept(Some(1), PlayerSlots::single(1));
+        .accept(address, PlayerSlots::single(1));
         config.accept_spectators = true;
         config.max_spectators = max_spectators;
         NetplaySession::new(config, 0).unwrap()
@@ -413,23 +426,6 @@ mod admission {
         );
         assert_eq!(host.spectator_count(), 1);
         assert_eq!(host.endpoint_count(), 1, "the first one's endpoint is gone");
-    }
-
-    /// Player 0's machine, waiting for player 1 from any address and
-    /// taking up to `max_spectators` spectators.
-    fn open_host(max_spectators: usize) -> NetplaySession<u32> {
-        let mut config = NetplayConfig::new(
-            SessionToken(0xABCD),
-            "stub",
-            "1",
-            1,
-            SessionSettings::default(),
-            PlayerSlots::single(0),
-        )
-        .accept(None, PlayerSlots::single(1));
-        config.accept_spectators = max_spectators > 0;
-        config.max_spectators = max_spectators;
-        NetplaySession::new(config, 0).unwrap()
     }
 
     /// A real joiner (or spectator, with no slots) holding its own secret.
@@ -560,6 +556,29 @@ mod admission {
         assert!(joined, "the host plays with the real joiner");
         assert_eq!(host.endpoint_count(), 1, "the squatter holds no endpoint");
         assert!(host.unproven_count() <= 1);
+    }
+
+    #[test]
+    fn of_two_joiners_welcomed_for_one_slot_the_first_to_prove_its_key_plays_and_the_other_is_refused(
+    ) {
+        let mut host = open_host(0);
+        let mut joiners = vec![
+            joiner(PlayerSlots::single(1), 9),
+            joiner(PlayerSlots::single(1), 10),
+        ];
+        let events = besieged(&mut host, &mut joiners, 1, &[], 1_000, 1_000);
+        assert!(synchronized(&events[0]), "{:?}", events[0]);
+        // Welcomed too, but refused once the other took the slot: never
+        // told it synchronized, so it can ask for another slot.
+        assert!(!synchronized(&events[1]), "{:?}", events[1]);
+        assert!(
+            events[1].contains(&Event::Disconnected {
+                cause: DisconnectCause::Rejected(RejectReason::MatchFull),
+            }),
+            "{:?}",
+            events[1]
+        );
+        assert_eq!(host.endpoint_count(), 1);
     }
 
     #[test]
