@@ -33,7 +33,7 @@ use std::time::Instant;
 /// reordered): the protocol above copes.
 pub trait Transport {
     /// How peers are named (a socket address, a small id on a simulated network).
-    type Address: Ord + Copy;
+    type Address: Ord + Copy + std::hash::Hash;
 
     /// Sends `datagram` to `to`. A datagram that cannot be sent is lost, as
     /// on the wire.

@@ -517,7 +517,7 @@ pub struct SimPort<'a, A> {
     now: Millis,
 }
 
-impl<A: Copy + Ord> super::Transport for SimPort<'_, A> {
+impl<A: Copy + Ord + std::hash::Hash> super::Transport for SimPort<'_, A> {
     type Address = A;
 
     fn send(&mut self, to: A, datagram: &[u8]) {

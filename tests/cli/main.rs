@@ -11,6 +11,7 @@ mod cli_lockstep;
 mod cli_match_endings;
 mod cli_netplay;
 mod cli_party;
+mod cli_seats;
 mod hostile_path;
 mod launcher_cores;
 mod netplay_demo;

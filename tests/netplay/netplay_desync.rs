@@ -95,7 +95,9 @@ fn a_member_repaired_from_the_hosts_state_ends_identical_to_the_host_and_is_told
     let mut setup = MatchSetup::new(2, 33, LinkConditions::latency(ONE_WAY_MS));
     setup.checksum_interval = REPAIR_INTERVAL;
     let mut cluster = Cluster::new(setup, |_| load_duel_dojo());
-    cluster.run_until(3_000);
+    // Late enough that fighter 2 moves when its RIGHT flips (the start
+    // comes two round trips later since protocol 9: the cookie, the key).
+    cluster.run_until(3_500);
     // For a few frames, machine 1 (a member) runs P2's RIGHT flipped, then
     // plays true again once those frames are final: only its state carries
     // the divergence, as with a core that restores a state unfaithfully.

@@ -94,7 +94,9 @@ fn a_spectator_far_behind_after_joining_catches_up_with_video_off() {
         ..LinkConditions::PERFECT
     };
     cluster.net().set_link_both_ways(0, WATCHER, slow);
-    cluster.run_until(5_000);
+    // The handshake takes five trips (Hello, cookie, Hello, Welcome, the
+    // key's proof) before the state goes: 3 s on this link.
+    cluster.run_until(7_000);
     cluster.net().set_link_both_ways(0, WATCHER, bumpy());
     cluster.run_until(20_000);
     let watcher = &cluster.watchers[0];
@@ -175,11 +177,12 @@ fn a_spectator_whose_savestate_takes_longer_than_the_backlog_reaches_is_dropped_
         config.interrupt_after_ms = 100_000;
         config.disconnect_after_ms = 100_000;
     });
-    while cluster.watchers[0].node.spectator.phase() == SpectatorPhase::Connecting {
+    // Until the host welcomed it (it holds it unproven, protocol 9)…
+    while cluster.machines[0].netplay.unproven_count() == 0 {
         cluster.step();
     }
-    // Welcomed; now nothing more from the host reaches it (its savestate
-    // included) while it keeps telling the host it is there.
+    // …now nothing more from the host reaches it (its savestate included)
+    // while it keeps telling the host it is there.
     cluster.net().partition_one_way(0, WATCHER);
     let cut_at = cluster.now;
     cluster.run_until(cut_at + 65_000);

@@ -146,7 +146,8 @@ fn without_the_start_delay_the_machines_begin_frame_0_a_one_way_trip_apart() {
 #[test]
 fn the_start_survives_thirty_percent_loss() {
     let lossy = LinkConditions::latency(0).with_loss(0.3);
-    let mut cluster = asymmetric_cluster(3, 26, lossy, true);
+    // A seed whose loss takes a Start (protocol 9's handshake moved the draws).
+    let mut cluster = asymmetric_cluster(3, 29, lossy, true);
     cluster.run_until_started(10_000);
     let spread = cluster.start_spread();
     let starts = cluster.sent_by_kind[START_KIND];

@@ -324,13 +324,27 @@ mod admission {
     use netcode::netplay::{NetplayConfig, NetplaySession};
     use netcode::protocol::{codec, DisconnectReason};
     use netcode::protocol::{
-        DisconnectCause, EndpointConfig, Event, HandshakeLimit, Header, Message, PeerEndpoint,
-        PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken, PROTOCOL_VERSION,
+        DisconnectCause, EndpointConfig, Event, HandshakeLimit, Header, LinkSecret, Message,
+        PeerEndpoint, PlayerSlots, RejectReason, Sequence, SessionSettings, SessionToken,
+        PROTOCOL_VERSION,
     };
 
     /// Player 0's machine, waiting for player 1 and taking up to
     /// `max_spectators` spectators.
     fn host(max_spectators: usize) -> NetplaySession<u32> {
+        host_awaiting_player_1_at(Some(1), max_spectators)
+    }
+
+    /// Player 0's machine, waiting for player 1 from any address and
+    /// taking up to `max_spectators` spectators.
+    fn open_host(max_spectators: usize) -> NetplaySession<u32> {
+        host_awaiting_player_1_at(None, max_spectators)
+    }
+
+    fn host_awaiting_player_1_at(
+        address: Option<u32>,
+        max_spectators: usize,
+    ) -> NetplaySession<u32> {
         let mut config = NetplayConfig::new(
             SessionToken(0xABCD),
             "stub",
@@ -339,7 +353,7 @@ mod admission {
             SessionSettings::default(),
             PlayerSlots::single(0),
         )
-        .accept(Some(1), PlayerSlots::single(1));
+        .accept(address, PlayerSlots::single(1));
         config.accept_spectators = true;
         config.max_spectators = max_spectators;
         NetplaySession::new(config, 0).unwrap()
@@ -414,6 +428,207 @@ mod admission {
         assert_eq!(host.endpoint_count(), 1, "the first one's endpoint is gone");
     }
 
+    /// A real joiner (or spectator, with no slots) holding its own secret.
+    fn joiner(slots: PlayerSlots, secret: u8) -> PeerEndpoint {
+        let mut config = EndpointConfig::joiner(handshake(slots));
+        config.secret = LinkSecret::from_bytes([secret; 32]);
+        PeerEndpoint::new(config, 0).unwrap()
+    }
+
+    /// A socket that replays a captured Hello and, receiving at its own
+    /// address, answers each cookie with it: all a replayer can do without
+    /// the secret of the key that Hello offers.
+    struct Replayer {
+        hello: Vec<u8>,
+    }
+
+    impl Replayer {
+        fn capturing(peer: &mut PeerEndpoint) -> Replayer {
+            let hello = peer.poll_datagrams(0).remove(0);
+            assert!(matches!(
+                netcode::protocol::auth::decode_handshake(&hello),
+                Some((_, Message::Hello(_)))
+            ));
+            Replayer { hello }
+        }
+
+        /// The captured Hello carrying the cookie `datagram` brings, if it brings one.
+        fn answer(&self, datagram: &[u8]) -> Option<Vec<u8>> {
+            let (cookie, Message::HelloCookie) =
+                netcode::protocol::auth::decode_handshake(datagram)?
+            else {
+                return None;
+            };
+            let (mut header, hello) =
+                codec::decode(netcode::protocol::auth::without_tag(&self.hello)).ok()?;
+            header.session = cookie.session;
+            let mut answer = Vec::new();
+            codec::encode(&header, &hello, &mut answer).ok()?;
+            netcode::protocol::auth::seal_handshake(&mut answer);
+            Some(answer)
+        }
+    }
+
+    /// Runs `host` with real `peers` (at addresses 10, 11, …, starting at
+    /// `peers_from`) and `replayers` (at 100, 101, …, each replaying its
+    /// Hello every `replay_every` ms from 1 ms on) every millisecond until
+    /// `until`; returns the real peers' events.
+    fn besieged(
+        host: &mut NetplaySession<u32>,
+        peers: &mut [PeerEndpoint],
+        peers_from: u64,
+        replayers: &[Replayer],
+        replay_every: u64,
+        until: u64,
+    ) -> Vec<Vec<Event>> {
+        let mut events = vec![Vec::new(); peers.len()];
+        for now in 1..until {
+            for (index, replayer) in replayers.iter().enumerate() {
+                if now % replay_every == 1 {
+                    host.handle_datagram(now, 100 + index as u32, &replayer.hello);
+                }
+            }
+            if now >= peers_from {
+                for (index, peer) in peers.iter_mut().enumerate() {
+                    for datagram in peer.poll_datagrams(now) {
+                        host.handle_datagram(now, 10 + index as u32, &datagram);
+                    }
+                }
+            }
+            let mut to_replayers = Vec::new();
+            host.poll(now, |to, datagram| match to {
+                10..100 => {
+                    if let Some(peer) = peers.get_mut(to as usize - 10) {
+                        peer.handle_datagram(now, datagram);
+                    }
+                }
+                _ => to_replayers.push((to, datagram.to_vec())),
+            });
+            for (to, datagram) in to_replayers {
+                let Some(replayer) = replayers.get(to as usize - 100) else {
+                    continue;
+                };
+                if let Some(answer) = replayer.answer(&datagram) {
+                    host.handle_datagram(now, to, &answer);
+                }
+            }
+            for (index, peer) in peers.iter_mut().enumerate() {
+                events[index].extend(peer.drain_events());
+            }
+        }
+        events
+    }
+
+    fn synchronized(events: &[Event]) -> bool {
+        events
+            .iter()
+            .any(|event| matches!(event, Event::Synchronized { .. }))
+    }
+
+    #[test]
+    fn a_captured_hello_replayed_every_second_never_holds_the_seat_a_real_joiner_takes() {
+        let mut host = open_host(0);
+        let mut real = joiner(PlayerSlots::single(1), 9);
+        let squatter = Replayer::capturing(&mut real);
+        // The squatter is first, and keeps at it the whole time.
+        let events = besieged(
+            &mut host,
+            std::slice::from_mut(&mut real),
+            500,
+            &[squatter],
+            1_000,
+            4_000,
+        );
+        assert!(synchronized(&events[0]), "{:?}", events[0]);
+        assert!(
+            !events[0]
+                .iter()
+                .any(|event| matches!(event, Event::Rejected(_))),
+            "{:?}",
+            events[0]
+        );
+        let joined = host.events().any(|event| {
+            matches!(
+                event,
+                netcode::netplay::NetplayEvent::PeerSynchronized { .. }
+            )
+        });
+        assert!(joined, "the host plays with the real joiner");
+        assert_eq!(host.endpoint_count(), 1, "the squatter holds no endpoint");
+        assert!(host.unproven_count() <= 1);
+    }
+
+    #[test]
+    fn of_two_joiners_welcomed_for_one_slot_the_first_to_prove_its_key_plays_and_the_other_is_refused(
+    ) {
+        let mut host = open_host(0);
+        let mut joiners = vec![
+            joiner(PlayerSlots::single(1), 9),
+            joiner(PlayerSlots::single(1), 10),
+        ];
+        let events = besieged(&mut host, &mut joiners, 1, &[], 1_000, 1_000);
+        assert!(synchronized(&events[0]), "{:?}", events[0]);
+        // Welcomed too, but refused once the other took the slot: never
+        // told it synchronized, so it can ask for another slot.
+        assert!(!synchronized(&events[1]), "{:?}", events[1]);
+        assert!(
+            events[1].contains(&Event::Disconnected {
+                cause: DisconnectCause::Rejected(RejectReason::MatchFull),
+            }),
+            "{:?}",
+            events[1]
+        );
+        assert_eq!(host.endpoint_count(), 1);
+    }
+
+    #[test]
+    fn thirty_two_replayed_spectator_hellos_a_second_fill_no_spectator_place() {
+        let mut host = open_host(2);
+        let mut captured = joiner(PlayerSlots::NONE, 30);
+        let replayer = Replayer::capturing(&mut captured);
+        let replayers: Vec<Replayer> = (0..32)
+            .map(|_| Replayer {
+                hello: replayer.hello.clone(),
+            })
+            .collect();
+        let mut spectators = vec![joiner(PlayerSlots::NONE, 31), joiner(PlayerSlots::NONE, 32)];
+        let events = besieged(&mut host, &mut spectators, 1_500, &replayers, 1_000, 4_000);
+        for events in &events {
+            assert!(synchronized(events), "{events:?}");
+        }
+        assert_eq!(host.spectator_count(), 2);
+        assert!(host.unproven_count() <= netcode::netplay::MAX_UNPROVEN);
+    }
+
+    #[test]
+    fn a_hello_in_someone_elses_name_earns_them_no_more_bytes_than_it_cost() {
+        let mut host = open_host(4);
+        let player_hello = Replayer::capturing(&mut joiner(PlayerSlots::single(1), 9)).hello;
+        let spectator_hello = Replayer::capturing(&mut joiner(PlayerSlots::NONE, 10)).hello;
+        const VICTIMS: [u32; 2] = [50, 51];
+        host.handle_datagram(1, VICTIMS[0], &player_hello);
+        host.handle_datagram(1, VICTIMS[1], &spectator_hello);
+        let mut sent = [(0usize, 0usize); 2];
+        for now in (1..30_000).step_by(5) {
+            host.poll(now, |to, datagram| {
+                let victim = VICTIMS.iter().position(|&victim| victim == to).unwrap();
+                sent[victim].0 += 1;
+                sent[victim].1 += datagram.len();
+            });
+        }
+        for (victim, hello) in [&player_hello, &spectator_hello].into_iter().enumerate() {
+            let (datagrams, bytes) = sent[victim];
+            assert_eq!(datagrams, 1, "one answer: a cookie");
+            assert!(
+                bytes <= hello.len(),
+                "{bytes} bytes for a Hello of {}",
+                hello.len()
+            );
+        }
+        assert_eq!(host.endpoint_count(), 0);
+        assert_eq!(host.unproven_count(), 0);
+    }
+
     #[test]
     fn a_flood_of_hellos_from_many_addresses_opens_at_most_the_cap() {
         let mut host = host(32);
@@ -435,13 +650,15 @@ mod admission {
             host.handle_datagram(1, address, &hello);
             host.poll(1, |_, _| answers += 1);
         }
-        assert_eq!(host.spectator_count(), 32);
-        assert_eq!(host.endpoint_count(), 32);
-        // The table of handshake allowances is full of spenders: the rest
-        // is dropped unanswered.
+        // Hellos without our cookie open nothing at all (protocol 9): each
+        // is answered with a cookie, until the table of handshake
+        // allowances is full of spenders; the rest is dropped unanswered.
+        assert_eq!(host.spectator_count(), 0);
+        assert_eq!(host.endpoint_count(), 0);
+        assert_eq!(host.unproven_count(), 0);
         let limit = HandshakeLimit::default();
         assert_eq!(host.refused_handshakes(), 10_000 - limit.addresses as u64);
-        assert!(answers <= 32 + limit.addresses, "{answers} answers");
+        assert!(answers <= limit.addresses, "{answers} answers");
     }
 
     #[test]
@@ -509,7 +726,9 @@ mod link {
         ours.drain_events().for_each(drop);
         let forger = Forger {
             session: theirs.session(),
-            sequence: Sequence(1_000),
+            // Past the KeepAlive the peer proved its key with, and within
+            // what the link takes as lost on the way.
+            sequence: Sequence(60),
             peer: theirs,
         };
         (ours, forger)

@@ -128,7 +128,7 @@ pub enum DesyncAnswer {
 
 impl<A, G, S> NetplayMachine<A, G, S>
 where
-    A: Ord + Copy,
+    A: Ord + Copy + std::hash::Hash,
     G: std::ops::DerefMut,
     G::Target: Emulator,
     S: FrameSink,

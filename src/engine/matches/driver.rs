@@ -69,7 +69,7 @@ impl NetplayDriver {
     /// final. Local inputs must have been added first. `hooks.stopwatch`
     /// times re-simulations, whose median cost per frame goes to the session
     /// (a slow core raises the input delay instead of missing frames).
-    pub fn advance<A: Ord + Copy, G: Emulator + ?Sized>(
+    pub fn advance<A: Ord + Copy + std::hash::Hash, G: Emulator + ?Sized>(
         &mut self,
         now: Millis,
         netplay: &mut NetplaySession<A>,
@@ -104,7 +104,7 @@ impl NetplayDriver {
     /// call for, then hands the sink every frame now final. Without it a
     /// frame run on a wrong prediction would never become final. Returns
     /// the frames re-simulated.
-    pub fn settle<A: Ord + Copy, G: Emulator + ?Sized>(
+    pub fn settle<A: Ord + Copy + std::hash::Hash, G: Emulator + ?Sized>(
         &mut self,
         now: Millis,
         netplay: &mut NetplaySession<A>,
@@ -120,7 +120,7 @@ impl NetplayDriver {
     }
 
     /// Carries out the session's requests in order, timing re-simulation.
-    fn carry_out<A: Ord + Copy, G: Emulator + ?Sized>(
+    fn carry_out<A: Ord + Copy + std::hash::Hash, G: Emulator + ?Sized>(
         &mut self,
         netplay: &mut NetplaySession<A>,
         game: &mut G,
@@ -203,7 +203,7 @@ impl NetplayDriver {
 
     /// Lockstep's `Save`: the same checksum, into the same slot and the
     /// frame's pending entry, with no state saved.
-    fn checksum<A: Ord + Copy, G: Emulator + ?Sized>(
+    fn checksum<A: Ord + Copy + std::hash::Hash, G: Emulator + ?Sized>(
         &mut self,
         netplay: &mut NetplaySession<A>,
         game: &mut G,
@@ -227,7 +227,7 @@ impl NetplayDriver {
     /// Saves the state at the start of `frame` into the session's slot,
     /// hashed when the sink wants every checksum or the frame is a
     /// checkpoint (whose state is kept for desync repair too).
-    fn save<A: Ord + Copy, G: Emulator + ?Sized>(
+    fn save<A: Ord + Copy + std::hash::Hash, G: Emulator + ?Sized>(
         &mut self,
         netplay: &mut NetplaySession<A>,
         game: &mut G,
@@ -291,7 +291,7 @@ impl NetplayDriver {
     /// are final, it was run, and no rollback to it or before waits for the
     /// next `advance` (so its last run, and the state saved at its start,
     /// are the ones every machine has).
-    pub fn finalize<A: Ord + Copy>(
+    pub fn finalize<A: Ord + Copy + std::hash::Hash>(
         &mut self,
         netplay: &NetplaySession<A>,
         sink: &mut dyn FrameSink,
@@ -335,7 +335,7 @@ impl NetplayDriver {
     }
 
     /// [`NetplayDriver::finalize`], its time counted as the final sinks'.
-    pub fn finalize_timed<A: Ord + Copy>(
+    pub fn finalize_timed<A: Ord + Copy + std::hash::Hash>(
         &mut self,
         netplay: &NetplaySession<A>,
         sink: &mut dyn FrameSink,
@@ -375,7 +375,7 @@ impl NetplayDriver {
     /// states and the checksums still to be compared are the repaired ones.
     /// Returns false (and changes nothing) when the buttons of a frame since
     /// `frame` are no longer kept.
-    pub fn repair<A: Ord + Copy, G: Emulator + ?Sized>(
+    pub fn repair<A: Ord + Copy + std::hash::Hash, G: Emulator + ?Sized>(
         &mut self,
         netplay: &mut NetplaySession<A>,
         game: &mut G,
@@ -500,7 +500,10 @@ impl ResimulationCost {
 }
 
 /// Whether `frame` is one whose checksums the machines compare.
-fn is_checkpoint<A: Ord + Copy>(netplay: &NetplaySession<A>, frame: Frame) -> bool {
+fn is_checkpoint<A: Ord + Copy + std::hash::Hash>(
+    netplay: &NetplaySession<A>,
+    frame: Frame,
+) -> bool {
     netplay.session().is_checkpoint(frame)
 }
 

@@ -44,7 +44,7 @@ pub struct TickStats {
 
 /// One machine of a netplay match: its session, its game, the driver
 /// between them, its frame clock and where its frames go.
-pub struct NetplayMachine<A: Ord + Copy, G, S> {
+pub struct NetplayMachine<A: Ord + Copy + std::hash::Hash, G, S> {
     /// The netplay session (its state, its events).
     pub netplay: NetplaySession<A>,
     /// The game the session's requests are carried out on.
@@ -68,7 +68,7 @@ pub struct NetplayMachine<A: Ord + Copy, G, S> {
 
 impl<A, G, S> NetplayMachine<A, G, S>
 where
-    A: Ord + Copy,
+    A: Ord + Copy + std::hash::Hash,
     G: std::ops::DerefMut,
     G::Target: Emulator,
     S: FrameSink,

@@ -23,6 +23,8 @@ pub mod wording;
 pub use chat::{ChatRefused, ChatShown};
 pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
 pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
-pub use session::{NetplaySession, RejoinTicket, SPECTATOR_BACKLOG_FRAMES};
+pub use session::{
+    NetplaySession, RejoinTicket, MAX_UNPROVEN, SPECTATOR_BACKLOG_FRAMES, UNPROVEN_FOR_MS,
+};
 pub use spectator::{Repair, SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
 pub use startup::StartPhase;

@@ -67,6 +67,10 @@
 //! its text (length byte, 1 to 120 bytes), both UTF-8 without control
 //! characters.
 //!
+//! Version 9 adds HelloCookie (kind 22, a handshake with no body): a host
+//! answers a Hello whose header's session token is not its cookie for the
+//! sender's address with one, and the joiner says Hello again carrying it.
+//!
 //! Frame numbers stay LEB128 varints rather than 16-bit wrap-around numbers:
 //! a varint takes one byte before frame 128, two before 16384 (4.5 minutes at
 //! 60 fps) and three up to 2^21 (9.7 hours), so a u16 would save at most one
@@ -95,14 +99,14 @@ pub const TAG_BYTES: usize = 8;
 /// Bytes before the body of a datagram of a running session.
 pub const HEADER_SIZE: usize = 6;
 
-/// Bytes before the body of a handshake (Hello, Welcome, Reject): the
+/// Bytes before the body of a handshake (Hello, Welcome, Reject, HelloCookie): the
 /// header of the others plus the session token.
 pub const HANDSHAKE_HEADER_SIZE: usize = 10;
 
 /// Whether datagrams of message `kind` are handshakes: they carry the
 /// session token and are tagged with the well-known key.
 pub const fn is_handshake_kind(kind: u8) -> bool {
-    matches!(kind, 1..=3)
+    matches!(kind, 1..=3 | 22)
 }
 
 /// What is wrong with a datagram that cannot be decoded.
@@ -531,6 +535,7 @@ fn encode_body(header: &Header, message: &Message, out: &mut Vec<u8>) -> Result<
         | Message::RejoinProof { nonce }
         | Message::RejoinRestarted { nonce } => out.extend_from_slice(&nonce.to_le_bytes()),
         Message::Chat(chat) => put_chat(out, chat)?,
+        Message::HelloCookie => {}
     }
     Ok(())
 }
@@ -752,6 +757,7 @@ pub fn decode_reusing(
             nonce: reader.u64()?,
         },
         17 => Message::Chat(read_chat(&mut reader)?),
+        22 => Message::HelloCookie,
         other => return Err(DecodeError::UnknownKind(other)),
     };
     reader.finish()?;

@@ -48,7 +48,14 @@ use std::fmt;
 /// - 8: the quality report's last byte carries the sender's run-ahead too
 ///   (input delay in its low four bits, run-ahead in its high four), so
 ///   every machine shows every player's `delay 2, run-ahead 1`.
-pub const PROTOCOL_VERSION: u8 = 8;
+/// - 9: a host answers a Hello whose header does not carry its cookie
+///   with HelloCookie (kind 22, smaller than any Hello) and keeps nothing;
+///   the joiner says Hello again carrying it in the header's session
+///   token, and after the Welcome sends a KeepAlive tagged with the link's
+///   key at once: only then does it take its seat or spectator's place
+///   (see `netplay::session::unproven`). A version-8 joiner would never
+///   echo the cookie.
+pub const PROTOCOL_VERSION: u8 = 9;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -648,6 +655,11 @@ pub enum Message {
     },
     /// A line of chat and the acknowledgement of the peer's (version 7).
     Chat(ChatMessage),
+    /// Host → an address whose Hello did not carry its cookie (version 9):
+    /// "say Hello again with this", the cookie in the header's session
+    /// token. Smaller than any Hello, so a Hello sent in someone else's
+    /// name earns them no more bytes than it cost, and nothing is kept.
+    HelloCookie,
 }
 
 /// An address in a [`Message::Roster`] is at most this long (an IPv6
@@ -689,6 +701,7 @@ impl Message {
             Message::RejoinChallenge { .. } => 19,
             Message::RejoinProof { .. } => 20,
             Message::RejoinRestarted { .. } => 21,
+            Message::HelloCookie => 22,
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The netplay wire protocol, pure and sans-IO: messages and their binary codec,
 //! the keys and tags that authenticate datagrams, a peer endpoint that turns datagrams and time into events and datagrams,
-//! and a per-address limit on the handshakes that open connections.
+//! a per-address limit on the handshakes that open connections, and the
+//! stateless cookies that prove an address before anything is kept for it.
 
 pub mod auth;
 pub mod chat;
 pub mod codec;
+pub mod cookie;
 pub mod endpoint;
 pub mod handshake_limit;
 pub mod messages;
@@ -17,6 +19,7 @@ pub use chat::{
     MAX_CHAT_AUTHOR_BYTES, MAX_CHAT_TEXT_BYTES,
 };
 pub use codec::{decode, encode, DecodeError, EncodeError};
+pub use cookie::{CookieJar, COOKIE_EPOCH_MS};
 pub use endpoint::{
     ConnectionState, DisconnectCause, EndpointConfig, EndpointError, EndpointStats, Event,
     Identity, PeerEndpoint, Rejection, Role, MAX_UNACKED_FRAMES,

@@ -24,7 +24,7 @@ pub(super) enum StartStateWait {
     Taken,
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// The start-up host's start state, once it arrived (see
     /// [`NetplayEvent::StartStateArrived`]): load it into the game before
     /// frame 0. Taking it lets this machine say Ready. `None` before it

@@ -10,7 +10,7 @@ use crate::netplay::chat::{from_player, from_seat, relayed, ChatRefused, ChatSho
 use crate::netplay::NetplayEvent;
 use crate::protocol::{ChatLine, ChatRateLimit, Millis, PeerEndpoint};
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Sends `text` to everyone in the match, as `author` (empty: our
     /// seat, "P1"…). Returns the line as shown here.
     pub fn send_chat(

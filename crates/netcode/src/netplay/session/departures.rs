@@ -17,7 +17,7 @@ pub(super) struct Departure {
     decided: bool,
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// The last frame whose every input is final: confirmed here, and beyond
     /// the reach of any departure still to be decided (a departure fixes the
     /// leaver's input to `NONE` from the earliest frame any machine holds,

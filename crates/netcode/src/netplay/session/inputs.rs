@@ -10,7 +10,7 @@ use crate::netplay::events::{NetplayError, PeerFault};
 use crate::protocol::{ConnectionState, PeerEndpoint};
 use crate::rollback::{Frame, PlayerId, MAX_PLAYERS};
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Every local player's confirmed input at `frame`, slots ascending.
     fn local_row(
         &self,

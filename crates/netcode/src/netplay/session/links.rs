@@ -1,9 +1,9 @@
 //! The links to the other players' machines: their endpoints, the Hellos
 //! that open them (or are refused), and where each endpoint event goes.
 
+use super::unproven::Seat;
 use super::{player_set, Link, LinkState, NetplaySession};
 use crate::netplay::checkpoint_state;
-use crate::netplay::config::Connect;
 use crate::netplay::events::{NetplayEvent, PeerFault};
 use crate::netplay::startup;
 use crate::protocol::{
@@ -13,11 +13,11 @@ use crate::protocol::{
 };
 use crate::rollback::{Frame, PlayerId};
 
-/// Refusals waiting for the next poll at most; more are dropped unanswered
-/// (each address is rate-limited, so this bounds a flood from many).
+/// Refusals and cookies waiting for the next poll at most; more are dropped
+/// unanswered (each address is rate-limited, so this bounds a flood from many).
 const MAX_PENDING_REFUSALS: usize = 16;
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     pub(super) fn endpoint_config(
         &self,
         token: Option<protocol::SessionToken>,
@@ -50,10 +50,12 @@ impl<A: Ord + Copy> NetplaySession<A> {
             .then_some(endpoint)
     }
 
-    /// A Hello from an address with no endpoint: opens the link of the
-    /// peer it claims to be (or a spectator's). Returns whether it was taken.
+    /// A Hello from an address with no endpoint: answered with a cookie
+    /// unless it carries ours, then held for the link of the peer it claims
+    /// to be (or a spectator's place) until it proves itself (see
+    /// `unproven`). Returns whether it was taken.
     pub(super) fn accept_hello(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
-        let Some((_, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
+        let Some((header, Message::Hello(hello))) = auth::decode_handshake(datagram) else {
             return false;
         };
         if !hello.local_slots.is_empty() && self.awaits_roster_for(hello.local_slots) {
@@ -61,6 +63,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
         }
         if self.left || !self.handshakes.allow(now, from) {
             return false;
+        }
+        if header.version != PROTOCOL_VERSION {
+            // It cannot read a cookie: told why if that fits in what it sent.
+            return self.refuse_other_version(now, from, datagram);
+        }
+        // Until the address echoes our cookie, it earns only the cookie.
+        if !self.cookies.check(now, &from, header.session) {
+            self.send_cookie(now, from, datagram.len());
+            return true;
         }
         if hello.local_slots.is_empty() {
             return self.accept_spectator(now, from, datagram);
@@ -73,9 +84,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return true;
         }
         let open_slot = |link: &Link<A>| {
-            link.connect == Connect::Accept
-                && link.state == LinkState::AwaitingHello
-                && link.address.is_none_or(|address| address == from)
+            link.is_open_slot() && link.address.is_none_or(|address| address == from)
         };
         let claimed = self
             .links
@@ -91,31 +100,61 @@ impl<A: Ord + Copy> NetplaySession<A> {
             self.refuse(from, reason);
             return true;
         };
-        let handshake = self.config.handshake(self.local_players);
-        let config = self.endpoint_config(Some(self.config.token), handshake);
-        let Ok(mut endpoint) = PeerEndpoint::new(config, now) else {
+        let Some(mut endpoint) = self.host_endpoint(now) else {
             return false;
         };
-        if self.queue_inputs_so_far(&mut endpoint).is_err() {
-            return false;
-        }
         endpoint.handle_datagram(now, datagram);
-        self.endpoints.insert(from, endpoint);
-        let link = &mut self.links[index];
-        link.address = Some(from);
-        link.state = LinkState::Open;
+        match Self::refusal_of(&mut endpoint) {
+            Some(rejection) => self.refused_joiner(from, rejection, usize::MAX),
+            None => self.hold_unproven(now, from, Seat::Player(index), endpoint),
+        }
+        true
+    }
+
+    /// A new endpoint hosting a player's link.
+    fn host_endpoint(&self, now: Millis) -> Option<PeerEndpoint> {
+        let handshake = self.config.handshake(self.local_players);
+        let config = self.endpoint_config(Some(self.config.token), handshake);
+        PeerEndpoint::new(config, now).ok()
+    }
+
+    /// A Hello of another protocol version: the refusal is told, and sent
+    /// only if it is no bigger than the Hello (its address is not proven).
+    fn refuse_other_version(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
+        let Some(mut endpoint) = self.host_endpoint(now) else {
+            return false;
+        };
+        endpoint.handle_datagram(now, datagram);
+        if let Some(rejection) = Self::refusal_of(&mut endpoint) {
+            self.refused_joiner(from, rejection, datagram.len());
+        }
         true
     }
 
     /// Answers a Hello we open no endpoint for with a Reject saying why.
     /// The Reject carries no session token: the address is not trusted.
     pub(super) fn refuse(&mut self, to: A, reason: RejectReason) {
-        if self.refusals.len() >= MAX_PENDING_REFUSALS {
-            return;
+        self.refuse_within(to, reason, usize::MAX);
+    }
+
+    /// [`Self::refuse`] when the Reject takes at most `max_len` bytes.
+    pub(super) fn refuse_within(&mut self, to: A, reason: RejectReason, max_len: usize) {
+        if let Some(datagram) = self.reject_datagram(reason, SessionToken::UNKNOWN) {
+            if datagram.len() <= max_len {
+                self.queue_reply(to, datagram);
+            }
         }
+    }
+
+    /// A Reject for `reason` with `session` in its header, sealed.
+    pub(super) fn reject_datagram(
+        &self,
+        reason: RejectReason,
+        session: SessionToken,
+    ) -> Option<Vec<u8>> {
         let header = Header {
             version: PROTOCOL_VERSION,
-            session: SessionToken::UNKNOWN,
+            session,
             sequence: Sequence(0),
         };
         let reject = Message::Reject {
@@ -123,8 +162,14 @@ impl<A: Ord + Copy> NetplaySession<A> {
             host: self.config.handshake(self.local_players),
         };
         let mut datagram = Vec::new();
-        if codec::encode(&header, &reject, &mut datagram).is_ok() {
-            auth::seal_handshake(&mut datagram);
+        codec::encode(&header, &reject, &mut datagram).ok()?;
+        auth::seal_handshake(&mut datagram);
+        Some(datagram)
+    }
+
+    /// Queues a datagram to an address with no endpoint, up to a bound.
+    pub(super) fn queue_reply(&mut self, to: A, datagram: Vec<u8>) {
+        if self.refusals.len() < MAX_PENDING_REFUSALS {
             self.refusals.push_back((to, datagram));
         }
     }

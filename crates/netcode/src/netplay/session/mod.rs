@@ -16,11 +16,13 @@ mod setup;
 mod spectator_checks;
 mod spectators;
 mod start;
+mod unproven;
 mod watchdog;
 
+pub use unproven::{MAX_UNPROVEN, UNPROVEN_FOR_MS};
 pub use watchdog::HEARD_WITHIN_MS;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use super::chat::ChatOutbox;
@@ -29,7 +31,7 @@ use super::events::{NetplayError, NetplayEvent, NetplayStats};
 use super::startup::{Begin, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
-    self, EndpointConfig, Handshake, HandshakeLimiter, Millis, PeerEndpoint, PeerTable,
+    self, CookieJar, EndpointConfig, Handshake, HandshakeLimiter, Millis, PeerEndpoint, PeerTable,
     PlayerSlots, RejectReason, SessionSettings,
 };
 use crate::rollback::{
@@ -78,6 +80,13 @@ struct Link<A> {
     chat_limit: Option<crate::protocol::ChatRateLimit>,
 }
 
+impl<A> Link<A> {
+    /// Whether the link waits for a joiner's Hello.
+    fn is_open_slot(&self) -> bool {
+        self.connect == Connect::Accept && self.state == LinkState::AwaitingHello
+    }
+}
+
 /// A netplay match for 2–4 players over any transport, keyed by address `A`.
 ///
 /// Each tick the frontend: hands over every datagram that arrived
@@ -103,7 +112,7 @@ struct Link<A> {
 /// configuration sends it, lz4-compressed, to each member once their
 /// handshake is done; a member says Ready only after the frontend took it
 /// (`take_start_state`, announced by `StartStateArrived`) to load it.
-pub struct NetplaySession<A: Ord + Copy> {
+pub struct NetplaySession<A: Ord + Copy + std::hash::Hash> {
     config: NetplayConfig<A>,
     session: Session,
     endpoints: PeerTable<A>,
@@ -115,7 +124,11 @@ pub struct NetplaySession<A: Ord + Copy> {
     spectator_checks: SpectatorChecks<A>,
     /// Handshakes per address, for every Hello that would open a link.
     handshakes: HandshakeLimiter<A>,
-    /// Rejects to send to addresses we opened no endpoint for.
+    /// The cookies a Hello must carry before anything is kept for it.
+    cookies: CookieJar,
+    /// Peers that echoed a cookie but have not proven they hold their key.
+    unproven: BTreeMap<A, unproven::Unproven>,
+    /// Rejects and cookies to send to addresses we opened no endpoint for.
     refusals: VecDeque<(A, Vec<u8>)>,
     /// The last joiner refused and why, so that its retried Hellos are
     /// refused without telling the frontend again.
@@ -153,7 +166,7 @@ pub struct NetplaySession<A: Ord + Copy> {
     chat: ChatOutbox,
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Checks the configuration, builds the rollback session and opens the
     /// links we dial (they send Hello at the first `poll`).
     pub fn new(config: NetplayConfig<A>, now: Millis) -> Result<Self, NetplayError> {
@@ -174,6 +187,8 @@ impl<A: Ord + Copy> NetplaySession<A> {
             local_players: config.local_players,
             local_count: config.local_players.count(),
             handshakes: HandshakeLimiter::new(config.handshake_limit),
+            cookies: CookieJar::new(&config.secret),
+            unproven: BTreeMap::new(),
             config,
             session,
             endpoints: PeerTable::new(),
@@ -240,10 +255,15 @@ impl<A: Ord + Copy> NetplaySession<A> {
     /// new address (see `rejoin`).
     pub fn handle_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) {
         self.now = now;
-        if self.endpoints.get(&from).is_some() {
+        let taken = if self.endpoints.get(&from).is_some() {
             self.endpoints.handle_datagram(now, from, datagram);
-        } else if !self.accept_hello(now, from, datagram) && !self.rejoin_from(now, from, datagram)
-        {
+            true
+        } else {
+            self.unproven_datagram(now, from, datagram)
+                || self.accept_hello(now, from, datagram)
+                || self.rejoin_from(now, from, datagram)
+        };
+        if !taken {
             self.dropped_unknown += 1;
             return;
         }
@@ -347,6 +367,7 @@ impl<A: Ord + Copy> NetplaySession<A> {
         for (address, datagram) in self.refusals.drain(..) {
             send(address, &datagram);
         }
+        self.poll_unproven(now, &mut send);
         self.send_rejoin_challenges(now, &mut send);
         self.send_resume_states();
         self.endpoints.poll(now, &mut send);
@@ -530,12 +551,20 @@ impl<A: Ord + Copy> NetplaySession<A> {
     }
 
     /// Tags `datagram` (encoded, untagged) as the link to `to` tags what it
-    /// sends; false when there is no such link or it has no keys yet. For
-    /// tests that play a machine breaking the protocol's rules.
+    /// sends (a handshake, such as a cookie or a Reject to an address with
+    /// no link, as every handshake is); false when there is no such link
+    /// or it has no keys yet. For tests that play a machine breaking the
+    /// protocol's rules.
     pub fn seal_for(&self, to: A, datagram: &mut Vec<u8>) -> bool {
-        self.endpoints
-            .get(&to)
-            .is_some_and(|endpoint| endpoint.seal(datagram))
+        let kind = datagram.get(3).copied().unwrap_or(0);
+        match self.endpoints.get(&to).or(self.unproven_endpoint(to)) {
+            Some(endpoint) => endpoint.seal(datagram),
+            None if protocol::codec::is_handshake_kind(kind) => {
+                protocol::auth::seal_handshake(datagram);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Datagrams dropped because they came from an address with no link.

@@ -105,7 +105,7 @@ impl<A: Copy + PartialEq> Rejoins<A> {
     }
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// A datagram from an address with no link: if the key of a running
     /// link whose peer went quiet opens it, it is that link's peer (or a
     /// replay of it). A proof answering our challenge moves the link;

@@ -68,7 +68,7 @@ impl RejoinTicket {
     }
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// What this member keeps to come back after a restart, once its
     /// handshake with the host is done; `None` on the host (or before).
     pub fn rejoin_ticket(&self) -> Option<RejoinTicket> {

@@ -13,7 +13,7 @@ use crate::rollback::SessionState;
 /// roster costs at most this wait).
 pub(super) const ROSTER_RESEND_MS: Millis = 200;
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// On the start-up host, once every member is synchronized and before
     /// frame 0: the roster to every member, every [`ROSTER_RESEND_MS`].
     pub(super) fn poll_roster(&mut self, now: Millis) {

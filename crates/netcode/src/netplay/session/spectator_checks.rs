@@ -29,7 +29,7 @@ impl<A> Default for SpectatorChecks<A> {
     }
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Our checksum of checkpoint `frame`, for every spectator fed (with
     /// its final inputs) and to compare its reports with.
     pub(super) fn send_checksum_to_spectators(&mut self, frame: Frame, checksum: Checksum) {

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use super::unproven::Seat;
 use super::NetplaySession;
 use crate::input::Buttons;
 use crate::netplay::checkpoint_state;
@@ -131,7 +132,7 @@ impl<A> Spectator<A> {
     }
 }
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Spectators currently fed.
     pub fn spectator_count(&self) -> usize {
         self.spectators.iter().filter(|s| s.open).count()
@@ -163,24 +164,27 @@ impl<A: Ord + Copy> NetplaySession<A> {
             return false;
         };
         endpoint.handle_datagram(now, datagram);
-        let refused = endpoint.drain_events().find_map(|event| match event {
-            NetEvent::Rejected(rejection) => Some(rejection),
-            _ => None,
-        });
-        if let Some(rejection) = refused {
+        match Self::refusal_of(&mut endpoint) {
             // Another core or content: it is told why, and nothing of it
             // is kept.
-            self.refuse(from, rejection.reason);
-            self.events
-                .push_back(NetplayEvent::SpectatorRefused(rejection));
-            return true;
+            Some(rejection) => {
+                self.refuse(from, rejection.reason);
+                self.events
+                    .push_back(NetplayEvent::SpectatorRefused(rejection));
+            }
+            // Its place is taken once it proves itself (see `unproven`).
+            None => self.hold_unproven(now, from, Seat::Spectator, endpoint),
         }
-        self.endpoints.insert(from, endpoint);
+        true
+    }
+
+    /// A spectator at `from` proved itself: it is fed from now on.
+    pub(super) fn add_spectator(&mut self, from: A) {
         // Numbered for the chat in the order they came, from 1.
         let number = self.spectators.iter().map(|s| s.number).max().unwrap_or(0) + 1;
-        self.spectators.push(Spectator::arrived(number, from, now));
+        self.spectators
+            .push(Spectator::arrived(number, from, self.now));
         self.events.push_back(NetplayEvent::SpectatorJoined);
-        true
     }
 
     /// Forgets spectators whose connection is over (goodbyes sent), so

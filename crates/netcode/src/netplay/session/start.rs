@@ -8,7 +8,7 @@ use crate::netplay::startup::StartMessage;
 use crate::protocol::Millis;
 use crate::rollback::SessionState;
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Sends the start-up's due messages (Ready, Start) and, on the host,
     /// decides the start moment once everyone is ready and measured.
     /// The host keeps resending after its own start, until every member has

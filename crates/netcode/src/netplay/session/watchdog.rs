@@ -11,7 +11,7 @@ use crate::protocol::{self, Millis};
 /// the players and of spectators): silence is the disconnect timeout's.
 pub const HEARD_WITHIN_MS: Millis = 1_000;
 
-impl<A: Ord + Copy> NetplaySession<A> {
+impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Whether the match stalled: frames were asked for since `stall_after_ms`
     /// ago, every peer was heard, and none became final. It then ends here, and the peers are told.
     pub(super) fn stalled(&mut self, now: Millis) -> bool {

@@ -134,7 +134,7 @@ impl PeerEndpoint {
     fn note_heard(&mut self, now: Millis, message: &Message) {
         let handshake_message = matches!(
             message,
-            Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }
+            Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. } | Message::HelloCookie
         );
         // A Hello needs no session token, so anyone can send one in anyone's
         // name: once running it earns a Welcome again, but it is not the peer
@@ -148,7 +148,17 @@ impl PeerEndpoint {
             }
         }
         if self.state == ConnectionState::Running && !handshake_message {
+            let seated_now =
+                !self.peer_knows_session && matches!(self.config.role, Role::Joiner { .. });
             self.peer_knows_session = true;
+            // A host sends a joiner nothing tagged before it seated it (v9).
+            if seated_now {
+                self.events.push_back(Event::Synchronized {
+                    session: self.session,
+                    settings: self.settings,
+                    remote_slots: self.remote_slots,
+                });
+            }
         }
     }
 
@@ -158,6 +168,7 @@ impl PeerEndpoint {
             Message::Hello(hello) => self.on_hello(header, hello),
             Message::Welcome(welcome) => self.on_welcome(header, welcome),
             Message::Reject { reason, host } => self.on_reject(header, reason, host),
+            Message::HelloCookie => self.on_hello_cookie(header),
             _ if self.state != ConnectionState::Running => self.stats.dropped_unexpected += 1,
             Message::Input(input) => {
                 self.on_piggyback(now, header.sequence, &input.piggyback);
@@ -215,19 +226,21 @@ impl PeerEndpoint {
 
     fn token_is_acceptable(&self, header: &Header, message: &Message) -> bool {
         match (self.config.role, message) {
-            // A joiner that does not know the token yet sends UNKNOWN.
-            (Role::Host { session }, Message::Hello(_)) => {
-                header.session == session || header.session == SessionToken::UNKNOWN
-            }
+            // A joiner's Hello carries the cookie the owner of our address
+            // table checked before it made us (v9), not the token.
+            (Role::Host { .. }, Message::Hello(_)) => true,
             // Before the Welcome a joiner takes the host's token on trust.
-            (Role::Joiner { .. }, Message::Welcome(_) | Message::Reject { .. })
-                if self.session == SessionToken::UNKNOWN =>
-            {
-                true
-            }
-            (_, Message::Hello(_) | Message::Welcome(_) | Message::Reject { .. }) => {
-                self.session != SessionToken::UNKNOWN && header.session == self.session
-            }
+            (
+                Role::Joiner { .. },
+                Message::Welcome(_) | Message::Reject { .. } | Message::HelloCookie,
+            ) if self.session == SessionToken::UNKNOWN => true,
+            (
+                _,
+                Message::Hello(_)
+                | Message::Welcome(_)
+                | Message::Reject { .. }
+                | Message::HelloCookie,
+            ) => self.session != SessionToken::UNKNOWN && header.session == self.session,
             // The tag, checked with the session's keys, stands for the token.
             _ => true,
         }

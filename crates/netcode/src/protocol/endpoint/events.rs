@@ -189,7 +189,8 @@ impl fmt::Display for DisconnectCause {
 /// What the endpoint tells its owner.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// The handshake completed: play may start with these settings.
+    /// The handshake completed: play may start with these settings (a
+    /// joiner: once the host sent it anything tagged, seating it).
     Synchronized {
         /// The token both sides now put in every datagram.
         session: SessionToken,

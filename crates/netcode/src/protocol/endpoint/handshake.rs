@@ -5,6 +5,7 @@ use super::{
     ConnectionState, DisconnectCause, Event, Identity, Millis, PeerEndpoint, Rejection, Role,
 };
 use crate::protocol::auth::LinkKeys;
+use crate::protocol::codec;
 use crate::protocol::messages::*;
 
 impl PeerEndpoint {
@@ -123,21 +124,26 @@ impl PeerEndpoint {
             return;
         };
         self.keys = Some(keys);
+        self.key_proof_due = true;
         self.settings = welcome.settings;
         self.remote_slots = welcome.local_slots;
         self.remote_handshake = Some(welcome);
+        // Running, to prove our key; synchronized only once the host sent
+        // us anything tagged: until then it may still give our place to
+        // another who proved itself first, and refuse us (v9).
         self.state = ConnectionState::Running;
-        self.events.push_back(Event::Synchronized {
-            session: self.session,
-            settings: self.settings,
-            remote_slots: self.remote_slots,
-        });
     }
 
     pub(super) fn on_reject(&mut self, header: Header, reason: RejectReason, host: Handshake) {
-        if !matches!(self.config.role, Role::Joiner { .. })
-            || self.state != ConnectionState::Handshaking
-        {
+        // A host that welcomed us may still refuse us until it sent us
+        // anything tagged: another took the place while we proved our key
+        // (that Reject carries the session token, checked on admission).
+        let refusable = match self.state {
+            ConnectionState::Handshaking => true,
+            ConnectionState::Running => !self.peer_knows_session,
+            ConnectionState::Disconnected => false,
+        };
+        if !matches!(self.config.role, Role::Joiner { .. }) || !refusable {
             self.stats.dropped_unexpected += 1;
             return;
         }
@@ -174,6 +180,19 @@ impl PeerEndpoint {
         )
     }
 
+    /// The host's cookie (v9): our Hellos carry it from now on, and the
+    /// next goes at once.
+    pub(super) fn on_hello_cookie(&mut self, header: Header) {
+        let joining = matches!(self.config.role, Role::Joiner { .. })
+            && self.state == ConnectionState::Handshaking;
+        if !joining || header.session == SessionToken::UNKNOWN {
+            self.stats.dropped_unexpected += 1;
+            return;
+        }
+        self.hello_cookie = header.session;
+        self.last_hello_at = None;
+    }
+
     pub(super) fn poll_handshake(&mut self, now: Millis, send: &mut dyn FnMut(&[u8])) {
         if let Some(reply) = self.handshake_reply.take() {
             self.emit(now, &reply, send);
@@ -184,9 +203,24 @@ impl PeerEndpoint {
                 .is_none_or(|at| now.saturating_sub(at) >= self.config.hello_retry_ms);
             if due {
                 self.last_hello_at = Some(now);
+                let mut header = self.next_header();
+                header.session = self.hello_cookie;
                 let hello = Message::Hello(self.config.local.clone());
-                self.emit(now, &hello, send);
+                match codec::encode(&header, &hello, &mut self.scratch) {
+                    Ok(()) => self.seal_and_send(now, send),
+                    Err(error) => debug_assert!(false, "an unencodable Hello: {error}"),
+                }
             }
+        }
+    }
+
+    /// Sends only what the handshake owes (the Welcome again, after a
+    /// repeated Hello): for an owner holding this link until its peer
+    /// proves it holds the key it offered, which is sent nothing else.
+    pub fn poll_unproven(&mut self, now: Millis, mut send: impl FnMut(&[u8])) {
+        self.latest_now = self.latest_now.max(now);
+        if let Some(reply) = self.handshake_reply.take() {
+            self.emit(now, &reply, &mut send);
         }
     }
 

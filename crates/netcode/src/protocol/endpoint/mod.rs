@@ -62,6 +62,12 @@ pub struct PeerEndpoint {
     /// the peer really is at its address (it got our Welcome there).
     peer_knows_session: bool,
     last_hello_at: Option<Millis>,
+    /// The host's cookie our Hellos carry (UNKNOWN until one came, v9).
+    hello_cookie: SessionToken,
+    /// A joiner welcomed: its first datagram tagged with the link's key
+    /// goes at the next poll, proving to the host that it holds the key
+    /// its Hello offered (the host seats it only then, v9).
+    key_proof_due: bool,
     handshake_reply: Option<Message>,
     reported_rejection: Option<RejectReason>,
     /// Our goodbye, once we left, while it is delivered.
@@ -155,6 +161,8 @@ impl PeerEndpoint {
             interrupted: false,
             peer_knows_session: false,
             last_hello_at: None,
+            hello_cookie: SessionToken::UNKNOWN,
+            key_proof_due: false,
             handshake_reply: None,
             reported_rejection: None,
             goodbye: None,
@@ -249,7 +257,9 @@ impl PeerEndpoint {
     /// What the peer said in its Hello or Welcome (core, content, options,
     /// whether a start state follows), once the handshake succeeded.
     pub fn remote_handshake(&self) -> Option<&Handshake> {
-        self.remote_handshake.as_ref()
+        // A joiner has it once the host seated it (see `Event::Synchronized`).
+        let seated = self.peer_knows_session || matches!(self.config.role, Role::Host { .. });
+        self.remote_handshake.as_ref().filter(|_| seated)
     }
 
     /// Why the host refused our Hello and the handshake it sent with its

@@ -66,6 +66,10 @@ impl PeerEndpoint {
         let wait = self.config.piggyback_wait_ms;
         let waited = |since: Option<Millis>| since.is_some_and(|at| now.saturating_sub(at) >= wait);
         // Most valuable first, as a throttled poll sends only one.
+        if self.key_proof_due && take(budget) {
+            self.key_proof_due = false;
+            self.emit(now, &Message::KeepAlive, send);
+        }
         if self.proof_due.is_some() && take(budget) {
             self.send_rejoin_proof(now, send);
         }
