@@ -364,14 +364,14 @@ impl RetroArchPlay {
             .load_state(state)
             .map_err(AppError::at_frame(self.frames))?;
         let ours = Frame::new(self.frames);
+        let memory = memory_checksum(&mut *self.game, &mut self.scratch)
+            .map_err(AppError::at_frame(self.frames))?;
         if self.first_host_frame.is_none() {
             self.first_host_frame = Some(frame);
-            let memory = memory_checksum(&mut *self.game, &mut self.scratch)
-                .map_err(AppError::at_frame(0))?;
             self.sinks.match_started(ours, state, memory);
         } else {
             // A repair: the frames the host's state skips are not played here.
-            self.sinks.state_repaired(ours, state);
+            self.sinks.state_repaired(ours, state, memory);
         }
         Ok(())
     }
