@@ -261,7 +261,11 @@ fn measure_match_frame(workload: &Workload) {
     let mut start = Vec::new();
     core.save_state(&mut start).expect("the core saves");
     let mut slots = vec![start.clone(); DEEPEST_100_MS_ROLLBACK + 1];
-    let modes = [None, Some(RunAheadMode::Single), Some(RunAheadMode::Preemptive)];
+    let modes = [
+        None,
+        Some(RunAheadMode::Single),
+        Some(RunAheadMode::Preemptive),
+    ];
     let mut run_aheads = modes.map(|mode| {
         let args = RunAheadArgs {
             ahead: if mode.is_some() { RUN_AHEAD } else { 0 },

@@ -54,7 +54,14 @@ pub fn run_frames<G: Game + ?Sized>(
     sink: &mut dyn FrameSink,
 ) -> Result<RunReport, AppError> {
     let mut no_run_ahead = RunAhead::new(RunAheadArgs::default(), SavestateContext::Normal);
-    run_frames_ahead(game, frames, inputs, &mut no_run_ahead, sink, Pace::Unthrottled)
+    run_frames_ahead(
+        game,
+        frames,
+        inputs,
+        &mut no_run_ahead,
+        sink,
+        Pace::Unthrottled,
+    )
 }
 
 /// How fast a local run goes.

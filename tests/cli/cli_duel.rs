@@ -56,7 +56,10 @@ fn run_realtime_goes_at_the_games_own_60_fps_and_ends_as_an_unthrottled_run() {
     };
     let (realtime, unthrottled) = (run(&["--realtime"]), run(&[]));
     // Frame 29 is due 29/60 s after frame 0: never sooner.
-    assert!(realtime["seconds"].as_f64().unwrap() >= 29.0 / 60.0, "{realtime}");
+    assert!(
+        realtime["seconds"].as_f64().unwrap() >= 29.0 / 60.0,
+        "{realtime}"
+    );
     assert_eq!(realtime["checksums"], unthrottled["checksums"]);
 }
 

@@ -264,7 +264,9 @@ fn match_with_run_ahead_in(
 #[test]
 fn a_lockstep_match_turns_run_ahead_off_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    for (_, json, stderr) in match_with_run_ahead_in(dir.path(), "lockstep", 0, "RIGHT", 2, "single") {
+    for (_, json, stderr) in
+        match_with_run_ahead_in(dir.path(), "lockstep", 0, "RIGHT", 2, "single")
+    {
         assert!(
             stderr.contains("warning: --run-ahead is off: a lockstep match"),
             "{stderr}"
