@@ -4,6 +4,14 @@
 //! the same core (`Core::bare_rollback`: nothing but `retro_unserialize`,
 //! `retro_run` and `retro_serialize`), measured side by side in one run.
 //!
+//!
+//! Then the heavy frame of a 100 ms match with run-ahead 2: a rollback as
+//! deep as such a match's deepest (load, then re-simulate and save each
+//! frame, video off), the new frame and its save, and the frames ahead
+//! shown through netcade's own [`RunAhead`] (single and preemptive; the
+//! rollback spoils preemptive's kept state every frame, its worst case),
+//! timed frame by frame against the 16.7 ms a frame has.
+//!
 //! Run: `cargo bench --bench rollback_budget` (needs the test content:
 //! `scripts/fetch-test-content`). Prints, per core, the median over runs of
 //! the frames that fit in the budget for each path and their ratio
@@ -15,8 +23,10 @@
 mod content;
 
 use libretro_host::{Core, CoreConfig};
-use netcode::emulator::Emulator;
+use netcade::engine::sinks::run_ahead::{RunAhead, RunAheadArgs, RunAheadMode};
+use netcode::emulator::{Emulator, SavestateContext};
 use netcode::input::Buttons;
+use netcode::rollback::Frame;
 use std::time::{Duration, Instant};
 
 /// One displayed frame at 60 fps.
@@ -201,6 +211,98 @@ fn measure(workload: &Workload) {
     );
 }
 
+/// Frames a 100 ms match re-simulates at its deepest: the round trip at
+/// 60 fps with no input delay (the deepest measured in such matches,
+/// with their chosen delay of 2, is 5: docs/measurements.md).
+const DEEPEST_100_MS_ROLLBACK: usize = 6;
+/// Frames shown ahead.
+const RUN_AHEAD: u8 = 2;
+/// Match frames timed per run.
+const MATCH_FRAMES_PER_RUN: usize = 200;
+
+/// One frame of a 100 ms match at its worst with run-ahead `mode`: the
+/// deepest rollback from `start`, then the new frame, then the frames
+/// ahead. The buttons change every frame.
+fn match_frame(
+    core: &mut Core,
+    start: &[u8],
+    slots: &mut [Vec<u8>],
+    run_ahead: &mut RunAhead,
+    number: u32,
+) {
+    let held = if number % 2 == 0 {
+        Buttons::RIGHT | Buttons::B
+    } else {
+        Buttons::LEFT
+    };
+    let inputs = [held, Buttons::NONE];
+    core.set_savestate_context(SavestateContext::Rollback);
+    core.load_state(start).expect("the core loads its state");
+    // The re-simulated frames and the new one, each saved for a later rollback.
+    for slot in slots.iter_mut() {
+        core.run_frame(&inputs, false);
+        core.save_state_to_load(slot).expect("the core saves");
+    }
+    core.set_savestate_context(SavestateContext::Netplay);
+    // A rollback spoils a kept ahead state, as in a match.
+    run_ahead.forget();
+    run_ahead
+        .show(core, Frame::new(number), &inputs, &mut ())
+        .expect("the frames ahead run");
+}
+
+/// The median time of a 100 ms match's worst frame with run-ahead 2 in
+/// each mode, and of its rollback alone, over [`RUNS`] runs.
+fn measure_match_frame(workload: &Workload) {
+    let Some(mut core) = open(workload) else {
+        println!("{}: skipped (no test content)", workload.core);
+        return;
+    };
+    let mut start = Vec::new();
+    core.save_state(&mut start).expect("the core saves");
+    let mut slots = vec![start.clone(); DEEPEST_100_MS_ROLLBACK + 1];
+    let modes = [
+        None,
+        Some(RunAheadMode::Single),
+        Some(RunAheadMode::Preemptive),
+    ];
+    let mut run_aheads = modes.map(|mode| {
+        let args = RunAheadArgs {
+            ahead: if mode.is_some() { RUN_AHEAD } else { 0 },
+            ahead_mode: mode.unwrap_or_default(),
+        };
+        RunAhead::new(args, SavestateContext::Netplay)
+    });
+    let mut figures: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..RUNS {
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        for number in 0..MATCH_FRAMES_PER_RUN as u32 {
+            // The modes alternate frame by frame: all see the same load.
+            for (index, run_ahead) in run_aheads.iter_mut().enumerate() {
+                let started = Instant::now();
+                match_frame(&mut core, &start, &mut slots, run_ahead, number);
+                times[index].push(started.elapsed());
+            }
+        }
+        for (figure, mut time) in figures.iter_mut().zip(times) {
+            figure.push(median(&mut time));
+        }
+    }
+    let [rollback, single, preemptive] = figures.map(|mut runs| median(&mut runs));
+    let share = |time: Duration| 100.0 * time.as_secs_f64() / BUDGET.as_secs_f64();
+    println!(
+        "{} + {}: a 100 ms match's frame with its deepest rollback ({DEEPEST_100_MS_ROLLBACK} frames re-simulated, then the new frame): {:.2} ms ({:.0} % of 16.7 ms); with run-ahead {RUN_AHEAD} single {:.2} ms ({:.0} %), preemptive {:.2} ms ({:.0} %); medians of {RUNS} runs of {MATCH_FRAMES_PER_RUN} frames",
+        workload.core,
+        workload.rom,
+        rollback.as_secs_f64() * 1e3,
+        share(rollback),
+        single.as_secs_f64() * 1e3,
+        share(single),
+        preemptive.as_secs_f64() * 1e3,
+        share(preemptive),
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs it once,
     // which only needs to prove it works.
@@ -211,9 +313,17 @@ fn main() {
                 let mut state = Vec::new();
                 core.save_state(&mut state).expect("the core saves");
                 assert!(core.bare_rollback(&state, &mut [state.clone()]));
+                let args = RunAheadArgs {
+                    ahead: RUN_AHEAD,
+                    ahead_mode: RunAheadMode::Preemptive,
+                };
+                let mut run_ahead = RunAhead::new(args, SavestateContext::Netplay);
+                let mut slots = vec![state.clone(); 2];
+                match_frame(&mut core, &state, &mut slots, &mut run_ahead, 0);
             }
             continue;
         }
         measure(workload);
+        measure_match_frame(workload);
     }
 }

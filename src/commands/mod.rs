@@ -146,7 +146,7 @@ pub fn failure_json(command: &str, exit_code: u8, error: &str) -> serde_json::Va
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a game unthrottled; print frames, speed, overhead and checksums.
+    /// Run a game unthrottled (or in real time); print frames, speed, overhead and checksums.
     Run(run::RunArgs),
     /// Measure a game's own input lag: the frames between reading a press
     /// and showing it, per button, and the run-ahead that hides it.

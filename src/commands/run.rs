@@ -3,7 +3,7 @@
 use crate::engine::inputs::{InputSource, InputSpec};
 use crate::engine::interrupt::exit_on_interrupt;
 use crate::engine::report::{write_report, Report};
-use crate::engine::run::{run_frames_ahead, RunReport};
+use crate::engine::run::{run_frames_ahead, Pace, RunReport};
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::frame_log::FrameLog;
 use crate::engine::sinks::recorder::{replay_header, ReplayRecorder};
@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// Run-ahead.
     #[command(flatten)]
     pub run_ahead: RunAheadArgs,
+    /// Runs at the game's own speed (sleeping until each frame is due), as
+    /// playing alone does, instead of unthrottled.
+    #[arg(long)]
+    pub realtime: bool,
 }
 
 /// `netcade run`.
@@ -76,6 +80,11 @@ pub fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, AppEr
         &mut inputs,
         &mut run_ahead,
         &mut sinks,
+        if args.realtime {
+            Pace::RealTime
+        } else {
+            Pace::Unthrottled
+        },
     )?;
     let ((recorder, audio), frame_log) = sinks;
     let result = RunResult {

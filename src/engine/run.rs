@@ -1,5 +1,6 @@
 //! `netcade run`: run a game unthrottled and report speed and checksums.
 
+use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::InputSource;
 use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
@@ -53,7 +54,25 @@ pub fn run_frames<G: Game + ?Sized>(
     sink: &mut dyn FrameSink,
 ) -> Result<RunReport, AppError> {
     let mut no_run_ahead = RunAhead::new(RunAheadArgs::default(), SavestateContext::Normal);
-    run_frames_ahead(game, frames, inputs, &mut no_run_ahead, sink)
+    run_frames_ahead(
+        game,
+        frames,
+        inputs,
+        &mut no_run_ahead,
+        sink,
+        Pace::Unthrottled,
+    )
+}
+
+/// How fast a local run goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// As fast as the game goes.
+    Unthrottled,
+    /// At the game's own frame rate, sleeping until each frame is due, as
+    /// playing alone does (what a match's CPU is fairly compared with: a
+    /// process that sleeps between frames finds its caches cold).
+    RealTime,
 }
 
 /// [`run_frames`], each frame shown through `run_ahead`: with run-ahead
@@ -64,9 +83,11 @@ pub fn run_frames_ahead<G: Game + ?Sized>(
     inputs: &mut InputSource,
     run_ahead: &mut RunAhead,
     sink: &mut dyn FrameSink,
+    pace: Pace,
 ) -> Result<RunReport, AppError> {
     let core_before = game.time_in_core();
     let started = Instant::now();
+    let mut clock = FrameClock::new(game.frames_per_second(), 0);
     let pass = if run_ahead.is_on() {
         FramePass::Unshown
     } else {
@@ -74,6 +95,13 @@ pub fn run_frames_ahead<G: Game + ?Sized>(
     };
     let mut final_frames = FinalFrames::new(pass == FramePass::Shown);
     for number in 0..frames {
+        if pace == Pace::RealTime {
+            let now_us = started.elapsed().as_micros() as u64;
+            std::thread::sleep(Duration::from_micros(
+                clock.next_due_us().saturating_sub(now_us),
+            ));
+            clock.due(started.elapsed().as_micros() as u64, 1.0);
+        }
         let frame_inputs = inputs.next_frame();
         let frame = Frame::new(number);
         final_frames.run(game, frame, &frame_inputs, pass, sink)?;

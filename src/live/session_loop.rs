@@ -23,8 +23,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// Longest wait between two looks at the network and the session's timers
-/// when no frame is due sooner (datagrams wake the loop at once).
-const LONGEST_WAIT: Duration = Duration::from_millis(8);
+/// when no frame is due sooner (datagrams wake the loop at once): the
+/// finest of those timers (an ack's piggyback wait) is 20 ms, so a loop
+/// at 60 fps wakes only for its frames and for what arrives.
+const LONGEST_WAIT: Duration = Duration::from_millis(20);
 
 /// Wait between two looks while shaking hands, before any frame is due,
 /// or delivering goodbyes, after the last.

@@ -21,6 +21,10 @@ pub struct UdpTransport {
     /// address unreachable): lost, as on the wire.
     pub send_failures: u64,
     wire: WireStats,
+    /// The last wait ended with nothing to read: the next `receive` can
+    /// answer `None` without asking the kernel (a frame tick right after
+    /// its deadline's wait then costs no empty read).
+    empty_after_wait: bool,
 }
 
 impl UdpTransport {
@@ -33,6 +37,7 @@ impl UdpTransport {
             buffer: Box::new([0; RECEIVE_BUFFER]),
             send_failures: 0,
             wire: WireStats::default(),
+            empty_after_wait: false,
         })
     }
 
@@ -61,6 +66,9 @@ impl Transport for UdpTransport {
     }
 
     fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
+        if std::mem::take(&mut self.empty_after_wait) {
+            return None;
+        }
         loop {
             match self.socket.recv_from(&mut self.buffer[..]) {
                 Ok((length, from)) => {
@@ -82,21 +90,40 @@ impl Transport for UdpTransport {
         if timeout.is_zero() {
             return;
         }
-        // Block in the kernel until a datagram arrives or the time is up
-        // (peeking leaves it for `receive`), rather than waking to look.
-        let blocking = self.socket.set_nonblocking(false).is_ok()
-            && self.socket.set_read_timeout(Some(timeout)).is_ok();
-        if blocking {
-            let _ = self.socket.peek_from(&mut [0u8; 1]);
-        } else {
-            std::thread::sleep(timeout);
-        }
-        // A socket left blocking would stall `receive`: nothing runs on
-        // without it being non-blocking again.
-        self.socket
-            .set_nonblocking(true)
-            .expect("a socket that was non-blocking can be made so again");
+        self.empty_after_wait = !wait_readable(&self.socket, timeout);
     }
+}
+
+/// Sleeps in the kernel until `socket` has a datagram to read or `timeout`
+/// passes; whether one may be waiting. One `ppoll`, to the nanosecond: the
+/// socket stays non-blocking, with no system calls to switch it around
+/// each wait.
+#[cfg(target_os = "linux")]
+fn wait_readable(socket: &UdpSocket, timeout: Duration) -> bool {
+    use nix::poll::{ppoll, PollFd, PollFlags};
+    use std::os::fd::AsFd;
+    let mut socket = [PollFd::new(socket.as_fd(), PollFlags::POLLIN)];
+    // An interrupted or failed wait may have missed a datagram: look.
+    !matches!(ppoll(&mut socket, Some(timeout.into()), None), Ok(0))
+}
+
+/// Elsewhere the socket is made blocking with a read timeout for the wait
+/// (peeking leaves the datagram for `receive`), then non-blocking again.
+#[cfg(not(target_os = "linux"))]
+fn wait_readable(socket: &UdpSocket, timeout: Duration) -> bool {
+    let blocking =
+        socket.set_nonblocking(false).is_ok() && socket.set_read_timeout(Some(timeout)).is_ok();
+    if blocking {
+        let _ = socket.peek_from(&mut [0u8; 1]);
+    } else {
+        std::thread::sleep(timeout);
+    }
+    // A socket left blocking would stall `receive`: nothing runs on
+    // without it being non-blocking again.
+    socket
+        .set_nonblocking(true)
+        .expect("a socket that was non-blocking can be made so again");
+    true
 }
 
 #[cfg(test)]

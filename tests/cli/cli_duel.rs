@@ -43,6 +43,27 @@ fn run_reports_the_same_checksums_for_the_same_seed_in_two_processes() {
 }
 
 #[test]
+fn run_realtime_goes_at_the_games_own_60_fps_and_ends_as_an_unthrottled_run() {
+    let (core, arena) = (duel_core(), duel_arena("dojo"));
+    let (core, arena) = (core.to_str().unwrap(), arena.to_str().unwrap());
+    let run = |pace: &[&str]| {
+        let mut args = on_duel("run", core, arena);
+        args.extend(["--frames", "30", "--inputs", "random:5", "--json"]);
+        args.extend(pace);
+        let output = netcade(&args);
+        assert!(output.status.success(), "{output:?}");
+        last_json(&output)
+    };
+    let (realtime, unthrottled) = (run(&["--realtime"]), run(&[]));
+    // Frame 29 is due 29/60 s after frame 0: never sooner.
+    assert!(
+        realtime["seconds"].as_f64().unwrap() >= 29.0 / 60.0,
+        "{realtime}"
+    );
+    assert_eq!(realtime["checksums"], unthrottled["checksums"]);
+}
+
+#[test]
 fn run_plays_an_input_script() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("walk.inputs");

@@ -182,15 +182,17 @@ fn the_audio_written_with_run_ahead_is_the_audio_without() {
 const MATCH_FRAMES: u32 = 150;
 
 /// Plays a match of Duel over the link conditioner (`one_way_ms` each way)
-/// with both players running ahead `ahead` frames, both holding `held`
-/// from [`PRESS_AT`]; returns each side's frame log and final JSON.
+/// with both players running ahead `ahead` frames in `run_ahead_mode`, both
+/// holding `held` from [`PRESS_AT`]; returns each side's frame log and
+/// final JSON.
 fn match_with_run_ahead(
     dir: &Path,
     one_way_ms: u32,
     held: &str,
     ahead: u32,
+    run_ahead_mode: &str,
 ) -> [(PathBuf, serde_json::Value); 2] {
-    match_with_run_ahead_in(dir, "rollback", one_way_ms, held, ahead)
+    match_with_run_ahead_in(dir, "rollback", one_way_ms, held, ahead, run_ahead_mode)
         .map(|(log, json, _)| (log, json))
 }
 
@@ -201,12 +203,14 @@ fn match_with_run_ahead_in(
     one_way_ms: u32,
     held: &str,
     ahead: u32,
+    run_ahead_mode: &str,
 ) -> [(PathBuf, serde_json::Value, String); 2] {
     let inputs = script(dir, &format!("{held}-match.txt"), held, MATCH_FRAMES);
     let frames = MATCH_FRAMES.to_string();
     let ahead = ahead.to_string();
     let one_way_ms = one_way_ms.to_string();
-    let logs = ["host", "join"].map(|side| dir.join(format!("{side}-{held}-{ahead}.log")));
+    let logs = ["host", "join"]
+        .map(|side| dir.join(format!("{side}-{held}-{ahead}-{run_ahead_mode}.log")));
     let common = |log: &Path| {
         let mut args = duel(LAG);
         for arg in [
@@ -222,6 +226,8 @@ fn match_with_run_ahead_in(
             &one_way_ms,
             "--run-ahead",
             &ahead,
+            "--run-ahead-mode",
+            run_ahead_mode,
             "--frame-log",
             log.to_str().unwrap(),
             "--no-record",
@@ -258,7 +264,9 @@ fn match_with_run_ahead_in(
 #[test]
 fn a_lockstep_match_turns_run_ahead_off_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    for (_, json, stderr) in match_with_run_ahead_in(dir.path(), "lockstep", 0, "RIGHT", 2) {
+    for (_, json, stderr) in
+        match_with_run_ahead_in(dir.path(), "lockstep", 0, "RIGHT", 2, "single")
+    {
         assert!(
             stderr.contains("warning: --run-ahead is off: a lockstep match"),
             "{stderr}"
@@ -274,18 +282,35 @@ fn a_lockstep_match_turns_run_ahead_off_and_says_so() {
 #[test]
 fn in_a_match_each_side_sees_its_own_press_n_frames_sooner_and_the_match_ends_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    // 60 ms and 100 ms round trips.
-    for (one_way_ms, aheads) in [(30, &[0, 1, 2, 3, 4][..]), (50, &[0, 3][..])] {
+    // 60 ms and 100 ms round trips, in both run-ahead modes (preemptive
+    // keeps its ahead state across frames, which rollbacks must not spoil).
+    for (one_way_ms, runs) in [
+        (
+            30,
+            &[
+                (0, "single"),
+                (1, "single"),
+                (2, "single"),
+                (3, "single"),
+                (4, "single"),
+                (1, "preemptive"),
+                (2, "preemptive"),
+                (4, "preemptive"),
+            ][..],
+        ),
+        (50, &[(0, "single"), (3, "single"), (3, "preemptive")][..]),
+    ] {
         let mut endings = Vec::new();
-        for &ahead in aheads {
-            let pressed = match_with_run_ahead(dir.path(), one_way_ms, "RIGHT", ahead);
-            let idle = match_with_run_ahead(dir.path(), one_way_ms, "NONE", ahead);
+        for &(ahead, run_ahead_mode) in runs {
+            let pressed =
+                match_with_run_ahead(dir.path(), one_way_ms, "RIGHT", ahead, run_ahead_mode);
+            let idle = match_with_run_ahead(dir.path(), one_way_ms, "NONE", ahead, run_ahead_mode);
             let sides = ["host", "join"].iter().zip(pressed.iter().zip(&idle));
             for (side, (pressed, idle)) in sides {
                 assert_eq!(
                     shown_lag(&pressed.0, &idle.0),
                     LAG.saturating_sub(ahead),
-                    "{side} with --run-ahead {ahead}, {one_way_ms} ms each way"
+                    "{side} with --run-ahead {ahead} {run_ahead_mode}, {one_way_ms} ms each way"
                 );
                 // Each player is shown the other's run-ahead.
                 let players = pressed.1["netplay"]["players"].as_str().unwrap();

@@ -334,6 +334,11 @@ pub struct Core {
     mapped_memory: Vec<u8>,
     uses_mapped_memory: bool,
     time_in_core: Duration,
+    /// What `retro_serialize_size` last answered, for a core whose size is
+    /// fixed (no `CORE_VARIABLE_SIZE` quirk): some cores serialize a whole
+    /// state to answer it (stella), which doubled the cost of every save
+    /// and load of a rollback.
+    fixed_state_size: Option<usize>,
     /// `retro_run` calls since the content was loaded.
     frames_run: u64,
     /// The frame (counted from 1) on which the core asked to shut down.
@@ -433,6 +438,7 @@ impl Core {
             config,
             initialized: false,
             content_loaded: false,
+            fixed_state_size: None,
             content_path: None,
             content_data: Vec::new(),
             mapped_memory: Vec::new(),
@@ -919,12 +925,7 @@ impl Core {
     fn serialize_into(&mut self, into: &mut Vec<u8>, zeroed: bool) -> Result<(), EmulatorError> {
         self.check_running()?;
         self.enter_phase(Phase::SavingState, self.frames_run);
-        // SAFETY: plain libretro call.
-        let size = self
-            .timed_try_call(|api| unsafe { (api.serialize_size)() })
-            .map_err(|exception| EmulatorError::SaveFailed {
-                reason: self.threw("sizing its state", &exception),
-            })?;
+        let mut size = self.state_size();
         if size == 0 {
             return Err(EmulatorError::SaveFailed {
                 reason: self.why_no_state(),
@@ -936,19 +937,55 @@ impl Core {
         // Only bytes beyond the old length are written here.
         into.resize(size, 0);
         // SAFETY: `into` holds `size` writable bytes.
-        let saved = self
+        let mut saved = self
             .timed_try_call(|api| unsafe {
                 (api.serialize)(into.as_mut_ptr().cast::<c_void>(), size)
             })
             .map_err(|exception| EmulatorError::SaveFailed {
                 reason: self.threw("saving its state", &exception),
             })?;
+        if !saved && self.fixed_state_size.is_some() && self.fresh_state_size() != size {
+            // A core that changed its size after all: once more at the new one.
+            size = self.state_size();
+            into.resize(size, 0);
+            // SAFETY: `into` holds `size` writable bytes.
+            saved = self
+                .timed_try_call(|api| unsafe {
+                    (api.serialize)(into.as_mut_ptr().cast::<c_void>(), size)
+                })
+                .map_err(|exception| EmulatorError::SaveFailed {
+                    reason: self.threw("saving its state", &exception),
+                })?;
+        }
         if !saved {
             return Err(EmulatorError::SaveFailed {
                 reason: format!("retro_serialize of core {} returned false", self.info.name),
             });
         }
         Ok(())
+    }
+
+    /// The size `retro_serialize_size` promises: asked once for a core
+    /// whose size is fixed, every time for one whose size varies.
+    fn state_size(&mut self) -> usize {
+        match self.fixed_state_size {
+            Some(size) => size,
+            None => self.fresh_state_size(),
+        }
+    }
+
+    /// Asks the core for its state size again (and remembers it when fixed).
+    fn fresh_state_size(&mut self) -> usize {
+        // SAFETY: plain libretro call; an exception out of it is the core's
+        // crash, as out of any call that cannot fail.
+        let size = self
+            .timed_try_call(|api| unsafe { (api.serialize_size)() })
+            .unwrap_or_else(|exception| {
+                crash::exception_escaped(&self.crash_scene, &exception.what)
+            });
+        let fixed = !self.serialization_quirks().has_variable_size() && size > 0;
+        self.fixed_state_size = fixed.then_some(size);
+        size
     }
 
     fn refresh_mapped_memory(&mut self) {
@@ -1072,8 +1109,10 @@ impl Emulator for Core {
     fn load_state(&mut self, from: &[u8]) -> Result<(), EmulatorError> {
         self.check_running()?;
         self.enter_phase(Phase::LoadingState, self.frames_run);
-        // SAFETY: plain libretro call.
-        let expected = self.call(|api| unsafe { (api.serialize_size)() });
+        let mut expected = self.state_size();
+        if from.len() != expected && self.fixed_state_size.is_some() {
+            expected = self.fresh_state_size();
+        }
         let size_ok = if self.serialization_quirks().has_variable_size() {
             !from.is_empty()
         } else {
