@@ -108,16 +108,22 @@ fn a_core_crashing_is_reported_with_what_netcade_asked_of_it_and_exits_4() {
     ]);
 }
 
-#[test]
-fn a_crashed_cores_command_ends_its_json_output_with_the_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let core = crashing_in_run("if (frames == 3) crash_with_sigsegv();");
-    let mut args = fake_args(dir.path(), &core, "run");
+/// The JSON line `run --json` of `core` (built into `dir`) ends with,
+/// which must exit 4, as a crashed core's run does.
+fn crashed_run_json(dir: &Path, core: &FakeCore) -> serde_json::Value {
+    let mut args = fake_args(dir, core, "run");
     args.push("--json".into());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let output = netcade(&args);
     assert_eq!(output.status.code(), Some(4), "{output:?}");
-    let json = last_json(&output);
+    last_json(&output)
+}
+
+#[test]
+fn a_crashed_cores_command_ends_its_json_output_with_the_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = crashing_in_run("if (frames == 3) crash_with_sigsegv();");
+    let json = crashed_run_json(dir.path(), &core);
     assert_eq!(json["command"], "run");
     assert_eq!(json["end"], "core_crashed");
     assert_eq!(json["exit_code"], 4);
@@ -168,12 +174,7 @@ fn an_exception_escaping_a_cpp_core_in_a_frame_is_reported_as_its_crash() {
             "while running frame 3",
         ],
     )]);
-    let mut args = fake_args(dir.path(), &core, "run");
-    args.push("--json".into());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let output = netcade(&args);
-    assert_eq!(output.status.code(), Some(4), "{output:?}");
-    let json = last_json(&output);
+    let json = crashed_run_json(dir.path(), &core);
     assert_eq!(json["end"], "core_crashed");
     assert_eq!(
         json["error"],
