@@ -402,11 +402,25 @@ pub fn exception_escaped(scene: &CrashScene, what: &str) -> ! {
     } else {
         format!("a C++ exception ({what})")
     };
-    scene.report(cause.as_bytes(), true, &mut write_stderr);
-    let quoted = serde_json::Value::from(cause).to_string();
-    write_crash_json(&quoted.as_bytes()[1..quoted.len() - 1]);
-    // SAFETY: _exit ends the process at once; nothing runs the broken core's
-    // code again (its unload, its static destructors).
+    let quoted = serde_json::Value::from(cause.as_str()).to_string();
+    report_and_exit(
+        scene,
+        cause.as_bytes(),
+        &quoted.as_bytes()[1..quoted.len() - 1],
+        true,
+    )
+}
+
+/// Writes the crash report of `scene` for `cause` (and `json_cause`, the
+/// same escaped for a JSON string, on the `--json` line) and ends the
+/// process with [`CORE_CRASHED_EXIT_CODE`]; async-signal-safe, as the
+/// signal handler needs.
+fn report_and_exit(scene: &CrashScene, cause: &[u8], json_cause: &[u8], in_call: bool) -> ! {
+    scene.report(cause, in_call, &mut write_stderr);
+    write_crash_json(json_cause);
+    // SAFETY: _exit is async-signal-safe and ends the process at once;
+    // nothing runs the broken core's code again (its unload, its static
+    // destructors).
     unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) }
 }
 
@@ -433,10 +447,9 @@ fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
         // that faulted), so the `Core` owning it is alive; the latest scene
         // is cleared before its `Core` frees it.
         let scene = unsafe { &*scene };
-        scene.report(signal_description(signal), in_call, &mut write_stderr);
-        write_crash_json(signal_description(signal));
-        // SAFETY: _exit is async-signal-safe and ends the process at once.
-        unsafe { libc::_exit(c_int::from(CORE_CRASHED_EXIT_CODE)) };
+        // A signal's description is plain ASCII: safe in a JSON string.
+        let cause = signal_description(signal);
+        report_and_exit(scene, cause, cause, in_call);
     }
     pass_to_previous_handler(signal, info);
 }
