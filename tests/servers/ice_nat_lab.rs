@@ -29,10 +29,10 @@ use netcade::net::signal::{SignalChannel, SignalError};
 use netcade::net::{MicrosClock, MonotonicClock, Transport};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use support::cli::{last_json, spawn_netcade_in_netns};
+use support::cli::{last_json, spawn_netcade_in_netns, stderr, stdout};
 use support::ice::duel_player;
 use support::netplay::MachineNotes;
 
@@ -442,11 +442,25 @@ fn room_match(
     ]
     .concat();
     let join = spawn_netcade_in_netns(&lab.ns("hb"), &join_args, &env);
-    let players = [host.finish(timeout), join.finish(timeout)];
-    let summaries = players.each_ref().map(|player| {
-        assert!(player.status.success(), "{player:?}");
-        last_json(player)
-    });
+    // The joiner first: when the host waits on, what the joiner said is
+    // the story.
+    let joined = join.finish_within(timeout);
+    let hosted = host.finish_within(timeout);
+    let players = match (hosted, joined) {
+        (Ok(host), Ok(join)) if host.status.success() && join.status.success() => [host, join],
+        (host, join) => {
+            let told = |ran: Result<Output, String>| match ran {
+                Ok(out) => format!("{}\n{}\n{}", out.status, stdout(&out), stderr(&out)),
+                Err(still_ran) => format!("still ran after {timeout:?}; {still_ran}"),
+            };
+            panic!(
+                "the room match failed\nhost: {}\njoiner: {}",
+                told(host),
+                told(join)
+            )
+        }
+    };
+    let summaries = players.each_ref().map(last_json);
     for kind in ["memory", "video"] {
         assert!(summaries[0]["checksums"][kind].is_string());
         assert_eq!(

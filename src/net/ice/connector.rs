@@ -4,6 +4,7 @@
 //! relay is only ever the last resort, and the nearest relay is offered.
 
 use super::signals::IceSignal;
+use super::stun_peek::{stun, StunClass};
 use super::transport::{EarlyDatagrams, IceTransport};
 use super::{instant, whole_ms, IceConfig, IceError, IcePath, IceRole, PathKind, PathPolicy};
 use crate::net::signal::SignalChannel;
@@ -13,7 +14,7 @@ use rice_proto::candidate::{Candidate, CandidateType, TransportType};
 use rice_proto::component::{ComponentConnectionState, SelectedPair};
 use rice_proto::stream::{Credentials, GatheredCandidate};
 use rice_proto::turn::{TurnConfig, TurnCredentials};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 use turn_client_proto::api::TurnClientApi;
@@ -25,6 +26,14 @@ const DATAGRAMS_PER_STEP: usize = 256;
 /// Remote candidates accepted: ICE needs a handful; a peer sending more is
 /// refused rather than remembered without bound.
 const MAX_REMOTE_CANDIDATES: usize = 32;
+/// Nominating checks remembered until answered: the controlling side sends
+/// a few per pair it nominates.
+const NOMINATIONS_KEPT: usize = 16;
+/// How long a controlled side waits for rice-proto to select the pair the
+/// opponent nominated, and answered, before following the nomination
+/// itself: rice-proto 0.4.3 drops a nomination when this side's address is
+/// translated (librice issue 168), though every check succeeded.
+const NOMINATION_GRACE_US: u64 = 500_000;
 
 /// A relayed candidate gathered but not offered yet.
 struct HeldRelay {
@@ -72,6 +81,13 @@ pub struct IceConnector {
     failed: bool,
     path: Option<IcePath>,
     selected: Option<SelectedPair>,
+    /// Controlled only: the opponent's nominating checks that reached this
+    /// socket directly (transaction, sender), until answered.
+    nominating_checks: VecDeque<([u8; 12], SocketAddr)>,
+    /// Controlled only: where the first nomination this side accepted
+    /// (answered with success) came from, and when.
+    accepted_nomination: Option<(SocketAddr, u64)>,
+    controlled: bool,
     early: EarlyDatagrams,
     buffer: Vec<u8>,
 }
@@ -138,6 +154,9 @@ impl IceConnector {
             failed: false,
             path: None,
             selected: None,
+            nominating_checks: VecDeque::new(),
+            accepted_nomination: None,
+            controlled: role == IceRole::Controlled,
             early: EarlyDatagrams::default(),
             buffer: Vec::new(),
         }
@@ -175,6 +194,7 @@ impl IceConnector {
         self.offer_relay_when_due(now_us, signal)?;
         self.end_candidates_when_done(now_us, signal)?;
         self.flush(transport, now_us);
+        self.follow_accepted_nomination(now_us);
         if let Some(path) = &self.path {
             return Ok(Some(path.clone()));
         }
@@ -329,6 +349,7 @@ impl IceConnector {
                 self.early.push(Some(from), &self.buffer);
                 continue;
             }
+            self.note_nominating_check(from);
             let (stream_id, component_id, local) = (self.stream_id, self.component_id, self.local);
             let mut stream = self
                 .agent
@@ -510,17 +531,89 @@ impl IceConnector {
             if self.config.relays.iter().any(|relay| relay.address == to) {
                 self.relay_round_trips.entry(to).or_default().0 = Some(now_us);
             }
+            self.note_accepted_nomination(to, &outgoing.transmit.data, now_us);
             transport.send(to, &outgoing.transmit.data);
         }
+    }
+
+    /// Remembers a nominating check from the opponent, read in `buffer`
+    /// as it came from `from` straight to this socket.
+    fn note_nominating_check(&mut self, from: SocketAddr) {
+        if !self.controlled || self.path.is_some() {
+            return;
+        }
+        let Some(check) = stun(&self.buffer) else {
+            return;
+        };
+        if check.class == StunClass::Request && check.binding && check.use_candidate {
+            if self.nominating_checks.len() >= NOMINATIONS_KEPT {
+                self.nominating_checks.pop_front();
+            }
+            self.nominating_checks.push_back((check.transaction, from));
+        }
+    }
+
+    /// Notes the agent's success answer to a nominating check: the agent
+    /// verified it (the opponent knows our password), and the opponent
+    /// nominates only a pair whose checks it saw succeed both ways.
+    fn note_accepted_nomination(&mut self, to: SocketAddr, datagram: &[u8], now_us: u64) {
+        if self.accepted_nomination.is_some() || self.nominating_checks.is_empty() {
+            return;
+        }
+        let Some(answer) = stun(datagram) else {
+            return;
+        };
+        let answered = |&(transaction, from): &([u8; 12], SocketAddr)| {
+            transaction == answer.transaction && from == to
+        };
+        if answer.class == StunClass::Success
+            && answer.binding
+            && self.nominating_checks.iter().any(answered)
+        {
+            self.accepted_nomination = Some((to, now_us));
+        }
+    }
+
+    /// When the agent has not selected the pair the opponent nominated
+    /// within [`NOMINATION_GRACE_US`] of our accepting it, takes that pair
+    /// as the path: the opponent sends over it already.
+    fn follow_accepted_nomination(&mut self, now_us: u64) {
+        let Some((remote, accepted_us)) = self.accepted_nomination else {
+            return;
+        };
+        if self.path.is_some() || now_us.saturating_sub(accepted_us) < NOMINATION_GRACE_US {
+            return;
+        }
+        tracing::info!("following the opponent's nomination of {remote}, which rice-proto dropped");
+        self.path = Some(self.describe_path(CandidateType::Host, remote, None, now_us));
     }
 
     fn describe(&self, chosen: &SelectedPair, now_us: u64) -> IcePath {
         let pair = chosen.candidate_pair();
         let (local, remote) = (&pair.local, &pair.remote);
-        let relay = if local.candidate_type == CandidateType::Relayed {
+        let remote_type = Some(remote.candidate_type);
+        self.describe_path(local.candidate_type, remote.address, remote_type, now_us)
+    }
+
+    /// The path from a local candidate of type `local` to `remote`, of
+    /// type `remote_type` when the agent says.
+    fn describe_path(
+        &self,
+        local: CandidateType,
+        remote: SocketAddr,
+        remote_type: Option<CandidateType>,
+        now_us: u64,
+    ) -> IcePath {
+        let remote_relayed = match remote_type {
+            Some(kind) => kind == CandidateType::Relayed,
+            None => self.remote_relays.contains_key(&remote),
+        };
+        let remote_host =
+            remote_type == Some(CandidateType::Host) || self.remote_hosts.contains(&remote);
+        let relay = if local == CandidateType::Relayed {
             self.offered_relay.as_ref().map(|(_, label)| label.clone())
-        } else if remote.candidate_type == CandidateType::Relayed {
-            let label = self.remote_relays.get(&remote.address).cloned();
+        } else if remote_relayed {
+            let label = self.remote_relays.get(&remote).cloned();
             Some(label.unwrap_or(RelayLabel {
                 name: "the opponent's relay".to_owned(),
                 round_trip_ms: 0,
@@ -533,17 +626,12 @@ impl IceConnector {
                 name: label.name,
                 round_trip_ms: label.round_trip_ms,
             },
-            None if local.candidate_type == CandidateType::Host
-                && (remote.candidate_type == CandidateType::Host
-                    || self.remote_hosts.contains(&remote.address)) =>
-            {
-                PathKind::Direct
-            }
+            None if local == CandidateType::Host && remote_host => PathKind::Direct,
             None => PathKind::HolePunched,
         };
         IcePath {
             kind,
-            remote: remote.address,
+            remote,
             time_to_connect: Duration::from_micros(now_us.saturating_sub(self.started_us)),
         }
     }

@@ -20,10 +20,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// A STUN header's fixed magic cookie (RFC 5389 §6).
-const MAGIC_COOKIE: [u8; 4] = [0x21, 0x12, 0xA4, 0x42];
-/// The STUN `USERNAME` attribute.
-const USERNAME: u16 = 0x0006;
+use super::stun_peek::{stun, Stun, StunClass};
+
 /// Transactions remembered per meeting: checks are paced in tens of
 /// milliseconds and retransmitted under the same id, so an answer older
 /// than these is one nobody waits for.
@@ -267,64 +265,6 @@ fn micros(duration: Duration) -> u64 {
     u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StunClass {
-    Request,
-    Indication,
-    Success,
-    Error,
-}
-
-/// What routing reads of a STUN message.
-#[derive(Debug, PartialEq, Eq)]
-struct Stun<'a> {
-    class: StunClass,
-    transaction: [u8; 12],
-    /// The part of `USERNAME` before the colon: the receiver's fragment.
-    username: Option<&'a str>,
-}
-
-/// A STUN message's class, transaction and addressee, or `None` when the
-/// bytes are not one (read as untrusted: every length is checked).
-fn stun(datagram: &[u8]) -> Option<Stun<'_>> {
-    let header = datagram.get(..20)?;
-    if header[0] & 0xC0 != 0 || header[4..8] != MAGIC_COOKIE {
-        return None;
-    }
-    let kind = u16::from_be_bytes([header[0], header[1]]);
-    let class = match (kind & 0x0100 != 0, kind & 0x0010 != 0) {
-        (false, false) => StunClass::Request,
-        (false, true) => StunClass::Indication,
-        (true, false) => StunClass::Success,
-        (true, true) => StunClass::Error,
-    };
-    let length = usize::from(u16::from_be_bytes([header[2], header[3]]));
-    let body = datagram.get(20..20 + length)?;
-    let mut transaction = [0; 12];
-    transaction.copy_from_slice(&header[8..20]);
-    Some(Stun {
-        class,
-        transaction,
-        username: username(body),
-    })
-}
-
-/// The receiver's fragment of a `USERNAME` attribute among `attributes`.
-fn username(mut attributes: &[u8]) -> Option<&str> {
-    while attributes.len() >= 4 {
-        let kind = u16::from_be_bytes([attributes[0], attributes[1]]);
-        let length = usize::from(u16::from_be_bytes([attributes[2], attributes[3]]));
-        let value = attributes.get(4..4 + length)?;
-        if kind == USERNAME {
-            let text = std::str::from_utf8(value).ok()?;
-            return text.split(':').next();
-        }
-        let padded = 4 + length.div_ceil(4) * 4;
-        attributes = attributes.get(padded..)?;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,31 +281,8 @@ mod tests {
         text.parse().unwrap()
     }
 
-    /// A STUN message of `class` with transaction `id`, and a `USERNAME`
-    /// attribute when given.
     fn stun_message(class: StunClass, id: u8, username: Option<&str>) -> Vec<u8> {
-        let kind: u16 = 0x0001
-            | match class {
-                StunClass::Request => 0,
-                StunClass::Indication => 0x0010,
-                StunClass::Success => 0x0100,
-                StunClass::Error => 0x0110,
-            };
-        let mut body = Vec::new();
-        // Another attribute first: the reader walks past it, padding and all.
-        body.extend_from_slice(&[0x80, 0x22, 0, 5, b'r', b'i', b'c', b'e', b'!', 0, 0, 0]);
-        if let Some(name) = username {
-            body.extend_from_slice(&USERNAME.to_be_bytes());
-            body.extend_from_slice(&(name.len() as u16).to_be_bytes());
-            body.extend_from_slice(name.as_bytes());
-            body.resize(body.len().div_ceil(4) * 4, 0);
-        }
-        let mut message = kind.to_be_bytes().to_vec();
-        message.extend_from_slice(&(body.len() as u16).to_be_bytes());
-        message.extend_from_slice(&MAGIC_COOKIE);
-        message.extend_from_slice(&[id; 12]);
-        message.extend_from_slice(&body);
-        message
+        super::super::stun_peek::tests::binding(class, id, username, false)
     }
 
     #[test]
@@ -469,23 +386,5 @@ mod tests {
         meetings.connected(&"a", path, SECOND);
         assert_eq!(meetings.route(path, b"nc hello"), Some(&"a"));
         assert_eq!(meetings.route(address("10.0.0.2:7001"), b"nc hello"), None);
-    }
-
-    #[test]
-    fn truncated_or_lying_stun_is_not_read() {
-        let good = stun_message(StunClass::Request, 1, Some("aaaa:b"));
-        assert_eq!(stun(&good).unwrap().username, Some("aaaa"));
-        for cut in 0..good.len() {
-            let read = stun(&good[..cut]);
-            assert!(read.is_none() || read.unwrap().username.is_none(), "{cut}");
-        }
-        let mut long = good.clone();
-        long[3] = 0xff;
-        assert_eq!(stun(&long), None);
-        let mut lying = good.clone();
-        let at = good.len() - 12 + 2;
-        lying[at] = 0xff;
-        assert_eq!(stun(&lying).unwrap().username, None);
-        assert_eq!(stun(b"nc hello, not stun at all"), None);
     }
 }

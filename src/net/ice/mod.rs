@@ -14,6 +14,7 @@ mod connector;
 mod meeting_socket;
 pub mod meetings;
 mod signals;
+mod stun_peek;
 mod transport;
 
 pub use connector::IceConnector;
