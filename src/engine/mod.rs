@@ -10,6 +10,7 @@
 //! spent inside the core), so the loops are tested with small pure-Rust
 //! games (`netcode::testing`'s stub) and run unchanged on libretro cores.
 
+pub mod blank_content;
 pub mod core_copies;
 pub mod debugger;
 pub mod error;

@@ -3,6 +3,7 @@
 //! step back (,), mark (M) and diff (N) are the `debug` command's own
 //! `step`, `back`, `mark` and `diff`, shown in the overlay.
 
+use crate::engine::blank_content::BlankContentWatch;
 use crate::engine::debugger::{
     Command, CommandError, Debugger, RecordedFrames, DEFAULT_HISTORY, DEFAULT_HISTORY_MB,
 };
@@ -33,6 +34,8 @@ pub const QUIT_QUESTION: &str = "press Esc again to quit";
 
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
+/// How long the notice about content that shows nothing stays up.
+const BLANK_NOTICE_MS: u64 = 10_000;
 
 /// The input mapping from the config file (created with the defaults on
 /// first run). A broken file is reported as an `error:` line naming its
@@ -165,6 +168,7 @@ struct WindowPlay {
     /// Whether the menu paused play (and so resumes it when it closes).
     paused_by_menu: bool,
     quit: bool,
+    blank: BlankContentWatch,
 }
 
 impl WindowPlay {
@@ -182,6 +186,7 @@ impl WindowPlay {
             leave: LeaveConfirmation::default(),
             paused_by_menu: false,
             quit: false,
+            blank: BlankContentWatch::new(fps),
         }
     }
 
@@ -277,6 +282,15 @@ impl WindowPlay {
             play.run_frame(held(window))?;
             self.frames_run += 1;
             self.new_picture = true;
+            let game = play.game();
+            if let Some(notice) = self
+                .blank
+                .frame_shown(game.video_frame().as_ref(), game.audio_samples())
+            {
+                self.overlay
+                    .notice_for(self.now_ms(), BLANK_NOTICE_MS, notice);
+                eprintln!("note: {notice}");
+            }
             if self.screenshot_frame() == Some(play.frame()) {
                 break;
             }

@@ -307,3 +307,49 @@ fn with_run_ahead_the_window_shows_now_what_it_would_show_n_frames_later() {
         "the fighter walks meanwhile"
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(netcade_test_content),
+    ignore = "needs real cores: run scripts/fetch-test-content"
+)]
+fn content_the_core_accepts_but_shows_nothing_for_gets_a_calm_note_and_a_real_game_none() {
+    let (Some(genesis), Some(stella), Some(boxing)) = (
+        support::real_core("genesis_plus_gx"),
+        support::real_core("stella"),
+        support::real_rom("boxing.bin"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.md");
+    // (A much shorter file crashes the core, which netcade reports too.)
+    std::fs::write(&text, "hello this is not a rom\n".repeat(200)).unwrap();
+    let play = |core: &Path, rom: &Path| {
+        let output = netcade_in(
+            dir.path(),
+            &[
+                "play",
+                "--core",
+                core.to_str().unwrap(),
+                "--rom",
+                rom.to_str().unwrap(),
+                "--frames",
+                "330",
+                "--no-audio",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        stderr(&output)
+    };
+    let told = play(&genesis, &text);
+    assert!(
+        told.contains("note: nothing to see or hear for 5 s: this may be the wrong ROM"),
+        "{told}"
+    );
+    let boxing_told = play(&stella, &boxing);
+    assert!(
+        !boxing_told.contains("nothing to see or hear"),
+        "{boxing_told}"
+    );
+}
