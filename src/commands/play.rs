@@ -8,11 +8,13 @@ use crate::engine::sinks::frame_log::FrameLog;
 use crate::engine::sinks::run_ahead::RunAheadArgs;
 use crate::engine::sinks::speaker::SpeakerArgs;
 use crate::engine::sinks::FrameSink;
+use crate::engine::state_slots::StateSlots;
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use crate::gui::play::{
     audio_output, load_input_map, picture_geometry, play_in_window, LocalPlay, Pacing,
 };
 use crate::gui::window::{DisplayArgs, Window};
+use crate::paths::data_subdir;
 use std::io::Write;
 
 /// Arguments of `netcade play`.
@@ -66,7 +68,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let mut window = Window::open(&game.title(), source, aspect, &args.display, load_input_map)?;
     writeln!(
         out,
-        "playing {} in a window (OpenGL {}); F1 overlay, P pause, Esc quits",
+        "playing {} in a window (OpenGL {}); F1 overlay, P pause, F5 save, F8 load, F3 reset, F4 fast-forward, Esc quits",
         game.title(),
         window.gl_version()
     )?;
@@ -74,8 +76,16 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
     let audio = audio_output(&*game, &args.audio, &args.speaker)?;
     // The log is flushed when play ends and drops it.
     let sink: Box<dyn FrameSink> = Box::new((audio, FrameLog::open(args.frame_log.as_deref())?));
+    let core_file = args
+        .game
+        .core
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy();
+    let slots = StateSlots::for_game(&data_subdir("states"), &core_file, args.game.rom.as_deref());
     let mut play = LocalPlay::new(&mut *game, args.history, history_bytes, sink)?
-        .with_run_ahead(args.run_ahead);
+        .with_run_ahead(args.run_ahead)
+        .with_slots(slots);
     let players = usize::from(args.players);
     let mut held = |window: &Window| match &mut scripted {
         Some(source) => source.next_frame(),

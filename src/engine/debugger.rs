@@ -29,7 +29,7 @@ use crate::engine::recorded_state::{load_recorded_state, RecordedState};
 use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Outcome};
-use netcode::checksum::{Checksum, Checksums};
+use netcode::checksum::{memory_checksum, Checksum, Checksums};
 use netcode::diff::{ByteDiff, DEFAULT_RANGE_CAP};
 use netcode::emulator::{Emulator, SavestateContext};
 use netcode::input::Buttons;
@@ -470,6 +470,46 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
 
     fn current_state(&self) -> &[u8] {
         &self.current_state
+    }
+
+    /// The size of the current frame's state, in bytes.
+    pub fn state_size(&self) -> usize {
+        self.current_state.len()
+    }
+
+    /// The current frame's state and the game memory's checksum as
+    /// loading it must leave it (for a save state slot).
+    pub fn state_to_keep(&mut self) -> Result<(u32, Vec<u8>, Checksum), AppError> {
+        let memory = memory_checksum(&mut *self.game, &mut self.scratch)
+            .map_err(AppError::at_frame(self.frame))?;
+        Ok((self.frame, self.current_state.clone(), memory))
+    }
+
+    /// Loads `state`, kept at the start of `frame`, and goes on from there;
+    /// the history starts again with it (frames before it are of another
+    /// timeline). A state the core refuses, or whose memory is not the one
+    /// kept with it, leaves the game as it was.
+    pub fn restore(&mut self, frame: u32, state: RecordedState<'_>) -> Result<(), AppError> {
+        load_recorded_state(&mut *self.game, Frame::new(frame), state)?;
+        self.frame = frame;
+        self.begin_timeline()
+    }
+
+    /// Changes the game outside of its frames (a reset) with `change`; the
+    /// history starts again from the game as `change` leaves it.
+    pub fn change_game<R>(&mut self, change: impl FnOnce(&mut G) -> R) -> Result<R, AppError> {
+        let changed = change(&mut *self.game);
+        self.begin_timeline()?;
+        Ok(changed)
+    }
+
+    /// Forgets every kept frame and ahead state: the game as it is now is
+    /// the start of what stepping back reaches.
+    fn begin_timeline(&mut self) -> Result<(), AppError> {
+        self.run_ahead.forget();
+        self.mark = None;
+        self.history = StateHistory::new(self.history_frames as usize + 1, self.history.budget());
+        self.keep_current()
     }
 
     /// Carries out one command, writing its detail lines (not the status

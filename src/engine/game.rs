@@ -45,6 +45,12 @@ pub trait Game: Emulator {
     fn option_categories(&self) -> Vec<libretro_host::OptionCategory> {
         Vec::new()
     }
+
+    /// Resets the game as its console's reset button would; false when the
+    /// game has no reset.
+    fn reset(&mut self) -> bool {
+        false
+    }
 }
 
 /// Which core to load, with which content and core options, and where the
@@ -298,6 +304,11 @@ impl Game for Core {
 
     fn option_categories(&self) -> Vec<libretro_host::OptionCategory> {
         Core::option_categories(self).to_vec()
+    }
+
+    fn reset(&mut self) -> bool {
+        Core::reset(self);
+        true
     }
 }
 

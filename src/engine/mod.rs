@@ -26,6 +26,7 @@ pub mod recorded_state;
 pub mod report;
 pub mod run;
 pub mod sinks;
+pub mod state_slots;
 
 pub use error::{AppError, Outcome};
 pub use game::{open_game, Game, GameArgs, MatchSaveDir};

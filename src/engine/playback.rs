@@ -173,7 +173,7 @@ impl<'r> ReplayPlayback<'r> {
             let start = RecordedState {
                 bytes: &replay.header.start_state,
                 memory: Some(replay.header.start_memory_checksum),
-                what: "start state",
+                what: "the replay's start state",
             };
             load_recorded_state(game, frame, start)?;
         }
@@ -280,7 +280,7 @@ impl RecordedFrames for Replay {
             } if at.number() == frame => Some(RecordedState {
                 bytes: state,
                 memory: *memory,
-                what: "repair state",
+                what: "the replay's repair state",
             }),
             _ => None,
         })

@@ -18,8 +18,8 @@ pub struct RecordedState<'r> {
     /// The game memory's checksum once it is loaded (as
     /// [`memory_checksum`] takes it), if the replay recorded one.
     pub memory: Option<Checksum>,
-    /// What it is, for messages: `start state`, `repair state`.
-    pub what: &'static str,
+    /// What it is, for messages: `the replay's start state`, `slot 3's state`.
+    pub what: &'r str,
 }
 
 /// Loads `state` into `game` at the start of `frame` and checks the memory
@@ -60,8 +60,8 @@ pub fn load_recorded_state<G: Emulator + ?Sized>(
         .map_err(AppError::at_frame(frame.number()))?;
     Err(AppError::ReplayRefused {
         reason: format!(
-            "the replay's {} of frame {} is not a state this core saved: {refusal}; the file \
-             was changed or damaged",
+            "{} of frame {} is not a state this core saved: {refusal}; the file was changed \
+             or damaged",
             state.what,
             frame.number()
         ),
@@ -97,7 +97,7 @@ mod tests {
         let state = RecordedState {
             bytes: &bytes,
             memory: Some(memory),
-            what: "repair state",
+            what: "the replay's repair state",
         };
         load_recorded_state(&mut game, Frame::new(5), state).unwrap();
         assert_eq!(state_of(&mut game), bytes);
@@ -111,7 +111,7 @@ mod tests {
         let state = RecordedState {
             bytes: &bytes,
             memory: Some(Checksum(12345)),
-            what: "start state",
+            what: "the replay's start state",
         };
         let error = load_recorded_state(&mut game, Frame::new(0), state)
             .unwrap_err()

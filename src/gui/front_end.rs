@@ -132,6 +132,10 @@ impl WindowFrontEnd {
     }
 }
 
+/// Why save states, reset and fast-forward are refused in a match.
+const IN_A_MATCH_REFUSAL: &str =
+    "save states, reset and fast-forward are for local play: in a match every machine runs the same frames";
+
 impl WindowFrontEnd {
     /// Shows the picture with the overlay, and the match menu over both
     /// while it is open (acting on what the player chose in it).
@@ -379,6 +383,7 @@ impl FrontEnd for WindowFrontEnd {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
+                Action::Local(_) => self.overlay.notice(now_ms, IN_A_MATCH_REFUSAL),
                 Action::Screenshot | Action::Pressed(_) => {}
             }
         }

@@ -177,6 +177,12 @@ pub const HOTKEYS: &[(Keycode, &str)] = &[
     (Keycode::M, "marking"),
     (Keycode::N, "diffing"),
     (Keycode::T, "chat"),
+    (Keycode::F3, "resetting local play"),
+    (Keycode::F5, "saving states"),
+    (Keycode::F6, "choosing a state slot"),
+    (Keycode::F7, "choosing a state slot"),
+    (Keycode::F8, "loading states"),
+    (Keycode::F4, "fast-forward"),
 ];
 
 /// A mapping as read from a config file, with what in it is probably not

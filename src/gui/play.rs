@@ -11,16 +11,18 @@ use crate::engine::error::error_chain;
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::inputs::NO_INPUTS;
 use crate::engine::png::{encode_rgb, frame_to_rgb};
+use crate::engine::recorded_state::RecordedState;
 use crate::engine::sinks::audio_file::AudioArgs;
 use crate::engine::sinks::run_ahead::RunAheadArgs;
 use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
 use crate::engine::sinks::FrameSink;
+use crate::engine::state_slots::{SavedState, StateSlots};
 use crate::engine::{AppError, Game};
 use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::match_menu::MatchMenu;
 use crate::gui::match_menu::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::Overlay;
-use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
+use crate::gui::window::{save_picture, Action, DisplayArgs, LocalKey, Window};
 use netcode::checksum::Checksums;
 use netcode::input::FrameInputs;
 use netcode::replay::Replay;
@@ -34,6 +36,10 @@ pub const QUIT_QUESTION: &str = "press Esc again to quit";
 
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
+/// What a replay says to the keys of local play.
+const NOT_HERE: &str = "save states and reset are for local play, not a replay";
+/// How much faster fast-forward runs.
+const FAST_FORWARD_SPEED: f64 = 4.0;
 /// How long the notice about content that shows nothing stays up.
 const BLANK_NOTICE_MS: u64 = 10_000;
 
@@ -143,7 +149,7 @@ pub fn play_in_window(
         }
         state.run_due_frames(window, play, held)?;
         // The speaker plays at the clock's pace; paused, it fades out.
-        play.clock_tick(state.now_us(), state.pacing.speed);
+        play.clock_tick(state.now_us(), state.speed());
         state.show(window, play, out)?;
         if state.done() {
             return Ok(());
@@ -169,6 +175,8 @@ struct WindowPlay {
     paused_by_menu: bool,
     quit: bool,
     blank: BlankContentWatch,
+    /// F4: frames run [`FAST_FORWARD_SPEED`] times faster.
+    fast_forward: bool,
 }
 
 impl WindowPlay {
@@ -187,6 +195,7 @@ impl WindowPlay {
             paused_by_menu: false,
             quit: false,
             blank: BlankContentWatch::new(fps),
+            fast_forward: false,
         }
     }
 
@@ -196,6 +205,16 @@ impl WindowPlay {
 
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+
+    /// How fast frames run: the pace asked for, faster while fast-forward is on.
+    fn speed(&self) -> f64 {
+        let forward = if self.fast_forward {
+            FAST_FORWARD_SPEED
+        } else {
+            1.0
+        };
+        self.pacing.speed * forward
     }
 
     /// Carries out what the player did; true when the window closes.
@@ -227,6 +246,20 @@ impl WindowPlay {
                         Err(err) => format!("screenshot failed: {}", error_chain(&err)),
                     };
                     self.overlay.notice(now_ms, notice);
+                }
+                Action::Local(LocalKey::FastForward) => {
+                    self.fast_forward = !self.fast_forward;
+                    let said = if self.fast_forward {
+                        format!("fast-forward ×{FAST_FORWARD_SPEED}")
+                    } else {
+                        "normal speed".to_owned()
+                    };
+                    self.overlay.notice(now_ms, said);
+                }
+                Action::Local(key) => {
+                    let said = play.local_key(key)?;
+                    self.new_picture = true;
+                    self.overlay.notice(now_ms, said);
                 }
                 stepping => {
                     let was_paused = play.paused();
@@ -274,7 +307,7 @@ impl WindowPlay {
         if play.paused() {
             return Ok(());
         }
-        let due = self.clock.due(self.now_us(), self.pacing.speed);
+        let due = self.clock.due(self.now_us(), self.speed());
         for _ in 0..due {
             if self.all_frames_run() {
                 break;
@@ -373,7 +406,7 @@ impl WindowPlay {
                 "{}   frame {}   {:.2} fps   shader {}",
                 play.game().title(),
                 play.frame(),
-                self.fps * self.pacing.speed,
+                self.fps * self.speed(),
                 window.shader()
             ));
             lines.push(play.debugger.history_line());
@@ -443,6 +476,9 @@ pub struct LocalPlay<'g> {
     paused: bool,
     /// What the last mark or diff said (shown in the overlay).
     said: Vec<String>,
+    /// The game's save state slots (none for a replay: its frames are
+    /// the recording's).
+    slots: Option<StateSlots>,
 }
 
 impl<'g> LocalPlay<'g> {
@@ -459,7 +495,14 @@ impl<'g> LocalPlay<'g> {
             debugger: Debugger::new(game, history_frames, history_bytes)?.with_sink(audio),
             paused: false,
             said: Vec::new(),
+            slots: None,
         })
+    }
+
+    /// Saves and loads states in `slots` (F5, F8; F6 and F7 choose one).
+    pub fn with_slots(mut self, slots: StateSlots) -> Self {
+        self.slots = Some(slots);
+        self
     }
 
     /// Shows each frame with run-ahead as `args` say.
@@ -484,6 +527,7 @@ impl<'g> LocalPlay<'g> {
                 .with_sink(audio),
             paused: false,
             said: Vec::new(),
+            slots: None,
         })
     }
 
@@ -558,6 +602,63 @@ impl<'g> LocalPlay<'g> {
             }
             Err(CommandError::Fatal(error)) => Err(error),
         }
+    }
+
+    /// Carries out a key of local play that changes the game outside its
+    /// frames (fast-forward is the window's own) and says how it went.
+    /// Only a failing core is an error; a refused slot is said.
+    pub fn local_key(&mut self, key: LocalKey) -> Result<String, AppError> {
+        let title = self.game().title();
+        let Some(slots) = &mut self.slots else {
+            return Ok(NOT_HERE.to_owned());
+        };
+        Ok(match key {
+            LocalKey::SaveState => {
+                let (frame, state, memory) = self.debugger.state_to_keep()?;
+                let saved = SavedState {
+                    frame,
+                    core: title,
+                    memory,
+                    state,
+                };
+                match slots.write(&saved) {
+                    Ok(_) => format!("saved slot {} (frame {frame})", slots.chosen()),
+                    Err(error) => error.to_string(),
+                }
+            }
+            LocalKey::LoadState => {
+                let largest = self.debugger.state_size().saturating_mul(2).max(1 << 20);
+                let saved = match slots.read(&title, largest) {
+                    Ok(saved) => saved,
+                    Err(error) => return Ok(error.to_string()),
+                };
+                let slot = slots.chosen();
+                let what = format!("slot {slot}'s state");
+                let state = RecordedState {
+                    bytes: &saved.state,
+                    memory: Some(saved.memory),
+                    what: &what,
+                };
+                match self.debugger.restore(saved.frame, state) {
+                    Ok(()) => format!("loaded slot {slot} (frame {})", saved.frame),
+                    Err(AppError::ReplayRefused { reason }) => reason,
+                    Err(error) => return Err(error),
+                }
+            }
+            LocalKey::PreviousSlot | LocalKey::NextSlot => {
+                let slot = slots.choose_next(key == LocalKey::NextSlot);
+                let saved = slots.path().exists();
+                format!("state slot {slot}{}", if saved { "" } else { " (empty)" })
+            }
+            LocalKey::Reset => {
+                if self.debugger.change_game(|game| game.reset())? {
+                    "reset".to_owned()
+                } else {
+                    "this game has no reset button".to_owned()
+                }
+            }
+            LocalKey::FastForward => String::new(),
+        })
     }
 
     /// The overlay's lines about stepping: the pause banner, what the last
@@ -733,5 +834,80 @@ mod tests {
             .ends_with("-frame7.png"));
         let png = std::fs::read(&first).unwrap();
         assert!(png.starts_with(b"\x89PNG"));
+    }
+
+    #[test]
+    fn a_state_saved_in_a_slot_and_loaded_plays_on_as_the_run_that_saved_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let slots = StateSlots::for_game(dir.path(), "stub", Some(Path::new("game.bin")));
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game).with_slots(slots);
+        let press = |frame: u32| {
+            let mut inputs = NO_INPUTS;
+            inputs[0] = Buttons::from_bits(frame.wrapping_mul(2_654_435_761) as u16);
+            inputs
+        };
+        for frame in 0..40 {
+            play.run_frame(press(frame)).unwrap();
+        }
+        let said = play.local_key(LocalKey::SaveState).unwrap();
+        assert_eq!(said, "saved slot 0 (frame 40)");
+        for frame in 40..70 {
+            play.run_frame(press(frame)).unwrap();
+        }
+        let after_saving = play.checksums();
+        // Somewhere else, then back through the slot.
+        play.run_frame(press(99)).unwrap();
+        let said = play.local_key(LocalKey::LoadState).unwrap();
+        assert_eq!(said, "loaded slot 0 (frame 40)");
+        assert_eq!(play.frame(), 40);
+        for frame in 40..70 {
+            play.run_frame(press(frame)).unwrap();
+        }
+        assert_eq!(play.checksums(), after_saving);
+    }
+
+    #[test]
+    fn a_damaged_or_empty_slot_is_said_and_leaves_the_game_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let slots = StateSlots::for_game(dir.path(), "stub", None);
+        let path = slots.path();
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game).with_slots(slots);
+        assert_eq!(
+            play.local_key(LocalKey::NextSlot).unwrap(),
+            "state slot 1 (empty)"
+        );
+        assert_eq!(
+            play.local_key(LocalKey::LoadState).unwrap(),
+            "slot 1 is empty"
+        );
+        play.local_key(LocalKey::PreviousSlot).unwrap();
+        play.run_frame(NO_INPUTS).unwrap();
+        play.local_key(LocalKey::SaveState).unwrap();
+        // The same core saved it, but its bytes were changed on disk.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let saved = crate::engine::state_slots::decode(&bytes, 1 << 20).unwrap();
+        let mut state = saved.state.clone();
+        state[0] ^= 0xFF;
+        bytes = crate::engine::state_slots::encode(&SavedState { state, ..saved });
+        std::fs::write(&path, bytes).unwrap();
+        for _ in 0..5 {
+            play.run_frame(NO_INPUTS).unwrap();
+        }
+        let before = play.checksums();
+        let said = play.local_key(LocalKey::LoadState).unwrap();
+        assert!(
+            said.starts_with("slot 0's state of frame 1 is not a state this core saved"),
+            "{said}"
+        );
+        assert_eq!((play.frame(), play.checksums()), (6, before));
+    }
+
+    #[test]
+    fn a_replay_has_no_slots_to_save_in() {
+        let mut game = StubGame::deterministic();
+        let mut play = playing(&mut game);
+        assert_eq!(play.local_key(LocalKey::SaveState).unwrap(), NOT_HERE);
     }
 }

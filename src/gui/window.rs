@@ -120,9 +120,28 @@ pub enum Action {
     Notice(String),
     /// T: open the chat box (in a match).
     Chat,
+    /// A key of local play only: save states, reset, fast-forward.
+    Local(LocalKey),
     /// A key or controller input pressed, while presses are asked for
     /// ([`Window::report_presses`]): the Settings screen's "press a key…".
     Pressed(Pressed),
+}
+
+/// The keys of local play that change the game outside its frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalKey {
+    /// F5: save the state into the chosen slot.
+    SaveState,
+    /// F8: load the chosen slot's state.
+    LoadState,
+    /// F6: choose the previous slot.
+    PreviousSlot,
+    /// F7: choose the next slot.
+    NextSlot,
+    /// F3: the console's reset button.
+    Reset,
+    /// F4: fast-forward on or off.
+    FastForward,
 }
 
 /// A key or a controller input, as the input mapping names it.
@@ -585,6 +604,12 @@ impl Window {
             Keycode::M => Some(Action::Mark),
             Keycode::N => Some(Action::Diff),
             Keycode::T => Some(Action::Chat),
+            Keycode::F3 => Some(Action::Local(LocalKey::Reset)),
+            Keycode::F5 => Some(Action::Local(LocalKey::SaveState)),
+            Keycode::F6 => Some(Action::Local(LocalKey::PreviousSlot)),
+            Keycode::F7 => Some(Action::Local(LocalKey::NextSlot)),
+            Keycode::F8 => Some(Action::Local(LocalKey::LoadState)),
+            Keycode::F4 => Some(Action::Local(LocalKey::FastForward)),
             _ => None,
         }
     }

@@ -353,3 +353,40 @@ fn content_the_core_accepts_but_shows_nothing_for_gets_a_calm_note_and_a_real_ga
         "{boxing_told}"
     );
 }
+
+#[test]
+fn duel_loaded_from_a_state_slot_plays_on_as_the_run_that_saved_it_and_resets_to_its_start() {
+    use netcade::engine::state_slots::StateSlots;
+    use netcade::gui::play::LocalPlay;
+    use netcade::gui::window::LocalKey;
+    let dir = tempfile::tempdir().unwrap();
+    let slots = StateSlots::for_game(dir.path(), "duel", Some(Path::new("dojo.arena")));
+    let mut duel = support::load_duel_dojo();
+    let mut play = LocalPlay::new(&mut duel.core, 60, 8 << 20, Box::new(()))
+        .unwrap()
+        .with_slots(slots);
+    let at_start = play.checksums();
+    let mut inputs = InputSource::open(&InputSpec::Random { seed: 4 }).unwrap();
+    let script: Vec<_> = (0..200).map(|_| inputs.next_frame()).collect();
+    for held in &script[..100] {
+        play.run_frame(*held).unwrap();
+    }
+    assert_eq!(
+        play.local_key(LocalKey::SaveState).unwrap(),
+        "saved slot 0 (frame 100)"
+    );
+    for held in &script[100..] {
+        play.run_frame(*held).unwrap();
+    }
+    let saving_run = play.checksums();
+    assert_eq!(
+        play.local_key(LocalKey::LoadState).unwrap(),
+        "loaded slot 0 (frame 100)"
+    );
+    for held in &script[100..] {
+        play.run_frame(*held).unwrap();
+    }
+    assert_eq!(play.checksums(), saving_run);
+    assert_eq!(play.local_key(LocalKey::Reset).unwrap(), "reset");
+    assert_eq!(play.checksums().memory, at_start.memory);
+}
