@@ -14,6 +14,7 @@ use crate::gui::menu::script::key_event;
 use crate::gui::menu::script::{self, Targets};
 use crate::gui::overlay::{NetStats, Overlay};
 use crate::gui::play::load_input_map;
+use crate::gui::volume::Volume;
 use crate::gui::waiting::WaitingPanel;
 use crate::gui::window::{save_picture, Action, DisplayArgs, Window};
 use crate::live::front_end::{delays_text, player_lines, FrontEnd, MatchView, SpectatorView};
@@ -75,6 +76,9 @@ pub struct WindowFrontEnd {
     targets: Targets,
     /// Where a launcher script asked the next picture to be saved.
     script_capture: Option<PathBuf>,
+    volume: Volume,
+    /// The volume changed since the loop last asked.
+    volume_changed: bool,
 }
 
 impl WindowFrontEnd {
@@ -112,6 +116,8 @@ impl WindowFrontEnd {
             waiting_panel: WaitingPanel::default(),
             targets: Targets::default(),
             script_capture: None,
+            volume: Volume::default(),
+            volume_changed: false,
         })
     }
 
@@ -342,6 +348,10 @@ fn spectator_line(view: &SpectatorView) -> String {
 }
 
 impl FrontEnd for WindowFrontEnd {
+    fn volume_changed(&mut self) -> Option<f32> {
+        std::mem::take(&mut self.volume_changed).then(|| self.volume.level())
+    }
+
     fn local_buttons(&mut self) -> Option<Buttons> {
         self.handle_events();
         // One player at this machine: every device plays as it.
@@ -383,7 +393,13 @@ impl FrontEnd for WindowFrontEnd {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
-                Action::Local(_) => self.overlay.notice(now_ms, IN_A_MATCH_REFUSAL),
+                Action::Local(key) => match self.volume.press(key) {
+                    Some(said) => {
+                        self.overlay.notice(now_ms, said);
+                        self.volume_changed = true;
+                    }
+                    None => self.overlay.notice(now_ms, IN_A_MATCH_REFUSAL),
+                },
                 Action::Screenshot | Action::Pressed(_) => {}
             }
         }

@@ -183,6 +183,9 @@ pub const HOTKEYS: &[(Keycode, &str)] = &[
     (Keycode::F7, "choosing a state slot"),
     (Keycode::F8, "loading states"),
     (Keycode::F4, "fast-forward"),
+    (Keycode::Minus, "the volume"),
+    (Keycode::Equals, "the volume"),
+    (Keycode::F9, "muting"),
 ];
 
 /// A mapping as read from a config file, with what in it is probably not

@@ -21,6 +21,7 @@ pub mod overlay;
 pub mod play;
 pub mod renderer;
 pub mod ui;
+pub mod volume;
 pub mod waiting;
 pub mod window;
 

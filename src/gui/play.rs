@@ -22,6 +22,7 @@ use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::match_menu::MatchMenu;
 use crate::gui::match_menu::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::Overlay;
+use crate::gui::volume::Volume;
 use crate::gui::window::{save_picture, Action, DisplayArgs, LocalKey, Window};
 use netcode::checksum::Checksums;
 use netcode::input::FrameInputs;
@@ -177,6 +178,7 @@ struct WindowPlay {
     blank: BlankContentWatch,
     /// F4: frames run [`FAST_FORWARD_SPEED`] times faster.
     fast_forward: bool,
+    volume: Volume,
 }
 
 impl WindowPlay {
@@ -196,6 +198,7 @@ impl WindowPlay {
             quit: false,
             blank: BlankContentWatch::new(fps),
             fast_forward: false,
+            volume: Volume::default(),
         }
     }
 
@@ -205,6 +208,17 @@ impl WindowPlay {
 
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+
+    /// Plays at the player's volume; fast-forward is silent (its sound
+    /// would come four times too fast).
+    fn apply_volume(&self, play: &mut LocalPlay<'_>) {
+        let level = if self.fast_forward {
+            0.0
+        } else {
+            self.volume.level()
+        };
+        play.set_volume(level);
     }
 
     /// How fast frames run: the pace asked for, faster while fast-forward is on.
@@ -250,11 +264,20 @@ impl WindowPlay {
                 Action::Local(LocalKey::FastForward) => {
                     self.fast_forward = !self.fast_forward;
                     let said = if self.fast_forward {
-                        format!("fast-forward ×{FAST_FORWARD_SPEED}")
+                        format!("fast-forward ×{FAST_FORWARD_SPEED} (muted)")
                     } else {
                         "normal speed".to_owned()
                     };
                     self.overlay.notice(now_ms, said);
+                    self.apply_volume(play);
+                }
+                Action::Local(
+                    key @ (LocalKey::VolumeDown | LocalKey::VolumeUp | LocalKey::Mute),
+                ) => {
+                    if let Some(said) = self.volume.press(key) {
+                        self.overlay.notice(now_ms, said);
+                    }
+                    self.apply_volume(play);
                 }
                 Action::Local(key) => {
                     let said = play.local_key(key)?;
@@ -657,8 +680,16 @@ impl<'g> LocalPlay<'g> {
                     "this game has no reset button".to_owned()
                 }
             }
-            LocalKey::FastForward => String::new(),
+            // The window's own.
+            LocalKey::FastForward | LocalKey::VolumeDown | LocalKey::VolumeUp | LocalKey::Mute => {
+                String::new()
+            }
         })
+    }
+
+    /// Plays the game's sound at `volume` (0–1).
+    pub fn set_volume(&mut self, volume: f32) {
+        self.debugger.sink_mut().set_volume(volume);
     }
 
     /// The overlay's lines about stepping: the pause banner, what the last

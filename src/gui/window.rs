@@ -127,7 +127,8 @@ pub enum Action {
     Pressed(Pressed),
 }
 
-/// The keys of local play that change the game outside its frames.
+/// The keys of local play that change the game outside its frames, and
+/// the volume keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LocalKey {
     /// F5: save the state into the chosen slot.
@@ -142,6 +143,12 @@ pub enum LocalKey {
     Reset,
     /// F4: fast-forward on or off.
     FastForward,
+    /// `-`: the volume a tenth down.
+    VolumeDown,
+    /// `=`: the volume a tenth up.
+    VolumeUp,
+    /// F9: mute or unmute.
+    Mute,
 }
 
 /// A key or a controller input, as the input mapping names it.
@@ -610,6 +617,9 @@ impl Window {
             Keycode::F7 => Some(Action::Local(LocalKey::NextSlot)),
             Keycode::F8 => Some(Action::Local(LocalKey::LoadState)),
             Keycode::F4 => Some(Action::Local(LocalKey::FastForward)),
+            Keycode::Minus => Some(Action::Local(LocalKey::VolumeDown)),
+            Keycode::Equals => Some(Action::Local(LocalKey::VolumeUp)),
+            Keycode::F9 => Some(Action::Local(LocalKey::Mute)),
             _ => None,
         }
     }

@@ -107,6 +107,11 @@ pub trait FrontEnd {
     /// no player, calls this each tick.
     fn handle_events(&mut self) {}
 
+    /// The volume (0–1) the player chose since the last call, if any.
+    fn volume_changed(&mut self) -> Option<f32> {
+        None
+    }
+
     /// Shows the game after a tick.
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
         let _ = (game, view);

@@ -351,6 +351,10 @@ impl FrameSink for AudioSink {
         self.check.frame_finalized(frame.frame);
     }
 
+    fn set_volume(&mut self, volume: f32) {
+        self.pipeline.set_volume(volume);
+    }
+
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         self.pipeline.set_speed(speed);
         if self.pipeline.queued() == 0 && self.pipeline.rendered() == 0 {

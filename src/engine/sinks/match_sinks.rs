@@ -148,6 +148,11 @@ impl FrameSink for MatchSinks {
         self.speaker.clock_tick(now_us, speed);
     }
 
+    fn set_volume(&mut self, volume: f32) {
+        self.audio.set_volume(volume);
+        self.speaker.set_volume(volume);
+    }
+
     fn wants_checksums(&self) -> bool {
         true
     }

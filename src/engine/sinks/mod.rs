@@ -216,6 +216,12 @@ pub trait FrameSink {
         let _ = (now_us, speed);
     }
 
+    /// The player set the volume (0: muted, 1: as the core made it): a
+    /// sink that plays sound plays at it, the file of `--audio-out` too.
+    fn set_volume(&mut self, volume: f32) {
+        let _ = volume;
+    }
+
     /// Whether the sink wants the game's state at the start of final frame
     /// `frame` ([`FinalFrames`] then saves it and calls
     /// [`FrameSink::state_before`]): a broadcast's savestates.
@@ -276,6 +282,11 @@ impl<A: FrameSink, B: FrameSink> FrameSink for (A, B) {
         self.1.clock_tick(now_us, speed);
     }
 
+    fn set_volume(&mut self, volume: f32) {
+        self.0.set_volume(volume);
+        self.1.set_volume(volume);
+    }
+
     fn wants_state(&self, frame: Frame) -> bool {
         self.0.wants_state(frame) || self.1.wants_state(frame)
     }
@@ -334,6 +345,12 @@ impl<S: FrameSink> FrameSink for Option<S> {
         }
     }
 
+    fn set_volume(&mut self, volume: f32) {
+        if let Some(sink) = self {
+            sink.set_volume(volume);
+        }
+    }
+
     fn wants_state(&self, frame: Frame) -> bool {
         self.as_ref().is_some_and(|sink| sink.wants_state(frame))
     }
@@ -381,6 +398,10 @@ macro_rules! forward_frame_sink {
 
             fn clock_tick(&mut self, now_us: u64, speed: f64) {
                 (**self).clock_tick(now_us, speed);
+            }
+
+            fn set_volume(&mut self, volume: f32) {
+                (**self).set_volume(volume);
             }
 
             fn wants_state(&self, frame: Frame) -> bool {

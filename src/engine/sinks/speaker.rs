@@ -344,6 +344,10 @@ impl FrameSink for Speaker {
             .push(frame.frame, frame.resimulated, frame.audio);
     }
 
+    fn set_volume(&mut self, volume: f32) {
+        self.pipeline.set_volume(volume);
+    }
+
     fn clock_tick(&mut self, now_us: u64, speed: f64) {
         self.pipeline.set_speed(speed);
         let rate = self.pipeline.config().device_rate;

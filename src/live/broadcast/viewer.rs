@@ -772,6 +772,9 @@ impl LiveRole for ViewerRole {
 
     fn read_front_end(&mut self, front: &mut dyn FrontEnd) {
         front.handle_events();
+        if let Some(volume) = front.volume_changed() {
+            self.sinks.set_volume(volume);
+        }
     }
 
     fn tick(&mut self, now_us: u64, _transport: &mut LiveTransport) -> Result<(), AppError> {

@@ -504,6 +504,9 @@ impl LiveRole for PlayersRole {
 
     fn read_front_end(&mut self, front: &mut dyn FrontEnd) {
         self.hooks.device = front.local_buttons();
+        if let Some(volume) = front.volume_changed() {
+            self.machine.sink.set_volume(volume);
+        }
     }
 
     fn tick(&mut self, now_us: u64, transport: &mut LiveTransport) -> Result<(), AppError> {

@@ -4,7 +4,7 @@
 
 use crate::engine::frame_clock::FrameClock;
 use crate::engine::matches::machine::SpectatorMachine;
-use crate::engine::sinks::{MatchSinks, SinksSummary};
+use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{AppError, Game, Outcome};
 use crate::live::chat::{ChatArgs, LiveChat};
 use crate::live::front_end::{FrontEnd, MatchView, SpectatorView};
@@ -183,6 +183,9 @@ impl LiveRole for SpectatorRole {
 
     fn read_front_end(&mut self, front: &mut dyn FrontEnd) {
         front.handle_events();
+        if let Some(volume) = front.volume_changed() {
+            self.machine.sink.set_volume(volume);
+        }
     }
 
     fn tick(&mut self, now_us: u64, transport: &mut LiveTransport) -> Result<(), AppError> {

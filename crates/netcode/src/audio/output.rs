@@ -116,6 +116,8 @@ impl RateControl {
 
 /// Core samples taken from the ring at a time.
 const TAKEN_RUN: usize = 32;
+/// How long a change of volume from silence to full takes: a step would click.
+const VOLUME_RAMP_S: f64 = 0.02;
 
 /// The ring, rate control and resampler: frames in, device samples out.
 #[derive(Debug)]
@@ -137,6 +139,9 @@ pub struct AudioPipeline {
     input: [Stereo; TAKEN_RUN],
     taken: usize,
     rendered: u64,
+    /// The volume asked for (0–1), and the one reached so far.
+    volume_wanted: f32,
+    volume: f32,
 }
 
 impl AudioPipeline {
@@ -152,8 +157,20 @@ impl AudioPipeline {
             input: [[0; 2]; TAKEN_RUN],
             taken: TAKEN_RUN,
             rendered: 0,
+            volume_wanted: 1.0,
+            volume: 1.0,
             config,
         }
+    }
+
+    /// Plays at `volume` (0: silence, 1: as the core made it), reached
+    /// over [`VOLUME_RAMP_S`] from the next samples on.
+    pub fn set_volume(&mut self, volume: f32) {
+        self.volume_wanted = if volume.is_nan() {
+            1.0
+        } else {
+            volume.clamp(0.0, 1.0)
+        };
     }
 
     /// The configuration.
@@ -246,6 +263,22 @@ impl AudioPipeline {
         self.history = history;
         self.phase = phase;
         self.rendered += out.len() as u64;
+        self.apply_volume(out);
+    }
+
+    /// Scales `out` by the volume, moving it toward the one asked for by
+    /// at most a ramp's step per sample.
+    fn apply_volume(&mut self, out: &mut [Stereo]) {
+        if self.volume == 1.0 && self.volume_wanted == 1.0 {
+            return;
+        }
+        let step = (1.0 / (self.config.device_rate * VOLUME_RAMP_S).max(1.0)) as f32;
+        let mut volume = self.volume;
+        for sample in out.iter_mut() {
+            volume += (self.volume_wanted - volume).clamp(-step, step);
+            *sample = sample.map(|channel| to_i16(f32::from(channel) * volume));
+        }
+        self.volume = volume;
     }
 }
 
@@ -357,6 +390,39 @@ mod tests {
             let source = index - 2;
             assert_eq!(sample[0], audio[(source % 800) * 2], "at {index}");
         }
+    }
+
+    #[test]
+    fn a_volume_change_ramps_in_small_steps_and_then_holds() {
+        let mut pipeline = AudioPipeline::new(
+            AudioConfig::new(48_000.0, 48_000.0, AudioPolicy::Revoke).with_target_ms(1.0),
+        );
+        pipeline.rate = RateControl::new(48.0, 0.0);
+        let loud = vec![10_000i16; 1600];
+        for frame in 0..4 {
+            pipeline.push(Frame::new(frame), false, &loud);
+        }
+        let mut out = vec![[0i16; 2]; 600];
+        // Past the fade-in, at full volume.
+        pipeline.render(&mut out, |_| {});
+        assert_eq!(out[599], [10_000, 10_000]);
+        pipeline.set_volume(0.5);
+        pipeline.render(&mut out, |_| {});
+        // Full scale takes 20 ms (960 samples at 48 kHz): a quarter of it, 240.
+        let steps: Vec<i32> = out
+            .windows(2)
+            .map(|pair| i32::from(pair[0][0]) - i32::from(pair[1][0]))
+            .collect();
+        assert!(
+            steps.iter().all(|&step| (0..=12).contains(&step)),
+            "{steps:?}"
+        );
+        assert!((7_400..7_600).contains(&out[239][0]), "{:?}", out[239]);
+        assert_eq!(out[599], [5_000, 5_000]);
+        pipeline.set_volume(0.0);
+        pipeline.render(&mut out, |_| {});
+        pipeline.render(&mut out, |_| {});
+        assert_eq!(out[599], [0, 0], "muted");
     }
 
     #[test]
