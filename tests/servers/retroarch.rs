@@ -1,12 +1,15 @@
-//! netcade against a real RetroArch (Debian's 1.14, protocol 6) hosting
-//! stella on loopback: `join retroarch://127.0.0.1:PORT` plays in its
-//! match, and RetroArch's own CRC checks (every 30 frames) find netcade's
-//! states equal to the host's.
+//! netcade against a real RetroArch (Debian's 1.14, protocol 6) on
+//! loopback with stella: `join retroarch://127.0.0.1:PORT` plays in a
+//! RetroArch host's match, and RetroArch's own CRC checks (every 30
+//! frames) find netcade's states equal to the host's; `host --retroarch`
+//! hosts a RetroArch player, whose checks of netcade's CRCs find its
+//! states equal to netcade's.
 
 use std::path::PathBuf;
 use std::time::Duration;
+use support::cli::spawn_host;
 use support::cli::{last_json, netcade, spawn_netcade, stderr, stdout};
-use support::servers::{start_retroarch_host, RetroArchHost};
+use support::servers::{start_retroarch_client, start_retroarch_host, RetroArchHost};
 use support::{real_core, real_rom};
 
 fn stella_boxing() -> Option<(PathBuf, PathBuf)> {
@@ -241,4 +244,134 @@ fn a_retroarch_host_killed_mid_match_ends_it_cleanly_with_the_peer_lost() {
     );
     let frames = report["frames"].as_u64().unwrap();
     assert!((60..3600).contains(&frames), "{report}");
+}
+
+/// `netcade host --retroarch` hosting stella Boxing (`game`) on a free
+/// port with the arguments `extra`, its port read back.
+fn host_for_retroarch(
+    dir: &std::path::Path,
+    game: &(PathBuf, PathBuf),
+    extra: &[&str],
+) -> (support::cli::Background, u16) {
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let mut args = vec![
+        "--retroarch",
+        "--core",
+        core,
+        "--rom",
+        rom,
+        "--headless",
+        "--no-record",
+    ];
+    args.extend_from_slice(extra);
+    spawn_host(dir, &args, Duration::from_secs(20))
+}
+
+/// A RetroArch of its own folder in `dir` joining loopback `port` with
+/// `core` and `rom` for `max_frames` frames.
+fn retroarch_joins(
+    dir: &std::path::Path,
+    core: &std::path::Path,
+    rom: &std::path::Path,
+    port: u16,
+    max_frames: u32,
+) -> Option<RetroArchHost> {
+    let folder = dir.join("retroarch");
+    std::fs::create_dir_all(&folder).unwrap();
+    start_retroarch_client(&folder, core, rom, port, max_frames, "")
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_player_plays_a_netcade_hosts_match_and_finds_every_crc_equal() {
+    let Some(game) = stella_boxing() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let frame_log = dir.path().join("frames.txt");
+    let (host, port) = host_for_retroarch(
+        dir.path(),
+        &game,
+        &[
+            "--frames",
+            "1200",
+            "--inputs",
+            "random:5",
+            "--json",
+            "--frame-log",
+            frame_log.to_str().unwrap(),
+        ],
+    );
+    let Some(client) = retroarch_joins(dir.path(), &game.0, &game.1, port, 6000) else {
+        return;
+    };
+    let output = host.finish(Duration::from_secs(90));
+    assert!(
+        output.status.success(),
+        "{}\n{}\nRetroArch:\n{}",
+        stdout(&output),
+        stderr(&output),
+        client.log_text()
+    );
+    let report = last_json(&output);
+    assert_eq!(report["frames"], 1200, "{report}");
+    assert_eq!(
+        report["players"][0]["port"], 1,
+        "RetroArch plays player 2: {report}"
+    );
+    // One CRC every 30 frames, and RetroArch never asked for our state:
+    // each one it checked matched its own.
+    let crcs = report["crcs_sent"].as_u64().unwrap();
+    assert!(crcs >= 39, "only {crcs} CRCs: {report}");
+    assert_eq!(report["states_asked"], 0, "{report}");
+    assert_eq!(report["states_sent"], 1, "{report}");
+    assert_eq!(
+        std::fs::read_to_string(&frame_log).unwrap().lines().count(),
+        1200
+    );
+    let ra = client.log_once_it_says("disconnected", Duration::from_secs(10));
+    assert!(ra.contains("joined as player 2"), "{ra}");
+    assert!(!ra.contains("CRC32s differ"), "{ra}");
+    assert!(!ra.contains("different cores"), "{ra}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_player_with_other_states_asks_for_the_hosts_and_gets_it() {
+    // Another cartridge of the same size on RetroArch's side: its states
+    // depart from netcade's, its CRC checks find it and ask for ours.
+    let Some((game, other_rom)) = stella_boxing().zip(real_rom("combat.bin")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (host, port) = host_for_retroarch(dir.path(), &game, &["--frames", "600", "--json"]);
+    let Some(client) = retroarch_joins(dir.path(), &game.0, &other_rom, port, 6000) else {
+        return;
+    };
+    let output = host.finish(Duration::from_secs(60));
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        client.log_text()
+    );
+    let report = last_json(&output);
+    let asked = report["states_asked"].as_u64().unwrap();
+    assert!(asked >= 3, "{report}");
+    assert_eq!(
+        report["states_sent"].as_u64().unwrap(),
+        asked + 1,
+        "{report}"
+    );
+    assert!(
+        stderr(&output).contains("is not the same file as yours"),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -281,6 +281,7 @@ impl Setup<'_> {
             max_spectators: 1,
             room: None,
             signal: SignalArgs::default(),
+            retroarch: Default::default(),
         };
         let sinks = self.sinks(0);
         Box::new(move |out, options| host_match(&settings, &headless(sinks), options, out))

@@ -310,6 +310,7 @@ fn config() -> ClientConfig {
         state_size: 4,
         max_state_bytes: LIMIT,
         spectate: false,
+        input_lead: 0,
     }
 }
 
