@@ -155,51 +155,107 @@ pub fn join_retroarch(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
+    let seat = RetroArchSeat {
+        address,
+        game: &settings.common.game,
+        frames: settings.common.frames,
+        inputs: settings.common.input_spec(),
+        nick: settings.common.chat.name.clone(),
+        password: settings.password.clone(),
+        connect_timeout_s: settings.connect_timeout_s,
+        spectate: false,
+    };
+    play_retroarch(&seat, outputs, options, out)
+}
+
+/// Watches the RetroArch host's match at `address` (`retroarch://…`) as
+/// a spectator (RetroArch's NOINPUT mode: the host's stream, no input of
+/// ours), until `frames` are watched, the host leaves or Ctrl-C.
+pub fn spectate_retroarch(
+    settings: &crate::live::spectator::SpectateSettings,
+    address: &str,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let seat = RetroArchSeat {
+        address,
+        game: &settings.game,
+        frames: settings.frames,
+        inputs: crate::engine::inputs::InputSpec::Idle,
+        nick: settings.chat.name.clone(),
+        password: settings.password.clone(),
+        connect_timeout_s: settings.connect_timeout_s,
+        spectate: true,
+    };
+    play_retroarch(&seat, outputs, options, out)
+}
+
+/// Where and how a RetroArch host's match is joined.
+struct RetroArchSeat<'a> {
+    address: &'a str,
+    game: &'a crate::engine::GameArgs,
+    frames: Option<u32>,
+    inputs: crate::engine::inputs::InputSpec,
+    nick: Option<String>,
+    password: Option<String>,
+    connect_timeout_s: f64,
+    /// Watch only.
+    spectate: bool,
+}
+
+fn play_retroarch(
+    seat: &RetroArchSeat<'_>,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let address = seat.address;
+    let game_args = seat.game;
     let host = resolve_retroarch(address)?;
-    let saves = MatchSaveDir::create(&common.game, "join")?;
-    let mut game = open_game(&saves.game_args(&common.game))?;
+    let saves = MatchSaveDir::create(game_args, if seat.spectate { "spectate" } else { "join" })?;
+    let mut game = open_game(&saves.game_args(game_args))?;
     let mut state = Vec::new();
     game.save_state(&mut state).map_err(AppError::at_frame(0))?;
     let config = ClientConfig {
-        nick: settings
-            .common
-            .chat
-            .name
-            .clone()
-            .unwrap_or_else(|| "netcade".into()),
-        password: settings.password.clone(),
+        nick: seat.nick.clone().unwrap_or_else(|| "netcade".into()),
+        password: seat.password.clone(),
         core_name: game.core_name(),
         core_version: game.core_version(),
-        content_crc: content_crc(&common.game)?,
+        content_crc: content_crc(game_args)?,
         state_size: state.len(),
         max_state_bytes: MAX_STATE_BYTES,
-        spectate: false,
+        spectate: seat.spectate,
         input_lead: INPUT_LEAD,
     };
-    let timeout = Duration::from_secs_f64(settings.connect_timeout_s.max(0.1));
+    let timeout = Duration::from_secs_f64(seat.connect_timeout_s.max(0.1));
     let mut link = TcpLink::connect(host, timeout).map_err(|source| AppError::Connect {
         address: format!("RetroArch host {host}"),
         source,
     })?;
-    writeln!(out, "joining RetroArch host {host} with {}", game.title())?;
+    writeln!(
+        out,
+        "{} RetroArch host {host} with {}",
+        if seat.spectate { "watching" } else { "joining" },
+        game.title()
+    )?;
     options.take_ctrl_c();
-    let inputs = InputSource::open(&common.input_spec())?;
+    let inputs = InputSource::open(&seat.inputs)?;
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
-        &common.game,
+        game_args,
         2,
         vec!["RetroArch host".into(), config.nick.clone()],
     )?;
-    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), common.frames)?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), seat.frames)?;
     let mut play = RetroArchPlay {
         session: ClientSession::new(config),
         match_frames: RetroArchFrames::new(game, sinks, state),
         inputs,
         first_host_frame: None,
         last_host_frame: None,
-        stop_after: common.frames,
+        stop_after: seat.frames,
         started: Instant::now(),
         timeout,
         port: None,

@@ -335,7 +335,7 @@ fn a_retroarch_player_plays_a_netcade_hosts_match_and_finds_every_crc_equal() {
     let ra = client.log_once_it_says("disconnected", Duration::from_secs(10));
     assert!(ra.contains("joined as player 2"), "{ra}");
     assert!(!ra.contains("CRC32s differ"), "{ra}");
-    assert!(!ra.contains("different cores"), "{ra}");
+    assert!(!ra.contains("different core"), "{ra}");
 }
 
 #[test]
@@ -374,4 +374,240 @@ fn a_retroarch_player_with_other_states_asks_for_the_hosts_and_gets_it() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_netcade_spectator_of_a_retroarch_host_ends_on_frames_agreeing_with_its_crcs() {
+    // RetroArch's host checks its match only while someone plays with it:
+    // a netcade player joins first, then a netcade spectator watches.
+    let Some((dir, host, game)) = host_boxing(7200, "") else {
+        return;
+    };
+    let frame_log = dir.path().join("frames.txt");
+    let address = format!("retroarch://127.0.0.1:{}", host.port);
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let mut player = spawn_netcade(&[
+        "join",
+        &address,
+        "--core",
+        core,
+        "--rom",
+        rom,
+        "--headless",
+        "--no-record",
+        "--frames",
+        "2400",
+        "--inputs",
+        "random:9",
+        "--name",
+        "player",
+    ]);
+    player.wait_for_stdout("playing as player 2", Duration::from_secs(20));
+    let output = netcade(&[
+        "spectate",
+        &address,
+        "--core",
+        core,
+        "--rom",
+        rom,
+        "--headless",
+        "--no-record",
+        "--frames",
+        "900",
+        "--json",
+        "--frame-log",
+        frame_log.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}\n{}\nRetroArch:\n{}",
+        stdout(&output),
+        stderr(&output),
+        host.log_text()
+    );
+    let report = last_json(&output);
+    assert_eq!(report["frames"], 900, "{report}");
+    assert_eq!(
+        report["port"],
+        serde_json::Value::Null,
+        "a spectator plays no port: {report}"
+    );
+    let checks = report["crc_checks"].as_u64().unwrap();
+    assert!(checks >= 25, "only {checks} CRC checks: {report}");
+    assert_eq!(report["crc_mismatches"], 0, "{report}");
+    assert_eq!(report["states_loaded"], 1, "{report}");
+    assert_eq!(
+        std::fs::read_to_string(&frame_log).unwrap().lines().count(),
+        900
+    );
+    let played = player.finish(Duration::from_secs(60));
+    assert!(played.status.success(), "{}", stderr(&played));
+    let ra = host.log_text();
+    assert!(
+        !ra.contains("netcade has joined as player"),
+        "it only watched: {ra}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_netcade_host_for_retroarch_players_checks_passwords_to_play_and_to_watch() {
+    let Some(game) = stella_boxing() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (host, port) = host_for_retroarch(
+        dir.path(),
+        &game,
+        &[
+            "--password",
+            "sesame",
+            "--spectate-password",
+            "peek",
+            "--json",
+        ],
+    );
+    let address = format!("retroarch://127.0.0.1:{port}");
+    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
+    let join = |extra: &[&str]| {
+        let mut args = vec![
+            "join",
+            &address,
+            "--core",
+            core,
+            "--rom",
+            rom,
+            "--headless",
+            "--no-record",
+        ];
+        args.extend_from_slice(extra);
+        netcade(&args)
+    };
+    let none = join(&["--frames", "60"]);
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(stderr(&none).contains("error: the host asks for a password: give --password"));
+    let wrong = join(&["--frames", "60", "--password", "open"]);
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    let error = stderr(&wrong);
+    assert!(
+        error.contains("error: the host refused the password"),
+        "{error}"
+    );
+    assert_eq!(error.matches("error:").count(), 1, "{error}");
+    let watcher = join(&["--frames", "60", "--password", "peek", "--json"]);
+    assert!(watcher.status.success(), "{}", stderr(&watcher));
+    assert!(stdout(&watcher).contains("the host refused to let us play (not allowed): watching"));
+    assert_eq!(last_json(&watcher)["port"], serde_json::Value::Null);
+    let player = join(&[
+        "--frames",
+        "300",
+        "--password",
+        "sesame",
+        "--json",
+        "--inputs",
+        "random:4",
+    ]);
+    assert!(player.status.success(), "{}", stderr(&player));
+    let played = last_json(&player);
+    assert_eq!(played["port"], 1, "{played}");
+    assert_eq!(played["crc_mismatches"], 0, "{played}");
+    assert!(played["crc_checks"].as_u64().unwrap() >= 9, "{played}");
+    // The only player left: the host ends, having turned away the two
+    // wrong passwords without ending.
+    let hosted = host.finish(Duration::from_secs(20));
+    assert!(hosted.status.success(), "{}", stderr(&hosted));
+    let warnings = stderr(&hosted);
+    assert_eq!(
+        warnings.matches("gave no right password").count(),
+        2,
+        "{warnings}"
+    );
+    assert_eq!(last_json(&hosted)["end"], "the players left");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn another_core_joining_a_netcade_host_is_turned_away_naming_both_cores() {
+    let Some((game, other)) =
+        stella_boxing().zip(real_core("genesis_plus_gx").zip(real_rom("airstriker.md")))
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut host, port) = host_for_retroarch(dir.path(), &game, &[]);
+    // A netcade joiner is told both cores.
+    let address = format!("retroarch://127.0.0.1:{port}");
+    let (core, rom) = (other.0.to_str().unwrap(), other.1.to_str().unwrap());
+    let joiner = netcade(&[
+        "join",
+        &address,
+        "--core",
+        core,
+        "--rom",
+        rom,
+        "--headless",
+        "--no-record",
+    ]);
+    assert_eq!(joiner.status.code(), Some(2), "{}", stderr(&joiner));
+    let error = stderr(&joiner);
+    assert!(
+        error.contains("error: the host runs Stella")
+            && error.contains("you chose Genesis Plus GX"),
+        "{error}"
+    );
+    // A RetroArch one leaves on reading our core, which the host names.
+    let Some(client) = retroarch_joins(dir.path(), &other.0, &other.1, port, 600) else {
+        return;
+    };
+    host.wait_for_stderr(
+        "RetroArch leaves there only when it runs another core",
+        Duration::from_secs(30),
+    );
+    let ra = client.log_once_it_says("running a different core", Duration::from_secs(10));
+    assert!(ra.contains("running a different core"), "{ra}");
+    host.interrupt();
+    let output = host.finish(Duration::from_secs(20));
+    let warnings = stderr(&output);
+    assert!(
+        warnings.contains("left on reading this host's core, Stella"),
+        "{warnings}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(all(netcade_server_retroarch, netcade_test_content)),
+    ignore = "needs retroarch on PATH and the real cores (scripts/fetch-test-content)"
+)]
+fn a_retroarch_player_killed_mid_match_ends_the_netcade_hosts_match_cleanly() {
+    let Some(game) = stella_boxing() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut host, port) = host_for_retroarch(dir.path(), &game, &["--frames", "3600", "--json"]);
+    let Some(mut client) = retroarch_joins(dir.path(), &game.0, &game.1, port, 7200) else {
+        return;
+    };
+    host.wait_for_stdout("plays as player 2", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(2));
+    client.process.child.kill().unwrap();
+    let output = host.finish(Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
+    let report = last_json(&output);
+    assert_eq!(
+        report["end"], "the players left before the last frame",
+        "{report}"
+    );
+    let frames = report["frames"].as_u64().unwrap();
+    assert!((60..3600).contains(&frames), "{report}");
 }

@@ -313,6 +313,7 @@ impl Setup<'_> {
             connect_timeout_s: 10.0,
             link: self.link(2),
             chat: Default::default(),
+            password: None,
         };
         let sinks = self.sinks(2);
         Box::new(move |out, options| spectate_match(&settings, &headless(sinks), options, out))

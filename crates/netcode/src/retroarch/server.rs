@@ -77,9 +77,17 @@ pub enum Refusal {
         /// Ours.
         ours: String,
     },
-    /// Its password is neither the players' nor the spectators'.
-    #[error("gave a wrong password")]
+    /// Its password is neither the players' nor the spectators' (or it
+    /// gave none).
+    #[error("gave no right password")]
     WrongPassword,
+    /// It left on reading our INFO: a RetroArch client leaves there only
+    /// when its core is another.
+    #[error("left on reading this host's core, {ours}: RetroArch leaves there only when it runs another core")]
+    LeftAtOurCore {
+        /// Our core and version.
+        ours: String,
+    },
     /// Every client number is taken.
     #[error("found the match full")]
     Full,
@@ -386,15 +394,15 @@ impl ServerSession {
         if !self.is_open(id) {
             return;
         }
-        let awaiting_password = self
-            .connection(id)
-            .is_some_and(|c| c.phase == Phase::Password);
-        if awaiting_password {
+        match self.connection(id).map(|c| c.phase) {
             // RetroArch asks its player for the password: closing instead
             // is giving none.
-            self.refuse(id, Refusal::WrongPassword);
-        } else {
-            self.drop_connection(id);
+            Some(Phase::Password) => self.refuse(id, Refusal::WrongPassword),
+            Some(Phase::Info) => {
+                let ours = format!("{} {}", self.config.core_name, self.config.core_version);
+                self.refuse(id, Refusal::LeftAtOurCore { ours });
+            }
+            _ => self.drop_connection(id),
         }
     }
 
