@@ -79,7 +79,7 @@ fn a_netcade_player_plays_a_retroarch_hosts_match_with_every_crc_matching() {
     // One check every 30 frames, on frames both sides played.
     let checks = report["crc_checks"].as_u64().unwrap();
     assert!(checks >= 50, "only {checks} CRC checks: {report}");
-    assert_eq!(report["crc_mismatches"], 0, "{report}");
+    assert_eq!(report["crc_mismatches"], 0, "{report}\n{}", stderr(&output));
     assert_eq!(report["states_loaded"], 1, "no repair was needed: {report}");
     let log = std::fs::read_to_string(&frame_log).unwrap();
     assert_eq!(log.lines().count(), 1800);
