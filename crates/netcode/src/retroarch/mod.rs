@@ -17,6 +17,8 @@ pub mod state;
 pub mod wire;
 
 #[cfg(test)]
+mod server_tests;
+#[cfg(test)]
 mod tests;
 
 pub use client::{ClientConfig, ClientEnd, ClientEvent, ClientSession, ClientStats};
