@@ -29,15 +29,47 @@ fn host_boxing(
     Some((dir, host, game))
 }
 
-fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std::process::Output {
-    let address = format!("retroarch://127.0.0.1:{}", host.port);
-    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
-    let mut args = vec!["join", &address, "--core", core, "--rom", rom, "--headless"];
+/// `netcade COMMAND retroarch://127.0.0.1:PORT` with `game`, headless,
+/// then `extra` (no replay unless `extra` records one).
+fn against(command: &str, port: u16, game: &(PathBuf, PathBuf), extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        command.into(),
+        format!("retroarch://127.0.0.1:{port}"),
+        "--core".into(),
+        game.0.display().to_string(),
+        "--rom".into(),
+        game.1.display().to_string(),
+        "--headless".into(),
+    ];
     if !extra.contains(&"--record") {
-        args.push("--no-record");
+        args.push("--no-record".into());
     }
-    args.extend_from_slice(extra);
-    netcade(&args)
+    args.extend(extra.iter().map(|arg| arg.to_string()));
+    args
+}
+
+fn run_against(
+    command: &str,
+    port: u16,
+    game: &(PathBuf, PathBuf),
+    extra: &[&str],
+) -> std::process::Output {
+    let args = against(command, port, game, extra);
+    netcade(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+fn spawn_against(
+    command: &str,
+    port: u16,
+    game: &(PathBuf, PathBuf),
+    extra: &[&str],
+) -> support::cli::Background {
+    let args = against(command, port, game, extra);
+    spawn_netcade(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+fn join(host: &RetroArchHost, game: &(PathBuf, PathBuf), extra: &[&str]) -> std::process::Output {
+    run_against("join", host.port, game, extra)
 }
 
 #[test]
@@ -217,21 +249,7 @@ fn a_retroarch_host_killed_mid_match_ends_it_cleanly_with_the_peer_lost() {
     let Some((_dir, mut host, game)) = host_boxing(7200, "") else {
         return;
     };
-    let address = format!("retroarch://127.0.0.1:{}", host.port);
-    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
-    let mut joiner = spawn_netcade(&[
-        "join",
-        &address,
-        "--core",
-        core,
-        "--rom",
-        rom,
-        "--headless",
-        "--no-record",
-        "--frames",
-        "3600",
-        "--json",
-    ]);
+    let mut joiner = spawn_against("join", host.port, &game, &["--frames", "3600", "--json"]);
     joiner.wait_for_stdout("playing as player 2", Duration::from_secs(20));
     std::thread::sleep(Duration::from_secs(2));
     host.process.child.kill().unwrap();
@@ -388,40 +406,27 @@ fn a_netcade_spectator_of_a_retroarch_host_ends_on_frames_agreeing_with_its_crcs
         return;
     };
     let frame_log = dir.path().join("frames.txt");
-    let address = format!("retroarch://127.0.0.1:{}", host.port);
-    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
-    let mut player = spawn_netcade(&[
+    let mut player = spawn_against(
         "join",
-        &address,
-        "--core",
-        core,
-        "--rom",
-        rom,
-        "--headless",
-        "--no-record",
-        "--frames",
-        "2400",
-        "--inputs",
-        "random:9",
-        "--name",
-        "player",
-    ]);
+        host.port,
+        &game,
+        &[
+            "--frames", "2400", "--inputs", "random:9", "--name", "player",
+        ],
+    );
     player.wait_for_stdout("playing as player 2", Duration::from_secs(20));
-    let output = netcade(&[
+    let output = run_against(
         "spectate",
-        &address,
-        "--core",
-        core,
-        "--rom",
-        rom,
-        "--headless",
-        "--no-record",
-        "--frames",
-        "900",
-        "--json",
-        "--frame-log",
-        frame_log.to_str().unwrap(),
-    ]);
+        host.port,
+        &game,
+        &[
+            "--frames",
+            "900",
+            "--json",
+            "--frame-log",
+            frame_log.to_str().unwrap(),
+        ],
+    );
     assert!(
         output.status.success(),
         "{}\n{}\nRetroArch:\n{}",
@@ -474,22 +479,7 @@ fn a_netcade_host_for_retroarch_players_checks_passwords_to_play_and_to_watch() 
             "--json",
         ],
     );
-    let address = format!("retroarch://127.0.0.1:{port}");
-    let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
-    let join = |extra: &[&str]| {
-        let mut args = vec![
-            "join",
-            &address,
-            "--core",
-            core,
-            "--rom",
-            rom,
-            "--headless",
-            "--no-record",
-        ];
-        args.extend_from_slice(extra);
-        netcade(&args)
-    };
+    let join = |extra: &[&str]| run_against("join", port, &game, extra);
     let none = join(&["--frames", "60"]);
     assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
     assert!(stderr(&none).contains("error: the host asks for a password: give --password"));
@@ -546,18 +536,7 @@ fn another_core_joining_a_netcade_host_is_turned_away_naming_both_cores() {
     let dir = tempfile::tempdir().unwrap();
     let (mut host, port) = host_for_retroarch(dir.path(), &game, &[]);
     // A netcade joiner is told both cores.
-    let address = format!("retroarch://127.0.0.1:{port}");
-    let (core, rom) = (other.0.to_str().unwrap(), other.1.to_str().unwrap());
-    let joiner = netcade(&[
-        "join",
-        &address,
-        "--core",
-        core,
-        "--rom",
-        rom,
-        "--headless",
-        "--no-record",
-    ]);
+    let joiner = run_against("join", port, &other, &[]);
     assert_eq!(joiner.status.code(), Some(2), "{}", stderr(&joiner));
     let error = stderr(&joiner);
     assert!(
