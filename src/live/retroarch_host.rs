@@ -129,8 +129,8 @@ pub fn host_retroarch(
         check_frames: retroarch.check_frames,
         max_state_bytes: MAX_STATE_BYTES,
     };
-    let listening = TcpListening::bind(settings.port).map_err(|source| AppError::Connect {
-        address: format!("TCP port {} to listen on", settings.port),
+    let listening = TcpListening::bind(settings.port).map_err(|source| AppError::Bind {
+        address: format!("TCP port {}", settings.port),
         source,
     })?;
     let port = listening.port();
