@@ -272,15 +272,10 @@ fn host_for_retroarch(
     extra: &[&str],
 ) -> (support::cli::Background, u16) {
     let (core, rom) = (game.0.to_str().unwrap(), game.1.to_str().unwrap());
-    let mut args = vec![
-        "--retroarch",
-        "--core",
-        core,
-        "--rom",
-        rom,
-        "--headless",
-        "--no-record",
-    ];
+    let mut args = vec!["--retroarch", "--core", core, "--rom", rom, "--headless"];
+    if !extra.contains(&"--record") {
+        args.push("--no-record");
+    }
     args.extend_from_slice(extra);
     spawn_host(dir, &args, Duration::from_secs(20))
 }
@@ -310,10 +305,13 @@ fn a_retroarch_player_plays_a_netcade_hosts_match_and_finds_every_crc_equal() {
     };
     let dir = tempfile::tempdir().unwrap();
     let frame_log = dir.path().join("frames.txt");
+    let replay = dir.path().join("match.ncr");
     let (host, port) = host_for_retroarch(
         dir.path(),
         &game,
         &[
+            "--record",
+            replay.to_str().unwrap(),
             "--frames",
             "1200",
             "--inputs",
@@ -350,6 +348,15 @@ fn a_retroarch_player_plays_a_netcade_hosts_match_and_finds_every_crc_equal() {
         std::fs::read_to_string(&frame_log).unwrap().lines().count(),
         1200
     );
+    // The match's replay plays back to the same checkpoints.
+    let verified = netcade(&[
+        "replay",
+        "play",
+        replay.to_str().unwrap(),
+        "--headless",
+        "--verify",
+    ]);
+    assert!(verified.status.success(), "{}", stderr(&verified));
     let ra = client.log_once_it_says("disconnected", Duration::from_secs(10));
     assert!(ra.contains("joined as player 2"), "{ra}");
     assert!(!ra.contains("CRC32s differ"), "{ra}");
