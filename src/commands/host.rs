@@ -1,8 +1,10 @@
-//! `netcade host`: host a match over UDP and wait for players to join.
+//! `netcade host`: host a match over UDP and wait for players to join;
+//! `netcade host --retroarch`: host RetroArch players over TCP.
 
 use crate::commands::outputs::OutputArgs;
 use crate::engine::{AppError, Outcome};
 use crate::live::players::{host_match, HostSettings};
+use crate::live::retroarch_host::host_retroarch;
 use std::io::Write;
 
 /// Arguments of `netcade host`.
@@ -22,6 +24,16 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         common: args.outputs.with_default_inputs(&args.settings.common),
         ..args.settings.clone()
     };
+    if settings.retroarch.enabled {
+        if args.outputs.show.in_window() {
+            return Err(AppError::BadArgument {
+                message: "host --retroarch runs headless only for now: add --headless".into(),
+            });
+        }
+        return args.outputs.play_live(out, |outputs, options, out| {
+            host_retroarch(&settings, outputs, options, out)
+        });
+    }
     args.outputs.play_live(out, |outputs, options, out| {
         host_match(&settings, outputs, options, out)
     })

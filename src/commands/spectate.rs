@@ -4,6 +4,7 @@
 
 use crate::commands::outputs::OutputArgs;
 use crate::engine::{AppError, Outcome};
+use crate::live::retroarch::{is_retroarch_address, spectate_retroarch};
 use crate::live::spectator::{spectate_match, SpectateSettings};
 use std::io::Write;
 
@@ -106,6 +107,20 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
         .filter(|address| address.starts_with("nats://"));
     if let Some(address) = broadcast {
         return watch_broadcast(args, settings, address, out);
+    }
+    if let Some(address) = settings
+        .address
+        .as_deref()
+        .filter(|a| is_retroarch_address(a))
+    {
+        if args.outputs.show.in_window() {
+            return Err(AppError::BadArgument {
+                message: "spectate retroarch://… runs headless only for now: add --headless".into(),
+            });
+        }
+        return args.outputs.play_live(out, |outputs, options, out| {
+            spectate_retroarch(settings, address, outputs, options, out)
+        });
     }
     args.outputs.play_live(out, |outputs, options, out| {
         spectate_match(settings, outputs, options, out)

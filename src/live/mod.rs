@@ -18,6 +18,7 @@ pub mod narrator;
 pub mod options;
 pub mod players;
 pub mod retroarch;
+pub mod retroarch_host;
 pub mod rooms;
 pub mod session_loop;
 pub mod spectator;

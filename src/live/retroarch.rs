@@ -34,7 +34,11 @@ pub const SCHEME: &str = "retroarch://";
 
 /// The most bytes a RetroArch savestate or SRAM may have (the largest
 /// cores' states, PlayStation's and Saturn's, are a few MiB).
-const MAX_STATE_BYTES: usize = 64 * 1024 * 1024;
+pub(super) const MAX_STATE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Frames our input goes out ahead of the frame played (see
+/// [`ClientConfig::input_lead`]): enough for a netcade host on a LAN.
+const INPUT_LEAD: u32 = 2;
 
 /// Longest wait for the host's bytes between two looks at the clock.
 const LONGEST_WAIT: Duration = Duration::from_millis(4);
@@ -151,54 +155,107 @@ pub fn join_retroarch(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
-    let common = &settings.common;
+    let seat = RetroArchSeat {
+        address,
+        game: &settings.common.game,
+        frames: settings.common.frames,
+        inputs: settings.common.input_spec(),
+        nick: settings.common.chat.name.clone(),
+        password: settings.password.clone(),
+        connect_timeout_s: settings.connect_timeout_s,
+        spectate: false,
+    };
+    play_retroarch(&seat, outputs, options, out)
+}
+
+/// Watches the RetroArch host's match at `address` (`retroarch://…`) as
+/// a spectator (RetroArch's NOINPUT mode: the host's stream, no input of
+/// ours), until `frames` are watched, the host leaves or Ctrl-C.
+pub fn spectate_retroarch(
+    settings: &crate::live::spectator::SpectateSettings,
+    address: &str,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let seat = RetroArchSeat {
+        address,
+        game: &settings.game,
+        frames: settings.frames,
+        inputs: crate::engine::inputs::InputSpec::Idle,
+        nick: settings.chat.name.clone(),
+        password: settings.password.clone(),
+        connect_timeout_s: settings.connect_timeout_s,
+        spectate: true,
+    };
+    play_retroarch(&seat, outputs, options, out)
+}
+
+/// Where and how a RetroArch host's match is joined.
+struct RetroArchSeat<'a> {
+    address: &'a str,
+    game: &'a crate::engine::GameArgs,
+    frames: Option<u32>,
+    inputs: crate::engine::inputs::InputSpec,
+    nick: Option<String>,
+    password: Option<String>,
+    connect_timeout_s: f64,
+    /// Watch only.
+    spectate: bool,
+}
+
+fn play_retroarch(
+    seat: &RetroArchSeat<'_>,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    let address = seat.address;
+    let game_args = seat.game;
     let host = resolve_retroarch(address)?;
-    let saves = MatchSaveDir::create(&common.game, "join")?;
-    let mut game = open_game(&saves.game_args(&common.game))?;
+    let saves = MatchSaveDir::create(game_args, if seat.spectate { "spectate" } else { "join" })?;
+    let mut game = open_game(&saves.game_args(game_args))?;
     let mut state = Vec::new();
     game.save_state(&mut state).map_err(AppError::at_frame(0))?;
     let config = ClientConfig {
-        nick: settings
-            .common
-            .chat
-            .name
-            .clone()
-            .unwrap_or_else(|| "netcade".into()),
-        password: settings.password.clone(),
+        nick: seat.nick.clone().unwrap_or_else(|| "netcade".into()),
+        password: seat.password.clone(),
         core_name: game.core_name(),
         core_version: game.core_version(),
-        content_crc: content_crc(&common.game)?,
+        content_crc: content_crc(game_args)?,
         state_size: state.len(),
         max_state_bytes: MAX_STATE_BYTES,
-        spectate: false,
+        spectate: seat.spectate,
+        input_lead: INPUT_LEAD,
     };
-    let timeout = Duration::from_secs_f64(settings.connect_timeout_s.max(0.1));
+    let timeout = Duration::from_secs_f64(seat.connect_timeout_s.max(0.1));
     let mut link = TcpLink::connect(host, timeout).map_err(|source| AppError::Connect {
         address: format!("RetroArch host {host}"),
         source,
     })?;
-    writeln!(out, "joining RetroArch host {host} with {}", game.title())?;
+    writeln!(
+        out,
+        "{} RetroArch host {host} with {}",
+        if seat.spectate { "watching" } else { "joining" },
+        game.title()
+    )?;
     options.take_ctrl_c();
-    let inputs = InputSource::open(&common.input_spec())?;
+    let inputs = InputSource::open(&seat.inputs)?;
     let recorder = match_recorder(
         &outputs.sinks.record,
         game.as_ref(),
-        &common.game,
+        game_args,
         2,
         vec!["RetroArch host".into(), config.nick.clone()],
     )?;
-    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), common.frames)?;
+    let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), seat.frames)?;
     let mut play = RetroArchPlay {
         session: ClientSession::new(config),
-        game,
-        sinks,
+        match_frames: RetroArchFrames::new(game, sinks, state),
         inputs,
-        final_frames: FinalFrames::new(true),
-        scratch: state,
-        frames: 0,
         first_host_frame: None,
         last_host_frame: None,
-        stop_after: common.frames,
+        stop_after: seat.frames,
         started: Instant::now(),
         timeout,
         port: None,
@@ -209,7 +266,7 @@ pub fn join_retroarch(
 
 /// The CRC-32 of the content file, as RetroArch's INFO carries it (0: no
 /// content).
-fn content_crc(game: &crate::engine::GameArgs) -> Result<u32, AppError> {
+pub(super) fn content_crc(game: &crate::engine::GameArgs) -> Result<u32, AppError> {
     let Some(rom) = &game.rom else {
         return Ok(0);
     };
@@ -231,15 +288,83 @@ enum PlayEnd {
     Interrupted,
 }
 
-struct RetroArchPlay {
-    session: ClientSession,
-    game: Box<dyn Game>,
-    sinks: MatchSinks,
-    inputs: InputSource,
+/// The game of a match with RetroArch peers and where its frames go: each
+/// frame's ports' buttons in, the frame run and shown through the sinks.
+pub(super) struct RetroArchFrames {
+    pub(super) game: Box<dyn Game>,
+    pub(super) sinks: MatchSinks,
     final_frames: FinalFrames,
     scratch: Vec<u8>,
     /// Frames played.
-    frames: u32,
+    pub(super) frames: u32,
+}
+
+impl RetroArchFrames {
+    pub(super) fn new(game: Box<dyn Game>, sinks: MatchSinks, scratch: Vec<u8>) -> Self {
+        RetroArchFrames {
+            game,
+            sinks,
+            final_frames: FinalFrames::new(true),
+            scratch,
+            frames: 0,
+        }
+    }
+
+    /// The game's state now, as RetroArch's peers send and hash it.
+    pub(super) fn state(&mut self) -> Result<&[u8], AppError> {
+        self.game
+            .save_state(&mut self.scratch)
+            .map_err(AppError::at_frame(self.frames))?;
+        Ok(&self.scratch)
+    }
+
+    /// The CRC-32 RetroArch checks of the state now, when `wanted`.
+    pub(super) fn crc_if(&mut self, wanted: bool) -> Result<Option<u32>, AppError> {
+        Ok(if wanted {
+            Some(state_crc(self.state()?))
+        } else {
+            None
+        })
+    }
+
+    /// Marks the match's start (or a repair) at `state`, the game's now.
+    pub(super) fn mark_state(&mut self, first: bool, state: &[u8]) -> Result<(), AppError> {
+        let ours = Frame::new(self.frames);
+        let memory = memory_checksum(&mut *self.game, &mut self.scratch)
+            .map_err(AppError::at_frame(self.frames))?;
+        if first {
+            self.sinks.match_started(ours, state, memory);
+        } else {
+            // A repair: the frames the host's state skips are not played here.
+            self.sinks.state_repaired(ours, state, memory);
+        }
+        Ok(())
+    }
+
+    /// Runs the next frame with each port's libretro joypad bits.
+    pub(super) fn run(&mut self, ports: [u32; 16]) -> Result<(), AppError> {
+        let mut inputs: FrameInputs = NO_INPUTS;
+        for (held, port) in inputs.iter_mut().zip(ports) {
+            *held = Buttons::from_bits(port as u16);
+        }
+        let frame = Frame::new(self.frames);
+        self.final_frames.run(
+            &mut *self.game,
+            frame,
+            &inputs[..2],
+            FramePass::Shown,
+            &mut self.sinks,
+        )?;
+        self.sinks.frame_shown(frame, self.game.video_frame());
+        self.frames += 1;
+        Ok(())
+    }
+}
+
+struct RetroArchPlay {
+    session: ClientSession,
+    match_frames: RetroArchFrames,
+    inputs: InputSource,
     first_host_frame: Option<u32>,
     last_host_frame: Option<u32>,
     stop_after: Option<u32>,
@@ -272,7 +397,10 @@ impl RetroArchPlay {
                 self.load_host_state(frame, &state)?;
             }
             while let Some(frame) = self.session.ready_frame() {
-                if self.stop_after.is_some_and(|stop| self.frames >= stop) {
+                if self
+                    .stop_after
+                    .is_some_and(|stop| self.match_frames.frames >= stop)
+                {
                     self.session.leave();
                     self.flush(link, &mut outgoing);
                     return Ok(PlayEnd::Finished);
@@ -318,7 +446,7 @@ impl RetroArchPlay {
                 )?,
                 ClientEvent::CoreVersionDiffers { host } => eprintln!(
                     "warning: the host runs version {host} of the core; this is {}",
-                    self.game.core_version()
+                    self.match_frames.game.core_version()
                 ),
                 ClientEvent::ContentDiffers => {
                     eprintln!("warning: the host's content is not the same file as yours")
@@ -359,49 +487,25 @@ impl RetroArchPlay {
     }
 
     fn load_host_state(&mut self, frame: u32, state: &[u8]) -> Result<(), AppError> {
-        self.game.set_savestate_context(SavestateContext::Netplay);
-        self.game
-            .load_state(state)
-            .map_err(AppError::at_frame(self.frames))?;
-        let ours = Frame::new(self.frames);
-        let memory = memory_checksum(&mut *self.game, &mut self.scratch)
-            .map_err(AppError::at_frame(self.frames))?;
-        if self.first_host_frame.is_none() {
+        let game = &mut self.match_frames.game;
+        game.set_savestate_context(SavestateContext::Netplay);
+        game.load_state(state)
+            .map_err(AppError::at_frame(self.match_frames.frames))?;
+        let first = self.first_host_frame.is_none();
+        if first {
             self.first_host_frame = Some(frame);
-            self.sinks.match_started(ours, state, memory);
-        } else {
-            // A repair: the frames the host's state skips are not played here.
-            self.sinks.state_repaired(ours, state, memory);
         }
-        Ok(())
+        self.match_frames.mark_state(first, state)
     }
 
     fn play_frame(&mut self, host_frame: u32) -> Result<(), AppError> {
-        let crc = if self.session.wants_crc(host_frame) {
-            self.game
-                .save_state(&mut self.scratch)
-                .map_err(AppError::at_frame(self.frames))?;
-            Some(state_crc(&self.scratch))
-        } else {
-            None
-        };
+        let crc = self
+            .match_frames
+            .crc_if(self.session.wants_crc(host_frame))?;
         let column = self.port.unwrap_or(1) as usize % MAX_PLAYERS;
         let local = self.inputs.next_frame()[column];
         let ports = self.session.play_frame(u32::from(local.bits()), crc);
-        let mut inputs: FrameInputs = NO_INPUTS;
-        for (held, port) in inputs.iter_mut().zip(ports) {
-            *held = Buttons::from_bits(port as u16);
-        }
-        let frame = Frame::new(self.frames);
-        self.final_frames.run(
-            &mut *self.game,
-            frame,
-            &inputs[..2],
-            FramePass::Shown,
-            &mut self.sinks,
-        )?;
-        self.sinks.frame_shown(frame, self.game.video_frame());
-        self.frames += 1;
+        self.match_frames.run(ports)?;
         self.last_host_frame = Some(host_frame);
         Ok(())
     }
@@ -441,12 +545,12 @@ impl RetroArchPlay {
             ),
             PlayEnd::Session(end) => return Err(AppError::RetroArch(end)),
         };
-        let (log, sinks) = self.sinks.finish(reason)?;
+        let (log, sinks) = self.match_frames.sinks.finish(reason)?;
         let report = RetroArchReport {
             host: self.session.host_nick().to_string(),
             address,
-            title: self.game.title(),
-            frames: self.frames,
+            title: self.match_frames.game.title(),
+            frames: self.match_frames.frames,
             first_host_frame: self.first_host_frame,
             last_host_frame: self.last_host_frame,
             port: self.port,

@@ -3,7 +3,7 @@
 //! kernel takes them, the rest waits for the next flush.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
 /// What a look at the connection found.
@@ -25,7 +25,11 @@ pub struct TcpLink {
 impl TcpLink {
     /// Connects to `address`, waiting at most `timeout`.
     pub fn connect(address: SocketAddr, timeout: Duration) -> std::io::Result<TcpLink> {
-        let stream = TcpStream::connect_timeout(&address, timeout)?;
+        TcpLink::over(TcpStream::connect_timeout(&address, timeout)?)
+    }
+
+    /// A connected stream (one a [`TcpListening`] accepted) as a link.
+    fn over(stream: TcpStream) -> std::io::Result<TcpLink> {
         // Every frame's input is a few bytes: send each at once.
         stream.set_nodelay(true)?;
         stream.set_nonblocking(true)?;
@@ -102,5 +106,44 @@ impl TcpLink {
         // Back to non-blocking whatever the peek found; a socket that
         // refuses even that fails the next receive.
         let _ = self.stream.set_nonblocking(true);
+    }
+}
+
+/// A TCP port listened on without blocking, for peers that connect to us
+/// (RetroArch players joining a netcade host).
+#[derive(Debug)]
+pub struct TcpListening {
+    listener: TcpListener,
+}
+
+impl TcpListening {
+    /// Listens on `port` of every address (0: any free port).
+    pub fn bind(port: u16) -> std::io::Result<TcpListening> {
+        let listener = TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, port))?;
+        listener.set_nonblocking(true)?;
+        Ok(TcpListening { listener })
+    }
+
+    /// The port listened on.
+    pub fn port(&self) -> u16 {
+        self.listener
+            .local_addr()
+            .map_or(0, |address| address.port())
+    }
+
+    /// A connection that came, if one did (one that fails to set up is
+    /// dropped).
+    pub fn accept(&self) -> Option<(TcpLink, SocketAddr)> {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, address)) => {
+                    if let Ok(link) = TcpLink::over(stream) {
+                        return Some((link, address));
+                    }
+                }
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
     }
 }

@@ -1059,3 +1059,46 @@ fn joining_a_retroarch_address_where_nothing_listens_is_one_error_line() {
         stderr(&output)
     );
 }
+
+#[test]
+fn hosting_retroarch_players_on_a_busy_port_is_one_error_line() {
+    let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let arena = support::dojo_arena();
+    let output = netcade(&[
+        "host",
+        "--retroarch",
+        "--port",
+        &port,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(
+        error.starts_with(&format!("error: cannot listen on TCP port {port}")),
+        "{error}"
+    );
+    assert_eq!(error.lines().count(), 1, "{error}");
+}
+
+#[test]
+fn a_retroarch_password_without_retroarch_is_refused() {
+    let output = netcade(&[
+        "host",
+        "--password",
+        "sesame",
+        "--core",
+        "duel",
+        "--headless",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--retroarch"),
+        "{}",
+        stderr(&output)
+    );
+}

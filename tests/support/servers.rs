@@ -228,6 +228,54 @@ pub fn start_retroarch_host(
     max_frames: u32,
     extra: &str,
 ) -> Option<RetroArchHost> {
+    let port = free_tcp_port();
+    let netplay = ["--host".to_string(), "--port".into(), port.to_string()];
+    let process = start_retroarch(dir, core, rom, max_frames, extra, &netplay)?;
+    listening_tcp_port(process.child.id(), std::time::Duration::from_secs(30))
+        .expect("retroarch hosts: see retroarch.log");
+    Some(RetroArchHost {
+        process,
+        port,
+        log: dir.join("retroarch.log"),
+    })
+}
+
+/// Starts `retroarch` in `dir` joining the netplay host on loopback `port`
+/// with `rom` on `core` for `max_frames` frames (its log is
+/// `retroarch.log` in `dir`, as [`RetroArchHost`]'s).
+pub fn start_retroarch_client(
+    dir: &std::path::Path,
+    core: &std::path::Path,
+    rom: &std::path::Path,
+    port: u16,
+    max_frames: u32,
+    extra: &str,
+) -> Option<RetroArchHost> {
+    let netplay = [
+        "--connect".to_string(),
+        "127.0.0.1".into(),
+        "--port".into(),
+        port.to_string(),
+    ];
+    let process = start_retroarch(dir, core, rom, max_frames, extra, &netplay)?;
+    Some(RetroArchHost {
+        process,
+        port,
+        log: dir.join("retroarch.log"),
+    })
+}
+
+/// Starts `retroarch` in `dir` with `netplay`'s arguments (`--host …` or
+/// `--connect …`): null drivers, nothing past loopback, its config and
+/// caches in `dir`.
+fn start_retroarch(
+    dir: &std::path::Path,
+    core: &std::path::Path,
+    rom: &std::path::Path,
+    max_frames: u32,
+    extra: &str,
+    netplay: &[String],
+) -> Option<ServerProcess> {
     let program = server_program("retroarch")?;
     // RetroArch finds a core's info (whether it can play netplay) only for
     // cores in its core folder: a link to the test's core goes there.
@@ -272,7 +320,6 @@ pub fn start_retroarch_host(
     text.push_str(extra);
     std::fs::write(&config, text).unwrap();
     let log = dir.join("retroarch.log");
-    let port = free_tcp_port();
     let child = std::process::Command::new(program)
         .current_dir(dir)
         // Its config and caches stay in the test's folder.
@@ -285,15 +332,12 @@ pub fn start_retroarch_host(
         .arg("-L")
         .arg(&linked)
         .arg(rom)
-        .args(["--host", "--port", &port.to_string()])
+        .args(netplay)
         .args(["--max-frames", &max_frames.to_string(), "--verbose"])
         .stdout(std::process::Stdio::null())
         // RetroArch logs to stderr.
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("retroarch starts");
-    let process = ServerProcess { child };
-    listening_tcp_port(process.child.id(), std::time::Duration::from_secs(30))
-        .expect("retroarch hosts: see retroarch.log");
-    Some(RetroArchHost { process, port, log })
+    Some(ServerProcess { child })
 }

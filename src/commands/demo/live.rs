@@ -281,6 +281,7 @@ impl Setup<'_> {
             max_spectators: 1,
             room: None,
             signal: SignalArgs::default(),
+            retroarch: Default::default(),
         };
         let sinks = self.sinks(0);
         Box::new(move |out, options| host_match(&settings, &headless(sinks), options, out))
@@ -312,6 +313,7 @@ impl Setup<'_> {
             connect_timeout_s: 10.0,
             link: self.link(2),
             chat: Default::default(),
+            password: None,
         };
         let sinks = self.sinks(2);
         Box::new(move |out, options| spectate_match(&settings, &headless(sinks), options, out))

@@ -107,6 +107,31 @@ pub struct HostSettings {
     /// The signaling server of `--room`.
     #[command(flatten)]
     pub signal: SignalArgs,
+    /// RetroArch players instead.
+    #[command(flatten)]
+    pub retroarch: RetroArchHostArgs,
+}
+
+/// `host --retroarch` and its settings.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct RetroArchHostArgs {
+    /// Host for RetroArch players instead (its netplay protocol over TCP
+    /// `--port`; RetroArch's own port is 55435): they join with Netplay →
+    /// Connect, or `retroarch --connect HOST --port PORT`.
+    #[arg(id = "retroarch", long = "retroarch", conflicts_with_all = ["room", "players"])]
+    pub enabled: bool,
+    /// With --retroarch: the password a RetroArch player must give to play.
+    #[arg(long, value_name = "PASSWORD", requires = "retroarch")]
+    pub password: Option<String>,
+    /// With --retroarch: the password that lets a RetroArch player watch.
+    #[arg(long, value_name = "PASSWORD", requires = "retroarch")]
+    pub spectate_password: Option<String>,
+    /// With --retroarch: a CRC of the game's state goes to the players
+    /// every N frames, for them to check theirs (RetroArch's
+    /// `netplay_check_frames`).
+    #[arg(long, value_name = "N", default_value_t = 30, requires = "retroarch",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub check_frames: u32,
 }
 
 /// Settings of `netcade join`.
@@ -142,7 +167,8 @@ pub struct JoinSettings {
     /// window (with the ticket kept while it played).
     #[arg(long, conflicts_with_all = ["quick", "slot"])]
     pub rejoin: bool,
-    /// The password a RetroArch host (`retroarch://HOST[:PORT]`) asks for.
+    /// The password a RetroArch host (`retroarch://HOST[:PORT]`) asks for
+    /// (its players' or its spectators').
     #[arg(long, value_name = "PASSWORD")]
     pub password: Option<String>,
 }

@@ -7,13 +7,16 @@
 
 pub mod args;
 mod mode;
-mod port_file;
+pub(crate) mod port_file;
 mod report;
 mod restart;
 mod role;
 mod ticket;
 
-pub use args::{DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, DEFAULT_REJOIN_S};
+pub use args::{
+    DelayArg, HostSettings, JoinSettings, MatchSettings, ModeArg, RetroArchHostArgs,
+    DEFAULT_REJOIN_S,
+};
 use mode::{host_mode, join_mode, preflight};
 pub use ticket::{rejoin_folder, rejoinable_matches, RejoinableMatch, TicketGame};
 
@@ -251,6 +254,7 @@ fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
         max_spectators: 0,
         room: None,
         signal: settings.signal.clone(),
+        retroarch: Default::default(),
     }
 }
 

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 /// Settings of `netcade spectate`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SpectateSettings {
-    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets);
-    /// or --room CODE.
+    /// The host's address: HOST:PORT (a name or an IP; IPv6 in brackets),
+    /// or retroarch://HOST[:PORT] for a RetroArch host; or --room CODE.
     #[arg(
         value_name = "HOST:PORT",
         required_unless_present = "room",
@@ -63,6 +63,10 @@ pub struct SpectateSettings {
     /// Your name in the chat and lines to say.
     #[command(flatten)]
     pub chat: crate::live::chat::ChatArgs,
+    /// The password a RetroArch host (`retroarch://HOST[:PORT]`) asks for
+    /// (its spectators' or its players').
+    #[arg(long, value_name = "PASSWORD")]
+    pub password: Option<String>,
 }
 
 /// Watches the match hosted at `settings.address` and returns how it went,

@@ -84,6 +84,10 @@ pub struct ClientConfig {
     pub max_state_bytes: usize,
     /// Stay a spectator rather than asking to play.
     pub spectate: bool,
+    /// Frames our input goes out ahead of the frame we play (an input
+    /// delay): a host that waits for our input of a frame before running
+    /// it, as netcade's does, gets it before we wait for its own.
+    pub input_lead: u32,
 }
 
 /// Why the session ended.
@@ -282,6 +286,8 @@ pub struct ClientSession {
     have_state: bool,
     state: Option<(u32, Vec<u8>)>,
     inputs: BTreeMap<u32, FrameInput>,
+    /// Our buttons sent for frames not played yet.
+    own_inputs: BTreeMap<u32, u32>,
     host_crcs: BTreeMap<u32, u32>,
     our_crcs: BTreeMap<u32, u32>,
     crc_interval: Option<u32>,
@@ -321,6 +327,7 @@ impl ClientSession {
             have_state: false,
             state: None,
             inputs: BTreeMap::new(),
+            own_inputs: BTreeMap::new(),
             host_crcs: BTreeMap::new(),
             our_crcs: BTreeMap::new(),
             crc_interval: None,
@@ -730,6 +737,9 @@ impl ClientSession {
                 self.playing = true;
                 self.playing_from = mode.frame;
                 self.next_send = mode.frame;
+                // The lead's first frames go out at once, empty: a host
+                // waiting for them must not wait for our first frame.
+                self.send_own_inputs_before(mode.frame + self.config.input_lead, None);
                 self.events.push_back(ClientEvent::Playing {
                     client: self.client,
                     devices: mode.devices,
@@ -815,22 +825,14 @@ impl ClientSession {
         let frame = self.next_frame;
         let mut ports = self.inputs.remove(&frame).unwrap_or_default().ports;
         if self.playing && frame >= self.playing_from {
+            self.send_own_inputs_before(frame + self.config.input_lead + 1, Some(local));
+            let pressed = self.own_inputs.remove(&frame).unwrap_or(0);
+            self.own_inputs = self.own_inputs.split_off(&frame);
             let ours = self.our_devices();
             for (port, buttons) in ports.iter_mut().enumerate() {
                 if ours & (1 << port) != 0 && has_buttons(self.devices[port]) {
-                    merge(buttons, local, self.share_modes[port]);
+                    merge(buttons, pressed, self.share_modes[port]);
                 }
-            }
-            while self.next_send <= frame {
-                let pressed = if self.next_send == frame { local } else { 0 };
-                let input = self.our_input(pressed);
-                let command = Command::Input {
-                    frame: self.next_send,
-                    client: self.client,
-                    input,
-                };
-                self.send(&command);
-                self.next_send += 1;
             }
         }
         if let Some(crc) = crc {
@@ -842,6 +844,25 @@ impl ClientSession {
         }
         self.next_frame += 1;
         ports
+    }
+
+    /// Sends our INPUT of every frame before `end` not sent yet: `local`
+    /// for the last one when given, nothing pressed for the others
+    /// (RetroArch wants every frame's, in order).
+    fn send_own_inputs_before(&mut self, end: u32, local: Option<u32>) {
+        while self.next_send < end {
+            let frame = self.next_send;
+            let pressed = local.filter(|_| frame + 1 == end).unwrap_or(0);
+            self.own_inputs.insert(frame, pressed);
+            let input = self.our_input(pressed);
+            let command = Command::Input {
+                frame,
+                client: self.client,
+                input,
+            };
+            self.send(&command);
+            self.next_send += 1;
+        }
     }
 
     fn our_input(&self, buttons: u32) -> InputWords {
@@ -916,7 +937,7 @@ fn trim(map: &mut BTreeMap<u32, u32>) {
 }
 
 /// The command word of a parsed command (for error messages).
-fn command_word(command: &Command) -> u32 {
+pub(super) fn command_word(command: &Command) -> u32 {
     let mut bytes = Vec::new();
     command.encode(&mut bytes);
     u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])

@@ -310,6 +310,7 @@ fn config() -> ClientConfig {
         state_size: 4,
         max_state_bytes: LIMIT,
         spectate: false,
+        input_lead: 0,
     }
 }
 
@@ -336,7 +337,11 @@ fn events(session: &mut ClientSession) -> Vec<ClientEvent> {
 
 /// A session through the handshake to SYNC at frame 10, host on port 0.
 fn connected() -> (ClientSession, CommandReader) {
-    let mut session = ClientSession::new(config());
+    connected_with(config())
+}
+
+fn connected_with(config: ClientConfig) -> (ClientSession, CommandReader) {
+    let mut session = ClientSession::new(config);
     let mut from_client = CommandReader::new(Sender::Client, LIMIT);
     assert!(sent(&mut session, &mut from_client).is_empty());
     session.receive(&host_header(0).encode(), 0);
@@ -640,4 +645,47 @@ fn an_analog_pad_port_carries_three_words_of_which_the_first_is_buttons() {
         events(&mut session).pop(),
         Some(ClientEvent::Ended(ClientEnd::Protocol(_)))
     ));
+}
+
+#[test]
+fn with_a_lead_our_input_goes_out_that_many_frames_ahead_the_first_at_once() {
+    let (mut session, mut from_client) = connected_with(ClientConfig {
+        input_lead: 2,
+        ..config()
+    });
+    let inputs = |session: &mut ClientSession, from_client: &mut CommandReader| {
+        sent(session, from_client)
+            .into_iter()
+            .map(|command| match command {
+                Command::Input { frame, input, .. } => (frame, input.words()[0]),
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    session.receive(&encoded(&[our_mode(10)]), 0);
+    // A host waiting for our frame 10 gets it before it sends its own.
+    assert_eq!(
+        inputs(&mut session, &mut from_client),
+        vec![(10, 0), (11, 0)]
+    );
+    session.receive(
+        &encoded(&[savestate(10), host_input(10, 0), host_input(11, 0)]),
+        0,
+    );
+    session.take_state();
+    let ports = session.play_frame(0x8, None);
+    assert_eq!(ports[1], 0, "frame 10 plays what went out for it");
+    assert_eq!(inputs(&mut session, &mut from_client), vec![(12, 0x8)]);
+    let ports = session.play_frame(0x4, None);
+    assert_eq!(ports[1], 0);
+    session.receive(&encoded(&[host_input(12, 0)]), 0);
+    let ports = session.play_frame(0x2, None);
+    assert_eq!(
+        ports[1], 0x8,
+        "frame 12 plays the buttons read two frames before"
+    );
+    assert_eq!(
+        inputs(&mut session, &mut from_client),
+        vec![(13, 0x4), (14, 0x2)]
+    );
 }
