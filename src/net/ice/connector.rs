@@ -3,6 +3,7 @@
 //! chosen. Relayed candidates are held back for the grace period so a
 //! relay is only ever the last resort, and the nearest relay is offered.
 
+use super::channel::TurnChannel;
 use super::signals::IceSignal;
 use super::transport::{EarlyDatagrams, IceTransport};
 use super::{instant, whole_ms, IceConfig, IceError, IcePath, IceRole, PathKind, PathPolicy};
@@ -59,6 +60,11 @@ pub struct IceConnector {
     remote_candidates: usize,
     held_relays: Vec<HeldRelay>,
     offered_relay: Option<(SocketAddr, RelayLabel)>,
+    /// The TURN server behind the offered relayed candidate.
+    offered_relay_server: Option<SocketAddr>,
+    /// The channel to the opponent through that server, once a pair from
+    /// the relayed candidate is chosen.
+    channel: Option<TurnChannel>,
     remote_relays: BTreeMap<SocketAddr, RelayLabel>,
     /// The opponent's host candidates: a check from one of them, learnt
     /// as peer-reflexive because it came before the candidate, is direct.
@@ -129,6 +135,8 @@ impl IceConnector {
             remote_candidates: 0,
             held_relays: Vec::new(),
             offered_relay: None,
+            offered_relay_server: None,
+            channel: None,
             remote_relays: BTreeMap::new(),
             remote_hosts: BTreeSet::new(),
             relay_round_trips: BTreeMap::new(),
@@ -247,6 +255,7 @@ impl IceConnector {
             path,
             relayed_locally,
             self.early,
+            self.channel,
         )
     }
 
@@ -329,6 +338,17 @@ impl IceConnector {
                 self.early.push(Some(from), &self.buffer);
                 continue;
             }
+            if let Some(channel) = &mut self.channel {
+                if let Some(data) = channel.unwrap(from, &self.buffer) {
+                    if super::is_netcade_datagram(data) {
+                        self.early.push(None, data);
+                        continue;
+                    }
+                    self.buffer = channel.data_indication(data);
+                } else if channel.handle_response(from, &self.buffer, now_us) {
+                    continue;
+                }
+            }
             let (stream_id, component_id, local) = (self.stream_id, self.component_id, self.local);
             let mut stream = self
                 .agent
@@ -381,6 +401,12 @@ impl IceConnector {
                         let _ = component.set_selected_pair(chosen.candidate_pair().clone());
                     }
                     self.path = Some(self.describe(&chosen, now_us));
+                    let same_peer = self.channel.as_ref().is_some_and(|channel| {
+                        channel.peer() == chosen.candidate_pair().remote.address
+                    });
+                    if !same_peer {
+                        self.channel = self.channel_for(&chosen);
+                    }
                     self.selected = Some(chosen);
                 }
                 AgentPoll::ComponentStateChange(change) => {
@@ -454,6 +480,7 @@ impl IceConnector {
             .expect("held relays are not empty");
         let relay = self.held_relays.swap_remove(nearest);
         self.held_relays.clear();
+        self.offered_relay_server = relay.gathered.turn_agent.as_ref().map(|turn| turn.remote_addr());
         let address = relay.gathered.candidate.address;
         let label = RelayLabel {
             name: relay.name,
@@ -512,6 +539,28 @@ impl IceConnector {
             }
             transport.send(to, &outgoing.transmit.data);
         }
+        if let Some(channel) = &mut self.channel {
+            if let Some(request) = channel.poll_transmit(now_us) {
+                transport.send(channel.server(), &request);
+            }
+        }
+    }
+
+    /// A channel through the relay when the chosen pair leaves from this
+    /// side's relayed candidate.
+    fn channel_for(&self, chosen: &SelectedPair) -> Option<TurnChannel> {
+        let pair = chosen.candidate_pair();
+        if pair.local.candidate_type != CandidateType::Relayed {
+            return None;
+        }
+        let server = self.offered_relay_server?;
+        let relay = self.config.relays.iter().find(|relay| relay.address == server)?;
+        Some(TurnChannel::new(
+            server,
+            pair.remote.address,
+            &relay.username,
+            &relay.password,
+        ))
     }
 
     fn describe(&self, chosen: &SelectedPair, now_us: u64) -> IcePath {

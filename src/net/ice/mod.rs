@@ -10,6 +10,7 @@
 //! STUN (0–3) and TURN ChannelData (64–79), so all three share the socket:
 //! [`is_netcade_datagram`] sorts them.
 
+mod channel;
 mod connector;
 mod meeting_socket;
 pub mod meetings;
