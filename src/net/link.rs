@@ -266,6 +266,15 @@ impl SocketTransport {
         }
     }
 
+    /// What the path's relay framing added to the protocol's datagrams so
+    /// far (a path ICE chose; `None` on a plain socket).
+    pub fn path_stats(&self) -> Option<crate::net::ice::PathStats> {
+        match self {
+            SocketTransport::Ice(ice) => Some(ice.path_stats()),
+            _ => None,
+        }
+    }
+
     /// What the socket sent and received so far (transport headers included).
     pub fn wire_stats(&self) -> WireStats {
         match self {
