@@ -221,6 +221,40 @@ impl IceConnector {
         }
     }
 
+    /// Gives this attempt up at `now_us`: the relay allocations it holds
+    /// are deleted through `transport`. A TURN server keys an allocation
+    /// by the socket's address, so while one lasts (minutes) the next
+    /// attempt on the same socket would be refused its own.
+    pub fn release<T>(&mut self, now_us: u64, transport: &mut T)
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+    {
+        let now = instant(now_us);
+        for held in self.held_relays.drain(..) {
+            if let Some(mut turn) = held.gathered.turn_agent {
+                // Fails only for an allocation never made: nothing to delete.
+                let _ = turn.delete(now);
+                while let Some(transmit) = turn.poll_transmit(now) {
+                    transport.send(transmit.to, transmit.data.as_ref());
+                }
+            }
+        }
+        // The deletions are queued by closing and go before polling (a
+        // poll forgets a client whose allocations all ended). The agent
+        // paces its sends a timing advance apart; a closed agent has no
+        // later, so they all go now, each at the time pacing allows.
+        self.agent.close(now);
+        let pace = self.agent.timing_advance();
+        let mut at = now;
+        for _ in 0..MAX_REMOTE_CANDIDATES {
+            at = at + pace;
+            let Some(outgoing) = self.agent.poll_transmit(at) else {
+                break;
+            };
+            transport.send(outgoing.transmit.to, &outgoing.transmit.data);
+        }
+    }
+
     /// This side's username fragment: the checks addressed to this
     /// connection name it first in their `USERNAME`.
     pub fn local_ufrag(&self) -> &str {
