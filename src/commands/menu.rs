@@ -221,7 +221,9 @@ mod tests {
             ),
             (
                 Session::Join(join),
-                format!("join 10.0.0.2:7123 --delay 3 {rom} --name ann --no-port-mapping {switches}"),
+                format!(
+                    "join 10.0.0.2:7123 --delay 3 {rom} --name ann --no-port-mapping {switches}"
+                ),
             ),
             (
                 Session::Play { players: 2 },

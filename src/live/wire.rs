@@ -54,9 +54,8 @@ impl LiveTransport {
         received: (u64, u64),
     ) -> WireTraffic {
         let path = self.link.inner().path_stats().unwrap_or_default();
-        let framing = |per_datagram: f64, datagrams: u64| {
-            (per_datagram * datagrams as f64).round() as u64
-        };
+        let framing =
+            |per_datagram: f64, datagrams: u64| (per_datagram * datagrams as f64).round() as u64;
         let sent_framing = path.overhead_per_datagram();
         WireTraffic {
             seconds,

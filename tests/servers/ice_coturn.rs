@@ -204,10 +204,15 @@ fn a_relay_only_host_meets_the_next_player_through_the_relay_after_one_vanished(
     {
         deadline(&mut clock);
         let mut send = |peer: &&str, text: &str| {
-            to_peers.entry(peer.to_string()).or_default().push(text.to_owned());
+            to_peers
+                .entry(peer.to_string())
+                .or_default()
+                .push(text.to_owned());
             Ok(())
         };
-        assert!(meetings.step(clock.now_us(), &mut host_socket, &mut send).is_empty());
+        assert!(meetings
+            .step(clock.now_us(), &mut host_socket, &mut send)
+            .is_empty());
         host_socket.wait(Duration::from_millis(2));
     }
     meetings.end(&"ghost");
@@ -227,8 +232,7 @@ fn a_relay_only_host_meets_the_next_player_through_the_relay_after_one_vanished(
     loop {
         deadline(&mut clock);
         let now_us = clock.now_us();
-        while let Ok(Some(text)) = netcade::net::signal::SignalChannel::try_receive(&mut host_end)
-        {
+        while let Ok(Some(text)) = netcade::net::signal::SignalChannel::try_receive(&mut host_end) {
             meetings.deliver_signal(&"joiner", text);
         }
         let mut send = |peer: &&str, text: &str| {

@@ -275,7 +275,9 @@ mod tests {
         answer
             .add_attribute(&ErrorCode::builder(code).build().unwrap())
             .unwrap();
-        answer.add_attribute(&Realm::new("netcade").unwrap()).unwrap();
+        answer
+            .add_attribute(&Realm::new("netcade").unwrap())
+            .unwrap();
         answer.add_attribute(&Nonce::new("n0nce").unwrap()).unwrap();
         answer.finish()
     }
@@ -303,7 +305,9 @@ mod tests {
         assert!(channel.wrap(b"nc", 0).is_none(), "not bound yet");
         assert!(channel.handle_response(server(), &error(&first, 401), 1_000));
         let signed = channel.poll_transmit(1_000).expect("the request, signed");
-        assert!(Message::from_bytes(&signed).unwrap().has_attribute(Realm::TYPE));
+        assert!(Message::from_bytes(&signed)
+            .unwrap()
+            .has_attribute(Realm::TYPE));
         assert!(channel.handle_response(server(), &success(&signed), 2_000));
         let framed = channel.wrap(b"ncdata", 2_000).expect("bound");
         assert_eq!(framed.len(), 6 + CHANNEL_DATA_HEADER);

@@ -247,7 +247,7 @@ impl IceConnector {
         let pace = self.agent.timing_advance();
         let mut at = now;
         for _ in 0..MAX_REMOTE_CANDIDATES {
-            at = at + pace;
+            at += pace;
             let Some(outgoing) = self.agent.poll_transmit(at) else {
                 break;
             };
@@ -514,7 +514,11 @@ impl IceConnector {
             .expect("held relays are not empty");
         let relay = self.held_relays.swap_remove(nearest);
         self.held_relays.clear();
-        self.offered_relay_server = relay.gathered.turn_agent.as_ref().map(|turn| turn.remote_addr());
+        self.offered_relay_server = relay
+            .gathered
+            .turn_agent
+            .as_ref()
+            .map(|turn| turn.remote_addr());
         let address = relay.gathered.candidate.address;
         let label = RelayLabel {
             name: relay.name,
@@ -588,7 +592,11 @@ impl IceConnector {
             return None;
         }
         let server = self.offered_relay_server?;
-        let relay = self.config.relays.iter().find(|relay| relay.address == server)?;
+        let relay = self
+            .config
+            .relays
+            .iter()
+            .find(|relay| relay.address == server)?;
         Some(TurnChannel::new(
             server,
             pair.remote.address,
