@@ -131,7 +131,7 @@ pub struct SignalArgs {
     pub relay_only: bool,
     /// Ask no router to forward the game socket's port (UPnP): nothing is
     /// searched for on the local network.
-    #[arg(long, env = "NETCADE_NO_PORT_MAPPING")]
+    #[arg(long, env = "NETCADE_NO_PORT_MAPPING", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_port_mapping: bool,
 }
 
