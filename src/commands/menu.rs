@@ -195,6 +195,7 @@ mod tests {
                 name: "ann".to_string(),
                 port: 7123,
                 delay: DelayChoice::Fixed(3),
+                port_mapping: false,
             },
             ..Settings::default()
         };
@@ -216,11 +217,13 @@ mod tests {
         let cases = [
             (
                 Session::Host(settings.netplay.host_form()),
-                format!("host --port 7123 --delay 3 {rom} --name ann {switches}"),
+                format!("host --port 7123 --delay 3 {rom} --name ann --no-port-mapping {switches}"),
             ),
             (
                 Session::Join(join),
-                format!("join 10.0.0.2:7123 --delay 3 {rom} --name ann {switches}"),
+                format!(
+                    "join 10.0.0.2:7123 --delay 3 {rom} --name ann --no-port-mapping {switches}"
+                ),
             ),
             (
                 Session::Play { players: 2 },

@@ -39,6 +39,9 @@ pub struct NetplayDefaults {
     pub port: u16,
     /// The local input delay.
     pub delay: DelayChoice,
+    /// Whether a match asks the router to forward its port (false:
+    /// `--no-port-mapping` on every Host, Join and Spectate).
+    pub port_mapping: bool,
 }
 
 impl Default for NetplayDefaults {
@@ -47,6 +50,7 @@ impl Default for NetplayDefaults {
             name: String::new(),
             port: HostForm::default().port,
             delay: DelayChoice::Auto,
+            port_mapping: true,
         }
     }
 }
@@ -138,6 +142,7 @@ struct NetplayTable {
     name: Option<Spanned<String>>,
     port: Option<u16>,
     delay: Option<Spanned<String>>,
+    port_mapping: Option<bool>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -274,6 +279,7 @@ impl Settings {
                     .unwrap_or_default(),
                 port: file.netplay.port.unwrap_or(NetplayDefaults::default().port),
                 delay,
+                port_mapping: file.netplay.port_mapping.unwrap_or(true),
             },
             paths: PathSettings {
                 saves: file.paths.saves,
@@ -299,10 +305,11 @@ impl Settings {
         ));
         let netplay = &self.netplay;
         text.push_str(&format!(
-            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n",
+            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n# Ask the router to forward the match's port (UPnP); false: --no-port-mapping.\nport_mapping = {}\n",
             quoted(&netplay.name),
             netplay.port,
-            quoted(&delay_text(netplay.delay))
+            quoted(&delay_text(netplay.delay)),
+            netplay.port_mapping
         ));
         text.push_str("\n# The core's folders (blank: in netcade's data directory).\n[paths]\n");
         for (name, folder) in [("saves", &self.paths.saves), ("system", &self.paths.system)] {
@@ -395,6 +402,9 @@ impl Settings {
         if named {
             args.extend(["--name".to_string(), self.netplay.name.clone()]);
         }
+        if !self.netplay.port_mapping && !matches!(session, Session::Play { .. }) {
+            args.push("--no-port-mapping".to_string());
+        }
         args.extend(self.game_args(&game.core));
         let run_ahead = self.game(game).run_ahead;
         if run_ahead.ahead > 0 && !matches!(session, Session::Spectate { .. }) {
@@ -473,6 +483,7 @@ mod tests {
                 name: "Ann O'Neil".to_string(),
                 port: 7123,
                 delay: DelayChoice::Fixed(3),
+                port_mapping: false,
             },
             paths: PathSettings {
                 saves: Some(PathBuf::from("/games/my saves")),
@@ -542,6 +553,32 @@ mod tests {
     }
 
     #[test]
+    fn port_mapping_switched_off_in_the_settings_is_switched_off_for_every_match_and_watch() {
+        let settings = everything_set();
+        let game = GameChoice {
+            core: "duel".to_string(),
+            rom: None,
+        };
+        let address = "10.0.0.1:7000".to_string();
+        for session in [
+            Session::Host(HostForm::default()),
+            Session::Join(JoinForm::default()),
+            Session::Rejoin {
+                address: address.clone(),
+            },
+            Session::Spectate { address },
+        ] {
+            let args = settings.session_args(&session, &game);
+            assert!(args.contains(&"--no-port-mapping".to_string()), "{args:?}");
+            let by_default = Settings::default().session_args(&session, &game);
+            assert!(!by_default.contains(&"--no-port-mapping".to_string()));
+        }
+        let file = "[netplay]\nport_mapping = false\n";
+        assert!(!parse(file).unwrap().netplay.port_mapping);
+        assert!(parse("").unwrap().netplay.port_mapping);
+    }
+
+    #[test]
     fn a_games_run_ahead_is_added_where_it_plays_and_not_where_it_watches() {
         let settings = everything_set();
         let boxing = GameChoice {
@@ -566,6 +603,7 @@ mod tests {
             args.ends_with(&["--run-ahead".to_string(), "1".to_string()]),
             "{args:?}"
         );
+        assert!(!args.contains(&"--no-port-mapping".to_string()), "{args:?}");
         let moon = GameChoice {
             core: "duel".to_string(),
             rom: Some(PathBuf::from("arenas/moon.arena")),

@@ -44,19 +44,27 @@ impl LiveTransport {
     }
 
     /// The traffic over `seconds` of `sent` and `received` (bytes, datagrams)
-    /// as the link counts them, with this socket's IP/UDP header added per
-    /// datagram.
+    /// as the link counts them, with this socket's IP/UDP header and the
+    /// path's relay framing (ChannelData or Send indication, as measured
+    /// over the path) added per datagram: what the socket really carried.
     pub(crate) fn traffic(
         &self,
         seconds: f64,
         sent: (u64, u64),
         received: (u64, u64),
     ) -> WireTraffic {
+        let path = self.link.inner().path_stats().unwrap_or_default();
+        let framing =
+            |per_datagram: f64, datagrams: u64| (per_datagram * datagrams as f64).round() as u64;
+        let sent_framing = path.overhead_per_datagram();
         WireTraffic {
             seconds,
-            sent_bytes: sent.0 + self.header_bytes * sent.1,
-            received_bytes: received.0 + self.header_bytes * received.1,
+            sent_bytes: sent.0 + self.header_bytes * sent.1 + framing(sent_framing, sent.1),
+            received_bytes: received.0
+                + self.header_bytes * received.1
+                + framing(path.received_overhead_per_datagram(), received.1),
             datagrams_sent: sent.1,
+            relay_framing_per_datagram: sent_framing,
         }
     }
 }
@@ -91,6 +99,9 @@ pub(crate) struct WireTraffic {
     pub(crate) received_bytes: u64,
     /// Datagrams sent.
     pub(crate) datagrams_sent: u64,
+    /// Bytes the relay's framing added to each datagram sent (counted in
+    /// `sent_bytes`; 0 on a direct path).
+    pub(crate) relay_framing_per_datagram: f64,
 }
 
 impl WireTraffic {
@@ -123,6 +134,19 @@ impl WireTraffic {
             "sent_bytes_per_s": self.sent_bytes_per_s(),
             "received_bytes_per_s": self.received_bytes_per_s(),
             "sent_datagrams_per_s": self.sent_datagrams_per_s(),
+            "relay_framing_bytes_per_datagram": self.relay_framing_per_datagram,
         })
+    }
+
+    /// The summary's note of the relay's framing, when a relay framed.
+    pub(crate) fn relay_framing_text(&self) -> String {
+        if self.relay_framing_per_datagram > 0.0 {
+            format!(
+                " (relay framing {:.1} B a datagram included)",
+                self.relay_framing_per_datagram
+            )
+        } else {
+            String::new()
+        }
     }
 }

@@ -177,9 +177,9 @@ pub struct IceSocket<'a> {
 
 /// Runs `meet` on `link`'s UDP socket, which returns the connector whose
 /// path the match takes (or `None`: the socket stays plain UDP), and
-/// returns the link carrying that path. With feature `upnp` the router is
-/// asked to forward the port first, and the mapping lasts as long as the
-/// path. The `--sim-*` faults apply to the match, not to the checks. On
+/// returns the link carrying that path. With feature `upnp` and
+/// [`IceConfig::port_mapping`] the router is asked to forward the port
+/// first, and the mapping lasts as long as the path. The `--sim-*` faults apply to the match, not to the checks. On
 /// failure, the link comes back untouched beside the error.
 pub fn on_ice_socket(
     link: LinkTransport,
@@ -197,7 +197,10 @@ pub fn on_ice_socket(
         let mut clock = MonotonicClock::new();
         let local = super::ice::reachable_address(bound);
         // Best effort: a router's mapping is one more candidate, no more.
-        let mapping = super::port_mapping::map_game_port(local).ok();
+        let mapping = config
+            .port_mapping
+            .then(|| super::port_mapping::map_game_port(local).ok())
+            .flatten();
         let config = IceConfig {
             mapped_address: config
                 .mapped_address
@@ -262,6 +265,15 @@ impl SocketTransport {
     pub fn ice_path(&self) -> Option<&IcePath> {
         match self {
             SocketTransport::Ice(ice) => Some(ice.path()),
+            _ => None,
+        }
+    }
+
+    /// What the path's relay framing added to the protocol's datagrams so
+    /// far (a path ICE chose; `None` on a plain socket).
+    pub fn path_stats(&self) -> Option<crate::net::ice::PathStats> {
+        match self {
+            SocketTransport::Ice(ice) => Some(ice.path_stats()),
             _ => None,
         }
     }

@@ -148,6 +148,19 @@ fn a_relay_only_host_plays_a_room_match_in_sync_through_a_coturn_relay() {
         coturn.address.ip().to_string(),
         "{host_path}"
     );
+    // The wire figures count what the socket sent: each side's datagrams
+    // leave through its own relayed candidate and carry a bound channel's
+    // 4-byte ChannelData header (the first few, before the binding's
+    // answer, a Send indication).
+    for player in [&host, &join] {
+        let wire = &last_json(player)["netplay"]["wire"];
+        let framing = wire["relay_framing_bytes_per_datagram"]
+            .as_f64()
+            .expect("the wire's relay framing");
+        assert!((4.0..=4.5).contains(&framing), "{wire}");
+        let summary = format!("(relay framing {framing:.1} B a datagram included)");
+        assert!(stdout(player).contains(&summary), "{}", stdout(player));
+    }
 }
 
 #[test]

@@ -53,8 +53,10 @@ pub fn test_replay_dir() -> std::path::PathBuf {
 
 /// Gives a netcade the tests start a data directory of the test run's own
 /// (unless the test chose one): its rejoin tickets, match saves and recent
-/// lists stay out of the user's.
-fn keep_out_of_the_users_data(command: &mut Command) {
+/// lists stay out of the user's. And none asks a router for a port
+/// mapping: a `upnp` build would search the real network.
+fn keep_out_of_the_users_data_and_network(command: &mut Command) {
+    command.env("NETCADE_NO_PORT_MAPPING", "1");
     let chosen = command
         .get_envs()
         .any(|(name, value)| name == "XDG_DATA_HOME" && value.is_some());
@@ -64,7 +66,7 @@ fn keep_out_of_the_users_data(command: &mut Command) {
 }
 
 fn finish(mut command: Command, args: &[&str], stdin: &str) -> Output {
-    keep_out_of_the_users_data(&mut command);
+    keep_out_of_the_users_data_and_network(&mut command);
     command
         .env("NETCADE_REPLAY_DIR", test_replay_dir())
         .args(args)
@@ -151,7 +153,7 @@ fn spawn_netcade_by(
         .env("NETCADE_DUEL_CORE", super::duel_core())
         .env("NETCADE_REPLAY_DIR", test_replay_dir())
         .envs(env.iter().copied());
-    keep_out_of_the_users_data(&mut command);
+    keep_out_of_the_users_data_and_network(&mut command);
     let mut child = command
         .args(args)
         .stdin(Stdio::null())

@@ -451,6 +451,10 @@ impl SettingsScreen {
         targets.text_field(ui, "Name", &mut self.settings.netplay.name);
         targets.text_field(ui, "Default port", &mut self.port);
         delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
+        ui.checkbox(
+            &mut self.settings.netplay.port_mapping,
+            "ask the router to forward the port (UPnP)",
+        );
     }
 
     fn folders(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {

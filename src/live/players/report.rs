@@ -218,9 +218,10 @@ impl Report for MatchReport {
         writeln!(out, "time per frame: {}", self.profile.describe())?;
         writeln!(
             out,
-            "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s), received {:.0} B/s; dropped {} stray datagrams",
+            "wire (with IP/UDP headers): sent {:.0} B/s ({:.1} datagrams/s){}, received {:.0} B/s; dropped {} stray datagrams",
             self.wire.sent_bytes_per_s(),
             self.wire.sent_datagrams_per_s(),
+            self.wire.relay_framing_text(),
             self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;

@@ -129,6 +129,10 @@ pub struct SignalArgs {
     /// (hides this machine's addresses from it).
     #[arg(long)]
     pub relay_only: bool,
+    /// Ask no router to forward the game socket's port (UPnP): nothing is
+    /// searched for on the local network.
+    #[arg(long, env = "NETCADE_NO_PORT_MAPPING", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_port_mapping: bool,
 }
 
 impl SignalArgs {
@@ -145,9 +149,14 @@ impl SignalArgs {
 
     /// The STUN servers and TURN relays of the server list (and `--turn`).
     fn ice_config(&self) -> Result<IceConfig, AppError> {
-        let mut config = ServerList::load(crate::paths::config_dir().as_deref())
+        let config = ServerList::load(crate::paths::config_dir().as_deref())
             .and_then(|list| list.ice_config(self.turn.as_ref()))
             .map_err(|message| AppError::BadArgument { message })?;
+        self.with_switches(config)
+    }
+
+    /// `config` as `--relay-only` and `--no-port-mapping` say.
+    fn with_switches(&self, mut config: IceConfig) -> Result<IceConfig, AppError> {
         if self.relay_only {
             if config.relays.is_empty() {
                 return Err(AppError::BadArgument {
@@ -156,6 +165,7 @@ impl SignalArgs {
             }
             config.policy = PathPolicy::RelayOnly;
         }
+        config.port_mapping = !self.no_port_mapping;
         Ok(config)
     }
 }
@@ -1063,6 +1073,17 @@ fn await_partner(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_room_asks_the_router_for_a_port_unless_told_not_to() {
+        let asks = |args: SignalArgs| args.with_switches(IceConfig::default()).unwrap();
+        assert!(asks(SignalArgs::default()).port_mapping);
+        let told = SignalArgs {
+            no_port_mapping: true,
+            ..SignalArgs::default()
+        };
+        assert!(!asks(told).port_mapping);
+    }
 
     #[test]
     fn the_rooms_manual_names_the_rooms_this_build_enters() {

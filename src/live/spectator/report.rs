@@ -137,8 +137,9 @@ impl Report for WatchReport {
         )?;
         writeln!(
             out,
-            "wire (with IP/UDP headers): sent {:.0} B/s, received {:.0} B/s; dropped {} stray datagrams",
+            "wire (with IP/UDP headers): sent {:.0} B/s{}, received {:.0} B/s; dropped {} stray datagrams",
             self.wire.sent_bytes_per_s(),
+            self.wire.relay_framing_text(),
             self.wire.received_bytes_per_s(),
             self.dropped_datagrams
         )?;

@@ -3,6 +3,7 @@
 //! chosen. Relayed candidates are held back for the grace period so a
 //! relay is only ever the last resort, and the nearest relay is offered.
 
+use super::channel::TurnChannel;
 use super::signals::IceSignal;
 use super::stun_peek::{stun, StunClass};
 use super::transport::{EarlyDatagrams, IceTransport};
@@ -68,6 +69,11 @@ pub struct IceConnector {
     remote_candidates: usize,
     held_relays: Vec<HeldRelay>,
     offered_relay: Option<(SocketAddr, RelayLabel)>,
+    /// The TURN server behind the offered relayed candidate.
+    offered_relay_server: Option<SocketAddr>,
+    /// The channel to the opponent through that server, once a pair from
+    /// the relayed candidate is chosen.
+    channel: Option<TurnChannel>,
     remote_relays: BTreeMap<SocketAddr, RelayLabel>,
     /// The opponent's host candidates: a check from one of them, learnt
     /// as peer-reflexive because it came before the candidate, is direct.
@@ -145,6 +151,8 @@ impl IceConnector {
             remote_candidates: 0,
             held_relays: Vec::new(),
             offered_relay: None,
+            offered_relay_server: None,
+            channel: None,
             remote_relays: BTreeMap::new(),
             remote_hosts: BTreeSet::new(),
             relay_round_trips: BTreeMap::new(),
@@ -233,6 +241,40 @@ impl IceConnector {
         }
     }
 
+    /// Gives this attempt up at `now_us`: the relay allocations it holds
+    /// are deleted through `transport`. A TURN server keys an allocation
+    /// by the socket's address, so while one lasts (minutes) the next
+    /// attempt on the same socket would be refused its own.
+    pub fn release<T>(&mut self, now_us: u64, transport: &mut T)
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+    {
+        let now = instant(now_us);
+        for held in self.held_relays.drain(..) {
+            if let Some(mut turn) = held.gathered.turn_agent {
+                // Fails only for an allocation never made: nothing to delete.
+                let _ = turn.delete(now);
+                while let Some(transmit) = turn.poll_transmit(now) {
+                    transport.send(transmit.to, transmit.data.as_ref());
+                }
+            }
+        }
+        // The deletions are queued by closing and go before polling (a
+        // poll forgets a client whose allocations all ended). The agent
+        // paces its sends a timing advance apart; a closed agent has no
+        // later, so they all go now, each at the time pacing allows.
+        self.agent.close(now);
+        let pace = self.agent.timing_advance();
+        let mut at = now;
+        for _ in 0..MAX_REMOTE_CANDIDATES {
+            at += pace;
+            let Some(outgoing) = self.agent.poll_transmit(at) else {
+                break;
+            };
+            transport.send(outgoing.transmit.to, &outgoing.transmit.data);
+        }
+    }
+
     /// This side's username fragment: the checks addressed to this
     /// connection name it first in their `USERNAME`.
     pub fn local_ufrag(&self) -> &str {
@@ -267,6 +309,7 @@ impl IceConnector {
             path,
             relayed_locally,
             self.early,
+            self.channel,
         )
     }
 
@@ -350,6 +393,17 @@ impl IceConnector {
                 continue;
             }
             self.note_nominating_check(from);
+            if let Some(channel) = &mut self.channel {
+                if let Some(data) = channel.unwrap(from, &self.buffer) {
+                    if super::is_netcade_datagram(data) {
+                        self.early.push(None, data);
+                        continue;
+                    }
+                    self.buffer = channel.data_indication(data);
+                } else if channel.handle_response(from, &self.buffer, now_us) {
+                    continue;
+                }
+            }
             let (stream_id, component_id, local) = (self.stream_id, self.component_id, self.local);
             let mut stream = self
                 .agent
@@ -402,6 +456,12 @@ impl IceConnector {
                         let _ = component.set_selected_pair(chosen.candidate_pair().clone());
                     }
                     self.path = Some(self.describe(&chosen, now_us));
+                    let same_peer = self.channel.as_ref().is_some_and(|channel| {
+                        channel.peer() == chosen.candidate_pair().remote.address
+                    });
+                    if !same_peer {
+                        self.channel = self.channel_for(&chosen);
+                    }
                     self.selected = Some(chosen);
                 }
                 AgentPoll::ComponentStateChange(change) => {
@@ -475,6 +535,11 @@ impl IceConnector {
             .expect("held relays are not empty");
         let relay = self.held_relays.swap_remove(nearest);
         self.held_relays.clear();
+        self.offered_relay_server = relay
+            .gathered
+            .turn_agent
+            .as_ref()
+            .map(|turn| turn.remote_addr());
         let address = relay.gathered.candidate.address;
         let label = RelayLabel {
             name: relay.name,
@@ -534,6 +599,32 @@ impl IceConnector {
             self.note_accepted_nomination(to, &outgoing.transmit.data, now_us);
             transport.send(to, &outgoing.transmit.data);
         }
+        if let Some(channel) = &mut self.channel {
+            if let Some(request) = channel.poll_transmit(now_us) {
+                transport.send(channel.server(), &request);
+            }
+        }
+    }
+
+    /// A channel through the relay when the chosen pair leaves from this
+    /// side's relayed candidate.
+    fn channel_for(&self, chosen: &SelectedPair) -> Option<TurnChannel> {
+        let pair = chosen.candidate_pair();
+        if pair.local.candidate_type != CandidateType::Relayed {
+            return None;
+        }
+        let server = self.offered_relay_server?;
+        let relay = self
+            .config
+            .relays
+            .iter()
+            .find(|relay| relay.address == server)?;
+        Some(TurnChannel::new(
+            server,
+            pair.remote.address,
+            &relay.username,
+            &relay.password,
+        ))
     }
 
     /// Remembers a nominating check from the opponent, read in `buffer`

@@ -17,6 +17,10 @@ const DATAGRAMS_PER_STEP: usize = 256;
 /// Datagrams or signals waiting for one connector: a peer flooding its
 /// meeting fills its own inbox, no other.
 const INBOX: usize = 256;
+/// How long a TURN server takes to forget a deleted allocation: coturn
+/// answers the deletion at once but frees the socket's 5-tuple on its
+/// next one-second timer, refusing a new allocation (437) until then.
+const RELAY_RELEASE_US: u64 = 1_200_000;
 
 /// How a meeting ended without a match.
 #[derive(Debug, thiserror::Error)]
@@ -49,12 +53,19 @@ struct Meeting {
 pub struct MeetingSocket<K> {
     meetings: Meetings<K>,
     connectors: BTreeMap<K, Meeting>,
-    /// The signals of peers waiting for a slot (their ICE began on their
-    /// side), for their connectors.
+    /// The signals of peers waiting for a slot or for the relays (their
+    /// ICE began on their side), for their connectors.
     waiting_signals: BTreeMap<K, VecDeque<String>>,
     local: SocketAddr,
     config: IceConfig,
     role: IceRole,
+    /// Connectors of meetings that ended, whose relay allocations are
+    /// deleted on the next step (the socket's next meeting needs its own).
+    releasing: Vec<IceConnector>,
+    /// Until when a released allocation may still hold the relays, and
+    /// the meetings whose ICE starts once they are free.
+    relays_busy_until_us: u64,
+    deferred: Vec<K>,
     buffer: Vec<u8>,
 }
 
@@ -68,6 +79,9 @@ impl<K: Ord + Clone> MeetingSocket<K> {
             local,
             config,
             role,
+            releasing: Vec::new(),
+            relays_busy_until_us: 0,
+            deferred: Vec::new(),
             buffer: Vec::new(),
         }
     }
@@ -83,6 +97,11 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     }
 
     fn start(&mut self, peer: K, now_us: u64) {
+        let relays_busy = now_us < self.relays_busy_until_us || !self.releasing.is_empty();
+        if relays_busy && !self.config.relays.is_empty() {
+            self.deferred.push(peer);
+            return;
+        }
         let config = self.config.clone();
         let credentials = random_credentials();
         let connector = IceConnector::new(self.local, config, self.role, credentials, now_us);
@@ -100,7 +119,7 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     pub fn deliver_signal(&mut self, peer: &K, text: String) {
         let inbox = match self.connectors.get_mut(peer) {
             Some(meeting) => &mut meeting.signals,
-            None if self.meetings.is_waiting(peer) => {
+            None if self.meetings.is_waiting(peer) || self.deferred.contains(peer) => {
                 self.waiting_signals.entry(peer.clone()).or_default()
             }
             None => return,
@@ -113,7 +132,10 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     /// `peer` left: its meeting ends (or its wait).
     pub fn end(&mut self, peer: &K) {
         self.meetings.end(peer);
-        self.connectors.remove(peer);
+        self.deferred.retain(|deferred| deferred != peer);
+        if let Some(meeting) = self.connectors.remove(peer) {
+            self.releasing.push(meeting.connector);
+        }
         self.waiting_signals.remove(peer);
     }
 
@@ -128,6 +150,7 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     where
         T: Transport<Address = SocketAddr> + ?Sized,
     {
+        self.release_ended(now_us, socket);
         for _ in 0..DATAGRAMS_PER_STEP {
             let Some(from) = socket.receive(&mut self.buffer) else {
                 break;
@@ -182,10 +205,38 @@ impl<K: Ord + Clone> MeetingSocket<K> {
                 self.end(peer);
             }
         }
+        // Before any meeting that starts now asks the relay for its own.
+        self.release_ended(now_us, socket);
         while let Some(peer) = self.meetings.promote(now_us) {
             self.start(peer, now_us);
         }
+        self.start_deferred(now_us);
         outcomes
+    }
+
+    fn release_ended<T>(&mut self, now_us: u64, socket: &mut T)
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+    {
+        if self.releasing.is_empty() {
+            return;
+        }
+        for mut connector in self.releasing.drain(..) {
+            connector.release(now_us, socket);
+        }
+        if !self.config.relays.is_empty() {
+            self.relays_busy_until_us = now_us.saturating_add(RELAY_RELEASE_US);
+        }
+    }
+
+    /// Starts the meetings that waited for the relays to be free.
+    fn start_deferred(&mut self, now_us: u64) {
+        if now_us < self.relays_busy_until_us {
+            return;
+        }
+        for peer in std::mem::take(&mut self.deferred) {
+            self.start(peer, now_us);
+        }
     }
 
     /// The connector of a meeting that is [`MeetingOutcome::Ready`]; the

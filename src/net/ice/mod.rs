@@ -10,6 +10,7 @@
 //! STUN (0–3) and TURN ChannelData (64–79), so all three share the socket:
 //! [`is_netcade_datagram`] sorts them.
 
+mod channel;
 mod connector;
 mod meeting_socket;
 pub mod meetings;
@@ -68,6 +69,10 @@ pub struct IceConfig {
     /// A public address the router forwards to this socket (a UPnP port
     /// mapping), offered as one more candidate.
     pub mapped_address: Option<SocketAddr>,
+    /// Whether the router is asked to forward the socket's port first
+    /// (`--no-port-mapping` says no; a build without feature `upnp` asks
+    /// none). Off unless asked: a library user, a test, searches no network.
+    pub port_mapping: bool,
     /// Which paths are acceptable.
     pub policy: PathPolicy,
     /// How long direct and hole-punched pairs have before a relayed
@@ -83,6 +88,7 @@ impl Default for IceConfig {
             stun_servers: Vec::new(),
             relays: Vec::new(),
             mapped_address: None,
+            port_mapping: false,
             policy: PathPolicy::Any,
             relay_grace: Duration::from_millis(1500),
             give_up_after: Duration::from_secs(15),

@@ -4,6 +4,7 @@
 //! relay's refreshes and ChannelData) goes to the ICE agent, which keeps the
 //! allocation alive for as long as the match runs.
 
+use super::channel::TurnChannel;
 use super::{instant, IcePath};
 use crate::net::{MicrosClock, Transport};
 use rice_proto::agent::Agent;
@@ -46,16 +47,41 @@ pub struct PathStats {
     /// Their bytes on the wire (ChannelData or Send indication around each,
     /// on a relayed path).
     pub wire_bytes: u64,
+    /// netcade datagrams received.
+    pub received_datagrams: u64,
+    /// Their bytes as the protocol reads them.
+    pub received_payload_bytes: u64,
+    /// Their bytes as the socket read them (ChannelData or Data
+    /// indication around each, on a relayed path).
+    pub received_wire_bytes: u64,
 }
 
 impl PathStats {
-    /// Bytes the path adds to each datagram (0 on a direct path).
+    /// Bytes the path adds to each datagram sent (0 on a direct path).
     pub fn overhead_per_datagram(&self) -> f64 {
-        if self.datagrams == 0 {
-            return 0.0;
-        }
-        (self.wire_bytes - self.payload_bytes) as f64 / self.datagrams as f64
+        per_datagram(self.wire_bytes - self.payload_bytes, self.datagrams)
     }
+
+    /// Bytes the path added to each datagram received.
+    pub fn received_overhead_per_datagram(&self) -> f64 {
+        per_datagram(
+            self.received_wire_bytes - self.received_payload_bytes,
+            self.received_datagrams,
+        )
+    }
+
+    fn received(&mut self, payload: usize, wire: usize) {
+        self.received_datagrams += 1;
+        self.received_payload_bytes += payload as u64;
+        self.received_wire_bytes += wire.max(payload) as u64;
+    }
+}
+
+fn per_datagram(bytes: u64, datagrams: u64) -> f64 {
+    if datagrams == 0 {
+        return 0.0;
+    }
+    bytes as f64 / datagrams as f64
 }
 
 /// A transport over the path [`IceConnector`](super::IceConnector) chose.
@@ -69,6 +95,9 @@ pub struct IceTransport<T, C> {
     remote: SocketAddr,
     relayed: bool,
     early: EarlyDatagrams,
+    /// The TURN channel to the opponent (a relayed path whose server
+    /// bound one): each datagram then costs 4 bytes, not a Send indication.
+    channel: Option<TurnChannel>,
     stats: PathStats,
     path: IcePath,
     /// The router's port mapping, deleted when the path is dropped (the
@@ -91,6 +120,7 @@ where
         path: IcePath,
         relayed: bool,
         early: EarlyDatagrams,
+        channel: Option<TurnChannel>,
     ) -> Self {
         IceTransport {
             inner,
@@ -102,6 +132,7 @@ where
             remote: path.remote,
             relayed,
             early,
+            channel,
             stats: PathStats::default(),
             path,
             port_mapping: None,
@@ -147,6 +178,19 @@ where
             self.inner
                 .send(outgoing.transmit.to, &outgoing.transmit.data);
         }
+        if let Some(channel) = &mut self.channel {
+            if let Some(request) = channel.poll_transmit(self.clock.now_us()) {
+                self.inner.send(channel.server(), &request);
+            }
+        }
+    }
+
+    /// True while datagrams to the opponent go as ChannelData.
+    pub fn channel_bound(&mut self) -> bool {
+        let now_us = self.clock.now_us();
+        self.channel
+            .as_ref()
+            .is_some_and(|channel| channel.is_bound(now_us))
     }
 
     /// Hands STUN/TURN traffic to the agent: the netcade datagram inside
@@ -191,7 +235,18 @@ where
             self.inner.send(to, datagram);
             return;
         }
-        let now = instant(self.clock.now_us());
+        let now_us = self.clock.now_us();
+        if let Some(framed) = self
+            .channel
+            .as_ref()
+            .and_then(|channel| channel.wrap(datagram, now_us))
+        {
+            self.stats.wire_bytes += framed.len() as u64;
+            let server = self.channel.as_ref().map(TurnChannel::server);
+            self.inner.send(server.expect("a channel"), &framed);
+            return;
+        }
+        let now = instant(now_us);
         let mut stream = self
             .agent
             .mut_stream(self.stream_id)
@@ -209,13 +264,29 @@ where
     fn receive(&mut self, into: &mut Vec<u8>) -> Option<SocketAddr> {
         if let Some((from, datagram)) = self.early.queue.pop_front() {
             *into = datagram;
+            self.stats.received(into.len(), into.len());
             return Some(from.unwrap_or(self.remote));
         }
         while let Some(from) = self.inner.receive(into) {
+            let wire = into.len();
             if super::is_netcade_datagram(into) {
+                self.stats.received(wire, wire);
                 return Some(from);
             }
+            if let Some(channel) = &mut self.channel {
+                if let Some(data) = channel.unwrap(from, into) {
+                    if super::is_netcade_datagram(data) {
+                        *into = data.to_vec();
+                        self.stats.received(into.len(), wire);
+                        return Some(self.remote);
+                    }
+                    *into = channel.data_indication(data);
+                } else if channel.handle_response(from, into, self.clock.now_us()) {
+                    continue;
+                }
+            }
             if self.unwrap_through_agent(from, into) {
+                self.stats.received(into.len(), wire);
                 return Some(self.remote);
             }
         }
