@@ -81,6 +81,7 @@
 
 use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatTextError};
 use super::messages::*;
+use super::pake::RoomElement;
 use crate::checksum::Checksum;
 use crate::encoding::{
     is_printable, put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader,
@@ -308,6 +309,13 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
         out.extend_from_slice(&key.0);
         // Version 7 on.
         put_varint(out, u64::from(s.rejoin_window_s));
+        // Version 10 on: only between machines that met by room code.
+        if let Some(room) = &hs.room {
+            out.extend_from_slice(&room.element.0);
+            if let Some(confirmation) = &room.confirmation {
+                out.extend_from_slice(confirmation);
+            }
+        }
     }
     Ok(())
 }
@@ -989,6 +997,21 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         }
         (frames, key)
     };
+    // Version 10: a room's SPAKE2 element, then in a Welcome the host's
+    // confirmation; nothing for a match by address.
+    let room = if reader.remaining() == 0 {
+        None
+    } else {
+        let element = RoomElement(reader.array()?);
+        let confirmation = match reader.remaining() {
+            0 => None,
+            _ => Some(reader.array()?),
+        };
+        Some(RoomProof {
+            element,
+            confirmation,
+        })
+    };
     Ok(Handshake {
         core_name,
         core_version,
@@ -999,6 +1022,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         start_state,
         match_frames,
         public_key,
+        room,
     })
 }
 

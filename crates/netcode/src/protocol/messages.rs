@@ -55,7 +55,7 @@ use std::fmt;
 ///   key at once: only then does it take its seat or spectator's place
 ///   (see `netplay::session::unproven`). A version-8 joiner would never
 ///   echo the cookie.
-pub const PROTOCOL_VERSION: u8 = 9;
+pub const PROTOCOL_VERSION: u8 = 10;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -289,6 +289,20 @@ pub struct Handshake {
     /// The sender's x25519 key, from which both sides derive the link's
     /// keys (version 5; older handshakes have none).
     pub public_key: Option<PublicKey>,
+    /// Between machines that met by room code, the sender's SPAKE2 element
+    /// (and the host's confirmation of the keys agreed): version 10.
+    pub room: Option<RoomProof>,
+}
+
+/// What a handshake between machines that met by room code adds (v10,
+/// see [`super::pake`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoomProof {
+    /// The sender's SPAKE2 element.
+    pub element: super::pake::RoomElement,
+    /// In the host's Welcome, the start of the agreed keys' confirmation
+    /// (`LinkKeys::confirmation`); none in a Hello or Reject.
+    pub confirmation: Option<[u8; super::auth::CONFIRMATION_BYTES]>,
 }
 
 /// Why a host refused a joiner.
@@ -312,6 +326,10 @@ pub enum RejectReason {
     CoreVersion,
     /// The host takes no spectators at all (`--max-spectators 0`).
     NoSpectators,
+    /// The key exchange did not prove the room code (v10): the host met
+    /// its players by a code the joiner did not show, or the Welcome's
+    /// confirmation is not that of the keys the joiner agreed.
+    RoomCode,
 }
 
 impl RejectReason {
@@ -326,6 +344,7 @@ impl RejectReason {
             RejectReason::SpectatorsFull => 7,
             RejectReason::CoreVersion => 8,
             RejectReason::NoSpectators => 9,
+            RejectReason::RoomCode => 10,
         }
     }
 
@@ -340,6 +359,7 @@ impl RejectReason {
             7 => RejectReason::SpectatorsFull,
             8 => RejectReason::CoreVersion,
             9 => RejectReason::NoSpectators,
+            10 => RejectReason::RoomCode,
             _ => return None,
         })
     }
@@ -357,6 +377,9 @@ impl fmt::Display for RejectReason {
             RejectReason::MatchFull => "the match is full",
             RejectReason::SpectatorsFull => "the host has no room for more spectators",
             RejectReason::NoSpectators => "no spectators allowed",
+            RejectReason::RoomCode => {
+                "the room code did not match (or a machine on the path rewrote the key exchange)"
+            }
         })
     }
 }
