@@ -326,10 +326,13 @@ pub enum RejectReason {
     CoreVersion,
     /// The host takes no spectators at all (`--max-spectators 0`).
     NoSpectators,
-    /// The key exchange did not prove the room code (v10): the host met
-    /// its players by a code the joiner did not show, or the Welcome's
-    /// confirmation is not that of the keys the joiner agreed.
-    RoomCode,
+    /// The host meets its players by room code, which the joiner's Hello
+    /// does not show (v10).
+    RoomCodeMissing,
+    /// The host's Welcome does not prove the room code (its confirmation
+    /// is not that of the keys the code agreed): the joiner's own verdict,
+    /// never sent.
+    RoomCodeMismatch,
 }
 
 impl RejectReason {
@@ -344,7 +347,8 @@ impl RejectReason {
             RejectReason::SpectatorsFull => 7,
             RejectReason::CoreVersion => 8,
             RejectReason::NoSpectators => 9,
-            RejectReason::RoomCode => 10,
+            RejectReason::RoomCodeMissing => 10,
+            RejectReason::RoomCodeMismatch => 11,
         }
     }
 
@@ -359,7 +363,8 @@ impl RejectReason {
             7 => RejectReason::SpectatorsFull,
             8 => RejectReason::CoreVersion,
             9 => RejectReason::NoSpectators,
-            10 => RejectReason::RoomCode,
+            10 => RejectReason::RoomCodeMissing,
+            11 => RejectReason::RoomCodeMismatch,
             _ => return None,
         })
     }
@@ -377,8 +382,11 @@ impl fmt::Display for RejectReason {
             RejectReason::MatchFull => "the match is full",
             RejectReason::SpectatorsFull => "the host has no room for more spectators",
             RejectReason::NoSpectators => "no spectators allowed",
-            RejectReason::RoomCode => {
-                "the room code did not match (or a machine on the path rewrote the key exchange)"
+            RejectReason::RoomCodeMissing => {
+                "it meets its players by room code (join with --room CODE)"
+            }
+            RejectReason::RoomCodeMismatch => {
+                "the room code did not match: the host's key exchange does not prove it (a wrong code, or a machine on the path rewrote the exchange)"
             }
         })
     }

@@ -44,7 +44,7 @@ impl PeerEndpoint {
         } else if self.config.room_password.is_some() && hello.room.is_none() {
             // A host met by room code plays with none who does not show
             // it: else a machine in between would drop the proof.
-            Some(RejectReason::RoomCode)
+            Some(RejectReason::RoomCodeMissing)
         } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
             || !hello.local_slots.fit_in(ours.settings.player_count)
         {
@@ -242,15 +242,15 @@ impl PeerEndpoint {
     fn refuse_room_code(&mut self, header: &Header, welcome: &Handshake) {
         self.state = ConnectionState::Disconnected;
         self.events.push_back(Event::Rejected(Rejection {
-            reason: RejectReason::RoomCode,
+            reason: RejectReason::RoomCodeMismatch,
             by_us: true,
             local: self.local_identity(),
             remote: Identity::of(header.version, welcome),
             spectator: self.config.local.local_slots.is_empty(),
         }));
-        self.refusal = Some((RejectReason::RoomCode, welcome.clone()));
+        self.refusal = Some((RejectReason::RoomCodeMismatch, welcome.clone()));
         self.events.push_back(Event::Disconnected {
-            cause: DisconnectCause::Rejected(RejectReason::RoomCode),
+            cause: DisconnectCause::Rejected(RejectReason::RoomCodeMismatch),
         });
     }
 
