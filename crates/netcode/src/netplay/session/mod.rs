@@ -395,6 +395,11 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         self.endpoints.get(&link.address?)?.remote_handshake()
     }
 
+    /// The fingerprint of this machine's public key (which a peer pins).
+    pub fn key_fingerprint(&self) -> protocol::Fingerprint {
+        protocol::Fingerprint::of_key(&self.config.secret.public_key())
+    }
+
     /// The keys of every link whose handshake is done, for the players to
     /// compare: its peer's players, the link's fingerprint and the
     /// fingerprint of the peer's public key (see `protocol::Fingerprint`).
