@@ -678,6 +678,11 @@ impl LiveRole for PlayersRole {
                     delay: stats.remote_input_delay,
                     run_ahead: stats.remote_run_ahead,
                     last_rollback: stats.last_rollback,
+                    fingerprint: self
+                        .links
+                        .iter()
+                        .find(|keys| keys.players.contains(slot))
+                        .map(|keys| keys.link),
                 })
                 .collect(),
             connection: self.words.line(self.now_ms()),

@@ -81,6 +81,7 @@
 
 use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatTextError};
 use super::messages::*;
+use super::auth::CONFIRMATION_BYTES;
 use super::pake::RoomElement;
 use crate::checksum::Checksum;
 use crate::encoding::{
@@ -998,14 +999,16 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         (frames, key)
     };
     // Version 10: a room's SPAKE2 element, then in a Welcome the host's
-    // confirmation; nothing for a match by address.
-    let room = if reader.remaining() == 0 {
+    // confirmation; nothing for a match by address. Bytes too few for
+    // either are left unread, as before: another version's handshake is
+    // read with its tag.
+    let room = if reader.remaining() < 32 {
         None
     } else {
         let element = RoomElement(reader.array()?);
-        let confirmation = match reader.remaining() {
-            0 => None,
-            _ => Some(reader.array()?),
+        let confirmation = match reader.remaining() >= CONFIRMATION_BYTES {
+            false => None,
+            true => Some(reader.array()?),
         };
         Some(RoomProof {
             element,
