@@ -14,14 +14,19 @@ fn word_after(output: &str, prefix: &str) -> String {
         .lines()
         .find_map(|line| line.strip_prefix(prefix))
         .unwrap_or_else(|| panic!("no line begins with {prefix:?}: {output}"));
-    line.split([' ', ':', ';', ')'])
-        .next()
-        .unwrap()
-        .to_string()
+    line.split([' ', ':', ';', ')']).next().unwrap().to_string()
 }
 
 fn game(arena: &str) -> Vec<&str> {
-    vec!["--core", "duel", "--rom", arena, "--headless", "--frames", "120"]
+    vec![
+        "--core",
+        "duel",
+        "--rom",
+        arena,
+        "--headless",
+        "--frames",
+        "120",
+    ]
 }
 
 #[test]
@@ -92,7 +97,14 @@ fn a_joiner_pinning_another_key_than_the_hosts_is_refused_with_one_clear_error()
 
 #[test]
 fn a_peer_key_that_is_no_fingerprint_is_refused_before_anything_runs() {
-    let output = support::cli::netcade(&["join", "127.0.0.1:9", "--core", "duel", "--peer-key", "K7QD2"]);
+    let output = support::cli::netcade(&[
+        "join",
+        "127.0.0.1:9",
+        "--core",
+        "duel",
+        "--peer-key",
+        "K7QD2",
+    ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("expected a key fingerprint like K7QD2-MXA4P"),

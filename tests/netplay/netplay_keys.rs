@@ -5,8 +5,7 @@
 
 use netcode::netplay::{NetplayConfig, NetplaySession};
 use netcode::protocol::{
-    Fingerprint, LinkSecret, PlayerSlots, RejectReason, RoomPassword, SessionSettings,
-    SessionToken,
+    Fingerprint, LinkSecret, PlayerSlots, RejectReason, RoomPassword, SessionSettings, SessionToken,
 };
 
 const HOST: usize = 0;
@@ -126,8 +125,7 @@ fn players_who_met_by_room_code_agree_keys_and_share_a_fingerprint() {
 }
 
 #[test]
-fn a_machine_in_the_path_without_the_code_is_refused_and_the_joiner_told_the_code_did_not_match(
-) {
+fn a_machine_in_the_path_without_the_code_is_refused_and_the_joiner_told_the_code_did_not_match() {
     for guess in [Some("DWSAAA"), None] {
         let mut attacked = Match::new(Some("DWSBFV"), Some(guess));
         attacked.run(3000);
@@ -143,7 +141,10 @@ fn a_machine_in_the_path_without_the_code_is_refused_and_the_joiner_told_the_cod
         );
         assert!(between.as_joiner.host_handshake().is_none());
         let refused = attacked.joiner.host_refusal().unwrap().0.to_string();
-        assert!(refused.starts_with("the room code did not match"), "{refused}");
+        assert!(
+            refused.starts_with("the room code did not match"),
+            "{refused}"
+        );
     }
 }
 

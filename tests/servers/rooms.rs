@@ -213,7 +213,10 @@ pub(crate) fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> Room
 
 /// The name of room `code` on the signaling server: its first half.
 pub(crate) fn room_of(code: &str) -> String {
-    format!("netcade{PROTOCOL_VERSION}-room-{}", &code.replace('-', "")[..3])
+    format!(
+        "netcade{PROTOCOL_VERSION}-room-{}",
+        &code.replace('-', "")[..3]
+    )
 }
 
 /// A peer in room `code` that sends every peer it hears of (the host that

@@ -40,8 +40,8 @@ use crate::net::link::LinkTransport;
 use netcode::checksum::Checksum;
 use netcode::netplay::{NetplayConfig, NetplaySession};
 use netcode::protocol::{
-    CoreOption, Fingerprint, LinkSecret, PlayerSlots, RejectReason, SessionSettings,
-    SessionToken, MAX_CORE_OPTIONS,
+    CoreOption, Fingerprint, LinkSecret, PlayerSlots, RejectReason, SessionSettings, SessionToken,
+    MAX_CORE_OPTIONS,
 };
 use netcode::rollback::SessionState;
 use port_file::PortFile;
@@ -417,8 +417,8 @@ fn take_a_seat(
         let transport = first
             .take()
             .map_or_else(|| bind_toward(host, &common.link), Ok)?;
-        let mut config =
-            match_config(common, game, slot, agreed, secret.clone())?.dial(host, PlayerSlots::single(0));
+        let mut config = match_config(common, game, slot, agreed, secret.clone())?
+            .dial(host, PlayerSlots::single(0));
         config.room_password = settings.room.map(|code| code.password());
         for other in (1..agreed.player_count).filter(|&other| other != slot) {
             config = config.from_roster(PlayerSlots::single(other));

@@ -790,6 +790,9 @@ mod tests {
 
 /// The players of a link as the terminal names them (`P2`, `P2+P3`).
 fn players_label(players: PlayerSlots) -> String {
-    let labels: Vec<String> = players.iter().map(|slot| format!("P{}", slot + 1)).collect();
+    let labels: Vec<String> = players
+        .iter()
+        .map(|slot| format!("P{}", slot + 1))
+        .collect();
     labels.join("+")
 }

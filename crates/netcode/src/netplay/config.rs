@@ -2,8 +2,8 @@
 //! how they connect, the settings everyone agreed on in the lobby.
 
 use crate::protocol::{
-    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, PublicKey,
-    RoomElement, RoomPassword, SessionSettings, SessionToken, MAX_BLOB_SIZE,
+    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, PublicKey, RoomElement,
+    RoomPassword, SessionSettings, SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 

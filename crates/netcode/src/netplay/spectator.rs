@@ -14,8 +14,8 @@ use crate::checksum::Checksum;
 use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
-    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, LinkSecret, Millis, RoomPassword,
-    PeerEndpoint, PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
+    DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, LinkSecret, Millis,
+    PeerEndpoint, PlayerSlots, Rejection, RoomPassword, SessionSettings, MAX_BLOB_SIZE,
 };
 use crate::rollback::desync::{DesyncDetector, Mismatch};
 use crate::rollback::{Frame, PlayerId};

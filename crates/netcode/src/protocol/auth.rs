@@ -335,9 +335,11 @@ mod tests {
         let (host, _) = pair();
         let joiner = LinkSecret::from_bytes([2; 32]);
         let host_public = LinkSecret::from_bytes([1; 32]).public_key();
-        let other_session = LinkKeys::agree(&joiner, host_public, SessionToken(8), false, None).unwrap();
+        let other_session =
+            LinkKeys::agree(&joiner, host_public, SessionToken(8), false, None).unwrap();
         let stranger = LinkSecret::from_bytes([3; 32]);
-        let other_peer = LinkKeys::agree(&stranger, host_public, SessionToken(7), false, None).unwrap();
+        let other_peer =
+            LinkKeys::agree(&stranger, host_public, SessionToken(7), false, None).unwrap();
         let mut datagram = b"nc\x05\x09\x01\x00".to_vec();
         host.seal(&mut datagram);
         assert_eq!(other_session.open(&datagram), None);
@@ -374,7 +376,13 @@ mod tests {
         }
         let other = Fingerprint::of_key(&LinkSecret::from_bytes([4; 32]).public_key());
         assert_ne!(other, fingerprint);
-        for bad in ["", "K7QD2-MXA4", "K7QD2-MXA4PP", "K7QD2-MXA4U", "K7QD2-MXÄ4P"] {
+        for bad in [
+            "",
+            "K7QD2-MXA4",
+            "K7QD2-MXA4PP",
+            "K7QD2-MXA4U",
+            "K7QD2-MXÄ4P",
+        ] {
             let error = bad.parse::<Fingerprint>().unwrap_err();
             assert!(error.contains("fingerprint like"), "{error}");
         }

@@ -79,9 +79,9 @@
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
+use super::auth::CONFIRMATION_BYTES;
 use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatTextError};
 use super::messages::*;
-use super::auth::CONFIRMATION_BYTES;
 use super::pake::RoomElement;
 use crate::checksum::Checksum;
 use crate::encoding::{

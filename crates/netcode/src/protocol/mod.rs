@@ -15,7 +15,6 @@ pub mod peers;
 pub mod time;
 
 pub use auth::{Fingerprint, LinkKeys, LinkSecret};
-pub use pake::{RoomElement, RoomPassword};
 pub use chat::{
     check_chat_author, check_chat_text, truncate_chat_text, ChatLine, ChatRateLimit, ChatTextError,
     MAX_CHAT_AUTHOR_BYTES, MAX_CHAT_TEXT_BYTES,
@@ -28,5 +27,6 @@ pub use endpoint::{
 };
 pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
+pub use pake::{RoomElement, RoomPassword};
 pub use peers::PeerTable;
 pub use time::Millis;

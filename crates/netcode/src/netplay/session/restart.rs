@@ -18,8 +18,7 @@ use crate::netplay::config::NetplayConfig;
 use crate::netplay::events::{NetplayError, NetplayEvent, PeerFault};
 use crate::protocol::{
     LinkSecret, Millis, PeerEndpoint, PlayerSlots, PublicKey, Role, RoomElement, SessionSettings,
-    SessionToken,
-    MAX_BLOB_SIZE,
+    SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::{Frame, PlayerId};
 

@@ -2,8 +2,8 @@
 
 use super::{EndpointError, Millis};
 use crate::protocol::auth::LinkSecret;
-use crate::protocol::pake::RoomPassword;
 use crate::protocol::messages::*;
+use crate::protocol::pake::RoomPassword;
 use crate::rollback::Frame;
 
 /// Whether this side chose the session (host) or asks to join one.

@@ -47,9 +47,10 @@ impl PeerEndpoint {
                 ))
             }
         };
-        let keys = LinkKeys::agree(&config.secret, host_key, session, false, room).ok_or_else(|| {
-            EndpointError::InvalidConfig("the host's public key agrees on no link key".into())
-        })?;
+        let keys =
+            LinkKeys::agree(&config.secret, host_key, session, false, room).ok_or_else(|| {
+                EndpointError::InvalidConfig("the host's public key agrees on no link key".into())
+            })?;
         let mut endpoint = PeerEndpoint::new(config, now)?;
         endpoint.keys = Some(keys);
         endpoint.session = session;
