@@ -763,6 +763,15 @@ fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<
     Some(Checksums::of_game_now(machine.game.as_mut()))
 }
 
+/// The players of a link as the terminal names them (`P2`, `P2+P3`).
+fn players_label(players: PlayerSlots) -> String {
+    let labels: Vec<String> = players
+        .iter()
+        .map(|slot| format!("P{}", slot + 1))
+        .collect();
+    labels.join("+")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -786,13 +795,4 @@ mod tests {
             "frame 1234 | ping 12 ms | delay 1 | lockstep | advantage +0.4 | kbps in 25.1 out 24.9 | delays P1 1 P2 3 P3 ?"
         );
     }
-}
-
-/// The players of a link as the terminal names them (`P2`, `P2+P3`).
-fn players_label(players: PlayerSlots) -> String {
-    let labels: Vec<String> = players
-        .iter()
-        .map(|slot| format!("P{}", slot + 1))
-        .collect();
-    labels.join("+")
 }
