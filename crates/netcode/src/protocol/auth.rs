@@ -21,12 +21,23 @@
 
 use super::codec;
 pub use super::codec::TAG_BYTES;
+pub use super::messages::CONFIRMATION_BYTES;
 use super::messages::{Header, Message, PublicKey, SessionToken, PROTOCOL_VERSION};
-use super::pake::RoomKey;
 use x25519_dalek::{PublicKey as DalekPublic, StaticSecret};
 
 /// What handshakes are tagged with: not secret, it only catches damage.
 const HANDSHAKE_KEY: [u8; 32] = *b"netcade v5 handshake: not secret";
+
+/// What a room's SPAKE2 exchange agreed (`super::pake`), mixed into the
+/// link's keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct RoomKey(pub [u8; 32]);
+
+impl std::fmt::Debug for RoomKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoomKey(…)")
+    }
+}
 
 /// A machine's x25519 secret for its links. Its `Debug` shows nothing of it.
 #[derive(Clone)]
@@ -218,9 +229,6 @@ fn open_with<'a>(key: &[u8; 32], datagram: &'a [u8]) -> Option<&'a [u8]> {
 fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
-
-/// Bytes of the host's key confirmation in a room's Welcome.
-pub const CONFIRMATION_BYTES: usize = 8;
 
 /// Characters of a fingerprint (50 bits), in two groups of five.
 const FINGERPRINT_CHARS: usize = 10;

@@ -79,10 +79,8 @@
 //! Decoding never panics and never allocates more than the datagram's own size
 //! justifies: counts are checked against the bytes left before anything is reserved.
 
-use super::auth::CONFIRMATION_BYTES;
 use super::chat::{check_chat_author, check_chat_text, ChatLine, ChatMessage, ChatTextError};
 use super::messages::*;
-use super::pake::RoomElement;
 use crate::checksum::Checksum;
 use crate::encoding::{
     is_printable, put_toggles, put_varint, read_toggles, read_varint, toggle_cost, BitReader,

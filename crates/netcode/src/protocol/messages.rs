@@ -294,15 +294,22 @@ pub struct Handshake {
     pub room: Option<RoomProof>,
 }
 
+/// One side's SPAKE2 element: a compressed Edwards point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RoomElement(pub [u8; 32]);
+
+/// Bytes of the host's key confirmation in a room's Welcome.
+pub const CONFIRMATION_BYTES: usize = 8;
+
 /// What a handshake between machines that met by room code adds (v10,
 /// see [`super::pake`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RoomProof {
     /// The sender's SPAKE2 element.
-    pub element: super::pake::RoomElement,
+    pub element: RoomElement,
     /// In the host's Welcome, the start of the agreed keys' confirmation
     /// (`LinkKeys::confirmation`); none in a Hello or Reject.
-    pub confirmation: Option<[u8; super::auth::CONFIRMATION_BYTES]>,
+    pub confirmation: Option<[u8; CONFIRMATION_BYTES]>,
 }
 
 /// Why a host refused a joiner.

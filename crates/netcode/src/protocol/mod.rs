@@ -27,6 +27,6 @@ pub use endpoint::{
 };
 pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
-pub use pake::{RoomElement, RoomPassword};
+pub use pake::RoomPassword;
 pub use peers::PeerTable;
 pub use time::Millis;

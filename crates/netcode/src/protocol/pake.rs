@@ -14,6 +14,8 @@
 //! restarted joiner agrees the same keys again from what it kept.
 
 use super::auth::LinkSecret;
+pub use super::auth::RoomKey;
+pub use super::messages::RoomElement;
 use spake2::{Ed25519Group, Identity, Password, Spake2};
 
 /// The side byte SPAKE2 puts before the joiner's element (`'A'`) and the
@@ -35,20 +37,6 @@ impl RoomPassword {
 impl std::fmt::Debug for RoomPassword {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("RoomPassword(…)")
-    }
-}
-
-/// One side's SPAKE2 element: a compressed Edwards point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RoomElement(pub [u8; 32]);
-
-/// What the SPAKE2 exchange agreed, mixed into the link's keys.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct RoomKey(pub [u8; 32]);
-
-impl std::fmt::Debug for RoomKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RoomKey(…)")
     }
 }
 

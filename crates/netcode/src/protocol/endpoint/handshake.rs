@@ -5,9 +5,9 @@ use super::{
     ConnectionState, DisconnectCause, Event, Identity, Millis, PeerEndpoint, Rejection, Role,
 };
 use crate::protocol::auth::LinkKeys;
+use crate::protocol::auth::RoomKey;
 use crate::protocol::codec;
 use crate::protocol::messages::*;
-use crate::protocol::pake::RoomKey;
 
 impl PeerEndpoint {
     /// Tells the peer (the start-up host) once, at the next poll, that we

@@ -10,8 +10,8 @@ use super::{ConnectionState, EndpointConfig, EndpointError, Millis, PeerEndpoint
 use crate::input::Buttons;
 use crate::protocol::auth::LinkKeys;
 use crate::protocol::codec;
+use crate::protocol::messages::RoomElement;
 use crate::protocol::messages::{Message, PlayerSlots, PublicKey};
-use crate::protocol::pake::RoomElement;
 use crate::rollback::Frame;
 
 impl PeerEndpoint {
