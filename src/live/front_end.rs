@@ -56,6 +56,10 @@ pub struct PlayerFigures {
     pub run_ahead: Option<u32>,
     /// Depth of the last rollback their inputs caused.
     pub last_rollback: u32,
+    /// The fingerprint of the link to their machine, once agreed: to read
+    /// to each other (the same on both screens unless a machine sits in
+    /// between).
+    pub fingerprint: Option<netcode::protocol::Fingerprint>,
 }
 
 /// `P2: ping 12 ms, delay 2, last rollback 1`: one line per other player.
@@ -70,8 +74,11 @@ pub fn player_lines(players: &[PlayerFigures]) -> Vec<String> {
                 Some(frames) if frames > 0 => format!(", run-ahead {frames}"),
                 _ => String::new(),
             };
+            let keys = player
+                .fingerprint
+                .map_or_else(String::new, |link| format!(", fingerprint {link}"));
             format!(
-                "P{}: ping {}, delay {}{run_ahead}, last rollback {}",
+                "P{}: ping {}, delay {}{run_ahead}, last rollback {}{keys}",
                 player.slot + 1,
                 known(player.ping_ms, " ms"),
                 known(player.delay, ""),
@@ -222,6 +229,7 @@ mod tests {
                 delay: Some(2),
                 run_ahead: Some(0),
                 last_rollback: 1,
+                fingerprint: "VVSYW-D3M2T".parse().ok(),
             },
             PlayerFigures {
                 slot: 2,
@@ -231,7 +239,7 @@ mod tests {
         assert_eq!(
             player_lines(&players),
             [
-                "P2: ping 12 ms, delay 2, last rollback 1",
+                "P2: ping 12 ms, delay 2, last rollback 1, fingerprint VVSYW-D3M2T",
                 "P3: ping ?, delay ?, last rollback 0"
             ]
         );
@@ -245,6 +253,7 @@ mod tests {
             delay: Some(2),
             run_ahead: Some(1),
             last_rollback: 0,
+            fingerprint: None,
         };
         assert_eq!(
             player_lines(&[running_ahead]),

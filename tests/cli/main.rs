@@ -7,6 +7,7 @@ mod cli_core_crash;
 mod cli_duel;
 mod cli_errors;
 mod cli_files;
+mod cli_keys;
 mod cli_lockstep;
 mod cli_match_endings;
 mod cli_netplay;

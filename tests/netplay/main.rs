@@ -7,6 +7,7 @@ mod ice_nat;
 mod netplay_chat;
 mod netplay_desync;
 mod netplay_endings;
+mod netplay_keys;
 mod netplay_lockstep;
 mod netplay_partition;
 mod netplay_rejoin;

@@ -224,9 +224,12 @@ pub(crate) fn rogue_player(signal: &str, code: &str, then: Option<&str>) -> Room
     rogue
 }
 
-/// The name of room `code` on the signaling server.
+/// The name of room `code` on the signaling server: its first half.
 pub(crate) fn room_of(code: &str) -> String {
-    format!("netcade{PROTOCOL_VERSION}-room-{}", code.replace('-', ""))
+    format!(
+        "netcade{PROTOCOL_VERSION}-room-{}",
+        &code.replace('-', "")[..3]
+    )
 }
 
 /// A peer in room `code` that sends every peer it hears of (the host that

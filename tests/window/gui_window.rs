@@ -445,6 +445,7 @@ fn the_match_menu_shows_the_connection_in_words_and_each_players_figures() {
         delay: Some(delay),
         run_ahead: None,
         last_rollback,
+        fingerprint: None,
     };
     for frame in 1..=3 {
         duel.core.run_frame(&[Buttons::RIGHT, Buttons::LEFT], true);

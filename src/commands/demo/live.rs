@@ -254,6 +254,7 @@ impl Setup<'_> {
             dump_dir: None,
             chat: Default::default(),
             run_ahead: Default::default(),
+            peer_key: None,
         }
     }
 

@@ -6,7 +6,7 @@ use crate::engine::inputs::InputSpec;
 use crate::engine::GameArgs;
 use crate::live::rooms::{RoomCode, SignalArgs};
 use crate::net::link::LinkArgs;
-use netcode::protocol::SessionSettings;
+use netcode::protocol::{Fingerprint, SessionSettings};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -66,6 +66,11 @@ pub struct MatchSettings {
     /// Run-ahead on this machine's pictures (the others are told).
     #[command(flatten)]
     pub run_ahead: crate::engine::sinks::run_ahead::RunAheadArgs,
+    /// Play only with the machine whose key has this fingerprint (the
+    /// `key` line the other side printed: the host's for `join`, the
+    /// joiner's for `host`); any other key ends the match with an error.
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub peer_key: Option<Fingerprint>,
 }
 
 impl MatchSettings {

@@ -43,7 +43,8 @@ use crate::net::link::LinkTransport;
 use netcode::checksum::Checksum;
 use netcode::netplay::{NetplayConfig, NetplaySession};
 use netcode::protocol::{
-    CoreOption, PlayerSlots, RejectReason, SessionSettings, SessionToken, MAX_CORE_OPTIONS,
+    CoreOption, Fingerprint, LinkSecret, PlayerSlots, RejectReason, SessionSettings, SessionToken,
+    MAX_CORE_OPTIONS,
 };
 use netcode::rollback::SessionState;
 use port_file::PortFile;
@@ -86,6 +87,11 @@ fn host_on(
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
+    if settings.common.peer_key.is_some() && settings.players > 2 {
+        return Err(AppError::BadArgument {
+            message: "--peer-key on the host pins its one joiner's key: a match of 3 or 4 has several (pin the host's key on each joiner instead)".into(),
+        });
+    }
     let saves = MatchSaveDir::create(&settings.common.game, "host")?;
     let common = &in_match_folder(&settings.common, &saves);
     let inputs = open_inputs(common)?;
@@ -95,6 +101,7 @@ fn host_on(
     let found = preflight(game.as_mut())?;
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
     let opened = open_room(settings, game.as_ref(), &transport, out)?;
+    let room_password = opened.as_ref().map(OpenedRoom::password);
     let joiners = settings.players - 1;
     // Signals are ours before anyone is told we wait: a SIGHUP after the
     // line below is an interruption, never a kill.
@@ -133,7 +140,9 @@ fn host_on(
         ..SessionSettings::default()
     }
     .in_mode(lockstep);
-    let mut config = match_config(common, game.as_ref(), seat.me, agreed)?;
+    let mut config = match_config(common, game.as_ref(), seat.me, agreed, link_secret()?)?;
+    config.room_password = room_password;
+    say_own_key(&config.secret, out)?;
     for slot in 1..settings.players {
         config = config.accept(None, PlayerSlots::single(slot));
     }
@@ -279,6 +288,9 @@ fn join_found(
         game.title()
     )?;
     let label = found.label.clone();
+    // One key for every attempt: the host may pin the one we print.
+    let secret = link_secret()?;
+    say_own_key(&secret, out)?;
     options.take_ctrl_c();
     let (mut found, mut host) = (found, found_address);
     let Seated {
@@ -291,9 +303,13 @@ fn join_found(
         // (anyone in the room can pose as it) costs one try.
         let next = found.next.take();
         let within = next.as_ref().map(|next| next.handshake_within());
-        let seated = take_a_seat(settings, found, game.as_ref(), within)?;
+        let seated = take_a_seat(settings, found, game.as_ref(), within, &secret)?;
+        // A room's host whose keys do not prove the code (another match
+        // whose code begins alike, or a machine posing as the host) costs
+        // one try too; the last one's refusal says the code did not match.
+        let refusal = seated.netplay.host_refusal().map(|(reason, _)| reason);
         let unanswered = seated.netplay.host_handshake().is_none()
-            && seated.netplay.host_refusal().is_none()
+            && matches!(refusal, None | Some(RejectReason::RoomCodeMismatch))
             && !crate::live::options::interrupted();
         match next {
             Some(next) if unanswered => match next.try_next()? {
@@ -384,6 +400,7 @@ fn take_a_seat(
     found: FoundHost,
     game: &dyn Game,
     answer_within: Option<Duration>,
+    secret: &LinkSecret,
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
     let (host, label, mut first) = (found.address, found.label, Some(found.transport));
@@ -404,8 +421,9 @@ fn take_a_seat(
         let transport = first
             .take()
             .map_or_else(|| bind_toward(host, &common.link), Ok)?;
-        let mut config =
-            match_config(common, game, slot, agreed)?.dial(host, PlayerSlots::single(0));
+        let mut config = match_config(common, game, slot, agreed, secret.clone())?
+            .dial(host, PlayerSlots::single(0));
+        config.room_password = settings.room.map(|code| code.password());
         for other in (1..agreed.player_count).filter(|&other| other != slot) {
             config = config.from_roster(PlayerSlots::single(other));
         }
@@ -606,6 +624,7 @@ fn match_config(
     game: &dyn Game,
     me: u8,
     agreed: SessionSettings,
+    secret: LinkSecret,
 ) -> Result<NetplayConfig<SocketAddr>, AppError> {
     let content_hash = content_hash(&settings.game)?;
     let session = SessionSettings {
@@ -638,7 +657,7 @@ fn match_config(
             value: value.clone(),
         })
         .collect();
-    config.secret = link_secret()?;
+    config.secret = secret;
     config.roster = (session.player_count > 2).then_some(SOCKET_ADDRESSES);
     config.match_frames = settings.frames;
     config.interrupt_after_ms = INTERRUPT_AFTER_MS;
@@ -651,6 +670,17 @@ fn match_config(
         config.dynamic_input_delay = false;
     }
     Ok(config)
+}
+
+/// Prints this machine's key's fingerprint, which the other side may pin
+/// with `--peer-key`.
+fn say_own_key(secret: &LinkSecret, out: &mut dyn Write) -> Result<(), AppError> {
+    let key = Fingerprint::of_key(&secret.public_key());
+    writeln!(
+        out,
+        "key {key}: the other side may pin it with --peer-key {key}"
+    )?;
+    Ok(())
 }
 
 /// A token nobody else guesses: guards the links we accept against

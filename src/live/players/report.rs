@@ -9,7 +9,8 @@ use crate::live::front_end::{delays_text, lags_text};
 use crate::live::wire::WireTraffic;
 use netcode::checksum::Checksums;
 use netcode::diff::ByteDiff;
-use netcode::netplay::NetplayStats;
+use netcode::netplay::{LinkFingerprints, NetplayStats};
+use netcode::protocol::Fingerprint;
 use netcode::replay::EndReason;
 use std::io::Write;
 
@@ -143,6 +144,9 @@ pub(crate) struct MatchReport {
     pub(crate) chat: ChatCounts,
     /// What the match's outputs left.
     pub(crate) outputs: SinksSummary,
+    /// This machine's key's fingerprint, and each link's keys.
+    pub(crate) key: Fingerprint,
+    pub(crate) links: Vec<LinkFingerprints>,
 }
 
 impl MatchReport {
@@ -238,6 +242,13 @@ impl Report for MatchReport {
             "desyncs: {} ({} diagnosed, {} repaired)",
             self.desyncs.detected, self.desyncs.diagnosed, self.desyncs.repaired
         )?;
+        for keys in &self.links {
+            writeln!(
+                out,
+                "keys: link fingerprint {}, peer key {} (ours {})",
+                keys.link, keys.peer_key, self.key
+            )?;
+        }
         if let Some(chat) = self.chat.describe() {
             writeln!(out, "{chat}")?;
         }
@@ -278,6 +289,12 @@ impl Report for MatchReport {
                 "path": self.path.as_ref().map(crate::net::ice::IcePath::json),
                 "state_bytes": self.state_bytes,
                 "chat": self.chat.json(),
+                "key": self.key.to_string(),
+                "links": self.links.iter().map(|keys| serde_json::json!({
+                    "players": keys.players.iter().map(|slot| slot + 1).collect::<Vec<_>>(),
+                    "fingerprint": keys.link.to_string(),
+                    "peer_key": keys.peer_key.to_string(),
+                })).collect::<Vec<_>>(),
             },
         });
         self.outputs.add_to_json(&mut json);

@@ -68,9 +68,16 @@ pub(super) fn rejoin_match(
     game_args.options = host_options.clone();
     let game = adopt_host_options(game, &common.game, host_options)?;
     let agreed = adopt_host_frames(common, Some(welcome.match_frames));
-    let mut config = match_config(&agreed, game.as_ref(), ticket.slot, welcome.settings)?
-        .dial(host, PlayerSlots::single(0));
+    let mut config = match_config(
+        &agreed,
+        game.as_ref(),
+        ticket.slot,
+        welcome.settings,
+        rejoin.secret.clone(),
+    )?
+    .dial(host, PlayerSlots::single(0));
     rejoin.apply(&mut config);
+    config.room_password = settings.room.map(|code| code.password());
     let inputs = open_inputs(&agreed)?;
     writeln!(
         out,

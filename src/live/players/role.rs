@@ -22,7 +22,8 @@ use crate::live::wire::LiveTransport;
 use netcode::checksum::Checksums;
 use netcode::input::Buttons;
 use netcode::netplay::wording::{ConnectionWords, Seat as WordsSeat};
-use netcode::netplay::{NetplayEvent, NetplayStats};
+use netcode::netplay::{LinkFingerprints, NetplayEvent, NetplayStats};
+use netcode::protocol::{Fingerprint, PlayerSlots};
 use netcode::rollback::{DisconnectReason, Frame, PlayerId, SessionState};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -121,6 +122,11 @@ pub(crate) struct PlayersRole {
     chat: LiveChat,
     /// The host's port, shown until the match begins.
     listening: Option<u16>,
+    /// `--peer-key`: the only key the host (for a joiner) or the joiner
+    /// (for the host) may have.
+    peer_key: Option<Fingerprint>,
+    /// The links whose keys were shown, in the order they were agreed.
+    links: Vec<LinkFingerprints>,
 }
 
 impl PlayersRole {
@@ -164,6 +170,8 @@ impl PlayersRole {
             words,
             chat: LiveChat::new(&settings.chat),
             listening: None,
+            peer_key: settings.peer_key,
+            links: Vec::new(),
         }
     }
 
@@ -290,7 +298,10 @@ impl PlayersRole {
                     "no frame became final for {stalled_for_ms} ms although the peer is heard: left the match"
                 ))?;
             }
-            NetplayEvent::PeerSynchronized { .. } => self.ending.answered = true,
+            NetplayEvent::PeerSynchronized { .. } => {
+                self.ending.answered = true;
+                self.show_new_keys(narrator)?;
+            }
             NetplayEvent::SpectatorLeft => narrator.notice("a spectator left"),
             NetplayEvent::StartStateArrived { bytes } => {
                 narrator.say(&format!("loaded the host's start state ({bytes} bytes)"))?;
@@ -313,6 +324,36 @@ impl PlayersRole {
                 narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// Shows the keys of each link newly agreed, to compare with the other
+    /// side's screen, and holds the pinned link to `--peer-key`.
+    fn show_new_keys(&mut self, narrator: &mut Narrator<'_>) -> Result<(), AppError> {
+        for keys in self.machine.netplay.link_fingerprints() {
+            if self.links.iter().any(|shown| shown.players == keys.players) {
+                continue;
+            }
+            self.links.push(keys);
+            let who = players_label(keys.players);
+            narrator.say_and_show(&format!(
+                "link to {who}: fingerprint {} ({who}'s key {}); the same on both screens means nobody sits in between",
+                keys.link, keys.peer_key
+            ))?;
+            // A joiner pins its host; the host (of two players) its joiner.
+            let pinned = self.seat.me == 0 || keys.players.contains(0);
+            match self.peer_key {
+                Some(wanted) if pinned && wanted != keys.peer_key => {
+                    return Err(AppError::HandshakeRefused {
+                        reason: format!(
+                            "{who}'s key is {}, not the --peer-key {wanted}: a machine may sit between you; left the match",
+                            keys.peer_key
+                        ),
+                    })
+                }
+                _ => {}
+            }
         }
         Ok(())
     }
@@ -485,6 +526,8 @@ impl PlayersRole {
             inputs: self.inputs.clone(),
             chat: self.chat.counts,
             outputs: SinksSummary::default(),
+            key: self.machine.netplay.key_fingerprint(),
+            links: self.links.clone(),
         }
     }
 }
@@ -638,6 +681,11 @@ impl LiveRole for PlayersRole {
                     delay: stats.remote_input_delay,
                     run_ahead: stats.remote_run_ahead,
                     last_rollback: stats.last_rollback,
+                    fingerprint: self
+                        .links
+                        .iter()
+                        .find(|keys| keys.players.contains(slot))
+                        .map(|keys| keys.link),
                 })
                 .collect(),
             connection: self.words.line(self.now_ms()),
@@ -716,6 +764,15 @@ fn lockstep_checksums_after(machine: &mut PlayerMachine, frames: u32) -> Option<
         return None;
     }
     Some(Checksums::of_game_now(machine.game.as_mut()))
+}
+
+/// The players of a link as the terminal names them (`P2`, `P2+P3`).
+fn players_label(players: PlayerSlots) -> String {
+    let labels: Vec<String> = players
+        .iter()
+        .map(|slot| format!("P{}", slot + 1))
+        .collect();
+    labels.join("+")
 }
 
 #[cfg(test)]

@@ -98,6 +98,7 @@ impl Ticket {
             token: self.token,
             secret: self.secret.clone(),
             host_key,
+            host_room: self.welcome.room.map(|room| room.element),
             settings: self.welcome.settings,
             local_players: PlayerSlots::single(self.slot),
             match_frames: self.welcome.match_frames,

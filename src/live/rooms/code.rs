@@ -1,6 +1,10 @@
 //! Room codes: six characters a player reads out to another (`7KQ-M2X`),
-//! from an alphabet without look-alikes (no 0/O, 1/I/L).
+//! from an alphabet without look-alikes (no 0/O, 1/I/L). The first three
+//! name the room on the signaling server; the whole code is the password
+//! of the link's key exchange (SPAKE2, `netcode::protocol::pake`), so the
+//! server, which sees room names, never learns the last three.
 
+use netcode::protocol::RoomPassword;
 use std::fmt;
 use std::str::FromStr;
 
@@ -22,9 +26,20 @@ impl RoomCode {
         RoomCode(random.map(|byte| ALPHABET[usize::from(byte) % ALPHABET.len()]))
     }
 
-    /// The code without its dash, as room names carry it.
+    /// The code without its dash.
     pub fn compact(&self) -> String {
         self.0.iter().map(|&byte| char::from(byte)).collect()
+    }
+
+    /// What the room's name carries: the first half, so that the
+    /// signaling server learns nothing of the rest.
+    pub fn room_part(&self) -> String {
+        self.compact()[..CODE_CHARS / 2].to_string()
+    }
+
+    /// The password of the key exchange between machines that met by it.
+    pub fn password(&self) -> RoomPassword {
+        RoomPassword::new(&self.compact())
     }
 }
 

@@ -42,7 +42,7 @@ use crate::net::room::{PeerId, RoomClient, RoomEvent, SignalServer};
 use crate::net::signal::SignalError;
 use crate::net::{MicrosClock, Transport};
 use netcode::checksum::Checksum;
-use netcode::protocol::{Identity, Rejection, PROTOCOL_VERSION};
+use netcode::protocol::{Identity, Rejection, RoomPassword, PROTOCOL_VERSION};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -178,9 +178,9 @@ pub fn room_code(chosen: Option<RoomCode>) -> Result<RoomCode, AppError> {
     }
 }
 
-/// The room a code names.
+/// The room a code names: by its first half only (see [`RoomCode::password`]).
 fn code_room(code: RoomCode) -> String {
-    format!("netcade{PROTOCOL_VERSION}-room-{}", code.compact())
+    format!("netcade{PROTOCOL_VERSION}-room-{}", code.room_part())
 }
 
 /// The quick-match queue of one game: its protocol, core and content.
@@ -493,6 +493,7 @@ pub struct OpenedRoom {
     room: RoomClient,
     greeter: Greeter,
     identity: Identity,
+    code: RoomCode,
 }
 
 /// Opens the room `code` for the match whose game socket is `transport`.
@@ -512,10 +513,16 @@ pub(crate) fn host_room(
         room,
         greeter: Greeter::new(&hello),
         identity,
+        code,
     })
 }
 
 impl OpenedRoom {
+    /// The password of the links to the players met in this room.
+    pub fn password(&self) -> RoomPassword {
+        self.code.password()
+    }
+
     /// Greets the room and meets every player of the same game that says
     /// hello (players of another game are refused on their side), several
     /// at once on the game socket `transport`, until one's path is found
@@ -1123,7 +1130,7 @@ mod tests {
         let code: RoomCode = "7KQ-M2X".parse().unwrap();
         assert_eq!(
             code_room(code),
-            format!("netcade{PROTOCOL_VERSION}-room-7KQM2X")
+            format!("netcade{PROTOCOL_VERSION}-room-7KQ")
         );
     }
 

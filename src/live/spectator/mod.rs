@@ -246,6 +246,7 @@ fn spectator_config(
         },
     );
     config.secret = link_secret()?;
+    config.room_password = settings.room.map(|code| code.password());
     // The players wait this long for one of them by default: so does a spectator.
     config.rejoin_window_ms = u64::from(DEFAULT_REJOIN_S) * 1000;
     Ok(config)

@@ -2,8 +2,8 @@
 //! how they connect, the settings everyone agreed on in the lobby.
 
 use crate::protocol::{
-    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, PublicKey,
-    SessionSettings, SessionToken, MAX_BLOB_SIZE,
+    CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, PublicKey, RoomElement,
+    RoomPassword, SessionSettings, SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 
@@ -52,6 +52,9 @@ pub struct NetplayConfig<A> {
     /// drawn by the caller for real play; [`LinkSecret::well_known`] by
     /// default, for simulations that must repeat.
     pub secret: LinkSecret,
+    /// The room code the machines met by, if they did: it authenticates
+    /// every link's keys, and a host refuses whoever does not show it.
+    pub room_password: Option<RoomPassword>,
     /// Our libretro core, sent in the handshake: peers with another are refused.
     pub core_name: String,
     /// Our core's version: peers with another are refused.
@@ -129,6 +132,9 @@ pub struct NetplayConfig<A> {
     /// and host address as before): its link runs at once under the keys
     /// they agree, and the host sends the state to resume from.
     pub resume: Option<PublicKey>,
+    /// With `resume` in a room, the host's room element (from its Welcome):
+    /// the restarted machine agrees the room's key again from it.
+    pub resume_room: Option<RoomElement>,
 }
 
 impl<A> NetplayConfig<A> {
@@ -145,6 +151,7 @@ impl<A> NetplayConfig<A> {
         NetplayConfig {
             token,
             secret: LinkSecret::well_known(),
+            room_password: None,
             core_name: core_name.into(),
             core_version: core_version.into(),
             content_hash,
@@ -170,6 +177,7 @@ impl<A> NetplayConfig<A> {
             match_frames: None,
             roster: None,
             resume: None,
+            resume_room: None,
         }
     }
 
@@ -215,6 +223,7 @@ impl<A> NetplayConfig<A> {
             start_state: self.sends_start_state(),
             match_frames: self.match_frames,
             public_key: Some(self.secret.public_key()),
+            room: None,
         }
     }
 

@@ -11,7 +11,8 @@ use crate::rollback::{DisconnectReason, Frame, PlayerId, PlayerSet, SessionError
 pub enum NetplayEvent {
     /// Connecting to the peers and shaking hands.
     Synchronizing,
-    /// The handshake with the peer controlling `players` is done.
+    /// The handshake with the peer controlling `players` is done (its
+    /// keys: `NetplaySession::link_fingerprints`).
     PeerSynchronized {
         /// The players that peer's machine controls.
         players: PlayerSet,
@@ -359,4 +360,15 @@ impl std::fmt::Display for SpectatorDrop {
             ),
         }
     }
+}
+
+/// One link's keys as players compare them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkFingerprints {
+    /// The players the peer's machine controls (all, from a spectator's host).
+    pub players: crate::protocol::PlayerSlots,
+    /// The link's: the same on both sides unless a machine sits in between.
+    pub link: crate::protocol::Fingerprint,
+    /// The peer's public key's, which `--peer-key` pins.
+    pub peer_key: crate::protocol::Fingerprint,
 }

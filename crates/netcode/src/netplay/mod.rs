@@ -22,7 +22,9 @@ pub mod wording;
 
 pub use chat::{ChatRefused, ChatShown};
 pub use config::{Connect, NetplayConfig, PeerConfig, RosterCodec};
-pub use events::{NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop};
+pub use events::{
+    LinkFingerprints, NetplayError, NetplayEvent, NetplayStats, PeerFault, SpectatorDrop,
+};
 pub use session::{
     NetplaySession, RejoinTicket, MAX_UNPROVEN, SPECTATOR_BACKLOG_FRAMES, UNPROVEN_FOR_MS,
 };

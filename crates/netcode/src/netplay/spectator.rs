@@ -9,13 +9,13 @@ use std::collections::VecDeque;
 use super::chat::{from_seat, ChatOutbox, ChatRefused, ChatShown, SPECTATOR_SEAT};
 use super::checkpoint_state;
 use super::jitter::{Due, JitterBuffer, JitterConfig, Playback};
-use super::NetplayError;
+use super::{LinkFingerprints, NetplayError};
 use crate::checksum::Checksum;
 use crate::encoding::StateBlobError;
 use crate::input::{Buttons, MAX_PLAYERS};
 use crate::protocol::{
     DisconnectCause, EndpointConfig, Event as NetEvent, Handshake, LinkSecret, Millis,
-    PeerEndpoint, PlayerSlots, Rejection, SessionSettings, MAX_BLOB_SIZE,
+    PeerEndpoint, PlayerSlots, Rejection, RoomPassword, SessionSettings, MAX_BLOB_SIZE,
 };
 use crate::rollback::desync::{DesyncDetector, Mismatch};
 use crate::rollback::{Frame, PlayerId};
@@ -40,6 +40,9 @@ pub struct SpectatorConfig<A> {
     /// Our x25519 secret for the link's keys: drawn by the caller for real
     /// watching, [`LinkSecret::well_known`] by default.
     pub secret: LinkSecret,
+    /// The room code the spectator found the host by, if it did: it
+    /// authenticates the link's keys.
+    pub room_password: Option<RoomPassword>,
     /// Silence after which the host is reported interrupted.
     pub interrupt_after_ms: Millis,
     /// Silence after which the host is given up.
@@ -73,6 +76,7 @@ impl<A> SpectatorConfig<A> {
             content_hash,
             settings,
             secret: LinkSecret::well_known(),
+            room_password: None,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,
             stall_after_ms: 10_000,
@@ -238,6 +242,7 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         };
         let mut endpoint_config = EndpointConfig::joiner(handshake);
         endpoint_config.secret = config.secret;
+        endpoint_config.room_password = config.room_password;
         endpoint_config.interrupt_after_ms = config.interrupt_after_ms;
         endpoint_config.disconnect_after_ms = config.disconnect_after_ms;
         endpoint_config.max_blob_size =
@@ -445,6 +450,16 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
     /// The host's handshake (its core options win), once welcomed.
     pub fn host_handshake(&self) -> Option<&Handshake> {
         self.endpoint.remote_handshake()
+    }
+
+    /// The link's fingerprint and the host's key's, once welcomed.
+    pub fn link_fingerprints(&self) -> Option<LinkFingerprints> {
+        self.endpoint.remote_handshake()?;
+        Some(LinkFingerprints {
+            players: self.endpoint.remote_slots(),
+            link: self.endpoint.fingerprint()?,
+            peer_key: self.endpoint.peer_key()?,
+        })
     }
 
     /// The link's traffic and ping.

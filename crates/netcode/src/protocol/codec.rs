@@ -308,6 +308,13 @@ fn put_handshake(out: &mut Vec<u8>, hs: &Handshake) -> Result<(), EncodeError> {
         out.extend_from_slice(&key.0);
         // Version 7 on.
         put_varint(out, u64::from(s.rejoin_window_s));
+        // Version 10 on: only between machines that met by room code.
+        if let Some(room) = &hs.room {
+            out.extend_from_slice(&room.element.0);
+            if let Some(confirmation) = &room.confirmation {
+                out.extend_from_slice(confirmation);
+            }
+        }
     }
     Ok(())
 }
@@ -989,6 +996,23 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         }
         (frames, key)
     };
+    // Version 10: a room's SPAKE2 element, then in a Welcome the host's
+    // confirmation; nothing for a match by address. Bytes too few for
+    // either are left unread, as before: another version's handshake is
+    // read with its tag.
+    let room = if reader.remaining() < 32 {
+        None
+    } else {
+        let element = RoomElement(reader.array()?);
+        let confirmation = match reader.remaining() >= CONFIRMATION_BYTES {
+            false => None,
+            true => Some(reader.array()?),
+        };
+        Some(RoomProof {
+            element,
+            confirmation,
+        })
+    };
     Ok(Handshake {
         core_name,
         core_version,
@@ -999,6 +1023,7 @@ fn read_handshake(reader: &mut Reader<'_>) -> Result<Handshake, DecodeError> {
         start_state,
         match_frames,
         public_key,
+        room,
     })
 }
 

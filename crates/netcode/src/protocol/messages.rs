@@ -55,7 +55,7 @@ use std::fmt;
 ///   key at once: only then does it take its seat or spectator's place
 ///   (see `netplay::session::unproven`). A version-8 joiner would never
 ///   echo the cookie.
-pub const PROTOCOL_VERSION: u8 = 9;
+pub const PROTOCOL_VERSION: u8 = 10;
 
 /// No datagram is larger: laminar silently drops bigger ones, and 1200 bytes
 /// fits the smallest MTU seen in practice once IP/UDP headers are added.
@@ -289,6 +289,27 @@ pub struct Handshake {
     /// The sender's x25519 key, from which both sides derive the link's
     /// keys (version 5; older handshakes have none).
     pub public_key: Option<PublicKey>,
+    /// Between machines that met by room code, the sender's SPAKE2 element
+    /// (and the host's confirmation of the keys agreed): version 10.
+    pub room: Option<RoomProof>,
+}
+
+/// One side's SPAKE2 element: a compressed Edwards point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RoomElement(pub [u8; 32]);
+
+/// Bytes of the host's key confirmation in a room's Welcome.
+pub const CONFIRMATION_BYTES: usize = 8;
+
+/// What a handshake between machines that met by room code adds (v10,
+/// see [`super::pake`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoomProof {
+    /// The sender's SPAKE2 element.
+    pub element: RoomElement,
+    /// In the host's Welcome, the start of the agreed keys' confirmation
+    /// (`LinkKeys::confirmation`); none in a Hello or Reject.
+    pub confirmation: Option<[u8; CONFIRMATION_BYTES]>,
 }
 
 /// Why a host refused a joiner.
@@ -312,6 +333,13 @@ pub enum RejectReason {
     CoreVersion,
     /// The host takes no spectators at all (`--max-spectators 0`).
     NoSpectators,
+    /// The host meets its players by room code, which the joiner's Hello
+    /// does not show (v10).
+    RoomCodeMissing,
+    /// The host's Welcome does not prove the room code (its confirmation
+    /// is not that of the keys the code agreed): the joiner's own verdict,
+    /// never sent.
+    RoomCodeMismatch,
 }
 
 impl RejectReason {
@@ -326,6 +354,8 @@ impl RejectReason {
             RejectReason::SpectatorsFull => 7,
             RejectReason::CoreVersion => 8,
             RejectReason::NoSpectators => 9,
+            RejectReason::RoomCodeMissing => 10,
+            RejectReason::RoomCodeMismatch => 11,
         }
     }
 
@@ -340,6 +370,8 @@ impl RejectReason {
             7 => RejectReason::SpectatorsFull,
             8 => RejectReason::CoreVersion,
             9 => RejectReason::NoSpectators,
+            10 => RejectReason::RoomCodeMissing,
+            11 => RejectReason::RoomCodeMismatch,
             _ => return None,
         })
     }
@@ -357,6 +389,12 @@ impl fmt::Display for RejectReason {
             RejectReason::MatchFull => "the match is full",
             RejectReason::SpectatorsFull => "the host has no room for more spectators",
             RejectReason::NoSpectators => "no spectators allowed",
+            RejectReason::RoomCodeMissing => {
+                "it meets its players by room code (join with --room CODE)"
+            }
+            RejectReason::RoomCodeMismatch => {
+                "the room code did not match: the host's key exchange does not prove it (a wrong code, or a machine on the path rewrote the exchange)"
+            }
         })
     }
 }

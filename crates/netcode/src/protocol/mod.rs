@@ -10,10 +10,11 @@ pub mod cookie;
 pub mod endpoint;
 pub mod handshake_limit;
 pub mod messages;
+pub mod pake;
 pub mod peers;
 pub mod time;
 
-pub use auth::{LinkKeys, LinkSecret};
+pub use auth::{Fingerprint, LinkKeys, LinkSecret};
 pub use chat::{
     check_chat_author, check_chat_text, truncate_chat_text, ChatLine, ChatRateLimit, ChatTextError,
     MAX_CHAT_AUTHOR_BYTES, MAX_CHAT_TEXT_BYTES,
@@ -26,5 +27,6 @@ pub use endpoint::{
 };
 pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
+pub use pake::RoomPassword;
 pub use peers::PeerTable;
 pub use time::Millis;

@@ -58,6 +58,7 @@ fn handshake() -> Handshake {
         start_state: true,
         match_frames: Some(3600),
         public_key: Some(PublicKey([0x5A; 32])),
+        room: None,
     }
 }
 
@@ -741,6 +742,33 @@ fn a_handshake_carries_the_match_length_and_one_ending_before_it_has_none() {
     out.pop();
     handshake.match_frames = None;
     assert_eq!(codec::decode(&out).unwrap().1, Message::Welcome(handshake));
+}
+
+#[test]
+fn a_room_handshake_carries_its_element_and_a_welcome_its_confirmation_after_the_rejoin_window() {
+    let by_address = handshake();
+    let mut plain = Vec::new();
+    codec::encode(&header(), &Message::Hello(by_address.clone()), &mut plain).unwrap();
+    let hello = Handshake {
+        room: Some(RoomProof {
+            element: RoomElement([0x3C; 32]),
+            confirmation: None,
+        }),
+        ..by_address.clone()
+    };
+    let welcome = Handshake {
+        room: Some(RoomProof {
+            element: RoomElement([0x3C; 32]),
+            confirmation: Some([0xC3; 8]),
+        }),
+        ..by_address
+    };
+    for (message, extra) in [(Message::Hello(hello), 32), (Message::Welcome(welcome), 40)] {
+        let mut out = Vec::new();
+        codec::encode(&header(), &message, &mut out).unwrap();
+        assert_eq!(out.len(), plain.len() + extra);
+        assert_eq!(codec::decode(&out).unwrap().1, message);
+    }
 }
 
 #[test]

@@ -28,6 +28,7 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
             None => EndpointConfig::joiner(local),
         };
         config.secret = self.config.secret.clone();
+        config.room_password = self.config.room_password.clone();
         config.interrupt_after_ms = self.config.interrupt_after_ms;
         config.disconnect_after_ms = self.config.disconnect_after_ms;
         config.rejoin_window_ms = self.config.rejoin_window_ms;

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use super::chat::ChatOutbox;
 use super::config::{Connect, NetplayConfig};
-use super::events::{NetplayError, NetplayEvent, NetplayStats};
+use super::events::{LinkFingerprints, NetplayError, NetplayEvent, NetplayStats};
 use super::startup::{Begin, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
@@ -393,6 +393,29 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         }
         let link = self.links.iter().find(|link| link.players.contains(0))?;
         self.endpoints.get(&link.address?)?.remote_handshake()
+    }
+
+    /// The fingerprint of this machine's public key (which a peer pins).
+    pub fn key_fingerprint(&self) -> protocol::Fingerprint {
+        protocol::Fingerprint::of_key(&self.config.secret.public_key())
+    }
+
+    /// The keys of every link whose handshake is done, for the players to
+    /// compare: its peer's players, the link's fingerprint and the
+    /// fingerprint of the peer's public key (see `protocol::Fingerprint`).
+    pub fn link_fingerprints(&self) -> Vec<LinkFingerprints> {
+        self.links
+            .iter()
+            .filter_map(|link| {
+                let endpoint = self.endpoints.get(&link.address?)?;
+                endpoint.remote_handshake()?;
+                Some(LinkFingerprints {
+                    players: link.players,
+                    link: endpoint.fingerprint()?,
+                    peer_key: endpoint.peer_key()?,
+                })
+            })
+            .collect()
     }
 
     /// Why the start-up host refused our Hello, with the handshake of its

@@ -17,8 +17,8 @@ use crate::netplay::config::Connect;
 use crate::netplay::config::NetplayConfig;
 use crate::netplay::events::{NetplayError, NetplayEvent, PeerFault};
 use crate::protocol::{
-    LinkSecret, Millis, PeerEndpoint, PlayerSlots, PublicKey, Role, SessionSettings, SessionToken,
-    MAX_BLOB_SIZE,
+    LinkSecret, Millis, PeerEndpoint, PlayerSlots, PublicKey, Role, RoomElement, SessionSettings,
+    SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::{Frame, PlayerId};
 
@@ -47,6 +47,8 @@ pub struct RejoinTicket {
     pub secret: LinkSecret,
     /// The host's public key.
     pub host_key: PublicKey,
+    /// The host's room element, when the machines met by room code.
+    pub host_room: Option<RoomElement>,
     /// The settings agreed (the host's).
     pub settings: SessionSettings,
     /// The players this machine controls.
@@ -65,6 +67,7 @@ impl RejoinTicket {
         config.local_players = self.local_players;
         config.match_frames = self.match_frames;
         config.resume = Some(self.host_key);
+        config.resume_room = self.host_room;
     }
 }
 
@@ -78,14 +81,15 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         let link = self.links.iter().find(|link| link.players.contains(0))?;
         let endpoint = self.endpoints.get(&link.address?)?;
         let host = endpoint.remote_handshake();
-        let host_key = match self.config.resume {
-            Some(key) => key,
-            None => host?.public_key?,
+        let (host_key, host_room) = match self.config.resume {
+            Some(key) => (key, self.config.resume_room),
+            None => (host?.public_key?, host?.room.map(|room| room.element)),
         };
         Some(RejoinTicket {
             token: endpoint.session(),
             secret: self.config.secret.clone(),
             host_key,
+            host_room,
             settings: endpoint.settings(),
             local_players: self.local_players,
             match_frames: host.map_or(self.config.match_frames, |host| host.match_frames),
@@ -117,7 +121,8 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         config.role = Role::Joiner {
             session: Some(self.config.token),
         };
-        let endpoint = PeerEndpoint::resumed(config, now, host_key, link.players)?;
+        let host_room = self.config.resume_room;
+        let endpoint = PeerEndpoint::resumed(config, now, host_key, host_room, link.players)?;
         self.endpoints.insert(address, endpoint);
         self.links[0].state = LinkState::Open;
         self.resume = Resume::AwaitingState;

@@ -3,6 +3,7 @@
 use super::{EndpointError, Millis};
 use crate::protocol::auth::LinkSecret;
 use crate::protocol::messages::*;
+use crate::protocol::pake::RoomPassword;
 use crate::rollback::Frame;
 
 /// Whether this side chose the session (host) or asks to join one.
@@ -34,6 +35,10 @@ pub struct EndpointConfig {
     /// link's keys come from it and the peer's key. [`LinkSecret::well_known`]
     /// unless the caller draws one (real play must).
     pub secret: LinkSecret,
+    /// The room code both sides met by, when they did: it authenticates
+    /// the link's keys (SPAKE2, see [`crate::protocol::pake`]), and a host
+    /// given one refuses a Hello that does not prove it.
+    pub room_password: Option<RoomPassword>,
     /// The first frame each side sends (0, or later for a spectator joining mid-match).
     pub first_frame: Frame,
     /// Silence after which [`Event::NetworkInterrupted`] is raised.
@@ -77,6 +82,7 @@ impl EndpointConfig {
             protocol_version: PROTOCOL_VERSION,
             local,
             secret: LinkSecret::well_known(),
+            room_password: None,
             first_frame: Frame::ZERO,
             interrupt_after_ms: 750,
             disconnect_after_ms: 5000,

@@ -96,6 +96,10 @@ impl Rejection {
     /// refused, naming what differs with the host's values first, e.g.
     /// `this match is for Stella 6.7 with content 3fa2…; you have Stella 6.5 …`.
     pub fn explanation(&self) -> String {
+        // The joiner's own verdict on the host's Welcome: nobody refused.
+        if self.reason == RejectReason::RoomCodeMismatch {
+            return self.reason.to_string();
+        }
         // The host of this pair is the side that refused.
         let (host, joiner) = if self.by_us {
             (&self.local, &self.remote)

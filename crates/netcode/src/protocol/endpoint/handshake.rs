@@ -5,6 +5,7 @@ use super::{
     ConnectionState, DisconnectCause, Event, Identity, Millis, PeerEndpoint, Rejection, Role,
 };
 use crate::protocol::auth::LinkKeys;
+use crate::protocol::auth::RoomKey;
 use crate::protocol::codec;
 use crate::protocol::messages::*;
 
@@ -40,6 +41,10 @@ impl PeerEndpoint {
             .mismatch(&Identity::of(version, hello));
         if identity.is_some() {
             identity
+        } else if self.config.room_password.is_some() && hello.room.is_none() {
+            // A host met by room code plays with none who does not show
+            // it: else a machine in between would drop the proof.
+            Some(RejectReason::RoomCodeMissing)
         } else if hello.settings.frame_rate_millihertz != ours.settings.frame_rate_millihertz
             || !hello.local_slots.fit_in(ours.settings.player_count)
         {
@@ -59,7 +64,7 @@ impl PeerEndpoint {
         match self.state {
             ConnectionState::Running => {
                 // Our Welcome was lost: say it again.
-                self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
+                self.handshake_reply = Some(Message::Welcome(self.welcome()));
             }
             ConnectionState::Handshaking => match self.problem_with(header.version, &hello) {
                 Some(reason) => {
@@ -79,15 +84,16 @@ impl PeerEndpoint {
                     });
                 }
                 None => {
-                    let Some(keys) = self.agree_keys(&hello) else {
+                    let Some((keys, room_answer)) = self.answer_hello(&hello) else {
                         self.stats.dropped_malformed += 1;
                         return;
                     };
                     self.keys = Some(keys);
+                    self.room_answer = room_answer;
                     self.remote_slots = hello.local_slots;
                     self.remote_handshake = Some(hello);
                     self.state = ConnectionState::Running;
-                    self.handshake_reply = Some(Message::Welcome(self.config.local.clone()));
+                    self.handshake_reply = Some(Message::Welcome(self.welcome()));
                     self.events.push_back(Event::Synchronized {
                         session: self.session,
                         settings: self.settings,
@@ -118,9 +124,33 @@ impl PeerEndpoint {
             return;
         }
         self.session = header.session;
-        let Some(keys) = self.agree_keys(&welcome) else {
+        let room_key = match (&self.config.room_password, welcome.room) {
+            (None, _) => None,
+            (Some(password), Some(answer)) => {
+                crate::protocol::pake::joiner_key(&self.config.secret, password, answer.element)
+                    .map(|key| (key, answer.confirmation))
+            }
+            (Some(_), None) => None,
+        };
+        let keys = match (&self.config.room_password, room_key) {
+            (None, _) => self.agree_keys(&welcome, None),
+            (Some(_), Some((key, Some(confirmation)))) => self
+                .agree_keys(&welcome, Some(key))
+                .filter(|keys| keys.confirms(&confirmation))
+                .or_else(|| {
+                    self.refuse_room_code(&header, &welcome);
+                    None
+                }),
+            (Some(_), _) => {
+                self.refuse_room_code(&header, &welcome);
+                None
+            }
+        };
+        let Some(keys) = keys else {
             self.session = SessionToken::UNKNOWN;
-            self.stats.dropped_malformed += 1;
+            if self.state != ConnectionState::Disconnected {
+                self.stats.dropped_malformed += 1;
+            }
             return;
         };
         self.keys = Some(keys);
@@ -168,16 +198,60 @@ impl PeerEndpoint {
         });
     }
 
-    /// The link's keys from the peer's handshake and the session token
-    /// now known; `None` when its key is missing or unusable.
-    fn agree_keys(&self, theirs: &Handshake) -> Option<LinkKeys> {
+    /// The link's keys from the peer's handshake, the session token now
+    /// known and the room's key; `None` when its key is missing or unusable.
+    fn agree_keys(&self, theirs: &Handshake, room: Option<RoomKey>) -> Option<LinkKeys> {
         let we_host = matches!(self.config.role, Role::Host { .. });
         LinkKeys::agree(
             &self.config.secret,
             theirs.public_key?,
             self.session,
             we_host,
+            room,
         )
+    }
+
+    /// The host's keys for a Hello it takes, with its room answer when it
+    /// was met by room code (the Hello shows an element: checked before);
+    /// `None` when the Hello's key or element is unusable.
+    fn answer_hello(&self, hello: &Handshake) -> Option<(LinkKeys, Option<RoomProof>)> {
+        let Some(password) = &self.config.room_password else {
+            return Some((self.agree_keys(hello, None)?, None));
+        };
+        let (element, key) =
+            crate::protocol::pake::host_answer(&self.config.secret, password, hello.room?.element)?;
+        let keys = self.agree_keys(hello, Some(key))?;
+        let answer = RoomProof {
+            element,
+            confirmation: Some(keys.confirmation()),
+        };
+        Some((keys, Some(answer)))
+    }
+
+    /// Our Welcome to this joiner: our handshake, with our room answer.
+    fn welcome(&self) -> Handshake {
+        Handshake {
+            room: self.room_answer,
+            ..self.config.local.clone()
+        }
+    }
+
+    /// The Welcome does not prove the room code: its keys are not the
+    /// ones the code agrees with us. Final: a machine that rewrote the
+    /// exchange, or a host of another code, says nothing we can play with.
+    fn refuse_room_code(&mut self, header: &Header, welcome: &Handshake) {
+        self.state = ConnectionState::Disconnected;
+        self.events.push_back(Event::Rejected(Rejection {
+            reason: RejectReason::RoomCodeMismatch,
+            by_us: true,
+            local: self.local_identity(),
+            remote: Identity::of(header.version, welcome),
+            spectator: self.config.local.local_slots.is_empty(),
+        }));
+        self.refusal = Some((RejectReason::RoomCodeMismatch, welcome.clone()));
+        self.events.push_back(Event::Disconnected {
+            cause: DisconnectCause::Rejected(RejectReason::RoomCodeMismatch),
+        });
     }
 
     /// The host's cookie (v9): our Hellos carry it from now on, and the

@@ -22,7 +22,7 @@ mod reports;
 mod tests;
 mod timers;
 
-use super::auth::LinkKeys;
+use super::auth::{Fingerprint, LinkKeys};
 use super::messages::*;
 use super::time::Millis;
 use crate::input::Buttons;
@@ -53,6 +53,9 @@ pub struct PeerEndpoint {
     /// The link's keys, agreed in the handshake: every datagram but a
     /// handshake is tagged and checked with them.
     keys: Option<LinkKeys>,
+    /// The host's room answer to this joiner (its SPAKE2 element and the
+    /// keys' confirmation): its Welcome carries it.
+    room_answer: Option<RoomProof>,
     next_sequence: Sequence,
     received: ReceiveWindow,
     last_received_at: Millis,
@@ -142,6 +145,15 @@ impl PeerEndpoint {
     pub fn new(mut config: EndpointConfig, now: Millis) -> Result<Self, EndpointError> {
         config.check()?;
         config.local.public_key = Some(config.secret.public_key());
+        // A joiner's Hello shows its room element; a host's Welcome its
+        // answer to each joiner's.
+        config.local.room = match (&config.role, &config.room_password) {
+            (Role::Joiner { .. }, Some(password)) => Some(RoomProof {
+                element: crate::protocol::pake::joiner_element(&config.secret, password),
+                confirmation: None,
+            }),
+            _ => None,
+        };
         let session = match config.role {
             Role::Host { session } => session,
             Role::Joiner { session } => session.unwrap_or(SessionToken::UNKNOWN),
@@ -179,6 +191,7 @@ impl PeerEndpoint {
             remote_handshake: None,
             refusal: None,
             keys: None,
+            room_answer: None,
             remote_status: ConnectionStatus::default(),
             local_frame_advantage: 0,
             local_input_delay: 0,
@@ -266,6 +279,18 @@ impl PeerEndpoint {
     /// Reject (what it plays with), if it refused.
     pub fn refusal(&self) -> Option<(RejectReason, &Handshake)> {
         self.refusal.as_ref().map(|(reason, host)| (*reason, host))
+    }
+
+    /// The link's fingerprint once its keys are agreed: the same on both
+    /// sides unless a machine sits in between.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        self.keys.as_ref().map(LinkKeys::fingerprint)
+    }
+
+    /// The fingerprint of the peer's public key, once its handshake came.
+    pub fn peer_key(&self) -> Option<Fingerprint> {
+        let handshake = self.remote_handshake.as_ref()?;
+        handshake.public_key.as_ref().map(Fingerprint::of_key)
     }
 
     /// The players the peer controls.

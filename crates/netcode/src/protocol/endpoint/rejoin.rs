@@ -10,6 +10,7 @@ use super::{ConnectionState, EndpointConfig, EndpointError, Millis, PeerEndpoint
 use crate::input::Buttons;
 use crate::protocol::auth::LinkKeys;
 use crate::protocol::codec;
+use crate::protocol::messages::RoomElement;
 use crate::protocol::messages::{Message, PlayerSlots, PublicKey};
 use crate::rollback::Frame;
 
@@ -22,6 +23,7 @@ impl PeerEndpoint {
         config: EndpointConfig,
         now: Millis,
         host_key: PublicKey,
+        host_room: Option<RoomElement>,
         remote_slots: PlayerSlots,
     ) -> Result<Self, EndpointError> {
         let Role::Joiner {
@@ -32,9 +34,23 @@ impl PeerEndpoint {
                 "a resumed link needs its session token".into(),
             ));
         };
-        let keys = LinkKeys::agree(&config.secret, host_key, session, false).ok_or_else(|| {
-            EndpointError::InvalidConfig("the host's public key agrees on no link key".into())
-        })?;
+        let room = match (&config.room_password, host_room) {
+            (None, _) => None,
+            (Some(password), Some(element)) => Some(
+                crate::protocol::pake::joiner_key(&config.secret, password, element).ok_or_else(
+                    || EndpointError::InvalidConfig("the host's room element is no point".into()),
+                )?,
+            ),
+            (Some(_), None) => {
+                return Err(EndpointError::InvalidConfig(
+                    "a link met by room code resumes with the host's room element".into(),
+                ))
+            }
+        };
+        let keys =
+            LinkKeys::agree(&config.secret, host_key, session, false, room).ok_or_else(|| {
+                EndpointError::InvalidConfig("the host's public key agrees on no link key".into())
+            })?;
         let mut endpoint = PeerEndpoint::new(config, now)?;
         endpoint.keys = Some(keys);
         endpoint.session = session;

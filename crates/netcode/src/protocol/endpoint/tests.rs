@@ -242,7 +242,7 @@ fn a_restarted_joiner_with_the_secret_it_kept_speaks_on_the_link_and_says_it_res
     };
     config.secret = joiner.config.secret.clone();
     let mut restarted =
-        PeerEndpoint::resumed(config.clone(), now, host_key, PlayerSlots::single(0)).unwrap();
+        PeerEndpoint::resumed(config.clone(), now, host_key, None, PlayerSlots::single(0)).unwrap();
     assert!(restarted.is_running());
     let mut challenges = Vec::new();
     host.send_rejoin_challenge(now, 0xBEEF, &mut |d| challenges.push(d.to_vec()));
@@ -257,7 +257,7 @@ fn a_restarted_joiner_with_the_secret_it_kept_speaks_on_the_link_and_says_it_res
         session: Some(SessionToken(joiner.session().0 ^ 1)),
     };
     let mut stranger =
-        PeerEndpoint::resumed(config, now, host_key, PlayerSlots::single(0)).unwrap();
+        PeerEndpoint::resumed(config, now, host_key, None, PlayerSlots::single(0)).unwrap();
     stranger.handle_datagram(now, &challenges[0]);
     assert!(stranger
         .poll_datagrams(now + 1)
