@@ -41,6 +41,14 @@ impl SessionEnd {
         }
     }
 
+    /// Whether the player cancelled a join on its connecting screen
+    /// (nothing was played: the form it came from shows again).
+    pub fn join_cancelled(&self) -> bool {
+        self.output
+            .lines()
+            .any(|line| line == crate::live::players::JOIN_CANCELLED)
+    }
+
     /// The replay it recorded, from its summary's `replay:` line.
     pub fn replay_path(&self) -> Option<&str> {
         self.output

@@ -115,6 +115,84 @@ fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_l
     assert_eq!(remembered, r#"["127.0.0.1:9"]"#);
 }
 
+/// Waits for `path` to be written, and says when it was there.
+fn written(path: &Path) -> std::time::Instant {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never written",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::time::Instant::now()
+}
+
+#[test]
+fn join_to_a_silent_address_shows_the_connecting_screen_and_cancel_returns_to_the_form_at_once() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    // A socket that never answers: the host is silent, not refusing.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let (picture, connecting, form) = (
+        file("connecting.png"),
+        file("connecting.txt"),
+        file("form.txt"),
+    );
+    let script = format!(
+        "click Join\nclick Address (HOST:PORT)\ntype {address}\nkey Return\n\
+         session wait 20\nsession screenshot {}\nsession text {}\nsession click Cancel\n\
+         text {}\nquit\n",
+        picture.display(),
+        connecting.display(),
+        form.display()
+    );
+    let joiner = launcher(dir.path(), &script);
+    let asked = written(&connecting);
+    let back = written(&form);
+    let output = joiner.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let connecting = std::fs::read_to_string(&connecting).unwrap();
+    let lines: Vec<&str> = connecting.lines().collect();
+    assert_eq!(lines[0], format!("Connecting to {address}"), "{connecting}");
+    assert!(
+        lines.contains(&"▶ Shaking hands with the host…"),
+        "{connecting}"
+    );
+    // Cancel is answered within a frame: the time to the form is the
+    // session's teardown and the launcher's first frame.
+    assert!(
+        back.duration_since(asked) < Duration::from_millis(500),
+        "the form came back {:?} after Cancel",
+        back.duration_since(asked)
+    );
+    let form = std::fs::read_to_string(&form).unwrap();
+    assert_eq!(
+        form.lines().next(),
+        Some("Join a match: the address the host gave you.")
+    );
+    assert!(
+        stdout(&output).contains("joining cancelled before the match began"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        !stderr(&output).contains("no answer"),
+        "{}",
+        stderr(&output)
+    );
+    // The screen drawn: egui's panel with its lines and the Cancel button.
+    let drawn = read_png(&picture);
+    assert_eq!(drawn.size(), (960, 720));
+    assert!(
+        drawn.light_pixels(0..200) > 300,
+        "the connecting screen's text"
+    );
+}
+
 #[test]
 fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_in_sync() {
     let _window = one_window();

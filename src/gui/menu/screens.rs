@@ -149,7 +149,11 @@ impl Launcher {
     pub fn session_ended(&mut self, end: SessionEnd) {
         // A match may have left a ticket, or been rejoined.
         self.rejoins = rejoin_offers_kept(&self.recent);
-        self.screen = Screen::Result(end);
+        self.screen = if end.join_cancelled() {
+            Screen::Join
+        } else {
+            Screen::Result(end)
+        };
     }
 
     /// Whether the Settings screen waits for a key or controller press.
@@ -365,7 +369,8 @@ impl Launcher {
     }
 
     fn join_form(&mut self, ui: &mut egui::Ui) {
-        ui.label("Join a match: the address the host gave you.");
+        self.targets
+            .line(ui, "Join a match: the address the host gave you.");
         let entered = self
             .targets
             .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);

@@ -27,7 +27,7 @@ use crate::live::connect::{
     adopt_host_options, bind_ipv4, bind_listening, bind_toward, content_hash,
     host_option_overrides, link_secret, random_bytes, SOCKET_ADDRESSES,
 };
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{ConnectStep, ConnectingScreen, Headless, LiveOutputs};
 use crate::live::narrator::Narrator;
 use crate::live::options::{LiveEvent, LiveOptions};
 use crate::live::rooms::{
@@ -53,6 +53,10 @@ use std::time::{Duration, Instant};
 /// timings: a warning at 750 ms, the peer dropped at 5 s).
 const INTERRUPT_AFTER_MS: u64 = 750;
 const DISCONNECT_AFTER_MS: u64 = 5_000;
+
+/// What a joiner's summary says when its player cancelled on the
+/// connecting screen, before the match began.
+pub const JOIN_CANCELLED: &str = "joining cancelled before the match began";
 
 /// Hellos a joiner says at most: one to learn the host's settings, one per
 /// slot it may try.
@@ -158,7 +162,16 @@ fn host_on(
         started,
         recorder,
     };
-    play(seat, common, outputs, table, inputs, options, out)
+    play(
+        seat,
+        common,
+        outputs,
+        table,
+        inputs,
+        &mut Headless,
+        options,
+        out,
+    )
 }
 
 /// `host --room`: opens the room and prints its code.
@@ -232,10 +245,29 @@ pub fn join_match(
             room: settings.room,
             signal: &settings.signal,
         };
+        // The window opens now, before anything waits on the network.
+        let mut screen = outputs.front_end.connecting(&way.describe())?;
         let (link, timeout) = (&common.link, settings.connect_timeout_s);
-        reach_host(way, RoomRole::Player, link, timeout, open)?
+        let (found, game) = reach_host(way, RoomRole::Player, link, timeout, open)?;
+        return join_found(
+            settings,
+            common,
+            (found, game),
+            outputs,
+            screen.as_mut(),
+            options,
+            out,
+        );
     };
-    join_found(settings, common, found, game, outputs, options, out)
+    join_found(
+        settings,
+        common,
+        (found, game),
+        outputs,
+        &mut Headless,
+        options,
+        out,
+    )
 }
 
 /// The settings of a quick match's host: the match as the player asked
@@ -256,12 +288,13 @@ fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
 
 /// Plays the match of the host `found`, with this machine's `game`; `common`
 /// is the match's settings with the game's saves in the match's folder.
+/// `screen` shows the handshake, and its Cancel ends the join there.
 fn join_found(
     settings: &JoinSettings,
     common: &MatchSettings,
-    found: FoundHost,
-    game: Box<dyn Game>,
+    (found, game): (FoundHost, Box<dyn Game>),
     outputs: &LiveOutputs<'_>,
+    screen: &mut dyn ConnectingScreen,
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
@@ -282,12 +315,22 @@ fn join_found(
         netplay,
         transport,
         started,
+        ..
     } = loop {
         // Kept through the handshake; a room's host that never answers
         // (anyone in the room can pose as it) costs one try.
         let next = found.next.take();
         let within = next.as_ref().map(|next| next.handshake_within());
-        let seated = take_a_seat(settings, found, game.as_ref(), within)?;
+        let seated = take_a_seat(settings, found, game.as_ref(), within, screen)?;
+        if seated.cancelled {
+            // Nothing began: the host forgets an unanswered Hello.
+            writeln!(out, "{JOIN_CANCELLED}")?;
+            return Ok(LiveMatch {
+                outcome: crate::engine::Outcome::Success,
+                log: crate::engine::sinks::ChecksumLog::new(1),
+                report: None,
+            });
+        }
         let unanswered = seated.netplay.host_handshake().is_none()
             && seated.netplay.host_refusal().is_none()
             && !crate::live::options::interrupted();
@@ -302,6 +345,15 @@ fn join_found(
             _ => break seated,
         }
     };
+    if netplay.host_handshake().is_some() {
+        // The host answered: what is left is loading its game (its core
+        // options, the pre-flight), then the match's window takes over.
+        let timeout = seat
+            .connect_timeout
+            .as_ref()
+            .map_or(Duration::ZERO, |(_, t)| *t);
+        screen.show(ConnectStep::LoadingHostState, started.elapsed(), timeout);
+    }
     note_host_rejoin_window(common, &netplay);
     // Kept while the match runs: a killed process comes back with it.
     let _ticket = ticket_key(settings, host)
@@ -345,7 +397,7 @@ fn join_found(
         started,
         recorder,
     };
-    play(seat, &agreed, outputs, table, inputs, options, out)
+    play(seat, &agreed, outputs, table, inputs, screen, options, out)
 }
 
 /// How a restarted process finds this match's ticket: by the host's
@@ -364,6 +416,8 @@ struct Seated {
     netplay: NetplaySession<SocketAddr>,
     transport: LiveTransport,
     started: Instant,
+    /// The player cancelled on the connecting screen.
+    cancelled: bool,
 }
 
 /// Says Hello to the host until it answers, claiming `--slot` or else the
@@ -374,12 +428,14 @@ struct Seated {
 /// allocation): there a Reject naming the settings already adopted is
 /// taken as late, and asked again. The joiner
 /// learns the host's core options while nothing of its game is used yet;
-/// a refusal, the timeout or Ctrl-C is the loop's to report.
+/// a refusal, the timeout or Ctrl-C is the loop's to report. `screen`
+/// shows the wait each millisecond, and its Cancel stops it there.
 fn take_a_seat(
     settings: &JoinSettings,
     found: FoundHost,
     game: &dyn Game,
     answer_within: Option<Duration>,
+    screen: &mut dyn ConnectingScreen,
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
     let (host, label, mut first) = (found.address, found.label, Some(found.transport));
@@ -408,18 +464,22 @@ fn take_a_seat(
         let started = Instant::now();
         let mut netplay = NetplaySession::new(config, 0)?;
         let mut transport = LiveTransport::new(transport);
+        let mut cancelled = false;
         shake_hands(
             &mut netplay,
             &mut transport,
             started,
             Some(timeout),
             |netplay| {
-                netplay.host_handshake().is_some()
+                cancelled = screen.show(ConnectStep::Handshake, started.elapsed(), timeout);
+                cancelled
+                    || netplay.host_handshake().is_some()
                     || netplay.host_refusal().is_some()
                     || netplay.state() == SessionState::Ended
             },
         );
         let retry = match attempt {
+            _ if cancelled => None,
             MAX_SEAT_ATTEMPTS => None,
             _ => next_request(
                 &netplay,
@@ -440,6 +500,7 @@ fn take_a_seat(
                 netplay,
                 transport,
                 started,
+                cancelled,
             });
         };
         tracing::info!("the host refused slot {slot}; asking again for slot {next_slot}");
@@ -533,13 +594,16 @@ struct Table {
     recorder: Option<ReplayRecorder>,
 }
 
-/// Plays the match in real time and sums it up.
+/// Plays the match in real time and sums it up; the front end takes over
+/// from the `connecting` screen.
+#[allow(clippy::too_many_arguments)]
 fn play(
     seat: Seat,
     settings: &MatchSettings,
     outputs: &LiveOutputs<'_>,
     table: Table,
     inputs: InputSource,
+    connecting: &mut dyn ConnectingScreen,
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
@@ -550,6 +614,7 @@ fn play(
         started,
         recorder,
     } = table;
+    connecting.hand_over();
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);

@@ -19,7 +19,7 @@ use crate::engine::{open_game, AppError, Game};
 use crate::live::connect::{
     adopt_host_options, connect_timeout, connect_to_host, content_hash, host_option_overrides,
 };
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{Headless, LiveOutputs};
 use crate::live::options::LiveOptions;
 use crate::live::rooms::{find_host, identity_of, RoomCode, RoomRole};
 use crate::live::session_loop::LiveMatch;
@@ -104,7 +104,16 @@ pub(super) fn rejoin_match(
         started,
         recorder,
     };
-    let played = play(seat, &agreed, outputs, table, inputs, options, out);
+    let played = play(
+        seat,
+        &agreed,
+        outputs,
+        table,
+        inputs,
+        &mut Headless,
+        options,
+        out,
+    );
     // Not taken back (no answer, Ctrl-C while waiting): another try may be.
     if let (Err(_), Some(kept)) = (&played, kept) {
         kept.keep_on_disk();

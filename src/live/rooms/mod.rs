@@ -876,6 +876,17 @@ pub(crate) struct HostWay<'a> {
     pub signal: &'a SignalArgs,
 }
 
+impl HostWay<'_> {
+    /// The host in words: its address, or its room's code.
+    pub(crate) fn describe(&self) -> String {
+        match (self.address, self.room) {
+            (Some(address), _) => address.trim().to_string(),
+            (None, Some(code)) => format!("room {code}"),
+            (None, None) => "the host".to_string(),
+        }
+    }
+}
+
 /// Finds the host `way` names and opens this machine's game with `open`:
 /// after resolving a direct address (a typo fails before the core loads),
 /// before entering a room (the room compares games).
