@@ -66,6 +66,9 @@ pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::launcher::Sessio
         out,
         kept: Vec::new(),
     };
+    let began = std::time::Instant::now();
+    // A report left by an earlier session is not this one's.
+    let _ = crate::engine::report::take_last_report();
     let parsed = <super::Cli as clap::Parser>::try_parse_from(
         std::iter::once("netcade").chain(line.iter().map(String::as_str)),
     );
@@ -103,6 +106,8 @@ pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::launcher::Sessio
         exit_code,
         output: String::from_utf8_lossy(&keep.kept).into_owned(),
         error,
+        report: crate::engine::report::take_last_report(),
+        took: began.elapsed(),
     }
 }
 

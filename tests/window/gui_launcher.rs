@@ -204,8 +204,9 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
     let script = format!(
         "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
          click Frames (blank: play until someone leaves)\ntype 240\n\
-         click Host the match\nwait 2\nscreenshot {}\nquit\n",
-        host_result.display()
+         click Host the match\nwait 2\nscreenshot {}\ntext {}\nquit\n",
+        host_result.display(),
+        host_result.with_extension("txt").display()
     );
     let mut host = launcher(host_dir.path(), &script);
     host.wait_for_stdout("waiting for a player to join", TIMEOUT);
@@ -222,9 +223,10 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
     let script = format!(
         "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:{port}\nkey Return\n\
          session wait 60\nsession key Escape\nsession wait 3\nsession screenshot {}\n\
-         wait 2\nscreenshot {}\nquit\n",
+         wait 2\nscreenshot {}\ntext {}\nquit\n",
         menu.display(),
-        join_result.display()
+        join_result.display(),
+        join_result.with_extension("txt").display()
     );
     let join = launcher(join_dir.path(), &script);
     let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
@@ -251,6 +253,20 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
         let picture = read_png(result);
         assert_eq!(picture.size(), (960, 720));
         assert!(picture.light_pixels(50..400) > 500, "{}", result.display());
+        // Its first line says how the match ended, then its figures.
+        let lines = std::fs::read_to_string(result.with_extension("txt")).unwrap();
+        let lines: Vec<&str> = lines.lines().collect();
+        assert_eq!(lines[0], "The match finished.", "{lines:?}");
+        assert!(lines[1].starts_with("Duration: "), "{lines:?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("Player ")),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"Desyncs: none"), "{lines:?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("Replay: ")),
+            "{lines:?}"
+        );
     }
     // The match menu over the game: its panel's text at the top left, the
     // game below it.

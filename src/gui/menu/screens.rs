@@ -14,6 +14,7 @@ use crate::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
 use crate::launcher::replays::{
     chosen_or_newest, list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
 };
+use crate::launcher::results::ResultSummary;
 use crate::launcher::SessionEnd;
 use egui_file_dialog::FileDialog;
 
@@ -534,27 +535,64 @@ impl Launcher {
         }
     }
 
+    /// How the session ended, in a sentence and its facts; its replay
+    /// (Play, Show in folder); Rematch; everything it printed, folded.
     fn result(&mut self, ui: &mut egui::Ui) {
         let Screen::Result(end) = &self.screen else {
             return;
         };
-        ui.label(format!(
-            "{}: {}",
-            shell_words("netcade", &end.command_line),
-            end.ending()
-        ));
-        if let Some(error) = &end.error {
-            ui.colored_label(egui::Color32::LIGHT_RED, error);
+        let summary = ResultSummary::of(end);
+        let targets = &mut self.targets;
+        targets.heading(ui, &summary.headline);
+        for fact in &summary.facts {
+            targets.line(ui, fact);
         }
-        if let Some(replay) = end.replay_path() {
-            ui.label(format!("replay: {replay}"));
-        }
-        egui::ScrollArea::vertical()
-            .max_height(360.0)
-            .show(ui, |ui| {
-                ui.monospace(end.output.trim_end());
+        let mut next = None;
+        if let Some(replay) = &summary.replay {
+            ui.add_space(8.0);
+            targets.line(ui, &format!("Replay: {}", replay.display()));
+            ui.horizontal(|ui| {
+                if targets.button(ui, "Play the replay").clicked() {
+                    let mut line = ReplayAction::Play { speed: 1.0 }.command_line(replay);
+                    line.extend(self.settings.settings.window_args());
+                    next = Some(line);
+                }
+                if targets.button(ui, "Show in folder").clicked() {
+                    let folder = replay.parent().unwrap_or(std::path::Path::new("."));
+                    self.problem = open_folder(folder).err();
+                }
             });
-        if self.targets.button(ui, "Back").clicked() {
+        }
+        ui.add_space(8.0);
+        let mut back = false;
+        ui.horizontal(|ui| {
+            if let Some((label, line)) = &summary.again {
+                if targets.button(ui, label).clicked() {
+                    next = Some(line.clone());
+                }
+            }
+            back = targets.button(ui, "Back").clicked();
+        });
+        if let Some(problem) = &self.problem {
+            ui.colored_label(egui::Color32::LIGHT_RED, problem);
+        }
+        egui::CollapsingHeader::new("Everything it printed")
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.monospace(format!("$ {}", shell_words("netcade", &end.command_line)));
+                if let Some(error) = &end.error {
+                    ui.colored_label(egui::Color32::LIGHT_RED, error);
+                }
+                egui::ScrollArea::vertical()
+                    .max_height(320.0)
+                    .show(ui, |ui| {
+                        ui.monospace(end.output.trim_end());
+                    });
+            });
+        if next.is_some() {
+            self.session = next;
+        }
+        if back {
             self.back();
         }
     }
