@@ -42,6 +42,8 @@ pub struct MatchView {
     /// The host's UDP port while it waits for its players, before the
     /// match began (`None` once it began, and at joiners and spectators).
     pub listening: Option<u16>,
+    /// The code of the room the host waits in, meanwhile (`host --room`).
+    pub room_code: Option<String>,
 }
 
 /// One other player's figures, for the match menu's connection panel.

@@ -279,6 +279,74 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_room_hosted_and_joined_by_its_code_in_two_launchers_plays_in_sync_from_a_window_open_at_once()
+{
+    let _window = one_window();
+    let Some((_server, signal)) = support::servers::signaling_server() else {
+        return;
+    };
+    let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The signaling server on loopback and no STUN server: nothing leaves
+    // the machine.
+    for dir in [&host_dir, &join_dir] {
+        std::fs::write(dir.path().join("servers.txt"), format!("signal {signal}\n")).unwrap();
+    }
+    let (waiting, host_result, join_result) = (
+        host_dir.path().join("waiting.txt"),
+        host_dir.path().join("result.txt"),
+        join_dir.path().join("result.txt"),
+    );
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
+         click Frames (blank: play until someone leaves)\ntype 240\n\
+         click Open a room: the other player types its code instead of an address\n\
+         click Host the match\nsession wait 5\nsession text {}\n\
+         wait 2\ntext {}\nquit\n",
+        waiting.display(),
+        host_result.display()
+    );
+    let mut host = launcher(host_dir.path(), &script);
+    let code = support::servers::room_code(&mut host);
+    // The host's window waits in the room before anyone joined, its code
+    // large on the waiting panel.
+    written(&waiting);
+    let panel = std::fs::read_to_string(&waiting).unwrap();
+    assert!(
+        panel.contains(&format!("Room code {code}: the other player chooses Join")),
+        "{panel}"
+    );
+    let script = format!(
+        "click Join\nclick By room code\nclick Room code\ntype {code}\nkey Return\n\
+         wait 2\ntext {}\nquit\n",
+        join_result.display()
+    );
+    let join = launcher(join_dir.path(), &script);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(join.status.success(), "{}", stderr(&join));
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 240 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(stdout(&join)));
+    assert!(
+        stdout(&join).contains(&format!("$ netcade join --room {code} --core duel")),
+        "{}",
+        stdout(&join)
+    );
+    for result in [&host_result, &join_result] {
+        let lines = std::fs::read_to_string(result).unwrap();
+        assert_eq!(lines.lines().next(), Some("The match finished."), "{lines}");
+    }
+}
+
+#[test]
 fn a_joiner_killed_mid_match_comes_back_with_the_launchers_rejoin_button_in_sync() {
     let _window = one_window();
     let (host_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

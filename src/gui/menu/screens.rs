@@ -8,7 +8,7 @@ use crate::gui::menu::script::Targets;
 use crate::gui::menu::settings::{delay_picker, load_settings, SettingsOutcome, SettingsScreen};
 use crate::gui::window::Pressed;
 use crate::launcher::cores::{find_cores, Catalogue};
-use crate::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, Session};
+use crate::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, JoinWay, Session};
 use crate::launcher::recent;
 use crate::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
 use crate::launcher::replays::{
@@ -340,6 +340,11 @@ impl Launcher {
         );
         delay_picker(ui, "host delay", &mut self.host.form.delay);
         ui.checkbox(&mut self.host.form.record, "record a replay");
+        self.targets.checkbox(
+            ui,
+            &mut self.host.form.room,
+            "Open a room: the other player types its code instead of an address",
+        );
         let form = self.host_session();
         self.form_buttons(ui, "Host the match", form);
     }
@@ -372,10 +377,40 @@ impl Launcher {
     fn join_form(&mut self, ui: &mut egui::Ui) {
         self.targets
             .line(ui, "Join a match: the address the host gave you.");
-        let entered = self
-            .targets
-            .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
-        self.address_history(ui, Screen::Join);
+        ui.horizontal(|ui| {
+            for (label, way) in [
+                ("By address", JoinWay::Address),
+                ("By room code", JoinWay::Room),
+                ("Quick match", JoinWay::Quick),
+            ] {
+                if self
+                    .targets
+                    .selectable(ui, self.join.way == way, label)
+                    .clicked()
+                {
+                    self.join.way = way;
+                }
+            }
+        });
+        let entered = match self.join.way {
+            JoinWay::Address => {
+                let entered =
+                    self.targets
+                        .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
+                self.address_history(ui, Screen::Join);
+                entered
+            }
+            JoinWay::Room => self
+                .targets
+                .text_field(ui, "Room code", &mut self.join.room_code),
+            JoinWay::Quick => {
+                self.targets.line(
+                    ui,
+                    "Paired with the next player who asks for a quick match of this game.",
+                );
+                false
+            }
+        };
         delay_picker(ui, "join delay", &mut self.join.delay);
         ui.checkbox(&mut self.join.record, "record a replay");
         let form = Ok(Session::Join(self.join.clone()));
@@ -617,7 +652,16 @@ impl Launcher {
             return;
         };
         recent::note_played(&mut self.recent, &game);
-        if let Session::Join(JoinForm { address, .. }) | Session::Spectate { address } = &session {
+        let address = match &session {
+            Session::Join(JoinForm {
+                way: JoinWay::Address,
+                address,
+                ..
+            })
+            | Session::Spectate { address } => Some(address),
+            _ => None,
+        };
+        if let Some(address) = address {
             recent::note_address(&mut self.addresses, address);
             let path = recent::recent_addresses_path();
             if let Err(error) = recent::save_addresses(&path, &self.addresses) {

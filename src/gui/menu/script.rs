@@ -83,6 +83,18 @@ impl Targets {
         response
     }
 
+    /// A checkbox labelled `label`.
+    pub fn checkbox(
+        &mut self,
+        ui: &mut egui::Ui,
+        checked: &mut bool,
+        label: &str,
+    ) -> egui::Response {
+        let response = ui.checkbox(checked, label);
+        self.rects.insert(label.to_string(), response.rect);
+        response
+    }
+
     /// A labelled one-line text field; whether Enter was pressed in it.
     pub fn text_field(&mut self, ui: &mut egui::Ui, label: &str, text: &mut String) -> bool {
         let response = ui

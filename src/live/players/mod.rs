@@ -27,12 +27,12 @@ use crate::live::connect::{
     adopt_host_options, bind_ipv4, bind_listening, bind_toward, content_hash,
     host_option_overrides, link_secret, random_bytes, SOCKET_ADDRESSES,
 };
-use crate::live::front_end::{ConnectStep, ConnectingScreen, Headless, LiveOutputs};
+use crate::live::front_end::{ConnectStep, ConnectingScreen, Headless, LiveOutputs, MatchView};
 use crate::live::narrator::Narrator;
 use crate::live::options::{LiveEvent, LiveOptions};
 use crate::live::rooms::{
     host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
-    OpenedRoom, QuickPairing, RoomRole,
+    OpenedRoom, QuickPairing, RoomCode, RoomRole,
 };
 use crate::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::live::wire::LiveTransport;
@@ -95,7 +95,10 @@ fn host_on(
     let mut game = open_game(&common.game)?;
     let found = preflight(game.as_mut())?;
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
-    let opened = open_room(settings, game.as_ref(), &transport, out)?;
+    let (opened, code_shown) = match open_room(settings, game.as_ref(), &transport, out)? {
+        Some((room, code)) => (Some(room), Some(code.to_string())),
+        None => (None, None),
+    };
     let joiners = settings.players - 1;
     // Signals are ours before anyone is told we wait: a SIGHUP after the
     // line below is an interruption, never a kill.
@@ -117,12 +120,26 @@ fn host_on(
             format!("{joiners} players")
         }
     )?;
-    let (_room, transport) = meet_player(opened, settings, transport)?;
+    // The window opens now, and a room's host waits in it for its player
+    // (Cancel, Esc or closing it stops waiting: the match's loop says so).
+    let mut front = outputs.front_end.open_front_end(game.as_ref())?;
+    let waiting = MatchView {
+        listening: Some(bound.port()),
+        room_code: code_shown.clone(),
+        ..MatchView::default()
+    };
+    let mut still_waiting = || {
+        front.handle_events();
+        front.present(game.as_ref(), &waiting);
+        !front.quit_requested()
+    };
+    let (_room, transport) = meet_player(opened, settings, transport, &mut still_waiting)?;
     let seat = Seat {
         command: "host",
         me: 0,
         peer: 1,
         connect_timeout: None,
+        room_code: code_shown,
     };
     // Every member begins from the host's game as loaded: save RAM, clocks
     // and anything the core seeded at load are the same everywhere. A core
@@ -161,17 +178,9 @@ fn host_on(
         transport: LiveTransport::new(transport),
         started,
         recorder,
+        front,
     };
-    play(
-        seat,
-        common,
-        outputs,
-        table,
-        inputs,
-        &mut Headless,
-        options,
-        out,
-    )
+    play(seat, common, outputs, table, inputs, options, out)
 }
 
 /// `host --room`: opens the room and prints its code.
@@ -180,7 +189,7 @@ fn open_room(
     game: &dyn Game,
     transport: &LinkTransport,
     out: &mut dyn Write,
-) -> Result<Option<OpenedRoom>, AppError> {
+) -> Result<Option<(OpenedRoom, RoomCode)>, AppError> {
     let Some(chosen) = settings.room else {
         return Ok(None);
     };
@@ -196,17 +205,19 @@ fn open_room(
         out,
         "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
     )?;
-    Ok(Some(room))
+    Ok(Some((room, code)))
 }
 
-/// `host --room`: waits for the room's player and finds the path to it.
+/// `host --room`: waits for the room's player and finds the path to it,
+/// while `still_waiting` says so.
 fn meet_player(
     opened: Option<OpenedRoom>,
     settings: &HostSettings,
     transport: LinkTransport,
+    still_waiting: &mut dyn FnMut() -> bool,
 ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
     match opened {
-        Some(opened) => opened.meet_player(&settings.signal, transport),
+        Some(opened) => opened.meet_player(&settings.signal, transport, still_waiting),
         None => Ok((None, transport)),
     }
 }
@@ -390,14 +401,18 @@ fn join_found(
         players,
         names,
     )?;
+    // The match's window takes over the connecting screen's.
+    screen.hand_over();
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
     let table = Table {
         game,
         netplay,
         transport,
         started,
         recorder,
+        front,
     };
-    play(seat, &agreed, outputs, table, inputs, screen, options, out)
+    play(seat, &agreed, outputs, table, inputs, options, out)
 }
 
 /// How a restarted process finds this match's ticket: by the host's
@@ -494,6 +509,7 @@ fn take_a_seat(
                 me: slot,
                 peer: 0,
                 connect_timeout: Some((label, timeout)),
+                room_code: None,
             };
             return Ok(Seated {
                 seat,
@@ -585,25 +601,24 @@ fn note_host_rejoin_window(settings: &MatchSettings, netplay: &NetplaySession<So
 }
 
 /// What a match is played with once connected: the game, the session (its
-/// clock began at `started`), the socket and the replay recorder.
+/// clock began at `started`), the socket, the replay recorder and the
+/// front end showing it.
 struct Table {
     game: Box<dyn Game>,
     netplay: NetplaySession<SocketAddr>,
     transport: LiveTransport,
     started: Instant,
     recorder: Option<ReplayRecorder>,
+    front: Box<dyn crate::live::front_end::FrontEnd>,
 }
 
-/// Plays the match in real time and sums it up; the front end takes over
-/// from the `connecting` screen.
-#[allow(clippy::too_many_arguments)]
+/// Plays the match in real time and sums it up.
 fn play(
     seat: Seat,
     settings: &MatchSettings,
     outputs: &LiveOutputs<'_>,
     table: Table,
     inputs: InputSource,
-    connecting: &mut dyn ConnectingScreen,
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
@@ -613,9 +628,8 @@ fn play(
         mut transport,
         started,
         recorder,
+        front,
     } = table;
-    connecting.hand_over();
-    let front = outputs.front_end.open_front_end(game.as_ref())?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let lockstep = netplay.settings().is_lockstep();
@@ -629,10 +643,10 @@ fn play(
     } else {
         machine.set_run_ahead(settings.run_ahead);
     }
-    let hosting = seat.me == 0;
+    let (hosting, room_code) = (seat.me == 0, seat.room_code.clone());
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
     if hosting {
-        role.listening_on(transport.local_port());
+        role.listening_on(transport.local_port(), room_code);
     }
     let mut narrator = Narrator::new(out, front, options);
     if let Some(path) = transport.ice_path() {

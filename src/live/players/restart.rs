@@ -19,7 +19,7 @@ use crate::engine::{open_game, AppError, Game};
 use crate::live::connect::{
     adopt_host_options, connect_timeout, connect_to_host, content_hash, host_option_overrides,
 };
-use crate::live::front_end::{Headless, LiveOutputs};
+use crate::live::front_end::LiveOutputs;
 use crate::live::options::LiveOptions;
 use crate::live::rooms::{find_host, identity_of, RoomCode, RoomRole};
 use crate::live::session_loop::LiveMatch;
@@ -93,27 +93,21 @@ pub(super) fn rejoin_match(
         me: ticket.slot,
         peer: 0,
         connect_timeout: Some((label, Duration::from_secs_f64(settings.connect_timeout_s))),
+        room_code: None,
     };
     // Kept again with the game as this process names it.
     ticket.game = Some(TicketGame::of(&common.game));
     let kept = keep_ticket(key, &ticket);
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
     let table = Table {
         game,
         netplay,
         transport: LiveTransport::new(transport),
         started,
         recorder,
+        front,
     };
-    let played = play(
-        seat,
-        &agreed,
-        outputs,
-        table,
-        inputs,
-        &mut Headless,
-        options,
-        out,
-    );
+    let played = play(seat, &agreed, outputs, table, inputs, options, out);
     // Not taken back (no answer, Ctrl-C while waiting): another try may be.
     if let (Err(_), Some(kept)) = (&played, kept) {
         kept.keep_on_disk();
