@@ -100,15 +100,9 @@ impl ConnectingScreen for ConnectingWindow {
             }
         }
         self.cancelled |= cancel;
-        match script::step_lent(window, &self.targets) {
-            None | Some(Ok(script::Step::Continue)) => {}
-            Some(Ok(script::Step::Capture(path))) => self.capture = Some(path),
-            Some(Ok(script::Step::Quit)) => self.cancelled = true,
-            Some(Err(error)) => {
-                eprintln!("error: {}", crate::engine::error::error_chain(&error));
-                self.cancelled = true;
-            }
-        }
+        let (capture, leave) = script::session_step(window, &self.targets);
+        self.capture = capture;
+        self.cancelled |= leave;
         self.cancelled
     }
 

@@ -265,15 +265,11 @@ impl WindowFrontEnd {
     /// The launcher script's next step in this session, after a frame was
     /// laid out (its clicks aim at the widgets drawn).
     fn script_step(&mut self) {
-        match script::step_lent(&mut self.window, &self.targets) {
-            None | Some(Ok(script::Step::Continue)) => {}
-            Some(Ok(script::Step::Capture(path))) => self.script_capture = Some(path),
-            Some(Ok(script::Step::Quit)) => self.quit = true,
-            Some(Err(error)) => {
-                eprintln!("error: {}", crate::engine::error::error_chain(&error));
-                self.quit = true;
-            }
+        let (capture, leave) = script::session_step(&mut self.window, &self.targets);
+        if capture.is_some() {
+            self.script_capture = capture;
         }
+        self.quit |= leave;
     }
 
     /// Feeds the next event of a scripted line's typing to the window,

@@ -279,12 +279,27 @@ pub fn take_back() -> Option<Script> {
 
 /// Runs the lent script's next session step in a session's `window`
 /// (`None` when the session runs without a script).
-pub fn step_lent(window: &mut Window, targets: &Targets) -> Option<Result<Step, AppError>> {
+fn step_lent(window: &mut Window, targets: &Targets) -> Option<Result<Step, AppError>> {
     LENT.with(|lent| {
         let mut lent = lent.borrow_mut();
         let script = lent.as_mut()?;
         Some(script.step(window, targets, Place::Session))
     })
+}
+
+/// Runs the lent script's next session step in a session's `window`: the
+/// path of a picture to save next, and whether the session ends there (the
+/// script quits, or its step was a mistake, said on stderr).
+pub fn session_step(window: &mut Window, targets: &Targets) -> (Option<PathBuf>, bool) {
+    match step_lent(window, targets) {
+        None | Some(Ok(Step::Continue)) => (None, false),
+        Some(Ok(Step::Capture(path))) => (Some(path), false),
+        Some(Ok(Step::Quit)) => (None, true),
+        Some(Err(error)) => {
+            eprintln!("error: {}", crate::engine::error::error_chain(&error));
+            (None, true)
+        }
+    }
 }
 
 fn mouse_motion(x: i32, y: i32) -> Event {
