@@ -66,6 +66,9 @@ pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::launcher::Sessio
         out,
         kept: Vec::new(),
     };
+    let began = std::time::Instant::now();
+    // A report left by an earlier session is not this one's.
+    let _ = crate::engine::report::take_last_report();
     let parsed = <super::Cli as clap::Parser>::try_parse_from(
         std::iter::once("netcade").chain(line.iter().map(String::as_str)),
     );
@@ -103,13 +106,15 @@ pub fn run_line(line: &[String], out: &mut dyn Write) -> crate::launcher::Sessio
         exit_code,
         output: String::from_utf8_lossy(&keep.kept).into_owned(),
         error,
+        report: crate::engine::report::take_last_report(),
+        took: began.elapsed(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launcher::forms::{DelayChoice, HostForm, JoinForm, Session};
+    use crate::launcher::forms::{DelayChoice, HostForm, JoinForm, JoinWay, Session};
 
     /// What the command line parses `line` (after `netcade`) into.
     fn parsed(line: &[String]) -> String {
@@ -160,6 +165,7 @@ mod tests {
                     record: false,
                     max_spectators: 4,
                     frames: Some(300),
+                    room: false,
                 }),
                 format!(
                     "host --port 0 --delay 2 --no-record --max-spectators 4 --frames 300 {rom}"
@@ -170,6 +176,7 @@ mod tests {
                     address: " 192.168.1.5:7000 ".to_string(),
                     delay: DelayChoice::Auto,
                     record: true,
+                    ..JoinForm::default()
                 }),
                 format!("join 192.168.1.5:7000 {rom}"),
             ),
@@ -178,6 +185,29 @@ mod tests {
                     address: "[::1]:7000".to_string(),
                 },
                 format!("spectate [::1]:7000 {rom}"),
+            ),
+            (
+                Session::Host(HostForm {
+                    room: true,
+                    ..HostForm::default()
+                }),
+                format!("host --port 7000 --room {rom}"),
+            ),
+            (
+                Session::Join(JoinForm {
+                    way: JoinWay::Room,
+                    room_code: " 7kq-m2x ".to_string(),
+                    record: true,
+                    ..JoinForm::default()
+                }),
+                format!("join --room 7kq-m2x {rom}"),
+            ),
+            (
+                Session::Join(JoinForm {
+                    way: JoinWay::Quick,
+                    ..JoinForm::default()
+                }),
+                format!("join --quick --no-record {rom}"),
             ),
         ];
         for (session, line) in cases {

@@ -10,7 +10,7 @@ use crate::engine::sinks::recorder::RecordArgs;
 use crate::engine::sinks::speaker::SpeakerArgs;
 use crate::engine::sinks::SinkChoices;
 use crate::engine::{AppError, Game, Outcome};
-use crate::live::front_end::{FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
+use crate::live::front_end::{ConnectingScreen, FrontEnd, Headless, LiveOutputs, OpenFrontEnd};
 use crate::live::options::LiveOptions;
 use crate::live::players::MatchSettings;
 use crate::live::session_loop::LiveMatch;
@@ -61,6 +61,17 @@ impl OpenFrontEnd for ShowArgs {
             return Ok(Box::new(window));
         }
         Headless.open_front_end(game)
+    }
+
+    /// The window's connecting screen, unless `--headless` or built
+    /// without the `gui` feature.
+    fn connecting(&self, host: &str) -> Result<Box<dyn ConnectingScreen>, AppError> {
+        #[cfg(feature = "gui")]
+        if self.in_window() {
+            let screen = crate::gui::connecting::ConnectingWindow::open(host, &self.display)?;
+            return Ok(Box::new(screen));
+        }
+        Headless.connecting(host)
     }
 }
 

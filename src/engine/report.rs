@@ -26,14 +26,28 @@ pub fn time_ago(seconds: u64) -> String {
     }
 }
 
+thread_local! {
+    /// The JSON of the last report written on this thread: the launcher's
+    /// result screen reads the facts of the session it ran there.
+    static LAST_REPORT: std::cell::RefCell<Option<serde_json::Value>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Writes `report` for people, then, when `json` is asked for, its JSON as
-/// the last line.
+/// the last line; its JSON is kept for [`take_last_report`].
 pub fn write_report(report: &dyn Report, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
     report.describe(out)?;
+    let facts = report.json();
     if json {
-        writeln!(out, "{}", report.json())?;
+        writeln!(out, "{facts}")?;
     }
+    LAST_REPORT.with(|last| *last.borrow_mut() = Some(facts));
     Ok(())
+}
+
+/// The JSON of the last report [`write_report`] wrote on this thread, once.
+pub fn take_last_report() -> Option<serde_json::Value> {
+    LAST_REPORT.with(|last| last.borrow_mut().take())
 }
 
 #[cfg(test)]

@@ -69,8 +69,10 @@ pub struct WindowFrontEnd {
     typing: VecDeque<Event>,
     /// Pictures drawn since the last of them was fed.
     draws_since_typing: u32,
-    /// The host's port while it waits for its players (the waiting panel).
+    /// The host's port while it waits for its players (the waiting panel),
+    /// and its room's code.
     listening: Option<u16>,
+    room_code: Option<String>,
     waiting_panel: WaitingPanel,
     /// Where the panel's buttons were drawn (a launcher script clicks them).
     targets: Targets,
@@ -113,6 +115,7 @@ impl WindowFrontEnd {
             typing: VecDeque::new(),
             draws_since_typing: 0,
             listening: None,
+            room_code: None,
             waiting_panel: WaitingPanel::default(),
             targets: Targets::default(),
             script_capture: None,
@@ -155,6 +158,7 @@ impl WindowFrontEnd {
         self.draws_since_typing = self.draws_since_typing.saturating_add(1);
         if let Some(port) = self.listening {
             let (panel, targets) = (&mut self.waiting_panel, &mut self.targets);
+            let room_code = self.room_code.as_deref();
             let mut cancel = false;
             let captured = self.window.present_with_menu(
                 frame,
@@ -162,7 +166,7 @@ impl WindowFrontEnd {
                 overlay,
                 Some(&mut |context| {
                     targets.clear(context.pixels_per_point());
-                    cancel = panel.draw(context, port, targets);
+                    cancel = panel.draw(context, port, room_code, targets);
                 }),
                 capture,
             );
@@ -271,15 +275,11 @@ impl WindowFrontEnd {
     /// The launcher script's next step in this session, after a frame was
     /// laid out (its clicks aim at the widgets drawn).
     fn script_step(&mut self) {
-        match script::step_lent(&mut self.window, &self.targets) {
-            None | Some(Ok(script::Step::Continue)) => {}
-            Some(Ok(script::Step::Capture(path))) => self.script_capture = Some(path),
-            Some(Ok(script::Step::Quit)) => self.quit = true,
-            Some(Err(error)) => {
-                eprintln!("error: {}", crate::engine::error::error_chain(&error));
-                self.quit = true;
-            }
+        let (capture, leave) = script::session_step(&mut self.window, &self.targets);
+        if capture.is_some() {
+            self.script_capture = capture;
         }
+        self.quit |= leave;
     }
 
     /// Feeds the next event of a scripted line's typing to the window,
@@ -407,6 +407,7 @@ impl FrontEnd for WindowFrontEnd {
 
     fn present(&mut self, game: &dyn Game, view: &MatchView) {
         self.listening = view.listening;
+        self.room_code.clone_from(&view.room_code);
         let now = Instant::now();
         if view.new_picture {
             self.waiting_since = None;

@@ -1,7 +1,7 @@
 //! The player's window (cargo feature `gui`): an SDL2 window with an
 //! OpenGL 3.3 core context through `glow`, the display shaders of
 //! `shaders/`, keyboard and game controller input mapped to the RetroPad,
-//! the netplay overlay, the menus drawn with egui (`ui`, `match_menu`), the
+//! the netplay overlay, a joiner's connecting screen (`connecting`), the menus drawn with egui (`ui`, `match_menu`), the
 //! launcher's window (`menu`: its screens over `crate::launcher`'s model),
 //! and `netcade play` (local play with in-window frame stepping on the
 //! debugger's engine).
@@ -12,6 +12,7 @@
 //! shows after its frames ran.
 
 pub mod chat_box;
+pub mod connecting;
 pub mod front_end;
 pub mod input_map;
 pub mod layout;

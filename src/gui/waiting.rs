@@ -1,5 +1,6 @@
 //! What a host's window shows while it waits for its players, before the
-//! match: the addresses to give them, each with a Copy button, and Cancel,
+//! match: its room's code, large, with Copy (`host --room`), the addresses
+//! to give them, each with a Copy button, and Cancel,
 //! which ends the session there (its socket closes with it) and, started
 //! from the launcher, goes back to the launcher.
 
@@ -13,9 +14,16 @@ pub struct WaitingPanel {
 }
 
 impl WaitingPanel {
-    /// Lays the panel out for a host on UDP port `port`, recording its
-    /// buttons in `targets`; whether the player chose Cancel.
-    pub fn draw(&mut self, context: &egui::Context, port: u16, targets: &mut Targets) -> bool {
+    /// Lays the panel out for a host on UDP port `port` (in the room
+    /// `room_code`), recording its buttons in `targets`; whether the player
+    /// chose Cancel.
+    pub fn draw(
+        &mut self,
+        context: &egui::Context,
+        port: u16,
+        room_code: Option<&str>,
+        targets: &mut Targets,
+    ) -> bool {
         if self
             .addresses
             .as_ref()
@@ -31,8 +39,19 @@ impl WaitingPanel {
             .fixed_pos(egui::pos2(16.0, 64.0))
             .show(context, |ui| {
                 egui::Frame::window(ui.style()).show(ui, |ui| {
-                    ui.heading("Waiting for a player to join");
-                    ui.label(format!("Hosting on UDP port {port}. Give your opponent:"));
+                    targets.heading(ui, "Waiting for a player to join");
+                    if let Some(code) = room_code {
+                        targets.line(ui, &format!("Room code {code}: the other player chooses Join, By room code, and types it"));
+                        ui.horizontal(|ui| {
+                            ui.label(egui::RichText::new(code).monospace().size(48.0).strong());
+                            if targets.button(ui, "Copy code").clicked() {
+                                ui.ctx().copy_text(code.to_string());
+                            }
+                        });
+                        ui.separator();
+                    }
+                    let or = if room_code.is_some() { "Or give" } else { "Give" };
+                    targets.line(ui, &format!("Hosting on UDP port {port}. {or} your opponent:"));
                     for address in addresses {
                         ui.horizontal(|ui| {
                             ui.monospace(address);

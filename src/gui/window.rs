@@ -224,21 +224,23 @@ struct SdlWindow {
 }
 
 thread_local! {
-    /// Whether a closed window is kept for the next one opened on this
-    /// thread, and the one kept.
-    static SHELF: std::cell::RefCell<(bool, Option<SdlWindow>)> =
-        const { std::cell::RefCell::new((false, None)) };
+    /// How many [`KeepWindowOpen`]s live on this thread (a closed window
+    /// is kept while any does), and the window kept.
+    static SHELF: std::cell::RefCell<(u32, Option<SdlWindow>)> =
+        const { std::cell::RefCell::new((0, None)) };
 }
 
 /// While this lives, a [`Window`] closed on this thread stays open on the
 /// screen and the next [`Window::open`] takes it over: the launcher's one
-/// window lives across the sessions it starts.
+/// window lives across the sessions it starts, and a joiner's connecting
+/// screen becomes its match's window. They nest: the window closes when
+/// the last one goes.
 pub struct KeepWindowOpen(());
 
 impl KeepWindowOpen {
     /// Starts keeping windows open.
     pub fn start() -> KeepWindowOpen {
-        SHELF.with(|shelf| shelf.borrow_mut().0 = true);
+        SHELF.with(|shelf| shelf.borrow_mut().0 += 1);
         KeepWindowOpen(())
     }
 }
@@ -247,8 +249,12 @@ impl Drop for KeepWindowOpen {
     fn drop(&mut self) {
         let kept = SHELF.with(|shelf| {
             let mut shelf = shelf.borrow_mut();
-            shelf.0 = false;
-            shelf.1.take()
+            shelf.0 = shelf.0.saturating_sub(1);
+            if shelf.0 == 0 {
+                shelf.1.take()
+            } else {
+                None
+            }
         });
         drop(kept);
     }
@@ -256,7 +262,7 @@ impl Drop for KeepWindowOpen {
 
 impl Drop for Window {
     fn drop(&mut self) {
-        let keeping = SHELF.with(|shelf| shelf.borrow().0);
+        let keeping = SHELF.with(|shelf| shelf.borrow().0 > 0);
         if keeping {
             let sdl = self.sdl.take();
             SHELF.with(|shelf| shelf.borrow_mut().1 = sdl);

@@ -61,12 +61,16 @@ pub struct HostForm {
     pub max_spectators: usize,
     /// Frames the match lasts (none: until a player leaves).
     pub frames: Option<u32>,
+    /// Whether the match also opens a room, whose code the other player
+    /// types instead of an address (`--room`).
+    pub room: bool,
 }
 
 impl Default for HostForm {
     fn default() -> Self {
         HostForm {
             frames: None,
+            room: false,
             port: 7000,
             delay: DelayChoice::Auto,
             record: true,
@@ -75,11 +79,27 @@ impl Default for HostForm {
     }
 }
 
+/// How the Join form finds the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JoinWay {
+    /// At the HOST:PORT it gave.
+    #[default]
+    Address,
+    /// In the room whose code it gave (`--room CODE`).
+    Room,
+    /// Paired with anyone waiting to play the same game (`--quick`).
+    Quick,
+}
+
 /// The Join form.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JoinForm {
+    /// How the host is found.
+    pub way: JoinWay,
     /// The host's HOST:PORT.
     pub address: String,
+    /// The room code the host gave.
+    pub room_code: String,
     /// The local input delay.
     pub delay: DelayChoice,
     /// Whether the match is recorded as a replay.
@@ -128,10 +148,17 @@ impl Session {
                 if let Some(frames) = form.frames {
                     line.extend(words(&["--frames", &frames.to_string()]));
                 }
+                if form.room {
+                    line.push("--room".to_string());
+                }
                 line
             }
             Session::Join(form) => {
-                let mut line = words(&["join", form.address.trim()]);
+                let mut line = match form.way {
+                    JoinWay::Address => words(&["join", form.address.trim()]),
+                    JoinWay::Room => words(&["join", "--room", form.room_code.trim()]),
+                    JoinWay::Quick => words(&["join", "--quick"]),
+                };
                 push_match_args(&mut line, form.delay, form.record);
                 line
             }

@@ -11,10 +11,11 @@ pub mod lag;
 pub mod recent;
 pub mod rejoins;
 pub mod replays;
+pub mod results;
 pub mod settings;
 
 /// How a session the launcher started ended, for its result screen.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionEnd {
     /// The command line it ran (after the program's name).
     pub command_line: Vec<String>,
@@ -24,6 +25,10 @@ pub struct SessionEnd {
     pub output: String,
     /// The `error:` line the command line would print, if it failed.
     pub error: Option<String>,
+    /// The facts of its summary (its `--json` object), when it wrote one.
+    pub report: Option<serde_json::Value>,
+    /// How long it ran, start to end.
+    pub took: std::time::Duration,
 }
 
 impl SessionEnd {
@@ -39,6 +44,14 @@ impl SessionEnd {
             130 => "interrupted",
             _ => "it ended early",
         }
+    }
+
+    /// Whether the player cancelled a join on its connecting screen
+    /// (nothing was played: the form it came from shows again).
+    pub fn join_cancelled(&self) -> bool {
+        self.output
+            .lines()
+            .any(|line| line == crate::live::players::JOIN_CANCELLED)
     }
 
     /// The replay it recorded, from its summary's `replay:` line.

@@ -10,6 +10,7 @@ use crate::engine::sinks::SinkChoices;
 use crate::engine::{AppError, Game};
 use netcode::input::Buttons;
 use netcode::netplay::NetplayStats;
+use std::time::Duration;
 
 /// The match as a front end shows it after a tick.
 #[derive(Clone, Debug, Default)]
@@ -41,6 +42,8 @@ pub struct MatchView {
     /// The host's UDP port while it waits for its players, before the
     /// match began (`None` once it began, and at joiners and spectators).
     pub listening: Option<u16>,
+    /// The code of the room the host waits in, meanwhile (`host --room`).
+    pub room_code: Option<String>,
 }
 
 /// One other player's figures, for the match menu's connection panel.
@@ -159,11 +162,77 @@ pub struct Headless;
 
 impl FrontEnd for Headless {}
 
+/// Where a joiner is on its way into a match, as its connecting screen
+/// names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectStep {
+    /// Asking the signaling server's room for the host.
+    FindingHost,
+    /// Trying the paths to the host's machine (ICE's checks).
+    PunchingThrough,
+    /// Going through a relay server, no direct path having answered.
+    Relaying,
+    /// Saying Hello to the host and waiting for its answer.
+    Handshake,
+    /// The host answered: loading its game as the match begins.
+    LoadingHostState,
+}
+
+impl ConnectStep {
+    /// Every step, in the order a join goes through them.
+    pub const ALL: [ConnectStep; 5] = [
+        ConnectStep::FindingHost,
+        ConnectStep::PunchingThrough,
+        ConnectStep::Relaying,
+        ConnectStep::Handshake,
+        ConnectStep::LoadingHostState,
+    ];
+
+    /// The step in words, for a person.
+    pub fn words(self) -> &'static str {
+        match self {
+            ConnectStep::FindingHost => "Finding the host",
+            ConnectStep::PunchingThrough => "Punching through to the host's machine",
+            ConnectStep::Relaying => "Going through a relay",
+            ConnectStep::Handshake => "Shaking hands with the host",
+            ConnectStep::LoadingHostState => "Loading the host's game",
+        }
+    }
+}
+
+/// What a joiner shows while it connects, before its match's front end
+/// opens: the step it is at, and a way to give up.
+pub trait ConnectingScreen {
+    /// Shows that the join is at `step`, `waited` into it of at most
+    /// `timeout`; whether the player cancelled. Called every time the
+    /// connection is pumped (each millisecond): it draws at most once a
+    /// frame.
+    fn show(&mut self, step: ConnectStep, waited: Duration, timeout: Duration) -> bool;
+
+    /// Lets the match's front end take over what this one showed (the
+    /// window), just before it opens.
+    fn hand_over(&mut self) {}
+}
+
+/// Shows nothing and is never cancelled (Ctrl-C ends a headless join).
+impl ConnectingScreen for Headless {
+    fn show(&mut self, _step: ConnectStep, _waited: Duration, _timeout: Duration) -> bool {
+        false
+    }
+}
+
 /// Opens a live match's front end for its game, once that is loaded (a
 /// joiner's and a spectator's with the host's core options).
 pub trait OpenFrontEnd {
     /// The front end showing `game`.
     fn open_front_end(&self, game: &dyn Game) -> Result<Box<dyn FrontEnd>, AppError>;
+
+    /// The screen a joiner shows while it connects to `host` (before its
+    /// game is loaded).
+    fn connecting(&self, host: &str) -> Result<Box<dyn ConnectingScreen>, AppError> {
+        let _ = host;
+        Ok(Box::new(Headless))
+    }
 }
 
 impl OpenFrontEnd for Headless {

@@ -115,6 +115,84 @@ fn enter_in_the_join_forms_address_joins_it_remembers_it_and_shows_the_command_l
     assert_eq!(remembered, r#"["127.0.0.1:9"]"#);
 }
 
+/// Waits for `path` to be written, and says when it was there.
+fn written(path: &Path) -> std::time::Instant {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never written",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::time::Instant::now()
+}
+
+#[test]
+fn join_to_a_silent_address_shows_the_connecting_screen_and_cancel_returns_to_the_form_at_once() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    // A socket that never answers: the host is silent, not refusing.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let (picture, connecting, form) = (
+        file("connecting.png"),
+        file("connecting.txt"),
+        file("form.txt"),
+    );
+    let script = format!(
+        "click Join\nclick Address (HOST:PORT)\ntype {address}\nkey Return\n\
+         session wait 20\nsession screenshot {}\nsession text {}\nsession click Cancel\n\
+         text {}\nquit\n",
+        picture.display(),
+        connecting.display(),
+        form.display()
+    );
+    let joiner = launcher(dir.path(), &script);
+    let asked = written(&connecting);
+    let back = written(&form);
+    let output = joiner.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let connecting = std::fs::read_to_string(&connecting).unwrap();
+    let lines: Vec<&str> = connecting.lines().collect();
+    assert_eq!(lines[0], format!("Connecting to {address}"), "{connecting}");
+    assert!(
+        lines.contains(&"▶ Shaking hands with the host…"),
+        "{connecting}"
+    );
+    // Cancel is answered within a frame: the time to the form is the
+    // session's teardown and the launcher's first frame.
+    assert!(
+        back.duration_since(asked) < Duration::from_millis(500),
+        "the form came back {:?} after Cancel",
+        back.duration_since(asked)
+    );
+    let form = std::fs::read_to_string(&form).unwrap();
+    assert_eq!(
+        form.lines().next(),
+        Some("Join a match: the address the host gave you.")
+    );
+    assert!(
+        stdout(&output).contains("joining cancelled before the match began"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        !stderr(&output).contains("no answer"),
+        "{}",
+        stderr(&output)
+    );
+    // The screen drawn: egui's panel with its lines and the Cancel button.
+    let drawn = read_png(&picture);
+    assert_eq!(drawn.size(), (960, 720));
+    assert!(
+        drawn.light_pixels(0..200) > 300,
+        "the connecting screen's text"
+    );
+}
+
 #[test]
 fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_in_sync() {
     let _window = one_window();
@@ -126,8 +204,9 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
     let script = format!(
         "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
          click Frames (blank: play until someone leaves)\ntype 240\n\
-         click Host the match\nwait 2\nscreenshot {}\nquit\n",
-        host_result.display()
+         click Host the match\nwait 2\nscreenshot {}\ntext {}\nquit\n",
+        host_result.display(),
+        host_result.with_extension("txt").display()
     );
     let mut host = launcher(host_dir.path(), &script);
     host.wait_for_stdout("waiting for a player to join", TIMEOUT);
@@ -144,9 +223,10 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
     let script = format!(
         "click Join\nclick Address (HOST:PORT)\ntype 127.0.0.1:{port}\nkey Return\n\
          session wait 60\nsession key Escape\nsession wait 3\nsession screenshot {}\n\
-         wait 2\nscreenshot {}\nquit\n",
+         wait 2\nscreenshot {}\ntext {}\nquit\n",
         menu.display(),
-        join_result.display()
+        join_result.display(),
+        join_result.with_extension("txt").display()
     );
     let join = launcher(join_dir.path(), &script);
     let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
@@ -173,6 +253,20 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
         let picture = read_png(result);
         assert_eq!(picture.size(), (960, 720));
         assert!(picture.light_pixels(50..400) > 500, "{}", result.display());
+        // Its first line says how the match ended, then its figures.
+        let lines = std::fs::read_to_string(result.with_extension("txt")).unwrap();
+        let lines: Vec<&str> = lines.lines().collect();
+        assert_eq!(lines[0], "The match finished.", "{lines:?}");
+        assert!(lines[1].starts_with("Duration: "), "{lines:?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("Player ")),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"Desyncs: none"), "{lines:?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("Replay: ")),
+            "{lines:?}"
+        );
     }
     // The match menu over the game: its panel's text at the top left, the
     // game below it.
@@ -182,6 +276,74 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
     menu.assert_the_lower_half_shows_the_game();
     let recent = std::fs::read_to_string(host_dir.path().join("netcade/recent.json")).unwrap();
     assert!(recent.contains("dojo.arena"), "{recent}");
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_room_hosted_and_joined_by_its_code_in_two_launchers_plays_in_sync_from_a_window_open_at_once()
+{
+    let _window = one_window();
+    let Some((_server, signal)) = support::servers::signaling_server() else {
+        return;
+    };
+    let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The signaling server on loopback and no STUN server: nothing leaves
+    // the machine.
+    for dir in [&host_dir, &join_dir] {
+        std::fs::write(dir.path().join("servers.txt"), format!("signal {signal}\n")).unwrap();
+    }
+    let (waiting, host_result, join_result) = (
+        host_dir.path().join("waiting.txt"),
+        host_dir.path().join("result.txt"),
+        join_dir.path().join("result.txt"),
+    );
+    let script = format!(
+        "click Host\nclick Port\nkey Ctrl+A\ntype 0\n\
+         click Frames (blank: play until someone leaves)\ntype 240\n\
+         click Open a room: the other player types its code instead of an address\n\
+         click Host the match\nsession wait 5\nsession text {}\n\
+         wait 2\ntext {}\nquit\n",
+        waiting.display(),
+        host_result.display()
+    );
+    let mut host = launcher(host_dir.path(), &script);
+    let code = support::servers::room_code(&mut host);
+    // The host's window waits in the room before anyone joined, its code
+    // large on the waiting panel.
+    written(&waiting);
+    let panel = std::fs::read_to_string(&waiting).unwrap();
+    assert!(
+        panel.contains(&format!("Room code {code}: the other player chooses Join")),
+        "{panel}"
+    );
+    let script = format!(
+        "click Join\nclick By room code\nclick Room code\ntype {code}\nkey Return\n\
+         wait 2\ntext {}\nquit\n",
+        join_result.display()
+    );
+    let join = launcher(join_dir.path(), &script);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(join.status.success(), "{}", stderr(&join));
+    let checksums = |text: String| {
+        text.lines()
+            .find(|line| line.starts_with("checksums after 240 frames"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no checksums line in {text}"))
+    };
+    assert_eq!(checksums(stdout(&host)), checksums(stdout(&join)));
+    assert!(
+        stdout(&join).contains(&format!("$ netcade join --room {code} --core duel")),
+        "{}",
+        stdout(&join)
+    );
+    for result in [&host_result, &join_result] {
+        let lines = std::fs::read_to_string(result).unwrap();
+        assert_eq!(lines.lines().next(), Some("The match finished."), "{lines}");
+    }
 }
 
 #[test]

@@ -8,12 +8,13 @@ use crate::gui::menu::script::Targets;
 use crate::gui::menu::settings::{delay_picker, load_settings, SettingsOutcome, SettingsScreen};
 use crate::gui::window::Pressed;
 use crate::launcher::cores::{find_cores, Catalogue};
-use crate::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, Session};
+use crate::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, JoinWay, Session};
 use crate::launcher::recent;
 use crate::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
 use crate::launcher::replays::{
     chosen_or_newest, list_replays, matching, HeaderReader, ReplayAction, ReplayFile,
 };
+use crate::launcher::results::ResultSummary;
 use crate::launcher::SessionEnd;
 use egui_file_dialog::FileDialog;
 
@@ -149,7 +150,11 @@ impl Launcher {
     pub fn session_ended(&mut self, end: SessionEnd) {
         // A match may have left a ticket, or been rejoined.
         self.rejoins = rejoin_offers_kept(&self.recent);
-        self.screen = Screen::Result(end);
+        self.screen = if end.join_cancelled() {
+            Screen::Join
+        } else {
+            Screen::Result(end)
+        };
     }
 
     /// Whether the Settings screen waits for a key or controller press.
@@ -335,6 +340,11 @@ impl Launcher {
         );
         delay_picker(ui, "host delay", &mut self.host.form.delay);
         ui.checkbox(&mut self.host.form.record, "record a replay");
+        self.targets.checkbox(
+            ui,
+            &mut self.host.form.room,
+            "Open a room: the other player types its code instead of an address",
+        );
         let form = self.host_session();
         self.form_buttons(ui, "Host the match", form);
     }
@@ -365,11 +375,42 @@ impl Launcher {
     }
 
     fn join_form(&mut self, ui: &mut egui::Ui) {
-        ui.label("Join a match: the address the host gave you.");
-        let entered = self
-            .targets
-            .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
-        self.address_history(ui, Screen::Join);
+        self.targets
+            .line(ui, "Join a match: the address the host gave you.");
+        ui.horizontal(|ui| {
+            for (label, way) in [
+                ("By address", JoinWay::Address),
+                ("By room code", JoinWay::Room),
+                ("Quick match", JoinWay::Quick),
+            ] {
+                if self
+                    .targets
+                    .selectable(ui, self.join.way == way, label)
+                    .clicked()
+                {
+                    self.join.way = way;
+                }
+            }
+        });
+        let entered = match self.join.way {
+            JoinWay::Address => {
+                let entered =
+                    self.targets
+                        .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
+                self.address_history(ui, Screen::Join);
+                entered
+            }
+            JoinWay::Room => self
+                .targets
+                .text_field(ui, "Room code", &mut self.join.room_code),
+            JoinWay::Quick => {
+                self.targets.line(
+                    ui,
+                    "Paired with the next player who asks for a quick match of this game.",
+                );
+                false
+            }
+        };
         delay_picker(ui, "join delay", &mut self.join.delay);
         ui.checkbox(&mut self.join.record, "record a replay");
         let form = Ok(Session::Join(self.join.clone()));
@@ -529,27 +570,64 @@ impl Launcher {
         }
     }
 
+    /// How the session ended, in a sentence and its facts; its replay
+    /// (Play, Show in folder); Rematch; everything it printed, folded.
     fn result(&mut self, ui: &mut egui::Ui) {
         let Screen::Result(end) = &self.screen else {
             return;
         };
-        ui.label(format!(
-            "{}: {}",
-            shell_words("netcade", &end.command_line),
-            end.ending()
-        ));
-        if let Some(error) = &end.error {
-            ui.colored_label(egui::Color32::LIGHT_RED, error);
+        let summary = ResultSummary::of(end);
+        let targets = &mut self.targets;
+        targets.heading(ui, &summary.headline);
+        for fact in &summary.facts {
+            targets.line(ui, fact);
         }
-        if let Some(replay) = end.replay_path() {
-            ui.label(format!("replay: {replay}"));
-        }
-        egui::ScrollArea::vertical()
-            .max_height(360.0)
-            .show(ui, |ui| {
-                ui.monospace(end.output.trim_end());
+        let mut next = None;
+        if let Some(replay) = &summary.replay {
+            ui.add_space(8.0);
+            targets.line(ui, &format!("Replay: {}", replay.display()));
+            ui.horizontal(|ui| {
+                if targets.button(ui, "Play the replay").clicked() {
+                    let mut line = ReplayAction::Play { speed: 1.0 }.command_line(replay);
+                    line.extend(self.settings.settings.window_args());
+                    next = Some(line);
+                }
+                if targets.button(ui, "Show in folder").clicked() {
+                    let folder = replay.parent().unwrap_or(std::path::Path::new("."));
+                    self.problem = open_folder(folder).err();
+                }
             });
-        if self.targets.button(ui, "Back").clicked() {
+        }
+        ui.add_space(8.0);
+        let mut back = false;
+        ui.horizontal(|ui| {
+            if let Some((label, line)) = &summary.again {
+                if targets.button(ui, label).clicked() {
+                    next = Some(line.clone());
+                }
+            }
+            back = targets.button(ui, "Back").clicked();
+        });
+        if let Some(problem) = &self.problem {
+            ui.colored_label(egui::Color32::LIGHT_RED, problem);
+        }
+        egui::CollapsingHeader::new("Everything it printed")
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.monospace(format!("$ {}", shell_words("netcade", &end.command_line)));
+                if let Some(error) = &end.error {
+                    ui.colored_label(egui::Color32::LIGHT_RED, error);
+                }
+                egui::ScrollArea::vertical()
+                    .max_height(320.0)
+                    .show(ui, |ui| {
+                        ui.monospace(end.output.trim_end());
+                    });
+            });
+        if next.is_some() {
+            self.session = next;
+        }
+        if back {
             self.back();
         }
     }
@@ -574,7 +652,16 @@ impl Launcher {
             return;
         };
         recent::note_played(&mut self.recent, &game);
-        if let Session::Join(JoinForm { address, .. }) | Session::Spectate { address } = &session {
+        let address = match &session {
+            Session::Join(JoinForm {
+                way: JoinWay::Address,
+                address,
+                ..
+            })
+            | Session::Spectate { address } => Some(address),
+            _ => None,
+        };
+        if let Some(address) = address {
             recent::note_address(&mut self.addresses, address);
             let path = recent::recent_addresses_path();
             if let Err(error) = recent::save_addresses(&path, &self.addresses) {

@@ -8,6 +8,7 @@
 //! key Return                 # a key (SDL's name), with Ctrl+ for the modifier
 //! wait 30                    # 30 frames
 //! screenshot launcher.png    # the window's picture as drawn
+//! text lines.txt             # the lines of text drawn, one a line
 //! quit
 //! ```
 //!
@@ -30,13 +31,34 @@ use std::path::{Path, PathBuf};
 pub struct Targets {
     rects: HashMap<String, egui::Rect>,
     pixels_per_point: f32,
+    /// The lines of text drawn through [`Targets::heading`] and
+    /// [`Targets::line`], top to bottom (what a script's `text` reads).
+    lines: Vec<String>,
 }
 
 impl Targets {
     /// Forgets last frame's widgets.
     pub fn clear(&mut self, pixels_per_point: f32) {
         self.rects.clear();
+        self.lines.clear();
         self.pixels_per_point = pixels_per_point;
+    }
+
+    /// A heading, kept among the lines drawn.
+    pub fn heading(&mut self, ui: &mut egui::Ui, text: &str) -> egui::Response {
+        self.lines.push(text.to_string());
+        ui.heading(text)
+    }
+
+    /// A line of text, kept among the lines drawn.
+    pub fn line(&mut self, ui: &mut egui::Ui, text: &str) -> egui::Response {
+        self.lines.push(text.to_string());
+        ui.label(text)
+    }
+
+    /// The lines of text drawn last frame, top to bottom.
+    pub fn lines(&self) -> &[String] {
+        &self.lines
     }
 
     /// A button labelled `label`.
@@ -57,6 +79,18 @@ impl Targets {
     /// A line of a list that can be chosen, labelled `label`.
     pub fn selectable(&mut self, ui: &mut egui::Ui, chosen: bool, label: &str) -> egui::Response {
         let response = ui.selectable_label(chosen, label);
+        self.rects.insert(label.to_string(), response.rect);
+        response
+    }
+
+    /// A checkbox labelled `label`.
+    pub fn checkbox(
+        &mut self,
+        ui: &mut egui::Ui,
+        checked: &mut bool,
+        label: &str,
+    ) -> egui::Response {
+        let response = ui.checkbox(checked, label);
         self.rects.insert(label.to_string(), response.rect);
         response
     }
@@ -98,6 +132,7 @@ enum Command {
     Key(Keycode, Mod),
     Wait(u32),
     Screenshot(PathBuf),
+    Text(PathBuf),
     Quit,
 }
 
@@ -212,6 +247,15 @@ impl Script {
             }
             Command::Wait(frames) => self.waiting = frames,
             Command::Screenshot(path) => return Ok(Step::Capture(path)),
+            Command::Text(path) => {
+                let mut text = targets.lines().join("\n");
+                text.push('\n');
+                std::fs::write(&path, text).map_err(|source| AppError::WriteFile {
+                    what: "the lines a script asked for",
+                    path,
+                    source,
+                })?;
+            }
             Command::Quit => return Ok(Step::Quit),
         }
         Ok(Step::Continue)
@@ -235,12 +279,27 @@ pub fn take_back() -> Option<Script> {
 
 /// Runs the lent script's next session step in a session's `window`
 /// (`None` when the session runs without a script).
-pub fn step_lent(window: &mut Window, targets: &Targets) -> Option<Result<Step, AppError>> {
+fn step_lent(window: &mut Window, targets: &Targets) -> Option<Result<Step, AppError>> {
     LENT.with(|lent| {
         let mut lent = lent.borrow_mut();
         let script = lent.as_mut()?;
         Some(script.step(window, targets, Place::Session))
     })
+}
+
+/// Runs the lent script's next session step in a session's `window`: the
+/// path of a picture to save next, and whether the session ends there (the
+/// script quits, or its step was a mistake, said on stderr).
+pub fn session_step(window: &mut Window, targets: &Targets) -> (Option<PathBuf>, bool) {
+    match step_lent(window, targets) {
+        None | Some(Ok(Step::Continue)) => (None, false),
+        Some(Ok(Step::Capture(path))) => (Some(path), false),
+        Some(Ok(Step::Quit)) => (None, true),
+        Some(Err(error)) => {
+            eprintln!("error: {}", crate::engine::error::error_chain(&error));
+            (None, true)
+        }
+    }
 }
 
 fn mouse_motion(x: i32, y: i32) -> Event {
@@ -342,8 +401,9 @@ fn parse(text: &str) -> Result<Steps, (usize, String)> {
                 (number, format!("wait takes a number of frames (got {rest:?})"))
             })?),
             "screenshot" if !rest.is_empty() => Command::Screenshot(PathBuf::from(rest)),
+            "text" if !rest.is_empty() => Command::Text(PathBuf::from(rest)),
             "quit" if rest.is_empty() => Command::Quit,
-            _ => return Err((number, format!("unknown step {line:?} (click LABEL, type TEXT, key NAME, wait FRAMES, screenshot PATH, quit)"))),
+            _ => return Err((number, format!("unknown step {line:?} (click LABEL, type TEXT, key NAME, wait FRAMES, screenshot PATH, text PATH, quit)"))),
         };
         steps.push((number, place, command));
     }
@@ -367,7 +427,7 @@ mod tests {
 
     #[test]
     fn a_script_reads_one_step_a_line_and_names_the_line_of_a_mistake() {
-        let steps = parse("# a comment\n\nclick Host\ntype 127.0.0.1:7000\nkey Ctrl+A\nwait 3\nscreenshot a.png\nquit\n").unwrap();
+        let steps = parse("# a comment\n\nclick Host\ntype 127.0.0.1:7000\nkey Ctrl+A\nwait 3\nscreenshot a.png\ntext a.txt\nquit\n").unwrap();
         let commands: Vec<Command> = steps.into_iter().map(|(_, _, command)| command).collect();
         assert_eq!(
             commands,
@@ -377,6 +437,7 @@ mod tests {
                 Command::Key(Keycode::A, Mod::LCTRLMOD),
                 Command::Wait(3),
                 Command::Screenshot(PathBuf::from("a.png")),
+                Command::Text(PathBuf::from("a.txt")),
                 Command::Quit,
             ]
         );

@@ -109,3 +109,41 @@ fn the_replays_screen_lists_newest_first_fills_in_each_header_and_filters_by_nam
     let line = harness.state_mut().take_session().expect("Info runs");
     assert_eq!(line, ["replay", "info", &older.display().to_string()]);
 }
+
+#[test]
+fn the_result_screen_says_how_it_ended_first_folds_its_log_and_rematch_joins_again() {
+    let mut harness = harness();
+    let line: Vec<String> = "join 10.0.0.2:7000 --core duel --rom cores/duel/arenas/dojo.arena"
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+    harness
+        .state_mut()
+        .session_ended(crate::launcher::SessionEnd {
+            command_line: line.clone(),
+            output: "checksums after 240 frames: video 1\nreplay: /r/a.ncr\n".to_string(),
+            report: Some(serde_json::json!({
+                "end": "peer_lost",
+                "seconds": 4.0,
+                "netplay": { "player": 1, "input_delay": 2, "desyncs": 0, "peers": [] },
+            })),
+            ..crate::launcher::SessionEnd::default()
+        });
+    harness.run();
+    let top =
+        |harness: &Harness<'_, Launcher>, label: &str| harness.get_by_label(label).rect().top();
+    let headline = "The connection to your opponent was lost.";
+    assert!(top(&harness, headline) < top(&harness, "Duration: 4 s"));
+    assert!(
+        harness.query_by_label_contains("checksums").is_none(),
+        "folded away"
+    );
+    harness.get_by_label("Everything it printed").click();
+    harness.run();
+    assert!(harness
+        .query_by_label_contains("checksums after 240")
+        .is_some());
+    harness.get_by_label("Rematch").click();
+    harness.run();
+    assert_eq!(harness.state_mut().take_session(), Some(line));
+}

@@ -30,12 +30,12 @@ use crate::live::connect::{
     adopt_host_options, bind_ipv4, bind_listening, bind_toward, content_hash,
     host_option_overrides, link_secret, random_bytes, SOCKET_ADDRESSES,
 };
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{ConnectStep, ConnectingScreen, Headless, LiveOutputs, MatchView};
 use crate::live::narrator::Narrator;
 use crate::live::options::{LiveEvent, LiveOptions};
 use crate::live::rooms::{
     host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
-    OpenedRoom, QuickPairing, RoomRole,
+    OpenedRoom, QuickPairing, RoomCode, RoomRole,
 };
 use crate::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::live::wire::LiveTransport;
@@ -57,6 +57,10 @@ use std::time::{Duration, Instant};
 /// timings: a warning at 750 ms, the peer dropped at 5 s).
 const INTERRUPT_AFTER_MS: u64 = 750;
 const DISCONNECT_AFTER_MS: u64 = 5_000;
+
+/// What a joiner's summary says when its player cancelled on the
+/// connecting screen, before the match began.
+pub const JOIN_CANCELLED: &str = "joining cancelled before the match began";
 
 /// Hellos a joiner says at most: one to learn the host's settings, one per
 /// slot it may try.
@@ -100,7 +104,10 @@ fn host_on(
     let mut game = open_game(&common.game)?;
     let found = preflight(game.as_mut())?;
     let lockstep = host_mode(common.mode, &found, common.strict, &game.title())?;
-    let opened = open_room(settings, game.as_ref(), &transport, out)?;
+    let (opened, code_shown) = match open_room(settings, game.as_ref(), &transport, out)? {
+        Some((room, code)) => (Some(room), Some(code.to_string())),
+        None => (None, None),
+    };
     let room_password = opened.as_ref().map(OpenedRoom::password);
     let joiners = settings.players - 1;
     // Signals are ours before anyone is told we wait: a SIGHUP after the
@@ -123,12 +130,26 @@ fn host_on(
             format!("{joiners} players")
         }
     )?;
-    let (_room, transport) = meet_player(opened, settings, transport)?;
+    // The window opens now, and a room's host waits in it for its player
+    // (Cancel, Esc or closing it stops waiting: the match's loop says so).
+    let mut front = outputs.front_end.open_front_end(game.as_ref())?;
+    let waiting = MatchView {
+        listening: Some(bound.port()),
+        room_code: code_shown.clone(),
+        ..MatchView::default()
+    };
+    let mut still_waiting = || {
+        front.handle_events();
+        front.present(game.as_ref(), &waiting);
+        !front.quit_requested()
+    };
+    let (_room, transport) = meet_player(opened, settings, transport, &mut still_waiting)?;
     let seat = Seat {
         command: "host",
         me: 0,
         peer: 1,
         connect_timeout: None,
+        room_code: code_shown,
     };
     // Every member begins from the host's game as loaded: save RAM, clocks
     // and anything the core seeded at load are the same everywhere. A core
@@ -169,6 +190,7 @@ fn host_on(
         transport: LiveTransport::new(transport),
         started,
         recorder,
+        front,
     };
     play(seat, common, outputs, table, inputs, options, out)
 }
@@ -179,7 +201,7 @@ fn open_room(
     game: &dyn Game,
     transport: &LinkTransport,
     out: &mut dyn Write,
-) -> Result<Option<OpenedRoom>, AppError> {
+) -> Result<Option<(OpenedRoom, RoomCode)>, AppError> {
     let Some(chosen) = settings.room else {
         return Ok(None);
     };
@@ -195,17 +217,19 @@ fn open_room(
         out,
         "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
     )?;
-    Ok(Some(room))
+    Ok(Some((room, code)))
 }
 
-/// `host --room`: waits for the room's player and finds the path to it.
+/// `host --room`: waits for the room's player and finds the path to it,
+/// while `still_waiting` says so.
 fn meet_player(
     opened: Option<OpenedRoom>,
     settings: &HostSettings,
     transport: LinkTransport,
+    still_waiting: &mut dyn FnMut() -> bool,
 ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
     match opened {
-        Some(opened) => opened.meet_player(&settings.signal, transport),
+        Some(opened) => opened.meet_player(&settings.signal, transport, still_waiting),
         None => Ok((None, transport)),
     }
 }
@@ -244,10 +268,29 @@ pub fn join_match(
             room: settings.room,
             signal: &settings.signal,
         };
+        // The window opens now, before anything waits on the network.
+        let mut screen = outputs.front_end.connecting(&way.describe())?;
         let (link, timeout) = (&common.link, settings.connect_timeout_s);
-        reach_host(way, RoomRole::Player, link, timeout, open)?
+        let (found, game) = reach_host(way, RoomRole::Player, link, timeout, open)?;
+        return join_found(
+            settings,
+            common,
+            (found, game),
+            outputs,
+            screen.as_mut(),
+            options,
+            out,
+        );
     };
-    join_found(settings, common, found, game, outputs, options, out)
+    join_found(
+        settings,
+        common,
+        (found, game),
+        outputs,
+        &mut Headless,
+        options,
+        out,
+    )
 }
 
 /// The settings of a quick match's host: the match as the player asked
@@ -269,12 +312,13 @@ fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
 
 /// Plays the match of the host `found`, with this machine's `game`; `common`
 /// is the match's settings with the game's saves in the match's folder.
+/// `screen` shows the handshake, and its Cancel ends the join there.
 fn join_found(
     settings: &JoinSettings,
     common: &MatchSettings,
-    found: FoundHost,
-    game: Box<dyn Game>,
+    (found, game): (FoundHost, Box<dyn Game>),
     outputs: &LiveOutputs<'_>,
+    screen: &mut dyn ConnectingScreen,
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
@@ -298,12 +342,22 @@ fn join_found(
         netplay,
         transport,
         started,
+        ..
     } = loop {
         // Kept through the handshake; a room's host that never answers
         // (anyone in the room can pose as it) costs one try.
         let next = found.next.take();
         let within = next.as_ref().map(|next| next.handshake_within());
-        let seated = take_a_seat(settings, found, game.as_ref(), within, &secret)?;
+        let seated = take_a_seat(settings, found, game.as_ref(), within, &secret, screen)?;
+        if seated.cancelled {
+            // Nothing began: the host forgets an unanswered Hello.
+            writeln!(out, "{JOIN_CANCELLED}")?;
+            return Ok(LiveMatch {
+                outcome: crate::engine::Outcome::Success,
+                log: crate::engine::sinks::ChecksumLog::new(1),
+                report: None,
+            });
+        }
         // A room's host whose keys do not prove the code (another match
         // whose code begins alike, or a machine posing as the host) costs
         // one try too; the last one's refusal says the code did not match.
@@ -322,6 +376,15 @@ fn join_found(
             _ => break seated,
         }
     };
+    if netplay.host_handshake().is_some() {
+        // The host answered: what is left is loading its game (its core
+        // options, the pre-flight), then the match's window takes over.
+        let timeout = seat
+            .connect_timeout
+            .as_ref()
+            .map_or(Duration::ZERO, |(_, t)| *t);
+        screen.show(ConnectStep::LoadingHostState, started.elapsed(), timeout);
+    }
     note_host_rejoin_window(common, &netplay);
     // Kept while the match runs: a killed process comes back with it.
     let _ticket = ticket_key(settings, host)
@@ -358,12 +421,16 @@ fn join_found(
         players,
         names,
     )?;
+    // The match's window takes over the connecting screen's.
+    screen.hand_over();
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
     let table = Table {
         game,
         netplay,
         transport,
         started,
         recorder,
+        front,
     };
     play(seat, &agreed, outputs, table, inputs, options, out)
 }
@@ -384,6 +451,8 @@ struct Seated {
     netplay: NetplaySession<SocketAddr>,
     transport: LiveTransport,
     started: Instant,
+    /// The player cancelled on the connecting screen.
+    cancelled: bool,
 }
 
 /// Says Hello to the host until it answers, claiming `--slot` or else the
@@ -394,13 +463,15 @@ struct Seated {
 /// allocation): there a Reject naming the settings already adopted is
 /// taken as late, and asked again. The joiner
 /// learns the host's core options while nothing of its game is used yet;
-/// a refusal, the timeout or Ctrl-C is the loop's to report.
+/// a refusal, the timeout or Ctrl-C is the loop's to report. `screen`
+/// shows the wait each millisecond, and its Cancel stops it there.
 fn take_a_seat(
     settings: &JoinSettings,
     found: FoundHost,
     game: &dyn Game,
     answer_within: Option<Duration>,
     secret: &LinkSecret,
+    screen: &mut dyn ConnectingScreen,
 ) -> Result<Seated, AppError> {
     let common = &settings.common;
     let (host, label, mut first) = (found.address, found.label, Some(found.transport));
@@ -430,18 +501,22 @@ fn take_a_seat(
         let started = Instant::now();
         let mut netplay = NetplaySession::new(config, 0)?;
         let mut transport = LiveTransport::new(transport);
+        let mut cancelled = false;
         shake_hands(
             &mut netplay,
             &mut transport,
             started,
             Some(timeout),
             |netplay| {
-                netplay.host_handshake().is_some()
+                cancelled = screen.show(ConnectStep::Handshake, started.elapsed(), timeout);
+                cancelled
+                    || netplay.host_handshake().is_some()
                     || netplay.host_refusal().is_some()
                     || netplay.state() == SessionState::Ended
             },
         );
         let retry = match attempt {
+            _ if cancelled => None,
             MAX_SEAT_ATTEMPTS => None,
             _ => next_request(
                 &netplay,
@@ -456,12 +531,14 @@ fn take_a_seat(
                 me: slot,
                 peer: 0,
                 connect_timeout: Some((label, timeout)),
+                room_code: None,
             };
             return Ok(Seated {
                 seat,
                 netplay,
                 transport,
                 started,
+                cancelled,
             });
         };
         tracing::info!("the host refused slot {slot}; asking again for slot {next_slot}");
@@ -546,13 +623,15 @@ fn note_host_rejoin_window(settings: &MatchSettings, netplay: &NetplaySession<So
 }
 
 /// What a match is played with once connected: the game, the session (its
-/// clock began at `started`), the socket and the replay recorder.
+/// clock began at `started`), the socket, the replay recorder and the
+/// front end showing it.
 struct Table {
     game: Box<dyn Game>,
     netplay: NetplaySession<SocketAddr>,
     transport: LiveTransport,
     started: Instant,
     recorder: Option<ReplayRecorder>,
+    front: Box<dyn crate::live::front_end::FrontEnd>,
 }
 
 /// Plays the match in real time and sums it up.
@@ -571,8 +650,8 @@ fn play(
         mut transport,
         started,
         recorder,
+        front,
     } = table;
-    let front = outputs.front_end.open_front_end(game.as_ref())?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), settings.frames)?;
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let lockstep = netplay.settings().is_lockstep();
@@ -586,10 +665,10 @@ fn play(
     } else {
         machine.set_run_ahead(settings.run_ahead);
     }
-    let hosting = seat.me == 0;
+    let (hosting, room_code) = (seat.me == 0, seat.room_code.clone());
     let mut role = PlayersRole::new(seat, settings, machine, inputs, started);
     if hosting {
-        role.listening_on(transport.local_port());
+        role.listening_on(transport.local_port(), room_code);
     }
     let mut narrator = Narrator::new(out, front, options);
     if let Some(path) = transport.ice_path() {

@@ -100,16 +100,19 @@ pub(super) fn rejoin_match(
         me: ticket.slot,
         peer: 0,
         connect_timeout: Some((label, Duration::from_secs_f64(settings.connect_timeout_s))),
+        room_code: None,
     };
     // Kept again with the game as this process names it.
     ticket.game = Some(TicketGame::of(&common.game));
     let kept = keep_ticket(key, &ticket);
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
     let table = Table {
         game,
         netplay,
         transport: LiveTransport::new(transport),
         started,
         recorder,
+        front,
     };
     let played = play(seat, &agreed, outputs, table, inputs, options, out);
     // Not taken back (no answer, Ctrl-C while waiting): another try may be.

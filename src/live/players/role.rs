@@ -46,6 +46,9 @@ pub(crate) struct Seat {
     pub(crate) peer: u8,
     /// The address dialled and how long to wait for it (the joiner).
     pub(crate) connect_timeout: Option<(String, Duration)>,
+    /// The code of the room a host waits in for its player, shown with
+    /// its port until the match begins.
+    pub(crate) room_code: Option<String>,
 }
 
 /// This machine's buttons: its player's column of the input source, one
@@ -127,6 +130,8 @@ pub(crate) struct PlayersRole {
     peer_key: Option<Fingerprint>,
     /// The links whose keys were shown, in the order they were agreed.
     links: Vec<LinkFingerprints>,
+    /// The code of the host's room, shown with it.
+    room_code: Option<String>,
 }
 
 impl PlayersRole {
@@ -172,6 +177,7 @@ impl PlayersRole {
             listening: None,
             peer_key: settings.peer_key,
             links: Vec::new(),
+            room_code: None,
         }
     }
 
@@ -180,10 +186,11 @@ impl PlayersRole {
         self.hooks.started.elapsed().as_millis() as u64
     }
 
-    /// A host waiting for its players on UDP port `port`: the front end
-    /// shows it until the match begins.
-    pub(crate) fn listening_on(&mut self, port: u16) {
+    /// A host waiting for its players on UDP port `port` (and in the room
+    /// `room_code`): the front end shows it until the match begins.
+    pub(crate) fn listening_on(&mut self, port: u16, room_code: Option<String>) {
         self.listening = Some(port);
+        self.room_code = room_code;
     }
 
     fn peer_stats(&self) -> Option<NetplayStats> {
@@ -692,6 +699,10 @@ impl LiveRole for PlayersRole {
             desync: self.words.corner(self.now_ms()),
             listening: self
                 .listening
+                .filter(|_| self.machine.netplay.started_at().is_none()),
+            room_code: self
+                .room_code
+                .clone()
                 .filter(|_| self.machine.netplay.started_at().is_none()),
         }
     }

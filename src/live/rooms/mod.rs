@@ -530,12 +530,14 @@ impl OpenedRoom {
     /// (spectators) from a thread for as long as the returned room lives.
     /// A player that fails or stalls costs its own meeting only. When the
     /// server goes away first, one warning says so and the socket waits
-    /// for players who know its address; Ctrl-C leaves it to the match's
-    /// loop, which reports it.
+    /// for players who know its address; Ctrl-C, or `still_waiting`
+    /// saying no (asked every poll: the host's window draws its waiting
+    /// panel), leaves it to the match's loop, which reports it.
     pub(crate) fn meet_player(
         mut self,
         args: &SignalArgs,
         transport: LinkTransport,
+        still_waiting: &mut dyn FnMut() -> bool,
     ) -> Result<(Option<HostedRoom>, LinkTransport), AppError> {
         let config = args.ice_config()?;
         let limits = MeetingLimits {
@@ -555,7 +557,7 @@ impl OpenedRoom {
             } = socket;
             let mut meetings = MeetingSocket::new(local, config, IceRole::Controlling, limits);
             loop {
-                if crate::live::options::interrupted() {
+                if crate::live::options::interrupted() || !still_waiting() {
                     return Ok(None);
                 }
                 for _ in 0..ROOM_EVENTS_PER_STEP {
@@ -891,6 +893,17 @@ pub(crate) struct HostWay<'a> {
     pub room: Option<RoomCode>,
     /// `--signal`.
     pub signal: &'a SignalArgs,
+}
+
+impl HostWay<'_> {
+    /// The host in words: its address, or its room's code.
+    pub(crate) fn describe(&self) -> String {
+        match (self.address, self.room) {
+            (Some(address), _) => address.trim().to_string(),
+            (None, Some(code)) => format!("room {code}"),
+            (None, None) => "the host".to_string(),
+        }
+    }
 }
 
 /// Finds the host `way` names and opens this machine's game with `open`:
