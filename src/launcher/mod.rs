@@ -5,9 +5,11 @@
 //! every build.
 
 pub mod child;
+pub mod core_info;
 pub mod cores;
 pub mod forms;
 pub mod lag;
+pub mod library;
 pub mod recent;
 pub mod rejoins;
 pub mod replays;
