@@ -372,7 +372,7 @@ impl SettingsScreen {
         ui.horizontal(|ui| {
             let measure = ui.add_enabled_ui(!measuring, |ui| targets.button(ui, "Measure lag"));
             if measure.inner.clicked() {
-                let args = self.settings.game_args(&game.core);
+                let args = self.settings.play_args(game);
                 self.measuring = Some(LagMeasurement::start(program.to_path_buf(), game, args));
             }
             let suggested = found
