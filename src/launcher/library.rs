@@ -195,15 +195,15 @@ pub struct LibraryScan {
 }
 
 impl LibraryScan {
-    /// Starts scanning `folders` on a worker thread, writing the index to
-    /// `index` at the end; the games of `known` (the last index) whose
-    /// size and time are unchanged are not hashed again.
-    pub fn start(folders: Vec<PathBuf>, known: Vec<LibraryGame>, index: PathBuf) -> LibraryScan {
+    /// Starts scanning `folders` on a worker thread, which reads the index
+    /// at `index` first (a game whose size and time are unchanged is not
+    /// hashed again) and writes it anew at the end.
+    pub fn start(folders: Vec<PathBuf>, index: PathBuf) -> LibraryScan {
         let (sender, news) = std::sync::mpsc::channel();
         let to_scan = folders.clone();
         std::thread::Builder::new()
             .name("library scan".to_string())
-            .spawn(move || scan(&to_scan, known, &index, &sender))
+            .spawn(move || scan(&to_scan, &index, &sender))
             .map_err(|error| tracing::warn!("cannot start the library scan: {error}"))
             .ok();
         LibraryScan {
@@ -283,8 +283,8 @@ impl LibraryScan {
 }
 
 /// The worker: lists, then hashes, then writes the index.
-fn scan(folders: &[PathBuf], known: Vec<LibraryGame>, index: &Path, news: &Sender<News>) {
-    let known: HashMap<PathBuf, LibraryGame> = known
+fn scan(folders: &[PathBuf], index: &Path, news: &Sender<News>) {
+    let known: HashMap<PathBuf, LibraryGame> = load_index(index)
         .into_iter()
         .map(|game| (game.path.clone(), game))
         .collect();
@@ -521,11 +521,8 @@ mod tests {
         std::fs::write(roms.join("atari/readme.txt"), b"notes").unwrap();
         std::fs::write(roms.join(".hidden.bin"), b"x").unwrap();
         std::fs::write(roms.join("sonic.md"), b"sonic").unwrap();
-        let mut scan = LibraryScan::start(
-            vec![roms.clone(), dir.path().join("gone")],
-            Vec::new(),
-            index.clone(),
-        );
+        let mut scan =
+            LibraryScan::start(vec![roms.clone(), dir.path().join("gone")], index.clone());
         let deadline = Instant::now() + Duration::from_secs(10);
         while scan.scanning() {
             assert!(Instant::now() < deadline, "the scan never ended");
@@ -552,7 +549,8 @@ mod tests {
         for game in &mut stale {
             game.crc32 = Some(7);
         }
-        let mut again = LibraryScan::start(vec![roms], stale, index);
+        save_index(&index, &stale).unwrap();
+        let mut again = LibraryScan::start(vec![roms], index);
         while again.scanning() {
             again.update();
             std::thread::sleep(Duration::from_millis(5));

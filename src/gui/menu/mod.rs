@@ -4,6 +4,7 @@
 //! line's own code ([`run_launcher`]'s `start`); it ends on a result screen.
 
 pub(crate) mod addresses;
+mod library;
 pub mod pad;
 mod rejoin;
 mod screens;
