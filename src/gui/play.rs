@@ -202,6 +202,13 @@ impl WindowPlay {
     ) -> Result<bool, AppError> {
         let now_ms = self.now_ms();
         self.menu.filter(window.controller_buttons());
+        // The launcher's script steps for this session (`session key
+        // Escape`), fed through the window's own events.
+        let targets = crate::gui::menu::script::Targets::default();
+        match crate::gui::menu::script::step_lent(window, &targets).transpose()? {
+            Some(crate::gui::menu::script::Step::Quit) => return Ok(true),
+            Some(_) | None => {}
+        }
         for action in window.poll() {
             match action {
                 Action::Quit => return Ok(true),

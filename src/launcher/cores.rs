@@ -141,17 +141,20 @@ impl FoundCore {
         }
     }
 
-    /// How the launcher names it: `Stella 6.6` from its info file or its
-    /// probe, else its file's name.
+    /// How the launcher names it: `Stella 3.9.3` from its info file and
+    /// its probe, else its file's name.
     fn label(&self) -> String {
         if self.core == crate::engine::game::BUNDLED_DUEL {
             return "Duel (bundled)".to_string();
         }
-        if let Some(info) = self.info() {
-            return info.label();
-        }
-        match &self.probe {
-            Some(Ok(summary)) => format!("{} {}", summary.name, summary.version),
+        // The name from the info file, the version from the core itself
+        // (an info file may be newer than the core installed).
+        match (&self.probe, self.info()) {
+            (Some(Ok(summary)), Some(info)) if !info.core_name.is_empty() => {
+                format!("{} {}", info.core_name, summary.version)
+            }
+            (_, Some(info)) => info.label(),
+            (Some(Ok(summary)), None) => format!("{} {}", summary.name, summary.version),
             _ => Path::new(&self.core).file_name().map_or_else(
                 || self.core.clone(),
                 |name| name.to_string_lossy().into_owned(),

@@ -268,11 +268,7 @@ impl Launcher {
             Ok(installed) => {
                 self.rescan_cores();
                 self.problem = None;
-                self.fix_note = Some(format!(
-                    "installed {} as {}",
-                    self.cores.label(&installed.display().to_string()),
-                    installed.display()
-                ));
+                self.fix_note = Some(format!("installed {}", installed.display()));
             }
             Err(problem) => self.problem = Some(problem),
         }
