@@ -353,6 +353,12 @@ fn the_settings_file_adds_its_window_switches_and_a_mistake_in_it_names_its_line
         "{}",
         stderr(&output)
     );
+    // A game that could not start is not a game played.
+    let recent = std::fs::read_to_string(dir.path().join("netcade/recent.json"));
+    assert!(
+        !recent.as_deref().unwrap_or("").contains("missing.arena"),
+        "{recent:?}"
+    );
 
     std::fs::write(&settings, "[video]\nshader = \"blurry\"\n").unwrap();
     let output = spawn_netcade_with_env(&args, &env).finish(TIMEOUT);

@@ -45,6 +45,13 @@ impl LibraryView {
         self.matching = (Vec::new(), String::new(), 0);
     }
 
+    /// Takes in what the scan found since the last frame, on every screen.
+    pub fn update(&mut self) {
+        if let Some(scan) = &mut self.scan {
+            scan.update();
+        }
+    }
+
     /// Whether the scan is under way.
     pub fn scanning(&self) -> bool {
         self.scan.as_ref().is_some_and(LibraryScan::scanning)
@@ -82,7 +89,7 @@ impl LibraryView {
             ui.weak("Library: choose ROM folders in Settings and their games show here.");
             return None;
         };
-        if scan.update() || scan.scanning() {
+        if scan.scanning() {
             // The worker's answers wake nothing: look again soon.
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
@@ -146,3 +153,34 @@ impl LibraryView {
         clicked
     }
 }
+
+/// How long the launcher's frames took while the library was scanned,
+/// logged when the scan ends (the measurement of a scan that must not
+/// slow the window).
+#[derive(Debug, Default)]
+pub struct ScanFrames {
+    frames: u32,
+    longest: std::time::Duration,
+    total: std::time::Duration,
+}
+
+impl ScanFrames {
+    /// One frame took `took` (its layout, drawing and presenting); whether
+    /// the library is still `scanning`.
+    pub fn note(&mut self, scanning: bool, took: std::time::Duration) {
+        if scanning {
+            self.frames += 1;
+            self.longest = self.longest.max(took);
+            self.total += took;
+        } else if self.frames > 0 {
+            tracing::info!(
+                "library: {} frames drawn while scanning, the longest in {:.1} ms, {:.2} ms on average",
+                self.frames,
+                self.longest.as_secs_f64() * 1e3,
+                self.total.as_secs_f64() * 1e3 / f64::from(self.frames)
+            );
+            *self = ScanFrames::default();
+        }
+    }
+}
+

@@ -157,6 +157,11 @@ impl Launcher {
                 .is_some_and(HeaderReader::reading)
     }
 
+    /// Whether the library's scan is under way.
+    pub fn library_scanning(&self) -> bool {
+        self.library.scanning()
+    }
+
     /// Whether the player chose Quit.
     pub fn wants_to_quit(&self) -> bool {
         self.quit
@@ -192,6 +197,7 @@ impl Launcher {
     /// Lays out this frame's screen.
     pub fn draw(&mut self, context: &egui::Context) {
         self.targets.clear(context.pixels_per_point());
+        self.library.update();
         egui::CentralPanel::default().show(context, |ui| {
             ui.heading("netcade");
             ui.separator();
