@@ -244,9 +244,9 @@ impl LibraryScan {
                 News::Done => {
                     self.times.finished = Some(self.started.elapsed());
                     tracing::info!(
-                        "library: {} games listed in {} ms, hashed by {} ms; the index takes {} bytes in memory",
-                        self.games.len(),
+                        "library: the first games listed after {} ms, all {} listed and hashed after {} ms; the index takes {} bytes in memory",
                         self.times.first_listed.unwrap_or_default().as_millis(),
+                        self.games.len(),
                         self.started.elapsed().as_millis(),
                         self.heap_bytes()
                     );

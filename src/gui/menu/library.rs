@@ -154,14 +154,38 @@ impl LibraryView {
     }
 }
 
-/// How long the launcher's frames took while the library was scanned,
-/// logged when the scan ends (the measurement of a scan that must not
-/// slow the window).
+/// How long the launcher's frames took while the library was scanned, and
+/// as many frames after it, logged then (the measurement of a scan that
+/// must not slow the window: `scripts/bench-library`).
 #[derive(Debug, Default)]
 pub struct ScanFrames {
+    during: FrameStats,
+    after: FrameStats,
+}
+
+/// The frames counted, the longest and their total time.
+#[derive(Clone, Copy, Debug, Default)]
+struct FrameStats {
     frames: u32,
     longest: std::time::Duration,
     total: std::time::Duration,
+}
+
+impl FrameStats {
+    fn add(&mut self, took: std::time::Duration) {
+        self.frames += 1;
+        self.longest = self.longest.max(took);
+        self.total += took;
+    }
+
+    fn said(&self) -> String {
+        format!(
+            "{} frames, the longest in {:.1} ms, {:.2} ms on average",
+            self.frames,
+            self.longest.as_secs_f64() * 1e3,
+            self.total.as_secs_f64() * 1e3 / f64::from(self.frames.max(1))
+        )
+    }
 }
 
 impl ScanFrames {
@@ -169,18 +193,20 @@ impl ScanFrames {
     /// the library is still `scanning`.
     pub fn note(&mut self, scanning: bool, took: std::time::Duration) {
         if scanning {
-            self.frames += 1;
-            self.longest = self.longest.max(took);
-            self.total += took;
-        } else if self.frames > 0 {
+            self.during.add(took);
+            return;
+        }
+        if self.during.frames == 0 {
+            return;
+        }
+        self.after.add(took);
+        if self.after.frames >= self.during.frames.max(60) {
             tracing::info!(
-                "library: {} frames drawn while scanning, the longest in {:.1} ms, {:.2} ms on average",
-                self.frames,
-                self.longest.as_secs_f64() * 1e3,
-                self.total.as_secs_f64() * 1e3 / f64::from(self.frames)
+                "library: while scanning {}; after it {}",
+                self.during.said(),
+                self.after.said()
             );
             *self = ScanFrames::default();
         }
     }
 }
-

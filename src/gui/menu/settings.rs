@@ -196,7 +196,8 @@ impl SettingsScreen {
                     ui.separator();
                     ui.vertical(|ui| {
                         for (heading, section) in [
-                            ("Netplay", Self::netplay as Section),
+                            ("Library", Self::library_folders as Section),
+                            ("Netplay", Self::netplay),
                             ("Video", Self::video),
                         ] {
                             ui.heading(heading);
@@ -209,9 +210,7 @@ impl SettingsScreen {
                         ui.heading("Core options");
                         self.core_options(ui, game);
                         ui.separator();
-                        ui.heading("Library");
-                        self.library_folders(ui, targets);
-                        ui.separator();
+
                         ui.heading("Folders");
                         self.folders(ui, targets);
                     });
