@@ -205,9 +205,9 @@ impl WindowPlay {
         // The launcher's script steps for this session (`session key
         // Escape`), fed through the window's own events.
         let targets = crate::gui::menu::script::Targets::default();
-        match crate::gui::menu::script::step_lent(window, &targets).transpose()? {
-            Some(crate::gui::menu::script::Step::Quit) => return Ok(true),
-            Some(_) | None => {}
+        let step = crate::gui::menu::script::step_lent(window, &targets).transpose()?;
+        if let Some(crate::gui::menu::script::Step::Quit) = step {
+            return Ok(true);
         }
         for action in window.poll() {
             match action {

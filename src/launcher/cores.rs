@@ -586,7 +586,7 @@ mod tests {
         assert_eq!(std::fs::read(&installed).unwrap(), b"a core");
         assert_eq!(
             cores_in(&folder),
-            [installed.clone()],
+            std::slice::from_ref(&installed),
             "no partial file left"
         );
         // Installing it again from where it lies changes nothing.
