@@ -17,7 +17,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// takes the focus (and the pointer) from another's scripted typing.
 static ONE_WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn one_window() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_window() -> std::sync::MutexGuard<'static, ()> {
     ONE_WINDOW
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -21,6 +21,7 @@ fn add_core_installs_stella_and_the_library_then_plays_boxing_with_it() {
     ) else {
         return;
     };
+    let _window = crate::gui_launcher::one_window();
     let dir = tempfile::tempdir().unwrap();
     let roms = boxing.parent().unwrap().to_path_buf();
     std::fs::write(
