@@ -15,7 +15,6 @@ use crate::engine::sinks::run_ahead::RunAheadArgs;
 use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
 use crate::engine::sinks::FrameSink;
 use crate::engine::{AppError, Game};
-use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::match_menu::MatchMenu;
 use crate::gui::match_menu::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::Overlay;
@@ -34,33 +33,9 @@ pub const QUIT_QUESTION: &str = "press Esc again to quit";
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
 
-/// The input mapping from the config file (created with the defaults on
-/// first run). A broken file is reported as an `error:` line naming its
-/// line, and play goes on with the defaults.
-pub fn load_input_map() -> InputMap {
-    let Some(path) = config_path() else {
-        tracing::warn!("no config directory: using the default input mapping");
-        return InputMap::defaults();
-    };
-    match InputMap::load_or_create(&path) {
-        Ok(loaded) => {
-            if loaded.created {
-                eprintln!(
-                    "note: wrote the default input mapping to {}",
-                    path.display()
-                );
-            }
-            for warning in &loaded.warnings {
-                eprintln!("warning: {} {warning}", path.display());
-            }
-            loaded.map
-        }
-        Err(err) => {
-            eprintln!("error: {err}; using the default input mapping");
-            InputMap::defaults()
-        }
-    }
-}
+/// Where the window's input mapping comes from (kept in `input_map`, which
+/// the launcher's menus use too).
+pub use crate::gui::input_map::load_input_map;
 
 /// The place a frame's sound goes: the speaker (or, with no usable device
 /// or `--no-audio`, nothing).

@@ -13,7 +13,7 @@ pub mod settings;
 #[cfg(all(test, feature = "kittest"))]
 mod widget_tests;
 
-use crate::gui::play::load_input_map;
+use crate::gui::input_map::load_input_map;
 use crate::gui::window::{Action, DisplayArgs, KeepWindowOpen, Window};
 use crate::gui::GuiError;
 use crate::launcher::forms::GameChoice;

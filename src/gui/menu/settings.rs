@@ -126,7 +126,7 @@ impl SettingsScreen {
 
     /// The screen is shown: the mapping is read from its file again.
     pub fn opened(&mut self) {
-        self.input = crate::gui::play::load_input_map();
+        self.input = crate::gui::input_map::load_input_map();
         self.capture = None;
         self.message = None;
     }
