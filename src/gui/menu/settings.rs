@@ -196,8 +196,7 @@ impl SettingsScreen {
                     ui.separator();
                     ui.vertical(|ui| {
                         for (heading, section) in [
-                            ("Library", Self::library_folders as Section),
-                            ("Netplay", Self::netplay),
+                            ("Netplay", Self::netplay as Section),
                             ("Video", Self::video),
                         ] {
                             ui.heading(heading);
@@ -209,6 +208,9 @@ impl SettingsScreen {
                         ui.separator();
                         ui.heading("Core options");
                         self.core_options(ui, game);
+                        ui.separator();
+                        ui.heading("Library");
+                        self.library_folders(ui, targets);
                         ui.separator();
 
                         ui.heading("Folders");
