@@ -561,6 +561,34 @@ pub fn config_path() -> Option<PathBuf> {
 
 pub use crate::paths::CONFIG_DIR_ENV;
 
+/// The input mapping from the config file (created with the defaults on
+/// first run). A broken file is reported as an `error:` line naming its
+/// line, and play goes on with the defaults.
+pub fn load_input_map() -> InputMap {
+    let Some(path) = config_path() else {
+        tracing::warn!("no config directory: using the default input mapping");
+        return InputMap::defaults();
+    };
+    match InputMap::load_or_create(&path) {
+        Ok(loaded) => {
+            if loaded.created {
+                eprintln!(
+                    "note: wrote the default input mapping to {}",
+                    path.display()
+                );
+            }
+            for warning in &loaded.warnings {
+                eprintln!("warning: {} {warning}", path.display());
+            }
+            loaded.map
+        }
+        Err(err) => {
+            eprintln!("error: {err}; using the default input mapping");
+            InputMap::defaults()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,6 @@ use crate::engine::sinks::speaker::{open_speaker_for, SpeakerArgs};
 use crate::engine::sinks::FrameSink;
 use crate::engine::state_slots::{SavedState, StateSlots};
 use crate::engine::{AppError, Game};
-use crate::gui::input_map::{config_path, InputMap};
 use crate::gui::match_menu::MatchMenu;
 use crate::gui::match_menu::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
 use crate::gui::overlay::Overlay;
@@ -44,33 +43,9 @@ const FAST_FORWARD_SPEED: f64 = 4.0;
 /// How long the notice about content that shows nothing stays up.
 const BLANK_NOTICE_MS: u64 = 10_000;
 
-/// The input mapping from the config file (created with the defaults on
-/// first run). A broken file is reported as an `error:` line naming its
-/// line, and play goes on with the defaults.
-pub fn load_input_map() -> InputMap {
-    let Some(path) = config_path() else {
-        tracing::warn!("no config directory: using the default input mapping");
-        return InputMap::defaults();
-    };
-    match InputMap::load_or_create(&path) {
-        Ok(loaded) => {
-            if loaded.created {
-                eprintln!(
-                    "note: wrote the default input mapping to {}",
-                    path.display()
-                );
-            }
-            for warning in &loaded.warnings {
-                eprintln!("warning: {} {warning}", path.display());
-            }
-            loaded.map
-        }
-        Err(err) => {
-            eprintln!("error: {err}; using the default input mapping");
-            InputMap::defaults()
-        }
-    }
-}
+/// Where the window's input mapping comes from (kept in `input_map`, which
+/// the launcher's menus use too).
+pub use crate::gui::input_map::load_input_map;
 
 /// The place a frame's sound goes: the speaker (or, with no usable device
 /// or `--no-audio`, nothing).
@@ -240,6 +215,13 @@ impl WindowPlay {
     ) -> Result<bool, AppError> {
         let now_ms = self.now_ms();
         self.menu.filter(window.controller_buttons());
+        // The launcher's script steps for this session (`session key
+        // Escape`), fed through the window's own events.
+        let targets = crate::gui::menu::script::Targets::default();
+        let (_, leave) = crate::gui::menu::script::session_step(window, &targets);
+        if leave {
+            return Ok(true);
+        }
         for action in window.poll() {
             match action {
                 Action::Quit => return Ok(true),

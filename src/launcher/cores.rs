@@ -3,6 +3,8 @@
 //! libretro folders and RetroArch's cores folder.
 
 use crate::launcher::child::run_in_child;
+use crate::launcher::core_info::{find_info, CoreInfo};
+use crate::launcher::library::{choose_core, CoreCandidate};
 use libretro_host::{CoreOption, OptionCategory};
 use std::path::{Path, PathBuf};
 
@@ -40,6 +42,22 @@ pub fn find_cores() -> Vec<String> {
     cores
 }
 
+/// The extensions of libretro cores' shared libraries.
+pub const CORE_EXTENSIONS: [&str; 3] = ["so", "dll", "dylib"];
+
+/// Whether `path` is named as a libretro core is: `*_libretro.so` (or
+/// `.dll`, `.dylib`).
+pub fn is_core_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned());
+    name.is_some_and(|name| {
+        CORE_EXTENSIONS
+            .iter()
+            .any(|ext| name.ends_with(&format!("_libretro.{ext}")))
+    })
+}
+
 /// The shared libraries named `*_libretro.*` in `folder`, sorted.
 pub fn cores_in(folder: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(folder) else {
@@ -47,19 +65,45 @@ pub fn cores_in(folder: &Path) -> Vec<PathBuf> {
     };
     let mut cores: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            let name = path
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned());
-            name.is_some_and(|name| {
-                [".so", ".dll", ".dylib"]
-                    .iter()
-                    .any(|ext| name.ends_with(&format!("_libretro{ext}")))
-            })
-        })
+        .filter(|path| is_core_file(path))
         .collect();
     cores.sort();
     cores
+}
+
+/// Copies the core at `picked` into netcade's `cores/` folder (through a
+/// temporary file: a core being loaded is never half written) and gives
+/// its new path.
+pub fn install_core(picked: &Path) -> Result<PathBuf, String> {
+    install_core_into(picked, &crate::paths::data_subdir("cores"))
+}
+
+/// [`install_core`] into `folder`.
+pub fn install_core_into(picked: &Path, folder: &Path) -> Result<PathBuf, String> {
+    if !is_core_file(picked) {
+        return Err(format!(
+            "error: {} is not a libretro core (their files are named NAME_libretro.so)",
+            picked.display()
+        ));
+    }
+    let name = picked.file_name().unwrap_or_default();
+    let installed = folder.join(name);
+    if picked.canonicalize().ok() == installed.canonicalize().ok() && installed.exists() {
+        return Ok(installed);
+    }
+    let partial = folder.join(format!(".{}.partial", name.to_string_lossy()));
+    std::fs::create_dir_all(folder)
+        .and_then(|()| std::fs::copy(picked, &partial))
+        .and_then(|_| std::fs::rename(&partial, &installed))
+        .map_err(|error| {
+            let _ = std::fs::remove_file(&partial);
+            format!(
+                "error: cannot install {} into {}: {error}",
+                picked.display(),
+                folder.display()
+            )
+        })?;
+    Ok(installed)
 }
 
 /// What probing a core found: what it declares, or the child's `error:`
@@ -69,10 +113,60 @@ pub type Probe = Result<CoreSummary, String>;
 /// How long one core may take to load and answer.
 pub const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// One core found: its info file, if it has one, and its probe once back.
+struct FoundCore {
+    core: String,
+    info: Option<Result<CoreInfo, String>>,
+    probe: Option<Probe>,
+}
+
+impl FoundCore {
+    fn new(core: String, probe: Option<Probe>) -> FoundCore {
+        let info = (core != crate::engine::game::BUNDLED_DUEL)
+            .then(|| find_info(Path::new(&core)))
+            .flatten();
+        FoundCore { core, info, probe }
+    }
+
+    fn info(&self) -> Option<&CoreInfo> {
+        self.info.as_ref().and_then(|info| info.as_ref().ok())
+    }
+
+    /// The extensions it takes: its probe's, else its info file's.
+    fn extensions(&self) -> Option<&[String]> {
+        match (&self.probe, self.info()) {
+            (Some(Ok(summary)), _) => Some(&summary.extensions),
+            (Some(Err(_)), _) => None,
+            (None, info) => info.map(|info| info.extensions.as_slice()),
+        }
+    }
+
+    /// How the launcher names it: `Stella 3.9.3` from its info file and
+    /// its probe, else its file's name.
+    fn label(&self) -> String {
+        if self.core == crate::engine::game::BUNDLED_DUEL {
+            return "Duel (bundled)".to_string();
+        }
+        // The name from the info file, the version from the core itself
+        // (an info file may be newer than the core installed).
+        match (&self.probe, self.info()) {
+            (Some(Ok(summary)), Some(info)) if !info.core_name.is_empty() => {
+                format!("{} {}", info.core_name, summary.version)
+            }
+            (_, Some(info)) => info.label(),
+            (Some(Ok(summary)), None) => format!("{} {}", summary.name, summary.version),
+            _ => Path::new(&self.core).file_name().map_or_else(
+                || self.core.clone(),
+                |name| name.to_string_lossy().into_owned(),
+            ),
+        }
+    }
+}
+
 /// The cores found and, as their probes come back from a worker thread,
 /// what each declares.
 pub struct Catalogue {
-    cores: Vec<(String, Option<Probe>)>,
+    cores: Vec<FoundCore>,
     answers: std::sync::mpsc::Receiver<(usize, Probe)>,
 }
 
@@ -91,7 +185,10 @@ impl Catalogue {
             }
         });
         Catalogue {
-            cores: cores.into_iter().map(|core| (core, None)).collect(),
+            cores: cores
+                .into_iter()
+                .map(|core| FoundCore::new(core, None))
+                .collect(),
             answers,
         }
     }
@@ -99,7 +196,10 @@ impl Catalogue {
     /// A catalogue of probes already made.
     pub fn from_probes(cores: Vec<(String, Option<Probe>)>) -> Catalogue {
         Catalogue {
-            cores,
+            cores: cores
+                .into_iter()
+                .map(|(core, probe)| FoundCore::new(core, probe))
+                .collect(),
             answers: std::sync::mpsc::channel().1,
         }
     }
@@ -108,14 +208,56 @@ impl Catalogue {
     pub fn update(&mut self) {
         while let Ok((index, probe)) = self.answers.try_recv() {
             if let Some(entry) = self.cores.get_mut(index) {
-                entry.1 = Some(probe);
+                entry.probe = Some(probe);
             }
         }
     }
 
     /// Whether probes are still under way.
     pub fn probing(&self) -> bool {
-        self.cores.iter().any(|(_, probe)| probe.is_none())
+        self.cores.iter().any(|found| found.probe.is_none())
+    }
+
+    /// How the launcher names `core`: `Stella 6.6`, not its path.
+    pub fn label(&self, core: &str) -> String {
+        self.cores
+            .iter()
+            .find(|found| found.core == core)
+            .map_or_else(
+                || FoundCore::new(core.to_string(), None).label(),
+                FoundCore::label,
+            )
+    }
+
+    /// What `core`'s info file says, if it has one.
+    pub fn info(&self, core: &str) -> Option<&CoreInfo> {
+        self.cores
+            .iter()
+            .find(|found| found.core == core)
+            .and_then(FoundCore::info)
+    }
+
+    /// The core that plays the content at `path` of `size` bytes (see
+    /// [`choose_core`]): none when no core found takes it.
+    pub fn core_for(&self, path: &Path, size: u64) -> Option<&str> {
+        let cores: Vec<(&str, CoreCandidate<'_>)> = self
+            .cores
+            .iter()
+            .filter(|found| found.core != crate::engine::game::BUNDLED_DUEL)
+            .filter_map(|found| {
+                let databases = found.info().map_or(&[][..], |info| &info.databases);
+                let extensions = found.extensions()?;
+                Some((
+                    found.core.as_str(),
+                    CoreCandidate {
+                        extensions,
+                        databases,
+                    },
+                ))
+            })
+            .collect();
+        let candidates: Vec<CoreCandidate<'_>> = cores.iter().map(|(_, core)| *core).collect();
+        choose_core(path, size, &candidates).map(|index| cores[index].0)
     }
 
     /// The cores offered for `content` as (`--core`, label): Duel always,
@@ -124,26 +266,22 @@ impl Catalogue {
     pub fn offered(&self, content: Option<&Path>) -> Vec<(String, String)> {
         self.cores
             .iter()
-            .filter_map(|(core, probe)| match probe {
-                _ if core == crate::engine::game::BUNDLED_DUEL => {
-                    Some((core.clone(), "Duel (bundled)".to_string()))
-                }
-                Some(Ok(summary)) if content.is_none_or(|content| summary.takes(content)) => {
-                    let file = Path::new(core)
-                        .file_name()
-                        .map_or_else(|| core.clone(), |name| name.to_string_lossy().into_owned());
-                    let label = format!("{} {} ({file})", summary.name, summary.version);
-                    Some((core.clone(), label))
-                }
-                _ => None,
+            .filter(|found| {
+                found.core == crate::engine::game::BUNDLED_DUEL
+                    || match (&found.probe, content) {
+                        (Some(Ok(summary)), Some(content)) => summary.takes(content),
+                        (Some(Ok(_)), None) => true,
+                        _ => false,
+                    }
             })
+            .map(|found| (found.core.clone(), found.label()))
             .collect()
     }
 
     /// What `core` declares, once its probe came back.
     pub fn summary(&self, core: &str) -> Option<&CoreSummary> {
-        self.cores.iter().find_map(|(known, probe)| match probe {
-            Some(Ok(summary)) if known == core => Some(summary),
+        self.cores.iter().find_map(|found| match &found.probe {
+            Some(Ok(summary)) if found.core == core => Some(summary),
             _ => None,
         })
     }
@@ -152,8 +290,8 @@ impl Catalogue {
     pub fn failures(&self) -> Vec<String> {
         self.cores
             .iter()
-            .filter_map(|(core, probe)| match probe {
-                Some(Err(error)) => Some(format!("{core}: {error}")),
+            .filter_map(|found| match &found.probe {
+                Some(Err(error)) => Some(format!("{}: {error}", found.core)),
                 _ => None,
             })
             .collect()
@@ -399,7 +537,7 @@ mod tests {
         let catalogue = Catalogue::from_probes(vec![
             ("duel".to_string(), None),
             (
-                "/c/stella_libretro.so".to_string(),
+                "/c/st_libretro.so".to_string(),
                 Some(Ok(summary("Stella", &["a26"]))),
             ),
             (
@@ -419,18 +557,12 @@ mod tests {
                 .map(|(core, _)| core)
                 .collect()
         };
-        assert_eq!(
-            cores(Some("pitfall.a26")),
-            ["duel", "/c/stella_libretro.so"]
-        );
+        assert_eq!(cores(Some("pitfall.a26")), ["duel", "/c/st_libretro.so"]);
         assert_eq!(
             cores(None),
-            ["duel", "/c/stella_libretro.so", "/c/gpgx_libretro.so"]
+            ["duel", "/c/st_libretro.so", "/c/gpgx_libretro.so"]
         );
-        assert_eq!(
-            catalogue.offered(Some(Path::new("x.a26")))[1].1,
-            "Stella 1 (stella_libretro.so)"
-        );
+        assert_eq!(catalogue.offered(Some(Path::new("x.a26")))[1].1, "Stella 1");
         assert_eq!(
             catalogue.failures(),
             ["/c/broken_libretro.so: error: the core crashed"]
@@ -441,5 +573,66 @@ mod tests {
     #[test]
     fn the_bundled_duel_core_is_always_offered_first() {
         assert_eq!(find_cores()[0], "duel");
+    }
+
+    #[test]
+    fn a_core_picked_is_installed_in_the_cores_folder_and_anything_else_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let picked = dir.path().join("stella_libretro.so");
+        std::fs::write(&picked, b"a core").unwrap();
+        let folder = dir.path().join("data/cores");
+        let installed = install_core_into(&picked, &folder).unwrap();
+        assert_eq!(installed, folder.join("stella_libretro.so"));
+        assert_eq!(std::fs::read(&installed).unwrap(), b"a core");
+        assert_eq!(
+            cores_in(&folder),
+            std::slice::from_ref(&installed),
+            "no partial file left"
+        );
+        // Installing it again from where it lies changes nothing.
+        assert_eq!(install_core_into(&installed, &folder), Ok(installed));
+        let rom = dir.path().join("boxing.bin");
+        std::fs::write(&rom, b"rom").unwrap();
+        let error = install_core_into(&rom, &folder).unwrap_err();
+        assert!(error.contains("is not a libretro core"), "{error}");
+        let missing = install_core_into(&dir.path().join("gone_libretro.so"), &folder);
+        assert!(missing.unwrap_err().starts_with("error: cannot install"));
+    }
+
+    #[test]
+    fn a_core_is_named_by_its_info_file_and_plays_the_games_of_its_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a26, md) = (
+            dir.path().join("zz_a26_libretro.so"),
+            dir.path().join("zz_md_libretro.so"),
+        );
+        std::fs::write(
+            dir.path().join("zz_a26_libretro.info"),
+            "corename = \"Stella\"\ndisplay_version = \"3.9.3\"\n\
+             supported_extensions = \"a26|bin\"\ndatabase = \"Atari - 2600\"\n",
+        )
+        .unwrap();
+        let md_probe = CoreSummary {
+            name: "Genesis Plus GX".to_string(),
+            version: "1.7".to_string(),
+            extensions: vec!["md".to_string(), "smd".to_string(), "bin".to_string()],
+            options: Vec::new(),
+            categories: Vec::new(),
+        };
+        let path = |core: &Path| core.display().to_string();
+        // Genesis Plus GX found first, Stella's probe not back yet.
+        let catalogue = Catalogue::from_probes(vec![
+            ("duel".to_string(), None),
+            (path(&md), Some(Ok(md_probe))),
+            (path(&a26), None),
+        ]);
+        assert_eq!(catalogue.label(&path(&a26)), "Stella 3.9.3");
+        assert_eq!(catalogue.label(&path(&md)), "Genesis Plus GX 1.7");
+        assert_eq!(catalogue.label("duel"), "Duel (bundled)");
+        let boxing = catalogue.core_for(Path::new("/roms/boxing.bin"), 2048);
+        assert_eq!(boxing, Some(path(&a26).as_str()));
+        let sonic = catalogue.core_for(Path::new("/roms/sonic.bin"), 512 * 1024);
+        assert_eq!(sonic, Some(path(&md).as_str()));
+        assert_eq!(catalogue.core_for(Path::new("/roms/x.nes"), 1), None);
     }
 }

@@ -5,9 +5,11 @@
 //! every build.
 
 pub mod child;
+pub mod core_info;
 pub mod cores;
 pub mod forms;
 pub mod lag;
+pub mod library;
 pub mod recent;
 pub mod rejoins;
 pub mod replays;
@@ -52,6 +54,12 @@ impl SessionEnd {
         self.output
             .lines()
             .any(|line| line == crate::live::players::JOIN_CANCELLED)
+    }
+
+    /// Whether the game was played (it started, whatever the ending): a
+    /// session that could not start, failed or crashed is no game played.
+    pub fn played(&self) -> bool {
+        matches!(self.exit_code, 0 | 1 | 6 | 130)
     }
 
     /// The replay it recorded, from its summary's `replay:` line.
@@ -104,6 +112,14 @@ mod tests {
         assert_eq!(end.replay_path(), Some("/data/replays/a b.ncr"));
         assert_eq!(end.ending(), "finished");
         assert_eq!(SessionEnd::default().replay_path(), None);
+        assert!(end.played());
+        for (exit_code, played) in [(1, true), (2, false), (3, false), (4, false), (6, true)] {
+            let end = SessionEnd {
+                exit_code,
+                ..SessionEnd::default()
+            };
+            assert_eq!(end.played(), played, "{}", end.ending());
+        }
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! how sessions are shown (shader, integer scale, fullscreen, vsync), the
 //! netplay defaults that pre-fill the Host and Join forms (name, port,
 //! delay), the folders the core uses (saves, system files), the core
-//! options chosen for each core, and each game's run-ahead with the input
-//! lag measured for it. Everything but the form defaults becomes
+//! options chosen for each core, each game's run-ahead with the input
+//! lag measured for it, the library's ROM folders, and for each game of
+//! the library (by its file) the core, core options and input delay it
+//! was last played with. Everything but the form defaults becomes
 //! the command line's own switches (`--shader crt`, `--name ann`,
 //! `--option KEY=VALUE`, `--save-dir DIR`), so a setting can do nothing the
 //! command line cannot.
@@ -94,6 +96,18 @@ pub struct GameSettings {
     pub lag_frames: Option<u32>,
 }
 
+/// What the launcher remembers of one content file (by its path): how it
+/// was last played.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RomSettings {
+    /// The core chosen for it (`--core`), when not the library's choice.
+    pub core: Option<String>,
+    /// Its input delay in Host and Join, when not the default.
+    pub delay: Option<DelayChoice>,
+    /// Its own core options (over the core's), key → value.
+    pub options: BTreeMap<String, String>,
+}
+
 /// Every setting of the launcher.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
@@ -107,6 +121,10 @@ pub struct Settings {
     pub core_options: BTreeMap<String, BTreeMap<String, String>>,
     /// Game (its label) → what is kept for it.
     pub games: BTreeMap<String, GameSettings>,
+    /// The library's ROM folders.
+    pub rom_folders: Vec<PathBuf>,
+    /// Content file (its path) → how it was last played.
+    pub roms: BTreeMap<String, RomSettings>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -117,6 +135,22 @@ struct SettingsFile {
     paths: PathsTable,
     core_options: BTreeMap<String, BTreeMap<String, String>>,
     games: BTreeMap<String, GameTable>,
+    library: LibraryTable,
+    roms: BTreeMap<String, RomTable>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct LibraryTable {
+    folders: Vec<PathBuf>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct RomTable {
+    core: Option<String>,
+    delay: Option<Spanned<String>>,
+    options: BTreeMap<String, String>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -259,6 +293,22 @@ impl Settings {
                 },
             );
         }
+        let mut roms = BTreeMap::new();
+        for (rom, table) in file.roms {
+            let delay = match table.delay {
+                None => None,
+                Some(delay) => Some(
+                    parse_delay(delay.get_ref())
+                        .map_err(|message| mistake(text, path, delay.span().start, &message))?,
+                ),
+            };
+            let kept = RomSettings {
+                core: table.core,
+                delay,
+                options: table.options,
+            };
+            roms.insert(rom, kept);
+        }
         let delay = match file.netplay.delay {
             None => DelayChoice::Auto,
             Some(delay) => parse_delay(delay.get_ref())
@@ -287,6 +337,8 @@ impl Settings {
             },
             core_options: file.core_options,
             games,
+            rom_folders: file.library.folders,
+            roms,
         })
     }
 
@@ -325,6 +377,29 @@ impl Settings {
             for (key, value) in options {
                 text.push_str(&format!("{} = {}\n", quoted(key), quoted(value)));
             }
+        }
+        text.push_str("\n# The library's ROM folders.\n[library]\nfolders = [");
+        let folders: Vec<String> = self
+            .rom_folders
+            .iter()
+            .map(|folder| quoted(&folder.display().to_string()))
+            .collect();
+        text.push_str(&folders.join(", "));
+        text.push_str("]\n");
+        for (rom, kept) in &self.roms {
+            text.push_str(&format!("\n[roms.{}]\n", quoted(rom)));
+            if let Some(core) = &kept.core {
+                text.push_str(&format!("core = {}\n", quoted(core)));
+            }
+            if let Some(delay) = kept.delay {
+                text.push_str(&format!("delay = {}\n", quoted(&delay_text(delay))));
+            }
+            let options: Vec<String> = kept
+                .options
+                .iter()
+                .map(|(key, value)| format!("{} = {}", quoted(key), quoted(value)))
+                .collect();
+            text.push_str(&format!("options = {{ {} }}\n", options.join(", ")));
         }
         for (game, kept) in &self.games {
             text.push_str(&format!(
@@ -405,7 +480,7 @@ impl Settings {
         if !self.netplay.port_mapping && !matches!(session, Session::Play { .. }) {
             args.push("--no-port-mapping".to_string());
         }
-        args.extend(self.game_args(&game.core));
+        args.extend(self.play_args(game));
         let run_ahead = self.game(game).run_ahead;
         if run_ahead.ahead > 0 && !matches!(session, Session::Spectate { .. }) {
             args.extend(["--run-ahead".to_string(), run_ahead.ahead.to_string()]);
@@ -433,11 +508,43 @@ impl Settings {
         }
     }
 
+    /// What is remembered of `game`'s content file (nothing without one).
+    pub fn rom(&self, game: &GameChoice) -> RomSettings {
+        game.rom
+            .as_ref()
+            .and_then(|rom| self.roms.get(&rom.display().to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Remembers `kept` for `rom` (nothing, when it is all defaults).
+    pub fn set_rom(&mut self, rom: &Path, kept: RomSettings) {
+        let key = rom.display().to_string();
+        if kept == RomSettings::default() {
+            self.roms.remove(&key);
+        } else {
+            self.roms.insert(key, kept);
+        }
+    }
+
     /// The game switches they stand for with `core`: its options chosen
     /// and the core's folders.
     pub fn game_args(&self, core: &str) -> Vec<String> {
+        self.options_and_folders(core, &BTreeMap::new())
+    }
+
+    /// [`Settings::game_args`] of `game`'s core with the content's own
+    /// options over the core's.
+    pub fn play_args(&self, game: &GameChoice) -> Vec<String> {
+        let own = self.rom(game).options;
+        self.options_and_folders(&game.core, &own)
+    }
+
+    fn options_and_folders(&self, core: &str, own: &BTreeMap<String, String>) -> Vec<String> {
+        let mut options = self.core_options.get(core).cloned().unwrap_or_default();
+        options.extend(own.iter().map(|(key, value)| (key.clone(), value.clone())));
         let mut args = Vec::new();
-        for (key, value) in self.core_options.get(core).into_iter().flatten() {
+        for (key, value) in &options {
             args.extend(["--option".to_string(), format!("{key}={value}")]);
         }
         for (flag, folder) in [
@@ -509,6 +616,31 @@ mod tests {
                             ahead_mode: RunAheadMode::Single,
                         },
                         lag_frames: None,
+                    },
+                ),
+            ]),
+            rom_folders: vec![PathBuf::from("/games/atari 2600"), PathBuf::from("/roms")],
+            roms: BTreeMap::from([
+                (
+                    "/roms/airstriker.md".to_string(),
+                    RomSettings {
+                        core: Some("/cores/genesis_plus_gx_libretro.so".to_string()),
+                        delay: Some(DelayChoice::Fixed(2)),
+                        options: BTreeMap::from([(
+                            "genesis_plus_gx_addr_error".to_string(),
+                            "disabled".to_string(),
+                        )]),
+                    },
+                ),
+                (
+                    "/roms/boxing.bin".to_string(),
+                    RomSettings {
+                        core: None,
+                        delay: None,
+                        options: BTreeMap::from([(
+                            "stella_palette".to_string(),
+                            "standard".to_string(),
+                        )]),
                     },
                 ),
             ]),
@@ -589,6 +721,12 @@ mod tests {
         let args = settings.session_args(&host, &boxing);
         let tail = ["--run-ahead", "2", "--run-ahead-mode", "preemptive"].map(String::from);
         assert!(args.ends_with(&tail), "{args:?}");
+        let options: Vec<&String> = args.iter().filter(|arg| arg.contains('=')).collect();
+        assert_eq!(
+            options,
+            ["stella_filter=ntsc \"rgb\"", "stella_palette=standard"],
+            "the game's own palette over the core's, once"
+        );
         let watch = Session::Spectate {
             address: "10.0.0.1:7000".to_string(),
         };
@@ -653,6 +791,13 @@ mod tests {
             err.starts_with("settings.toml line 2: not a name for the chat"),
             "{err}"
         );
+        let err = parse("[roms.\"/r/a.md\"]\ncore = \"x\"\ndelay = \"soon\"\n").unwrap_err();
+        assert!(
+            err.starts_with("settings.toml line 3: the delay is"),
+            "{err}"
+        );
+        let err = parse("[library]\nfolders = \"/roms\"\n").unwrap_err();
+        assert!(err.starts_with("settings.toml line 2: "), "{err}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// takes the focus (and the pointer) from another's scripted typing.
 static ONE_WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn one_window() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_window() -> std::sync::MutexGuard<'static, ()> {
     ONE_WINDOW
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -514,6 +514,12 @@ fn the_settings_file_adds_its_window_switches_and_a_mistake_in_it_names_its_line
         stderr(&output).contains("error: content file "),
         "{}",
         stderr(&output)
+    );
+    // A game that could not start is not a game played.
+    let recent = std::fs::read_to_string(dir.path().join("netcade/recent.json"));
+    assert!(
+        !recent.as_deref().unwrap_or("").contains("missing.arena"),
+        "{recent:?}"
     );
 
     std::fs::write(&settings, "[video]\nshader = \"blurry\"\n").unwrap();

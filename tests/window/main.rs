@@ -3,6 +3,7 @@
 
 mod gui_chat;
 mod gui_launcher;
+mod gui_library;
 mod gui_netplay;
 mod gui_play;
 mod gui_replay;

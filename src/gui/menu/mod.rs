@@ -4,6 +4,7 @@
 //! line's own code ([`run_launcher`]'s `start`); it ends on a result screen.
 
 pub(crate) mod addresses;
+mod library;
 pub mod pad;
 mod rejoin;
 mod screens;
@@ -12,7 +13,7 @@ pub mod settings;
 #[cfg(all(test, feature = "kittest"))]
 mod widget_tests;
 
-use crate::gui::play::load_input_map;
+use crate::gui::input_map::load_input_map;
 use crate::gui::window::{Action, DisplayArgs, KeepWindowOpen, Window};
 use crate::gui::GuiError;
 use crate::launcher::forms::GameChoice;
@@ -106,6 +107,7 @@ fn show(
     // The picture a script asked for, taken when the next frame is drawn.
     let mut capture: Option<PathBuf> = None;
     let mut pad_before = netcode::input::Buttons::NONE;
+    let mut scan_frames = library::ScanFrames::default();
     loop {
         let began = std::time::Instant::now();
         let pad = window.controller_buttons();
@@ -152,6 +154,7 @@ fn show(
         if let Some(line) = launcher.take_session() {
             return Ok(Next::Start(line));
         }
+        scan_frames.note(launcher.library_scanning(), began.elapsed());
         std::thread::sleep(FRAME.saturating_sub(began.elapsed()));
         // Idle costs nothing: with nothing to animate and no input the
         // next frame waits for an event. A script counts frames, so it

@@ -4,11 +4,13 @@
 //! ([`Targets`]).
 
 use crate::engine::sinks::recorder::replays_folder;
+use crate::gui::menu::library::LibraryView;
 use crate::gui::menu::script::Targets;
 use crate::gui::menu::settings::{delay_picker, load_settings, SettingsOutcome, SettingsScreen};
 use crate::gui::window::Pressed;
-use crate::launcher::cores::{find_cores, Catalogue};
+use crate::launcher::cores::{find_cores, install_core, is_core_file, Catalogue};
 use crate::launcher::forms::{shell_words, GameChoice, HostForm, JoinForm, JoinWay, Session};
+use crate::launcher::library::known_fixes;
 use crate::launcher::recent;
 use crate::launcher::rejoins::{rejoin_offers_kept, RejoinOffer};
 use crate::launcher::replays::{
@@ -65,7 +67,14 @@ pub struct Launcher {
     replays: ReplaysBrowser,
     settings: SettingsScreen,
     problem: Option<String>,
+    /// What the chosen game's known option fixes do, to show.
+    fix_note: Option<String>,
     files: FileDialog,
+    /// Add core…'s picker, of libretro cores only.
+    core_files: FileDialog,
+    library: LibraryView,
+    /// The game and session started, noted as played once it ran.
+    started: Option<(GameChoice, Session)>,
     targets: Targets,
     session: Option<Vec<String>>,
     quit: bool,
@@ -110,9 +119,16 @@ impl Launcher {
                 speed: 1.0,
                 headers: None,
             },
+            library: LibraryView::new(&settings.rom_folders),
             settings: SettingsScreen::new(settings),
             problem,
+            fix_note: None,
             files: FileDialog::new().title("Choose the game's content"),
+            core_files: FileDialog::new()
+                .title("Add a libretro core")
+                .add_file_filter("libretro cores", std::sync::Arc::new(is_core_file))
+                .default_file_filter("libretro cores"),
+            started: None,
             targets: Targets::default(),
             session: None,
             quit: false,
@@ -133,6 +149,7 @@ impl Launcher {
     /// show (core probes, replay headers, a lag measurement).
     pub fn busy(&self) -> bool {
         self.cores.probing()
+            || self.library.scanning()
             || self.settings.measuring()
             || self
                 .replays
@@ -141,13 +158,22 @@ impl Launcher {
                 .is_some_and(HeaderReader::reading)
     }
 
+    /// Whether the library's scan is under way.
+    pub fn library_scanning(&self) -> bool {
+        self.library.scanning()
+    }
+
     /// Whether the player chose Quit.
     pub fn wants_to_quit(&self) -> bool {
         self.quit
     }
 
-    /// Shows how a session ended.
+    /// Shows how a session ended; a game that was played is noted in the
+    /// recent games and remembered with its core, options and delay.
     pub fn session_ended(&mut self, end: SessionEnd) {
+        if let Some((game, session)) = self.started.take().filter(|_| end.played()) {
+            self.note_played(&game, &session);
+        }
         // A match may have left a ticket, or been rejoined.
         self.rejoins = rejoin_offers_kept(&self.recent);
         self.screen = if end.join_cancelled() {
@@ -176,6 +202,7 @@ impl Launcher {
     /// Lays out this frame's screen.
     pub fn draw(&mut self, context: &egui::Context) {
         self.targets.clear(context.pixels_per_point());
+        self.library.update();
         egui::CentralPanel::default().show(context, |ui| {
             ui.heading("netcade");
             ui.separator();
@@ -193,41 +220,123 @@ impl Launcher {
         if let Some(content) = self.files.take_picked() {
             self.content_chosen(content);
         }
+        self.core_files.update(context);
+        if let Some(core) = self.core_files.take_picked() {
+            self.core_picked(&core);
+        }
     }
 
-    /// Content picked: kept with the core chosen if it takes it, else with
-    /// the first core found that does (Duel when none does).
+    /// Content picked: kept with the core it was played with, else the
+    /// core chosen if it takes it, else the core found that plays it best
+    /// (Duel when none does).
     fn content_chosen(&mut self, content: std::path::PathBuf) {
         let offered = self.cores.offered(Some(&content));
         let current = self.game.as_ref().map(|game| game.core.clone());
-        let core = current
-            .filter(|core| offered.iter().any(|(known, _)| known == core))
-            .or_else(|| {
-                offered
-                    .iter()
-                    .map(|(core, _)| core.clone())
-                    .find(|core| core != "duel")
-            })
+        let size = std::fs::metadata(&content).map_or(0, |metadata| metadata.len());
+        let remembered = self.settings.settings.rom(&GameChoice {
+            core: String::new(),
+            rom: Some(content.clone()),
+        });
+        let core = remembered
+            .core
+            .or_else(|| current.filter(|core| offered.iter().any(|(known, _)| known == core)))
+            .or_else(|| self.cores.core_for(&content, size).map(str::to_string))
             .unwrap_or_else(|| "duel".to_string());
-        self.game = Some(GameChoice {
+        self.choose_game(GameChoice {
             core,
             rom: Some(content),
         });
     }
 
+    /// `game` chosen: the forms take the delay it was played with, and a
+    /// game never played gets its core's known option fixes, said.
+    fn choose_game(&mut self, game: GameChoice) {
+        let settings = &mut self.settings.settings;
+        let mut kept = settings.rom(&game);
+        if let Some(delay) = kept.delay {
+            self.host.form.delay = delay;
+            self.join.delay = delay;
+        }
+        self.fix_note = None;
+        let fixes = known_fixes(&game.core);
+        if let (Some(rom), true) = (&game.rom, kept.options.is_empty() && !fixes.is_empty()) {
+            let mut notes = Vec::new();
+            for fix in fixes {
+                kept.options
+                    .insert(fix.key.to_string(), fix.value.to_string());
+                notes.push(format!("{}={}: {}", fix.key, fix.value, fix.note));
+            }
+            settings.set_rom(rom, kept);
+            self.fix_note = Some(format!("Set for this game: {}", notes.join("; ")));
+        }
+        self.game = Some(game);
+    }
+
+    /// A core picked with Add core…: installed in the data folder, and the
+    /// cores found again.
+    fn core_picked(&mut self, core: &std::path::Path) {
+        match install_core(core) {
+            Ok(installed) => {
+                self.rescan_cores();
+                self.problem = None;
+                self.fix_note = Some(format!("installed {}", installed.display()));
+            }
+            Err(problem) => self.problem = Some(problem),
+        }
+    }
+
+    /// Finds the cores again (one installed or removed by hand) and probes
+    /// them.
+    fn rescan_cores(&mut self) {
+        self.cores = Catalogue::probe(netcade_program(), find_cores());
+    }
+
     fn home(&mut self, ui: &mut egui::Ui) {
-        let label = self
-            .game
-            .as_ref()
-            .map_or_else(|| "no game chosen".to_string(), GameChoice::label);
+        self.cores.update();
+        let label = self.game.as_ref().map_or_else(
+            || "no game chosen".to_string(),
+            |game| {
+                let core = self.cores.label(&game.core);
+                match &game.rom {
+                    Some(rom) => format!("{} with {core}", rom.display()),
+                    None => core,
+                }
+            },
+        );
         ui.label(format!("Game: {label}"));
+        self.missing_bios(ui);
+        if let Some(note) = &self.fix_note {
+            ui.weak(note);
+        }
         ui.horizontal(|ui| {
             if self.targets.button(ui, "Choose content…").clicked() {
                 self.files.pick_file();
             }
             self.core_picker(ui);
+            if self.targets.button(ui, "Add core…").clicked() {
+                self.core_files.pick_file();
+            }
+            if self.targets.button(ui, "Rescan").clicked() {
+                self.rescan_cores();
+                self.library.rescan(&self.settings.settings.rom_folders);
+            }
         });
         self.core_failures(ui);
+        let clicked = self.library.draw(
+            ui,
+            &mut self.targets,
+            &self.cores,
+            &self.settings.settings,
+            self.game.as_ref(),
+        );
+        match clicked {
+            Some(Ok(game)) => {
+                self.problem = None;
+                self.choose_game(game);
+            }
+            Some(Err(problem)) => self.problem = Some(problem),
+            None => {}
+        }
         if !self.recent.is_empty() {
             ui.label("Recent games:");
             let mut chosen = None;
@@ -236,8 +345,8 @@ impl Launcher {
                     chosen = Some(game.clone());
                 }
             }
-            if chosen.is_some() {
-                self.game = chosen;
+            if let Some(game) = chosen {
+                self.choose_game(game);
             }
         }
         let rejoin = super::rejoin::rejoin_buttons(ui, &mut self.targets, &self.rejoins);
@@ -283,7 +392,7 @@ impl Launcher {
     }
 
     fn core_picker(&mut self, ui: &mut egui::Ui) {
-        self.cores.update();
+        let mut chosen = None;
         let rom = self.game.as_ref().and_then(|game| game.rom.clone());
         let current = self
             .game
@@ -291,19 +400,51 @@ impl Launcher {
             .map_or("duel", |game| game.core.as_str())
             .to_string();
         egui::ComboBox::from_label("core")
-            .selected_text(current.clone())
+            .selected_text(self.cores.label(&current))
             .show_ui(ui, |ui| {
                 for (core, label) in self.cores.offered(rom.as_deref()) {
                     if ui.selectable_label(core == current, label).clicked() {
-                        self.game = Some(GameChoice {
+                        chosen = Some(GameChoice {
                             core,
                             rom: rom.clone(),
                         });
                     }
                 }
             });
+        if let Some(game) = chosen {
+            self.choose_game(game);
+        }
         if self.cores.probing() {
             ui.label("looking at the cores found…");
+        }
+    }
+
+    /// The BIOS files the chosen game's core needs that the system folder
+    /// lacks, each named.
+    fn missing_bios(&self, ui: &mut egui::Ui) {
+        let Some(game) = &self.game else {
+            return;
+        };
+        let Some(info) = self.cores.info(&game.core) else {
+            return;
+        };
+        let system = self
+            .settings
+            .settings
+            .paths
+            .system
+            .clone()
+            .unwrap_or_else(|| crate::paths::core_config().system_dir);
+        for firmware in info.missing_firmware(&system, std::path::Path::exists) {
+            ui.colored_label(
+                egui::Color32::LIGHT_RED,
+                format!(
+                    "missing BIOS: {} ({}) in {}",
+                    firmware.path,
+                    firmware.description,
+                    system.display()
+                ),
+            );
         }
     }
 
@@ -559,13 +700,17 @@ impl Launcher {
             .draw(ui, &mut self.targets, game, &netcade_program())
         {
             SettingsOutcome::Stay => {}
-            SettingsOutcome::Back => self.back(),
+            SettingsOutcome::Back => {
+                self.library.follow(&self.settings.settings.rom_folders);
+                self.back();
+            }
             SettingsOutcome::Saved => {
                 // The forms start from the defaults just saved.
                 let netplay = &self.settings.settings.netplay;
                 self.host.port = netplay.port.to_string();
                 self.host.form = netplay.host_form();
                 self.join.delay = netplay.delay;
+                self.library.follow(&self.settings.settings.rom_folders);
             }
         }
     }
@@ -645,13 +790,12 @@ impl Launcher {
         }
     }
 
-    /// Starts `session` of the chosen game, noting the game as played.
+    /// Starts `session` of the chosen game (noted as played once it ran).
     fn start(&mut self, session: Session) {
         let Some(game) = self.game.clone() else {
             self.problem = Some("error: choose a game first".to_string());
             return;
         };
-        recent::note_played(&mut self.recent, &game);
         let address = match &session {
             Session::Join(JoinForm {
                 way: JoinWay::Address,
@@ -668,12 +812,41 @@ impl Launcher {
                 tracing::warn!("cannot write {}: {error}", path.display());
             }
         }
+        self.problem = None;
+        self.session = Some(self.session_line(&session, &game));
+        self.started = Some((game, session));
+    }
+
+    /// `game` was played in `session`: first in the recent games, and its
+    /// core, options and delay remembered for its content (written to the
+    /// settings file as it is on disk, without the Settings screen's
+    /// changes not saved).
+    fn note_played(&mut self, game: &GameChoice, session: &Session) {
+        recent::note_played(&mut self.recent, game);
         let path = recent::recent_games_path();
         if let Err(error) = recent::save(&path, &self.recent) {
             tracing::warn!("cannot write {}: {error}", path.display());
         }
-        self.problem = None;
-        self.session = Some(self.session_line(&session, &game));
+        let Some(rom) = &game.rom else {
+            return;
+        };
+        let mut kept = self.settings.settings.rom(game);
+        kept.core = Some(game.core.clone());
+        match session {
+            Session::Host(form) => kept.delay = Some(form.delay),
+            Session::Join(form) => kept.delay = Some(form.delay),
+            _ => {}
+        }
+        self.settings.settings.set_rom(rom, kept.clone());
+        let (mut on_disk, problem) = load_settings();
+        let Some(path) = crate::launcher::settings::settings_path().filter(|_| problem.is_none())
+        else {
+            return;
+        };
+        on_disk.set_rom(rom, kept);
+        if let Err(error) = on_disk.save(&path) {
+            tracing::warn!("cannot write {}: {error}", path.display());
+        }
     }
 }
 

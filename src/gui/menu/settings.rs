@@ -1,8 +1,8 @@
 //! The launcher's Settings screen: the input mapping with "press a key…"
 //! capture (written to `input.toml`), video, the netplay defaults that
 //! pre-fill the Host and Join forms, the chosen game's run-ahead with its
-//! own input lag measured on demand, and the folders (those the command
-//! line takes are changeable). The settings themselves and their file are
+//! own input lag measured on demand, the library's ROM folders, and the
+//! folders (those the command line takes are changeable). The settings themselves and their file are
 //! [`crate::launcher::settings`]'s.
 
 use crate::engine::sinks::run_ahead::{RunAheadMode, MAX_RUN_AHEAD};
@@ -71,6 +71,12 @@ pub struct SettingsScreen {
     measuring: Option<LagMeasurement>,
     /// What the last measurement found, for its game's label.
     measured: Option<(String, Result<MeasuredLag, String>)>,
+    /// The ROM folder being typed.
+    rom_folder: String,
+    /// Add ROM folder…'s picker.
+    rom_folders: egui_file_dialog::FileDialog,
+    /// Whether the core options shown are the chosen game's own.
+    game_options: bool,
 }
 
 /// A folder field's text: blank for none.
@@ -104,6 +110,9 @@ impl SettingsScreen {
             message: None,
             measuring: None,
             measured: None,
+            rom_folder: String::new(),
+            rom_folders: egui_file_dialog::FileDialog::new().title("Add a ROM folder"),
+            game_options: false,
         };
         screen.fields_from_settings();
         screen
@@ -117,7 +126,7 @@ impl SettingsScreen {
 
     /// The screen is shown: the mapping is read from its file again.
     pub fn opened(&mut self) {
-        self.input = crate::gui::play::load_input_map();
+        self.input = crate::gui::input_map::load_input_map();
         self.capture = None;
         self.message = None;
     }
@@ -163,7 +172,6 @@ impl SettingsScreen {
         game: Option<(&GameChoice, Option<&CoreSummary>)>,
         program: &std::path::Path,
     ) -> SettingsOutcome {
-        let core = game.map(|(game, summary)| (game.core.as_str(), summary));
         let mut outcome = SettingsOutcome::Stay;
         // Save and Back first: they stay in sight however long the rest.
         ui.horizontal(|ui| {
@@ -199,8 +207,12 @@ impl SettingsScreen {
                         self.run_ahead(ui, targets, game.map(|(game, _)| game), program);
                         ui.separator();
                         ui.heading("Core options");
-                        self.core_options(ui, core);
+                        self.core_options(ui, game);
                         ui.separator();
+                        ui.heading("Library");
+                        self.library_folders(ui, targets);
+                        ui.separator();
+
                         ui.heading("Folders");
                         self.folders(ui, targets);
                     });
@@ -256,29 +268,93 @@ impl SettingsScreen {
             });
     }
 
+    /// The library's ROM folders: added by a picker or typed, removed by
+    /// a click (the library scans them when the screen is left).
+    fn library_folders(&mut self, ui: &mut egui::Ui, targets: &mut Targets) {
+        ui.label(
+            "The games of these folders (and their subfolders) are listed on the home screen:",
+        );
+        let mut removed = None;
+        for (index, folder) in self.settings.rom_folders.iter().enumerate() {
+            ui.horizontal(|ui| {
+                ui.monospace(folder.display().to_string());
+                if targets
+                    .button(ui, &format!("Remove {}", folder.display()))
+                    .clicked()
+                {
+                    removed = Some(index);
+                }
+            });
+        }
+        if let Some(index) = removed {
+            self.settings.rom_folders.remove(index);
+        }
+        let entered = targets.text_field(ui, "ROM folder", &mut self.rom_folder);
+        ui.horizontal(|ui| {
+            if targets.button(ui, "Add folder").clicked() || entered {
+                if let Some(folder) = folder_of(&self.rom_folder) {
+                    self.add_rom_folder(folder);
+                    self.rom_folder.clear();
+                }
+            }
+            if targets.button(ui, "Add ROM folder…").clicked() {
+                self.rom_folders.pick_directory();
+            }
+        });
+        self.rom_folders.update(ui.ctx());
+        if let Some(folder) = self.rom_folders.take_picked() {
+            self.add_rom_folder(folder);
+        }
+    }
+
+    fn add_rom_folder(&mut self, folder: PathBuf) {
+        if !folder.is_dir() {
+            self.message = Some(format!("error: {} is not a folder", folder.display()));
+        } else if !self.settings.rom_folders.contains(&folder) {
+            self.settings.rom_folders.push(folder);
+            self.message = Some("folder added: Save keeps it".to_string());
+        }
+    }
+
     /// The chosen core's options, grouped by its categories, each with its
-    /// help text; a value other than the default is kept for that core.
-    fn core_options(&mut self, ui: &mut egui::Ui, core: Option<(&str, Option<&CoreSummary>)>) {
-        let Some((core, summary)) = core else {
+    /// help text; a value other than the default is kept for that core, or
+    /// for the chosen game only.
+    fn core_options(
+        &mut self,
+        ui: &mut egui::Ui,
+        game: Option<(&GameChoice, Option<&CoreSummary>)>,
+    ) {
+        let Some((game, summary)) = game else {
             ui.label("Choose a game: its core's options show here.");
             return;
         };
+        let core = game.core.as_str();
         let Some(summary) = summary else {
             ui.label(format!("looking at {core}…"));
             return;
         };
-        ui.label(format!(
-            "{} {}, for every game it plays:",
-            summary.name, summary.version
-        ));
+        ui.label(format!("{} {}:", summary.name, summary.version));
+        let rom = game.rom.clone();
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut self.game_options, false, "for every game it plays");
+            if let Some(rom) = &rom {
+                let name = crate::launcher::library::game_name(rom);
+                ui.radio_value(&mut self.game_options, true, format!("for {name} only"));
+            }
+        });
         if summary.options.is_empty() {
             ui.label("it has none.");
         }
-        let chosen = self
-            .settings
-            .core_options
-            .entry(core.to_string())
-            .or_default();
+        let mut own = self.settings.rom(game);
+        let per_game = self.game_options && rom.is_some();
+        let chosen = if per_game {
+            &mut own.options
+        } else {
+            self.settings
+                .core_options
+                .entry(core.to_string())
+                .or_default()
+        };
         for (name, info, options) in libretro_host::grouped(&summary.options, &summary.categories) {
             egui::CollapsingHeader::new(name).show(ui, |ui| {
                 if !info.is_empty() {
@@ -307,7 +383,11 @@ impl SettingsScreen {
                 }
             });
         }
-        if chosen.is_empty() {
+        if per_game {
+            if let Some(rom) = &rom {
+                self.settings.set_rom(rom, own);
+            }
+        } else if chosen.is_empty() {
             self.settings.core_options.remove(core);
         }
     }
@@ -372,7 +452,7 @@ impl SettingsScreen {
         ui.horizontal(|ui| {
             let measure = ui.add_enabled_ui(!measuring, |ui| targets.button(ui, "Measure lag"));
             if measure.inner.clicked() {
-                let args = self.settings.game_args(&game.core);
+                let args = self.settings.play_args(game);
                 self.measuring = Some(LagMeasurement::start(program.to_path_buf(), game, args));
             }
             let suggested = found
