@@ -76,8 +76,9 @@ impl clap::FromArgMatches for LobbyArgs {
 
 impl clap::Args for LobbyArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
-        let command = MatchSettings::augment_args(command)
-            .mut_arg("core", |core| core.required(false).required_unless_present("list"));
+        let command = MatchSettings::augment_args(command).mut_arg("core", |core| {
+            core.required(false).required_unless_present("list")
+        });
         OutputArgs::augment_args(LobbyChoice::augment_args(command))
     }
 
@@ -119,7 +120,10 @@ pub fn lobby_command(args: &LobbyArgs, out: &mut dyn Write) -> Result<Outcome, A
     };
     if !(args.choice.wait_s.is_finite() && args.choice.wait_s > 0.0) {
         return Err(AppError::BadArgument {
-            message: format!("--wait-s {}: expected a positive number of seconds", args.choice.wait_s),
+            message: format!(
+                "--wait-s {}: expected a positive number of seconds",
+                args.choice.wait_s
+            ),
         });
     }
     let lobby = LobbySettings {

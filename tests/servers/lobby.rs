@@ -11,6 +11,8 @@ use netcade::live::lobby::{inbox_subject, PRESENCE_BUCKET, PRESENCE_TTL};
 use netcade::net::nats::NatsLink;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::cli::{last_json, netcade, spawn_netcade_with_env, stdout, Background};
 use support::servers::{start_nats, NatsServer};
@@ -27,12 +29,32 @@ fn loopback_config(dir: &Path) -> PathBuf {
 
 /// `netcade lobby URL --name NAME ARGS` of the Duel dojo for `frames`
 /// frames, pressing `random:SEED`'s buttons, in the background.
-fn player(nats: &NatsServer, config: &Path, name: &str, args: &[&str], frames: u32, seed: u32) -> Background {
+fn player(
+    nats: &NatsServer,
+    config: &Path,
+    name: &str,
+    args: &[&str],
+    frames: u32,
+    seed: u32,
+) -> Background {
     let (url, rom) = (nats.url(None), support::dojo_arena());
     let (frames, inputs) = (frames.to_string(), format!("random:{seed}"));
     let mut all = vec![
-        "lobby", &url, "--name", name, "--core", "duel", "--rom", &rom, "--headless",
-        "--no-record", "--frames", &frames, "--inputs", &inputs, "--json",
+        "lobby",
+        &url,
+        "--name",
+        name,
+        "--core",
+        "duel",
+        "--rom",
+        &rom,
+        "--headless",
+        "--no-record",
+        "--frames",
+        &frames,
+        "--inputs",
+        &inputs,
+        "--json",
     ];
     all.extend(args);
     spawn_netcade_with_env(&all, &[("NETCADE_CONFIG_DIR", config.as_os_str())])
@@ -68,7 +90,10 @@ fn listing_once(
         if wanted(&listed) {
             return listed;
         }
-        assert!(Instant::now() < deadline, "never listed as wanted: {listed}");
+        assert!(
+            Instant::now() < deadline,
+            "never listed as wanted: {listed}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -80,7 +105,10 @@ fn assert_played_in_sync(challenger: &Output, accepter: &Output, frames: u32) {
         assert!(output.status.success(), "{output:?}");
     }
     let (a, b) = (last_json(challenger), last_json(accepter));
-    assert_eq!((&a["command"], &b["command"]), (&"host".into(), &"join".into()));
+    assert_eq!(
+        (&a["command"], &b["command"]),
+        (&"host".into(), &"join".into())
+    );
     for json in [&a, &b] {
         assert_eq!(json["end"], "finished", "{json}");
         assert_eq!(json["frames"], frames, "{json}");
@@ -111,11 +139,18 @@ fn two_players_meet_in_their_games_channel_play_in_sync_and_are_listed_in_a_matc
     assert_eq!(game["players"], serde_json::json!(["al", "bo"]), "{during}");
     let channel = &during["channels"][0];
     assert_eq!(channel["count"], 2, "{during}");
-    assert!(channel["name"].as_str().unwrap().contains("Duel"), "{during}");
+    assert!(
+        channel["name"].as_str().unwrap().contains("Duel"),
+        "{during}"
+    );
     let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
     assert_played_in_sync(&al, &bo, frames);
     let after = listing_once(&nats, TIMEOUT, |listed| names(listed).is_empty());
-    assert_eq!(after["matches"], serde_json::json!([]), "players who left are unlisted at once");
+    assert_eq!(
+        after["matches"],
+        serde_json::json!([]),
+        "players who left are unlisted at once"
+    );
 }
 
 #[test]
@@ -150,32 +185,55 @@ fn garbage_in_the_bucket_and_a_flood_of_challenges_cost_only_their_senders() {
     let config = loopback_config(dir.path());
     let frames = 120;
     let bo = player(&nats, &config, "bo", &["--accept-any"], frames, 2);
-    listing_once(&nats, TIMEOUT, |listed| names(listed) == ["bo"]);
+    let listed = listing_once(&nats, TIMEOUT, |listed| names(listed) == ["bo"]);
+    let channel = listed["channels"][0]["key"].as_str().unwrap().to_string();
     let link = NatsLink::connect(&nats.url(None), Duration::from_secs(5)).unwrap();
     let js = link.jetstream();
-    let flood_client = link.client();
     link.run(async move {
         let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
         // bo's record under another key, garbage, an oversized value.
         let bo_record = bucket.get("bo").await.unwrap().unwrap();
-        bucket.put("junk", b"\xff\x00{[".to_vec().into()).await.unwrap();
+        bucket
+            .put("junk", b"\xff\x00{[".to_vec().into())
+            .await
+            .unwrap();
         bucket.put("big", vec![b'{'; 200_000].into()).await.unwrap();
-        bucket.put("mallory", bo_record.into()).await.unwrap();
-        let inbox = inbox_subject("bo");
-        for n in 0..3000u32 {
-            let payload = match n % 3 {
-                0 => b"\xfe garbage".to_vec(),
-                1 => format!(r#"{{"kind":"challenge","from":"ghost{n}","id":"{n:016x}","channel":"0"}}"#).into_bytes(),
-                _ => br#"{"kind":"challenge","from":"flood","id":"0000000000000001","channel":"0"}"#.to_vec(),
-            };
-            flood_client.publish(inbox.clone(), payload.into()).await.unwrap();
-        }
-        flood_client.flush().await.unwrap();
+        bucket.put("mallory", bo_record).await.unwrap();
     })
     .unwrap();
+    // One sender, not in the lobby, floods bo with challenges of its game
+    // (each would cost a look-up of the sender's presence) and garbage,
+    // 5,000 of each a second, for as long as the match takes: more than bo
+    // could look up, far less than it reads.
+    let flooding = Arc::new(AtomicBool::new(true));
+    let still = flooding.clone();
+    let flooder = std::thread::spawn(move || {
+        while still.load(Ordering::Relaxed) {
+            let client = link.client();
+            let challenge =
+                format!(r#"{{"kind":"challenge","from":"flood","id":"1","channel":"{channel}"}}"#);
+            link.run(async move {
+                let inbox = inbox_subject("bo");
+                for _ in 0..50 {
+                    let _ = client
+                        .publish(inbox.clone(), challenge.clone().into())
+                        .await;
+                    let _ = client
+                        .publish(inbox.clone(), b"\xfe garbage".to_vec().into())
+                        .await;
+                }
+                let _ = client.flush().await;
+            })
+            .unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
     let dropped = listing(&nats)["dropped"].as_u64().unwrap();
     assert_eq!(dropped, 3, "the three bad records are counted, not listed");
-    let al = player(&nats, &config, "al", &["--challenge", "bo"], frames, 1);
+    let al_args = ["--challenge", "bo", "--wait-s", "30"];
+    let al = player(&nats, &config, "al", &al_args, frames, 1);
     let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
+    flooding.store(false, Ordering::Relaxed);
+    flooder.join().unwrap();
     assert_played_in_sync(&al, &bo, frames);
 }

@@ -248,7 +248,9 @@ impl Envelope {
     /// The message's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let (kind, id, extra) = match &self.message {
-            LobbyMessage::Challenge { id, channel } => ("challenge", id, Some(("channel", channel))),
+            LobbyMessage::Challenge { id, channel } => {
+                ("challenge", id, Some(("channel", channel)))
+            }
             LobbyMessage::Accept { id } => ("accept", id, None),
             LobbyMessage::Decline { id, reason } => ("decline", id, Some(("reason", reason))),
             LobbyMessage::Cancel { id } => ("cancel", id, None),

@@ -12,11 +12,11 @@
 
 use crate::engine::{AppError, GameArgs};
 use crate::live::connect::{bind_ipv4, random_bytes};
+use crate::live::front_end::LiveOutputs;
+use crate::live::options::LiveOptions;
 use crate::live::players::{play_paired, JoinSettings, Paired};
 use crate::live::rooms::{identity_of, FoundHost};
 use crate::live::session_loop::LiveMatch;
-use crate::live::front_end::LiveOutputs;
-use crate::live::options::LiveOptions;
 use crate::net::ice::IceRole;
 use crate::net::link::{connect_ice, LinkArgs};
 use crate::net::nats::{key_value_bucket, Heard, NatsError, NatsLink};
@@ -101,7 +101,9 @@ pub fn list_lobby(link: &NatsLink) -> Result<Listing, AppError> {
         Ok::<_, NatsError>(records)
     })??;
     Ok(Listing::of(
-        records.iter().map(|(key, value)| (key.as_str(), value.as_slice())),
+        records
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_slice())),
     ))
 }
 
@@ -123,7 +125,9 @@ pub fn describe_listing(listing: &Listing, now_unix_s: u64) -> Vec<String> {
         }
     }
     for host in listing.matches() {
-        let Some(playing) = &host.playing else { continue };
+        let Some(playing) = &host.playing else {
+            continue;
+        };
         lines.push(format!(
             "match in progress: {} vs {} in {}, started {}",
             host.name,
@@ -268,7 +272,11 @@ pub fn lobby_match(
     }
     let channel = channel_of(&settings.join.common.game)?;
     let me = settings.name.to_string();
-    let budget = Mutex::new(SenderBudget::new(SENDER_BURST, SENDER_REFILL_US, MAX_SENDERS));
+    let budget = Mutex::new(SenderBudget::new(
+        SENDER_BURST,
+        SENDER_REFILL_US,
+        MAX_SENDERS,
+    ));
     let started = Instant::now();
     let inbox = link.listen(inbox_subject(&me), INBOX_CAPACITY, move |payload| {
         let envelope = Envelope::decode(payload).ok()?;
@@ -480,8 +488,11 @@ impl Lobby<'_> {
                 if vouched.is_none_or(|theirs| theirs.channel.key() != channel) {
                     continue;
                 }
-                let signal =
-                    NatsSignal::open(self.link, signal_subject(&id, &self.me), signal_subject(&id, &from))?;
+                let signal = NatsSignal::open(
+                    self.link,
+                    signal_subject(&id, &self.me),
+                    signal_subject(&id, &from),
+                )?;
                 self.tell(&from, LobbyMessage::Accept { id })?;
                 writeln!(out, "accepted {from}'s challenge: finding the path")?;
                 return self.connect(&from, signal, IceRole::Controlled);
@@ -491,7 +502,12 @@ impl Lobby<'_> {
     }
 
     /// Finds the path to `opponent` with ICE over the match's subjects.
-    fn connect(&self, opponent: &str, mut signal: NatsSignal, role: IceRole) -> Result<Met, AppError> {
+    fn connect(
+        &self,
+        opponent: &str,
+        mut signal: NatsSignal,
+        role: IceRole,
+    ) -> Result<Met, AppError> {
         let config = crate::live::rooms::SignalArgs::default().ice_config()?;
         let transport = bind_ipv4(self.link_args, 0)?;
         let (transport, path) = connect_ice(transport, &mut signal, config, role)?;
