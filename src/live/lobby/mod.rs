@@ -513,14 +513,14 @@ impl Lobby<'_> {
         let (transport, path) = connect_ice(transport, &mut signal, config, role)?;
         let hosting = role == IceRole::Controlling;
         let paired = match hosting {
-            true => Paired::Host(transport),
-            false => Paired::Join(FoundHost {
+            true => Paired::Host(Box::new(transport)),
+            false => Paired::Join(Box::new(FoundHost {
                 address: path.remote,
                 transport,
                 label: format!("{opponent}'s match from the lobby"),
                 room: None,
                 next: None,
-            }),
+            })),
         };
         Ok(Met {
             paired,

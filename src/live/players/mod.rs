@@ -242,9 +242,9 @@ pub fn join_match(
 /// between them.
 pub enum Paired {
     /// Host the match on this game socket.
-    Host(LinkTransport),
+    Host(Box<LinkTransport>),
     /// Join the host found.
-    Join(FoundHost),
+    Join(Box<FoundHost>),
 }
 
 /// Plays the match of a pairing made elsewhere, as a quick match's two
@@ -259,13 +259,13 @@ pub fn play_paired(
     match paired {
         Paired::Host(transport) => {
             let host = quick_host_settings(settings);
-            host_on(&host, transport, outputs, options, out)
+            host_on(&host, *transport, outputs, options, out)
         }
         Paired::Join(found) => {
             let saves = MatchSaveDir::create(&settings.common.game, "join")?;
             let common = &in_match_folder(&settings.common, &saves);
             let game = open_game(&common.game)?;
-            join_found(settings, common, found, game, outputs, options, out)
+            join_found(settings, common, *found, game, outputs, options, out)
         }
     }
 }
