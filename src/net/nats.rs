@@ -421,6 +421,32 @@ pub async fn key_value_bucket(
         .map_err(NatsError::request(format!("the bucket {bucket}")))
 }
 
+/// Up to `limit` entries of `bucket` (key and value), none when it does
+/// not exist: a listing is bounded, whatever the bucket holds.
+pub async fn bucket_entries(
+    js: &async_nats::jetstream::Context,
+    bucket: &str,
+    limit: usize,
+) -> Result<Vec<(String, Vec<u8>)>, NatsError> {
+    use futures_util::StreamExt;
+    let Ok(store) = js.get_key_value(bucket).await else {
+        return Ok(Vec::new());
+    };
+    let mut keys = store
+        .keys()
+        .await
+        .map_err(NatsError::request(format!("the bucket {bucket}")))?
+        .take(limit);
+    let mut entries = Vec::new();
+    while let Some(key) = keys.next().await {
+        let Ok(key) = key else { continue };
+        if let Ok(Some(value)) = store.get(key.clone()).await {
+            entries.push((key, value.to_vec()));
+        }
+    }
+    Ok(entries)
+}
+
 /// Keeps `outage` up to date with what the client says of its connection.
 fn note_event(outage: &Outage, event: &async_nats::Event) {
     let Ok(mut since) = outage.lock() else {

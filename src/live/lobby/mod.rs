@@ -19,9 +19,8 @@ use crate::live::rooms::{identity_of, FoundHost};
 use crate::live::session_loop::LiveMatch;
 use crate::net::ice::IceRole;
 use crate::net::link::{connect_ice, LinkArgs};
-use crate::net::nats::{key_value_bucket, Heard, NatsError, NatsLink};
+use crate::net::nats::{bucket_entries, key_value_bucket, Heard, NatsError, NatsLink};
 use crate::net::nats_signal::NatsSignal;
-use futures_util::StreamExt;
 use netcode::lobby::{
     check_name, Channel, Envelope, Listing, LobbyMessage, MatchInProgress, Presence, SenderBudget,
     Status,
@@ -81,25 +80,9 @@ fn now_unix() -> u64 {
 /// Every presence in the lobby of the server `link` is connected to.
 pub fn list_lobby(link: &NatsLink) -> Result<Listing, AppError> {
     let js = link.jetstream();
-    let records = link.run(async move {
-        // No bucket: nobody ever entered.
-        let Ok(bucket) = js.get_key_value(PRESENCE_BUCKET).await else {
-            return Ok(Vec::new());
-        };
-        let mut keys = bucket
-            .keys()
-            .await
-            .map_err(NatsError::request("the lobby"))?
-            .take(MAX_LISTED);
-        let mut records = Vec::new();
-        while let Some(key) = keys.next().await {
-            let Ok(key) = key else { continue };
-            if let Ok(Some(value)) = bucket.get(key.clone()).await {
-                records.push((key, value.to_vec()));
-            }
-        }
-        Ok::<_, NatsError>(records)
-    })??;
+    // No bucket: nobody ever entered.
+    let records =
+        link.run(async move { bucket_entries(&js, PRESENCE_BUCKET, MAX_LISTED).await })??;
     Ok(Listing::of(
         records
             .iter()
