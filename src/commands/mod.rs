@@ -12,6 +12,8 @@ pub mod host;
 pub mod input;
 pub mod join;
 pub mod latency;
+#[cfg(feature = "broadcast")]
+pub mod lobby;
 pub mod menu;
 #[cfg(not(feature = "gui"))]
 mod no_window;
@@ -94,6 +96,8 @@ pub fn run_command(
         Command::ProbeCore(args) => probe_core::probe_core_command(args, out),
         #[cfg(feature = "broadcast")]
         Command::Broadcast(args) => broadcast::broadcast_command(args, out),
+        #[cfg(feature = "broadcast")]
+        Command::Lobby(args) => lobby::lobby_command(args, out),
     }
 }
 
@@ -110,6 +114,8 @@ impl Command {
             Command::Spectate(args) => ("spectate", args.outputs.json),
             #[cfg(feature = "broadcast")]
             Command::Broadcast(args) => ("broadcast", args.outputs.json),
+            #[cfg(feature = "broadcast")]
+            Command::Lobby(args) => ("lobby", args.outputs.json),
             Command::Replay(args) => match &args.command {
                 replay::ReplayCommand::Play(play) => ("replay play", play.json),
                 replay::ReplayCommand::Info(info) => ("replay info", info.json),
@@ -188,6 +194,10 @@ pub enum Command {
     /// number of viewers (`spectate nats://SERVER/MATCH`).
     #[cfg(feature = "broadcast")]
     Broadcast(broadcast::BroadcastArgs),
+    /// The lobby on a NATS server: list its channels, players and matches
+    /// (--list), or enter your game's channel, challenge or accept, and play.
+    #[cfg(feature = "broadcast")]
+    Lobby(lobby::LobbyArgs),
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@ pub mod broadcast;
 pub mod chat;
 pub mod connect;
 pub mod front_end;
+#[cfg(feature = "broadcast")]
+pub mod lobby;
 pub mod narrator;
 pub mod options;
 pub mod players;

@@ -17,6 +17,8 @@ pub mod link;
 pub mod nat_sim;
 #[cfg(feature = "broadcast")]
 pub mod nats;
+#[cfg(feature = "broadcast")]
+pub mod nats_signal;
 pub mod port_mapping;
 pub mod room;
 pub mod signal;

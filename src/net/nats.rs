@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -28,6 +29,9 @@ const WAIT_STEP: Duration = Duration::from_millis(50);
 
 /// How long closing the link may spend sending what is buffered.
 const CLOSING_FLUSH: Duration = Duration::from_secs(1);
+
+/// How often a subscription nobody reads any more is noticed and ended.
+pub const LISTEN_CHECK: Duration = Duration::from_millis(500);
 
 /// When the connection went down, while it is down.
 type Outage = Arc<Mutex<Option<Instant>>>;
@@ -304,6 +308,45 @@ impl NatsLink {
         self.wait(&answered)
     }
 
+    /// Subscribes to `subject` and hands what `admit` makes of each message
+    /// (`None`: dropped) to the [`Heard`] returned, at most `capacity`
+    /// waiting (more are dropped: a flood costs its messages, never
+    /// memory). The subscription is made before this returns, and ends
+    /// once the `Heard` is dropped (noticed within [`LISTEN_CHECK`]).
+    pub fn listen<T: Send + 'static>(
+        &self,
+        subject: String,
+        capacity: usize,
+        mut admit: impl FnMut(&[u8]) -> Option<T> + Send + 'static,
+    ) -> Result<Heard<T>, NatsError> {
+        use futures_util::StreamExt;
+        let client = self.client();
+        let what = format!("the subject {subject}");
+        let mut subscriber = self
+            .run(async move { client.subscribe(subject).await })?
+            .map_err(NatsError::request(what))?;
+        let (heard, receiver) = mpsc::sync_channel(capacity);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        self.spawn(async move {
+            while !stopped.load(Ordering::Relaxed) {
+                let message = match tokio::time::timeout(LISTEN_CHECK, subscriber.next()).await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => break,
+                    Err(_) => continue,
+                };
+                let Some(admitted) = admit(&message.payload) else {
+                    continue;
+                };
+                if let Err(mpsc::TrySendError::Disconnected(_)) = heard.try_send(admitted) {
+                    break;
+                }
+            }
+            let _ = subscriber.unsubscribe().await;
+        })?;
+        Ok(Heard { receiver, stop })
+    }
+
     /// Starts `job` on the connection's thread without waiting for it.
     pub fn spawn(&self, job: impl Future<Output = ()> + Send + 'static) -> Result<(), NatsError> {
         self.jobs
@@ -321,6 +364,87 @@ impl Drop for NatsLink {
             let _ = thread.join();
         }
     }
+}
+
+/// What a subscription ([`NatsLink::listen`]) heard, as it waits to be read.
+pub struct Heard<T> {
+    receiver: mpsc::Receiver<T>,
+    stop: Arc<AtomicBool>,
+}
+
+impl<T> Heard<T> {
+    /// The next message admitted, if one waits (never blocks); an error
+    /// once the connection's thread stopped.
+    pub fn try_next(&self) -> Result<Option<T>, NatsError> {
+        match self.receiver.try_recv() {
+            Ok(message) => Ok(Some(message)),
+            Err(mpsc::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::TryRecvError::Disconnected) => Err(NatsError::Gone),
+        }
+    }
+}
+
+impl<T> Drop for Heard<T> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The key-value bucket `bucket` whose entries expire after `ttl` without
+/// a refresh, made if missing.
+pub async fn key_value_bucket(
+    js: &async_nats::jetstream::Context,
+    bucket: &str,
+    ttl: Duration,
+) -> Result<async_nats::jetstream::kv::Store, NatsError> {
+    use async_nats::jetstream::stream;
+    if let Ok(store) = js.get_key_value(bucket).await {
+        return Ok(store);
+    }
+    // The bucket's stream as `create_key_value` makes it, which first asks
+    // for account details in a shape nats-server 2.9 does not answer.
+    js.get_or_create_stream(stream::Config {
+        name: format!("KV_{bucket}"),
+        subjects: vec![format!("$KV.{bucket}.>")],
+        max_messages_per_subject: 1,
+        max_age: ttl,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: stream::DiscardPolicy::New,
+        ..Default::default()
+    })
+    .await
+    .map_err(NatsError::request(format!("the bucket {bucket}")))?;
+    js.get_key_value(bucket)
+        .await
+        .map_err(NatsError::request(format!("the bucket {bucket}")))
+}
+
+/// Up to `limit` entries of `bucket` (key and value), none when it does
+/// not exist: a listing is bounded, whatever the bucket holds.
+pub async fn bucket_entries(
+    js: &async_nats::jetstream::Context,
+    bucket: &str,
+    limit: usize,
+) -> Result<Vec<(String, Vec<u8>)>, NatsError> {
+    use futures_util::StreamExt;
+    let Ok(store) = js.get_key_value(bucket).await else {
+        return Ok(Vec::new());
+    };
+    let mut keys = store
+        .keys()
+        .await
+        .map_err(NatsError::request(format!("the bucket {bucket}")))?
+        .take(limit);
+    let mut entries = Vec::new();
+    while let Some(key) = keys.next().await {
+        let Ok(key) = key else { continue };
+        if let Ok(Some(value)) = store.get(key.clone()).await {
+            entries.push((key, value.to_vec()));
+        }
+    }
+    Ok(entries)
 }
 
 /// Keeps `outage` up to date with what the client says of its connection.

@@ -57,6 +57,7 @@ const NETCODE_LAYERS: Layers = &[
         &["protocol", "encoding", "rollback", "input", "checksum"],
     ),
     ("retroarch", &["input"]),
+    ("lobby", &["checksum", "protocol"]),
     ("testing", &["emulator", "input"]),
 ];
 

@@ -4,6 +4,7 @@
 mod broadcast;
 mod ice_coturn;
 mod ice_nat_lab;
+mod lobby;
 mod retroarch;
 mod rooms;
 mod rooms_rejoin;

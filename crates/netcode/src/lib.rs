@@ -10,6 +10,7 @@ pub mod diff;
 pub mod emulator;
 pub mod encoding;
 pub mod input;
+pub mod lobby;
 pub mod netplay;
 pub mod protocol;
 pub mod random;

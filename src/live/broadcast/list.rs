@@ -7,7 +7,7 @@ use super::{viewers_bucket, MATCHES_BUCKET, VIEWERS_BUCKET, VIEWER_REFRESH};
 use crate::engine::report::time_ago;
 use crate::engine::AppError;
 use crate::net::nats::async_nats::jetstream;
-use crate::net::nats::{NatsError, NatsLink};
+use crate::net::nats::{bucket_entries, NatsError, NatsLink};
 use futures_util::StreamExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -58,26 +58,15 @@ pub fn list_matches(link: &NatsLink) -> Result<Vec<LiveMatchEntry>, AppError> {
     let (mut entries, viewers) = link.run(async move {
         // No bucket: nothing was ever broadcast there (a viewer may not
         // make it).
-        let Ok(bucket) = js.get_key_value(MATCHES_BUCKET).await else {
-            return Ok((Vec::new(), Vec::new()));
-        };
-        let mut keys = bucket
-            .keys()
-            .await
-            .map_err(NatsError::request("the live matches"))?
-            .take(MAX_LISTED);
-        let mut entries = Vec::new();
-        while let Some(key) = keys.next().await {
-            let Ok(key) = key else { continue };
-            if let Ok(Some(value)) = bucket.get(key.clone()).await {
-                let details = serde_json::from_slice(&value).unwrap_or_default();
-                entries.push(LiveMatchEntry {
-                    name: key,
-                    details,
-                    viewers: 0,
-                });
-            }
-        }
+        let entries = bucket_entries(&js, MATCHES_BUCKET, MAX_LISTED)
+            .await?
+            .into_iter()
+            .map(|(name, value)| LiveMatchEntry {
+                name,
+                details: serde_json::from_slice(&value).unwrap_or_default(),
+                viewers: 0,
+            })
+            .collect::<Vec<_>>();
         let viewers = viewer_keys(&js).await?;
         Ok::<_, NatsError>((entries, viewers))
     })??;

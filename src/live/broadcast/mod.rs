@@ -19,7 +19,7 @@ pub use viewer::{watch_broadcast, ViewerSettings};
 
 use crate::engine::AppError;
 use crate::net::nats::async_nats::jetstream;
-use crate::net::nats::{NatsError, NatsLink};
+use crate::net::nats::{key_value_bucket, NatsError, NatsLink};
 use std::time::Duration;
 
 /// The stream every match goes into.
@@ -162,36 +162,6 @@ async fn matches_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store,
 /// The bucket of viewers, made if missing.
 async fn viewers_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store, NatsError> {
     key_value_bucket(js, VIEWERS_BUCKET, VIEWER_TTL).await
-}
-
-/// The key-value bucket `bucket` whose entries expire after `ttl` without
-/// a refresh, made if missing.
-async fn key_value_bucket(
-    js: &jetstream::Context,
-    bucket: &str,
-    ttl: Duration,
-) -> Result<jetstream::kv::Store, NatsError> {
-    if let Ok(store) = js.get_key_value(bucket).await {
-        return Ok(store);
-    }
-    // The bucket's stream as `create_key_value` makes it, which first asks
-    // for account details in a shape nats-server 2.9 does not answer.
-    js.get_or_create_stream(jetstream::stream::Config {
-        name: format!("KV_{bucket}"),
-        subjects: vec![format!("$KV.{bucket}.>")],
-        max_messages_per_subject: 1,
-        max_age: ttl,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        discard: jetstream::stream::DiscardPolicy::New,
-        ..Default::default()
-    })
-    .await
-    .map_err(NatsError::request(format!("the bucket {bucket}")))?;
-    js.get_key_value(bucket)
-        .await
-        .map_err(NatsError::request(format!("the bucket {bucket}")))
 }
 
 /// The bucket of replays, made if missing.

@@ -293,9 +293,42 @@ pub fn join_match(
     )
 }
 
-/// The settings of a quick match's host: the match as the player asked
-/// for it, two players, on the socket already bound; no spectators, who
-/// would have no way to find it.
+/// Two players who agreed elsewhere (the lobby) to play, on the path found
+/// between them.
+pub enum Paired {
+    /// Host the match on this game socket.
+    Host(Box<LinkTransport>),
+    /// Join the host found.
+    Join(Box<FoundHost>),
+}
+
+/// Plays the match of a pairing made elsewhere, as a quick match's two
+/// sides play it: `settings` is the match as this player asked for it.
+pub fn play_paired(
+    settings: &JoinSettings,
+    paired: Paired,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    match paired {
+        Paired::Host(transport) => {
+            let host = quick_host_settings(settings);
+            host_on(&host, *transport, outputs, options, out)
+        }
+        Paired::Join(found) => {
+            let saves = MatchSaveDir::create(&settings.common.game, "join")?;
+            let common = &in_match_folder(&settings.common, &saves);
+            let game = open_game(&common.game)?;
+            let pair = (*found, game);
+            join_found(settings, common, pair, outputs, &mut Headless, options, out)
+        }
+    }
+}
+
+/// The settings of a paired match's host (a quick match's, the lobby's):
+/// the match as the player asked for it, two players, on the socket
+/// already bound; no spectators, who would have no way to find it.
 fn quick_host_settings(settings: &JoinSettings) -> HostSettings {
     HostSettings {
         common: settings.common.clone(),

@@ -148,7 +148,7 @@ impl SignalArgs {
     }
 
     /// The STUN servers and TURN relays of the server list (and `--turn`).
-    fn ice_config(&self) -> Result<IceConfig, AppError> {
+    pub(crate) fn ice_config(&self) -> Result<IceConfig, AppError> {
         let config = ServerList::load(crate::paths::config_dir().as_deref())
             .and_then(|list| list.ice_config(self.turn.as_ref()))
             .map_err(|message| AppError::BadArgument { message })?;

@@ -1,0 +1,148 @@
+//! `netcade lobby nats://SERVER` (feature `broadcast`): the lobby on NATS,
+//! headless. `--list` prints its channels, players and matches in
+//! progress; with a game, `--name N` enters its channel and `--challenge
+//! NAME` or `--accept-any` plays a match there, ending as `host`/`join`
+//! end ([lobby.md](../../docs/lobby.md)).
+
+use crate::commands::outputs::OutputArgs;
+use crate::engine::{AppError, Outcome};
+use crate::live::broadcast::connect;
+use crate::live::lobby::{describe_listing, list_lobby, lobby_match, Intent, LobbySettings};
+use crate::live::players::{JoinSettings, MatchSettings};
+use crate::live::rooms::SignalArgs;
+use std::io::Write;
+use std::time::Duration;
+
+/// What `lobby` does there.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LobbyChoice {
+    /// The lobby's NATS server (with JetStream):
+    /// nats://[USER:PASSWORD@]HOST[:PORT].
+    #[arg(value_name = "nats://SERVER")]
+    pub server: String,
+    /// List the lobby's channels (one per game, with how many are in
+    /// each), their players and the matches in progress, and exit.
+    #[arg(long, conflicts_with_all = ["challenge", "accept_any"])]
+    pub list: bool,
+    /// Challenge the player of this name in your game's channel; play when
+    /// it accepts (you host).
+    #[arg(long, value_name = "NAME", conflicts_with = "accept_any")]
+    pub challenge: Option<String>,
+    /// Accept the first challenge of a player in your game's channel.
+    #[arg(long)]
+    pub accept_any: bool,
+    /// Seconds to wait for the other player (its entering the lobby, its
+    /// answer, or a challenge).
+    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    pub wait_s: f64,
+}
+
+/// Arguments of `netcade lobby`.
+#[derive(Clone, Debug)]
+pub struct LobbyArgs {
+    /// What it does there.
+    pub choice: LobbyChoice,
+    /// The match (none with `--list`).
+    pub settings: Option<MatchSettings>,
+    /// What it shows and keeps.
+    pub outputs: OutputArgs,
+}
+
+/// By hand, as `spectate`'s: with `--list`, the match's arguments (whose
+/// `--core` is otherwise required) are not read.
+impl clap::FromArgMatches for LobbyArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        let choice = LobbyChoice::from_arg_matches_mut(matches)?;
+        let settings = match choice.list {
+            true => None,
+            false => Some(MatchSettings::from_arg_matches_mut(matches)?),
+        };
+        Ok(LobbyArgs {
+            choice,
+            settings,
+            outputs: OutputArgs::from_arg_matches_mut(matches)?,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for LobbyArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        let command = MatchSettings::augment_args(command).mut_arg("core", |core| {
+            core.required(false).required_unless_present("list")
+        });
+        OutputArgs::augment_args(LobbyChoice::augment_args(command))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
+/// `netcade lobby`.
+pub fn lobby_command(args: &LobbyArgs, out: &mut dyn Write) -> Result<Outcome, AppError> {
+    let link = connect(&args.choice.server)?;
+    let Some(settings) = &args.settings else {
+        let listing = list_lobby(&link)?;
+        if args.outputs.json {
+            writeln!(out, "{}", listing.to_json())?;
+        } else {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs());
+            for line in describe_listing(&listing, now) {
+                writeln!(out, "{line}")?;
+            }
+        }
+        return Ok(Outcome::Success);
+    };
+    let intent = match (&args.choice.challenge, args.choice.accept_any) {
+        (Some(name), _) => Intent::Challenge(name.clone()),
+        (None, true) => Intent::AcceptAny,
+        (None, false) => {
+            return Err(AppError::BadArgument {
+                message: "lobby: give --challenge NAME or --accept-any (or --list)".into(),
+            })
+        }
+    };
+    let Some(name) = settings.chat.name.as_deref() else {
+        return Err(AppError::BadArgument {
+            message: "lobby: give --name NAME, the name the others see you by".into(),
+        });
+    };
+    if !(args.choice.wait_s.is_finite() && args.choice.wait_s > 0.0) {
+        return Err(AppError::BadArgument {
+            message: format!(
+                "--wait-s {}: expected a positive number of seconds",
+                args.choice.wait_s
+            ),
+        });
+    }
+    let lobby = LobbySettings {
+        name,
+        intent,
+        wait: Duration::from_secs_f64(args.choice.wait_s.min(86_400.0)),
+        join: JoinSettings {
+            address: None,
+            room: None,
+            quick: false,
+            signal: SignalArgs::default(),
+            common: args.outputs.with_default_inputs(settings),
+            connect_timeout_s: 10.0,
+            slot: None,
+            rejoin: false,
+            password: None,
+        },
+    };
+    args.outputs.play_live(out, |outputs, options, out| {
+        lobby_match(&link, &lobby, outputs, options, out)
+    })
+}

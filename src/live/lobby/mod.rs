@@ -1,0 +1,518 @@
+//! The lobby on NATS (feature `broadcast`, [lobby.md](../../../../docs/lobby.md)):
+//! players of one game meet in its channel. Each keeps its presence (name,
+//! channel, status) under its name in a JetStream key-value bucket whose
+//! entries expire after [`PRESENCE_TTL`] without a heartbeat, so a killed
+//! netcade leaves the list within seconds. A challenge, its answer and
+//! its withdrawal go on the other player's subject; an accepted challenge
+//! finds the path with ICE, signaling over two subjects of the match
+//! ([`NatsSignal`]), and the match is played as `host`/`join` play it: the
+//! challenger hosts. The records are pure ([`netcode::lobby`]); what this
+//! module reads from the server is bounded and a malformed record or a
+//! flood of messages costs its sender only.
+
+use crate::engine::{AppError, GameArgs};
+use crate::live::connect::{bind_ipv4, random_bytes};
+use crate::live::front_end::LiveOutputs;
+use crate::live::options::LiveOptions;
+use crate::live::players::{play_paired, JoinSettings, Paired};
+use crate::live::rooms::{identity_of, FoundHost};
+use crate::live::session_loop::LiveMatch;
+use crate::net::ice::IceRole;
+use crate::net::link::{connect_ice, LinkArgs};
+use crate::net::nats::{bucket_entries, key_value_bucket, Heard, NatsError, NatsLink};
+use crate::net::nats_signal::NatsSignal;
+use netcode::lobby::{
+    check_name, Channel, Envelope, Listing, LobbyMessage, MatchInProgress, Presence, SenderBudget,
+    Status,
+};
+use netcode::protocol::PROTOCOL_VERSION;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The bucket of presences: one key per player, its name.
+pub const PRESENCE_BUCKET: &str = "netcade-lobby";
+
+/// How long a presence stays listed without a heartbeat.
+pub const PRESENCE_TTL: Duration = Duration::from_secs(5);
+
+/// How often a player says it is still there (several per TTL, so one
+/// late heartbeat never drops it).
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// Presences listed at most: a listing is bounded, whatever the bucket holds.
+const MAX_LISTED: usize = 10_000;
+
+/// How often a challenge is said again until it is answered (a message
+/// sent before the other player subscribed is lost).
+const CHALLENGE_AGAIN: Duration = Duration::from_secs(2);
+
+/// How often the waiting loop looks at the subjects.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Messages waiting to be read at most.
+const INBOX_CAPACITY: usize = 256;
+
+/// Each sender's budget: a burst of 8 messages, one more per second;
+/// budgets of at most 1024 senders are remembered.
+const SENDER_BURST: u32 = 8;
+const SENDER_REFILL_US: u64 = 1_000_000;
+const MAX_SENDERS: usize = 1024;
+
+/// The subject a player hears challenges and answers on.
+pub fn inbox_subject(name: &str) -> String {
+    format!("netcade.lobby.{PROTOCOL_VERSION}.to.{name}")
+}
+
+/// The subject `name` hears the path finding of challenge `id` on.
+fn signal_subject(id: &str, name: &str) -> String {
+    format!("netcade.lobby.{PROTOCOL_VERSION}.ice.{id}.{name}")
+}
+
+/// Seconds since 1970 (for the listing's "started").
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// Every presence in the lobby of the server `link` is connected to.
+pub fn list_lobby(link: &NatsLink) -> Result<Listing, AppError> {
+    let js = link.jetstream();
+    // No bucket: nobody ever entered.
+    let records =
+        link.run(async move { bucket_entries(&js, PRESENCE_BUCKET, MAX_LISTED).await })??;
+    Ok(Listing::of(
+        records
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_slice())),
+    ))
+}
+
+/// The listing in words: channels with counts, their players, matches.
+pub fn describe_listing(listing: &Listing, now_unix_s: u64) -> Vec<String> {
+    let mut lines = Vec::new();
+    if listing.channels.is_empty() {
+        lines.push("nobody is in the lobby".to_string());
+    }
+    for channel in &listing.channels {
+        let count = channel.players.len();
+        lines.push(format!(
+            "{}: {count} player{}",
+            channel.channel.describe(),
+            if count == 1 { "" } else { "s" }
+        ));
+        for player in &channel.players {
+            lines.push(format!("  {} ({})", player.name, player.status.name()));
+        }
+    }
+    for host in listing.matches() {
+        let Some(playing) = &host.playing else {
+            continue;
+        };
+        lines.push(format!(
+            "match in progress: {} vs {} in {}, started {}",
+            host.name,
+            playing.opponent,
+            host.channel.describe(),
+            crate::engine::report::time_ago(now_unix_s.saturating_sub(playing.started_unix))
+        ));
+    }
+    if listing.dropped > 0 {
+        lines.push(format!("({} malformed records ignored)", listing.dropped));
+    }
+    lines
+}
+
+/// This player's presence in the bucket, kept fresh by a heartbeat on the
+/// connection's thread until [`Present::leave`] (or the process dies, and
+/// the key expires).
+struct Present {
+    name: String,
+    record: Arc<Mutex<Presence>>,
+    stop: Arc<AtomicBool>,
+    changed: Arc<tokio::sync::Notify>,
+}
+
+impl Present {
+    /// Enters the lobby as `presence`: refused when its name is taken.
+    fn enter(link: &NatsLink, presence: Presence) -> Result<Present, AppError> {
+        let js = link.jetstream();
+        let name = presence.name.clone();
+        let first = presence.encode();
+        let key = name.clone();
+        let taken = link.run(async move {
+            let bucket = key_value_bucket(&js, PRESENCE_BUCKET, PRESENCE_TTL).await?;
+            // Only if absent: two players cannot share a name.
+            let created = bucket.create(&key, first.into()).await;
+            Ok::<_, NatsError>(created.is_err())
+        })??;
+        if taken {
+            return Err(AppError::BadArgument {
+                message: format!(
+                    "the name {name} is already in the lobby: choose another --name (a netcade of that name that was killed leaves within {} s)",
+                    PRESENCE_TTL.as_secs()
+                ),
+            });
+        }
+        let present = Present {
+            name,
+            record: Arc::new(Mutex::new(presence)),
+            stop: Arc::new(AtomicBool::new(false)),
+            changed: Arc::new(tokio::sync::Notify::new()),
+        };
+        let (js, key) = (link.jetstream(), present.name.clone());
+        let (record, stop, changed) = (
+            present.record.clone(),
+            present.stop.clone(),
+            present.changed.clone(),
+        );
+        link.spawn(async move {
+            let Ok(bucket) = key_value_bucket(&js, PRESENCE_BUCKET, PRESENCE_TTL).await else {
+                return;
+            };
+            while !stop.load(Ordering::Relaxed) {
+                let _ = tokio::time::timeout(HEARTBEAT, changed.notified()).await;
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let bytes = match record.lock() {
+                    Ok(record) => record.encode(),
+                    Err(_) => return,
+                };
+                if bucket.put(&key, bytes.into()).await.is_err() {
+                    tracing::warn!("the lobby refused our heartbeat");
+                }
+            }
+        })?;
+        Ok(present)
+    }
+
+    /// Says what we do now (at once, not at the next heartbeat).
+    fn set(&self, status: Status, playing: Option<MatchInProgress>) {
+        if let Ok(mut record) = self.record.lock() {
+            record.status = status;
+            record.playing = playing;
+        }
+        self.changed.notify_one();
+    }
+
+    /// Leaves the lobby: the key goes at once rather than when it expires.
+    fn leave(self, link: &NatsLink) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.changed.notify_one();
+        let (js, key) = (link.jetstream(), self.name.clone());
+        let _ = link.run_within(
+            async move {
+                if let Ok(bucket) = js.get_key_value(PRESENCE_BUCKET).await {
+                    let _ = bucket.purge(&key).await;
+                }
+            },
+            Duration::from_secs(2),
+        );
+    }
+}
+
+/// What the lobby's headless player does once in its channel.
+#[derive(Clone, Debug)]
+pub enum Intent {
+    /// Challenge this player, and play if it accepts.
+    Challenge(String),
+    /// Accept the first challenge of our channel.
+    AcceptAny,
+}
+
+/// A lobby player's settings.
+pub struct LobbySettings<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// What it does there.
+    pub intent: Intent,
+    /// How long it waits for the other player.
+    pub wait: Duration,
+    /// The match it plays, as `join` takes it.
+    pub join: JoinSettings,
+}
+
+/// Enters the lobby of `link` in the channel of the game `settings` play,
+/// challenges or accepts as told, plays the match and leaves.
+pub fn lobby_match(
+    link: &NatsLink,
+    settings: &LobbySettings<'_>,
+    outputs: &LiveOutputs<'_>,
+    options: &LiveOptions,
+    out: &mut dyn Write,
+) -> Result<LiveMatch, AppError> {
+    check_name(settings.name).map_err(|message| AppError::BadArgument { message })?;
+    if let Intent::Challenge(opponent) = &settings.intent {
+        check_name(opponent).map_err(|message| AppError::BadArgument { message })?;
+        if opponent == settings.name {
+            return Err(AppError::BadArgument {
+                message: "--challenge names yourself: challenge another player".into(),
+            });
+        }
+    }
+    let channel = channel_of(&settings.join.common.game)?;
+    let me = settings.name.to_string();
+    let budget = Mutex::new(SenderBudget::new(
+        SENDER_BURST,
+        SENDER_REFILL_US,
+        MAX_SENDERS,
+    ));
+    let started = Instant::now();
+    let inbox = link.listen(inbox_subject(&me), INBOX_CAPACITY, move |payload| {
+        let envelope = Envelope::decode(payload).ok()?;
+        let now_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let admitted = budget.lock().ok()?.admit(&envelope.from, now_us);
+        admitted.then_some(envelope)
+    })?;
+    let present = Present::enter(
+        link,
+        Presence {
+            name: me.clone(),
+            channel: channel.clone(),
+            status: Status::Idle,
+            playing: None,
+        },
+    )?;
+    writeln!(
+        out,
+        "in the lobby as {me}, in the channel of {}",
+        channel.describe()
+    )?;
+    let lobby = Lobby {
+        link,
+        link_args: &settings.join.common.link,
+        me,
+        channel,
+        inbox,
+        deadline: Instant::now() + settings.wait,
+    };
+    let played = lobby.meet(&settings.intent, out).and_then(|met| {
+        present.set(Status::InMatch, Some(met.playing.clone()));
+        let Met {
+            paired, _signal, ..
+        } = met;
+        play_paired(&settings.join, paired, outputs, options, out)
+    });
+    present.leave(link);
+    played
+}
+
+/// The channel of the game `game` names: its core and content.
+fn channel_of(game: &GameArgs) -> Result<Channel, AppError> {
+    let opened = crate::engine::open_game(game)?;
+    Ok(Channel {
+        identity: identity_of(opened.as_ref(), game)?,
+        game: opened.title(),
+    })
+}
+
+/// A player in the lobby, waiting for its opponent.
+struct Lobby<'a> {
+    link: &'a NatsLink,
+    /// The game socket's transport and conditioner.
+    link_args: &'a LinkArgs,
+    me: String,
+    channel: Channel,
+    inbox: Heard<Envelope>,
+    deadline: Instant,
+}
+
+/// Two players who agreed to play, on the path between them.
+struct Met {
+    paired: Paired,
+    playing: MatchInProgress,
+    /// The path finding's subjects, kept through the match's handshake
+    /// (the other side may still be reading its last messages).
+    _signal: NatsSignal,
+}
+
+impl Lobby<'_> {
+    fn meet(&self, intent: &Intent, out: &mut dyn Write) -> Result<Met, AppError> {
+        match intent {
+            Intent::Challenge(opponent) => self.challenge(opponent, out),
+            Intent::AcceptAny => self.accept_any(out),
+        }
+    }
+
+    /// Sends `message` to `to`'s subject.
+    fn tell(&self, to: &str, message: LobbyMessage) -> Result<(), AppError> {
+        let envelope = Envelope {
+            from: self.me.clone(),
+            message,
+        };
+        let client = self.link.client();
+        let subject = inbox_subject(to);
+        self.link.run(async move {
+            client
+                .publish(subject, envelope.encode().into())
+                .await
+                .map_err(NatsError::request("a lobby message"))
+        })??;
+        Ok(())
+    }
+
+    /// `name`'s presence, if listed.
+    fn presence_of(&self, name: &str) -> Result<Option<Presence>, AppError> {
+        let js = self.link.jetstream();
+        let key = name.to_string();
+        let value = self.link.run(async move {
+            let bucket = js.get_key_value(PRESENCE_BUCKET).await.ok()?;
+            bucket.get(key).await.ok().flatten()
+        })?;
+        Ok(value.and_then(|bytes| Presence::decode(&bytes).ok().filter(|p| p.name == name)))
+    }
+
+    fn waited_too_long(&self, what: &str) -> Option<AppError> {
+        if crate::live::options::interrupted() {
+            return Some(AppError::Room {
+                message: format!("interrupted while waiting for {what}"),
+            });
+        }
+        (Instant::now() >= self.deadline).then(|| AppError::Room {
+            message: format!("{what} did not come in time (see --wait-s)"),
+        })
+    }
+
+    /// Challenges `opponent` until it accepts (then hosts), declines, or
+    /// the wait ends (then withdraws the challenge).
+    fn challenge(&self, opponent: &str, out: &mut dyn Write) -> Result<Met, AppError> {
+        let id = format!("{:016x}", u64::from_le_bytes(random_bytes()?));
+        let signal = NatsSignal::open(
+            self.link,
+            signal_subject(&id, &self.me),
+            signal_subject(&id, opponent),
+        )?;
+        let challenge = LobbyMessage::Challenge {
+            id: id.clone(),
+            channel: self.channel.key(),
+        };
+        let mut said_waiting = false;
+        let mut last_sent: Option<Instant> = None;
+        loop {
+            if let Some(error) = self.waited_too_long(&format!("{opponent}'s answer")) {
+                let _ = self.tell(opponent, LobbyMessage::Cancel { id });
+                return Err(error);
+            }
+            if last_sent.is_none_or(|at| at.elapsed() >= CHALLENGE_AGAIN) {
+                last_sent = Some(Instant::now());
+                match self.presence_of(opponent)? {
+                    None => {
+                        if !said_waiting {
+                            writeln!(out, "waiting for {opponent} to enter the lobby")?;
+                            said_waiting = true;
+                        }
+                    }
+                    Some(theirs) if theirs.channel.key() != self.channel.key() => {
+                        return Err(AppError::Room {
+                            message: format!(
+                                "{opponent} is in the channel of {}, not of {}: you cannot play each other",
+                                theirs.channel.describe(),
+                                self.channel.describe()
+                            ),
+                        })
+                    }
+                    Some(_) => self.tell(opponent, challenge.clone())?,
+                }
+            }
+            while let Some(heard) = self.inbox.try_next()? {
+                match heard.message {
+                    LobbyMessage::Accept { id: answered }
+                        if heard.from == opponent && answered == id =>
+                    {
+                        writeln!(out, "{opponent} accepted: finding the path")?;
+                        return self.connect(opponent, signal, IceRole::Controlling);
+                    }
+                    LobbyMessage::Decline {
+                        id: answered,
+                        reason,
+                    } if heard.from == opponent && answered == id => {
+                        return Err(AppError::Room {
+                            message: format!("{opponent} declined the challenge: {reason}"),
+                        })
+                    }
+                    LobbyMessage::Challenge { id: theirs, .. } => self.tell(
+                        &heard.from,
+                        LobbyMessage::Decline {
+                            id: theirs,
+                            reason: format!("{} is challenging someone else", self.me),
+                        },
+                    )?,
+                    _ => {}
+                }
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Accepts the first challenge of a player listed in our channel (then
+    /// joins it); one of another game is declined, saying why.
+    fn accept_any(&self, out: &mut dyn Write) -> Result<Met, AppError> {
+        writeln!(out, "waiting for a challenge")?;
+        loop {
+            if let Some(error) = self.waited_too_long("a challenge") {
+                return Err(error);
+            }
+            while let Some(heard) = self.inbox.try_next()? {
+                let LobbyMessage::Challenge { id, channel } = heard.message else {
+                    continue;
+                };
+                let from = heard.from;
+                if channel != self.channel.key() {
+                    let reason = format!("{} plays {}", self.me, self.channel.describe());
+                    self.tell(&from, LobbyMessage::Decline { id, reason })?;
+                    continue;
+                }
+                // Its presence in our channel vouches for the challenge: a
+                // made-up name costs one look-up.
+                let vouched = self.presence_of(&from)?;
+                if vouched.is_none_or(|theirs| theirs.channel.key() != channel) {
+                    continue;
+                }
+                let signal = NatsSignal::open(
+                    self.link,
+                    signal_subject(&id, &self.me),
+                    signal_subject(&id, &from),
+                )?;
+                self.tell(&from, LobbyMessage::Accept { id })?;
+                writeln!(out, "accepted {from}'s challenge: finding the path")?;
+                return self.connect(&from, signal, IceRole::Controlled);
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Finds the path to `opponent` with ICE over the match's subjects.
+    fn connect(
+        &self,
+        opponent: &str,
+        mut signal: NatsSignal,
+        role: IceRole,
+    ) -> Result<Met, AppError> {
+        let config = crate::live::rooms::SignalArgs::default().ice_config()?;
+        let transport = bind_ipv4(self.link_args, 0)?;
+        let (transport, path) = connect_ice(transport, &mut signal, config, role)?;
+        let hosting = role == IceRole::Controlling;
+        let paired = match hosting {
+            true => Paired::Host(Box::new(transport)),
+            false => Paired::Join(Box::new(FoundHost {
+                address: path.remote,
+                transport,
+                label: format!("{opponent}'s match from the lobby"),
+                room: None,
+                next: None,
+            })),
+        };
+        Ok(Met {
+            paired,
+            playing: MatchInProgress {
+                opponent: opponent.to_string(),
+                hosting,
+                started_unix: now_unix(),
+            },
+            _signal: signal,
+        })
+    }
+}

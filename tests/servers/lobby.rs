@@ -1,0 +1,239 @@
+//! `netcade lobby` (feature `broadcast`) against a real nats-server with
+//! JetStream on loopback: players of the built binary meet in the Duel
+//! arena's channel, challenge, accept and play over real UDP on loopback,
+//! with ICE signaling over NATS subjects (no matchbox_server). Their
+//! config directory lists no STUN server, so nothing leaves loopback.
+//! Verdicts never depend on timing, except the TTL's bound, which is the
+//! promise under test; timeouts only guard against a hang.
+#![cfg(feature = "broadcast")]
+
+use netcade::live::lobby::{inbox_subject, PRESENCE_BUCKET, PRESENCE_TTL};
+use netcade::net::nats::NatsLink;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::cli::{last_json, netcade, spawn_netcade_with_env, stdout, Background};
+use support::servers::{start_nats, NatsServer};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A config directory whose server list names no STUN server or relay.
+fn loopback_config(dir: &Path) -> PathBuf {
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("servers.txt"), "signal ws://127.0.0.1:9\n").unwrap();
+    config
+}
+
+/// `netcade lobby URL --name NAME ARGS` of the Duel dojo for `frames`
+/// frames, pressing `random:SEED`'s buttons, in the background.
+fn player(
+    nats: &NatsServer,
+    config: &Path,
+    name: &str,
+    args: &[&str],
+    frames: u32,
+    seed: u32,
+) -> Background {
+    let (url, rom) = (nats.url(None), support::dojo_arena());
+    let (frames, inputs) = (frames.to_string(), format!("random:{seed}"));
+    let mut all = vec![
+        "lobby",
+        &url,
+        "--name",
+        name,
+        "--core",
+        "duel",
+        "--rom",
+        &rom,
+        "--headless",
+        "--no-record",
+        "--frames",
+        &frames,
+        "--inputs",
+        &inputs,
+        "--json",
+    ];
+    all.extend(args);
+    spawn_netcade_with_env(&all, &[("NETCADE_CONFIG_DIR", config.as_os_str())])
+}
+
+/// `lobby URL --list --json`.
+fn listing(nats: &NatsServer) -> serde_json::Value {
+    let listed = netcade(&["lobby", &nats.url(None), "--list", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    serde_json::from_str(stdout(&listed).trim()).unwrap()
+}
+
+/// The names listed in any channel.
+fn names(listing: &serde_json::Value) -> Vec<String> {
+    listing["channels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|channel| channel["players"].as_array().cloned().unwrap_or_default())
+        .filter_map(|player| player["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The listing once `wanted` holds of it (within `within`).
+fn listing_once(
+    nats: &NatsServer,
+    within: Duration,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let listed = listing(nats);
+        if wanted(&listed) {
+            return listed;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never listed as wanted: {listed}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The challenger hosted and the accepter joined, both to the last frame,
+/// on the same checksums.
+fn assert_played_in_sync(challenger: &Output, accepter: &Output, frames: u32) {
+    for output in [challenger, accepter] {
+        assert!(output.status.success(), "{output:?}");
+    }
+    let (a, b) = (last_json(challenger), last_json(accepter));
+    assert_eq!(
+        (&a["command"], &b["command"]),
+        (&"host".into(), &"join".into())
+    );
+    for json in [&a, &b] {
+        assert_eq!(json["end"], "finished", "{json}");
+        assert_eq!(json["frames"], frames, "{json}");
+        assert_eq!(json["netplay"]["desyncs"], 0, "{json}");
+    }
+    for kind in ["memory", "video"] {
+        assert!(a["checksums"][kind].is_string(), "{a}");
+        assert_eq!(a["checksums"][kind], b["checksums"][kind], "{kind}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn two_players_meet_in_their_games_channel_play_in_sync_and_are_listed_in_a_match_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    // Ten seconds of play: the listing is read while it runs.
+    let frames = 600;
+    let bo = player(&nats, &config, "bo", &["--accept-any"], frames, 2);
+    let al = player(&nats, &config, "al", &["--challenge", "bo"], frames, 1);
+    let during = listing_once(&nats, TIMEOUT, |listed| {
+        listed["matches"].as_array().is_some_and(|m| !m.is_empty())
+    });
+    let game = &during["matches"][0];
+    assert_eq!(game["players"], serde_json::json!(["al", "bo"]), "{during}");
+    let channel = &during["channels"][0];
+    assert_eq!(channel["count"], 2, "{during}");
+    assert!(
+        channel["name"].as_str().unwrap().contains("Duel"),
+        "{during}"
+    );
+    let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
+    assert_played_in_sync(&al, &bo, frames);
+    let after = listing_once(&nats, TIMEOUT, |listed| names(listed).is_empty());
+    assert_eq!(
+        after["matches"],
+        serde_json::json!([]),
+        "players who left are unlisted at once"
+    );
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_killed_lobby_player_leaves_the_list_within_its_ttl() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    let mut bo = player(&nats, &config, "bo", &["--accept-any"], 60, 2);
+    listing_once(&nats, TIMEOUT, |listed| names(listed) == ["bo"]);
+    bo.kill();
+    let killed = Instant::now();
+    listing_once(&nats, TIMEOUT, |listed| names(listed).is_empty());
+    let gone_after = killed.elapsed();
+    // The key expires TTL after its last heartbeat; a listing takes a
+    // moment on a busy machine.
+    assert!(
+        gone_after <= PRESENCE_TTL + Duration::from_secs(3),
+        "still listed {gone_after:?} after the kill"
+    );
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn garbage_in_the_bucket_and_a_flood_of_challenges_cost_only_their_senders() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    let frames = 120;
+    let bo = player(&nats, &config, "bo", &["--accept-any"], frames, 2);
+    let listed = listing_once(&nats, TIMEOUT, |listed| names(listed) == ["bo"]);
+    let channel = listed["channels"][0]["key"].as_str().unwrap().to_string();
+    let link = NatsLink::connect(&nats.url(None), Duration::from_secs(5)).unwrap();
+    let js = link.jetstream();
+    link.run(async move {
+        let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+        // bo's record under another key, garbage, an oversized value.
+        let bo_record = bucket.get("bo").await.unwrap().unwrap();
+        bucket
+            .put("junk", b"\xff\x00{[".to_vec().into())
+            .await
+            .unwrap();
+        bucket.put("big", vec![b'{'; 200_000].into()).await.unwrap();
+        bucket.put("mallory", bo_record).await.unwrap();
+    })
+    .unwrap();
+    // One sender, not in the lobby, floods bo with challenges of its game
+    // (each would cost a look-up of the sender's presence) and garbage,
+    // 5,000 of each a second, for as long as the match takes: more than bo
+    // could look up, far less than it reads.
+    let flooding = Arc::new(AtomicBool::new(true));
+    let still = flooding.clone();
+    let flooder = std::thread::spawn(move || {
+        while still.load(Ordering::Relaxed) {
+            let client = link.client();
+            let challenge =
+                format!(r#"{{"kind":"challenge","from":"flood","id":"1","channel":"{channel}"}}"#);
+            link.run(async move {
+                let inbox = inbox_subject("bo");
+                for _ in 0..50 {
+                    let _ = client
+                        .publish(inbox.clone(), challenge.clone().into())
+                        .await;
+                    let _ = client
+                        .publish(inbox.clone(), b"\xfe garbage".to_vec().into())
+                        .await;
+                }
+                let _ = client.flush().await;
+            })
+            .unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let dropped = listing(&nats)["dropped"].as_u64().unwrap();
+    assert_eq!(dropped, 3, "the three bad records are counted, not listed");
+    let al_args = ["--challenge", "bo", "--wait-s", "30"];
+    let al = player(&nats, &config, "al", &al_args, frames, 1);
+    let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
+    flooding.store(false, Ordering::Relaxed);
+    flooder.join().unwrap();
+    assert_played_in_sync(&al, &bo, frames);
+}
