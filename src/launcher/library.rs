@@ -343,47 +343,59 @@ pub fn index_to_json(games: &[LibraryGame]) -> String {
     serde_json::Value::Array(games).to_string()
 }
 
-/// Reads the index's text back: its games, or what is wrong with it.
+/// Reads the index's text back: its games, or what is wrong with it. Read
+/// as typed entries, at most [`MAX_GAMES`]: a file of anything else (a
+/// list of millions of numbers) fails at its first wrong entry, before
+/// anything is built of it.
 pub fn index_from_json(text: &str) -> Result<Vec<LibraryGame>, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|err| format!("not JSON: {err}"))?;
-    let entries = value.as_array().ok_or("expected a list of games")?;
-    if entries.len() > MAX_GAMES {
-        return Err(format!("{} games, more than {MAX_GAMES}", entries.len()));
+    use serde::de::{Deserializer, Error, SeqAccess, Visitor};
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Entry {
+        path: String,
+        size: u64,
+        modified: u64,
+        crc32: Option<String>,
     }
-    entries
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| {
-            let bad = |what: &str| format!("game {}: {what}", index + 1);
-            let path = entry
-                .get("path")
-                .and_then(serde_json::Value::as_str)
-                .ok_or_else(|| bad("no \"path\""))?;
-            let number = |key: &str| {
-                entry
-                    .get(key)
-                    .and_then(serde_json::Value::as_u64)
-                    .ok_or_else(|| bad(&format!("no \"{key}\" number")))
-            };
-            let crc32 = match entry.get("crc32") {
-                None | Some(serde_json::Value::Null) => None,
-                Some(crc) => Some(
-                    crc.as_str()
-                        .and_then(|crc| u32::from_str_radix(crc, 16).ok())
-                        .ok_or_else(|| bad("\"crc32\" is not 8 hex digits"))?,
-                ),
-            };
-            let path = PathBuf::from(path);
-            Ok(LibraryGame {
-                name: game_name(&path),
-                path,
-                size: number("size")?,
-                modified: number("modified")?,
-                crc32,
-            })
-        })
-        .collect()
+    struct Games;
+    impl<'de> Visitor<'de> for Games {
+        type Value = Vec<LibraryGame>;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("a list of games")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut games = Vec::new();
+            while let Some(entry) = seq.next_element::<Entry>()? {
+                if games.len() == MAX_GAMES {
+                    return Err(A::Error::custom(format!("more than {MAX_GAMES} games")));
+                }
+                let crc32 = match entry.crc32 {
+                    None => None,
+                    Some(crc) => Some(u32::from_str_radix(&crc, 16).map_err(|_| {
+                        let at = games.len() + 1;
+                        A::Error::custom(format!("game {at}: \"crc32\" is not 8 hex digits"))
+                    })?),
+                };
+                let path = PathBuf::from(entry.path);
+                games.push(LibraryGame {
+                    name: game_name(&path),
+                    path,
+                    size: entry.size,
+                    modified: entry.modified,
+                    crc32,
+                });
+            }
+            Ok(games)
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let games = reader
+        .deserialize_seq(Games)
+        .map_err(|err| format!("not an index of games: {err}"))?;
+    reader
+        .end()
+        .map_err(|err| format!("not an index of games: {err}"))?;
+    Ok(games)
 }
 
 /// The index at `path`: empty when there is none; a damaged one is
@@ -577,21 +589,30 @@ mod tests {
             },
         ];
         assert_eq!(index_from_json(&index_to_json(&games)), Ok(games));
+        let numbers = format!("[{}0]", "0,".repeat(1_000_000));
         for (text, problem) in [
-            ("{", "not JSON"),
-            ("{}", "expected a list"),
-            ("[{\"size\": 1, \"modified\": 1}]", "game 1: no \"path\""),
+            ("[{\"path\"", "EOF while parsing"),
+            ("{}", "expected a list of games"),
+            ("[{\"size\": 1, \"modified\": 1}]", "missing field `path`"),
             (
                 "[{\"path\": \"a\", \"size\": -1, \"modified\": 1}]",
-                "game 1: no \"size\"",
+                "invalid value: integer `-1`",
             ),
             (
                 "[{\"path\": \"a\", \"size\": 1, \"modified\": 1, \"crc32\": \"xyz\"}]",
-                "game 1: \"crc32\"",
+                "game 1: \"crc32\" is not 8 hex digits",
             ),
+            // A million numbers fail at the first, with nothing built of them.
+            (numbers.as_str(), "invalid type: integer `0`"),
+            ("[] trailing", "trailing characters"),
         ] {
             let error = index_from_json(text).unwrap_err();
-            assert!(error.starts_with(problem), "{text}: {error}");
+            assert!(error.starts_with("not an index of games"), "{error}");
+            assert!(
+                error.contains(problem),
+                "{}: {error}",
+                &text[..text.len().min(40)]
+            );
         }
     }
 

@@ -166,6 +166,7 @@ pub fn host_retroarch(
         salt_seed: salt_seed(),
         had_player: false,
         marked: false,
+        largest_state: 0,
         players: Vec::new(),
     };
     let end = host.run(&listening, out)?;
@@ -204,6 +205,8 @@ struct RetroArchHost {
     marked: bool,
     /// The connections as last seen, for the report.
     players: Vec<PlayerInfo>,
+    /// The largest state sent so far (what a connection may need queued).
+    largest_state: usize,
 }
 
 impl RetroArchHost {
@@ -257,6 +260,7 @@ impl RetroArchHost {
                     self.marked = true;
                     self.match_frames.mark_state(true, &state)?;
                 }
+                self.largest_state = self.largest_state.max(state.len());
                 self.session.send_state(&state);
             }
             let mut played = false;
@@ -316,12 +320,19 @@ impl RetroArchHost {
             self.session.take_outgoing(id, &mut outgoing);
             let link = self.links.get_mut(&id).expect("a link");
             if !outgoing.is_empty() {
-                // A peer that stops reading is found closed on a later read.
+                // A failed send is found closed on the next read.
                 let _ = link.send(&outgoing);
                 outgoing.clear();
             }
+            // A peer that stops reading while it asks for more (pings, the
+            // state) costs its own link, never the host's memory.
+            if link.queued() > queue_limit(self.largest_state) {
+                self.session.closed(id);
+            }
             if !self.session.is_open(id) {
-                drain(link);
+                // Its last bytes (a goodbye, a NAK) go if the kernel takes
+                // them now: the match never waits on a leaving peer.
+                let _ = link.flush();
                 self.links.remove(&id);
                 self.session.forget(id);
             }
@@ -402,10 +413,7 @@ impl RetroArchHost {
             ),
         };
         let stats = self.session.stats();
-        let mut links = self.links;
-        for link in links.values_mut() {
-            drain(link);
-        }
+        drain(self.links.values_mut());
         let frames = self.match_frames.frames;
         let title = self.match_frames.game.title();
         let (log, sinks) = self.match_frames.sinks.finish(reason)?;
@@ -427,13 +435,22 @@ impl RetroArchHost {
     }
 }
 
-/// Gives a link's last bytes (a goodbye, a NAK) a moment to leave.
-fn drain(link: &mut TcpLink) {
+/// Gives the links' last bytes (the goodbyes) 200 ms in all to leave, once
+/// the match is over.
+fn drain<'a>(links: impl Iterator<Item = &'a mut TcpLink>) {
     let deadline = Instant::now() + Duration::from_millis(200);
-    while link.queued() > 0 && Instant::now() < deadline {
-        if link.flush().is_err() {
-            return;
+    for link in links {
+        while link.queued() > 0 && Instant::now() < deadline {
+            if link.flush().is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
-        std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// The most a connection may have queued, unsent, before it is dropped:
+/// a few states (a reload queued behind another) and room for the frames'.
+fn queue_limit(largest_state: usize) -> usize {
+    largest_state.saturating_mul(3).saturating_add(1 << 20)
 }

@@ -391,11 +391,13 @@ impl<T> Drop for Heard<T> {
 }
 
 /// The key-value bucket `bucket` whose entries expire after `ttl` without
-/// a refresh, made if missing.
+/// a refresh, made if missing; made with `max_value_bytes`, the server
+/// refuses bigger values (so a reader never fetches one).
 pub async fn key_value_bucket(
     js: &async_nats::jetstream::Context,
     bucket: &str,
     ttl: Duration,
+    max_value_bytes: Option<usize>,
 ) -> Result<async_nats::jetstream::kv::Store, NatsError> {
     use async_nats::jetstream::stream;
     if let Ok(store) = js.get_key_value(bucket).await {
@@ -412,6 +414,8 @@ pub async fn key_value_bucket(
         deny_delete: true,
         allow_direct: true,
         discard: stream::DiscardPolicy::New,
+        max_message_size: max_value_bytes
+            .map_or(-1, |bytes| i32::try_from(bytes).unwrap_or(i32::MAX)),
         ..Default::default()
     })
     .await

@@ -51,18 +51,46 @@ pub fn test_replay_dir() -> std::path::PathBuf {
     super::target_tmp_dir().join("replays")
 }
 
-/// Gives a netcade the tests start a data directory of the test run's own
-/// (unless the test chose one): its rejoin tickets, match saves and recent
-/// lists stay out of the user's. And none asks a router for a port
+/// Gives a netcade the tests start a data directory and a config folder of
+/// the test run's own (unless the test chose them): its rejoin tickets,
+/// match saves and recent lists stay out of the user's, and its server
+/// list names no public STUN server. And none asks a router for a port
 /// mapping: a `upnp` build would search the real network.
 fn keep_out_of_the_users_data_and_network(command: &mut Command) {
     command.env("NETCADE_NO_PORT_MAPPING", "1");
-    let chosen = command
-        .get_envs()
-        .any(|(name, value)| name == "XDG_DATA_HOME" && value.is_some());
-    if !chosen {
+    let chosen = |command: &Command, wanted: &str| {
+        command
+            .get_envs()
+            .any(|(name, value)| name == wanted && value.is_some())
+    };
+    if !chosen(command, "XDG_DATA_HOME") {
         command.env("XDG_DATA_HOME", super::target_tmp_dir().join("data"));
     }
+    if !chosen(command, "NETCADE_CONFIG_DIR") {
+        command.env("NETCADE_CONFIG_DIR", loopback_config_dir());
+    }
+}
+
+/// A config folder whose server list names no STUN server or relay (the
+/// defaults are public ones) and a signaling server on loopback where
+/// nothing listens: a test that gives none of its own reaches nothing
+/// beyond this machine.
+fn loopback_config_dir() -> std::path::PathBuf {
+    const LIST: &str = "signal ws://127.0.0.1:9\n";
+    let dir = super::target_tmp_dir().join("config-loopback");
+    let list = dir.join("servers.txt");
+    if std::fs::read_to_string(&list).ok().as_deref() != Some(LIST) {
+        std::fs::create_dir_all(&dir).expect("cannot create the tests' config folder");
+        // Written whole under a name of its own first: tests start in
+        // parallel, in several processes and threads.
+        let writer = format!("{}-{:?}", std::process::id(), std::thread::current().id());
+        let partial = dir.join(format!("servers.txt.{writer}"));
+        std::fs::write(&partial, LIST).expect("cannot write servers.txt");
+        if std::fs::rename(&partial, &list).is_err() && !list.exists() {
+            panic!("cannot place {}", list.display());
+        }
+    }
+    dir
 }
 
 fn finish(mut command: Command, args: &[&str], stdin: &str) -> Output {

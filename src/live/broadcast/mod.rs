@@ -156,12 +156,12 @@ pub fn ensure_stream(link: &NatsLink) -> Result<(), AppError> {
 
 /// The bucket of live matches, made if missing.
 async fn matches_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store, NatsError> {
-    key_value_bucket(js, MATCHES_BUCKET, LISTING_TTL).await
+    key_value_bucket(js, MATCHES_BUCKET, LISTING_TTL, None).await
 }
 
 /// The bucket of viewers, made if missing.
 async fn viewers_bucket(js: &jetstream::Context) -> Result<jetstream::kv::Store, NatsError> {
-    key_value_bucket(js, VIEWERS_BUCKET, VIEWER_TTL).await
+    key_value_bucket(js, VIEWERS_BUCKET, VIEWER_TTL, None).await
 }
 
 /// The bucket of replays, made if missing.

@@ -143,7 +143,13 @@ impl Present {
         let first = presence.encode();
         let key = name.clone();
         let taken = link.run(async move {
-            let bucket = key_value_bucket(&js, PRESENCE_BUCKET, PRESENCE_TTL).await?;
+            let bucket = key_value_bucket(
+                &js,
+                PRESENCE_BUCKET,
+                PRESENCE_TTL,
+                Some(netcode::lobby::MAX_RECORD_BYTES),
+            )
+            .await?;
             // Only if absent: two players cannot share a name.
             let created = bucket.create(&key, first.into()).await;
             Ok::<_, NatsError>(created.is_err())
@@ -169,7 +175,14 @@ impl Present {
             present.changed.clone(),
         );
         link.spawn(async move {
-            let Ok(bucket) = key_value_bucket(&js, PRESENCE_BUCKET, PRESENCE_TTL).await else {
+            let Ok(bucket) = key_value_bucket(
+                &js,
+                PRESENCE_BUCKET,
+                PRESENCE_TTL,
+                Some(netcode::lobby::MAX_RECORD_BYTES),
+            )
+            .await
+            else {
                 return;
             };
             while !stop.load(Ordering::Relaxed) {

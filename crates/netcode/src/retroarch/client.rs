@@ -739,7 +739,9 @@ impl ClientSession {
                 self.next_send = mode.frame;
                 // The lead's first frames go out at once, empty: a host
                 // waiting for them must not wait for our first frame.
-                self.send_own_inputs_before(mode.frame + self.config.input_lead, None);
+                // (A host's frame near u32::MAX saturates, never panics.)
+                let lead_end = mode.frame.saturating_add(self.config.input_lead);
+                self.send_own_inputs_before(lead_end, None);
                 self.events.push_back(ClientEvent::Playing {
                     client: self.client,
                     devices: mode.devices,
@@ -825,7 +827,10 @@ impl ClientSession {
         let frame = self.next_frame;
         let mut ports = self.inputs.remove(&frame).unwrap_or_default().ports;
         if self.playing && frame >= self.playing_from {
-            self.send_own_inputs_before(frame + self.config.input_lead + 1, Some(local));
+            let lead_end = frame
+                .saturating_add(self.config.input_lead)
+                .saturating_add(1);
+            self.send_own_inputs_before(lead_end, Some(local));
             let pressed = self.own_inputs.remove(&frame).unwrap_or(0);
             self.own_inputs = self.own_inputs.split_off(&frame);
             let ours = self.our_devices();
@@ -842,7 +847,7 @@ impl ClientSession {
                 self.compare_crc(frame, host, crc);
             }
         }
-        self.next_frame += 1;
+        self.next_frame = self.next_frame.saturating_add(1);
         ports
     }
 

@@ -25,6 +25,12 @@ use std::collections::{BTreeMap, VecDeque};
 const MAX_FRAMES_AHEAD: u32 = 600;
 /// How often each connection's round trip is measured (protocol 6), ms.
 const PING_EVERY_MS: u64 = 3000;
+/// How long a connection has to finish its handshake: one that stalls in
+/// it holds a client number, which the real players need.
+const HANDSHAKE_WITHIN_MS: u64 = 10_000;
+/// How long a player may send nothing (RetroArch sends its INPUT every
+/// frame) before it is dropped: the frame clock waits on every player.
+const PLAYER_SILENT_MS: u64 = 10_000;
 /// MODE_REFUSED reasons.
 const REFUSED_UNPRIVILEGED: u32 = 1;
 const REFUSED_NO_SLOTS: u32 = 2;
@@ -91,6 +97,9 @@ pub enum Refusal {
     /// Every client number is taken.
     #[error("found the match full")]
     Full,
+    /// It did not finish its handshake in time.
+    #[error("did not finish its handshake within {} s", HANDSHAKE_WITHIN_MS / 1000)]
+    SlowHandshake,
 }
 
 /// What happened that the host may want to hear of.
@@ -213,6 +222,10 @@ struct Connection {
     ping_sent_at: Option<u64>,
     last_ping_at: u64,
     ping_ms: Option<u64>,
+    /// When the host's timers first saw it.
+    opened_at: Option<u64>,
+    /// When bytes last came from it.
+    heard_at: Option<u64>,
 }
 
 impl Connection {
@@ -294,6 +307,8 @@ impl ServerSession {
             ping_sent_at: None,
             last_ping_at: 0,
             ping_ms: None,
+            opened_at: None,
+            heard_at: None,
         });
         Some(slot)
     }
@@ -383,6 +398,9 @@ impl ServerSession {
     pub fn receive(&mut self, id: ConnectionId, bytes: &[u8], now_ms: u64) {
         if !self.is_open(id) {
             return;
+        }
+        if let Some(connection) = self.connection_mut(id) {
+            connection.heard_at = Some(now_ms);
         }
         if let Err(why) = self.read(id, bytes, now_ms) {
             self.refuse(id, why);
@@ -930,8 +948,34 @@ impl ServerSession {
         ports
     }
 
-    /// Timers at `now_ms`: each connection's round-trip measurement.
+    /// Timers at `now_ms`: each connection's round-trip measurement, and
+    /// the end of one that stalls its handshake or, playing, goes silent.
     pub fn poll(&mut self, now_ms: u64) {
+        let mut stalled = Vec::new();
+        let mut silent = Vec::new();
+        for (slot, connection) in self.connections.iter_mut().enumerate() {
+            let Some(connection) = connection else {
+                continue;
+            };
+            if connection.phase == Phase::Closed {
+                continue;
+            }
+            let opened_at = *connection.opened_at.get_or_insert(now_ms);
+            let since = |at: u64| now_ms.saturating_sub(at);
+            if !connection.connected() && since(opened_at) >= HANDSHAKE_WITHIN_MS {
+                stalled.push(slot);
+            } else if connection.ports != 0
+                && since(connection.heard_at.unwrap_or(opened_at)) >= PLAYER_SILENT_MS
+            {
+                silent.push(slot);
+            }
+        }
+        for slot in stalled {
+            self.refuse(slot, Refusal::SlowHandshake);
+        }
+        for slot in silent {
+            self.drop_connection(slot);
+        }
         for connection in self.connections.iter_mut().flatten() {
             if connection.connected()
                 && connection.protocol >= 6

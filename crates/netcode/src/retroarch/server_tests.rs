@@ -360,3 +360,49 @@ fn netcades_own_client_and_host_play_200_frames_with_every_crc_matching() {
     assert!(std::iter::from_fn(|| client.next_event())
         .any(|event| matches!(event, ClientEvent::Playing { devices: 2, .. })));
 }
+
+#[test]
+fn a_connection_that_stalls_its_handshake_frees_its_client_number_after_10_s() {
+    let mut server = ServerSession::new(server_config());
+    let mut stalled = Vec::new();
+    while let Some(id) = server.accept(7) {
+        server.receive(id, &client_header(5, 6).encode(), 0);
+        stalled.push(id);
+    }
+    assert!(stalled.len() > 1, "the match was full at once");
+    server.poll(0);
+    server.poll(9_999);
+    assert!(stalled.iter().all(|&id| server.is_open(id)));
+    server.poll(10_000);
+    assert!(stalled.iter().all(|&id| !server.is_open(id)));
+    assert!(events(&mut server).iter().any(|event| matches!(
+        event,
+        ServerEvent::Refused {
+            why: Refusal::SlowHandshake,
+            ..
+        }
+    )));
+    for id in stalled {
+        server.forget(id);
+    }
+    assert!(server.accept(7).is_some(), "a real player finds a place");
+}
+
+#[test]
+fn a_player_silent_for_10_s_is_dropped_and_the_clock_goes_on_without_it() {
+    let mut server = ServerSession::new(server_config());
+    let (id, _seen) = playing(&mut server);
+    server.poll(0);
+    server.receive(id, &encoded(&[client_input(0, 0)]), 1_000);
+    server.poll(10_999);
+    assert!(server.is_open(id), "heard 10 s ago less a millisecond");
+    server.poll(11_000);
+    assert!(!server.is_open(id));
+    assert!(events(&mut server).iter().any(|event| matches!(
+        event,
+        ServerEvent::Left {
+            was_playing: true,
+            ..
+        }
+    )));
+}
