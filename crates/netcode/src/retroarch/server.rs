@@ -28,6 +28,10 @@ const PING_EVERY_MS: u64 = 3000;
 /// How long a connection has to finish its handshake: one that stalls in
 /// it holds a client number, which the real players need.
 const HANDSHAKE_WITHIN_MS: u64 = 10_000;
+/// The most state a client's command may carry: a host never needs one
+/// (it sends SYNC and the states), so a client's reader holds no more than
+/// its small commands need, whatever the host's state size.
+const CLIENT_STATE_BYTES: usize = 64 * 1024;
 /// How long a player may send nothing (RetroArch sends its INPUT every
 /// frame) before it is dropped: the frame clock waits on every player.
 const PLAYER_SILENT_MS: u64 = 10_000;
@@ -294,7 +298,7 @@ impl ServerSession {
         let salt = if self.has_password() { salt.max(1) } else { 0 };
         self.connections[slot] = Some(Connection {
             phase: Phase::Header,
-            reader: CommandReader::new(Sender::Client, self.config.max_state_bytes),
+            reader: CommandReader::new(Sender::Client, CLIENT_STATE_BYTES),
             outgoing: Vec::new(),
             protocol: 0,
             zlib: false,

@@ -406,3 +406,17 @@ fn a_player_silent_for_10_s_is_dropped_and_the_clock_goes_on_without_it() {
         }
     )));
 }
+
+#[test]
+fn a_client_sending_a_state_sized_command_is_cut_off_before_it_is_held() {
+    let mut server = ServerSession::new(server_config());
+    let id = server.accept(7).unwrap();
+    server.receive(id, &client_header(5, 6).encode(), 0);
+    // A LOAD_SAVESTATE header claiming 1 MiB, then its first bytes.
+    let mut claim = Vec::new();
+    claim.extend_from_slice(&id::LOAD_SAVESTATE.to_be_bytes());
+    claim.extend_from_slice(&(1u32 << 20).to_be_bytes());
+    claim.extend(std::iter::repeat_n(0u8, 70 * 1024));
+    server.receive(id, &claim, 0);
+    assert!(!server.is_open(id));
+}
