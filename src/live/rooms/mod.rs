@@ -130,8 +130,10 @@ pub struct SignalArgs {
     #[arg(long)]
     pub relay_only: bool,
     /// Ask no router to forward the game socket's port (UPnP): nothing is
-    /// searched for on the local network.
-    #[arg(long, env = "NETCADE_NO_PORT_MAPPING", value_parser = clap::builder::BoolishValueParser::new())]
+    /// searched for on the local network. `NETCADE_NO_PORT_MAPPING=1` says
+    /// the same (read apart from the arguments, so it never collides with
+    /// a switch that stands alone, such as `spectate --list`).
+    #[arg(long)]
     pub no_port_mapping: bool,
 }
 
@@ -165,7 +167,9 @@ impl SignalArgs {
             }
             config.policy = PathPolicy::RelayOnly;
         }
-        config.port_mapping = !self.no_port_mapping;
+        let told_by_env = std::env::var("NETCADE_NO_PORT_MAPPING")
+            .is_ok_and(|value| matches!(value.trim(), "1" | "true" | "yes" | "on"));
+        config.port_mapping = !(self.no_port_mapping || told_by_env);
         Ok(config)
     }
 }
