@@ -257,7 +257,7 @@ fn a_retroarch_host_killed_mid_match_ends_it_cleanly_with_the_peer_lost() {
     assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
     let report = last_json(&output);
     assert_eq!(
-        report["end"], "the host left before the last frame",
+        report["ended"], "the host left before the last frame",
         "{report}"
     );
     let frames = report["frames"].as_u64().unwrap();
@@ -526,7 +526,7 @@ fn a_netcade_host_for_retroarch_players_checks_passwords_to_play_and_to_watch() 
         2,
         "{warnings}"
     );
-    assert_eq!(last_json(&hosted)["end"], "the players left");
+    assert_eq!(last_json(&hosted)["ended"], "the players left");
 }
 
 #[test]
@@ -591,7 +591,7 @@ fn a_retroarch_player_killed_mid_match_ends_the_netcade_hosts_match_cleanly() {
     assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
     let report = last_json(&output);
     assert_eq!(
-        report["end"], "the players left before the last frame",
+        report["ended"], "the players left before the last frame",
         "{report}"
     );
     let frames = report["frames"].as_u64().unwrap();
