@@ -366,7 +366,6 @@ fn connect_showing(
                     source,
                 })
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if interrupted() => return Ok(None),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(AppError::Connect {
