@@ -279,8 +279,8 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
 }
 
 #[test]
-fn a_launcher_hosting_retroarch_players_is_joined_by_retroarch_address_from_another_in_its_window(
-) {
+fn a_launcher_hosting_retroarch_players_is_joined_by_retroarch_address_from_another_in_its_window()
+{
     let _window = one_window();
     let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (host_result, join_result) = (
@@ -326,7 +326,9 @@ fn a_launcher_hosting_retroarch_players_is_joined_by_retroarch_address_from_anot
         stdout(&host)
     );
     assert!(
-        stdout(&join).contains(&format!("$ netcade join retroarch://127.0.0.1:{port} --core duel")),
+        stdout(&join).contains(&format!(
+            "$ netcade join retroarch://127.0.0.1:{port} --core duel"
+        )),
         "{}",
         stdout(&join)
     );
