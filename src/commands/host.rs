@@ -25,11 +25,6 @@ pub fn host_command(args: &HostArgs, out: &mut dyn Write) -> Result<Outcome, App
         ..args.settings.clone()
     };
     if settings.retroarch.enabled {
-        if args.outputs.show.in_window() {
-            return Err(AppError::BadArgument {
-                message: "host --retroarch runs headless only for now: add --headless".into(),
-            });
-        }
         return args.outputs.play_live(out, |outputs, options, out| {
             host_retroarch(&settings, outputs, options, out)
         });

@@ -29,11 +29,6 @@ pub fn join_command(args: &JoinArgs, out: &mut dyn Write) -> Result<Outcome, App
         .as_deref()
         .filter(|a| is_retroarch_address(a))
     {
-        if args.outputs.show.in_window() {
-            return Err(AppError::BadArgument {
-                message: "join retroarch://… runs headless only for now: add --headless".into(),
-            });
-        }
         return args.outputs.play_live(out, |outputs, options, out| {
             join_retroarch(&settings, address, outputs, options, out)
         });

@@ -166,6 +166,7 @@ mod tests {
                     max_spectators: 4,
                     frames: Some(300),
                     room: false,
+                    retroarch: false,
                 }),
                 format!(
                     "host --port 0 --delay 2 --no-record --max-spectators 4 --frames 300 {rom}"
@@ -208,6 +209,29 @@ mod tests {
                     ..JoinForm::default()
                 }),
                 format!("join --quick --no-record {rom}"),
+            ),
+            (
+                Session::Host(HostForm {
+                    retroarch: true,
+                    port: 55435,
+                    frames: Some(600),
+                    ..HostForm::default()
+                }),
+                format!("host --retroarch --port 55435 --frames 600 {rom}"),
+            ),
+            (
+                Session::Join(JoinForm {
+                    address: "retroarch://192.168.1.20".to_string(),
+                    record: true,
+                    ..JoinForm::default()
+                }),
+                format!("join retroarch://192.168.1.20 {rom}"),
+            ),
+            (
+                Session::Spectate {
+                    address: "retroarch://192.168.1.20:55500".to_string(),
+                },
+                format!("spectate retroarch://192.168.1.20:55500 {rom}"),
             ),
         ];
         for (session, line) in cases {

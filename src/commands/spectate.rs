@@ -113,11 +113,6 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
         .as_deref()
         .filter(|a| is_retroarch_address(a))
     {
-        if args.outputs.show.in_window() {
-            return Err(AppError::BadArgument {
-                message: "spectate retroarch://… runs headless only for now: add --headless".into(),
-            });
-        }
         return args.outputs.play_live(out, |outputs, options, out| {
             spectate_retroarch(settings, address, outputs, options, out)
         });

@@ -51,6 +51,12 @@ pub trait Game: Emulator {
     fn reset(&mut self) -> bool {
         false
     }
+
+    /// The cartridge's battery-backed save RAM now (none for a game
+    /// without one).
+    fn save_ram(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// Which core to load, with which content and core options, and where the
@@ -309,6 +315,10 @@ impl Game for Core {
     fn reset(&mut self) -> bool {
         Core::reset(self);
         true
+    }
+
+    fn save_ram(&self) -> Option<&[u8]> {
+        Core::save_ram(self)
     }
 }
 

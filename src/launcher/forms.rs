@@ -64,6 +64,9 @@ pub struct HostForm {
     /// Whether the match also opens a room, whose code the other player
     /// types instead of an address (`--room`).
     pub room: bool,
+    /// Whether RetroArch players join it, over RetroArch's netplay
+    /// protocol (`--retroarch`; no room then).
+    pub retroarch: bool,
 }
 
 impl Default for HostForm {
@@ -71,6 +74,7 @@ impl Default for HostForm {
         HostForm {
             frames: None,
             room: false,
+            retroarch: false,
             port: 7000,
             delay: DelayChoice::Auto,
             record: true,
@@ -138,6 +142,16 @@ impl Session {
         let words = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
         let mut line = match self {
             Session::Play { players } => words(&["play", "--players", &players.to_string()]),
+            Session::Host(form) if form.retroarch => {
+                let mut line = words(&["host", "--retroarch", "--port", &form.port.to_string()]);
+                if let Some(frames) = form.frames {
+                    line.extend(words(&["--frames", &frames.to_string()]));
+                }
+                if !form.record {
+                    line.push("--no-record".to_string());
+                }
+                line
+            }
             Session::Host(form) => {
                 let mut line = words(&["host", "--port", &form.port.to_string()]);
                 push_match_args(&mut line, form.delay, form.record);
@@ -215,6 +229,35 @@ mod tests {
         assert_eq!(
             shell_words("netcade", &line),
             r"netcade play --rom '/home/me/My Games/it'\''s.a26'"
+        );
+    }
+
+    #[test]
+    fn a_host_for_retroarch_players_is_host_retroarch_on_its_port_without_a_room() {
+        let game = GameChoice {
+            core: "stella_libretro.so".to_string(),
+            rom: None,
+        };
+        let form = HostForm {
+            retroarch: true,
+            port: 55435,
+            frames: Some(600),
+            record: false,
+            ..HostForm::default()
+        };
+        assert_eq!(
+            Session::Host(form).command_line(&game),
+            [
+                "host",
+                "--retroarch",
+                "--port",
+                "55435",
+                "--frames",
+                "600",
+                "--no-record",
+                "--core",
+                "stella_libretro.so"
+            ]
         );
     }
 

@@ -12,9 +12,11 @@ use crate::engine::report::Report;
 use crate::engine::sinks::recorder::match_recorder;
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{open_game, AppError, Game, MatchSaveDir, Outcome};
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{
+    ConnectStep, ConnectingScreen, FrontEnd, LiveOutputs, MatchView, OpenFrontEnd,
+};
 use crate::live::options::{interrupted, LiveOptions};
-use crate::live::players::JoinSettings;
+use crate::live::players::{JoinSettings, JOIN_CANCELLED};
 use crate::live::session_loop::LiveMatch;
 use crate::net::tcp::{Received, TcpLink};
 use netcode::checksum::memory_checksum;
@@ -85,9 +87,67 @@ struct RetroArchReport {
     last_host_frame: Option<u32>,
     port: Option<u32>,
     stats: ClientStats,
-    end: String,
+    end: RetroArchEnd,
     outcome: Outcome,
+    seconds: f64,
     sinks: SinksSummary,
+}
+
+/// How a match with RetroArch peers ended, as its summary and the
+/// launcher's result screen say it (the JSON names are netcade matches').
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RetroArchEnd {
+    /// Every frame asked for was played.
+    Finished,
+    /// Ctrl-C, SIGTERM or SIGHUP.
+    Interrupted,
+    /// The window was closed, or Leave chosen in it.
+    WindowClosed,
+    /// The host's Cancel before any RetroArch player came.
+    Cancelled,
+    /// The other side left (the host, or the host's last player), after
+    /// the last frame asked for or with none asked for.
+    PeerLeft,
+    /// The other side left before the last frame asked for.
+    PeerLeftEarly,
+}
+
+impl RetroArchEnd {
+    /// The end in words; `other`: who left ("the host", "the players").
+    pub(super) fn words(self, other: &str) -> String {
+        match self {
+            RetroArchEnd::Finished => "finished".to_string(),
+            RetroArchEnd::Interrupted => "interrupted".to_string(),
+            RetroArchEnd::WindowClosed => "you left".to_string(),
+            RetroArchEnd::Cancelled => "hosting cancelled before anyone joined".to_string(),
+            RetroArchEnd::PeerLeft => format!("{other} left"),
+            RetroArchEnd::PeerLeftEarly => format!("{other} left before the last frame"),
+        }
+    }
+
+    /// The JSON's `end`, named as a netcade match's.
+    pub(super) fn json_name(self) -> &'static str {
+        match self {
+            RetroArchEnd::Finished => "finished",
+            RetroArchEnd::Interrupted => "interrupted",
+            RetroArchEnd::WindowClosed => "window_closed",
+            RetroArchEnd::Cancelled => "cancelled",
+            RetroArchEnd::PeerLeft | RetroArchEnd::PeerLeftEarly => "peer_left",
+        }
+    }
+
+    /// The exit's outcome and the replay's end record.
+    pub(super) fn outcome(self) -> (Outcome, EndReason) {
+        match self {
+            RetroArchEnd::Finished => (Outcome::Success, EndReason::Finished),
+            RetroArchEnd::Interrupted => (Outcome::Interrupted, EndReason::Interrupted),
+            RetroArchEnd::WindowClosed | RetroArchEnd::Cancelled => {
+                (Outcome::Success, EndReason::Interrupted)
+            }
+            RetroArchEnd::PeerLeft => (Outcome::Success, EndReason::Disconnect),
+            RetroArchEnd::PeerLeftEarly => (Outcome::PeerLost, EndReason::Disconnect),
+        }
+    }
 }
 
 impl Report for RetroArchReport {
@@ -102,7 +162,7 @@ impl Report for RetroArchReport {
             self.port
                 .map(|port| format!(" as player {}", port + 1))
                 .unwrap_or_default(),
-            self.end
+            self.end.words("the host")
         )?;
         if let (Some(first), Some(last)) = (self.first_host_frame, self.last_host_frame) {
             writeln!(out, "host frames {first}..{last}")?;
@@ -137,7 +197,9 @@ impl Report for RetroArchReport {
             "states_loaded": self.stats.states_loaded,
             "stalls": self.stats.stalls,
             "ping_ms": self.stats.ping_ms,
-            "end": self.end,
+            "end": self.end.json_name(),
+            "ended": self.end.words("the host"),
+            "seconds": self.seconds,
             "outcome": format!("{:?}", self.outcome),
         });
         self.sinks.add_to_json(&mut json);
@@ -229,10 +291,12 @@ fn play_retroarch(
         input_lead: INPUT_LEAD,
     };
     let timeout = Duration::from_secs_f64(seat.connect_timeout_s.max(0.1));
-    let mut link = TcpLink::connect(host, timeout).map_err(|source| AppError::Connect {
-        address: format!("RetroArch host {host}"),
-        source,
-    })?;
+    // The window opens now, before anything waits on the network.
+    let mut screen = outputs.front_end.connecting(address)?;
+    let started = Instant::now();
+    let Some(mut link) = connect_showing(host, timeout, started, screen.as_mut())? else {
+        return Ok(join_cancelled(out)?);
+    };
     writeln!(
         out,
         "{} RetroArch host {host} with {}",
@@ -249,6 +313,7 @@ fn play_retroarch(
         vec!["RetroArch host".into(), config.nick.clone()],
     )?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), seat.frames)?;
+    let nick = config.nick.clone();
     let mut play = RetroArchPlay {
         session: ClientSession::new(config),
         match_frames: RetroArchFrames::new(game, sinks, state),
@@ -256,12 +321,82 @@ fn play_retroarch(
         first_host_frame: None,
         last_host_frame: None,
         stop_after: seat.frames,
-        started: Instant::now(),
+        started,
         timeout,
         port: None,
+        screen,
+        opener: outputs.front_end,
+        front: None,
+        window_buttons: None,
+        new_picture: false,
+        nick,
     };
     let end = play.run(&mut link, out)?;
+    if matches!(end, PlayEnd::Cancelled) {
+        play.session.leave();
+        play.flush(&mut link, &mut Vec::new());
+        drain_link(&mut link);
+        return Ok(join_cancelled(out)?);
+    }
     play.finish(end, host, &mut link)
+}
+
+/// Connects to `host` on a worker thread while `screen` shows the wait
+/// (a silent address takes the whole timeout): the link, or none when the
+/// player cancelled.
+fn connect_showing(
+    host: SocketAddr,
+    timeout: Duration,
+    started: Instant,
+    screen: &mut dyn ConnectingScreen,
+) -> Result<Option<TcpLink>, AppError> {
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // The receiver is gone when the player cancelled: nothing to tell.
+        let _ = done.send(TcpLink::connect(host, timeout));
+    });
+    loop {
+        if screen.show(ConnectStep::Handshake, started.elapsed(), timeout) {
+            return Ok(None);
+        }
+        match outcome.recv_timeout(Duration::from_millis(1)) {
+            Ok(link) => {
+                return link.map(Some).map_err(|source| AppError::Connect {
+                    address: format!("RetroArch host {host}"),
+                    source,
+                })
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(AppError::Connect {
+                    address: format!("RetroArch host {host}"),
+                    source: std::io::Error::other("the connecting thread ended"),
+                })
+            }
+        }
+    }
+}
+
+/// A join the player cancelled before its match began: no summary, the
+/// form shows again in the launcher.
+fn join_cancelled(out: &mut dyn Write) -> std::io::Result<LiveMatch> {
+    writeln!(out, "{JOIN_CANCELLED}")?;
+    Ok(LiveMatch {
+        outcome: Outcome::Success,
+        log: crate::engine::sinks::ChecksumLog::new(1),
+        report: None,
+    })
+}
+
+/// Gives a link's last bytes (a goodbye) 200 ms to leave.
+pub(super) fn drain_link(link: &mut TcpLink) {
+    let deadline = Instant::now() + Duration::from_millis(200);
+    while link.queued() > 0 && Instant::now() < deadline {
+        if link.flush().is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// The CRC-32 of the content file, as RetroArch's INFO carries it (0: no
@@ -286,6 +421,10 @@ enum PlayEnd {
     Session(ClientEnd),
     /// Ctrl-C.
     Interrupted,
+    /// The window was closed, or Leave chosen in it.
+    WindowClosed,
+    /// Cancel on the connecting screen, before the host's state came.
+    Cancelled,
 }
 
 /// The game of a match with RetroArch peers and where its frames go: each
@@ -361,7 +500,7 @@ impl RetroArchFrames {
     }
 }
 
-struct RetroArchPlay {
+struct RetroArchPlay<'a> {
     session: ClientSession,
     match_frames: RetroArchFrames,
     inputs: InputSource,
@@ -372,9 +511,21 @@ struct RetroArchPlay {
     timeout: Duration,
     /// Our port (0-based), once the host gave us one.
     port: Option<u32>,
+    /// Shows the wait until the host's state comes.
+    screen: Box<dyn ConnectingScreen>,
+    /// Opens the match's front end once the host's state is loaded.
+    opener: &'a dyn OpenFrontEnd,
+    /// The match's front end, once its game is the host's.
+    front: Option<Box<dyn FrontEnd>>,
+    /// The window's player's buttons (none: `--inputs` plays).
+    window_buttons: Option<Buttons>,
+    /// Whether frames ran since the front end last showed one.
+    new_picture: bool,
+    /// The name we play under, for our chat lines.
+    nick: String,
 }
 
-impl RetroArchPlay {
+impl RetroArchPlay<'_> {
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
@@ -383,6 +534,16 @@ impl RetroArchPlay {
         let mut received = Vec::new();
         let mut outgoing = Vec::new();
         loop {
+            if let Some(front) = &mut self.front {
+                self.window_buttons = front.local_buttons();
+                if let Some(volume) = front.volume_changed() {
+                    self.match_frames.sinks.set_volume(volume);
+                }
+                while let Some(line) = front.take_chat_line() {
+                    self.session.say(&line);
+                    front.show_chat(&self.nick, &line);
+                }
+            }
             received.clear();
             match link.receive(&mut received) {
                 Ok(Received::Closed) => self.session.closed(),
@@ -413,6 +574,13 @@ impl RetroArchPlay {
                 self.flush(link, &mut outgoing);
                 return Ok(PlayEnd::Interrupted);
             }
+            if let Some(end) = self.show() {
+                if matches!(end, PlayEnd::WindowClosed) {
+                    self.session.leave();
+                    self.flush(link, &mut outgoing);
+                }
+                return Ok(end);
+            }
             if !self.session.is_connected() && self.started.elapsed() > self.timeout {
                 return Err(AppError::NoAnswer {
                     address: "the RetroArch host".into(),
@@ -421,6 +589,36 @@ impl RetroArchPlay {
             }
             link.wait(LONGEST_WAIT);
         }
+    }
+
+    /// Shows the match (or the wait for it) after a pass of the loop: the
+    /// end, when the player cancelled or left in the window.
+    fn show(&mut self) -> Option<PlayEnd> {
+        let Some(front) = &mut self.front else {
+            let step = if self.session.is_connected() {
+                ConnectStep::LoadingHostState
+            } else {
+                ConnectStep::Handshake
+            };
+            let cancelled = self.screen.show(step, self.started.elapsed(), self.timeout);
+            return cancelled.then_some(PlayEnd::Cancelled);
+        };
+        let stats = self.session.stats();
+        let view = MatchView {
+            frame: self.match_frames.frames,
+            new_picture: std::mem::take(&mut self.new_picture),
+            connection: Some(format!(
+                "RetroArch host {}{}",
+                self.session.host_nick(),
+                stats
+                    .ping_ms
+                    .map(|ping| format!(", ping {ping} ms"))
+                    .unwrap_or_default()
+            )),
+            ..MatchView::default()
+        };
+        front.present(self.match_frames.game.as_ref(), &view);
+        front.quit_requested().then_some(PlayEnd::WindowClosed)
     }
 
     fn flush(&mut self, link: &mut TcpLink, outgoing: &mut Vec<u8>) {
@@ -474,16 +672,37 @@ impl RetroArchPlay {
                     writeln!(out, "{nick} plays (ports {devices:#x})")?
                 }
                 ClientEvent::PlayerLeft { nick } => writeln!(out, "{nick} stopped playing")?,
-                ClientEvent::Chat { author, text } => writeln!(out, "<{author}> {text}")?,
-                ClientEvent::Paused(nick) => writeln!(out, "{nick} paused")?,
-                ClientEvent::Resumed => writeln!(out, "resumed")?,
-                ClientEvent::Desynced { frame } => eprintln!(
-                    "warning: the host's state of its frame {frame} is not ours: asking for its state"
-                ),
+                ClientEvent::Chat { author, text } => {
+                    if let Some(front) = &mut self.front {
+                        front.show_chat(&author, &text);
+                    }
+                    writeln!(out, "<{author}> {text}")?
+                }
+                ClientEvent::Paused(nick) => {
+                    self.notice(&format!("{nick} paused"));
+                    writeln!(out, "{nick} paused")?
+                }
+                ClientEvent::Resumed => {
+                    self.notice("resumed");
+                    writeln!(out, "resumed")?
+                }
+                ClientEvent::Desynced { frame } => {
+                    self.notice(&format!("desync at the host's frame {frame}: repairing"));
+                    eprintln!(
+                        "warning: the host's state of its frame {frame} is not ours: asking for its state"
+                    )
+                }
                 ClientEvent::Ended(end) => return Ok(Some(end)),
             }
         }
         Ok(None)
+    }
+
+    /// Tells the window's player something briefly.
+    fn notice(&mut self, text: &str) {
+        if let Some(front) = &mut self.front {
+            front.notice(text);
+        }
     }
 
     fn load_host_state(&mut self, frame: u32, state: &[u8]) -> Result<(), AppError> {
@@ -494,7 +713,14 @@ impl RetroArchPlay {
         let first = self.first_host_frame.is_none();
         if first {
             self.first_host_frame = Some(frame);
+            // The match's window takes over the connecting screen's.
+            self.screen.hand_over();
+            self.front = Some(
+                self.opener
+                    .open_front_end(self.match_frames.game.as_ref())?,
+            );
         }
+        self.new_picture = true;
         self.match_frames.mark_state(first, state)
     }
 
@@ -503,9 +729,11 @@ impl RetroArchPlay {
             .match_frames
             .crc_if(self.session.wants_crc(host_frame))?;
         let column = self.port.unwrap_or(1) as usize % MAX_PLAYERS;
-        let local = self.inputs.next_frame()[column];
+        let scripted = self.inputs.next_frame()[column];
+        let local = self.window_buttons.unwrap_or(scripted);
         let ports = self.session.play_frame(u32::from(local.bits()), crc);
         self.match_frames.run(ports)?;
+        self.new_picture = true;
         self.last_host_frame = Some(host_frame);
         Ok(())
     }
@@ -517,34 +745,18 @@ impl RetroArchPlay {
         link: &mut TcpLink,
     ) -> Result<LiveMatch, AppError> {
         // Our goodbye, given a moment to leave.
-        let deadline = Instant::now() + Duration::from_millis(200);
-        while link.queued() > 0 && Instant::now() < deadline {
-            let _ = link.flush();
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let (outcome, reason, text) = match end {
-            PlayEnd::Finished => (
-                Outcome::Success,
-                EndReason::Finished,
-                "finished".to_string(),
-            ),
-            PlayEnd::Interrupted => (
-                Outcome::Interrupted,
-                EndReason::Interrupted,
-                "interrupted".to_string(),
-            ),
-            PlayEnd::Session(ClientEnd::HostLeft) if self.stop_after.is_none() => (
-                Outcome::Success,
-                EndReason::Disconnect,
-                "the host left".to_string(),
-            ),
-            PlayEnd::Session(ClientEnd::HostLeft) => (
-                Outcome::PeerLost,
-                EndReason::Disconnect,
-                "the host left before the last frame".to_string(),
-            ),
+        drain_link(link);
+        let played_out = self.stop_after.is_none();
+        let end = match end {
+            PlayEnd::Finished => RetroArchEnd::Finished,
+            PlayEnd::Interrupted => RetroArchEnd::Interrupted,
+            PlayEnd::WindowClosed => RetroArchEnd::WindowClosed,
+            PlayEnd::Cancelled => RetroArchEnd::Cancelled,
+            PlayEnd::Session(ClientEnd::HostLeft) if played_out => RetroArchEnd::PeerLeft,
+            PlayEnd::Session(ClientEnd::HostLeft) => RetroArchEnd::PeerLeftEarly,
             PlayEnd::Session(end) => return Err(AppError::RetroArch(end)),
         };
+        let (outcome, reason) = end.outcome();
         let (log, sinks) = self.match_frames.sinks.finish(reason)?;
         let report = RetroArchReport {
             host: self.session.host_nick().to_string(),
@@ -555,8 +767,9 @@ impl RetroArchPlay {
             last_host_frame: self.last_host_frame,
             port: self.port,
             stats: self.session.stats(),
-            end: text,
+            end,
             outcome,
+            seconds: self.started.elapsed().as_secs_f64(),
             sinks,
         };
         Ok(LiveMatch {

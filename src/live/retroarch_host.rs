@@ -9,16 +9,17 @@
 use crate::engine::inputs::InputSource;
 use crate::engine::report::Report;
 use crate::engine::sinks::recorder::match_recorder;
-use crate::engine::sinks::{MatchSinks, SinksSummary};
+use crate::engine::sinks::{FrameSink, MatchSinks, SinksSummary};
 use crate::engine::{open_game, AppError, MatchSaveDir, Outcome};
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{FrontEnd, LiveOutputs, MatchView};
 use crate::live::options::{interrupted, LiveOptions};
 use crate::live::players::port_file::PortFile;
 use crate::live::players::HostSettings;
-use crate::live::retroarch::{content_crc, RetroArchFrames, MAX_STATE_BYTES};
+use crate::live::retroarch::{
+    content_crc, drain_link, RetroArchEnd, RetroArchFrames, MAX_STATE_BYTES,
+};
 use crate::live::session_loop::LiveMatch;
 use crate::net::tcp::{Received, TcpLink, TcpListening};
-use netcode::replay::EndReason;
 use netcode::retroarch::{
     ConnectionId, PlayerInfo, ServerConfig, ServerEvent, ServerSession, ServerStats,
 };
@@ -39,8 +40,9 @@ struct HostReport {
     frames: u32,
     players: Vec<PlayerInfo>,
     stats: ServerStats,
-    end: String,
+    end: RetroArchEnd,
     outcome: Outcome,
+    seconds: f64,
     sinks: SinksSummary,
 }
 
@@ -49,7 +51,10 @@ impl Report for HostReport {
         writeln!(
             out,
             "hosted {} frames of {} for RetroArch players on TCP port {}: {}",
-            self.frames, self.title, self.port, self.end
+            self.frames,
+            self.title,
+            self.port,
+            self.end.words("the players")
         )?;
         for player in &self.players {
             writeln!(
@@ -67,8 +72,11 @@ impl Report for HostReport {
         }
         writeln!(
             out,
-            "state checks: {} CRCs sent, {} states sent, {} asked for by players",
-            self.stats.crcs_sent, self.stats.states_sent, self.stats.states_asked
+            "state checks: {} CRCs sent, {} states sent, {} asked for by players; {} stalls asked",
+            self.stats.crcs_sent,
+            self.stats.states_sent,
+            self.stats.states_asked,
+            self.stats.stalls_sent
         )?;
         self.sinks.describe(out)
     }
@@ -94,7 +102,10 @@ impl Report for HostReport {
             "crcs_sent": self.stats.crcs_sent,
             "states_sent": self.stats.states_sent,
             "states_asked": self.stats.states_asked,
-            "end": self.end,
+            "stalls_sent": self.stats.stalls_sent,
+            "end": self.end.json_name(),
+            "ended": self.end.words("the players"),
+            "seconds": self.seconds,
             "outcome": format!("{:?}", self.outcome),
         });
         self.sinks.add_to_json(&mut json);
@@ -128,12 +139,16 @@ pub fn host_retroarch(
         ports: 2,
         check_frames: retroarch.check_frames,
         max_state_bytes: MAX_STATE_BYTES,
+        // As RetroArch with "Allow pausing" on: a player's pause holds
+        // everyone's clock, and its resume lets it go.
+        allow_pausing: true,
     };
     let listening = TcpListening::bind(settings.port).map_err(|source| AppError::Bind {
         address: format!("TCP port {}", settings.port),
         source,
     })?;
     let port = listening.port();
+    let front = outputs.front_end.open_front_end(game.as_ref())?;
     options.take_ctrl_c();
     let _port_file = match &settings.port_file {
         Some(path) => Some(PortFile::write(path, port)?),
@@ -150,7 +165,7 @@ pub fn host_retroarch(
         game.as_ref(),
         &common.game,
         2,
-        vec![nick, "RetroArch player".into()],
+        vec![nick.clone(), "RetroArch player".into()],
     )?;
     let sinks = MatchSinks::open(&outputs.sinks, recorder, game.as_ref(), common.frames)?;
     let frame_time = Duration::from_secs_f64(1.0 / game.frames_per_second().max(1.0));
@@ -168,6 +183,11 @@ pub fn host_retroarch(
         marked: false,
         largest_state: 0,
         players: Vec::new(),
+        front,
+        port,
+        new_picture: false,
+        window_buttons: None,
+        nick,
     };
     let end = host.run(&listening, out)?;
     host.finish(end, port)
@@ -180,13 +200,6 @@ fn salt_seed() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos() as u64);
     nanos ^ (u64::from(std::process::id()) << 32) | 1
-}
-
-/// How the loop ended.
-enum HostEnd {
-    Finished,
-    PlayersLeft,
-    Interrupted,
 }
 
 struct RetroArchHost {
@@ -207,6 +220,16 @@ struct RetroArchHost {
     players: Vec<PlayerInfo>,
     /// The largest state sent so far (what a connection may need queued).
     largest_state: usize,
+    /// The window (or none), with the waiting panel until a player came.
+    front: Box<dyn FrontEnd>,
+    /// The TCP port listened on.
+    port: u16,
+    /// Whether frames ran since the front end last showed one.
+    new_picture: bool,
+    /// The window's player's buttons (none: `--inputs` plays).
+    window_buttons: Option<netcode::input::Buttons>,
+    /// The name we host under, for our chat lines.
+    nick: String,
 }
 
 impl RetroArchHost {
@@ -224,9 +247,14 @@ impl RetroArchHost {
         (x >> 32) as u32
     }
 
-    fn run(&mut self, listening: &TcpListening, out: &mut dyn Write) -> Result<HostEnd, AppError> {
+    fn run(
+        &mut self,
+        listening: &TcpListening,
+        out: &mut dyn Write,
+    ) -> Result<RetroArchEnd, AppError> {
         let mut received = Vec::new();
         loop {
+            self.read_front_end();
             while let Some((mut link, _address)) = listening.accept() {
                 let salt = self.next_salt();
                 match self.session.accept(salt) {
@@ -248,11 +276,16 @@ impl RetroArchHost {
                     Ok(Received::Closed) | Err(_) => self.session.closed(id),
                 }
             }
+            if self.session.handshaking() {
+                // The SYNC a new connection gets carries the save RAM now.
+                let sram = self.match_frames.game.save_ram().unwrap_or_default();
+                self.session.set_sram(sram);
+            }
             self.session.poll(self.now_ms());
             self.tell_events(out)?;
             if self.had_player && !self.session.has_players() {
                 self.flush();
-                return Ok(HostEnd::PlayersLeft);
+                return Ok(self.players_left());
             }
             if self.session.wants_state() {
                 let state = self.match_frames.state()?.to_vec();
@@ -269,7 +302,7 @@ impl RetroArchHost {
                     self.players = self.session.players();
                     self.session.leave();
                     self.flush();
-                    return Ok(HostEnd::Finished);
+                    return Ok(RetroArchEnd::Finished);
                 }
                 if !self.due(frame) {
                     break;
@@ -282,12 +315,63 @@ impl RetroArchHost {
                 self.players = self.session.players();
                 self.session.leave();
                 self.flush();
-                return Ok(HostEnd::Interrupted);
+                return Ok(RetroArchEnd::Interrupted);
+            }
+            if self.show(played) {
+                self.players = self.session.players();
+                self.session.leave();
+                self.flush();
+                return Ok(if self.had_player {
+                    RetroArchEnd::WindowClosed
+                } else {
+                    RetroArchEnd::Cancelled
+                });
             }
             if !played {
                 std::thread::sleep(IDLE_WAIT);
             }
         }
+    }
+
+    /// The end when the last player left: early when frames were asked for.
+    fn players_left(&self) -> RetroArchEnd {
+        if self.stop_after.is_none() {
+            RetroArchEnd::PeerLeft
+        } else {
+            RetroArchEnd::PeerLeftEarly
+        }
+    }
+
+    /// Reads the window's player's buttons and what was done in it.
+    fn read_front_end(&mut self) {
+        self.window_buttons = self.front.local_buttons();
+        if let Some(volume) = self.front.volume_changed() {
+            self.match_frames.sinks.set_volume(volume);
+        }
+        while let Some(line) = self.front.take_chat_line() {
+            self.session.say(&line);
+            self.front.show_chat(&self.nick, &line);
+        }
+    }
+
+    /// Shows the match (the waiting panel until a player came); whether
+    /// the player left in the window (or cancelled the wait).
+    fn show(&mut self, played: bool) -> bool {
+        let view = MatchView {
+            frame: self.match_frames.frames,
+            new_picture: std::mem::take(&mut self.new_picture) || played,
+            listening: (!self.had_player).then_some(self.port),
+            connection: (!self.players.is_empty()).then(|| {
+                let each = self.players.iter().map(|player| match player.ping_ms {
+                    Some(ping) => format!("{} ping {ping} ms", player.nick),
+                    None => player.nick.clone(),
+                });
+                format!("RetroArch: {}", each.collect::<Vec<_>>().join(", "))
+            }),
+            ..MatchView::default()
+        };
+        self.front.present(self.match_frames.game.as_ref(), &view);
+        self.front.quit_requested()
     }
 
     /// Whether `frame` is due by the clock (set back when it fell far
@@ -304,7 +388,8 @@ impl RetroArchHost {
 
     fn play_frame(&mut self, frame: u32) -> Result<(), AppError> {
         let crc = self.match_frames.crc_if(self.session.wants_crc(frame))?;
-        let local = self.inputs.next_frame()[0];
+        let scripted = self.inputs.next_frame()[0];
+        let local = self.window_buttons.unwrap_or(scripted);
         let ports = self.session.play_frame(u32::from(local.bits()), crc);
         if frame % 60 == 0 {
             self.players = self.session.players();
@@ -357,6 +442,8 @@ impl RetroArchHost {
                     nick, port, frame, ..
                 } => {
                     self.had_player = true;
+                    self.front
+                        .notice(&format!("{nick} plays as player {}", port + 1));
                     writeln!(
                         out,
                         "{nick} plays as player {} from frame {frame}",
@@ -375,7 +462,20 @@ impl RetroArchHost {
                 ServerEvent::StateAsked { nick } => {
                     eprintln!("warning: {nick}'s state is not ours (its CRC check): sending ours")
                 }
-                ServerEvent::Chat { author, text } => writeln!(out, "<{author}> {text}")?,
+                ServerEvent::Paused { nick } => {
+                    self.front.notice(&format!("{nick} paused"));
+                    writeln!(out, "{nick} paused the match")?
+                }
+                ServerEvent::Resumed { nick } => {
+                    self.front.notice(&format!("{nick} resumed"));
+                    // The clock does not catch up the paused time.
+                    self.clock = None;
+                    writeln!(out, "{nick} resumed")?
+                }
+                ServerEvent::Chat { author, text } => {
+                    self.front.show_chat(&author, &text);
+                    writeln!(out, "<{author}> {text}")?
+                }
                 ServerEvent::Refused { nick, why } => {
                     let who = if nick.is_empty() {
                         "a RetroArch peer".to_string()
@@ -384,36 +484,29 @@ impl RetroArchHost {
                     };
                     eprintln!("warning: {who} was turned away: it {why}")
                 }
-                ServerEvent::Left { nick, was_playing } => writeln!(
-                    out,
-                    "{nick} {}",
-                    if was_playing {
-                        "stopped playing"
-                    } else {
-                        "left"
-                    }
-                )?,
+                ServerEvent::Left { nick, was_playing } => {
+                    self.front.notice(&format!("{nick} left"));
+                    writeln!(
+                        out,
+                        "{nick} {}",
+                        if was_playing {
+                            "stopped playing"
+                        } else {
+                            "left"
+                        }
+                    )?
+                }
             }
         }
         Ok(())
     }
 
-    fn finish(mut self, end: HostEnd, port: u16) -> Result<LiveMatch, AppError> {
+    fn finish(mut self, end: RetroArchEnd, port: u16) -> Result<LiveMatch, AppError> {
         let players = self.players;
-        let (outcome, reason, text) = match end {
-            HostEnd::Finished => (Outcome::Success, EndReason::Finished, "finished"),
-            HostEnd::Interrupted => (Outcome::Interrupted, EndReason::Interrupted, "interrupted"),
-            HostEnd::PlayersLeft if self.stop_after.is_none() => {
-                (Outcome::Success, EndReason::Disconnect, "the players left")
-            }
-            HostEnd::PlayersLeft => (
-                Outcome::PeerLost,
-                EndReason::Disconnect,
-                "the players left before the last frame",
-            ),
-        };
+        let (outcome, reason) = end.outcome();
         let stats = self.session.stats();
-        drain(self.links.values_mut());
+        // The goodbyes get 200 ms each to leave, once the match is over.
+        self.links.values_mut().for_each(drain_link);
         let frames = self.match_frames.frames;
         let title = self.match_frames.game.title();
         let (log, sinks) = self.match_frames.sinks.finish(reason)?;
@@ -423,8 +516,9 @@ impl RetroArchHost {
             frames,
             players,
             stats,
-            end: text.to_string(),
+            end,
             outcome,
+            seconds: self.started.elapsed().as_secs_f64(),
             sinks,
         };
         Ok(LiveMatch {
@@ -432,20 +526,6 @@ impl RetroArchHost {
             log,
             report: Some(Box::new(report)),
         })
-    }
-}
-
-/// Gives the links' last bytes (the goodbyes) 200 ms in all to leave, once
-/// the match is over.
-fn drain<'a>(links: impl Iterator<Item = &'a mut TcpLink>) {
-    let deadline = Instant::now() + Duration::from_millis(200);
-    for link in links {
-        while link.queued() > 0 && Instant::now() < deadline {
-            if link.flush().is_err() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
     }
 }
 

@@ -279,6 +279,76 @@ fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_
 }
 
 #[test]
+fn a_launcher_hosting_retroarch_players_is_joined_by_retroarch_address_from_another_in_its_window()
+{
+    let _window = one_window();
+    let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (host_result, join_result) = (
+        host_dir.path().join("result.txt"),
+        join_dir.path().join("result.txt"),
+    );
+    let script = format!(
+        "click Host\nclick RetroArch players can join (RetroArch's netplay protocol)\n\
+         click Port\nkey Ctrl+A\ntype 0\n\
+         click Frames (blank: play until someone leaves)\ntype 240\n\
+         click Host the match\nwait 2\ntext {}\nquit\n",
+        host_result.display()
+    );
+    let mut host = launcher(host_dir.path(), &script);
+    host.wait_for_stdout("waiting for a player", TIMEOUT);
+    let printed = host.stdout_so_far();
+    let port = printed
+        .split("TCP port ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .expect("the host names its TCP port");
+    // The joiner types the host's retroarch:// address; the match runs in
+    // its window until the host's last frame.
+    let shot = join_dir.path().join("match.png");
+    let script = format!(
+        "click Join\nclick Address (HOST:PORT)\ntype retroarch://127.0.0.1:{port}\nkey Return\n\
+         session wait 60\nsession screenshot {}\nwait 2\ntext {}\nquit\n",
+        shot.display(),
+        join_result.display()
+    );
+    let join = launcher(join_dir.path(), &script);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(host.status.success(), "{}", stderr(&host));
+    assert!(join.status.success(), "{}", stderr(&join));
+    assert!(
+        stdout(&host).contains("$ netcade host --retroarch --port 0 --frames 240 --core duel"),
+        "{}",
+        stdout(&host)
+    );
+    assert!(
+        stdout(&host).contains("hosted 240 frames of Duel"),
+        "{}",
+        stdout(&host)
+    );
+    assert!(
+        stdout(&join).contains(&format!(
+            "$ netcade join retroarch://127.0.0.1:{port} --core duel"
+        )),
+        "{}",
+        stdout(&join)
+    );
+    assert!(
+        stdout(&join).contains("with RetroArch host netcade"),
+        "{}",
+        stdout(&join)
+    );
+    // The match was drawn in the joiner's window, then both launchers
+    // ended on their result screens.
+    read_png(&shot).assert_the_lower_half_shows_the_game();
+    let first_line = |path: &Path| {
+        let lines = std::fs::read_to_string(path).unwrap();
+        lines.lines().next().unwrap_or_default().to_string()
+    };
+    assert_eq!(first_line(&host_result), "The match finished.");
+    assert_eq!(first_line(&join_result), "Your opponent left the match.");
+}
+
+#[test]
 #[cfg_attr(
     not(netcade_server_matchbox_server),
     ignore = "needs matchbox_server on PATH"

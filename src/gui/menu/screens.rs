@@ -31,6 +31,17 @@ enum Screen {
     Result(SessionEnd),
 }
 
+/// The scheme of a RetroArch host's address.
+const RETROARCH_SCHEME: &str = crate::live::retroarch::SCHEME;
+
+/// The Host form's choice of `host --retroarch`.
+pub(super) const RETROARCH_PLAYERS: &str =
+    "RetroArch players can join (RetroArch's netplay protocol)";
+
+/// Below the Join and Spectate forms' address field.
+const RETROARCH_ADDRESS_HINT: &str =
+    "A RetroArch host: retroarch://HOST[:PORT] (its port is 55435 unless given).";
+
 /// The Replays screen's state.
 struct ReplaysBrowser {
     listed: Vec<ReplayFile>,
@@ -457,9 +468,16 @@ impl Launcher {
 
     fn host_form(&mut self, ui: &mut egui::Ui) {
         ui.label("Host a match: your opponent joins at one of these addresses.");
-        if self.host.addresses.0 != self.host.port {
+        let scheme = if self.host.form.retroarch {
+            RETROARCH_SCHEME
+        } else {
+            ""
+        };
+        let asked = format!("{scheme}{}", self.host.port);
+        if self.host.addresses.0 != asked {
             let addresses = crate::gui::menu::addresses::addresses_to_give(&self.host.port);
-            self.host.addresses = (self.host.port.clone(), addresses);
+            let addresses = addresses.iter().map(|a| format!("{scheme}{a}")).collect();
+            self.host.addresses = (asked, addresses);
         }
         for address in self.host.addresses.1.clone() {
             ui.horizontal(|ui| {
@@ -481,11 +499,33 @@ impl Launcher {
         );
         delay_picker(ui, "host delay", &mut self.host.form.delay);
         ui.checkbox(&mut self.host.form.record, "record a replay");
-        self.targets.checkbox(
-            ui,
-            &mut self.host.form.room,
-            "Open a room: the other player types its code instead of an address",
-        );
+        if self
+            .targets
+            .checkbox(
+                ui,
+                &mut self.host.form.room,
+                "Open a room: the other player types its code instead of an address",
+            )
+            .changed()
+            && self.host.form.room
+        {
+            self.host.form.retroarch = false;
+        }
+        if self
+            .targets
+            .checkbox(ui, &mut self.host.form.retroarch, RETROARCH_PLAYERS)
+            .changed()
+            && self.host.form.retroarch
+        {
+            self.host.form.room = false;
+        }
+        if self.host.form.retroarch {
+            self.targets.line(
+                ui,
+                "RetroArch players choose Netplay, Connect to Netplay Host, and give this \
+                 machine's address and the port; netcade players join at retroarch://ADDRESS:PORT.",
+            );
+        }
         let form = self.host_session();
         self.form_buttons(ui, "Host the match", form);
     }
@@ -538,6 +578,7 @@ impl Launcher {
                 let entered =
                     self.targets
                         .text_field(ui, "Address (HOST:PORT)", &mut self.join.address);
+                self.targets.line(ui, RETROARCH_ADDRESS_HINT);
                 self.address_history(ui, Screen::Join);
                 entered
             }
@@ -566,6 +607,7 @@ impl Launcher {
         let entered =
             self.targets
                 .text_field(ui, "Address (HOST:PORT)", &mut self.spectate_address);
+        self.targets.line(ui, RETROARCH_ADDRESS_HINT);
         self.address_history(ui, Screen::Spectate);
         let form = Ok(Session::Spectate {
             address: self.spectate_address.clone(),

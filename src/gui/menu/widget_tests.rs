@@ -147,3 +147,42 @@ fn the_result_screen_says_how_it_ended_first_folds_its_log_and_rematch_joins_aga
     harness.run();
     assert_eq!(harness.state_mut().take_session(), Some(line));
 }
+
+#[test]
+fn the_host_forms_retroarch_choice_hosts_for_retroarch_players_and_leaves_no_room() {
+    let mut harness = harness();
+    harness.get_by_label("Host").click();
+    harness.run();
+    harness
+        .get_by_label("Open a room: the other player types its code instead of an address")
+        .click();
+    harness.run();
+    harness
+        .get_by_label(super::screens::RETROARCH_PLAYERS)
+        .click();
+    harness.run();
+    // The address a netcade player joins it at, to copy.
+    harness.get_by_label("Copy retroarch://127.0.0.1:7000");
+    harness.get_by_label("Host the match").click();
+    harness.run();
+    let line = harness.state_mut().take_session().expect("it hosts");
+    assert_eq!(line[..4], ["host", "--retroarch", "--port", "7000"]);
+    assert!(!line.contains(&"--room".to_string()), "{line:?}");
+}
+
+#[test]
+fn a_retroarch_address_in_the_join_and_spectate_forms_joins_and_watches_that_host() {
+    for (form, command) in [("Join", "join"), ("Spectate", "spectate")] {
+        let mut harness = harness();
+        harness.get_by_label(form).click();
+        harness.run();
+        let address = harness.get_by_role(Role::TextInput);
+        address.focus();
+        address.type_text("retroarch://192.168.1.20");
+        harness.run();
+        harness.key_press(egui::Key::Enter);
+        harness.run();
+        let line = harness.state_mut().take_session().expect("Enter starts it");
+        assert_eq!(line[..2], [command, "retroarch://192.168.1.20"], "{form}");
+    }
+}

@@ -10,7 +10,7 @@
 //! the host's CRCs are checked against our states: a mismatch asks for the
 //! host's state, as RetroArch's own clients do.
 
-use super::state::{password_hash, unpack_state, StateError};
+use super::state::{container_core_state, is_container, password_hash, unpack_state, StateError};
 use super::wire::{
     Command, CommandReader, Header, Info, InputWords, Mode, Name, Sender, WireError,
     COMPRESSION_ZLIB, HIGHEST_PROTOCOL, LOWEST_PROTOCOL, MAX_CLIENTS, MAX_INPUT_DEVICES,
@@ -596,14 +596,19 @@ impl ClientSession {
                 if frame != self.host_frame {
                     return Err(Self::bad(id::LOAD_SAVESTATE, "a savestate out of order"));
                 }
-                let size = size as usize;
-                if self.config.state_size != 0 && size != self.config.state_size {
+                let mut state =
+                    unpack_state(&data, size as usize, self.zlib, self.config.max_state_bytes)?;
+                // Protocol 7 wraps the core's state in a container (a host
+                // may still send it bare).
+                if self.protocol >= 7 && is_container(&state) {
+                    state = container_core_state(&state)?.to_vec();
+                }
+                if self.config.state_size != 0 && state.len() != self.config.state_size {
                     return Err(ClientEnd::StateSize {
-                        host: size,
+                        host: state.len(),
                         ours: self.config.state_size,
                     });
                 }
-                let state = unpack_state(&data, size, self.zlib, self.config.max_state_bytes)?;
                 self.load_at(frame);
                 self.state = Some((frame, state));
                 self.stats.states_loaded += 1;

@@ -12,7 +12,7 @@
 //! connection or one that asks for it.
 
 use super::client::{command_word, device};
-use super::state::{pack_state, password_hash};
+use super::state::{pack_state, password_hash, wrap_in_container};
 use super::wire::{
     id, Command, CommandReader, Header, Info, InputWords, Mode, Name, Sender, Sync, WireError,
     COMPRESSION_ZLIB, HIGHEST_PROTOCOL, LOWEST_PROTOCOL, MAGIC, MAX_CLIENTS, MAX_INPUT_DEVICES,
@@ -35,6 +35,12 @@ const CLIENT_STATE_BYTES: usize = 64 * 1024;
 /// How long a player may send nothing (RetroArch sends its INPUT every
 /// frame) before it is dropped: the frame clock waits on every player.
 const PLAYER_SILENT_MS: u64 = 10_000;
+/// A player this many frames ahead of the host's clock is told to wait
+/// (RetroArch's server: more than 3).
+const STALL_WHEN_AHEAD: u32 = 3;
+/// A player is told to wait at most once in this many frames (RetroArch's
+/// `NETPLAY_MAX_REQ_STALL_FREQUENCY`).
+const STALL_EVERY_FRAMES: u32 = 120;
 /// MODE_REFUSED reasons.
 const REFUSED_UNPRIVILEGED: u32 = 1;
 const REFUSED_NO_SLOTS: u32 = 2;
@@ -60,6 +66,9 @@ pub struct ServerConfig {
     pub check_frames: u32,
     /// The most bytes of a command's payload a peer may send.
     pub max_state_bytes: usize,
+    /// Whether a player may pause the match for everyone (RetroArch's
+    /// "Allow pausing"); a pause asked without it is ignored.
+    pub allow_pausing: bool,
 }
 
 /// A connection: its index (its RetroArch client number is one more).
@@ -167,6 +176,17 @@ pub enum ServerEvent {
         /// Why.
         why: Refusal,
     },
+    /// A player (or the host, `nick` ours) paused the match: no frame
+    /// runs until every pause is resumed.
+    Paused {
+        /// Who.
+        nick: String,
+    },
+    /// A player's pause ended (it resumed, or left).
+    Resumed {
+        /// Who.
+        nick: String,
+    },
     /// It left (a goodbye or a closed connection).
     Left {
         /// Its nick.
@@ -185,6 +205,8 @@ pub struct ServerStats {
     pub states_sent: u32,
     /// REQUEST_SAVESTATE from players: their state was not ours.
     pub states_asked: u32,
+    /// STALLs sent: a player ran too far ahead of the host's clock.
+    pub stalls_sent: u32,
 }
 
 /// A connection's view of one player, for reports.
@@ -230,6 +252,10 @@ struct Connection {
     opened_at: Option<u64>,
     /// When bytes last came from it.
     heard_at: Option<u64>,
+    /// Whether it paused the match.
+    paused: bool,
+    /// The host's frame when it was last told to stall.
+    stall_asked_at: u32,
 }
 
 impl Connection {
@@ -255,6 +281,10 @@ pub struct ServerSession {
     started: bool,
     state_wanted: bool,
     stats: ServerStats,
+    /// Whether the host itself paused.
+    host_paused: bool,
+    /// The core's save RAM, as the next SYNC carries it.
+    sram: Vec<u8>,
 }
 
 impl ServerSession {
@@ -276,6 +306,56 @@ impl ServerSession {
             started: false,
             state_wanted: false,
             stats: ServerStats::default(),
+            host_paused: false,
+            sram: Vec::new(),
+        }
+    }
+
+    /// Whether a connection is still shaking hands: its SYNC, which carries
+    /// the save RAM, is still to go (the caller then gives the save RAM).
+    pub fn handshaking(&self) -> bool {
+        self.connections
+            .iter()
+            .flatten()
+            .any(|c| !c.connected() && c.phase != Phase::Closed)
+    }
+
+    /// The core's save RAM the next SYNCs carry (a RetroArch client loads
+    /// it when its own is of the same size).
+    pub fn set_sram(&mut self, sram: &[u8]) {
+        self.sram.clear();
+        self.sram.extend_from_slice(sram);
+    }
+
+    /// Whether the match is paused (by the host or a player).
+    pub fn is_paused(&self) -> bool {
+        self.host_paused || self.open().any(|c| c.paused)
+    }
+
+    /// The host pauses the match: every connection is told.
+    pub fn pause(&mut self) {
+        if self.host_paused {
+            return;
+        }
+        self.host_paused = true;
+        let pause = Command::Pause(Name::new(&self.config.nick));
+        for connection in self.connections.iter_mut().flatten() {
+            if connection.connected() {
+                connection.send(&pause);
+            }
+        }
+    }
+
+    /// The host resumes: every connection is told.
+    pub fn resume(&mut self) {
+        if !self.host_paused {
+            return;
+        }
+        self.host_paused = false;
+        for connection in self.connections.iter_mut().flatten() {
+            if connection.connected() {
+                connection.send(&Command::Resume);
+            }
         }
     }
 
@@ -313,6 +393,8 @@ impl ServerSession {
             ping_ms: None,
             opened_at: None,
             heard_at: None,
+            paused: false,
+            stall_asked_at: 0,
         });
         Some(slot)
     }
@@ -464,9 +546,17 @@ impl ServerSession {
             return;
         };
         let was_playing = connection.ports != 0;
+        let was_paused = std::mem::take(&mut connection.paused);
+        let nick = connection.nick;
         connection.phase = Phase::Closed;
         connection.ports = 0;
         connection.inputs.clear();
+        if was_paused {
+            // Its pause ends with it.
+            self.send_all_but(id, &Command::Resume);
+            self.events
+                .push_back(ServerEvent::Resumed { nick: nick.text() });
+        }
         if was_playing {
             let mode = self.mode_of(id, next_frame, false);
             self.send_all_but(id, &Command::Mode(mode));
@@ -619,19 +709,19 @@ impl ServerSession {
         let sync = Command::Sync(Sync {
             frame: self.next_frame,
             client: id as u32 + 1,
-            paused: false,
+            paused: self.is_paused(),
             devices: self.devices,
             share_modes: [0; MAX_INPUT_DEVICES],
             device_clients: self.device_clients(),
             nick,
-            sram: Vec::new(),
+            sram: self.sram.clone(),
         });
+        let allow_pausing = self.config.allow_pausing;
         let connection = self.connection_mut(id).expect("an open connection");
         connection.nick = nick;
         connection.send(&sync);
         if connection.protocol >= 6 {
-            // No pausing: the host's clock does not stop for a player.
-            connection.send(&Command::AllowPausing(false));
+            connection.send(&Command::AllowPausing(allow_pausing));
             connection.send(&Command::InputLatencyFrames { min: 0, max: 0 });
         }
         connection.phase = Phase::Connected;
@@ -726,6 +816,7 @@ impl ServerSession {
             })
         };
         let next_frame = self.next_frame;
+        let allow_pausing = self.config.allow_pausing;
         let expected_words = |ports: u32| ports.count_ones() as usize;
         let connection = self.connection_mut(id).expect("an open connection");
         match command {
@@ -841,8 +932,30 @@ impl ServerSession {
                     connection.ping_ms = Some(now_ms.saturating_sub(sent));
                 }
             }
-            // We told it pausing is off; a CRC from a client means nothing.
-            Command::Pause(_) | Command::Resume | Command::Crc { .. } => {}
+            Command::Pause(_) => {
+                // Only a player pauses, and only when allowed (the
+                // setting went out with SYNC).
+                if connection.ports == 0 || !allow_pausing || connection.paused {
+                    return Ok(());
+                }
+                connection.paused = true;
+                let nick = connection.nick;
+                self.send_all_but(id, &Command::Pause(nick));
+                self.events
+                    .push_back(ServerEvent::Paused { nick: nick.text() });
+            }
+            Command::Resume => {
+                if !connection.paused {
+                    return Ok(());
+                }
+                connection.paused = false;
+                let nick = connection.nick;
+                self.send_all_but(id, &Command::Resume);
+                self.events
+                    .push_back(ServerEvent::Resumed { nick: nick.text() });
+            }
+            // A CRC from a client means nothing to the host.
+            Command::Crc { .. } => {}
             Command::Ack | Command::Unknown { .. } => {}
             other => {
                 return Err(bad(command_word(&other), "a host's command, from a client"));
@@ -862,19 +975,21 @@ impl ServerSession {
     pub fn send_state(&mut self, state: &[u8]) {
         self.state_wanted = false;
         let frame = self.next_frame;
-        let (mut zlib, mut raw) = (None, None);
+        // Protocol 7 peers get the core's state in its container.
+        let contained = wrap_in_container(state);
+        let mut packed: [[Option<Vec<u8>>; 2]; 2] = Default::default();
         for connection in self.connections.iter_mut().flatten() {
             if !connection.connected() {
                 continue;
             }
-            let data = if connection.zlib {
-                zlib.get_or_insert_with(|| pack_state(state, true)).clone()
-            } else {
-                raw.get_or_insert_with(|| state.to_vec()).clone()
-            };
+            let in_container = connection.protocol >= 7;
+            let sent: &[u8] = if in_container { &contained } else { state };
+            let data = packed[usize::from(in_container)][usize::from(connection.zlib)]
+                .get_or_insert_with(|| pack_state(sent, connection.zlib))
+                .clone();
             connection.send(&Command::LoadSavestate {
                 frame,
-                size: state.len() as u32,
+                size: sent.len() as u32,
                 data,
             });
         }
@@ -884,7 +999,7 @@ impl ServerSession {
     /// The next frame, once the clock started (a connection synced) and
     /// every player's input of it came, and no state waits to go out.
     pub fn ready_frame(&self) -> Option<u32> {
-        if !self.started || self.state_wanted {
+        if !self.started || self.state_wanted || self.is_paused() {
             return None;
         }
         let frame = self.next_frame;
@@ -949,12 +1064,35 @@ impl ServerSession {
             self.stats.crcs_sent += 1;
         }
         self.next_frame += 1;
+        self.ask_stalls();
         ports
+    }
+
+    /// Tells each player whose input runs more than [`STALL_WHEN_AHEAD`]
+    /// frames ahead of the host's clock to wait until the clock catches
+    /// up, at most once in [`STALL_EVERY_FRAMES`], as RetroArch's server
+    /// does.
+    fn ask_stalls(&mut self) {
+        let now = self.next_frame;
+        for connection in self.connections.iter_mut().flatten() {
+            let ahead = connection.read_frame.saturating_sub(now);
+            if connection.connected()
+                && connection.ports != 0
+                && ahead > STALL_WHEN_AHEAD
+                && connection.stall_asked_at.saturating_add(STALL_EVERY_FRAMES) < now
+            {
+                connection.stall_asked_at = now;
+                connection.send(&Command::Stall(ahead + 1));
+                self.stats.stalls_sent += 1;
+            }
+        }
     }
 
     /// Timers at `now_ms`: each connection's round-trip measurement, and
     /// the end of one that stalls its handshake or, playing, goes silent.
     pub fn poll(&mut self, now_ms: u64) {
+        // A paused match sends no input: silence then is no loss.
+        let paused = self.is_paused();
         let mut stalled = Vec::new();
         let mut silent = Vec::new();
         for (slot, connection) in self.connections.iter_mut().enumerate() {
@@ -969,6 +1107,7 @@ impl ServerSession {
             if !connection.connected() && since(opened_at) >= HANDSHAKE_WITHIN_MS {
                 stalled.push(slot);
             } else if connection.ports != 0
+                && !paused
                 && since(connection.heard_at.unwrap_or(opened_at)) >= PLAYER_SILENT_MS
             {
                 silent.push(slot);
@@ -989,6 +1128,27 @@ impl ServerSession {
                 connection.last_ping_at = now_ms;
                 connection.ping_sent_at = Some(now_ms);
                 connection.send(&Command::PingRequest);
+            }
+        }
+    }
+
+    /// Sends the host's own chat line to every player who speaks
+    /// protocol 6 (cut to the protocol's length at a character boundary).
+    pub fn say(&mut self, text: &str) {
+        let mut end = text.len().min(super::wire::CHAT_MAX_LEN);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end == 0 {
+            return;
+        }
+        let line = Command::Chat {
+            author: Some(Name::new(&self.config.nick)),
+            text: text[..end].to_string(),
+        };
+        for connection in self.connections.iter_mut().flatten() {
+            if connection.connected() && connection.ports != 0 && connection.protocol >= 6 {
+                connection.send(&line);
             }
         }
     }

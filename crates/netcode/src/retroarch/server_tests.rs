@@ -19,6 +19,7 @@ fn server_config() -> ServerConfig {
         ports: 2,
         check_frames: 30,
         max_state_bytes: LIMIT,
+        allow_pausing: true,
     }
 }
 
@@ -117,7 +118,7 @@ fn client_input(frame: u32, buttons: u32) -> Command {
 
 #[test]
 fn the_host_speaks_the_clients_highest_protocol_up_to_its_own() {
-    for (low, high, chosen) in [(5, 6, 6), (5, 7, 6), (5, 5, 5), (6, 0, 6)] {
+    for (low, high, chosen) in [(5, 6, 6), (5, 7, 7), (5, 8, 7), (5, 5, 5), (6, 0, 6)] {
         let mut server = ServerSession::new(server_config());
         let id = server.accept(1).unwrap();
         server.receive(id, &client_header(low, high).encode(), 0);
@@ -419,4 +420,158 @@ fn a_client_sending_a_state_sized_command_is_cut_off_before_it_is_held() {
     claim.extend(std::iter::repeat_n(0u8, 70 * 1024));
     server.receive(id, &claim, 0);
     assert!(!server.is_open(id));
+}
+
+#[test]
+fn the_hosts_own_chat_line_reaches_its_players_under_its_nick() {
+    let mut server = ServerSession::new(server_config());
+    let (id, mut seen) = playing(&mut server);
+    seen.take(&mut server, id);
+    server.say("good luck");
+    let said = seen.take(&mut server, id);
+    let [Command::Chat {
+        author: Some(author),
+        text,
+    }] = &said[..]
+    else {
+        panic!("one chat line, got {said:?}");
+    };
+    assert_eq!(author.text(), server_config().nick);
+    assert_eq!(text, "good luck");
+}
+
+#[test]
+fn a_protocol_7_player_gets_the_state_in_its_container_and_a_protocol_6_one_bare() {
+    for (high, expect_container) in [(7, true), (6, false)] {
+        let mut server = ServerSession::new(server_config());
+        let id = server.accept(7).unwrap();
+        let mut seen = Seen::new();
+        server.receive(id, &client_header(5, high).encode(), 0);
+        server.receive(id, &encoded(&[Command::Nick(Name::new("ra"))]), 0);
+        server.receive(id, &encoded(&[info("stella")]), 0);
+        seen.take(&mut server, id);
+        server.send_state(&[1, 2, 3, 4]);
+        let sent = seen.take(&mut server, id);
+        let Some(Command::LoadSavestate { size, data, .. }) = sent.last() else {
+            panic!("no state sent: {sent:?}");
+        };
+        let zlib = seen.header.unwrap().compression != 0;
+        let state = super::state::unpack_state(data, *size as usize, zlib, LIMIT).unwrap();
+        if expect_container {
+            assert!(state.starts_with(b"NETPLAY\x01MEM \x04\0\0\0"), "{state:?}");
+            assert_eq!(
+                super::state::container_core_state(&state),
+                Ok(&[1u8, 2, 3, 4][..])
+            );
+        } else {
+            assert_eq!(state, [1, 2, 3, 4], "protocol {high}");
+        }
+    }
+}
+
+#[test]
+fn a_player_running_ahead_of_the_hosts_clock_is_told_to_stall_at_most_every_120_frames() {
+    let mut server = ServerSession::new(server_config());
+    let (id, mut seen) = playing(&mut server);
+    let first = server.next_frame();
+    // The player's input runs 10 frames ahead of the host's clock.
+    for frame in first..first + 10 {
+        server.receive(id, &encoded(&[client_input(frame, 0)]), 0);
+    }
+    let mut stalls = Vec::new();
+    for frame in first..first + 200 {
+        server.receive(id, &encoded(&[client_input(frame + 10, 0)]), 0);
+        assert_eq!(server.ready_frame(), Some(frame));
+        server.play_frame(0, None);
+        for command in seen.take(&mut server, id) {
+            if let Command::Stall(frames) = command {
+                stalls.push((server.next_frame(), frames));
+            }
+        }
+    }
+    // RetroArch's rule: more than 3 ahead, no sooner than 120 frames after
+    // the last; the player waits until the clock is past its input.
+    assert_eq!(stalls, [(121, 11)]);
+    assert_eq!(server.stats().stalls_sent, 1);
+}
+
+#[test]
+fn a_players_pause_stops_the_clock_reaches_the_other_players_and_its_resume_restarts_it() {
+    let mut server = ServerSession::new(server_config());
+    let (first, mut first_seen) = playing(&mut server);
+    let (second, mut second_seen) = playing(&mut server);
+    first_seen.take(&mut server, first);
+    second_seen.take(&mut server, second);
+    events(&mut server);
+    server.receive(first, &encoded(&[Command::Pause(Name::new("ra"))]), 0);
+    assert!(server.is_paused());
+    assert_eq!(server.ready_frame(), None, "no frame runs while paused");
+    assert!(matches!(
+        events(&mut server)[..],
+        [ServerEvent::Paused { ref nick }] if nick == "ra"
+    ));
+    assert!(matches!(
+        second_seen.take(&mut server, second)[..],
+        [Command::Pause(nick)] if nick.text() == "ra"
+    ));
+    server.receive(first, &encoded(&[Command::Resume]), 0);
+    assert!(!server.is_paused());
+    assert_eq!(second_seen.take(&mut server, second), [Command::Resume]);
+    assert!(matches!(
+        events(&mut server)[..],
+        [ServerEvent::Resumed { .. }]
+    ));
+}
+
+#[test]
+fn a_pause_is_ignored_when_pausing_is_not_allowed_and_the_host_pauses_everyone_itself() {
+    let mut server = ServerSession::new(ServerConfig {
+        allow_pausing: false,
+        ..server_config()
+    });
+    let (id, mut seen) = playing(&mut server);
+    seen.take(&mut server, id);
+    server.receive(id, &encoded(&[Command::Pause(Name::new("ra"))]), 0);
+    assert!(!server.is_paused());
+    server.pause();
+    assert!(server.is_paused());
+    assert!(matches!(
+        seen.take(&mut server, id)[..],
+        [Command::Pause(nick)] if nick.text() == "host"
+    ));
+    server.resume();
+    assert_eq!(seen.take(&mut server, id), [Command::Resume]);
+    assert!(!server.is_paused());
+}
+
+#[test]
+fn a_paused_player_who_leaves_ends_its_pause() {
+    let mut server = ServerSession::new(server_config());
+    let (id, _) = playing(&mut server);
+    server.receive(id, &encoded(&[Command::Pause(Name::new("ra"))]), 0);
+    assert!(server.is_paused());
+    server.closed(id);
+    assert!(!server.is_paused());
+}
+
+#[test]
+fn the_sync_carries_the_save_ram_given_while_a_connection_shakes_hands() {
+    let mut server = ServerSession::new(server_config());
+    let id = server.accept(7).unwrap();
+    let mut seen = Seen::new();
+    assert!(server.handshaking());
+    server.set_sram(&[0xAB; 8192]);
+    server.receive(id, &client_header(5, 6).encode(), 0);
+    server.receive(id, &encoded(&[Command::Nick(Name::new("ra"))]), 0);
+    server.receive(id, &encoded(&[info("stella")]), 0);
+    let sync = seen
+        .take(&mut server, id)
+        .into_iter()
+        .find_map(|command| match command {
+            Command::Sync(sync) => Some(sync),
+            _ => None,
+        })
+        .expect("a SYNC");
+    assert_eq!(sync.sram, vec![0xAB; 8192]);
+    assert!(!server.handshaking());
 }

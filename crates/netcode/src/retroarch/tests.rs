@@ -1,5 +1,7 @@
 use super::client::{device, ClientConfig, ClientEnd, ClientEvent, ClientSession};
-use super::state::{pack_state, password_hash, state_crc, unpack_state, StateError};
+use super::state::{
+    pack_state, password_hash, state_crc, unpack_state, wrap_in_container, StateError,
+};
 use super::wire::*;
 
 const LIMIT: usize = 1 << 20;
@@ -688,4 +690,103 @@ fn with_a_lead_our_input_goes_out_that_many_frames_ahead_the_first_at_once() {
         inputs(&mut session, &mut from_client),
         vec![(13, 0x4), (14, 0x2)]
     );
+}
+
+/// A protocol 7 host's LOAD_SAVESTATE as its text lays it out: the frame,
+/// the container's size, then the container zlib-packed: `NETPLAY` 1, a
+/// `MEM ` block (little-endian size, padded to 8), an `ACHV` block of 8
+/// flag bytes and more, `END `.
+fn container_savestate(frame: u32, core: &[u8]) -> Command {
+    let mut container = b"NETPLAY\x01".to_vec();
+    for (tag, body) in [
+        (b"ACHV", &[1u8, 0, 0, 0, 0, 0, 0, 0, 0xAA, 0xBB][..]),
+        (b"MEM ", core),
+        (b"END ", &[][..]),
+    ] {
+        container.extend_from_slice(tag);
+        container.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        container.extend_from_slice(body);
+        container.resize(container.len().next_multiple_of(8), 0);
+    }
+    Command::LoadSavestate {
+        frame,
+        size: container.len() as u32,
+        data: pack_state(&container, true),
+    }
+}
+
+#[test]
+fn a_protocol_7_hosts_state_in_its_container_loads_the_core_state_inside() {
+    let (mut session, _) = connected();
+    session.receive(&encoded(&[container_savestate(10, &[1, 2, 3, 4])]), 0);
+    assert_eq!(session.take_state(), Some((10, vec![1, 2, 3, 4])));
+    assert!(!session.is_ended());
+}
+
+#[test]
+fn a_container_whose_core_state_is_not_our_cores_size_ends_naming_both_sizes() {
+    let (mut session, _) = connected();
+    session.receive(&encoded(&[container_savestate(10, &[1, 2, 3])]), 0);
+    let ended = events(&mut session).pop();
+    assert_eq!(
+        ended,
+        Some(ClientEvent::Ended(ClientEnd::StateSize {
+            host: 3,
+            ours: 4
+        }))
+    );
+}
+
+#[test]
+fn a_damaged_container_ends_the_session_instead_of_loading() {
+    let (mut session, _) = connected();
+    let container = b"NETPLAY\x01MEM \xff\xff\xff\x7f".to_vec();
+    let command = Command::LoadSavestate {
+        frame: 10,
+        size: container.len() as u32,
+        data: pack_state(&container, true),
+    };
+    session.receive(&encoded(&[command]), 0);
+    assert!(matches!(
+        events(&mut session).pop(),
+        Some(ClientEvent::Ended(ClientEnd::State(StateError::Container(
+            _
+        ))))
+    ));
+    assert_eq!(session.take_state(), None);
+}
+
+#[test]
+fn at_protocol_6_a_state_that_begins_like_a_container_is_the_cores_own() {
+    let mut session = ClientSession::new(ClientConfig {
+        state_size: 16,
+        ..config()
+    });
+    let mut header = host_header(0);
+    header.protocol = 6;
+    session.receive(&header.encode(), 0);
+    let commands = host_commands();
+    session.receive(&encoded(&commands[..2]), 0);
+    session.receive(&encoded(&[Command::Sync(sample_sync())]), 0);
+    let state = *b"NETPLAY\x01 not one";
+    let command = Command::LoadSavestate {
+        frame: 10,
+        size: 16,
+        data: pack_state(&state, true),
+    };
+    session.receive(&encoded(&[command]), 0);
+    assert_eq!(session.take_state(), Some((10, state.to_vec())));
+}
+
+#[test]
+fn a_container_we_wrap_is_read_back_by_our_own_client() {
+    let container = wrap_in_container(&[1, 2, 3, 4]);
+    let (mut session, _) = connected();
+    let command = Command::LoadSavestate {
+        frame: 10,
+        size: container.len() as u32,
+        data: pack_state(&container, true),
+    };
+    session.receive(&encoded(&[command]), 0);
+    assert_eq!(session.take_state(), Some((10, vec![1, 2, 3, 4])));
 }

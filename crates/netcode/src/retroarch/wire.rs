@@ -21,8 +21,9 @@ pub const POKE_MAGIC: u32 = 0x504F_4B45;
 pub const DEFAULT_PORT: u16 = 55435;
 /// The oldest protocol RetroArch 1.10 and later speak.
 pub const LOWEST_PROTOCOL: u32 = 5;
-/// The newest protocol spoken here (RetroArch 1.14's).
-pub const HIGHEST_PROTOCOL: u32 = 6;
+/// The newest protocol spoken here: RetroArch 1.21's, whose savestates
+/// come in a container (RetroArch 1.14 speaks up to 6).
+pub const HIGHEST_PROTOCOL: u32 = 7;
 /// The RetroArch release whose implementation magic we present.
 pub const RETROARCH_VERSION: &str = "1.14.0";
 
