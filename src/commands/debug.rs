@@ -3,7 +3,8 @@
 use crate::engine::debugger::{
     debug_session, session_outcome, RecordedFrames, DEFAULT_HISTORY, DEFAULT_HISTORY_MB,
 };
-use crate::engine::playback::{load_replay, open_replay_game, ReplayGameArgs, ReplayPlayback};
+use crate::engine::playback::{load_replay, ReplayGameArgs, ReplayPlayback};
+use crate::engine::state_trial::open_replay_game;
 use crate::engine::{open_game, AppError, GameArgs, Outcome};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -44,15 +45,18 @@ impl DebugArgs {
 
 /// `netcade debug`: a session on stdin and stdout.
 pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
-    let replay = args.replay.as_deref().map(load_replay).transpose()?;
+    let replay = match &args.replay {
+        Some(file) => Some((file, load_replay(file)?)),
+        None => None,
+    };
     let mut game = match (&replay, &args.game) {
-        (Some(replay), game) => {
+        (Some((file, replay)), game) => {
             let with = ReplayGameArgs {
                 core: game.as_ref().map(|game| game.core.clone()),
                 rom: game.as_ref().and_then(|game| game.rom.clone()),
                 system_dir: game.as_ref().and_then(|game| game.system_dir.clone()),
             };
-            let mut game = open_replay_game(replay, &with)?;
+            let mut game = open_replay_game(file, replay, &with)?;
             // The start frame as the replay began it: its start state, its
             // events.
             ReplayPlayback::start(replay, game.as_mut())?;
@@ -72,7 +76,9 @@ pub fn debug_command(args: &DebugArgs) -> Result<Outcome, AppError> {
         game.as_mut(),
         args.history,
         args.history_bytes(),
-        replay.as_ref().map(|replay| replay as &dyn RecordedFrames),
+        replay
+            .as_ref()
+            .map(|(_, replay)| replay as &dyn RecordedFrames),
         &mut stdin.lock(),
         &mut stdout.lock(),
         &mut stderr.lock(),

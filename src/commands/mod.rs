@@ -120,7 +120,9 @@ impl Command {
                 replay::ReplayCommand::Play(play) => ("replay play", play.json),
                 replay::ReplayCommand::Info(info) => ("replay info", info.json),
                 replay::ReplayCommand::Diff(diff) => ("replay diff", diff.json),
-                replay::ReplayCommand::Inputs(_) => return None,
+                replay::ReplayCommand::Inputs(_) | replay::ReplayCommand::TryStates(_) => {
+                    return None
+                }
             },
             Command::Debug(_)
             | Command::Play(_)

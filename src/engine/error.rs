@@ -280,6 +280,13 @@ pub enum AppError {
         /// What differs, the replay's value first.
         reason: String,
     },
+    /// The child process that tries a replay's states before this one
+    /// loads them could not be run.
+    #[error("cannot try the replay's states in a child process: {reason}")]
+    StatesUntried {
+        /// Why the child did not run.
+        reason: String,
+    },
     /// `--strict` and the rollback pre-flight found the core unfaithful.
     #[error("rollback pre-flight: {game} does not restore its state faithfully, refusing to play (--strict): {verdict}")]
     PreflightFailed {
@@ -354,6 +361,7 @@ impl AppError {
             | AppError::PrepareFile { .. }
             | AppError::NoVideoFrame
             | AppError::NoRandomness { .. }
+            | AppError::StatesUntried { .. }
             | AppError::Output(_) => EXIT_RUNTIME_FAILURE,
             AppError::SyncTest(error) if error.is_bad_settings() => EXIT_USER_MISTAKE,
             AppError::SyncTest(_) => EXIT_RUNTIME_FAILURE,

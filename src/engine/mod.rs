@@ -11,6 +11,7 @@
 //! games (`netcode::testing`'s stub) and run unchanged on libretro cores.
 
 pub mod blank_content;
+pub mod child;
 pub mod core_copies;
 pub mod debugger;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod report;
 pub mod run;
 pub mod sinks;
 pub mod state_slots;
+pub mod state_trial;
 
 pub use error::{AppError, Outcome};
 pub use game::{open_game, Game, GameArgs, MatchSaveDir};

@@ -74,9 +74,31 @@ pub struct ReplayGameArgs {
     pub system_dir: Option<PathBuf>,
 }
 
+impl ReplayGameArgs {
+    /// The switches that give these choices on a command line.
+    pub fn to_args(&self) -> Vec<String> {
+        let switches = [
+            ("--core", &self.core),
+            ("--rom", &self.rom),
+            ("--system-dir", &self.system_dir),
+        ];
+        switches
+            .into_iter()
+            .filter_map(|(switch, path)| {
+                path.as_ref()
+                    .map(|path| [switch.to_string(), path.display().to_string()])
+            })
+            .flatten()
+            .collect()
+    }
+}
+
 /// Opens the game `replay` was recorded with, refusing another core, core
 /// version or content with an error naming what differs.
-pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dyn Game>, AppError> {
+pub fn open_recorded_game(
+    replay: &Replay,
+    args: &ReplayGameArgs,
+) -> Result<Box<dyn Game>, AppError> {
     let header = &replay.header;
     let core = match &args.core {
         Some(core) => core.clone(),
@@ -150,6 +172,18 @@ pub fn open_replay_game(replay: &Replay, args: &ReplayGameArgs) -> Result<Box<dy
     Ok(game)
 }
 
+/// The state a replay's playback loads at its start frame; none for one
+/// that starts from the content as loaded (a lockstep match of a core that
+/// cannot save, from frame 0).
+pub fn start_state(replay: &Replay) -> Option<RecordedState<'_>> {
+    let from_content = replay.header.start_state.is_empty() && replay.start_frame().number() == 0;
+    (!from_content).then_some(RecordedState {
+        bytes: &replay.header.start_state,
+        memory: Some(replay.header.start_memory_checksum),
+        what: "the replay's start state",
+    })
+}
+
 /// Steps a game through a replay's frames: the start state, then each
 /// frame's recorded inputs, with repairs loaded and departed players
 /// holding nothing where the recording says. The game always stands at the
@@ -168,13 +202,7 @@ impl<'r> ReplayPlayback<'r> {
     /// cannot save) is the content as loaded, at frame 0.
     pub fn start<G: Emulator + ?Sized>(replay: &'r Replay, game: &mut G) -> Result<Self, AppError> {
         let frame = replay.start_frame();
-        let from_content = replay.header.start_state.is_empty() && frame.number() == 0;
-        if !from_content {
-            let start = RecordedState {
-                bytes: &replay.header.start_state,
-                memory: Some(replay.header.start_memory_checksum),
-                what: "the replay's start state",
-            };
+        if let Some(start) = start_state(replay) {
             load_recorded_state(game, frame, start)?;
         }
         let playback = ReplayPlayback {

@@ -2,7 +2,7 @@
 //! core, and the libretro cores in netcade's `cores/` folder, the system's
 //! libretro folders and RetroArch's cores folder.
 
-use crate::launcher::child::run_in_child;
+use crate::engine::child::run_in_child;
 use crate::launcher::core_info::{find_info, CoreInfo};
 use crate::launcher::library::{choose_core, CoreCandidate};
 use libretro_host::{CoreOption, OptionCategory};
@@ -515,14 +515,14 @@ mod tests {
     fn a_failed_probe_is_told_by_its_error_line() {
         let report = "warning: something\nerror: the core crashed (SIGSEGV)\n  in x\n";
         assert_eq!(
-            crate::launcher::child::first_error_line(report).as_deref(),
+            crate::engine::child::first_error_line(report).as_deref(),
             Some("error: the core crashed (SIGSEGV)")
         );
         assert_eq!(
-            crate::launcher::child::first_error_line("\n  boom \n").as_deref(),
+            crate::engine::child::first_error_line("\n  boom \n").as_deref(),
             Some("boom")
         );
-        assert_eq!(crate::launcher::child::first_error_line(""), None);
+        assert_eq!(crate::engine::child::first_error_line(""), None);
     }
 
     #[test]

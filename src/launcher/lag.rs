@@ -2,7 +2,7 @@
 //! in a child (it plays a few thousand frames of the game), and its answer
 //! comes back on a worker thread while the window goes on drawing.
 
-use crate::launcher::child::run_in_child;
+use crate::engine::child::run_in_child;
 use crate::launcher::forms::GameChoice;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};

@@ -4,7 +4,6 @@
 //! recent games kept in the data directory ([`recent`]). Tests run it in
 //! every build.
 
-pub mod child;
 pub mod core_info;
 pub mod cores;
 pub mod forms;

@@ -154,6 +154,7 @@ fn plan(command: &DocCommand) -> Result<Plan, String> {
         | ["scripts/bench-netplay", ..]
         | ["scripts/bench-party", ..]
         | ["scripts/bench-replay", ..]
+        | ["scripts/bench-state-trial", ..]
         | ["scripts/bench-audio", ..]
         | ["scripts/bench-run-ahead", ..]
         | ["scripts/bench-match-profile", ..] => {

@@ -345,7 +345,7 @@ pub struct Core {
     stopped_on_frame: Option<u64>,
     /// What the crash report says if the core crashes; boxed so its address
     /// stays put while a call into the core is in progress.
-    crash_scene: Box<CrashScene>,
+    crash_scene: CrashScene,
     // Dropped last, after the core was shut down in `Drop`.
     _loaded_path: LoadedPath,
     _library: Library,
@@ -423,6 +423,11 @@ impl Core {
         let loaded_path = LoadedPath::claim(canonical.clone())?;
         crash::install();
         let (library, api) = open_core_library(core_path, &canonical)?;
+        let crash_scene =
+            CrashScene::new(core_path).map_err(|source| LibretroError::CrashReportUnavailable {
+                path: core_path.to_path_buf(),
+                source,
+            })?;
         let context = host_context(&config, &canonical);
         let mut core = Core {
             api,
@@ -446,7 +451,7 @@ impl Core {
             time_in_core: Duration::ZERO,
             frames_run: 0,
             stopped_on_frame: None,
-            crash_scene: Box::new(CrashScene::new(core_path)),
+            crash_scene,
             _loaded_path: loaded_path,
             _library: library,
         };

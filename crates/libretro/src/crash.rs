@@ -7,8 +7,10 @@
 //!
 //! The handler may only do async-signal-safe things, so everything it prints
 //! is prepared beforehand: each [`Core`](super::Core) owns a [`CrashScene`]
-//! with its texts formatted at load time, and marks it as the scene of the
-//! current thread around every call into the core ([`InCore`]). Per call that
+//! with its texts formatted at load time (in a mapping of its own, read-only
+//! once written, so a core that corrupts the heap cannot garble them), and
+//! marks it as the scene of the current thread around every call into the
+//! core ([`InCore`]). Per call that
 //! costs a thread-local store and a few atomic stores. A signal on a thread
 //! that never called into a core is blamed on the core called last (cores
 //! run renderer and audio threads of their own); one on a thread that drives
@@ -17,7 +19,7 @@
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 
 /// The exit code of a process whose core crashed.
@@ -91,70 +93,227 @@ impl Phase {
     }
 }
 
-/// Everything the crash report says about one loaded core, prepared before
-/// any call into it.
-#[derive(Debug)]
-pub struct CrashScene {
-    /// `core NAME (PATH)`, or `core PATH` before the core said its name.
-    core: Box<[u8]>,
-    /// `the core takes .a .b files`, or empty.
-    extensions: Box<[u8]>,
-    /// The content's path, or empty.
-    content: Box<[u8]>,
-    phase: AtomicU8,
-    frame: AtomicU64,
+/// The most bytes of each text the report prints; longer ones are cut.
+const CORE_TEXT_BYTES: usize = 4096;
+const EXTENSIONS_TEXT_BYTES: usize = 1024;
+const CONTENT_TEXT_BYTES: usize = 4096;
+
+/// A text of at most `N` bytes kept in place, with its length beside it.
+#[repr(C)]
+struct Text<const N: usize> {
+    len: usize,
+    bytes: [u8; N],
 }
 
+impl<const N: usize> Text<N> {
+    fn get(&self) -> &[u8] {
+        &self.bytes[..self.len.min(N)]
+    }
+
+    /// Holds `text`, or its first bytes and `...` if it is longer than `N`.
+    fn set(&mut self, text: &[u8]) {
+        const CUT: &[u8] = b"...";
+        let len = if text.len() <= N {
+            self.bytes[..text.len()].copy_from_slice(text);
+            text.len()
+        } else {
+            let kept = N - CUT.len();
+            self.bytes[..kept].copy_from_slice(&text[..kept]);
+            self.bytes[kept..].copy_from_slice(CUT);
+            N
+        };
+        self.len = len;
+    }
+}
+
+/// The texts of a report, on pages that are read-only once written.
+#[repr(C)]
+struct Texts {
+    /// `core NAME (PATH)`, or `core PATH` before the core said its name.
+    core: Text<CORE_TEXT_BYTES>,
+    /// `the core takes .a .b files`, or empty.
+    extensions: Text<EXTENSIONS_TEXT_BYTES>,
+    /// The content's path, or empty.
+    content: Text<CONTENT_TEXT_BYTES>,
+}
+
+/// What changes while the core runs, on a page of its own before the texts.
+#[repr(C)]
+struct Progress {
+    phase: AtomicU8,
+    frame: AtomicU64,
+    /// Where the texts begin in the mapping (a page size), set once.
+    texts_offset: AtomicUsize,
+}
+
+/// A scene's mapping: a page of [`Progress`], then the pages of [`Texts`].
+/// The address is all a report needs, so the signal handler is handed it
+/// and reads nothing on the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mapped(std::ptr::NonNull<u8>);
+
+impl Mapped {
+    fn progress(&self) -> &Progress {
+        // SAFETY: a `Mapped` is only made from a live scene's mapping (and
+        // the handler only sees those of live scenes, cleared before they
+        // are unmapped), whose first page is readable and writable,
+        // page-aligned, and holds a `Progress` (all atomics, valid at 0).
+        unsafe { &*self.0.as_ptr().cast::<Progress>() }
+    }
+
+    fn texts_start(&self) -> *mut u8 {
+        self.0
+            .as_ptr()
+            .wrapping_add(self.progress().texts_offset.load(Ordering::Relaxed))
+    }
+
+    fn texts(&self) -> &Texts {
+        // SAFETY: as in `progress`; the pages from `texts_offset` on hold a
+        // `Texts` (integers and bytes, zero at first), readable while the
+        // scene lives and written only in `CrashScene::edit_texts`, which
+        // takes `&mut` of the owning scene.
+        unsafe { &*self.texts_start().cast::<Texts>() }
+    }
+}
+
+/// Everything the crash report says about one loaded core, prepared before
+/// any call into it. It lives in a memory mapping of its own rather than
+/// on the heap, its texts on pages made read-only once written: a core
+/// that corrupts the heap (a state it trusted, a bug) can neither free
+/// nor overwrite what its crash report prints.
+#[derive(Debug)]
+pub struct CrashScene {
+    mapped: Mapped,
+    /// The mapping's length in bytes.
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by the scene alone; its progress is atomics
+// and its texts are changed only through `&mut self`.
+unsafe impl Send for CrashScene {}
+// SAFETY: as above: through `&self` only atomics are written.
+unsafe impl Sync for CrashScene {}
+
 impl CrashScene {
-    /// The scene of the core file `core_path`, starting up.
-    pub fn new(core_path: &std::path::Path) -> CrashScene {
-        CrashScene {
-            core: format!("core {}", core_path.display()).into_bytes().into(),
-            extensions: Box::default(),
-            content: Box::default(),
-            phase: AtomicU8::new(Phase::Starting as u8),
-            frame: AtomicU64::new(0),
+    /// The scene of the core file `core_path`, starting up; an error if
+    /// the system gives no memory to map.
+    pub fn new(core_path: &std::path::Path) -> std::io::Result<CrashScene> {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|&page| page >= std::mem::size_of::<Progress>())
+            .unwrap_or(4096);
+        let len = page + std::mem::size_of::<Texts>().div_ceil(page) * page;
+        // SAFETY: an anonymous private mapping at an address the kernel
+        // picks touches no existing memory; the result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let base = std::ptr::NonNull::new(base.cast::<u8>())
+            .ok_or_else(|| std::io::Error::other("mmap gave a null mapping"))?;
+        // A fresh anonymous mapping is zeroed: phase `Starting`, frame 0,
+        // every text empty.
+        let mut scene = CrashScene {
+            mapped: Mapped(base),
+            len,
+        };
+        scene
+            .mapped
+            .progress()
+            .texts_offset
+            .store(page, Ordering::Relaxed);
+        scene.edit_texts(|texts| {
+            texts
+                .core
+                .set(format!("core {}", core_path.display()).as_bytes())
+        });
+        Ok(scene)
+    }
+
+    /// Makes the text pages writable for `edit`, then read-only again.
+    fn edit_texts(&mut self, edit: impl FnOnce(&mut Texts)) {
+        let texts = self.mapped.texts_start();
+        let texts_len = self.len - self.mapped.progress().texts_offset.load(Ordering::Relaxed);
+        // SAFETY: `texts..texts + texts_len` is whole pages of this scene's
+        // own mapping; `&mut self` makes this the only access to them while
+        // they are writable. If a protection change fails the pages stay
+        // as they were: writable (a weaker report, never a wrong one) or
+        // read-only, in which case nothing is written.
+        unsafe {
+            if libc::mprotect(texts.cast(), texts_len, libc::PROT_READ | libc::PROT_WRITE) != 0 {
+                return;
+            }
+            edit(&mut *texts.cast::<Texts>());
+            libc::mprotect(texts.cast(), texts_len, libc::PROT_READ);
         }
     }
 
     /// Names the core once it said who it is and what files it takes.
     pub fn describe_core(&mut self, name: &str, path: &std::path::Path, extensions: &[String]) {
-        self.core = format!("core {name} ({})", path.display())
-            .into_bytes()
-            .into();
-        self.extensions = if extensions.is_empty() {
-            Box::default()
+        let core = format!("core {name} ({})", path.display());
+        let extensions = if extensions.is_empty() {
+            String::new()
         } else {
             let list: Vec<String> = extensions.iter().map(|ext| format!(".{ext}")).collect();
             format!("the core takes {} files", list.join(" "))
-                .into_bytes()
-                .into()
         };
+        self.edit_texts(|texts| {
+            texts.core.set(core.as_bytes());
+            texts.extensions.set(extensions.as_bytes());
+        });
     }
 
     pub fn describe_content(&mut self, content: Option<&std::path::Path>) {
-        self.content = content
-            .map(|path| path.display().to_string().into_bytes().into())
-            .unwrap_or_default();
+        let content = content.map_or(String::new(), |path| path.display().to_string());
+        self.edit_texts(|texts| texts.content.set(content.as_bytes()));
     }
 
     /// Records what the next calls into the core are for; `frame` is the
     /// frame being run, or the frames run so far for the other phases.
     pub fn set_phase(&self, phase: Phase, frame: u64) {
-        self.frame.store(frame, Ordering::Relaxed);
-        self.phase.store(phase as u8, Ordering::Relaxed);
+        let progress = self.mapped.progress();
+        progress.frame.store(frame, Ordering::Relaxed);
+        progress.phase.store(phase as u8, Ordering::Relaxed);
     }
 
     /// Writes the report of a crash by `cause` (a signal's description)
     /// through `write`, without allocating. `in_call` says whether it came
     /// from the thread calling into the core, rather than from a thread of
     /// the core's own.
+    #[cfg(test)]
     fn report(&self, cause: &[u8], in_call: bool, write: &mut dyn FnMut(&[u8])) {
-        let phase = Phase::from_u8(self.phase.load(Ordering::Relaxed));
-        let frame = self.frame.load(Ordering::Relaxed);
+        self.mapped.report(cause, in_call, write)
+    }
+}
+
+impl Mapped {
+    /// Writes the report of a crash by `cause` (a signal's description)
+    /// through `write`, without allocating. `in_call` says whether it came
+    /// from the thread calling into the core, rather than from a thread of
+    /// the core's own.
+    fn report(&self, cause: &[u8], in_call: bool, write: &mut dyn FnMut(&[u8])) {
+        let progress = self.progress();
+        let phase = Phase::from_u8(progress.phase.load(Ordering::Relaxed));
+        let frame = progress.frame.load(Ordering::Relaxed);
+        let texts = self.texts();
+        let (core, extensions, content) = (
+            texts.core.get(),
+            texts.extensions.get(),
+            texts.content.get(),
+        );
         let mut digits = [0u8; 20];
         write(b"error: ");
-        write(&self.core);
+        write(core);
         write(b" crashed with ");
         write(cause);
         write(if in_call {
@@ -166,10 +325,10 @@ impl CrashScene {
             Phase::Starting => write(b"starting up"),
             Phase::LoadingContent => {
                 write(b"loading the content ");
-                write(&self.content);
-                if !self.extensions.is_empty() {
+                write(content);
+                if !extensions.is_empty() {
                     write(b" (");
-                    write(&self.extensions);
+                    write(extensions);
                     write(b")");
                 }
             }
@@ -194,12 +353,12 @@ impl CrashScene {
             Phase::Resetting => write(b"resetting"),
             Phase::Unloading => write(b"shutting down"),
         }
-        if phase != Phase::LoadingContent && !self.content.is_empty() {
+        if phase != Phase::LoadingContent && !content.is_empty() {
             write(b" (content ");
-            write(&self.content);
-            if !self.extensions.is_empty() {
+            write(content);
+            if !extensions.is_empty() {
                 write(b"; ");
-                write(&self.extensions);
+                write(extensions);
             }
             write(b")");
         }
@@ -234,11 +393,11 @@ fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &[u8] {
 
 impl Drop for CrashScene {
     fn drop(&mut self) {
-        let this: *mut CrashScene = self;
+        let this = self.mapped.0.as_ptr();
         // Neither this thread's scene nor the latest may outlive it: a
         // report must never read freed texts.
         let _ = CURRENT.try_with(|current| {
-            if std::ptr::eq(current.get(), this) {
+            if std::ptr::eq(current.get(), this.cast_const()) {
                 current.set(std::ptr::null());
             }
         });
@@ -248,17 +407,22 @@ impl Drop for CrashScene {
             Ordering::AcqRel,
             Ordering::Acquire,
         );
+        // SAFETY: the mapping was made in `new` with this length and is
+        // unmapped once, here; no report can reach it any more (above).
+        unsafe {
+            libc::munmap(self.mapped.0.as_ptr().cast(), self.len);
+        }
     }
 }
 
 /// The scene of the core whose call started last on any thread, for a
 /// signal on a thread of a core's own (a renderer, an audio thread), which
 /// never entered a call. Cleared when that scene is dropped.
-static LATEST: AtomicPtr<CrashScene> = AtomicPtr::new(std::ptr::null_mut());
+static LATEST: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 
 thread_local! {
     /// The scene of the core this thread is calling into, or null.
-    static CURRENT: Cell<*const CrashScene> = const { Cell::new(std::ptr::null()) };
+    static CURRENT: Cell<*const u8> = const { Cell::new(std::ptr::null()) };
     /// Whether this thread drives cores (it loaded one): a signal here
     /// outside a call is netcade's own, never a core thread's.
     static DRIVES_CORES: Cell<bool> = const { Cell::new(false) };
@@ -266,14 +430,15 @@ thread_local! {
 
 /// Marks a scene as this thread's until dropped (calls may nest).
 pub struct InCore {
-    previous: *const CrashScene,
+    previous: *const u8,
 }
 
 impl InCore {
     /// `scene` must outlive the guard.
     pub fn enter(scene: &CrashScene) -> InCore {
-        LATEST.store(std::ptr::from_ref(scene).cast_mut(), Ordering::Release);
-        let previous = CURRENT.with(|current| current.replace(scene));
+        let mapped = scene.mapped.0.as_ptr();
+        LATEST.store(mapped, Ordering::Release);
+        let previous = CURRENT.with(|current| current.replace(mapped.cast_const()));
         InCore { previous }
     }
 }
@@ -404,7 +569,7 @@ pub fn exception_escaped(scene: &CrashScene, what: &str) -> ! {
     };
     let quoted = serde_json::Value::from(cause.as_str()).to_string();
     report_and_exit(
-        scene,
+        scene.mapped,
         cause.as_bytes(),
         &quoted.as_bytes()[1..quoted.len() - 1],
         true,
@@ -415,7 +580,7 @@ pub fn exception_escaped(scene: &CrashScene, what: &str) -> ! {
 /// same escaped for a JSON string, on the `--json` line) and ends the
 /// process with [`CORE_CRASHED_EXIT_CODE`]; async-signal-safe, as the
 /// signal handler needs.
-fn report_and_exit(scene: &CrashScene, cause: &[u8], json_cause: &[u8], in_call: bool) -> ! {
+fn report_and_exit(scene: Mapped, cause: &[u8], json_cause: &[u8], in_call: bool) -> ! {
     scene.report(cause, in_call, &mut write_stderr);
     write_crash_json(json_cause);
     // SAFETY: _exit is async-signal-safe and ends the process at once;
@@ -441,12 +606,11 @@ fn report_or_pass_on(signal: c_int, info: *mut libc::siginfo_t) {
     } else {
         (LATEST.load(Ordering::Acquire).cast_const(), false)
     };
-    if !scene.is_null() {
-        // SAFETY: the current scene belongs to a core whose call is in
-        // progress on this thread (the signal is delivered to the thread
-        // that faulted), so the `Core` owning it is alive; the latest scene
-        // is cleared before its `Core` frees it.
-        let scene = unsafe { &*scene };
+    // The current scene belongs to a core whose call is in progress on
+    // this thread (the signal is delivered to the thread that faulted), so
+    // the `Core` owning it is alive; the latest scene is cleared before its
+    // `Core` unmaps it.
+    if let Some(scene) = std::ptr::NonNull::new(scene.cast_mut()).map(Mapped) {
         // A signal's description is plain ASCII: safe in a JSON string.
         let cause = signal_description(signal);
         report_and_exit(scene, cause, cause, in_call);
@@ -496,7 +660,7 @@ mod tests {
     }
 
     fn described_scene() -> CrashScene {
-        let mut scene = CrashScene::new(Path::new("/cores/snes9x_libretro.so"));
+        let mut scene = CrashScene::new(Path::new("/cores/snes9x_libretro.so")).unwrap();
         scene.describe_core(
             "Snes9x",
             Path::new("/cores/snes9x_libretro.so"),
@@ -563,7 +727,7 @@ mod tests {
 
     #[test]
     fn before_the_core_says_its_name_the_report_names_its_file() {
-        let scene = CrashScene::new(Path::new("/cores/broken_libretro.so"));
+        let scene = CrashScene::new(Path::new("/cores/broken_libretro.so")).unwrap();
         let report = report_of(&scene, libc::SIGILL);
         assert!(
             report.starts_with("error: core /cores/broken_libretro.so crashed with SIGILL")
@@ -593,8 +757,59 @@ mod tests {
         assert!(CURRENT.with(Cell::get).is_null());
         {
             let _inside = InCore::enter(&scene);
-            assert_eq!(CURRENT.with(Cell::get), &scene as *const CrashScene);
+            assert_eq!(
+                CURRENT.with(Cell::get),
+                scene.mapped.0.as_ptr().cast_const()
+            );
         }
         assert!(CURRENT.with(Cell::get).is_null());
+    }
+
+    /// The permissions (`r--p`, …) of the mapping that holds `address`, as
+    /// /proc/self/maps lists them, and its name (`[heap]`, or empty).
+    fn mapping_of(address: usize) -> (String, String) {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        maps.lines()
+            .find_map(|line| {
+                let mut fields = line.split_whitespace();
+                let (start, end) = fields.next()?.split_once('-')?;
+                let range =
+                    usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?;
+                let permissions = fields.next()?.to_string();
+                let name = fields.nth(3).unwrap_or("").to_string();
+                range.contains(&address).then_some((permissions, name))
+            })
+            .expect("a mapping holds the address")
+    }
+
+    #[test]
+    fn what_the_report_prints_is_off_the_heap_and_read_only_once_written() {
+        let scene = described_scene();
+        for text in [
+            scene.mapped.texts().core.get(),
+            scene.mapped.texts().extensions.get(),
+            scene.mapped.texts().content.get(),
+        ] {
+            let (permissions, name) = mapping_of(text.as_ptr() as usize);
+            assert!(permissions.starts_with("r--"), "{permissions} {name}");
+            assert_ne!(name, "[heap]");
+        }
+        // Its progress stays writable, beside the texts but not among them.
+        let progress = scene.mapped.progress() as *const Progress as usize;
+        assert!(mapping_of(progress).0.starts_with("rw-"));
+        scene.set_phase(Phase::RunningFrame, 3);
+        assert!(report_of(&scene, libc::SIGSEGV).contains("while running frame 3"));
+    }
+
+    #[test]
+    fn texts_longer_than_their_room_are_cut_and_marked() {
+        let mut scene = described_scene();
+        let long = "d/".repeat(CONTENT_TEXT_BYTES);
+        scene.describe_content(Some(Path::new(&long)));
+        let content = scene.mapped.texts().content.get();
+        assert_eq!(content.len(), CONTENT_TEXT_BYTES);
+        assert!(content.ends_with(b"d/d..."));
+        scene.describe_content(None);
+        assert!(scene.mapped.texts().content.get().is_empty());
     }
 }

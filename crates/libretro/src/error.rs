@@ -98,6 +98,16 @@ pub enum LibretroError {
         path: PathBuf,
     },
 
+    /// The system gave no memory for the crash report's own mapping.
+    #[error("cannot prepare the crash report for core {}: {source}", path.display())]
+    CrashReportUnavailable {
+        /// The core path as given.
+        path: PathBuf,
+        /// Why mapping its page failed.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// The content file exists but reading it (or its size) failed.
     #[error("cannot read content file {}: {source}", path.display())]
     ContentUnreadable {

@@ -5,6 +5,7 @@ pub mod diff;
 pub mod info;
 pub mod inputs;
 pub mod play;
+pub mod try_states;
 
 use crate::engine::{AppError, Outcome};
 use std::io::Write;
@@ -28,6 +29,10 @@ pub enum ReplayCommand {
     Inputs(inputs::InputsArgs),
     /// Name the first frame where two replays' inputs or checksums differ.
     Diff(diff::DiffArgs),
+    /// Play a replay through the frame after the last state it carries:
+    /// playback asks a child process of its own first.
+    #[command(hide = true, name = crate::engine::state_trial::TRY_STATES_COMMAND)]
+    TryStates(try_states::TryStatesArgs),
 }
 
 /// `netcade replay …`.
@@ -37,5 +42,6 @@ pub fn replay_command(args: &ReplayArgs, out: &mut dyn Write) -> Result<Outcome,
         ReplayCommand::Info(args) => info::info_command(args, out),
         ReplayCommand::Inputs(args) => inputs::inputs_command(args, out),
         ReplayCommand::Diff(args) => diff::diff_command(args, out),
+        ReplayCommand::TryStates(args) => try_states::try_states_command(args, out),
     }
 }

@@ -4,13 +4,13 @@
 
 use crate::commands::outputs::ShowArgs;
 use crate::engine::playback::{
-    frames_held, load_replay, open_replay_game, verify, Keyframes, ReplayGameArgs, ReplayPlayback,
-    Verification,
+    frames_held, load_replay, verify, Keyframes, ReplayGameArgs, ReplayPlayback, Verification,
 };
 use crate::engine::report::{write_report, Report};
 use crate::engine::sinks::audio_file::{AudioArgs, AudioSummary};
 use crate::engine::sinks::frame_log::FrameLog;
 use crate::engine::sinks::FrameSink;
+use crate::engine::state_trial::open_replay_game;
 use crate::engine::{checksums_json, AppError, Game, Outcome};
 use netcode::checksum::Checksums;
 use netcode::replay::Replay;
@@ -90,7 +90,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         });
     }
     let replay = load_replay(&args.file)?;
-    let mut game = open_replay_game(&replay, &args.game)?;
+    let mut game = open_replay_game(&args.file, &replay, &args.game)?;
     let game = game.as_mut();
     writeln!(
         out,

@@ -1,9 +1,51 @@
 //! Running netcade itself in a child process for work that may crash,
-//! hang or take a while (probing a core, measuring a game's lag): the
-//! launcher's window stays responsive, and a core that crashes costs the
-//! child only.
+//! hang or take a while (probing a core, measuring a game's lag, trying a
+//! replay's states): the launcher's window stays responsive, and a core
+//! that crashes costs the child only.
 
 use std::path::Path;
+use std::process::ExitStatus;
+
+/// How a child failed.
+#[derive(Debug)]
+pub enum ChildFailure {
+    /// It could not be started: the `error:` line saying why.
+    NotStarted(String),
+    /// It was still running at the timeout, and was killed.
+    TimedOut {
+        /// Its subcommand.
+        command: String,
+        /// The timeout.
+        seconds: u64,
+    },
+    /// It ended with a failure: an exit code, or a signal.
+    Failed {
+        /// How it ended.
+        status: ExitStatus,
+        /// The line its stderr names its error in, if it wrote one.
+        error_line: Option<String>,
+    },
+}
+
+impl std::fmt::Display for ChildFailure {
+    /// The child's own `error:` line, or one saying how it ended.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChildFailure::NotStarted(line) => f.write_str(line),
+            ChildFailure::TimedOut { command, seconds } => {
+                write!(
+                    f,
+                    "error: netcade {command} did not answer within {seconds} s"
+                )
+            }
+            ChildFailure::Failed {
+                error_line: Some(line),
+                ..
+            } => f.write_str(line),
+            ChildFailure::Failed { status, .. } => write!(f, "error: {status}"),
+        }
+    }
+}
 
 /// Runs `program ARGS` and gives its standard output (at most
 /// `max_output` bytes) once it exits successfully, or the child's own
@@ -14,6 +56,16 @@ pub fn run_in_child(
     timeout: std::time::Duration,
     max_output: u64,
 ) -> Result<String, String> {
+    run_child(program, args, timeout, max_output).map_err(|failure| failure.to_string())
+}
+
+/// [`run_in_child`], saying how the child failed.
+pub fn run_child(
+    program: &Path,
+    args: &[String],
+    timeout: std::time::Duration,
+    max_output: u64,
+) -> Result<String, ChildFailure> {
     use std::io::Read;
     use std::process::{Command, Stdio};
     let mut child = Command::new(program)
@@ -22,7 +74,9 @@ pub fn run_in_child(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|err| format!("error: cannot run {}: {err}", program.display()))?;
+        .map_err(|err| {
+            ChildFailure::NotStarted(format!("error: cannot run {}: {err}", program.display()))
+        })?;
     // Read while it runs: a child whose output fills the pipe would
     // otherwise wait for us forever.
     let pipe_reader = |pipe: Option<Box<dyn Read + Send>>| {
@@ -46,11 +100,10 @@ pub fn run_in_child(
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "error: netcade {} did not answer within {} s",
-                    args.first().map_or("", String::as_str),
-                    timeout.as_secs()
-                ));
+                return Err(ChildFailure::TimedOut {
+                    command: args.first().cloned().unwrap_or_default(),
+                    seconds: timeout.as_secs(),
+                });
             }
         }
     };
@@ -59,7 +112,10 @@ pub fn run_in_child(
     if status.success() {
         Ok(stdout)
     } else {
-        Err(first_error_line(&stderr).unwrap_or_else(|| format!("error: {status}")))
+        Err(ChildFailure::Failed {
+            status,
+            error_line: first_error_line(&stderr),
+        })
     }
 }
 
