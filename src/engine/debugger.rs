@@ -412,8 +412,11 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.history_line()
             ));
         }
-        // A kept ahead state belongs to the timeline being left.
-        self.run_ahead.forget();
+        // Frames ahead belong to the timeline being left; settled, a
+        // failed restore leaves the real game.
+        self.run_ahead
+            .settle(&mut *self.game)
+            .map_err(|err| format!("cannot go back to frame {target}: {err}"))?;
         let restore_failed =
             |err: &dyn std::fmt::Display| format!("cannot go back to frame {target}: {err}");
         let kept_at = |frame: u32| self.history.extra(frame).copied();
@@ -907,6 +910,39 @@ mod tests {
         let fields: Vec<&str> = statuses[4].split(' ').collect();
         assert_eq!(fields.len(), 4);
         assert!(fields[1].strip_prefix("memory=").unwrap().len() == 16);
+    }
+
+    #[test]
+    fn preemptive_run_ahead_keeps_the_memory_and_states_of_the_real_frames_stepped() {
+        use crate::engine::sinks::run_ahead::RunAheadMode;
+        // Frame by frame: memory and state checksums, and the memory after
+        // going back 3 frames from the end.
+        let steps = |args: RunAheadArgs| {
+            let mut game = StubGame::deterministic();
+            let mut debugger = Debugger::new(&mut game, 100, HISTORY_BYTES)
+                .unwrap()
+                .with_run_ahead(args);
+            let mut kept = Vec::new();
+            for frame in 0..40u32 {
+                let mut held = NO_INPUTS;
+                held[0] = Buttons::from_bits(u16::from(frame / 6 % 2 == 1) << 7);
+                debugger.hold(held);
+                debugger.step(1).unwrap();
+                let checksums = debugger.checksums();
+                kept.push((checksums.memory, checksums.state));
+            }
+            debugger.go_back_to(37).unwrap();
+            let back = Checksum::of(debugger.game().game_memory());
+            (kept, back)
+        };
+        let plain = steps(RunAheadArgs::default());
+        for ahead in 1..=4 {
+            let preemptive = steps(RunAheadArgs {
+                ahead,
+                ahead_mode: RunAheadMode::Preemptive,
+            });
+            assert_eq!(preemptive, plain, "run-ahead {ahead}");
+        }
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! frames that are final as they run (a local run, a replay, a spectator's
 //! frames, the debugger's and the window's steps) and says so. The netplay
 //! driver calls [`run_frame`] for every frame it runs and tells the sink when
-//! one becomes final. The audio ring, the checksum log and the replay
-//! recorder are sinks; [`ChecksumLog`] is the one the demo and the tests
+//! one becomes final. Local preemptive run-ahead runs its frames ahead
+//! through [`FinalFrames`] too, into a sink that keeps what they hand over
+//! until their buttons are confirmed ([`run_ahead`]). The audio ring, the
+//! checksum log and the replay recorder are sinks; [`ChecksumLog`] is the one the demo and the tests
 //! compare machines with.
 
 pub mod audio_file;
