@@ -301,7 +301,9 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.frame
     }
 
-    /// The game being debugged (its picture, sound and memory).
+    /// The game being debugged (its picture, sound and memory). With
+    /// preemptive run-ahead it stands frames ahead between steps: its
+    /// picture is the one shown, its memory and sound the frames ahead's.
     pub fn game(&self) -> &G {
         self.game
     }
@@ -317,12 +319,24 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.checksums
     }
 
-    /// Saves the current frame, takes its checksums and keeps it.
+    /// Saves the current frame, takes its checksums and keeps it. With
+    /// preemptive run-ahead the game stands ahead of it: the real frame's
+    /// state and memory are the ones kept for the frames ahead, and the
+    /// picture is the one shown.
     fn keep_current(&mut self) -> Result<(), AppError> {
-        self.game
-            .save_state(&mut self.current_state)
-            .map_err(AppError::at_frame(self.frame))?;
-        self.checksums = Checksums::of_game(&*self.game, &self.current_state);
+        if let Some((state, memory)) = self.run_ahead.real_game() {
+            self.current_state.clear();
+            self.current_state.extend_from_slice(state);
+            self.checksums = Checksums {
+                memory: Checksum::of(memory),
+                ..Checksums::of_game(&*self.game, &self.current_state)
+            };
+        } else {
+            self.game
+                .save_state(&mut self.current_state)
+                .map_err(AppError::at_frame(self.frame))?;
+            self.checksums = Checksums::of_game(&*self.game, &self.current_state);
+        }
         let kept = Kept {
             checksums: self.checksums,
             inputs: NO_INPUTS,
@@ -359,17 +373,12 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             if let Some(kept) = self.history.extra_mut(self.frame) {
                 kept.inputs = inputs;
             }
-            self.final_frames.run(
+            self.run_ahead.run_final(
                 &mut *self.game,
+                &mut self.final_frames,
                 Frame::new(self.frame),
                 &inputs,
                 FramePass::Shown,
-                &mut *self.sink,
-            )?;
-            self.run_ahead.show(
-                &mut *self.game,
-                Frame::new(self.frame),
-                &inputs,
                 &mut *self.sink,
             )?;
             self.frame += 1;
@@ -382,8 +391,9 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Loads the recorded state of the current frame, if there is one.
     fn load_recorded_state(&mut self) -> Result<(), AppError> {
         if let Some(state) = self.recorded.and_then(|r| r.state_at(self.frame)) {
+            // Refused, the state leaves the real game as it was.
+            self.run_ahead.settle(&mut *self.game)?;
             load_recorded_state(&mut *self.game, Frame::new(self.frame), state)?;
-            self.run_ahead.forget();
         }
         Ok(())
     }
@@ -402,8 +412,11 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.history_line()
             ));
         }
-        // A kept ahead state belongs to the timeline being left.
-        self.run_ahead.forget();
+        // Frames ahead belong to the timeline being left; settled, a
+        // failed restore leaves the real game.
+        self.run_ahead
+            .settle(&mut *self.game)
+            .map_err(|err| format!("cannot go back to frame {target}: {err}"))?;
         let restore_failed =
             |err: &dyn std::fmt::Display| format!("cannot go back to frame {target}: {err}");
         let kept_at = |frame: u32| self.history.extra(frame).copied();
@@ -480,6 +493,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// The current frame's state and the game memory's checksum as
     /// loading it must leave it (for a save state slot).
     pub fn state_to_keep(&mut self) -> Result<(u32, Vec<u8>, Checksum), AppError> {
+        self.run_ahead.settle(&mut *self.game)?;
         let memory = memory_checksum(&mut *self.game, &mut self.scratch)
             .map_err(AppError::at_frame(self.frame))?;
         Ok((self.frame, self.current_state.clone(), memory))
@@ -490,6 +504,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// timeline). A state the core refuses, or whose memory is not the one
     /// kept with it, leaves the game as it was.
     pub fn restore(&mut self, frame: u32, state: RecordedState<'_>) -> Result<(), AppError> {
+        self.run_ahead.settle(&mut *self.game)?;
         load_recorded_state(&mut *self.game, Frame::new(frame), state)?;
         self.frame = frame;
         self.begin_timeline()
@@ -498,6 +513,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Changes the game outside of its frames (a reset) with `change`; the
     /// history starts again from the game as `change` leaves it.
     pub fn change_game<R>(&mut self, change: impl FnOnce(&mut G) -> R) -> Result<R, AppError> {
+        self.run_ahead.settle(&mut *self.game)?;
         let changed = change(&mut *self.game);
         self.begin_timeline()?;
         Ok(changed)
@@ -515,6 +531,10 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Carries out one command, writing its detail lines (not the status
     /// line) to `out`. `Err` is a user-facing message.
     pub fn execute(&mut self, command: &Command, out: &mut dyn Write) -> Result<(), CommandError> {
+        if !matches!(command, Command::Step(_)) {
+            // Dumps, marks and diffs are of the real game, not frames ahead.
+            self.run_ahead.settle(&mut *self.game)?;
+        }
         match command {
             Command::Step(frames) => self.step(*frames)?,
             Command::Back(frames) => {
@@ -890,6 +910,39 @@ mod tests {
         let fields: Vec<&str> = statuses[4].split(' ').collect();
         assert_eq!(fields.len(), 4);
         assert!(fields[1].strip_prefix("memory=").unwrap().len() == 16);
+    }
+
+    #[test]
+    fn preemptive_run_ahead_keeps_the_memory_and_states_of_the_real_frames_stepped() {
+        use crate::engine::sinks::run_ahead::RunAheadMode;
+        // Frame by frame: memory and state checksums, and the memory after
+        // going back 3 frames from the end.
+        let steps = |args: RunAheadArgs| {
+            let mut game = StubGame::deterministic();
+            let mut debugger = Debugger::new(&mut game, 100, HISTORY_BYTES)
+                .unwrap()
+                .with_run_ahead(args);
+            let mut kept = Vec::new();
+            for frame in 0..40u32 {
+                let mut held = NO_INPUTS;
+                held[0] = Buttons::from_bits(u16::from(frame / 6 % 2 == 1) << 7);
+                debugger.hold(held);
+                debugger.step(1).unwrap();
+                let checksums = debugger.checksums();
+                kept.push((checksums.memory, checksums.state));
+            }
+            debugger.go_back_to(37).unwrap();
+            let back = Checksum::of(debugger.game().game_memory());
+            (kept, back)
+        };
+        let plain = steps(RunAheadArgs::default());
+        for ahead in 1..=4 {
+            let preemptive = steps(RunAheadArgs {
+                ahead,
+                ahead_mode: RunAheadMode::Preemptive,
+            });
+            assert_eq!(preemptive, plain, "run-ahead {ahead}");
+        }
     }
 
     #[test]

@@ -75,8 +75,9 @@ pub enum Pace {
     RealTime,
 }
 
-/// [`run_frames`], each frame shown through `run_ahead`: with run-ahead
-/// the real frames are not drawn (their pictures are never shown).
+/// [`run_frames`], each frame run and shown through `run_ahead`: with
+/// single run-ahead the real frames are not drawn (their pictures are
+/// never shown).
 pub fn run_frames_ahead<G: Game + ?Sized>(
     game: &mut G,
     frames: u32,
@@ -88,10 +89,10 @@ pub fn run_frames_ahead<G: Game + ?Sized>(
     let core_before = game.time_in_core();
     let started = Instant::now();
     let mut clock = FrameClock::new(game.frames_per_second(), 0);
-    let pass = if run_ahead.is_on() {
-        FramePass::Unshown
-    } else {
+    let pass = if run_ahead.draws_real_frames() {
         FramePass::Shown
+    } else {
+        FramePass::Unshown
     };
     let mut final_frames = FinalFrames::new(pass == FramePass::Shown);
     for number in 0..frames {
@@ -104,13 +105,14 @@ pub fn run_frames_ahead<G: Game + ?Sized>(
         }
         let frame_inputs = inputs.next_frame();
         let frame = Frame::new(number);
-        final_frames.run(game, frame, &frame_inputs, pass, sink)?;
-        run_ahead.show(game, frame, &frame_inputs, sink)?;
+        run_ahead.run_final(game, &mut final_frames, frame, &frame_inputs, pass, sink)?;
         // A local run's clock is its frame count: frames at the nominal rate.
         let at_us = f64::from(number + 1) * 1e6 / game.frames_per_second().max(1e-3);
         sink.clock_tick(at_us as u64, 1.0);
     }
     let elapsed = started.elapsed();
+    // The checksums are the real game's, not of frames run ahead.
+    run_ahead.settle(game)?;
     let time_in_core = match (core_before, game.time_in_core()) {
         (Some(before), Some(after)) => Some(after.saturating_sub(before)),
         _ => None,

@@ -178,6 +178,94 @@ fn the_audio_written_with_run_ahead_is_the_audio_without() {
     assert!(plain == wav("preemptive.wav", "3", "preemptive"));
 }
 
+/// What a local run of Duel with random buttons left with `--run-ahead
+/// ahead` in `mode`: its audio, frame log, replay and summary.
+struct LocalOutputs {
+    audio: Vec<u8>,
+    frame_log: Vec<(u32, String, String, String)>,
+    replay: PathBuf,
+    summary: serde_json::Value,
+}
+
+fn local_outputs(dir: &Path, ahead: u32, mode: &str) -> LocalOutputs {
+    let name = |what: &str| dir.join(format!("{mode}-{ahead}.{what}"));
+    let (audio, log, replay) = (name("wav"), name("log"), name("ncr"));
+    let ahead = ahead.to_string();
+    let mut args = vec!["run".to_string()];
+    args.extend(duel(LAG));
+    for arg in [
+        "--frames",
+        "400",
+        "--inputs",
+        "random:3",
+        "--audio-out",
+        audio.to_str().unwrap(),
+        "--frame-log",
+        log.to_str().unwrap(),
+        "--record",
+        replay.to_str().unwrap(),
+        "--run-ahead",
+        &ahead,
+        "--run-ahead-mode",
+        mode,
+        "--json",
+    ] {
+        args.push(arg.to_string());
+    }
+    let output = netcade(&strings(&args));
+    assert!(output.status.success(), "{output:?}");
+    LocalOutputs {
+        audio: std::fs::read(audio).unwrap(),
+        frame_log: frame_log(&log),
+        replay,
+        summary: last_json(&output),
+    }
+}
+
+#[test]
+fn preemptive_run_ahead_leaves_the_sound_the_frame_log_and_the_replay_of_a_run_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = local_outputs(dir.path(), 0, "single");
+    let heard = |outputs: &LocalOutputs| -> Vec<(u32, String, String)> {
+        let log = outputs.frame_log.iter();
+        log.map(|(frame, _, audio, memory)| (*frame, audio.clone(), memory.clone()))
+            .collect()
+    };
+    for ahead in 1..=4 {
+        let preemptive = local_outputs(dir.path(), ahead, "preemptive");
+        assert!(
+            preemptive.audio == plain.audio,
+            "run-ahead {ahead}: --audio-out"
+        );
+        assert_eq!(
+            heard(&preemptive),
+            heard(&plain),
+            "run-ahead {ahead}: AUDIO and MEMORY"
+        );
+        assert_eq!(
+            preemptive.summary["checksums"]["memory"], plain.summary["checksums"]["memory"],
+            "run-ahead {ahead}: the final memory"
+        );
+        // The same inputs and checkpoints, pictures included (a replay
+        // without them would be shorter), and it plays back verified.
+        let (a, b) = (
+            plain.replay.to_str().unwrap(),
+            preemptive.replay.to_str().unwrap(),
+        );
+        let diff = netcade(&["replay", "diff", a, b]);
+        assert!(diff.status.success(), "run-ahead {ahead}: {diff:?}");
+        let size = |path: &Path| std::fs::metadata(path).unwrap().len();
+        assert_eq!(
+            size(&preemptive.replay),
+            size(&plain.replay),
+            "run-ahead {ahead}"
+        );
+        let verified = netcade(&["replay", "play", b, "--headless", "--verify", "--json"]);
+        assert!(verified.status.success(), "run-ahead {ahead}: {verified:?}");
+        assert_eq!(last_json(&verified)["verified"], true);
+    }
+}
+
 /// A match long enough for the press and its lag.
 const MATCH_FRAMES: u32 = 150;
 

@@ -273,7 +273,7 @@ fn with_run_ahead_the_window_shows_now_what_it_would_show_n_frames_later() {
     let script = dir.path().join("walk.txt");
     std::fs::write(&script, "30x NONE NONE\n60x RIGHT NONE\n").unwrap();
     let arena = duel_arena("dojo");
-    let shot = |name: &str, at: &str, run_ahead: &str| {
+    let shot = |name: &str, at: &str, run_ahead: &str, mode: &str| {
         let path = dir.path().join(name);
         let args = [
             "play",
@@ -289,6 +289,8 @@ fn with_run_ahead_the_window_shows_now_what_it_would_show_n_frames_later() {
             "50",
             "--run-ahead",
             run_ahead,
+            "--run-ahead-mode",
+            mode,
             "--screenshot-at",
             at,
             path.to_str().unwrap(),
@@ -297,13 +299,13 @@ fn with_run_ahead_the_window_shows_now_what_it_would_show_n_frames_later() {
         assert!(output.status.success(), "{}", stderr(&output));
         read_png(&path).rgb
     };
-    let ahead = shot("ahead.png", "40", "3");
+    let later = shot("later.png", "43", "0", "single");
+    for mode in ["single", "preemptive"] {
+        let ahead = shot(&format!("ahead-{mode}.png"), "40", "3", mode);
+        assert!(ahead == later, "{mode}: frame 43's picture at frame 40");
+    }
     assert!(
-        ahead == shot("later.png", "43", "0"),
-        "frame 43's picture at frame 40"
-    );
-    assert!(
-        ahead != shot("now.png", "40", "0"),
+        later != shot("now.png", "40", "0", "single"),
         "the fighter walks meanwhile"
     );
 }

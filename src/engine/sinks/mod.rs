@@ -3,8 +3,10 @@
 //! frames that are final as they run (a local run, a replay, a spectator's
 //! frames, the debugger's and the window's steps) and says so. The netplay
 //! driver calls [`run_frame`] for every frame it runs and tells the sink when
-//! one becomes final. The audio ring, the checksum log and the replay
-//! recorder are sinks; [`ChecksumLog`] is the one the demo and the tests
+//! one becomes final. Local preemptive run-ahead runs its frames ahead
+//! through [`FinalFrames`] too, into a sink that keeps what they hand over
+//! until their buttons are confirmed ([`run_ahead`]). The audio ring, the
+//! checksum log and the replay recorder are sinks; [`ChecksumLog`] is the one the demo and the tests
 //! compare machines with.
 
 pub mod audio_file;
@@ -71,6 +73,10 @@ pub struct FinalFrames {
     /// Every frame is drawn, so the picture on hand before a frame is its
     /// predecessor's: replay checkpoints then get its checksum too.
     every_frame_drawn: bool,
+    /// What the next frame carries as [`FinalFrame::video`] instead, when
+    /// the picture on hand is not its predecessor's (see
+    /// [`FinalFrames::picture_replaced`]).
+    video_before_next: Option<Option<Checksum>>,
 }
 
 impl FinalFrames {
@@ -80,7 +86,15 @@ impl FinalFrames {
         FinalFrames {
             scratch: Vec::new(),
             every_frame_drawn,
+            video_before_next: None,
         }
+    }
+
+    /// The picture on hand is not the one the last frame drew (a state was
+    /// loaded over frames run ahead): the next frame carries `video`, the
+    /// [`FinalFrame::video`] its earlier run took, instead.
+    pub fn picture_replaced(&mut self, video: Option<Checksum>) {
+        self.video_before_next = Some(video);
     }
 
     /// Runs `frame` (see [`run_frame`]) and tells `sink` it is final.
@@ -103,14 +117,10 @@ impl FinalFrames {
             None
         };
         // The picture every replay checkpoint, before the frame redraws it.
-        let video = (wants_checksums
-            && self.every_frame_drawn
-            && frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
-        .then(|| {
-            game.video_frame()
-                .map(|picture| Checksum::of_video(&picture))
-        })
-        .flatten();
+        let video = self
+            .video_before_next
+            .take()
+            .unwrap_or_else(|| self.video_on_hand(game, frame, wants_checksums));
         // A core that cannot save (a lockstep match) just gives no state.
         if sink.wants_state(frame) && game.save_state(&mut self.scratch).is_ok() {
             sink.state_before(frame, &self.scratch);
@@ -125,6 +135,24 @@ impl FinalFrames {
             video,
         });
         Ok(())
+    }
+
+    /// The checksum of the picture on hand for `frame`'s
+    /// [`FinalFrame::video`]: only on replay checkpoints, when wanted.
+    fn video_on_hand<G: Emulator + ?Sized>(
+        &self,
+        game: &G,
+        frame: Frame,
+        wants_checksums: bool,
+    ) -> Option<Checksum> {
+        (wants_checksums
+            && self.every_frame_drawn
+            && frame.number().is_multiple_of(CHECKPOINT_INTERVAL))
+        .then(|| {
+            game.video_frame()
+                .map(|picture| Checksum::of_video(&picture))
+        })
+        .flatten()
     }
 }
 
