@@ -5,6 +5,7 @@
 //! allocation alive for as long as the match runs.
 
 use super::channel::TurnChannel;
+use super::guests::Guests;
 use super::{instant, IcePath};
 use crate::net::{MicrosClock, Transport};
 use rice_proto::agent::Agent;
@@ -103,6 +104,8 @@ pub struct IceTransport<T, C> {
     /// The router's port mapping, deleted when the path is dropped (the
     /// match ended).
     port_mapping: Option<crate::net::port_mapping::GamePortMapping>,
+    /// The peers met beside the match on its socket (a room's spectators).
+    guests: Option<Guests>,
 }
 
 impl<T, C> IceTransport<T, C>
@@ -136,7 +139,14 @@ where
             stats: PathStats::default(),
             path,
             port_mapping: None,
+            guests: None,
         }
+    }
+
+    /// Meets `guests` beside the match on this socket from now on: their
+    /// checks go to their own agents, never to the opponent's.
+    pub fn welcome_guests(&mut self, guests: Guests) {
+        self.guests = Some(guests);
     }
 
     /// The opponent's address on this path.
@@ -182,6 +192,9 @@ where
             if let Some(request) = channel.poll_transmit(self.clock.now_us()) {
                 self.inner.send(channel.server(), &request);
             }
+        }
+        if let Some(guests) = &mut self.guests {
+            guests.step(self.clock.now_us(), &mut self.inner);
         }
     }
 
@@ -268,6 +281,11 @@ where
             return Some(from.unwrap_or(self.remote));
         }
         while let Some(from) = self.inner.receive(into) {
+            if let Some(guests) = &mut self.guests {
+                if guests.hear(from, into) {
+                    continue;
+                }
+            }
             let wire = into.len();
             if super::is_netcade_datagram(into) {
                 self.stats.received(wire, wire);
