@@ -6,8 +6,8 @@
 //! through the room ([ice.md](../../../../docs/ice.md)): the host controls,
 //! the joiner follows; the host meets every player that says hello at
 //! once on its one socket ([`MeetingSocket`]), and the match keeps one
-//! agent, its player's. A spectator dials the host's address over the
-//! direct path `join HOST:PORT` takes.
+//! agent, its player's. A spectator finds its path the same way, and the
+//! host meets it beside the match on that socket ([`Guests`]).
 //!
 //! Rooms are named by protocol version: a room code's room is open to any
 //! game, so a joiner of another game hears the host's hello and is refused
@@ -15,7 +15,7 @@
 //! named by the game too, so different games never pair.
 //!
 //! The host stays in its room through the match (a thread greets each
-//! newcomer, spectators included); a joiner leaves after the handshake, a
+//! newcomer and passes what spectators say to their meetings); a joiner leaves after the handshake, a
 //! spectator once welcomed. A host that never answers the handshake costs
 //! either one try of the room's hosts ([`NextHost`]).
 
