@@ -266,7 +266,7 @@ impl SocketTransport {
     pub fn welcome_guests(&mut self, guests: crate::net::ice::Guests) -> bool {
         match self {
             SocketTransport::Ice(ice) => {
-                ice.welcome_guests(guests);
+                ice.welcome_guests(Box::new(guests));
                 true
             }
             _ => false,

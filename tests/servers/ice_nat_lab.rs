@@ -96,14 +96,18 @@ impl Lab {
             Ok("1"),
             "the NAT lab is opt-in: {LAB_ENV}=1, as root"
         );
-        let prefix = format!("nclab{}", std::process::id() % 100_000);
+        // Each lab its own names: a namespace deleted by the lab before may
+        // not be gone yet when the next one is made.
+        static LABS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let lab = LABS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let prefix = format!("nclab{}x{lab}", std::process::id() % 100_000);
         let mut lab = Lab {
             prefix,
             _dir: tempfile::tempdir().unwrap(),
             coturn: None,
             signaling: None,
         };
-        for name in ["wan", "ra", "rb", "rc", "ha", "hb", "hc"] {
+        for name in ["wan", "ra", "rb", "ha", "hb"] {
             run(&["ip", "netns", "add", &lab.ns(name)]);
             ip(&lab.ns(name), "link set lo up");
         }
@@ -112,12 +116,20 @@ impl Lab {
         ip(&wan, "addr add 198.18.0.1/32 dev lo");
         ip(&wan, "addr add 198.18.0.2/32 dev lo");
         lab.forwarding(&wan);
-        // A third home for a spectator.
-        for (router, home, side) in [("ra", "ha", 1), ("rb", "hb", 2), ("rc", "hc", 3)] {
+        for (router, home, side) in [("ra", "ha", 1), ("rb", "hb", 2)] {
             lab.home_behind(router, home, side, masquerade);
         }
         lab.start_coturn();
         lab
+    }
+
+    /// A third home, for a spectator: `hc` behind router `rc`.
+    fn add_third_home(&self, masquerade: Masquerade) {
+        for name in ["rc", "hc"] {
+            run(&["ip", "netns", "add", &self.ns(name)]);
+            ip(&self.ns(name), "link set lo up");
+        }
+        self.home_behind("rc", "hc", 3, masquerade);
     }
 
     fn forwarding(&self, ns: &str) {
@@ -429,6 +441,7 @@ fn room_match_watched(
 ) -> ([serde_json::Value; 2], Option<serde_json::Value>) {
     let mut lab = Lab::new(masquerade);
     let homes: &[&str] = if spectator {
+        lab.add_third_home(masquerade);
         &["ha", "hb", "hc"]
     } else {
         &["ha", "hb"]

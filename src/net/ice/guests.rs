@@ -14,6 +14,7 @@
 //! guest from there, as it takes one that dialled the host's address.
 
 use super::meetings::MeetingLimits;
+use super::transport::BesideTheMatch;
 use super::{IceConfig, IceRole, MeetingEnd, MeetingOutcome, MeetingSocket};
 use crate::net::room::PeerId;
 use crate::net::signal::SignalError;
@@ -79,19 +80,18 @@ impl Guests {
         };
         (guests, GuestLine { events, news })
     }
+}
 
+impl BesideTheMatch for Guests {
     /// Takes a datagram of the match's socket when it is a guest's check or
     /// an answer to one (see [`MeetingSocket::hear_beside_match`]).
-    pub(super) fn hear(&mut self, from: SocketAddr, datagram: &[u8]) -> bool {
+    fn hear(&mut self, from: SocketAddr, datagram: &[u8]) -> bool {
         self.meetings.hear_beside_match(from, datagram)
     }
 
     /// Takes the room's events and steps every guest's meeting at `now_us`,
     /// sending what they ask for on `socket`.
-    pub(super) fn step<T>(&mut self, now_us: u64, socket: &mut T)
-    where
-        T: Transport<Address = SocketAddr> + ?Sized,
-    {
+    fn step(&mut self, now_us: u64, socket: &mut dyn Transport<Address = SocketAddr>) {
         for _ in 0..EVENTS_PER_STEP {
             match self.events.try_recv() {
                 Ok(GuestEvent::Arrived(peer)) => {

@@ -5,7 +5,6 @@
 //! allocation alive for as long as the match runs.
 
 use super::channel::TurnChannel;
-use super::guests::Guests;
 use super::{instant, IcePath};
 use crate::net::{MicrosClock, Transport};
 use rice_proto::agent::Agent;
@@ -85,6 +84,15 @@ fn per_datagram(bytes: u64, datagrams: u64) -> f64 {
     bytes as f64 / datagrams as f64
 }
 
+/// What else a path's socket serves while the match runs over it (a room
+/// host's meetings with its spectators, [`Guests`](super::Guests)).
+pub trait BesideTheMatch: Send {
+    /// Takes a datagram the socket read when it is not the match's.
+    fn hear(&mut self, from: SocketAddr, datagram: &[u8]) -> bool;
+    /// Makes progress at `now_us`, sending on `socket`.
+    fn step(&mut self, now_us: u64, socket: &mut dyn Transport<Address = SocketAddr>);
+}
+
 /// A transport over the path [`IceConnector`](super::IceConnector) chose.
 pub struct IceTransport<T, C> {
     inner: T,
@@ -105,7 +113,7 @@ pub struct IceTransport<T, C> {
     /// match ended).
     port_mapping: Option<crate::net::port_mapping::GamePortMapping>,
     /// The peers met beside the match on its socket (a room's spectators).
-    guests: Option<Guests>,
+    guests: Option<Box<dyn BesideTheMatch>>,
 }
 
 impl<T, C> IceTransport<T, C>
@@ -145,7 +153,7 @@ where
 
     /// Meets `guests` beside the match on this socket from now on: their
     /// checks go to their own agents, never to the opponent's.
-    pub fn welcome_guests(&mut self, guests: Guests) {
+    pub fn welcome_guests(&mut self, guests: Box<dyn BesideTheMatch>) {
         self.guests = Some(guests);
     }
 
