@@ -44,6 +44,12 @@ impl<T: Transport, C: MicrosClock> ConditionedTransport<T, C> {
         &self.inner
     }
 
+    /// The transport underneath, to change what it does besides carrying
+    /// datagrams (meet a room's spectators beside the match).
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
     /// Puts what `change` makes of the transport underneath in its place
     /// (ICE turns a bare socket into a path to the opponent), keeping the
     /// conditions, their seed's progress and anything held back. When

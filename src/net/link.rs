@@ -261,6 +261,18 @@ impl SocketTransport {
         }
     }
 
+    /// Meets `guests` beside the match on this socket's path (false, and
+    /// nobody is met, on a socket ICE chose no path for).
+    pub fn welcome_guests(&mut self, guests: crate::net::ice::Guests) -> bool {
+        match self {
+            SocketTransport::Ice(ice) => {
+                ice.welcome_guests(Box::new(guests));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The path ICE chose, when it chose this socket's.
     pub fn ice_path(&self) -> Option<&IcePath> {
         match self {

@@ -96,7 +96,11 @@ impl Lab {
             Ok("1"),
             "the NAT lab is opt-in: {LAB_ENV}=1, as root"
         );
-        let prefix = format!("nclab{}", std::process::id() % 100_000);
+        // Each lab its own names: a namespace deleted by the lab before may
+        // not be gone yet when the next one is made.
+        static LABS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let lab = LABS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let prefix = format!("nclab{}x{lab}", std::process::id() % 100_000);
         let mut lab = Lab {
             prefix,
             _dir: tempfile::tempdir().unwrap(),
@@ -117,6 +121,15 @@ impl Lab {
         }
         lab.start_coturn();
         lab
+    }
+
+    /// A third home, for a spectator: `hc` behind router `rc`.
+    fn add_third_home(&self, masquerade: Masquerade) {
+        for name in ["rc", "hc"] {
+            run(&["ip", "netns", "add", &self.ns(name)]);
+            ip(&self.ns(name), "link set lo up");
+        }
+        self.home_behind("rc", "hc", 3, masquerade);
     }
 
     fn forwarding(&self, ns: &str) {
@@ -296,7 +309,7 @@ impl Drop for Lab {
             let _ = server.kill();
             let _ = server.wait();
         }
-        for name in ["ha", "hb", "ra", "rb", "wan"] {
+        for name in ["ha", "hb", "hc", "ra", "rb", "rc", "wan"] {
             // Deleting a namespace removes its links and routes with it.
             let _ = Command::new("ip")
                 .args(["netns", "del", &self.ns(name)])
@@ -413,8 +426,27 @@ fn room_match(
     mapping: &str,
     host_extra: &[&str],
 ) -> [serde_json::Value; 2] {
+    let (players, _) = room_match_watched(masquerade, mapping, host_extra, false);
+    players
+}
+
+/// [`room_match`], and with `spectator` a third `netcade` behind its own
+/// NAT that watches by the room code: its summary too, once it watched to
+/// the end on the host's checksums.
+fn room_match_watched(
+    masquerade: Masquerade,
+    mapping: &str,
+    host_extra: &[&str],
+    spectator: bool,
+) -> ([serde_json::Value; 2], Option<serde_json::Value>) {
     let mut lab = Lab::new(masquerade);
-    for home in ["ha", "hb"] {
+    let homes: &[&str] = if spectator {
+        lab.add_third_home(masquerade);
+        &["ha", "hb", "hc"]
+    } else {
+        &["ha", "hb"]
+    };
+    for &home in homes {
         assert_eq!(
             lab.measured_mapping(home),
             mapping,
@@ -426,7 +458,9 @@ fn room_match(
     let env = [("NETCADE_CONFIG_DIR", config.as_os_str())];
     let rom = support::dojo_arena();
     let game = ["--core", "duel", "--rom", &rom, "--headless", "--no-record"];
-    let common = [&game[..], &["--frames", "300", "--json"]].concat();
+    // A spectator met after the player needs a longer match to watch.
+    let frames = if spectator { "600" } else { "300" };
+    let common = [&game[..], &["--frames", frames, "--json"]].concat();
     let timeout = Duration::from_secs(120);
     let host_args = [
         &["host", "--port", "0", "--room", "--inputs", "random:1"][..],
@@ -442,6 +476,10 @@ fn room_match(
     ]
     .concat();
     let join = spawn_netcade_in_netns(&lab.ns("hb"), &join_args, &env);
+    let watch = spectator.then(|| {
+        let watch_args = [&["spectate", "--room", &code][..], &common].concat();
+        spawn_netcade_in_netns(&lab.ns("hc"), &watch_args, &env)
+    });
     // The joiner first: when the host waits on, what the joiner said is
     // the story.
     let joined = join.finish_within(timeout);
@@ -478,7 +516,28 @@ fn room_match(
             path["time_to_connect_ms"]
         );
     }
-    summaries
+    let watched = watch.map(|watch| {
+        let watched = watch.finish_within(timeout).expect("the spectator ends");
+        assert!(
+            watched.status.success(),
+            "the spectator failed: {}\n{}\n{}\nthe host said: {}",
+            watched.status,
+            stdout(&watched),
+            stderr(&watched),
+            stderr(&players[0])
+        );
+        let summary = last_json(&watched);
+        assert_eq!(summary["end"], "finished", "{summary}");
+        assert_eq!(summary["checksums"], summaries[0]["checksums"], "{summary}");
+        let path = &summary["netplay"]["path"];
+        println!(
+            "lab room: spectator {} time_to_connect_ms {}",
+            path["kind"].as_str().unwrap_or("none"),
+            path["time_to_connect_ms"]
+        );
+        summary
+    });
+    (summaries, watched)
 }
 
 #[test]
@@ -497,6 +556,28 @@ fn behind_fully_random_routers_two_netcade_processes_meet_by_room_code_through_t
         let path = &summary["netplay"]["path"];
         assert_eq!(path["kind"], "relay", "{path}");
         assert_eq!(path["relay"], "lab", "{path}");
+    }
+}
+
+#[test]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
+fn behind_masquerading_routers_a_spectator_in_a_third_home_watches_a_room_match_through_a_hole() {
+    let (players, watched) =
+        room_match_watched(Masquerade::Plain, "endpoint-independent", &[], true);
+    for summary in players.iter().chain(&watched) {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(path["kind"], "hole_punched", "{path}");
+    }
+}
+
+#[test]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --test servers -- --ignored --test-threads 1 behind_"]
+fn behind_fully_random_routers_a_spectator_in_a_third_home_watches_a_room_match_through_its_relay()
+{
+    let (players, watched) = room_match_watched(Masquerade::FullyRandom, "symmetric", &[], true);
+    for summary in players.iter().chain(&watched) {
+        let path = &summary["netplay"]["path"];
+        assert_eq!(path["kind"], "relay", "{path}");
     }
 }
 

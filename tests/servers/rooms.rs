@@ -111,6 +111,43 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
         watched["checksums"]["memory"],
         last_json(&host)["checksums"]["memory"]
     );
+    // The spectator too found its path with ICE, on the host's one socket.
+    assert_eq!(watched["netplay"]["path"]["kind"], "direct", "{watched}");
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn a_spectator_who_comes_before_the_player_is_met_once_the_match_runs_and_watches_it() {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    // Long enough a match for the spectator to find its path.
+    let frames = "600";
+    let mut host = start_for(
+        frames,
+        &["host", "--port", "0", "--room"],
+        &game,
+        &signal,
+        1,
+    );
+    let code = room_code(&mut host);
+    let spectator = start_for(frames, &["spectate", "--room", &code], &game, &signal, 0);
+    let join = start_for(frames, &["join", "--room", &code], &game, &signal, 2);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    let host_json = last_json(&host);
+    assert_eq!(host_json["end"], "finished", "{host:?}");
+    assert_eq!(host_json["checksums"], last_json(&join)["checksums"]);
+    let spectator = spectator.finish(TIMEOUT);
+    assert!(spectator.status.success(), "{spectator:?}");
+    let watched = last_json(&spectator);
+    assert_eq!(watched["end"], "finished", "{watched}");
+    assert_eq!(watched["checksums"], host_json["checksums"]);
+    assert_eq!(watched["netplay"]["path"]["kind"], "direct", "{watched}");
+    assert!(stdout(&spectator).contains("path: direct"), "{spectator:?}");
 }
 
 #[test]

@@ -63,6 +63,9 @@ fn a_joiner_killed_mid_match_comes_back_through_the_room_and_ends_on_the_hosts_c
     for kind in ["memory", "video"] {
         assert_eq!(host_json["checksums"][kind], again_json["checksums"][kind]);
     }
+    // The way back was found with ICE through the room, as the way in was.
+    let path = &again_json["netplay"]["path"];
+    assert_eq!(path["kind"], "direct", "{path}");
     assert!(
         tickets_in(data.path()).is_empty(),
         "a match that ended leaves no ticket"

@@ -733,6 +733,7 @@ impl ViewerRole {
                 rebuffers: self.jitter.starvations(),
             },
             ping_ms: None,
+            path: None,
             wire: WireTraffic {
                 seconds: self.left_ms as f64 / 1000.0,
                 received_bytes: self.received_bytes,

@@ -6,9 +6,8 @@
 //! summary begin at that frame; the host's run on without a gap.
 //!
 //! `join --room CODE --rejoin` finds the host through its room, which the
-//! host keeps open through the match, and dials the address of the host's
-//! game socket its room hello gives, as a spectator does (no new ICE
-//! exchange: the host's socket runs one ICE agent, its first player's).
+//! host keeps open through the match, and a new path to it with ICE, as a
+//! spectator does (the host meets it beside the match on its socket).
 
 use super::ticket::{keep_ticket, read_ticket, KeptTicket, Ticket, TicketGame, TicketKey};
 use super::{
@@ -181,8 +180,7 @@ fn usable(key: TicketKey, ticket: &Ticket) -> Result<RejoinTicket, AppError> {
     })
 }
 
-/// Finds the host of room `code`, as a spectator does: its room hello
-/// gives the address of its game socket.
+/// Finds the host of room `code` and a path to it, as a spectator does.
 fn through_room(
     settings: &JoinSettings,
     common: &MatchSettings,

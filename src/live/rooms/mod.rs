@@ -6,8 +6,8 @@
 //! through the room ([ice.md](../../../../docs/ice.md)): the host controls,
 //! the joiner follows; the host meets every player that says hello at
 //! once on its one socket ([`MeetingSocket`]), and the match keeps one
-//! agent, its player's. A spectator dials the host's address over the
-//! direct path `join HOST:PORT` takes.
+//! agent, its player's. A spectator finds its path the same way, and the
+//! host meets it beside the match on that socket ([`Guests`]).
 //!
 //! Rooms are named by protocol version: a room code's room is open to any
 //! game, so a joiner of another game hears the host's hello and is refused
@@ -15,7 +15,7 @@
 //! named by the game too, so different games never pair.
 //!
 //! The host stays in its room through the match (a thread greets each
-//! newcomer, spectators included); a joiner leaves after the handshake, a
+//! newcomer and passes what spectators say to their meetings); a joiner leaves after the handshake, a
 //! spectator once welcomed. A host that never answers the handshake costs
 //! either one try of the room's hosts ([`NextHost`]).
 
@@ -29,11 +29,12 @@ pub use servers::{RegionServer, ServerList, TurnUrl, DEFAULT_SERVERS, SERVER_LIS
 
 use crate::engine::{AppError, Game, GameArgs};
 use crate::live::connect::{
-    bind_ipv4, bind_listening, connect_timeout, connect_to_host, content_hash, random_bytes,
+    bind_ipv4, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
 use crate::net::ice::meetings::{Admission, MeetingLimits};
 use crate::net::ice::{
-    IceConfig, IceError, IceRole, MeetingEnd, MeetingOutcome, MeetingSocket, PathPolicy,
+    GuestEvent, GuestLine, GuestNews, Guests, IceConfig, IceError, IceRole, MeetingEnd,
+    MeetingOutcome, MeetingSocket, PathPolicy,
 };
 use crate::net::link::{
     connect_ice, on_ice_socket, IceFailure, IceSocket, LinkArgs, LinkTransport,
@@ -53,9 +54,6 @@ use std::time::{Duration, Instant};
 
 /// How long entering a room may take (reaching the server, its answer).
 const ENTER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How often the host's room thread looks for newcomers.
-const HOST_POLL: Duration = Duration::from_millis(20);
 
 /// How many players a room's host meets at once, how many more wait for a
 /// slot, and how long each has: a peer posing as a player (its hello costs
@@ -81,6 +79,24 @@ const ROOM_EVENTS_PER_STEP: usize = 64;
 /// How often a quiet room connection says it is still there (proxies in
 /// front of a signaling server close idle WebSockets after a minute or so).
 const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(20);
+
+/// How many spectators a room's host meets beside its match at once, how
+/// many more wait for a slot, and how long each has (set from ICE's own
+/// deadline as a player's is).
+const GUEST_LIMITS: MeetingLimits = MeetingLimits {
+    max_meetings: 4,
+    max_waiting: 16,
+    connect_within: Duration::from_secs(16),
+    handshake_within: Duration::from_secs(5),
+};
+
+/// What the host keeps of spectators who came before its player: their
+/// hellos and ICE messages, a few meetings' worth.
+const EARLY_GUEST_EVENTS: usize = 256;
+
+/// How long the host's room thread waits for an event before it passes on
+/// what the spectators' meetings said: ICE's messages go out within it.
+const GUEST_POLL: Duration = Duration::from_millis(5);
 
 /// What a host whose room went away says once.
 const ROOM_GONE: &str = "new players cannot find this match through its room";
@@ -249,17 +265,6 @@ fn default_route_ip() -> Option<IpAddr> {
     (!ip.is_unspecified()).then_some(ip)
 }
 
-/// Of a peer's candidates, the one to dial: a loopback address only when
-/// we too reach the signaling server over loopback (the peer then runs on
-/// this machine), else the first that is not.
-fn choose_candidate(candidates: &[SocketAddr], we_are_local: bool) -> Option<SocketAddr> {
-    candidates
-        .iter()
-        .find(|candidate| we_are_local || !candidate.ip().is_loopback())
-        .or(candidates.first())
-        .copied()
-}
-
 /// Finds the path to the player `peer` of the room with ICE over this
 /// machine's game socket `transport` (the candidates go through the room):
 /// the one place the path between two players that met in a room is
@@ -274,26 +279,6 @@ fn path_to(
 ) -> Result<(SocketAddr, LinkTransport), IceFailure> {
     let (transport, path) = connect_ice(transport, &mut room.channel_to(peer), config, role)?;
     Ok((path.remote, transport))
-}
-
-/// The address a spectator dials the host of `hello` at from `transport`.
-fn spectator_dial(
-    hello: &Hello,
-    room: &RoomClient,
-    transport: &LinkTransport,
-) -> Result<SocketAddr, AppError> {
-    let we_are_local = room.local_ip().is_none_or(|ip| ip.is_loopback());
-    let chosen =
-        choose_candidate(&hello.candidates, we_are_local).ok_or_else(|| AppError::Room {
-            message: "the host's hello gave no address to reach it at".into(),
-        })?;
-    // A dual-stack socket reaches an IPv4 host through its mapped address.
-    Ok(match (transport.inner().local_address(), chosen) {
-        (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
-            SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port())
-        }
-        _ => chosen,
-    })
 }
 
 /// The server gone, as one clear line.
@@ -338,15 +323,25 @@ impl Greeter {
         wanted: &dyn Fn(&Hello) -> bool,
         timeout: Duration,
     ) -> Result<Option<(PeerId, Hello)>, SignalError> {
-        let Some(event) = room.wait(timeout)? else {
-            self.keep_alive_when_due(room)?;
-            return Ok(None);
-        };
-        match self.handle(room, event, wanted)? {
+        match self.listen(room, wanted, timeout)? {
             Heard::Hello(peer, hello) => Ok(Some((peer, hello))),
             // ICE's last messages may come after its path was found.
             Heard::Ice(..) | Heard::Left(_) | Heard::Nothing => Ok(None),
         }
+    }
+
+    /// Handles the room's next event, waiting up to `timeout` for one.
+    fn listen(
+        &mut self,
+        room: &mut RoomClient,
+        wanted: &dyn Fn(&Hello) -> bool,
+        timeout: Duration,
+    ) -> Result<Heard, SignalError> {
+        let Some(event) = room.wait(timeout)? else {
+            self.keep_alive_when_due(room)?;
+            return Ok(Heard::Nothing);
+        };
+        self.handle(room, event, wanted)
     }
 
     /// Handles the room's next event, if one is waiting (never waits).
@@ -549,9 +544,14 @@ impl OpenedRoom {
             ..MEETING_LIMITS
         };
         let ours = self.identity.clone();
-        let is_player =
-            |peer: &Hello| peer.role == RoomRole::Player && peer.identity.mismatch(&ours).is_none();
+        let is_ours = |peer: &Hello| peer.identity.mismatch(&ours).is_none();
+        let is_guest = |peer: &Hello| peer.role == RoomRole::Spectator && is_ours(peer);
+        let is_player = |peer: &Hello| peer.role == RoomRole::Player && is_ours(peer);
+        let is_either = |peer: &Hello| is_player(peer) || is_guest(peer);
         let mut room_gone = None;
+        let mut guests_at = None;
+        // Spectators who came before the player, met once the match runs.
+        let mut early_guests = EarlyGuests::default();
         let met = on_ice_socket(transport, config, |socket| {
             let IceSocket {
                 udp,
@@ -559,19 +559,24 @@ impl OpenedRoom {
                 config,
                 clock,
             } = socket;
+            guests_at = Some((local, config.clone()));
             let mut meetings = MeetingSocket::new(local, config, IceRole::Controlling, limits);
             loop {
                 if crate::live::options::interrupted() || !still_waiting() {
                     return Ok(None);
                 }
                 for _ in 0..ROOM_EVENTS_PER_STEP {
-                    let heard = match self.greeter.hear(&mut self.room, &is_player) {
+                    let heard = match self.greeter.hear(&mut self.room, &is_either) {
                         Ok(Some(heard)) => heard,
                         Ok(None) => break,
                         Err(error) => {
                             room_gone = Some(error);
                             return Ok(None);
                         }
+                    };
+                    let heard = match early_guests.keep(heard) {
+                        Some(heard) => heard,
+                        None => continue,
                     };
                     match heard {
                         Heard::Hello(peer, _) => {
@@ -611,9 +616,15 @@ impl OpenedRoom {
             }
         });
         let transport = match met {
-            Ok((transport, Some(_))) => {
-                let greeting = greet_in_background(self.room, self.greeter);
-                return Ok((Some(greeting), transport));
+            Ok((mut transport, Some(_))) => {
+                let (local, config) = guests_at.expect("the socket was met on");
+                let (guests, line) = Guests::new(local, config, GUEST_LIMITS);
+                transport.inner_mut().welcome_guests(guests);
+                for event in early_guests.events {
+                    let _ = line.events.send(event);
+                }
+                let serving = serve_in_background(self.room, self.greeter, line, is_guest_of(ours));
+                return Ok((Some(serving), transport));
             }
             Ok((transport, None)) => transport,
             Err(IceFailure { error, .. }) => return Err(AppError::NoRoute(*error)),
@@ -625,12 +636,55 @@ impl OpenedRoom {
     }
 }
 
-fn greet_in_background(mut room: RoomClient, mut greeter: Greeter) -> HostedRoom {
+/// Whether a hello is of a spectator of `ours`'s game.
+fn is_guest_of(ours: Identity) -> impl Fn(&Hello) -> bool + Send + 'static {
+    move |peer: &Hello| peer.role == RoomRole::Spectator && peer.identity.mismatch(&ours).is_none()
+}
+
+/// The spectators (a restarted player comes back as one) who greeted the
+/// host before its player's path was found, and what they said since, for
+/// the meetings beside the match: at most [`EARLY_GUEST_EVENTS`].
+#[derive(Default)]
+struct EarlyGuests {
+    peers: BTreeSet<PeerId>,
+    events: Vec<GuestEvent>,
+}
+
+impl EarlyGuests {
+    /// Keeps what a spectator said; hands back what is not a spectator's.
+    fn keep(&mut self, heard: Heard) -> Option<Heard> {
+        let event = match heard {
+            Heard::Hello(peer, hello) if hello.role == RoomRole::Spectator => {
+                if self.peers.len() < MAX_GREETED {
+                    self.peers.insert(peer.clone());
+                }
+                GuestEvent::Arrived(peer)
+            }
+            Heard::Ice(peer, text) if self.peers.contains(&peer) => GuestEvent::Signal(peer, text),
+            Heard::Left(peer) if self.peers.remove(&peer) => GuestEvent::Left(peer),
+            other => return Some(other),
+        };
+        if self.events.len() < EARLY_GUEST_EVENTS {
+            self.events.push(event);
+        }
+        None
+    }
+}
+
+/// Keeps the host's room through the match: greets every newcomer, and
+/// passes what spectators of its game say to their meetings beside the
+/// match (`line`), and what those say back, until dropped.
+fn serve_in_background(
+    mut room: RoomClient,
+    mut greeter: Greeter,
+    line: GuestLine,
+    is_guest: impl Fn(&Hello) -> bool + Send + 'static,
+) -> HostedRoom {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     let thread = std::thread::spawn(move || {
         while !stopped.load(Ordering::Relaxed) {
-            if let Err(error) = greeter.step(&mut room, &|_| false, HOST_POLL) {
+            if let Err(error) = serve_guests(&mut room, &mut greeter, &line, &is_guest) {
                 eprintln!("warning: {error}: {ROOM_GONE}");
                 return;
             }
@@ -640,6 +694,37 @@ fn greet_in_background(mut room: RoomClient, mut greeter: Greeter) -> HostedRoom
         stop,
         thread: Some(thread),
     }
+}
+
+/// One turn of the host's room during the match: its next event, then the
+/// meetings' news.
+fn serve_guests(
+    room: &mut RoomClient,
+    greeter: &mut Greeter,
+    line: &GuestLine,
+    is_guest: &dyn Fn(&Hello) -> bool,
+) -> Result<(), SignalError> {
+    let event = match greeter.listen(room, is_guest, GUEST_POLL)? {
+        Heard::Hello(peer, _) => Some(GuestEvent::Arrived(peer)),
+        Heard::Ice(peer, text) => Some(GuestEvent::Signal(peer, text)),
+        Heard::Left(peer) => Some(GuestEvent::Left(peer)),
+        Heard::Nothing => None,
+    };
+    // The match's socket may be gone already (it ended): nobody to meet.
+    if let Some(event) = event {
+        let _ = line.events.send(event);
+    }
+    while let Ok(news) = line.news.try_recv() {
+        match news {
+            GuestNews::Signal(peer, text) => room.send(&peer, &text)?,
+            GuestNews::Met(peer) => tracing::info!("met the spectator {peer} of the room"),
+            GuestNews::Failed(peer, why) => {
+                eprintln!("warning: a spectator of the room found no path ({why})");
+                greeter.forget(peer);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How a joiner or spectator found its host: its address, the game socket
@@ -663,7 +748,7 @@ pub struct FoundHost {
 /// What looking for a room's host found.
 enum HostSearch {
     /// A host of our game.
-    Found(PeerId, Hello),
+    Found(PeerId),
     /// Only hosts of another game: the refusal the handshake would give.
     OtherGame(AppError),
     /// Nobody answered as a host.
@@ -690,7 +775,7 @@ fn await_host(
             return Ok(refusal.map_or(HostSearch::Nobody, HostSearch::OtherGame));
         };
         match check_host(&host, ours) {
-            Ok(()) => return Ok(HostSearch::Found(peer, host)),
+            Ok(()) => return Ok(HostSearch::Found(peer)),
             Err(refused) => {
                 if skipped.len() < MAX_GREETED && skipped.insert(peer.clone()) {
                     tracing::info!(
@@ -717,7 +802,7 @@ pub(crate) fn find_host(
     timeout: Duration,
 ) -> Result<FoundHost, AppError> {
     let role = ours.0;
-    let transport = bind_for(role, link)?;
+    let transport = bind_for(link)?;
     let room = enter(args, &code_room(code), None)?;
     let hello = Hello {
         role,
@@ -725,10 +810,7 @@ pub(crate) fn find_host(
         candidates: candidates(&room, &transport),
     };
     let search = RoomSearch {
-        config: match role {
-            RoomRole::Spectator => None,
-            _ => Some(args.ice_config()?),
-        },
+        config: args.ice_config()?,
         code,
         greeter: Greeter::new(&hello),
         hello,
@@ -741,20 +823,17 @@ pub(crate) fn find_host(
     Ok(found.expect("a search with no failure behind it finds a host or fails"))
 }
 
-/// A game socket for `role`: a player's carries ICE, whose candidates are
-/// IPv4.
-fn bind_for(role: RoomRole, link: &LinkArgs) -> Result<LinkTransport, AppError> {
-    match role {
-        RoomRole::Spectator => bind_listening(link, 0),
-        _ => bind_ipv4(link, 0),
-    }
+/// A game socket to find the host from: it carries ICE, whose candidates
+/// are IPv4.
+fn bind_for(link: &LinkArgs) -> Result<LinkTransport, AppError> {
+    bind_ipv4(link, 0)
 }
 
 /// A joiner's or spectator's search of a room for its host, resumable
 /// after the host it found proved false.
 struct RoomSearch {
-    /// The path finding's servers; `None` for a spectator, who dials.
-    config: Option<IceConfig>,
+    /// The path finding's servers.
+    config: IceConfig,
     code: RoomCode,
     hello: Hello,
     greeter: Greeter,
@@ -787,8 +866,8 @@ impl RoomSearch {
         let (host_peer, address, transport) = loop {
             let answer = await_host(&mut room, &mut self.greeter, &self.hello, deadline);
             let found = answer.map_err(|error| server_gone(error, &waiting_for))?;
-            let (host_peer, host) = match (found, failed.take()) {
-                (HostSearch::Found(peer, host), failed) => {
+            let host_peer = match (found, failed.take()) {
+                (HostSearch::Found(peer), failed) => {
                     match failed {
                         Some(HostFailure::NoPath(error)) => eprintln!(
                             "warning: a host of the room found no path ({error}); trying the next"
@@ -798,7 +877,7 @@ impl RoomSearch {
                         ),
                         None => {}
                     }
-                    (peer, host)
+                    peer
                 }
                 // No other host answered: the failed one's is the answer.
                 (_, Some(HostFailure::NoPath(error))) => return Err(AppError::NoRoute(*error)),
@@ -813,11 +892,7 @@ impl RoomSearch {
                     })
                 }
             };
-            let Some(config) = self.config.clone() else {
-                let address = spectator_dial(&host, &room, &transport)?;
-                break (host_peer, address, transport);
-            };
-            let peer = host_peer.clone();
+            let (peer, config) = (host_peer.clone(), self.config.clone());
             let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
                 Ok((address, transport)) => break (host_peer, address, transport),
                 Err(failure) => failure,
@@ -881,7 +956,7 @@ impl NextHost {
             return Ok(None);
         }
         search.greeter.forget(host);
-        let transport = bind_for(search.hello.role, &search.link)?;
+        let transport = bind_for(&search.link)?;
         // The real host greeted us when we arrived: its hello waits in
         // the room.
         let deadline = Instant::now() + OTHER_GAME_GRACE;
@@ -1152,17 +1227,6 @@ mod tests {
     }
 
     #[test]
-    fn a_peer_on_this_machine_is_dialled_over_loopback_and_a_remote_one_over_the_network() {
-        let address = |text: &str| text.parse::<SocketAddr>().unwrap();
-        let host = [address("127.0.0.1:7000"), address("192.168.1.20:7000")];
-        assert_eq!(choose_candidate(&host, true), Some(host[0]));
-        assert_eq!(choose_candidate(&host, false), Some(host[1]));
-        let only_loopback = [host[0]];
-        assert_eq!(choose_candidate(&only_loopback, false), Some(host[0]));
-        assert_eq!(choose_candidate(&[], true), None);
-    }
-
-    #[test]
     fn a_host_of_other_content_is_refused_with_the_handshakes_message() {
         let hello = |role, content| Hello {
             role,
@@ -1210,10 +1274,7 @@ mod tests {
         let ours = hello_of(RoomRole::Player, 0xaa);
         let deadline = Instant::now() + Duration::from_secs(60);
         match await_host(&mut room, &mut Greeter::new(&ours), &ours, deadline).unwrap() {
-            HostSearch::Found(peer, found) => {
-                assert_eq!(peer.as_str(), "host");
-                assert_eq!(found, host);
-            }
+            HostSearch::Found(peer) => assert_eq!(peer.as_str(), "host"),
             _ => panic!("the real host was not found"),
         }
         drop(room);

@@ -146,6 +146,9 @@ pub fn spectate_match_relaying(
             None => return unanswered(label, timeout.as_secs_f64()),
         }
     };
+    if let Some(path) = transport.ice_path() {
+        writeln!(out, "path: {}", path.describe())?;
+    }
     let host_options = spectator
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))

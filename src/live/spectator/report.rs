@@ -97,6 +97,8 @@ pub(crate) struct WatchReport {
     pub(crate) checksums: Option<Checksums>,
     pub(crate) delay: WatchDelay,
     pub(crate) ping_ms: Option<u32>,
+    /// The path ICE chose to the host (a watch through a room).
+    pub(crate) path: Option<crate::net::ice::IcePath>,
     /// The link's traffic, over the seconds watched.
     pub(crate) wire: WireTraffic,
     pub(crate) dropped_datagrams: u64,
@@ -135,6 +137,9 @@ impl Report for WatchReport {
             self.delay.catch_up_frames,
             self.delay.rebuffers
         )?;
+        if let Some(path) = &self.path {
+            writeln!(out, "path: {}", path.describe())?;
+        }
         writeln!(
             out,
             "wire (with IP/UDP headers): sent {:.0} B/s{}, received {:.0} B/s; dropped {} stray datagrams",
@@ -188,6 +193,7 @@ impl Report for WatchReport {
             },
             "netplay": {
                 "ping_ms": self.ping_ms,
+                "path": self.path.as_ref().map(crate::net::ice::IcePath::json),
                 "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
                 "chat": self.chat.json(),

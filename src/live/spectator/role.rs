@@ -154,6 +154,7 @@ impl SpectatorRole {
                 rebuffers: machine.spectator.jitter().starvations(),
             },
             ping_ms: link.ping_ms,
+            path: transport.ice_path(),
             wire: transport.traffic(
                 self.left_ms as f64 / 1000.0,
                 (link.bytes_sent, link.datagrams_sent),

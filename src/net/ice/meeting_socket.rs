@@ -150,20 +150,71 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     where
         T: Transport<Address = SocketAddr> + ?Sized,
     {
-        self.release_ended(now_us, socket);
+        let mut buffer = std::mem::take(&mut self.buffer);
         for _ in 0..DATAGRAMS_PER_STEP {
-            let Some(from) = socket.receive(&mut self.buffer) else {
+            let Some(from) = socket.receive(&mut buffer) else {
                 break;
             };
-            let Some(peer) = self.meetings.route(from, &self.buffer) else {
-                continue;
-            };
-            if let Some(meeting) = self.connectors.get_mut(peer) {
-                if meeting.datagrams.len() < INBOX {
-                    meeting.datagrams.push_back((from, self.buffer.clone()));
-                }
+            self.hear(from, &buffer);
+        }
+        self.buffer = buffer;
+        self.advance(now_us, socket, send)
+    }
+
+    /// Hands a datagram from `from` to the meeting it belongs to; false
+    /// when none does.
+    pub fn hear(&mut self, from: SocketAddr, datagram: &[u8]) -> bool {
+        match self.meetings.route(from, datagram).cloned() {
+            Some(peer) => {
+                self.deliver_datagram(&peer, from, datagram);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`MeetingSocket::hear`] for meetings held beside a match on its
+    /// socket, which offer no relay: a check or an answer of a meeting is
+    /// that meeting's (true), anything else the match's (false); a netcade
+    /// datagram from a meeting's peer is the match's too, and a copy tells
+    /// the meeting that its peer's handshake began.
+    pub fn hear_beside_match(&mut self, from: SocketAddr, datagram: &[u8]) -> bool {
+        if super::is_netcade_datagram(datagram) {
+            if let Some(peer) = self.meetings.route(from, datagram).cloned() {
+                self.deliver_datagram(&peer, from, datagram);
+            }
+            return false;
+        }
+        match self.meetings.route_check(datagram).cloned() {
+            Some(peer) => {
+                self.deliver_datagram(&peer, from, datagram);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn deliver_datagram(&mut self, peer: &K, from: SocketAddr, datagram: &[u8]) {
+        if let Some(meeting) = self.connectors.get_mut(peer) {
+            if meeting.datagrams.len() < INBOX {
+                meeting.datagrams.push_back((from, datagram.to_vec()));
             }
         }
+    }
+
+    /// Steps every meeting at `now_us` with the datagrams heard so far
+    /// (what they send goes out on `socket`, their signals through
+    /// `send`), ends the late ones and starts waiting ones.
+    pub fn advance<T>(
+        &mut self,
+        now_us: u64,
+        socket: &mut T,
+        send: &mut dyn FnMut(&K, &str) -> Result<(), SignalError>,
+    ) -> Vec<MeetingOutcome<K>>
+    where
+        T: Transport<Address = SocketAddr> + ?Sized,
+    {
+        self.release_ended(now_us, socket);
         let mut outcomes = Vec::new();
         for (peer, meeting) in &mut self.connectors {
             let mut routed = Routed {
@@ -242,6 +293,13 @@ impl<K: Ord + Clone> MeetingSocket<K> {
     /// The connector of a meeting that is [`MeetingOutcome::Ready`]; the
     /// others end with the socket.
     pub fn take(mut self, peer: &K) -> Option<IceConnector> {
+        self.finish(peer)
+    }
+
+    /// Takes the connector of a meeting that is [`MeetingOutcome::Ready`]
+    /// off the socket, which goes on meeting the others.
+    pub fn finish(&mut self, peer: &K) -> Option<IceConnector> {
+        self.meetings.end(peer);
         self.connectors
             .remove(peer)
             .map(|meeting| meeting.connector)

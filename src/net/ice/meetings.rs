@@ -229,15 +229,35 @@ impl<K: Ord + Clone> Meetings<K> {
         match stun(datagram) {
             Some(Stun {
                 class: StunClass::Request | StunClass::Indication,
+                username: Some(_),
+                ..
+            })
+            | Some(Stun {
+                class: StunClass::Success | StunClass::Error,
+                ..
+            }) => self.route_check(datagram),
+            _ => self.last_sent_to(from),
+        }
+    }
+
+    /// The meeting a STUN datagram belongs to by what it names alone: a
+    /// check by its username fragment, an answer by its transaction.
+    /// Meetings that offer no relay are found by these only, so a socket
+    /// whose match runs beside them keeps its relay's traffic (its
+    /// ChannelData and Data indications) to itself.
+    pub fn route_check(&self, datagram: &[u8]) -> Option<&K> {
+        match stun(datagram)? {
+            Stun {
+                class: StunClass::Request | StunClass::Indication,
                 username: Some(ours),
                 ..
-            }) => self.find(|meeting| meeting.ufrag.as_deref() == Some(ours)),
-            Some(Stun {
+            } => self.find(|meeting| meeting.ufrag.as_deref() == Some(ours)),
+            Stun {
                 class: StunClass::Success | StunClass::Error,
                 transaction,
                 ..
-            }) => self.find(|meeting| meeting.transactions.contains(&transaction)),
-            _ => self.last_sent_to(from),
+            } => self.find(|meeting| meeting.transactions.contains(&transaction)),
+            _ => None,
         }
     }
 
@@ -372,6 +392,32 @@ mod tests {
         meetings.sent(&"b", relay, b"\x40\x00\x00\x00");
         meetings.sent(&"a", address("10.0.0.3:1"), b"x");
         assert_eq!(meetings.route(relay, &channel_data), Some(&"b"));
+    }
+
+    #[test]
+    fn by_what_they_name_alone_only_checks_and_their_answers_find_a_meeting() {
+        let mut meetings = Meetings::new(LIMITS);
+        meetings.offer("spectator", 0);
+        meetings.set_ufrag(&"spectator", "ssss");
+        let server = address("10.0.0.1:3478");
+        // The meeting asked the server for its address: the answer is its,
+        // the match's relay traffic from that server is not.
+        meetings.sent(
+            &"spectator",
+            server,
+            &stun_message(StunClass::Request, 3, None),
+        );
+        let answer = stun_message(StunClass::Success, 3, None);
+        assert_eq!(meetings.route_check(&answer), Some(&"spectator"));
+        let check = stun_message(StunClass::Request, 4, Some("ssss:remote"));
+        assert_eq!(meetings.route_check(&check), Some(&"spectator"));
+        let channel_data = [0x40, 0x00, 0x00, 0x02, b'n', b'c'];
+        assert_eq!(meetings.route(server, &channel_data), Some(&"spectator"));
+        assert_eq!(meetings.route_check(&channel_data), None);
+        let players_check = stun_message(StunClass::Request, 5, Some("pppp:remote"));
+        assert_eq!(meetings.route_check(&players_check), None);
+        let players_answer = stun_message(StunClass::Success, 6, None);
+        assert_eq!(meetings.route_check(&players_answer), None);
     }
 
     #[test]

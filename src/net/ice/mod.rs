@@ -12,6 +12,7 @@
 
 mod channel;
 mod connector;
+mod guests;
 mod meeting_socket;
 pub mod meetings;
 mod signals;
@@ -19,6 +20,7 @@ mod stun_peek;
 mod transport;
 
 pub use connector::IceConnector;
+pub use guests::{GuestEvent, GuestLine, GuestNews, Guests};
 pub use meeting_socket::{MeetingEnd, MeetingOutcome, MeetingSocket};
 pub use signals::{IceSignal, SignalParseError};
 pub use transport::{IceTransport, PathStats};

@@ -84,6 +84,15 @@ fn per_datagram(bytes: u64, datagrams: u64) -> f64 {
     bytes as f64 / datagrams as f64
 }
 
+/// What else a path's socket serves while the match runs over it (a room
+/// host's meetings with its spectators, [`Guests`](super::Guests)).
+pub trait BesideTheMatch: Send {
+    /// Takes a datagram the socket read when it is not the match's.
+    fn hear(&mut self, from: SocketAddr, datagram: &[u8]) -> bool;
+    /// Makes progress at `now_us`, sending on `socket`.
+    fn step(&mut self, now_us: u64, socket: &mut dyn Transport<Address = SocketAddr>);
+}
+
 /// A transport over the path [`IceConnector`](super::IceConnector) chose.
 pub struct IceTransport<T, C> {
     inner: T,
@@ -103,6 +112,8 @@ pub struct IceTransport<T, C> {
     /// The router's port mapping, deleted when the path is dropped (the
     /// match ended).
     port_mapping: Option<crate::net::port_mapping::GamePortMapping>,
+    /// The peers met beside the match on its socket (a room's spectators).
+    guests: Option<Box<dyn BesideTheMatch>>,
 }
 
 impl<T, C> IceTransport<T, C>
@@ -136,7 +147,14 @@ where
             stats: PathStats::default(),
             path,
             port_mapping: None,
+            guests: None,
         }
+    }
+
+    /// Meets `guests` beside the match on this socket from now on: their
+    /// checks go to their own agents, never to the opponent's.
+    pub fn welcome_guests(&mut self, guests: Box<dyn BesideTheMatch>) {
+        self.guests = Some(guests);
     }
 
     /// The opponent's address on this path.
@@ -182,6 +200,9 @@ where
             if let Some(request) = channel.poll_transmit(self.clock.now_us()) {
                 self.inner.send(channel.server(), &request);
             }
+        }
+        if let Some(guests) = &mut self.guests {
+            guests.step(self.clock.now_us(), &mut self.inner);
         }
     }
 
@@ -268,6 +289,11 @@ where
             return Some(from.unwrap_or(self.remote));
         }
         while let Some(from) = self.inner.receive(into) {
+            if let Some(guests) = &mut self.guests {
+                if guests.hear(from, into) {
+                    continue;
+                }
+            }
             let wire = into.len();
             if super::is_netcade_datagram(into) {
                 self.stats.received(wire, wire);
