@@ -19,7 +19,7 @@
 //! `netcade host --room` runs in one home and `netcade join --room CODE` in
 //! the other.
 //!
-//! The `*_miniupnpd_*` tests (features `natpmp`, `upnp`) run Debian's
+//! The `*_miniupnpd_*` tests (features `natpmp` and `upnp`) run Debian's
 //! miniupnpd on the host's router, speaking PCP/NAT-PMP or UPnP IGD to the
 //! home only; the host asks it for a port mapping, the joiner reaches the
 //! host on the mapped port, and the mapping is gone when the match ends.
@@ -71,9 +71,11 @@ enum Masquerade {
 
 /// The WAN link of the host's router in the miniupnpd tests: outside the
 /// reserved ranges, where miniupnpd refuses to forward ports.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
 const MINIUPNPD_WAN: &str = "198.20.1";
 
 /// What the host's router's miniupnpd answers.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
 #[derive(Clone, Copy)]
 enum Speaks {
     /// PCP and NAT-PMP (port 5351), no UPnP.
@@ -131,13 +133,6 @@ impl Lab {
 
     fn new(masquerade: Masquerade) -> Lab {
         Lab::with_host_router_wan(masquerade, "198.18.1")
-    }
-
-    /// A lab whose host's router runs miniupnpd, speaking `speaks`.
-    fn with_miniupnpd(masquerade: Masquerade, speaks: Speaks) -> Lab {
-        let mut lab = Lab::with_host_router_wan(masquerade, MINIUPNPD_WAN);
-        lab.start_miniupnpd(speaks);
-        lab
     }
 
     /// The host's router's WAN link is `host_wan`.0/24, the joiner's
@@ -230,99 +225,6 @@ impl Lab {
              add rule ip filter input iifname \"wan\" ct state new drop\n"
         );
         nft(&router, &rules);
-    }
-
-    /// miniupnpd on the host's router, answering the home only, once it
-    /// listens: in the chains its nftables backend fills (the ones
-    /// Debian's `/etc/miniupnpd/nft_init.sh` makes), with its lease file
-    /// in the lab's folder.
-    fn start_miniupnpd(&mut self, speaks: Speaks) {
-        let router = self.ns("ra");
-        nft(
-            &router,
-            "add table inet filter\n\
-             add chain inet filter miniupnpd\n\
-             add chain inet filter prerouting_miniupnpd\n\
-             add chain inet filter postrouting_miniupnpd\n\
-             add chain inet filter forward { type filter hook forward priority 0 ; }\n\
-             add rule inet filter forward jump miniupnpd\n\
-             add chain inet filter prerouting { type nat hook prerouting priority -100 ; }\n\
-             add rule inet filter prerouting jump prerouting_miniupnpd\n\
-             add chain inet filter postrouting { type nat hook postrouting priority 100 ; }\n\
-             add rule inet filter postrouting jump postrouting_miniupnpd\n",
-        );
-        let dir = self._dir.path();
-        let (natpmp, upnp, listens) = match speaks {
-            // Where each listens: PCP/NAT-PMP on 5351, SSDP on 1900.
-            Speaks::Pcp => ("yes", "no", 5351),
-            Speaks::Upnp => ("no", "yes", 1900),
-        };
-        let config = format!(
-            "ext_ifname=wan\nlistening_ip=lan\nhttp_port=0\n\
-             enable_natpmp={natpmp}\nenable_upnp={upnp}\nsecure_mode=yes\n\
-             system_uptime=yes\nlease_file={}\n\
-             uuid=3a4e5f6a-1b2c-4d3e-8f9a-0b1c2d3e4f5a\n\
-             allow 1024-65535 198.19.1.0/24 1024-65535\n\
-             deny 0-65535 0.0.0.0/0 0-65535\n",
-            dir.join("miniupnpd.leases").display()
-        );
-        std::fs::write(dir.join("miniupnpd.conf"), config).unwrap();
-        let log = std::fs::File::create(dir.join("miniupnpd.log")).unwrap();
-        let program = support::servers::server_program("miniupnpd")
-            .expect("miniupnpd (apt-get install miniupnpd)");
-        // -d: in the foreground, so it is this child (and killed with it).
-        let child = Command::new("ip")
-            .args(["netns", "exec", &router])
-            .arg(program)
-            .arg("-d")
-            .arg("-f")
-            .arg(dir.join("miniupnpd.conf"))
-            .arg("-P")
-            .arg(dir.join("miniupnpd.pid"))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("miniupnpd starts");
-        let pid = child.id();
-        self.miniupnpd = Some(child);
-        let listening = format!(":{listens:04X} 00000000:0000 07");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !std::fs::read_to_string(format!("/proc/{pid}/net/udp"))
-            .unwrap_or_default()
-            .contains(&listening)
-        {
-            assert!(
-                Instant::now() < deadline,
-                "miniupnpd never listened: {}",
-                self.miniupnpd_log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn miniupnpd_log(&self) -> String {
-        std::fs::read_to_string(self._dir.path().join("miniupnpd.log")).unwrap_or_default()
-    }
-
-    /// The ports miniupnpd forwards now: its DNAT rules on the host's router.
-    fn forwarded_ports(&self) -> Vec<String> {
-        let listed = Command::new("ip")
-            .args(["netns", "exec", &self.ns("ra")])
-            .args([
-                "nft",
-                "list",
-                "chain",
-                "inet",
-                "filter",
-                "prerouting_miniupnpd",
-            ])
-            .output()
-            .expect("nft lists the chain");
-        String::from_utf8_lossy(&listed.stdout)
-            .lines()
-            .filter(|line| line.contains("dnat"))
-            .map(|line| line.trim().to_owned())
-            .collect()
     }
 
     fn start_coturn(&mut self) {
@@ -427,6 +329,110 @@ impl Lab {
             .stdout(Stdio::piped())
             .spawn()
             .expect("the player starts")
+    }
+}
+
+/// The miniupnpd tests' part of the lab.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+impl Lab {
+    /// A lab whose host's router runs miniupnpd, speaking `speaks`.
+    fn with_miniupnpd(masquerade: Masquerade, speaks: Speaks) -> Lab {
+        let mut lab = Lab::with_host_router_wan(masquerade, MINIUPNPD_WAN);
+        lab.start_miniupnpd(speaks);
+        lab
+    }
+
+    /// miniupnpd on the host's router, answering the home only, once it
+    /// listens: in the chains its nftables backend fills (the ones
+    /// Debian's `/etc/miniupnpd/nft_init.sh` makes), with its lease file
+    /// in the lab's folder.
+    fn start_miniupnpd(&mut self, speaks: Speaks) {
+        let router = self.ns("ra");
+        nft(
+            &router,
+            "add table inet filter\n\
+             add chain inet filter miniupnpd\n\
+             add chain inet filter prerouting_miniupnpd\n\
+             add chain inet filter postrouting_miniupnpd\n\
+             add chain inet filter forward { type filter hook forward priority 0 ; }\n\
+             add rule inet filter forward jump miniupnpd\n\
+             add chain inet filter prerouting { type nat hook prerouting priority -100 ; }\n\
+             add rule inet filter prerouting jump prerouting_miniupnpd\n\
+             add chain inet filter postrouting { type nat hook postrouting priority 100 ; }\n\
+             add rule inet filter postrouting jump postrouting_miniupnpd\n",
+        );
+        let dir = self._dir.path();
+        let (natpmp, upnp, listens) = match speaks {
+            // Where each listens: PCP/NAT-PMP on 5351, SSDP on 1900.
+            Speaks::Pcp => ("yes", "no", 5351),
+            Speaks::Upnp => ("no", "yes", 1900),
+        };
+        let config = format!(
+            "ext_ifname=wan\nlistening_ip=lan\nhttp_port=0\n\
+             enable_natpmp={natpmp}\nenable_upnp={upnp}\nsecure_mode=yes\n\
+             system_uptime=yes\nlease_file={}\n\
+             uuid=3a4e5f6a-1b2c-4d3e-8f9a-0b1c2d3e4f5a\n\
+             allow 1024-65535 198.19.1.0/24 1024-65535\n\
+             deny 0-65535 0.0.0.0/0 0-65535\n",
+            dir.join("miniupnpd.leases").display()
+        );
+        std::fs::write(dir.join("miniupnpd.conf"), config).unwrap();
+        let log = std::fs::File::create(dir.join("miniupnpd.log")).unwrap();
+        let program = support::servers::server_program("miniupnpd")
+            .expect("miniupnpd (apt-get install miniupnpd)");
+        // -d: in the foreground, so it is this child (and killed with it).
+        let child = Command::new("ip")
+            .args(["netns", "exec", &router])
+            .arg(program)
+            .arg("-d")
+            .arg("-f")
+            .arg(dir.join("miniupnpd.conf"))
+            .arg("-P")
+            .arg(dir.join("miniupnpd.pid"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("miniupnpd starts");
+        let pid = child.id();
+        self.miniupnpd = Some(child);
+        let listening = format!(":{listens:04X} 00000000:0000 07");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(format!("/proc/{pid}/net/udp"))
+            .unwrap_or_default()
+            .contains(&listening)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "miniupnpd never listened: {}",
+                self.miniupnpd_log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn miniupnpd_log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("miniupnpd.log")).unwrap_or_default()
+    }
+
+    /// The ports miniupnpd forwards now: its DNAT rules on the host's router.
+    fn forwarded_ports(&self) -> Vec<String> {
+        let listed = Command::new("ip")
+            .args(["netns", "exec", &self.ns("ra")])
+            .args([
+                "nft",
+                "list",
+                "chain",
+                "inet",
+                "filter",
+                "prerouting_miniupnpd",
+            ])
+            .output()
+            .expect("nft lists the chain");
+        String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter(|line| line.contains("dnat"))
+            .map(|line| line.trim().to_owned())
+            .collect()
     }
 }
 
@@ -691,7 +697,7 @@ fn behind_fully_random_routers_a_joiner_the_host_refuses_once_asks_again_through
 /// both routers `masquerade fully-random` (which alone sends them through
 /// the relay), the host asking for a port mapping: the joiner reaches the
 /// host on the mapped port, and the mapping is gone after the match.
-#[cfg(any(feature = "natpmp", feature = "upnp"))]
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
 fn mapped_room_match(speaks: Speaks, protocol: &str) {
     let mut lab = Lab::with_miniupnpd(Masquerade::FullyRandom, speaks);
     let ask = [("NETCADE_NO_PORT_MAPPING", std::ffi::OsStr::new("0"))];
@@ -725,7 +731,7 @@ fn mapped_room_match(speaks: Speaks, protocol: &str) {
 }
 
 #[test]
-#[cfg(feature = "natpmp")]
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
 #[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --features upnp,natpmp --test servers -- --ignored --test-threads 1 miniupnpd"]
 fn behind_fully_random_routers_a_host_mapped_by_miniupnpd_over_pcp_is_reached_by_room_code_without_the_relay(
 ) {
@@ -733,7 +739,7 @@ fn behind_fully_random_routers_a_host_mapped_by_miniupnpd_over_pcp_is_reached_by
 }
 
 #[test]
-#[cfg(feature = "upnp")]
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
 #[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --features upnp,natpmp --test servers -- --ignored --test-threads 1 miniupnpd"]
 fn behind_fully_random_routers_a_host_mapped_by_miniupnpd_over_upnp_is_reached_by_room_code_without_the_relay(
 ) {
@@ -849,7 +855,12 @@ fn stun_binding(socket: &UdpSocket, server: SocketAddr) -> Option<SocketAddr> {
     request.extend_from_slice(b"nat-lab-test");
     socket.send_to(&request, server).ok()?;
     let mut answer = [0u8; 512];
-    let (length, _) = socket.recv_from(&mut answer).ok()?;
+    let (length, from) = socket.recv_from(&mut answer).ok()?;
+    // A late answer from the other server (to a request sent again while
+    // coturn was slow) would make a symmetric NAT look cone: not this one's.
+    if from != server {
+        return None;
+    }
     let mut attributes = answer.get(20..length)?;
     while attributes.len() >= 4 {
         let kind = u16::from_be_bytes([attributes[0], attributes[1]]);
