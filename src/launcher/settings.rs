@@ -357,7 +357,7 @@ impl Settings {
         ));
         let netplay = &self.netplay;
         text.push_str(&format!(
-            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n# Ask the router to forward the match's port (UPnP); false: --no-port-mapping.\nport_mapping = {}\n",
+            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n# Ask the router to forward the match's port (PCP, NAT-PMP, UPnP); false: --no-port-mapping.\nport_mapping = {}\n",
             quoted(&netplay.name),
             netplay.port,
             quoted(&delay_text(netplay.delay)),

@@ -177,7 +177,7 @@ pub struct IceSocket<'a> {
 
 /// Runs `meet` on `link`'s UDP socket, which returns the connector whose
 /// path the match takes (or `None`: the socket stays plain UDP), and
-/// returns the link carrying that path. With feature `upnp` and
+/// returns the link carrying that path. With feature `natpmp` or `upnp` and
 /// [`IceConfig::port_mapping`] the router is asked to forward the port
 /// first, and the mapping lasts as long as the path. The `--sim-*` faults apply to the match, not to the checks. On
 /// failure, the link comes back untouched beside the error.
@@ -197,10 +197,31 @@ pub fn on_ice_socket(
         let mut clock = MonotonicClock::new();
         let local = super::ice::reachable_address(bound);
         // Best effort: a router's mapping is one more candidate, no more.
+        let asked_at = std::time::Instant::now();
         let mapping = config
             .port_mapping
-            .then(|| super::port_mapping::map_game_port(local).ok())
+            .then(|| match super::port_mapping::map_game_port(local) {
+                Ok(mapping) => Some(mapping),
+                Err(error) => {
+                    tracing::info!("{error}");
+                    None
+                }
+            })
             .flatten();
+        let mapped_port = mapping.as_ref().map(|mapping| {
+            let mapped = super::ice::MappedPort {
+                protocol: mapping.protocol(),
+                external: mapping.external(),
+                time_to_map: asked_at.elapsed(),
+            };
+            tracing::info!(
+                "{} forwards {} to {local} (asked in {:?})",
+                mapped.protocol,
+                mapped.external,
+                mapped.time_to_map
+            );
+            mapped
+        });
         let config = IceConfig {
             mapped_address: config
                 .mapped_address
@@ -219,8 +240,8 @@ pub fn on_ice_socket(
             Err(error) => return Err((error, SocketTransport::Udp(udp))),
         };
         let mut path_transport = connector.into_transport(udp, clock);
-        if let Some(mapping) = mapping {
-            path_transport.hold_port_mapping(mapping);
+        if let Some((mapping, mapped)) = mapping.zip(mapped_port) {
+            path_transport.hold_port_mapping(mapping, mapped);
         }
         chosen = Some(path_transport.path().clone());
         Ok(SocketTransport::Ice(Box::new(path_transport)))

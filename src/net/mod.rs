@@ -7,7 +7,7 @@
 //! signaling server's rooms that carry it (`room`), a TCP link for
 //! RetroArch hosts (`tcp`), ICE over the game's
 //! socket for machines behind NATs (`ice`), a router's port mapping
-//! (`port_mapping`, feature `upnp`) and, with feature `broadcast`, a NATS
+//! (`port_mapping`, features `natpmp` and `upnp`) and, with feature `broadcast`, a NATS
 //! client on its own thread (`nats`).
 
 pub mod conditioner;

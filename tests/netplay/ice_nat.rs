@@ -461,6 +461,7 @@ fn a_port_mapping_gets_two_symmetric_nats_through_without_a_relay() {
         joiner.remote, mapped,
         "the joiner reaches the mapped port: {joiner:?}"
     );
+    assert_eq!(joiner.kind, PathKind::PortMapped, "and says so: {joiner:?}");
 }
 
 #[test]

@@ -19,8 +19,15 @@
 //! `netcade host --room` runs in one home and `netcade join --room CODE` in
 //! the other.
 //!
-//! Only addresses inside 198.18.0.0/15 are used, no namespace has a route
-//! out, and every namespace (with its processes) is removed at the end.
+//! The `*_miniupnpd_*` tests (features `natpmp` and `upnp`) run Debian's
+//! miniupnpd on the host's router, speaking PCP/NAT-PMP or UPnP IGD to the
+//! home only; the host asks it for a port mapping, the joiner reaches the
+//! host on the mapped port, and the mapping is gone when the match ends.
+//!
+//! Only addresses inside 198.18.0.0/15 are used, but for that router's WAN
+//! link in the miniupnpd tests (198.20.1.0/24: miniupnpd forwards nothing
+//! from a reserved address); no namespace has a route out, and every
+//! namespace (with its processes) is removed at the end.
 
 use netcade::engine::matches::machine::NetplayMachine;
 use netcade::net::ice::{IceConfig, IceRole, PathPolicy, RelayServer};
@@ -62,12 +69,46 @@ enum Masquerade {
     FullyRandom,
 }
 
+/// The WAN link of the host's router in the miniupnpd tests: outside the
+/// reserved ranges, where miniupnpd refuses to forward ports.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+const MINIUPNPD_WAN: &str = "198.20.1";
+
+/// What the host's router's miniupnpd answers.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+#[derive(Clone, Copy)]
+enum Speaks {
+    /// PCP and NAT-PMP (port 5351), no UPnP.
+    Pcp,
+    /// UPnP IGD (SSDP and HTTP), no PCP/NAT-PMP.
+    Upnp,
+}
+
 /// The namespaces of one lab, removed (with what runs in them) on drop.
 struct Lab {
     prefix: String,
     _dir: tempfile::TempDir,
     coturn: Option<Child>,
     signaling: Option<Child>,
+    miniupnpd: Option<Child>,
+}
+
+/// Applies nftables `rules` inside namespace `ns`.
+fn nft(ns: &str, rules: &str) {
+    let mut nft = Command::new("ip")
+        .args(["netns", "exec", ns, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("nft (apt-get install nftables)");
+    nft.stdin
+        .take()
+        .unwrap()
+        .write_all(rules.as_bytes())
+        .unwrap();
+    assert!(
+        nft.wait().unwrap().success(),
+        "nft refused the rules:\n{rules}"
+    );
 }
 
 fn run(args: &[&str]) {
@@ -91,6 +132,12 @@ impl Lab {
     }
 
     fn new(masquerade: Masquerade) -> Lab {
+        Lab::with_host_router_wan(masquerade, "198.18.1")
+    }
+
+    /// The host's router's WAN link is `host_wan`.0/24, the joiner's
+    /// 198.18.2.0/24.
+    fn with_host_router_wan(masquerade: Masquerade, host_wan: &str) -> Lab {
         assert_eq!(
             std::env::var(LAB_ENV).as_deref(),
             Ok("1"),
@@ -106,6 +153,7 @@ impl Lab {
             _dir: tempfile::tempdir().unwrap(),
             coturn: None,
             signaling: None,
+            miniupnpd: None,
         };
         for name in ["wan", "ra", "rb", "ha", "hb"] {
             run(&["ip", "netns", "add", &lab.ns(name)]);
@@ -116,8 +164,8 @@ impl Lab {
         ip(&wan, "addr add 198.18.0.1/32 dev lo");
         ip(&wan, "addr add 198.18.0.2/32 dev lo");
         lab.forwarding(&wan);
-        for (router, home, side) in [("ra", "ha", 1), ("rb", "hb", 2)] {
-            lab.home_behind(router, home, side, masquerade);
+        for (router, home, side, wan) in [("ra", "ha", 1, host_wan), ("rb", "hb", 2, "198.18.2")] {
+            lab.home_behind(router, home, side, masquerade, wan);
         }
         lab.start_coturn();
         lab
@@ -144,19 +192,26 @@ impl Lab {
         ]);
     }
 
-    /// Router `router` between the WAN (198.18.<side>.0/24) and the home
+    /// Router `router` between the WAN (`wan_net`.0/24) and the home
     /// `home` (198.19.<side>.0/24), masquerading what leaves for the WAN.
-    fn home_behind(&self, router: &str, home: &str, side: u8, masquerade: Masquerade) {
+    fn home_behind(
+        &self,
+        router: &str,
+        home: &str,
+        side: u8,
+        masquerade: Masquerade,
+        wan_net: &str,
+    ) {
         let (wan, router, home) = (self.ns("wan"), self.ns(router), self.ns(home));
         ip(
             &wan,
             &format!("link add to{side} type veth peer name wan netns {router}"),
         );
-        ip(&wan, &format!("addr add 198.18.{side}.1/24 dev to{side}"));
+        ip(&wan, &format!("addr add {wan_net}.1/24 dev to{side}"));
         ip(&wan, &format!("link set to{side} up"));
-        ip(&router, &format!("addr add 198.18.{side}.2/24 dev wan"));
+        ip(&router, &format!("addr add {wan_net}.2/24 dev wan"));
         ip(&router, "link set wan up");
-        ip(&router, &format!("route add default via 198.18.{side}.1"));
+        ip(&router, &format!("route add default via {wan_net}.1"));
         ip(
             &router,
             &format!("link add lan type veth peer name eth0 netns {home}"),
@@ -182,17 +237,7 @@ impl Lab {
              add chain ip filter input {{ type filter hook input priority 0 ; }}\n\
              add rule ip filter input iifname \"wan\" ct state new drop\n"
         );
-        let mut nft = Command::new("ip")
-            .args(["netns", "exec", &router, "nft", "-f", "-"])
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("nft (apt-get install nftables)");
-        nft.stdin
-            .take()
-            .unwrap()
-            .write_all(rules.as_bytes())
-            .unwrap();
-        assert!(nft.wait().unwrap().success(), "nft refused the rules");
+        nft(&router, &rules);
     }
 
     fn start_coturn(&mut self) {
@@ -300,12 +345,118 @@ impl Lab {
     }
 }
 
+/// The miniupnpd tests' part of the lab.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+impl Lab {
+    /// A lab whose host's router runs miniupnpd, speaking `speaks`.
+    fn with_miniupnpd(masquerade: Masquerade, speaks: Speaks) -> Lab {
+        let mut lab = Lab::with_host_router_wan(masquerade, MINIUPNPD_WAN);
+        lab.start_miniupnpd(speaks);
+        lab
+    }
+
+    /// miniupnpd on the host's router, answering the home only, once it
+    /// listens: in the chains its nftables backend fills (the ones
+    /// Debian's `/etc/miniupnpd/nft_init.sh` makes), with its lease file
+    /// in the lab's folder.
+    fn start_miniupnpd(&mut self, speaks: Speaks) {
+        let router = self.ns("ra");
+        nft(
+            &router,
+            "add table inet filter\n\
+             add chain inet filter miniupnpd\n\
+             add chain inet filter prerouting_miniupnpd\n\
+             add chain inet filter postrouting_miniupnpd\n\
+             add chain inet filter forward { type filter hook forward priority 0 ; }\n\
+             add rule inet filter forward jump miniupnpd\n\
+             add chain inet filter prerouting { type nat hook prerouting priority -100 ; }\n\
+             add rule inet filter prerouting jump prerouting_miniupnpd\n\
+             add chain inet filter postrouting { type nat hook postrouting priority 100 ; }\n\
+             add rule inet filter postrouting jump postrouting_miniupnpd\n",
+        );
+        let dir = self._dir.path();
+        let (natpmp, upnp, listens) = match speaks {
+            // Where each listens: PCP/NAT-PMP on 5351, SSDP on 1900.
+            Speaks::Pcp => ("yes", "no", 5351),
+            Speaks::Upnp => ("no", "yes", 1900),
+        };
+        let config = format!(
+            "ext_ifname=wan\nlistening_ip=lan\nhttp_port=0\n\
+             enable_natpmp={natpmp}\nenable_upnp={upnp}\nsecure_mode=yes\n\
+             system_uptime=yes\nlease_file={}\n\
+             uuid=3a4e5f6a-1b2c-4d3e-8f9a-0b1c2d3e4f5a\n\
+             allow 1024-65535 198.19.1.0/24 1024-65535\n\
+             deny 0-65535 0.0.0.0/0 0-65535\n",
+            dir.join("miniupnpd.leases").display()
+        );
+        std::fs::write(dir.join("miniupnpd.conf"), config).unwrap();
+        let log = std::fs::File::create(dir.join("miniupnpd.log")).unwrap();
+        let program = support::servers::server_program("miniupnpd")
+            .expect("miniupnpd (apt-get install miniupnpd)");
+        // -d: in the foreground, so it is this child (and killed with it).
+        let child = Command::new("ip")
+            .args(["netns", "exec", &router])
+            .arg(program)
+            .arg("-d")
+            .arg("-f")
+            .arg(dir.join("miniupnpd.conf"))
+            .arg("-P")
+            .arg(dir.join("miniupnpd.pid"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("miniupnpd starts");
+        let pid = child.id();
+        self.miniupnpd = Some(child);
+        let listening = format!(":{listens:04X} 00000000:0000 07");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(format!("/proc/{pid}/net/udp"))
+            .unwrap_or_default()
+            .contains(&listening)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "miniupnpd never listened: {}",
+                self.miniupnpd_log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn miniupnpd_log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("miniupnpd.log")).unwrap_or_default()
+    }
+
+    /// The ports miniupnpd forwards now: its DNAT rules on the host's router.
+    fn forwarded_ports(&self) -> Vec<String> {
+        let listed = Command::new("ip")
+            .args(["netns", "exec", &self.ns("ra")])
+            .args([
+                "nft",
+                "list",
+                "chain",
+                "inet",
+                "filter",
+                "prerouting_miniupnpd",
+            ])
+            .output()
+            .expect("nft lists the chain");
+        String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter(|line| line.contains("dnat"))
+            .map(|line| line.trim().to_owned())
+            .collect()
+    }
+}
+
 impl Drop for Lab {
     fn drop(&mut self) {
-        for mut server in [self.coturn.take(), self.signaling.take()]
-            .into_iter()
-            .flatten()
-        {
+        let servers = [
+            self.coturn.take(),
+            self.signaling.take(),
+            self.miniupnpd.take(),
+        ];
+        for mut server in servers.into_iter().flatten() {
             let _ = server.kill();
             let _ = server.wait();
         }
@@ -440,8 +591,28 @@ fn room_match_watched(
     spectator: bool,
 ) -> ([serde_json::Value; 2], Option<serde_json::Value>) {
     let mut lab = Lab::new(masquerade);
-    let homes: &[&str] = if spectator {
+    if spectator {
         lab.add_third_home(masquerade);
+    }
+    let (players, watched) = room_match_in(&mut lab, mapping, host_extra, &[], spectator);
+    for (who, summary) in ["host", "joiner"].iter().zip(&players) {
+        print_time_to_connect(who, summary);
+    }
+    if let Some(summary) = &watched {
+        print_time_to_connect("spectator", summary);
+    }
+    (players, watched)
+}
+
+/// [`room_match_watched`] in `lab`, the host with `host_env` too.
+fn room_match_in(
+    lab: &mut Lab,
+    mapping: &str,
+    host_extra: &[&str],
+    host_env: &[(&str, &std::ffi::OsStr)],
+    spectator: bool,
+) -> ([serde_json::Value; 2], Option<serde_json::Value>) {
+    let homes: &[&str] = if spectator {
         &["ha", "hb", "hc"]
     } else {
         &["ha", "hb"]
@@ -468,7 +639,8 @@ fn room_match_watched(
         &common,
     ]
     .concat();
-    let mut host = spawn_netcade_in_netns(&lab.ns("ha"), &host_args, &env);
+    let mut host =
+        spawn_netcade_in_netns(&lab.ns("ha"), &host_args, &[&env[..], host_env].concat());
     let code = support::servers::room_code(&mut host);
     let join_args = [
         &["join", "--room", &code, "--inputs", "random:2"][..],
@@ -506,15 +678,8 @@ fn room_match_watched(
             summaries[1]["checksums"][kind]
         );
     }
-    for (who, summary) in ["host", "joiner"].iter().zip(&summaries) {
-        let path = &summary["netplay"]["path"];
+    for summary in &summaries {
         assert_eq!(summary["netplay"]["desyncs"], 0, "{summary}");
-        // For scripts/room-connect-time: one line per player and path.
-        println!(
-            "lab room: {who} {} time_to_connect_ms {}",
-            path["kind"].as_str().unwrap_or("none"),
-            path["time_to_connect_ms"]
-        );
     }
     let watched = watch.map(|watch| {
         let watched = watch.finish_within(timeout).expect("the spectator ends");
@@ -529,15 +694,19 @@ fn room_match_watched(
         let summary = last_json(&watched);
         assert_eq!(summary["end"], "finished", "{summary}");
         assert_eq!(summary["checksums"], summaries[0]["checksums"], "{summary}");
-        let path = &summary["netplay"]["path"];
-        println!(
-            "lab room: spectator {} time_to_connect_ms {}",
-            path["kind"].as_str().unwrap_or("none"),
-            path["time_to_connect_ms"]
-        );
         summary
     });
     (summaries, watched)
+}
+
+/// For scripts/room-connect-time: `who`'s path and time to connect.
+fn print_time_to_connect(who: &str, summary: &serde_json::Value) {
+    let path = &summary["netplay"]["path"];
+    println!(
+        "lab room: {who} {} time_to_connect_ms {}",
+        path["kind"].as_str().unwrap_or("none"),
+        path["time_to_connect_ms"]
+    );
 }
 
 #[test]
@@ -604,6 +773,59 @@ fn behind_fully_random_routers_a_joiner_the_host_refuses_once_asks_again_through
         let path = &summary["netplay"]["path"];
         assert_eq!(path["kind"], "relay", "{path}");
     }
+}
+
+/// A room match whose host's router runs miniupnpd speaking `speaks`,
+/// both routers `masquerade fully-random` (which alone sends them through
+/// the relay), the host asking for a port mapping: the joiner reaches the
+/// host on the mapped port, and the mapping is gone after the match.
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+fn mapped_room_match(speaks: Speaks, protocol: &str) {
+    let mut lab = Lab::with_miniupnpd(Masquerade::FullyRandom, speaks);
+    let ask = [("NETCADE_NO_PORT_MAPPING", std::ffi::OsStr::new("0"))];
+    let ([host, joiner], _) = room_match_in(&mut lab, "symmetric", &[], &ask, false);
+    let mapped = &host["netplay"]["path"]["port_mapping"];
+    assert_eq!(
+        mapped["protocol"],
+        protocol,
+        "{mapped}\n{}",
+        lab.miniupnpd_log()
+    );
+    let external = mapped["external"].as_str().unwrap_or_default();
+    assert!(
+        external.starts_with(&format!("{MINIUPNPD_WAN}.2:")),
+        "{mapped}"
+    );
+    println!(
+        "lab mapping: {protocol} time_to_map_ms {}",
+        mapped["time_to_map_ms"]
+    );
+    let path = &joiner["netplay"]["path"];
+    assert_eq!(path["kind"], "port_mapped", "{path}");
+    // The host's side sees the joiner's NAT's address: not a kind to count.
+    print_time_to_connect("joiner", &joiner);
+    assert_ne!(host["netplay"]["path"]["kind"], "relay", "{host}");
+    assert_eq!(
+        lab.forwarded_ports(),
+        Vec::<String>::new(),
+        "the mapping outlived the match"
+    );
+}
+
+#[test]
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --features upnp,natpmp --test servers -- --ignored --test-threads 1 miniupnpd"]
+fn behind_fully_random_routers_a_host_mapped_by_miniupnpd_over_pcp_is_reached_by_room_code_without_the_relay(
+) {
+    mapped_room_match(Speaks::Pcp, "PCP");
+}
+
+#[test]
+#[cfg(all(feature = "natpmp", feature = "upnp"))]
+#[ignore = "root only: NETCADE_NAT_LAB=1 cargo test --features upnp,natpmp --test servers -- --ignored --test-threads 1 miniupnpd"]
+fn behind_fully_random_routers_a_host_mapped_by_miniupnpd_over_upnp_is_reached_by_room_code_without_the_relay(
+) {
+    mapped_room_match(Speaks::Upnp, "UPnP");
 }
 
 /// The room's messages over this process's stdin and stdout.
@@ -715,7 +937,12 @@ fn stun_binding(socket: &UdpSocket, server: SocketAddr) -> Option<SocketAddr> {
     request.extend_from_slice(b"nat-lab-test");
     socket.send_to(&request, server).ok()?;
     let mut answer = [0u8; 512];
-    let (length, _) = socket.recv_from(&mut answer).ok()?;
+    let (length, from) = socket.recv_from(&mut answer).ok()?;
+    // A late answer from the other server (to a request sent again while
+    // coturn was slow) would make a symmetric NAT look cone: not this one's.
+    if from != server {
+        return None;
+    }
     let mut attributes = answer.get(20..length)?;
     while attributes.len() >= 4 {
         let kind = u16::from_be_bytes([attributes[0], attributes[1]]);

@@ -533,7 +533,7 @@ impl SettingsScreen {
         delay_picker(ui, "default delay", &mut self.settings.netplay.delay);
         ui.checkbox(
             &mut self.settings.netplay.port_mapping,
-            "ask the router to forward the port (UPnP)",
+            "ask the router to forward the port (PCP, UPnP)",
         );
     }
 

@@ -145,10 +145,11 @@ pub struct SignalArgs {
     /// (hides this machine's addresses from it).
     #[arg(long)]
     pub relay_only: bool,
-    /// Ask no router to forward the game socket's port (UPnP): nothing is
-    /// searched for on the local network. `NETCADE_NO_PORT_MAPPING=1` says
-    /// the same (read apart from the arguments, so it never collides with
-    /// a switch that stands alone, such as `spectate --list`).
+    /// Ask no router to forward the game socket's port (PCP, NAT-PMP,
+    /// UPnP): nothing is sent to the gateway or searched for on the LAN.
+    /// `NETCADE_NO_PORT_MAPPING=1` says the same (read apart from the
+    /// arguments, so it never collides with a switch that stands alone,
+    /// such as `spectate --list`).
     #[arg(long)]
     pub no_port_mapping: bool,
 }

@@ -78,6 +78,9 @@ pub struct IceConnector {
     /// The opponent's host candidates: a check from one of them, learnt
     /// as peer-reflexive because it came before the candidate, is direct.
     remote_hosts: BTreeSet<SocketAddr>,
+    /// The opponent's port-mapping candidates: a path to one goes through
+    /// the opponent's router's mapping, not a punched hole.
+    remote_mapped: BTreeSet<SocketAddr>,
     /// Per relay server: when the last request went to it, and the
     /// shortest wait for an answer seen so far (its round trip).
     relay_round_trips: BTreeMap<SocketAddr, (Option<u64>, Option<Duration>)>,
@@ -155,6 +158,7 @@ impl IceConnector {
             channel: None,
             remote_relays: BTreeMap::new(),
             remote_hosts: BTreeSet::new(),
+            remote_mapped: BTreeSet::new(),
             relay_round_trips: BTreeMap::new(),
             gathering_done: false,
             local_ended: false,
@@ -363,6 +367,11 @@ impl IceConnector {
         self.remote_candidates += 1;
         if candidate.candidate_type == CandidateType::Host {
             self.remote_hosts.insert(candidate.address);
+        }
+        if candidate.candidate_type == CandidateType::ServerReflexive
+            && candidate.foundation == MAPPED_FOUNDATION
+        {
+            self.remote_mapped.insert(candidate.address);
         }
         if self.remote_credentials_known {
             self.stream().add_remote_candidate(candidate);
@@ -718,12 +727,14 @@ impl IceConnector {
                 round_trip_ms: label.round_trip_ms,
             },
             None if local == CandidateType::Host && remote_host => PathKind::Direct,
+            None if self.remote_mapped.contains(&remote) => PathKind::PortMapped,
             None => PathKind::HolePunched,
         };
         IcePath {
             kind,
             remote,
             time_to_connect: Duration::from_micros(now_us.saturating_sub(self.started_us)),
+            port_mapping: None,
         }
     }
 
@@ -770,12 +781,16 @@ fn loopback_host_candidate(local: SocketAddr, component_id: usize) -> Candidate 
     own_candidate(CandidateType::Host, "lo", local, local, component_id).build()
 }
 
+/// The foundation of a port-mapping candidate, which tells the opponent
+/// what it is.
+const MAPPED_FOUNDATION: &str = "map";
+
 /// The candidate of a port the router forwards to this socket: reflexive
 /// (it is this socket seen from outside), open to anyone.
 fn mapped_candidate(public: SocketAddr, local: SocketAddr, component_id: usize) -> Candidate {
     own_candidate(
         CandidateType::ServerReflexive,
-        "map",
+        MAPPED_FOUNDATION,
         public,
         local,
         component_id,

@@ -68,12 +68,12 @@ pub struct IceConfig {
     pub stun_servers: Vec<SocketAddr>,
     /// TURN servers, each tried for a relayed candidate.
     pub relays: Vec<RelayServer>,
-    /// A public address the router forwards to this socket (a UPnP port
+    /// A public address the router forwards to this socket (a port
     /// mapping), offered as one more candidate.
     pub mapped_address: Option<SocketAddr>,
     /// Whether the router is asked to forward the socket's port first
-    /// (`--no-port-mapping` says no; a build without feature `upnp` asks
-    /// none). Off unless asked: a library user, a test, searches no network.
+    /// (`--no-port-mapping` says no; a build without feature `natpmp` or
+    /// `upnp` asks none). Off unless asked: a library user, a test, searches no network.
     pub port_mapping: bool,
     /// Which paths are acceptable.
     pub policy: PathPolicy,
@@ -116,6 +116,8 @@ pub enum PathKind {
     /// Through one or both NATs, opened by the checks (server-reflexive or
     /// peer-reflexive addresses).
     HolePunched,
+    /// To a port the opponent's router forwards (its port mapping).
+    PortMapped,
     /// Through a TURN relay.
     Relay {
         /// The relay's name.
@@ -148,6 +150,7 @@ impl IcePath {
         let kind = match self.kind {
             PathKind::Direct => "direct",
             PathKind::HolePunched => "hole_punched",
+            PathKind::PortMapped => "port_mapped",
             PathKind::Relay { .. } => "relay",
         };
         serde_json::json!({
@@ -156,6 +159,11 @@ impl IcePath {
             "relay": relay,
             "relay_round_trip_ms": relay_round_trip_ms,
             "time_to_connect_ms": self.time_to_connect.as_secs_f64() * 1000.0,
+            "port_mapping": self.port_mapping.as_ref().map(|mapped| serde_json::json!({
+                "protocol": mapped.protocol,
+                "external": mapped.external.to_string(),
+                "time_to_map_ms": mapped.time_to_map.as_secs_f64() * 1000.0,
+            })),
         })
     }
 }
@@ -165,6 +173,7 @@ impl fmt::Display for PathKind {
         match self {
             PathKind::Direct => write!(f, "direct"),
             PathKind::HolePunched => write!(f, "via NAT (hole punched)"),
+            PathKind::PortMapped => write!(f, "to the opponent's port mapping"),
             PathKind::Relay {
                 name,
                 round_trip_ms,
@@ -183,6 +192,19 @@ pub struct IcePath {
     pub remote: SocketAddr,
     /// From the start of connecting to the chosen pair.
     pub time_to_connect: Duration,
+    /// The port this side's router forwarded for the match, if one did.
+    pub port_mapping: Option<MappedPort>,
+}
+
+/// A port this side's router forwards to the game socket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedPort {
+    /// `PCP`, `NAT-PMP` or `UPnP`.
+    pub protocol: &'static str,
+    /// The public address forwarded.
+    pub external: SocketAddr,
+    /// How long asking the router took.
+    pub time_to_map: Duration,
 }
 
 /// Why no path was found.

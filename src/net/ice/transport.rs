@@ -162,9 +162,15 @@ where
         self.remote
     }
 
-    /// Keeps `mapping` for as long as the path lives.
-    pub fn hold_port_mapping(&mut self, mapping: crate::net::port_mapping::GamePortMapping) {
+    /// Keeps `mapping` for as long as the path lives; the path notes it
+    /// as `mapped`.
+    pub fn hold_port_mapping(
+        &mut self,
+        mapping: crate::net::port_mapping::GamePortMapping,
+        mapped: super::MappedPort,
+    ) {
         self.port_mapping = Some(mapping);
+        self.path.port_mapping = Some(mapped);
     }
 
     /// The path, as chosen.

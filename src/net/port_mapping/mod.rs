@@ -1,5 +1,5 @@
-//! Best-effort port mapping: asking the home router (UPnP IGD) to forward
-//! the game socket's port, so the opponent can reach it even through a
+//! Best-effort port mapping: asking the home router (PCP or NAT-PMP, then
+//! UPnP IGD) to forward the game socket's port, so the opponent can reach it even through a
 //! NAT hole punching cannot open. The mapped address becomes one more ICE
 //! candidate ([`IceConfig::mapped_address`](super::ice::IceConfig)); no
 //! match depends on it. The lessons of RetroArch's UPnP (PRs #12628,
@@ -7,8 +7,8 @@
 //! when a router only takes those (error 725), and delete the mapping when
 //! the match ends ([`PortMapping`]'s drop).
 //!
-//! The router talk is igd-next's (feature `upnp`); without the feature
-//! [`map_game_port`] maps nothing.
+//! The router talk is crab_nat's (feature `natpmp`) and igd-next's
+//! (feature `upnp`); without either [`map_game_port`] maps nothing.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -70,7 +70,7 @@ impl<G: Gateway> Drop for PortMapping<G> {
 
 /// No gateway forwarded the port: what each said.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no router forwarded UDP port {port}: {}", if reasons.is_empty() { "no UPnP gateway answered".to_owned() } else { reasons.join("; ") })]
+#[error("no router forwarded UDP port {port}: {}", if reasons.is_empty() { "no gateway answered".to_owned() } else { reasons.join("; ") })]
 pub struct MappingError {
     /// The port asked for.
     pub port: u16,
@@ -129,48 +129,69 @@ fn describe(failure: &AddPortFailure) -> String {
 
 #[cfg(feature = "upnp")]
 mod igd;
+#[cfg(feature = "natpmp")]
+mod pcp;
 
 #[cfg(feature = "upnp")]
 pub use igd::{discover_gateways, IgdGateway};
+#[cfg(feature = "natpmp")]
+pub use pcp::{default_gateway, PcpMapping, PCP_TIMEOUT};
 
-/// The game socket's mapping, kept for the match.
-#[cfg(feature = "upnp")]
-pub type GamePortMapping = PortMapping<IgdGateway>;
-/// The game socket's mapping (none can be made without feature `upnp`).
-#[cfg(not(feature = "upnp"))]
-pub type GamePortMapping = PortMapping<NoGateway>;
+/// The game socket's mapping, kept for the match and deleted when dropped
+/// (uninhabited in a build with neither feature).
+pub enum GamePortMapping {
+    /// Made by a UPnP internet gateway device.
+    #[cfg(feature = "upnp")]
+    Upnp(PortMapping<IgdGateway>),
+    /// Made by the default gateway over PCP or NAT-PMP.
+    #[cfg(feature = "natpmp")]
+    Pcp(PcpMapping),
+}
+
+impl GamePortMapping {
+    /// The public address the router forwards.
+    pub fn external(&self) -> SocketAddr {
+        match *self {
+            #[cfg(feature = "upnp")]
+            GamePortMapping::Upnp(ref mapping) => mapping.external(),
+            #[cfg(feature = "natpmp")]
+            GamePortMapping::Pcp(ref mapping) => mapping.external(),
+        }
+    }
+
+    /// How it was asked for: `UPnP`, `PCP` or `NAT-PMP`.
+    pub fn protocol(&self) -> &'static str {
+        match *self {
+            #[cfg(feature = "upnp")]
+            GamePortMapping::Upnp(_) => "UPnP",
+            #[cfg(feature = "natpmp")]
+            GamePortMapping::Pcp(ref mapping) => mapping.protocol(),
+        }
+    }
+}
 
 /// Asks the routers on this network to forward the game socket's port:
-/// the mapping (kept until dropped) or why none did.
-#[cfg(feature = "upnp")]
+/// the default gateway over PCP/NAT-PMP first (feature `natpmp`: one
+/// request, at most [`PCP_TIMEOUT`]), then the UPnP gateways that answer a
+/// search (feature `upnp`, [`SEARCH_TIMEOUT`]). The mapping (kept until
+/// dropped) or what each said.
 pub fn map_game_port(local: SocketAddr) -> Result<GamePortMapping, MappingError> {
-    map_port(discover_gateways(SEARCH_TIMEOUT), local)
-}
-
-/// Without feature `upnp` no router is asked.
-#[cfg(not(feature = "upnp"))]
-pub fn map_game_port(local: SocketAddr) -> Result<GamePortMapping, MappingError> {
-    map_port(std::iter::empty::<NoGateway>(), local)
-}
-
-/// The gateway type of a build without UPnP (there are none).
-#[cfg(not(feature = "upnp"))]
-pub enum NoGateway {}
-
-#[cfg(not(feature = "upnp"))]
-impl Gateway for NoGateway {
-    fn name(&self) -> String {
-        match *self {}
+    #[allow(unused_mut)]
+    let mut reasons: Vec<String> = Vec::new();
+    #[cfg(feature = "natpmp")]
+    match pcp::map_port(local) {
+        Ok(mapping) => return Ok(GamePortMapping::Pcp(mapping)),
+        Err(why) => reasons.push(why),
     }
-    fn external_ip(&self) -> Result<IpAddr, String> {
-        match *self {}
+    #[cfg(feature = "upnp")]
+    match map_port(discover_gateways(SEARCH_TIMEOUT), local) {
+        Ok(mapping) => return Ok(GamePortMapping::Upnp(mapping)),
+        Err(error) => reasons.extend(error.reasons),
     }
-    fn add_udp_port(&self, _: u16, _: SocketAddr, _: u32) -> Result<(), AddPortFailure> {
-        match *self {}
-    }
-    fn remove_udp_port(&self, _: u16) -> Result<(), String> {
-        match *self {}
-    }
+    Err(MappingError {
+        port: local.port(),
+        reasons,
+    })
 }
 
 #[cfg(test)]
@@ -288,9 +309,6 @@ mod tests {
             "no router forwarded UDP port 7000: router: conflict"
         );
         let none = map_port(Vec::<FakeGateway>::new(), local()).err().unwrap();
-        assert!(
-            none.to_string().ends_with("no UPnP gateway answered"),
-            "{none}"
-        );
+        assert!(none.to_string().ends_with("no gateway answered"), "{none}");
     }
 }
