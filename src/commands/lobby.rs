@@ -7,7 +7,9 @@
 use crate::commands::outputs::OutputArgs;
 use crate::engine::{AppError, Outcome};
 use crate::live::broadcast::connect;
-use crate::live::lobby::{describe_listing, list_lobby, lobby_match, Intent, LobbySettings};
+use crate::live::lobby::{
+    describe_listing, list_lobby, lobby_match, now_unix, Intent, LobbySettings,
+};
 use crate::live::players::{JoinSettings, MatchSettings};
 use crate::live::rooms::SignalArgs;
 use std::io::Write;
@@ -22,15 +24,19 @@ pub struct LobbyChoice {
     pub server: String,
     /// List the lobby's channels (one per game, with how many are in
     /// each), their players and the matches in progress, and exit.
-    #[arg(long, conflicts_with_all = ["challenge", "accept_any"])]
+    #[arg(long, conflicts_with_all = ["challenge", "accept_any", "accept"])]
     pub list: bool,
     /// Challenge the player of this name in your game's channel; play when
     /// it accepts (you host).
-    #[arg(long, value_name = "NAME", conflicts_with = "accept_any")]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["accept_any", "accept"])]
     pub challenge: Option<String>,
     /// Accept the first challenge of a player in your game's channel.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "accept")]
     pub accept_any: bool,
+    /// Accept the challenge of the player of this name (the launcher's
+    /// Accept); decline others.
+    #[arg(long, value_name = "NAME")]
+    pub accept: Option<String>,
     /// Seconds to wait for the other player (its entering the lobby, its
     /// answer, or a challenge).
     #[arg(long, value_name = "S", default_value_t = 120.0)]
@@ -95,21 +101,21 @@ pub fn lobby_command(args: &LobbyArgs, out: &mut dyn Write) -> Result<Outcome, A
         if args.outputs.json {
             writeln!(out, "{}", listing.to_json())?;
         } else {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |since| since.as_secs());
-            for line in describe_listing(&listing, now) {
+            for line in describe_listing(&listing, now_unix()) {
                 writeln!(out, "{line}")?;
             }
         }
         return Ok(Outcome::Success);
     };
-    let intent = match (&args.choice.challenge, args.choice.accept_any) {
-        (Some(name), _) => Intent::Challenge(name.clone()),
-        (None, true) => Intent::AcceptAny,
-        (None, false) => {
+    let choice = &args.choice;
+    let intent = match (&choice.challenge, &choice.accept, choice.accept_any) {
+        (Some(name), _, _) => Intent::Challenge(name.clone()),
+        (None, Some(name), _) => Intent::AcceptFrom(name.clone()),
+        (None, None, true) => Intent::AcceptAny,
+        (None, None, false) => {
             return Err(AppError::BadArgument {
-                message: "lobby: give --challenge NAME or --accept-any (or --list)".into(),
+                message: "lobby: give --challenge NAME, --accept NAME or --accept-any (or --list)"
+                    .into(),
             })
         }
     };

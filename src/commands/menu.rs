@@ -250,6 +250,7 @@ mod tests {
                 port: 7123,
                 delay: DelayChoice::Fixed(3),
                 port_mapping: false,
+                lobby: String::new(),
             },
             ..Settings::default()
         };

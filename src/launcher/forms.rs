@@ -133,6 +133,23 @@ pub enum Session {
         /// The host's HOST:PORT.
         address: String,
     },
+    /// A match met in the lobby at `server`: challenging a player there,
+    /// or accepting its challenge.
+    Lobby {
+        /// The lobby's `nats://` URL.
+        server: String,
+        /// What is done there.
+        meeting: LobbyMeeting,
+    },
+}
+
+/// How a match is met in the lobby.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LobbyMeeting {
+    /// Challenge this player (`--challenge NAME`): we host.
+    Challenge(String),
+    /// Accept this player's challenge (`--accept NAME`): we join.
+    Accept(String),
 }
 
 impl Session {
@@ -178,6 +195,13 @@ impl Session {
             }
             Session::Rejoin { address } => words(&["join", address.trim(), "--rejoin"]),
             Session::Spectate { address } => words(&["spectate", address.trim()]),
+            Session::Lobby { server, meeting } => {
+                let (switch, name) = match meeting {
+                    LobbyMeeting::Challenge(name) => ("--challenge", name),
+                    LobbyMeeting::Accept(name) => ("--accept", name),
+                };
+                words(&["lobby", server.trim(), switch, name])
+            }
         };
         game.push_args(&mut line);
         line

@@ -25,8 +25,16 @@ pub struct ResultSummary {
 impl ResultSummary {
     /// The result screen of `end`.
     pub fn of(end: &SessionEnd) -> ResultSummary {
-        let command = end.command_line.first().map_or("", String::as_str);
         let report = end.report.as_ref();
+        // A match met in the lobby ends as its host's or its joiner's, and
+        // its Rematch asks the same opponent again (or waits for its
+        // challenge again).
+        let command = match end.command_line.first().map_or("", String::as_str) {
+            "lobby" => report
+                .and_then(|report| report["command"].as_str())
+                .unwrap_or("lobby"),
+            command => command,
+        };
         let seconds = report
             .and_then(|report| report["seconds"].as_f64())
             .unwrap_or(end.took.as_secs_f64());
@@ -214,6 +222,19 @@ mod tests {
             })),
             ..SessionEnd::default()
         }
+    }
+
+    #[test]
+    fn a_match_met_in_the_lobby_ends_as_its_hosts_and_rematch_challenges_the_same_opponent() {
+        let line = words("lobby nats://127.0.0.1:4222 --challenge bo --core duel --name al");
+        let end = SessionEnd {
+            command_line: line.clone(),
+            report: Some(serde_json::json!({"command": "host", "end": "finished"})),
+            ..SessionEnd::default()
+        };
+        let summary = ResultSummary::of(&end);
+        assert_eq!(summary.headline, "The match finished.");
+        assert_eq!(summary.again, Some(("Rematch", line)));
     }
 
     #[test]

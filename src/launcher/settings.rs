@@ -44,6 +44,8 @@ pub struct NetplayDefaults {
     /// Whether a match asks the router to forward its port (false:
     /// `--no-port-mapping` on every Host, Join and Spectate).
     pub port_mapping: bool,
+    /// The Lobby screen's server (`nats://…`; empty: none entered yet).
+    pub lobby: String,
 }
 
 impl Default for NetplayDefaults {
@@ -53,6 +55,7 @@ impl Default for NetplayDefaults {
             port: HostForm::default().port,
             delay: DelayChoice::Auto,
             port_mapping: true,
+            lobby: String::new(),
         }
     }
 }
@@ -177,6 +180,7 @@ struct NetplayTable {
     port: Option<u16>,
     delay: Option<Spanned<String>>,
     port_mapping: Option<bool>,
+    lobby: Option<String>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -330,6 +334,7 @@ impl Settings {
                 port: file.netplay.port.unwrap_or(NetplayDefaults::default().port),
                 delay,
                 port_mapping: file.netplay.port_mapping.unwrap_or(true),
+                lobby: file.netplay.lobby.unwrap_or_default(),
             },
             paths: PathSettings {
                 saves: file.paths.saves,
@@ -357,11 +362,12 @@ impl Settings {
         ));
         let netplay = &self.netplay;
         text.push_str(&format!(
-            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n# Ask the router to forward the match's port (PCP, NAT-PMP, UPnP); false: --no-port-mapping.\nport_mapping = {}\n",
+            "\n# What the Host and Join forms start with.\n[netplay]\nname = {}\nport = {}\ndelay = {}   # \"auto\" or 0 to 4 frames\n# Ask the router to forward the match's port (PCP, NAT-PMP, UPnP); false: --no-port-mapping.\nport_mapping = {}\n# The Lobby screen's server.\nlobby = {}\n",
             quoted(&netplay.name),
             netplay.port,
             quoted(&delay_text(netplay.delay)),
-            netplay.port_mapping
+            netplay.port_mapping,
+            quoted(&netplay.lobby)
         ));
         text.push_str("\n# The core's folders (blank: in netcade's data directory).\n[paths]\n");
         for (name, folder) in [("saves", &self.paths.saves), ("system", &self.paths.system)] {
@@ -591,6 +597,7 @@ mod tests {
                 port: 7123,
                 delay: DelayChoice::Fixed(3),
                 port_mapping: false,
+                lobby: "nats://lobby.example:4222".to_string(),
             },
             paths: PathSettings {
                 saves: Some(PathBuf::from("/games/my saves")),

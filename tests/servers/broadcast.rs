@@ -8,11 +8,12 @@ use netcade::net::nats::NatsLink;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::cli::room_code;
 use support::cli::{assert_refusals, refusal, Background};
 use support::cli::{
     last_json, netcade, netcade_as_user, spawn_host, spawn_netcade, stderr, stdout,
 };
-use support::servers::{room_code, signaling_server, start_nats, NatsServer};
+use support::servers::{signaling_server, start_nats, NatsServer};
 
 /// 25 s at 60 fps: long enough for viewers joining at 2, 8 and 15 s.
 const FRAMES: u32 = 1500;

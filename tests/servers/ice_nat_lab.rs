@@ -641,7 +641,7 @@ fn room_match_in(
     .concat();
     let mut host =
         spawn_netcade_in_netns(&lab.ns("ha"), &host_args, &[&env[..], host_env].concat());
-    let code = support::servers::room_code(&mut host);
+    let code = support::cli::room_code(&mut host);
     let join_args = [
         &["join", "--room", &code, "--inputs", "random:2"][..],
         &common,

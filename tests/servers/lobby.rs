@@ -14,7 +14,7 @@ use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::cli::{last_json, netcade, spawn_netcade_with_env, stdout, Background};
+use support::cli::{last_json, netcade, spawn_netcade_with_env, stderr, stdout, Background};
 use support::servers::{start_nats, NatsServer};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -237,5 +237,29 @@ fn garbage_in_the_bucket_and_a_flood_of_challenges_cost_only_their_senders() {
     let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
     flooding.store(false, Ordering::Relaxed);
     flooder.join().unwrap();
+    assert_played_in_sync(&al, &bo, frames);
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_player_accepting_one_challenger_declines_another_and_plays_the_one_it_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    let frames = 60;
+    let bo = player(&nats, &config, "bo", &["--accept", "al"], frames, 2);
+    listing_once(&nats, TIMEOUT, |listed| names(listed) == ["bo"]);
+    let cy_args = ["--challenge", "bo", "--wait-s", "30"];
+    let cy = player(&nats, &config, "cy", &cy_args, frames, 3).finish(TIMEOUT);
+    assert!(!cy.status.success(), "{cy:?}");
+    let said = stderr(&cy);
+    assert!(
+        said.contains("bo declined the challenge: bo is about to play al"),
+        "{said}"
+    );
+    let al = player(&nats, &config, "al", &["--challenge", "bo"], frames, 1);
+    let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
     assert_played_in_sync(&al, &bo, frames);
 }

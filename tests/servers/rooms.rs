@@ -8,8 +8,9 @@ use netcade::net::room::{RoomClient, RoomEvent, SignalServer};
 use netcode::protocol::PROTOCOL_VERSION;
 use std::process::Output;
 use std::time::Duration;
+use support::cli::room_code;
 use support::cli::{last_json, spawn_netcade, stderr, stdout, Background};
-use support::servers::{room_code, signaling_server};
+use support::servers::signaling_server;
 
 /// Long enough for a short match on a busy machine.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(120);

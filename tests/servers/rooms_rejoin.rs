@@ -4,9 +4,10 @@
 //! `matchbox_server` on loopback tells the new process where the host is.
 
 use std::time::Duration;
+use support::cli::room_code;
 use support::cli::{last_json, netcade, spawn_netcade_with_env, stderr, stdout};
 use support::restart::{kill_and_restart, tickets_in};
-use support::servers::{room_code, signaling_server};
+use support::servers::signaling_server;
 
 /// Long enough for the match on a busy machine.
 const TIMEOUT: Duration = Duration::from_secs(120);

@@ -15,7 +15,8 @@ use netcade::net::Transport;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::servers::{room_code, signaling_server};
+use support::cli::room_code;
+use support::servers::signaling_server;
 
 /// A path ICE found, kept answering ICE's checks (as netcade's socket
 /// does through a match) while every netcade datagram over it goes

@@ -504,3 +504,16 @@ pub fn assert_refusals(refusals: &[Refusal]) {
     });
     assert!(faults.is_empty(), "{}", faults.join("\n"));
 }
+
+/// The code a `host --room` printed (`room code 7KQ-M2X: …`).
+pub fn room_code(host: &mut Background) -> String {
+    // The line after it: the code's line is whole by then.
+    host.wait_for_stdout("hosting ", std::time::Duration::from_secs(120));
+    let printed = host.stdout_so_far();
+    let line = printed
+        .lines()
+        .find(|line| line.starts_with("room code "))
+        .expect("a code");
+    let code = line.split_whitespace().nth(2).expect("a code");
+    code.trim_end_matches(':').to_string()
+}

@@ -170,19 +170,6 @@ pub fn signaling_server() -> Option<(ServerProcess, String)> {
     Some((server, format!("ws://127.0.0.1:{port}")))
 }
 
-/// The code a `host --room` printed (`room code 7KQ-M2X: …`).
-pub fn room_code(host: &mut super::cli::Background) -> String {
-    // The line after it: the code's line is whole by then.
-    host.wait_for_stdout("hosting ", std::time::Duration::from_secs(120));
-    let printed = host.stdout_so_far();
-    let line = printed
-        .lines()
-        .find(|line| line.starts_with("room code "))
-        .expect("a code");
-    let code = line.split_whitespace().nth(2).expect("a code");
-    code.trim_end_matches(':').to_string()
-}
-
 /// A headless RetroArch hosting a netplay match, started by a test on a
 /// free port: its config has null drivers and nothing that reaches past
 /// loopback (no lobby announce, relay server or NAT traversal); its log

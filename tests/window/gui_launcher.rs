@@ -380,7 +380,7 @@ fn a_room_hosted_and_joined_by_its_code_in_two_launchers_plays_in_sync_from_a_wi
         host_result.display()
     );
     let mut host = launcher(host_dir.path(), &script);
-    let code = support::servers::room_code(&mut host);
+    let code = support::cli::room_code(&mut host);
     // The host's window waits in the room before anyone joined, its code
     // large on the waiting panel.
     written(&waiting);

@@ -470,6 +470,89 @@ impl SenderBudget {
     }
 }
 
+/// A challenge heard and not answered yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingChallenge {
+    /// Who challenges.
+    pub from: String,
+    /// The challenge's id.
+    pub id: String,
+    /// When it was last said, in microseconds of the caller's clock.
+    heard_us: u64,
+}
+
+/// The challenges a player has heard and not answered: one per
+/// challenger (its newest), at most `max` (the longest unheard goes
+/// first); a challenge not said again within `keep_us` is gone (a
+/// challenger says its challenge every 2 s until answered, so a killed
+/// one's leaves).
+#[derive(Clone, Debug)]
+pub struct PendingChallenges {
+    max: usize,
+    keep_us: u64,
+    pending: Vec<PendingChallenge>,
+}
+
+impl PendingChallenges {
+    /// At most `max` challenges, each kept `keep_us` after it was said.
+    pub fn new(max: usize, keep_us: u64) -> PendingChallenges {
+        PendingChallenges {
+            max: max.max(1),
+            keep_us,
+            pending: Vec::new(),
+        }
+    }
+
+    /// `from` said challenge `id` at `now_us`; whether it is news.
+    pub fn heard(&mut self, from: &str, id: &str, now_us: u64) -> bool {
+        if let Some(known) = self.pending.iter_mut().find(|p| p.from == from) {
+            let news = known.id != id;
+            known.id = id.to_string();
+            known.heard_us = now_us;
+            return news;
+        }
+        if self.pending.len() >= self.max {
+            if let Some(stalest) = (0..self.pending.len()).min_by_key(|&i| self.pending[i].heard_us)
+            {
+                self.pending.remove(stalest);
+            }
+        }
+        self.pending.push(PendingChallenge {
+            from: from.to_string(),
+            id: id.to_string(),
+            heard_us: now_us,
+        });
+        true
+    }
+
+    /// Whether `from`'s challenge `id` is waiting.
+    pub fn is_pending(&self, from: &str, id: &str) -> bool {
+        self.pending.iter().any(|p| p.from == from && p.id == id)
+    }
+
+    /// `from` withdrew challenge `id`, or it was answered; whether it was
+    /// waiting.
+    pub fn remove(&mut self, from: &str, id: &str) -> bool {
+        let before = self.pending.len();
+        self.pending.retain(|p| !(p.from == from && p.id == id));
+        self.pending.len() != before
+    }
+
+    /// Forgets the challenges not said again by `now_us`; whether any went.
+    pub fn expire(&mut self, now_us: u64) -> bool {
+        let before = self.pending.len();
+        let keep_us = self.keep_us;
+        self.pending
+            .retain(|p| now_us.saturating_sub(p.heard_us) <= keep_us);
+        self.pending.len() != before
+    }
+
+    /// The challenges waiting, oldest first.
+    pub fn waiting(&self) -> &[PendingChallenge] {
+        &self.pending
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -602,6 +685,29 @@ mod tests {
             budget.admit(&format!("n{made_up}"), 2_000_000);
         }
         assert!(budget.senders.len() <= 8);
+    }
+
+    #[test]
+    fn a_challenge_said_again_is_one_waiting_challenge_that_leaves_once_no_longer_said() {
+        let mut challenges = PendingChallenges::new(2, 5_000_000);
+        assert!(challenges.heard("al", "1", 0));
+        assert!(!challenges.heard("al", "1", 2_000_000), "said again");
+        assert!(challenges.heard("bo", "2", 2_000_000));
+        assert!(challenges.heard("cy", "3", 3_000_000), "the stalest goes");
+        let from: Vec<&str> = challenges
+            .waiting()
+            .iter()
+            .map(|c| c.from.as_str())
+            .collect();
+        assert_eq!(from, ["bo", "cy"]);
+        assert!(challenges.remove("bo", "2"));
+        assert!(
+            !challenges.remove("cy", "9"),
+            "another id is another challenge"
+        );
+        assert!(!challenges.expire(8_000_000));
+        assert!(challenges.expire(8_000_001));
+        assert!(challenges.waiting().is_empty());
     }
 
     #[test]

@@ -5,6 +5,8 @@
 
 pub(crate) mod addresses;
 mod library;
+#[cfg(feature = "broadcast")]
+mod lobby;
 pub mod pad;
 mod rejoin;
 mod screens;

@@ -28,6 +28,8 @@ enum Screen {
     Spectate,
     Replays,
     Settings,
+    #[cfg(feature = "broadcast")]
+    Lobby,
     Result(SessionEnd),
 }
 
@@ -77,6 +79,8 @@ pub struct Launcher {
     rejoins: Vec<RejoinOffer>,
     replays: ReplaysBrowser,
     settings: SettingsScreen,
+    #[cfg(feature = "broadcast")]
+    lobby: crate::gui::menu::lobby::LobbyScreen,
     problem: Option<String>,
     /// What the chosen game's known option fixes do, to show.
     fix_note: Option<String>,
@@ -131,6 +135,11 @@ impl Launcher {
                 headers: None,
             },
             library: LibraryView::new(&settings.rom_folders),
+            #[cfg(feature = "broadcast")]
+            lobby: crate::gui::menu::lobby::LobbyScreen::new(
+                &settings.netplay.lobby,
+                &settings.netplay.name,
+            ),
             settings: SettingsScreen::new(settings),
             problem,
             fix_note: None,
@@ -159,6 +168,10 @@ impl Launcher {
     /// Whether work runs in the background whose answer the screen will
     /// show (core probes, replay headers, a lag measurement).
     pub fn busy(&self) -> bool {
+        #[cfg(feature = "broadcast")]
+        if self.lobby.busy() {
+            return true;
+        }
         self.cores.probing()
             || self.library.scanning()
             || self.settings.measuring()
@@ -182,15 +195,22 @@ impl Launcher {
     /// Shows how a session ended; a game that was played is noted in the
     /// recent games and remembered with its core, options and delay.
     pub fn session_ended(&mut self, end: SessionEnd) {
-        if let Some((game, session)) = self.started.take().filter(|_| end.played()) {
-            self.note_played(&game, &session);
+        let started = self.started.take();
+        if let Some((game, session)) = started.as_ref().filter(|_| end.played()) {
+            self.note_played(game, session);
         }
         // A match may have left a ticket, or been rejoined.
         self.rejoins = rejoin_offers_kept(&self.recent);
-        self.screen = if end.join_cancelled() {
-            Screen::Join
-        } else {
-            Screen::Result(end)
+        let from_the_lobby = matches!(started, Some((_, Session::Lobby { .. })));
+        self.screen = match end.join_cancelled() {
+            #[cfg(feature = "broadcast")]
+            true if from_the_lobby => {
+                // Nobody was met: back among the others.
+                self.lobby.resume(self.game.as_ref());
+                Screen::Lobby
+            }
+            true if !from_the_lobby => Screen::Join,
+            _ => Screen::Result(end),
         };
     }
 
@@ -206,6 +226,8 @@ impl Launcher {
 
     /// Esc: back to the home screen.
     pub fn back(&mut self) {
+        #[cfg(feature = "broadcast")]
+        self.lobby.close();
         self.screen = Screen::Home;
         self.problem = None;
     }
@@ -224,6 +246,8 @@ impl Launcher {
                 Screen::Spectate => self.spectate_form(ui),
                 Screen::Replays => self.replays_screen(ui),
                 Screen::Settings => self.settings_screen(ui),
+                #[cfg(feature = "broadcast")]
+                Screen::Lobby => self.lobby_screen(ui),
                 Screen::Result(_) => self.result(ui),
             }
         });
@@ -383,6 +407,10 @@ impl Launcher {
                 if self.targets.button(ui, label).clicked() {
                     self.screen = screen;
                 }
+            }
+            #[cfg(feature = "broadcast")]
+            if self.targets.button(ui, "Lobby").clicked() {
+                self.screen = Screen::Lobby;
             }
             if self.targets.button(ui, "Replays").clicked() {
                 self.replays.listed = replays_folder()
@@ -729,6 +757,36 @@ impl Launcher {
         line.extend(settings.session_args(session, game));
         line.extend(settings.window_args());
         line
+    }
+
+    #[cfg(feature = "broadcast")]
+    fn lobby_screen(&mut self, ui: &mut egui::Ui) {
+        use crate::gui::menu::lobby::LobbyOutcome;
+        match self.lobby.draw(ui, &mut self.targets, self.game.as_ref()) {
+            LobbyOutcome::Stay => {}
+            LobbyOutcome::Back => self.back(),
+            LobbyOutcome::Entered { server, name } => self.remember_lobby(server, name),
+            LobbyOutcome::Start(session) => self.start(session),
+        }
+    }
+
+    /// The lobby's server and the name entered with, kept in the settings
+    /// (written as the file is on disk, as [`Launcher::note_played`] does).
+    #[cfg(feature = "broadcast")]
+    fn remember_lobby(&mut self, server: String, name: String) {
+        let netplay = &mut self.settings.settings.netplay;
+        netplay.lobby = server.clone();
+        netplay.name = name.clone();
+        let (mut on_disk, problem) = load_settings();
+        let Some(path) = crate::launcher::settings::settings_path().filter(|_| problem.is_none())
+        else {
+            return;
+        };
+        on_disk.netplay.lobby = server;
+        on_disk.netplay.name = name;
+        if let Err(error) = on_disk.save(&path) {
+            tracing::warn!("cannot write {}: {error}", path.display());
+        }
     }
 
     fn settings_screen(&mut self, ui: &mut egui::Ui) {

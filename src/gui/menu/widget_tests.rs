@@ -186,3 +186,156 @@ fn a_retroarch_address_in_the_join_and_spectate_forms_joins_and_watches_that_hos
         assert_eq!(line[..2], [command, "retroarch://192.168.1.20"], "{form}");
     }
 }
+
+#[cfg(feature = "broadcast")]
+#[path = "../../../tests/support/servers.rs"]
+#[allow(dead_code)]
+mod servers;
+
+/// A launcher on its Lobby screen.
+#[cfg(feature = "broadcast")]
+fn lobby_screen() -> Harness<'static, Launcher> {
+    let mut harness = harness();
+    harness.get_by_label("Lobby").click();
+    harness.run();
+    harness
+}
+
+/// Enters the lobby at `server` as `name` (the fields empty: entering
+/// keeps both in the settings, which launchers made later start with).
+#[cfg(feature = "broadcast")]
+fn enter(harness: &mut Harness<'static, Launcher>, server: &str, name: &str) {
+    let fields: Vec<_> = harness.get_all_by_role(Role::TextInput).collect();
+    assert_eq!(fields.len(), 2, "the server and the name");
+    for (field, text) in fields.iter().zip([server, name]) {
+        field.focus();
+        field.type_text(text);
+    }
+    harness.run();
+    harness.get_by_label("Enter the lobby").click();
+    harness.run();
+}
+
+/// Steps `harnesses` (their visits answer on other threads) until
+/// `wanted` holds.
+#[cfg(feature = "broadcast")]
+fn step_until(
+    harnesses: &mut [&mut Harness<'static, Launcher>],
+    what: &str,
+    mut wanted: impl FnMut(&mut [&mut Harness<'static, Launcher>]) -> bool,
+) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !wanted(harnesses) {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        for harness in harnesses.iter_mut() {
+            harness.step();
+        }
+    }
+}
+
+#[cfg(feature = "broadcast")]
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn in_the_lobby_players_see_each_other_and_challenge_accept_and_decline_are_one_click_each() {
+    use crate::live::lobby::{inbox_subject, list_lobby};
+    use netcode::lobby::{Envelope, LobbyMessage};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = servers::start_nats(dir.path(), "") else {
+        return;
+    };
+    let url = nats.url(None);
+    let (mut al, mut bo, mut cy) = (lobby_screen(), lobby_screen(), lobby_screen());
+    enter(&mut al, &url, "al");
+    enter(&mut bo, &url, "bo");
+    enter(&mut cy, &url, "cy");
+    step_until(&mut [&mut al, &mut bo, &mut cy], "all three listed", |h| {
+        h[0].query_by_label("Challenge bo").is_some()
+            && h[0].query_by_label("Challenge cy").is_some()
+            && h[1].query_by_label("Challenge al").is_some()
+    });
+    assert!(al.query_by_label("Challenge al").is_none(), "not yourself");
+    assert!(al
+        .query_by_label_contains("Duel 0.1.0): 3 players")
+        .is_some());
+    // al's challenges to bo, as al's session would say them.
+    let link =
+        crate::net::nats::NatsLink::connect(&url, std::time::Duration::from_secs(5)).unwrap();
+    let channel = list_lobby(&link).unwrap().channels[0].channel.key();
+    let to_al = link
+        .listen(inbox_subject("al"), 16, |payload| {
+            Envelope::decode(payload).ok()
+        })
+        .unwrap();
+    let challenge = |id: &str| {
+        let envelope = Envelope {
+            from: "al".into(),
+            message: LobbyMessage::Challenge {
+                id: id.into(),
+                channel: channel.clone(),
+            },
+        };
+        let client = link.client();
+        link.run(async move {
+            let subject = inbox_subject("bo");
+            client
+                .publish(subject, envelope.encode().into())
+                .await
+                .unwrap();
+            client.flush().await.unwrap();
+        })
+        .unwrap();
+    };
+    challenge("1");
+    step_until(&mut [&mut al, &mut bo, &mut cy], "bo hears al", |h| {
+        h[1].query_by_label("Decline al").is_some()
+    });
+    bo.get_by_label("Decline al").click();
+    bo.run();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let declined = loop {
+        if let Some(heard) = to_al.try_next().unwrap() {
+            break heard;
+        }
+        assert!(std::time::Instant::now() < deadline, "no decline");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(declined.from, "bo");
+    assert!(
+        matches!(&declined.message, LobbyMessage::Decline { id, .. } if id == "1"),
+        "{declined:?}"
+    );
+    step_until(&mut [&mut bo], "the declined challenge gone", |h| {
+        h[0].query_by_label("Accept al").is_none()
+    });
+    challenge("2");
+    step_until(&mut [&mut al, &mut bo, &mut cy], "bo hears al again", |h| {
+        h[1].query_by_label("Accept al").is_some()
+    });
+    bo.get_by_label("Accept al").click();
+    let mut accepted = None;
+    step_until(&mut [&mut bo], "bo's session", |h| {
+        accepted = h[0].state_mut().take_session();
+        accepted.is_some()
+    });
+    let accepted = accepted.unwrap();
+    assert_eq!(accepted[..4], ["lobby", url.as_str(), "--accept", "al"]);
+    assert!(
+        accepted.windows(2).any(|w| w == ["--name", "bo"]),
+        "{accepted:?}"
+    );
+    // bo left the lobby for its match: al challenges cy.
+    step_until(&mut [&mut al, &mut cy], "bo gone", |h| {
+        h[0].query_by_label("Challenge bo").is_none()
+    });
+    al.get_by_label("Challenge cy").click();
+    let mut challenged = None;
+    step_until(&mut [&mut al], "al's session", |h| {
+        challenged = h[0].state_mut().take_session();
+        challenged.is_some()
+    });
+    assert_eq!(
+        challenged.unwrap()[..4],
+        ["lobby", url.as_str(), "--challenge", "cy"]
+    );
+}

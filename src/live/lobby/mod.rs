@@ -12,9 +12,9 @@
 
 use crate::engine::{AppError, GameArgs};
 use crate::live::connect::{bind_ipv4, random_bytes};
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{ConnectStep, ConnectingScreen, LiveOutputs};
 use crate::live::options::LiveOptions;
-use crate::live::players::{play_paired, JoinSettings, Paired};
+use crate::live::players::{cancelled_before_the_match, play_paired, JoinSettings, Paired};
 use crate::live::rooms::{identity_of, FoundHost};
 use crate::live::session_loop::LiveMatch;
 use crate::net::ice::IceRole;
@@ -22,14 +22,17 @@ use crate::net::link::{connect_ice, LinkArgs};
 use crate::net::nats::{bucket_entries, key_value_bucket, Heard, NatsError, NatsLink};
 use crate::net::nats_signal::NatsSignal;
 use netcode::lobby::{
-    check_name, Channel, Envelope, Listing, LobbyMessage, MatchInProgress, Presence, SenderBudget,
-    Status,
+    check_name, Channel, ChannelListing, Envelope, Listing, LobbyMessage, MatchInProgress,
+    Presence, SenderBudget, Status,
 };
 use netcode::protocol::PROTOCOL_VERSION;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+mod visit;
+pub use visit::{LobbyView, LobbyVisit, VisitEvent};
 
 /// The bucket of presences: one key per player, its name.
 pub const PRESENCE_BUCKET: &str = "netcade-lobby";
@@ -71,7 +74,7 @@ fn signal_subject(id: &str, name: &str) -> String {
 }
 
 /// Seconds since 1970 (for the listing's "started").
-fn now_unix() -> u64 {
+pub fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())
@@ -97,32 +100,48 @@ pub fn describe_listing(listing: &Listing, now_unix_s: u64) -> Vec<String> {
         lines.push("nobody is in the lobby".to_string());
     }
     for channel in &listing.channels {
-        let count = channel.players.len();
-        lines.push(format!(
-            "{}: {count} player{}",
-            channel.channel.describe(),
-            if count == 1 { "" } else { "s" }
-        ));
+        lines.push(describe_channel(channel));
         for player in &channel.players {
-            lines.push(format!("  {} ({})", player.name, player.status.name()));
+            lines.push(describe_player(player));
         }
     }
-    for host in listing.matches() {
-        let Some(playing) = &host.playing else {
-            continue;
-        };
-        lines.push(format!(
-            "match in progress: {} vs {} in {}, started {}",
-            host.name,
-            playing.opponent,
-            host.channel.describe(),
-            crate::engine::report::time_ago(now_unix_s.saturating_sub(playing.started_unix))
-        ));
-    }
+    lines.extend(
+        listing
+            .matches()
+            .filter_map(|host| describe_match(host, now_unix_s)),
+    );
     if listing.dropped > 0 {
         lines.push(format!("({} malformed records ignored)", listing.dropped));
     }
     lines
+}
+
+/// `dojo (Duel 0.1.0): 2 players`.
+pub fn describe_channel(channel: &ChannelListing) -> String {
+    let count = channel.players.len();
+    format!(
+        "{}: {count} player{}",
+        channel.channel.describe(),
+        if count == 1 { "" } else { "s" }
+    )
+}
+
+/// `  bo (idle)`.
+pub fn describe_player(player: &Presence) -> String {
+    format!("  {} ({})", player.name, player.status.name())
+}
+
+/// `match in progress: al vs bo in …, started 2 minutes ago`, of the
+/// match `host` hosts.
+pub fn describe_match(host: &Presence, now_unix_s: u64) -> Option<String> {
+    let playing = host.playing.as_ref()?;
+    Some(format!(
+        "match in progress: {} vs {} in {}, started {}",
+        host.name,
+        playing.opponent,
+        host.channel.describe(),
+        crate::engine::report::time_ago(now_unix_s.saturating_sub(playing.started_unix))
+    ))
 }
 
 /// This player's presence in the bucket, kept fresh by a heartbeat on the
@@ -227,13 +246,36 @@ impl Present {
     }
 }
 
-/// What the lobby's headless player does once in its channel.
+/// What a lobby player does once in its channel.
 #[derive(Clone, Debug)]
 pub enum Intent {
     /// Challenge this player, and play if it accepts.
     Challenge(String),
     /// Accept the first challenge of our channel.
     AcceptAny,
+    /// Accept this player's challenge only (the launcher's Accept: the
+    /// challenger says it again every 2 s, so the one the Lobby screen
+    /// heard is heard again here).
+    AcceptFrom(String),
+}
+
+impl Intent {
+    /// Who the wait is for, as the connecting screen names it.
+    fn awaited(&self) -> String {
+        match self {
+            Intent::Challenge(name) => format!("{name}, challenged in the lobby"),
+            Intent::AcceptFrom(name) => format!("{name}'s challenge in the lobby"),
+            Intent::AcceptAny => "a challenger in the lobby".to_string(),
+        }
+    }
+
+    /// The other player named, if one is.
+    fn opponent(&self) -> Option<&str> {
+        match self {
+            Intent::Challenge(name) | Intent::AcceptFrom(name) => Some(name),
+            Intent::AcceptAny => None,
+        }
+    }
 }
 
 /// A lobby player's settings.
@@ -249,7 +291,8 @@ pub struct LobbySettings<'a> {
 }
 
 /// Enters the lobby of `link` in the channel of the game `settings` play,
-/// challenges or accepts as told, plays the match and leaves.
+/// challenges or accepts as told, plays the match and leaves. The wait
+/// shows on the connecting screen, whose Cancel withdraws a challenge.
 pub fn lobby_match(
     link: &NatsLink,
     settings: &LobbySettings<'_>,
@@ -258,28 +301,17 @@ pub fn lobby_match(
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     check_name(settings.name).map_err(|message| AppError::BadArgument { message })?;
-    if let Intent::Challenge(opponent) = &settings.intent {
+    if let Some(opponent) = settings.intent.opponent() {
         check_name(opponent).map_err(|message| AppError::BadArgument { message })?;
         if opponent == settings.name {
             return Err(AppError::BadArgument {
-                message: "--challenge names yourself: challenge another player".into(),
+                message: "--challenge and --accept name another player, not yourself".into(),
             });
         }
     }
     let channel = channel_of(&settings.join.common.game)?;
     let me = settings.name.to_string();
-    let budget = Mutex::new(SenderBudget::new(
-        SENDER_BURST,
-        SENDER_REFILL_US,
-        MAX_SENDERS,
-    ));
-    let started = Instant::now();
-    let inbox = link.listen(inbox_subject(&me), INBOX_CAPACITY, move |payload| {
-        let envelope = Envelope::decode(payload).ok()?;
-        let now_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let admitted = budget.lock().ok()?.admit(&envelope.from, now_us);
-        admitted.then_some(envelope)
-    })?;
+    let inbox = hear_inbox(link, &me)?;
     let present = Present::enter(
         link,
         Presence {
@@ -294,27 +326,86 @@ pub fn lobby_match(
         "in the lobby as {me}, in the channel of {}",
         channel.describe()
     )?;
-    let lobby = Lobby {
+    let mut screen = outputs.front_end.connecting(&settings.intent.awaited())?;
+    let mut lobby = Lobby {
         link,
         link_args: &settings.join.common.link,
         me,
         channel,
         inbox,
-        deadline: Instant::now() + settings.wait,
+        started: Instant::now(),
+        wait: settings.wait,
+        screen: screen.as_mut(),
     };
-    let played = lobby.meet(&settings.intent, out).and_then(|met| {
+    let met = lobby.meet(&settings.intent, out);
+    drop(lobby);
+    let played = met.and_then(|met| {
+        let Some(met) = met else {
+            return cancelled_before_the_match(out);
+        };
         present.set(Status::InMatch, Some(met.playing.clone()));
         let Met {
             paired, _signal, ..
         } = met;
-        play_paired(&settings.join, paired, outputs, options, out)
+        play_paired(
+            &settings.join,
+            paired,
+            outputs,
+            screen.as_mut(),
+            options,
+            out,
+        )
     });
     present.leave(link);
     played
 }
 
+/// What is said to `me`, each sender within its budget.
+fn hear_inbox(link: &NatsLink, me: &str) -> Result<Heard<Envelope>, NatsError> {
+    let budget = Mutex::new(SenderBudget::new(
+        SENDER_BURST,
+        SENDER_REFILL_US,
+        MAX_SENDERS,
+    ));
+    let started = Instant::now();
+    link.listen(inbox_subject(me), INBOX_CAPACITY, move |payload| {
+        let envelope = Envelope::decode(payload).ok()?;
+        let now_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let admitted = budget.lock().ok()?.admit(&envelope.from, now_us);
+        admitted.then_some(envelope)
+    })
+}
+
+/// Sends `message` from `from` to `to`'s subject.
+fn tell(link: &NatsLink, from: &str, to: &str, message: LobbyMessage) -> Result<(), AppError> {
+    let envelope = Envelope {
+        from: from.to_string(),
+        message,
+    };
+    let client = link.client();
+    let subject = inbox_subject(to);
+    link.run(async move {
+        client
+            .publish(subject, envelope.encode().into())
+            .await
+            .map_err(NatsError::request("a lobby message"))
+    })??;
+    Ok(())
+}
+
+/// `name`'s presence, if listed.
+fn presence_of(link: &NatsLink, name: &str) -> Result<Option<Presence>, AppError> {
+    let js = link.jetstream();
+    let key = name.to_string();
+    let value = link.run(async move {
+        let bucket = js.get_key_value(PRESENCE_BUCKET).await.ok()?;
+        bucket.get(key).await.ok().flatten()
+    })?;
+    Ok(value.and_then(|bytes| Presence::decode(&bytes).ok().filter(|p| p.name == name)))
+}
+
 /// The channel of the game `game` names: its core and content.
-fn channel_of(game: &GameArgs) -> Result<Channel, AppError> {
+pub fn channel_of(game: &GameArgs) -> Result<Channel, AppError> {
     let opened = crate::engine::open_game(game)?;
     Ok(Channel {
         identity: identity_of(opened.as_ref(), game)?,
@@ -330,7 +421,10 @@ struct Lobby<'a> {
     me: String,
     channel: Channel,
     inbox: Heard<Envelope>,
-    deadline: Instant,
+    started: Instant,
+    wait: Duration,
+    /// Shows the wait; its Cancel ends it.
+    screen: &'a mut dyn ConnectingScreen,
 }
 
 /// Two players who agreed to play, on the path between them.
@@ -342,56 +436,64 @@ struct Met {
     _signal: NatsSignal,
 }
 
+/// How a wait in the lobby ended, when not with a match.
+enum Waited {
+    /// The player cancelled on the connecting screen.
+    Cancelled,
+    /// Ctrl-C, or `--wait-s` passed.
+    Failed(AppError),
+}
+
 impl Lobby<'_> {
-    fn meet(&self, intent: &Intent, out: &mut dyn Write) -> Result<Met, AppError> {
-        match intent {
+    /// The pairing `intent` asks for; none when the player cancelled.
+    fn meet(&mut self, intent: &Intent, out: &mut dyn Write) -> Result<Option<Met>, AppError> {
+        let met = match intent {
             Intent::Challenge(opponent) => self.challenge(opponent, out),
-            Intent::AcceptAny => self.accept_any(out),
+            Intent::AcceptAny => self.accept(None, out),
+            Intent::AcceptFrom(challenger) => self.accept(Some(challenger), out),
+        };
+        match met {
+            Ok(met) => Ok(Some(met)),
+            Err(Waited::Cancelled) => Ok(None),
+            Err(Waited::Failed(error)) => Err(error),
         }
     }
 
     /// Sends `message` to `to`'s subject.
     fn tell(&self, to: &str, message: LobbyMessage) -> Result<(), AppError> {
-        let envelope = Envelope {
-            from: self.me.clone(),
-            message,
-        };
-        let client = self.link.client();
-        let subject = inbox_subject(to);
-        self.link.run(async move {
-            client
-                .publish(subject, envelope.encode().into())
-                .await
-                .map_err(NatsError::request("a lobby message"))
-        })??;
-        Ok(())
+        tell(self.link, &self.me, to, message)
     }
 
     /// `name`'s presence, if listed.
     fn presence_of(&self, name: &str) -> Result<Option<Presence>, AppError> {
-        let js = self.link.jetstream();
-        let key = name.to_string();
-        let value = self.link.run(async move {
-            let bucket = js.get_key_value(PRESENCE_BUCKET).await.ok()?;
-            bucket.get(key).await.ok().flatten()
-        })?;
-        Ok(value.and_then(|bytes| Presence::decode(&bytes).ok().filter(|p| p.name == name)))
+        presence_of(self.link, name)
     }
 
-    fn waited_too_long(&self, what: &str) -> Option<AppError> {
-        if crate::live::options::interrupted() {
-            return Some(AppError::Room {
-                message: format!("interrupted while waiting for {what}"),
-            });
+    /// Whether the wait for `what` ends now: cancelled, interrupted, or
+    /// too long.
+    fn waited_too_long(&mut self, what: &str) -> Option<Waited> {
+        let waited = self.started.elapsed();
+        if self
+            .screen
+            .show(ConnectStep::FindingHost, waited, self.wait)
+        {
+            return Some(Waited::Cancelled);
         }
-        (Instant::now() >= self.deadline).then(|| AppError::Room {
-            message: format!("{what} did not come in time (see --wait-s)"),
+        if crate::live::options::interrupted() {
+            return Some(Waited::Failed(AppError::Room {
+                message: format!("interrupted while waiting for {what}"),
+            }));
+        }
+        (waited >= self.wait).then(|| {
+            Waited::Failed(AppError::Room {
+                message: format!("{what} did not come in time (see --wait-s)"),
+            })
         })
     }
 
     /// Challenges `opponent` until it accepts (then hosts), declines, or
     /// the wait ends (then withdraws the challenge).
-    fn challenge(&self, opponent: &str, out: &mut dyn Write) -> Result<Met, AppError> {
+    fn challenge(&mut self, opponent: &str, out: &mut dyn Write) -> Result<Met, Waited> {
         let id = format!("{:016x}", u64::from_le_bytes(random_bytes()?));
         let signal = NatsSignal::open(
             self.link,
@@ -405,9 +507,9 @@ impl Lobby<'_> {
         let mut said_waiting = false;
         let mut last_sent: Option<Instant> = None;
         loop {
-            if let Some(error) = self.waited_too_long(&format!("{opponent}'s answer")) {
+            if let Some(ended) = self.waited_too_long(&format!("{opponent}'s answer")) {
                 let _ = self.tell(opponent, LobbyMessage::Cancel { id });
-                return Err(error);
+                return Err(ended);
             }
             if last_sent.is_none_or(|at| at.elapsed() >= CHALLENGE_AGAIN) {
                 last_sent = Some(Instant::now());
@@ -419,13 +521,13 @@ impl Lobby<'_> {
                         }
                     }
                     Some(theirs) if theirs.channel.key() != self.channel.key() => {
-                        return Err(AppError::Room {
+                        return Err(Waited::Failed(AppError::Room {
                             message: format!(
                                 "{opponent} is in the channel of {}, not of {}: you cannot play each other",
                                 theirs.channel.describe(),
                                 self.channel.describe()
                             ),
-                        })
+                        }))
                     }
                     Some(_) => self.tell(opponent, challenge.clone())?,
                 }
@@ -435,16 +537,17 @@ impl Lobby<'_> {
                     LobbyMessage::Accept { id: answered }
                         if heard.from == opponent && answered == id =>
                     {
-                        writeln!(out, "{opponent} accepted: finding the path")?;
-                        return self.connect(opponent, signal, IceRole::Controlling);
+                        writeln!(out, "{opponent} accepted: finding the path")
+                            .map_err(AppError::from)?;
+                        return Ok(self.connect(opponent, signal, IceRole::Controlling)?);
                     }
                     LobbyMessage::Decline {
                         id: answered,
                         reason,
                     } if heard.from == opponent && answered == id => {
-                        return Err(AppError::Room {
+                        return Err(Waited::Failed(AppError::Room {
                             message: format!("{opponent} declined the challenge: {reason}"),
-                        })
+                        }))
                     }
                     LobbyMessage::Challenge { id: theirs, .. } => self.tell(
                         &heard.from,
@@ -460,19 +563,29 @@ impl Lobby<'_> {
         }
     }
 
-    /// Accepts the first challenge of a player listed in our channel (then
-    /// joins it); one of another game is declined, saying why.
-    fn accept_any(&self, out: &mut dyn Write) -> Result<Met, AppError> {
-        writeln!(out, "waiting for a challenge")?;
+    /// Accepts the first challenge of a player listed in our channel, or
+    /// only `challenger`'s if named (then joins it); one of another game,
+    /// or of another player than the one named, is declined, saying why.
+    fn accept(&mut self, challenger: Option<&str>, out: &mut dyn Write) -> Result<Met, Waited> {
+        let awaited = challenger.map_or_else(
+            || "a challenge".to_string(),
+            |name| format!("{name}'s challenge"),
+        );
+        writeln!(out, "waiting for {awaited}").map_err(AppError::from)?;
         loop {
-            if let Some(error) = self.waited_too_long("a challenge") {
-                return Err(error);
+            if let Some(ended) = self.waited_too_long(&awaited) {
+                return Err(ended);
             }
             while let Some(heard) = self.inbox.try_next()? {
                 let LobbyMessage::Challenge { id, channel } = heard.message else {
                     continue;
                 };
                 let from = heard.from;
+                if let Some(named) = challenger.filter(|name| *name != from) {
+                    let reason = format!("{} is about to play {named}", self.me);
+                    self.tell(&from, LobbyMessage::Decline { id, reason })?;
+                    continue;
+                }
                 if channel != self.channel.key() {
                     let reason = format!("{} plays {}", self.me, self.channel.describe());
                     self.tell(&from, LobbyMessage::Decline { id, reason })?;
@@ -490,8 +603,9 @@ impl Lobby<'_> {
                     signal_subject(&id, &from),
                 )?;
                 self.tell(&from, LobbyMessage::Accept { id })?;
-                writeln!(out, "accepted {from}'s challenge: finding the path")?;
-                return self.connect(&from, signal, IceRole::Controlled);
+                writeln!(out, "accepted {from}'s challenge: finding the path")
+                    .map_err(AppError::from)?;
+                return Ok(self.connect(&from, signal, IceRole::Controlled)?);
             }
             std::thread::sleep(POLL);
         }
@@ -527,5 +641,11 @@ impl Lobby<'_> {
             },
             _signal: signal,
         })
+    }
+}
+
+impl<T: Into<AppError>> From<T> for Waited {
+    fn from(error: T) -> Waited {
+        Waited::Failed(error.into())
     }
 }

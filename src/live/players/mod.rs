@@ -293,6 +293,17 @@ pub fn join_match(
     )
 }
 
+/// The end of a join its player cancelled before the match began: said
+/// in [`JOIN_CANCELLED`]'s words, which the launcher reads.
+pub fn cancelled_before_the_match(out: &mut dyn Write) -> Result<LiveMatch, AppError> {
+    writeln!(out, "{JOIN_CANCELLED}")?;
+    Ok(LiveMatch {
+        outcome: crate::engine::Outcome::Success,
+        log: crate::engine::sinks::ChecksumLog::new(1),
+        report: None,
+    })
+}
+
 /// Two players who agreed elsewhere (the lobby) to play, on the path found
 /// between them.
 pub enum Paired {
@@ -303,16 +314,20 @@ pub enum Paired {
 }
 
 /// Plays the match of a pairing made elsewhere, as a quick match's two
-/// sides play it: `settings` is the match as this player asked for it.
+/// sides play it: `settings` is the match as this player asked for it;
+/// `screen`, the wait's, shows a joiner's handshake and a host's window
+/// takes its place.
 pub fn play_paired(
     settings: &JoinSettings,
     paired: Paired,
     outputs: &LiveOutputs<'_>,
+    screen: &mut dyn ConnectingScreen,
     options: &LiveOptions,
     out: &mut dyn Write,
 ) -> Result<LiveMatch, AppError> {
     match paired {
         Paired::Host(transport) => {
+            screen.hand_over();
             let host = quick_host_settings(settings);
             host_on(&host, *transport, outputs, options, out)
         }
@@ -321,7 +336,7 @@ pub fn play_paired(
             let common = &in_match_folder(&settings.common, &saves);
             let game = open_game(&common.game)?;
             let pair = (*found, game);
-            join_found(settings, common, pair, outputs, &mut Headless, options, out)
+            join_found(settings, common, pair, outputs, screen, options, out)
         }
     }
 }
@@ -384,12 +399,7 @@ fn join_found(
         let seated = take_a_seat(settings, found, game.as_ref(), within, &secret, screen)?;
         if seated.cancelled {
             // Nothing began: the host forgets an unanswered Hello.
-            writeln!(out, "{JOIN_CANCELLED}")?;
-            return Ok(LiveMatch {
-                outcome: crate::engine::Outcome::Success,
-                log: crate::engine::sinks::ChecksumLog::new(1),
-                report: None,
-            });
+            return cancelled_before_the_match(out);
         }
         // A room's host whose keys do not prove the code (another match
         // whose code begins alike, or a machine posing as the host) costs
