@@ -287,39 +287,52 @@ impl RecordedFrames for Replay {
     }
 }
 
-/// Savestates every [`KEYFRAME_INTERVAL`] frames of a replay from its start
-/// frame (or a multiple of it, within [`KEYFRAME_BUDGET_BYTES`]), kept in
-/// memory.
-#[derive(Debug, Default)]
+/// Savestates every `interval` frames from a start frame (the interval
+/// doubling, every other one dropped, whenever they would take more than
+/// their budget of bytes), kept in memory: `replay play --seek` builds them
+/// over a whole replay, the debugger keeps them as it steps so a window's
+/// timeline can seek anywhere it has been.
+#[derive(Debug)]
 pub struct Keyframes {
     /// (frame, state at its start), in frame order, the start frame first.
     states: Vec<(Frame, Vec<u8>)>,
     bytes: usize,
+    start: Frame,
+    interval: u32,
+    budget: usize,
 }
 
 impl Keyframes {
+    /// None kept yet: states are kept from `start` on, every `interval`
+    /// frames (at least 1), in at most `budget` bytes (the start frame's is
+    /// kept whatever its size).
+    pub fn new(start: Frame, interval: u32, budget: usize) -> Self {
+        Keyframes {
+            states: Vec::new(),
+            bytes: 0,
+            start,
+            interval: interval.max(1),
+            budget,
+        }
+    }
+
     /// Plays the whole replay on `game` without drawing, keeping a state
-    /// every keyframe interval; `game` ends at the replay's last frame.
+    /// every [`KEYFRAME_INTERVAL`] frames within [`KEYFRAME_BUDGET_BYTES`];
+    /// `game` ends at the replay's last frame.
     pub fn build<G: Emulator + ?Sized>(replay: &Replay, game: &mut G) -> Result<Self, AppError> {
-        let mut keyframes = Keyframes::default();
-        let mut interval = KEYFRAME_INTERVAL;
+        let mut keyframes = Keyframes::new(
+            replay.start_frame(),
+            KEYFRAME_INTERVAL,
+            KEYFRAME_BUDGET_BYTES,
+        );
         let mut playback = ReplayPlayback::start(replay, game)?;
-        let start = replay.start_frame().number();
+        let mut state = Vec::new();
         loop {
             let frame = playback.frame();
-            if (frame.number() - start).is_multiple_of(interval) {
-                let mut state = Vec::new();
+            if keyframes.wants(frame) {
                 game.save_state(&mut state)
                     .map_err(AppError::at_frame(frame.number()))?;
-                keyframes.bytes += state.len();
-                keyframes.states.push((frame, state));
-                while keyframes.bytes > KEYFRAME_BUDGET_BYTES && keyframes.states.len() > 1 {
-                    interval *= 2;
-                    keyframes
-                        .states
-                        .retain(|(kept, _)| (kept.number() - start).is_multiple_of(interval));
-                    keyframes.bytes = keyframes.states.iter().map(|(_, s)| s.len()).sum();
-                }
+                keyframes.offer(frame, &state);
             }
             if playback.at_end() {
                 break;
@@ -327,6 +340,49 @@ impl Keyframes {
             playback.step(game, false, &mut ())?;
         }
         Ok(keyframes)
+    }
+
+    /// Whether a state at the start of `frame` would be kept (it falls on
+    /// the interval, after the last one kept).
+    pub fn wants(&self, frame: Frame) -> bool {
+        frame >= self.start
+            && (frame.number() - self.start.number()).is_multiple_of(self.interval)
+            && self.states.last().is_none_or(|(last, _)| *last < frame)
+    }
+
+    /// Keeps `state`, saved at the start of `frame`, if [`Keyframes::wants`]
+    /// it; past the budget, every other state goes and the interval doubles.
+    pub fn offer(&mut self, frame: Frame, state: &[u8]) {
+        if !self.wants(frame) {
+            return;
+        }
+        self.bytes += state.len();
+        self.states.push((frame, state.to_vec()));
+        while self.bytes > self.budget && self.states.len() > 1 {
+            self.interval = self.interval.saturating_mul(2);
+            let (start, interval) = (self.start.number(), self.interval);
+            self.states
+                .retain(|(kept, _)| (kept.number() - start).is_multiple_of(interval));
+            self.bytes = self.states.iter().map(|(_, s)| s.len()).sum();
+        }
+    }
+
+    /// The frame states are kept from (its state is kept first).
+    pub fn start(&self) -> Frame {
+        self.start
+    }
+
+    /// The last state kept at or before `frame`.
+    pub fn at_or_before(&self, frame: Frame) -> Option<(Frame, &[u8])> {
+        let index = self.states.partition_point(|(kept, _)| *kept <= frame);
+        let (kept, state) = self.states.get(index.checked_sub(1)?)?;
+        Some((*kept, state))
+    }
+
+    /// Forgets the states after `frame` (they belong to a timeline left).
+    pub fn forget_after(&mut self, frame: Frame) {
+        self.states.retain(|(kept, _)| *kept <= frame);
+        self.bytes = self.states.iter().map(|(_, s)| s.len()).sum();
     }
 
     /// How many keyframes are kept.

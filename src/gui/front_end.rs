@@ -389,7 +389,8 @@ impl FrontEnd for WindowFrontEnd {
                 | Action::StepForward
                 | Action::StepBack
                 | Action::Mark
-                | Action::Diff => {
+                | Action::Diff
+                | Action::Timeline(_) => {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
