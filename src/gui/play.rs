@@ -38,6 +38,10 @@ pub const QUIT_QUESTION: &str = "press Esc again to quit";
 
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
+/// How long the timeline stays after the pointer moved or it was used.
+const TIMELINE_SHOWN_MS: u64 = 3_000;
+/// The shortest time between two pictures (120 a second at most).
+const MIN_PICTURE_INTERVAL: Duration = Duration::from_millis(8);
 /// How often a window with a timeline is redrawn while no frame runs.
 const REDRAW_WITH_TIMELINE: Duration = Duration::from_millis(16);
 /// What a replay says to the keys of local play.
@@ -137,7 +141,7 @@ pub fn play_in_window(
         // The speaker plays at the clock's pace; paused, it fades out.
         play.clock_tick(state.now_us(), state.speed());
         state.show(window, play, out)?;
-        if state.done() {
+        if state.done(play) {
             return Ok(());
         }
         state.sleep_until_due();
@@ -171,6 +175,10 @@ struct WindowPlay {
     timeline_used: bool,
     /// Where the timeline's widgets were drawn (for scripts).
     targets: Targets,
+    /// Until when (ms) the timeline stays shown while playing: it shows
+    /// when the pointer moves and while paused or seeking, and otherwise
+    /// leaves the picture alone.
+    timeline_until_ms: u64,
     /// A script's screenshot to write at the next picture.
     script_capture: Option<PathBuf>,
     /// Whether a picture was drawn since the script's last step.
@@ -199,6 +207,7 @@ impl WindowPlay {
             timeline_used: false,
             targets: Targets::default(),
             script_capture: None,
+            timeline_until_ms: 0,
             drawn: true,
         }
     }
@@ -254,7 +263,11 @@ impl WindowPlay {
                 self.script_capture = capture;
             }
         }
-        for action in window.poll() {
+        let actions = window.poll();
+        if window.pointer_moved() {
+            self.timeline_until_ms = now_ms + TIMELINE_SHOWN_MS;
+        }
+        for action in actions {
             match action {
                 Action::Quit => return Ok(true),
                 Action::Leave if self.leave.press(now_ms) => return Ok(true),
@@ -343,6 +356,7 @@ impl WindowPlay {
     /// Carries out what the player chose on the timeline.
     fn choose(&mut self, choice: TimelineChoice, play: &mut LocalPlay<'_>) -> Result<(), AppError> {
         self.timeline_used = true;
+        self.timeline_until_ms = self.now_ms() + TIMELINE_SHOWN_MS;
         match choice {
             TimelineChoice::Seek(frame) => {
                 let (first, end) = self
@@ -471,12 +485,18 @@ impl WindowPlay {
         let capture = self.screenshot_frame().is_some_and(|at| at <= play.frame())
             || self.script_capture.is_some();
         // A timeline answers the pointer at the window's pace.
-        let redraw_after = if self.pacing.timeline.is_some() {
+        let timeline_shown = self.pacing.timeline.is_some()
+            && (play.paused() || self.seeking.is_some() || self.now_ms() < self.timeline_until_ms);
+        let redraw_after = if timeline_shown {
             REDRAW_WITH_TIMELINE
         } else {
             REDRAW_WITHOUT_FRAMES
         };
-        if !(self.new_picture || capture || self.last_shown.elapsed() >= redraw_after) {
+        let since_shown = self.last_shown.elapsed();
+        // Faster than the screen (8×, fast-forward) the newest frame waits
+        // for the next picture instead of each costing one.
+        let picture_due = self.new_picture && since_shown >= MIN_PICTURE_INTERVAL;
+        if !(picture_due || capture || since_shown >= redraw_after) {
             return Ok(());
         }
         self.last_shown = Instant::now();
@@ -488,14 +508,15 @@ impl WindowPlay {
         } else {
             None
         };
-        let captured = if self.menu.open || self.pacing.timeline.is_some() {
+        let captured = if self.menu.open || timeline_shown {
             if self.menu.open {
                 menu_details(&mut self.menu, window, game);
             }
             let menu = self.menu.open.then(|| self.menu.clone());
             let shader = window.shader().to_string();
             let (mut choice, mut on_timeline) = (None, None);
-            let (timeline, targets) = (self.pacing.timeline.as_ref(), &mut self.targets);
+            let timeline = self.pacing.timeline.as_ref().filter(|_| timeline_shown);
+            let targets = &mut self.targets;
             let (frame_at, seeking, paused, speed) =
                 (play.frame(), self.seeking, play.paused(), self.pacing.speed);
             let captured = window.present_with_menu(
@@ -563,9 +584,12 @@ impl WindowPlay {
         lines
     }
 
-    /// Every frame asked for ran and the screenshot, if any, was written.
-    fn done(&self) -> bool {
-        self.all_frames_run() && self.pacing.screenshot_at.is_none()
+    /// Every frame asked for ran (a timeline's end was reached, unless the
+    /// player used the timeline) and the screenshot, if any, was written.
+    fn done(&self, play: &LocalPlay<'_>) -> bool {
+        let ran = self.all_frames_run()
+            || (self.at_timelines_end(play) && !self.timeline_used && self.seeking.is_none());
+        ran && self.pacing.screenshot_at.is_none()
     }
 
     /// Sleeps until the next frame is due (the window does not pace).

@@ -228,6 +228,8 @@ pub struct Window {
     menu_repaint_after: std::time::Duration,
     /// Whether the arrows, Home and End are the timeline's.
     timeline_keys: bool,
+    /// Whether the pointer moved or pressed since [`Window::pointer_moved`].
+    pointer_moved: bool,
 }
 
 /// The SDL window, its GL context and event queue: what the launcher keeps
@@ -421,6 +423,7 @@ impl Window {
             report_presses: false,
             menu_repaint_after: std::time::Duration::ZERO,
             timeline_keys: false,
+            pointer_moved: false,
         };
         if display.fullscreen != window.sdl().fullscreen {
             window.toggle_fullscreen();
@@ -541,6 +544,12 @@ impl Window {
                 continue;
             }
             let sdl = self.sdl.as_ref().expect("a live window has its SDL window");
+            if matches!(
+                event,
+                Event::MouseMotion { .. } | Event::MouseButtonDown { .. }
+            ) {
+                self.pointer_moved = true;
+            }
             if self.ui.on_event(&sdl.window, &event) {
                 continue;
             }
@@ -663,6 +672,11 @@ impl Window {
     /// play again.
     pub fn show_timeline_keys(&mut self, on: bool) {
         self.timeline_keys = on;
+    }
+
+    /// Whether the pointer moved (or a button went down) since last asked.
+    pub fn pointer_moved(&mut self) -> bool {
+        std::mem::take(&mut self.pointer_moved)
     }
 
     /// Switches to the next display shader (F2).
