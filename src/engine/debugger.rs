@@ -25,7 +25,7 @@
 //! comments are ignored.
 
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
-use crate::engine::playback::Keyframes;
+use crate::engine::keyframes::Keyframes;
 use crate::engine::recorded_state::{load_recorded_state, RecordedState};
 use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
