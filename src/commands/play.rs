@@ -95,6 +95,7 @@ pub fn play_command(args: &PlayArgs, out: &mut dyn Write) -> Result<Outcome, App
         frames: args.frames,
         speed: 1.0,
         screenshot_at,
+        timeline: None,
     };
     play_in_window(
         &mut window,

@@ -25,6 +25,7 @@
 //! comments are ignored.
 
 use crate::engine::inputs::{FrameInputs, MAX_PLAYERS, NO_INPUTS};
+use crate::engine::keyframes::Keyframes;
 use crate::engine::recorded_state::{load_recorded_state, RecordedState};
 use crate::engine::sinks::run_ahead::{RunAhead, RunAheadArgs};
 use crate::engine::sinks::{run_frame, FinalFrames, FramePass, FrameSink};
@@ -49,6 +50,12 @@ pub const DEFAULT_HISTORY_MB: u64 = 256;
 pub const MAX_HISTORY: u32 = 36_000;
 /// The most frames one `step` runs (a typo should not hang the session).
 pub const MAX_STEP: u32 = 1_000_000;
+/// Frames between the states kept for going back past the history
+/// (4 s at 60 fps): `goto` an older frame loads the nearest and runs on.
+pub const SEEK_POINT_INTERVAL: u32 = 240;
+/// The most memory those states take, in bytes (uncompressed); past it
+/// every other one goes (see [`Keyframes`]).
+pub const SEEK_POINT_BUDGET: usize = 64 << 20;
 /// The longest command line read; longer lines are an error.
 pub const MAX_LINE: usize = 4096;
 
@@ -199,6 +206,9 @@ pub struct Debugger<'g, G: Emulator + ?Sized> {
     history_frames: u32,
     /// Frames up to the current one, compressed, bounded in frames and bytes.
     history: StateHistory<Kept>,
+    /// Sparse states since the timeline began, for going back past the
+    /// history when following a recording, bounded in bytes.
+    seek_points: Keyframes,
     /// The current frame's state, uncompressed (for `dump`, `mark`, `diff`).
     current_state: Vec<u8>,
     /// A state being restored from the history.
@@ -246,6 +256,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             frame,
             history_frames,
             history: StateHistory::new(history_frames as usize + 1, history_bytes),
+            seek_points: Keyframes::new(Frame::new(frame), SEEK_POINT_INTERVAL, SEEK_POINT_BUDGET),
             current_state: Vec::new(),
             scratch: Vec::new(),
             held: NO_INPUTS,
@@ -274,6 +285,13 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             });
         }
         self.recorded = Some(recorded);
+        self.seek_points = Keyframes::new(
+            Frame::new(self.frame),
+            SEEK_POINT_INTERVAL,
+            SEEK_POINT_BUDGET,
+        );
+        self.seek_points
+            .offer(Frame::new(self.frame), &self.current_state);
         Ok(self)
     }
 
@@ -342,6 +360,11 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             inputs: NO_INPUTS,
         };
         self.history.push(self.frame, &self.current_state, kept)?;
+        // Only a recording's frames run again the same from a seek point.
+        if self.recorded.is_some() {
+            self.seek_points
+                .offer(Frame::new(self.frame), &self.current_state);
+        }
         Ok(())
     }
 
@@ -363,16 +386,35 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         )
     }
 
+    /// How many frames stepping back reaches, and the bytes the history
+    /// and the seek points take.
+    pub fn kept(&self) -> (u32, usize) {
+        (
+            self.frame - self.oldest_kept(),
+            self.history.bytes_used() + self.seek_points.bytes(),
+        )
+    }
+
     /// Runs `frames` frames with the held buttons.
     pub fn step(&mut self, frames: u32) -> Result<(), AppError> {
         for _ in 0..frames {
-            let inputs = match self.recorded {
-                Some(recorded) => recorded.inputs(self.frame),
-                None => self.held,
-            };
-            if let Some(kept) = self.history.extra_mut(self.frame) {
-                kept.inputs = inputs;
-            }
+            self.run_one(true)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the current frame with the held (or recorded) buttons and keeps
+    /// the next; `heard` hands it to the sink and shows it with run-ahead
+    /// (a seek runs the frames it passes over unheard).
+    fn run_one(&mut self, heard: bool) -> Result<(), AppError> {
+        let inputs = match self.recorded {
+            Some(recorded) => recorded.inputs(self.frame),
+            None => self.held,
+        };
+        if let Some(kept) = self.history.extra_mut(self.frame) {
+            kept.inputs = inputs;
+        }
+        if heard {
             self.run_ahead.run_final(
                 &mut *self.game,
                 &mut self.final_frames,
@@ -381,11 +423,62 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 FramePass::Shown,
                 &mut *self.sink,
             )?;
-            self.frame += 1;
-            self.load_recorded_state()?;
+        } else {
+            // A seek runs real frames only: frames ahead are dropped first.
+            self.run_ahead.settle(&mut *self.game)?;
+            // Drawn even when unheard: the checksums kept include the picture.
+            self.final_frames.run(
+                &mut *self.game,
+                Frame::new(self.frame),
+                &inputs,
+                FramePass::Shown,
+                &mut (),
+            )?;
+        }
+        self.frame += 1;
+        self.load_recorded_state()?;
+        self.keep_current()
+    }
+
+    /// Goes toward `target`, running at most `most_frames` frames: back
+    /// through the history when it still holds `target`, else from the
+    /// nearest seek point before it; forward by running frames unheard.
+    /// Returns whether the debugger stands at `target` (else call again).
+    pub fn seek_toward(&mut self, target: u32, most_frames: u32) -> Result<bool, CommandError> {
+        if target < self.frame {
+            // Held buttons are not a recording's: only the history holds them.
+            if target >= self.oldest_kept() || self.recorded.is_none() {
+                self.go_back_to(target)?;
+                return Ok(true);
+            }
+            // From a point before the target, so its frame is drawn.
+            let before = Frame::new(target.saturating_sub(1).max(self.first_seek_point()));
+            let Some((frame, state)) = self.seek_points.at_or_before(before) else {
+                return Err(format!(
+                    "frame {target} is before the first frame kept (frame {})",
+                    self.first_seek_point()
+                )
+                .into());
+            };
+            self.game
+                .load_state(state)
+                .map_err(AppError::at_frame(frame.number()))?;
+            self.frame = frame.number();
+            self.seek_points.forget_after(frame);
+            self.run_ahead.forget();
+            self.history =
+                StateHistory::new(self.history_frames as usize + 1, self.history.budget());
             self.keep_current()?;
         }
-        Ok(())
+        for _ in 0..most_frames.min(target - self.frame) {
+            self.run_one(false)?;
+        }
+        Ok(self.frame == target)
+    }
+
+    /// The first frame a seek can go back to: where the timeline began.
+    pub fn first_seek_point(&self) -> u32 {
+        self.seek_points.start().number()
     }
 
     /// Loads the recorded state of the current frame, if there is one.
@@ -478,6 +571,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.frame = target;
         // Stepping on from here may take other inputs: later frames go.
         self.history.truncate_after(target);
+        self.seek_points.forget_after(Frame::new(target));
         Ok(())
     }
 
@@ -525,6 +619,11 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         self.run_ahead.forget();
         self.mark = None;
         self.history = StateHistory::new(self.history_frames as usize + 1, self.history.budget());
+        self.seek_points = Keyframes::new(
+            Frame::new(self.frame),
+            SEEK_POINT_INTERVAL,
+            SEEK_POINT_BUDGET,
+        );
         self.keep_current()
     }
 
@@ -550,7 +649,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 }
                 self.step(frames)?;
             }
-            Command::Goto(target) => self.go_back_to(*target)?,
+            Command::Goto(target) => while !self.seek_toward(*target, MAX_STEP)? {},
             Command::Input { .. } if self.recorded.is_some() => {
                 return Err("input: the replay decides the buttons".to_string().into());
             }
@@ -1096,5 +1195,118 @@ mod tests {
         let lines = session(&script, 600);
         assert!(lines[1].contains("longer than"), "{lines:#?}");
         assert!(lines[2].starts_with("frame=1 "), "{lines:#?}");
+    }
+}
+
+#[cfg(test)]
+mod seek_tests {
+    use super::*;
+    use netcode::testing::StubGame;
+
+    /// Recorded buttons that change every frame, and no repairs.
+    struct Walk;
+
+    impl RecordedFrames for Walk {
+        fn first_frame(&self) -> u32 {
+            0
+        }
+
+        fn inputs(&self, frame: u32) -> FrameInputs {
+            let mut inputs = NO_INPUTS;
+            inputs[0] = Buttons::from_bits(frame.wrapping_mul(2_654_435_761) as u16);
+            inputs
+        }
+
+        fn state_at(&self, _frame: u32) -> Option<RecordedState<'_>> {
+            None
+        }
+    }
+
+    /// The checksums of playing `Walk` straight to `frame`.
+    fn straight_to(frame: u32) -> Checksums {
+        let mut game = StubGame::deterministic();
+        let mut debugger = Debugger::new(&mut game, 10, 1 << 20)
+            .unwrap()
+            .following(&Walk)
+            .unwrap();
+        debugger.step(frame).unwrap();
+        debugger.checksums()
+    }
+
+    #[test]
+    fn a_recording_is_sought_back_past_the_history_and_forward_in_slices_to_the_frames_played_straight(
+    ) {
+        let mut game = StubGame::deterministic();
+        let mut debugger = Debugger::new(&mut game, 10, 1 << 20)
+            .unwrap()
+            .following(&Walk)
+            .unwrap();
+        debugger.step(1500).unwrap();
+        // Far behind the 10 frames of history: from the seek point at 240.
+        assert!(debugger.seek_toward(300, u32::MAX).unwrap());
+        assert_eq!(
+            (debugger.frame(), debugger.checksums()),
+            (300, straight_to(300))
+        );
+        // Within the history now: straight back.
+        assert!(debugger.seek_toward(295, 1).unwrap());
+        assert_eq!(debugger.checksums(), straight_to(295));
+        // Forward, 100 frames a call, as the window seeks between pictures.
+        let mut calls = 1;
+        while !debugger.seek_toward(1900, 100).unwrap() {
+            calls += 1;
+        }
+        assert_eq!(calls, 17);
+        assert_eq!(debugger.checksums(), straight_to(1900));
+        // To the first frame, and the picture of any frame is its own.
+        assert!(debugger.seek_toward(0, u32::MAX).unwrap());
+        assert_eq!(debugger.checksums().memory, straight_to(0).memory);
+        assert!(debugger.seek_toward(1, u32::MAX).unwrap());
+        assert_eq!(debugger.checksums(), straight_to(1));
+    }
+
+    #[test]
+    fn the_seek_points_stay_within_their_byte_budget_and_held_buttons_only_go_back_through_the_history(
+    ) {
+        let mut game = StubGame::deterministic();
+        let mut debugger = Debugger::new(&mut game, 10, 1 << 20)
+            .unwrap()
+            .following(&Walk)
+            .unwrap();
+        debugger.step(SEEK_POINT_INTERVAL * 50).unwrap();
+        assert!(debugger.seek_points.bytes() <= SEEK_POINT_BUDGET);
+        assert_eq!(debugger.seek_points.len(), 51);
+
+        let mut local = StubGame::deterministic();
+        let mut debugger = Debugger::new(&mut local, 10, 1 << 20).unwrap();
+        debugger.step(500).unwrap();
+        assert!(
+            debugger.seek_points.is_empty(),
+            "held buttons keep no seek points"
+        );
+        let refused = debugger.seek_toward(100, u32::MAX).unwrap_err();
+        let CommandError::User(message) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(message.contains("beyond the history"), "{message}");
+    }
+
+    #[test]
+    fn keyframes_past_their_budget_keep_every_other_one_and_the_start() {
+        let mut keyframes = Keyframes::new(Frame::new(100), 10, 3 * 1000);
+        for frame in (100..200).step_by(10) {
+            keyframes.offer(Frame::new(frame), &[0; 1000]);
+        }
+        assert!(keyframes.bytes() <= 3000, "{}", keyframes.bytes());
+        assert_eq!(keyframes.at_or_before(Frame::new(99)), None);
+        assert_eq!(
+            keyframes.at_or_before(Frame::new(139)).unwrap().0,
+            Frame::new(100)
+        );
+        keyframes.forget_after(Frame::new(120));
+        assert_eq!(
+            keyframes.at_or_before(Frame::new(199)).unwrap().0,
+            Frame::new(100)
+        );
     }
 }

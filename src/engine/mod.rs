@@ -19,6 +19,7 @@ pub mod frame_clock;
 pub mod game;
 pub mod inputs;
 pub mod interrupt;
+pub mod keyframes;
 pub mod latency;
 pub mod matches;
 pub mod playback;

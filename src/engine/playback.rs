@@ -5,6 +5,7 @@
 
 use crate::engine::debugger::RecordedFrames;
 use crate::engine::game::open_game_accepting;
+pub use crate::engine::keyframes::Keyframes;
 use crate::engine::recorded_state::{load_recorded_state, RecordedState};
 use crate::engine::sinks::{FinalFrames, FramePass, FrameSink};
 use crate::engine::{AppError, Game, GameArgs};
@@ -315,39 +316,25 @@ impl RecordedFrames for Replay {
     }
 }
 
-/// Savestates every [`KEYFRAME_INTERVAL`] frames of a replay from its start
-/// frame (or a multiple of it, within [`KEYFRAME_BUDGET_BYTES`]), kept in
-/// memory.
-#[derive(Debug, Default)]
-pub struct Keyframes {
-    /// (frame, state at its start), in frame order, the start frame first.
-    states: Vec<(Frame, Vec<u8>)>,
-    bytes: usize,
-}
-
+/// Building keyframes over a replay, and seeking a playback with them.
 impl Keyframes {
     /// Plays the whole replay on `game` without drawing, keeping a state
-    /// every keyframe interval; `game` ends at the replay's last frame.
+    /// every [`KEYFRAME_INTERVAL`] frames within [`KEYFRAME_BUDGET_BYTES`];
+    /// `game` ends at the replay's last frame.
     pub fn build<G: Emulator + ?Sized>(replay: &Replay, game: &mut G) -> Result<Self, AppError> {
-        let mut keyframes = Keyframes::default();
-        let mut interval = KEYFRAME_INTERVAL;
+        let mut keyframes = Keyframes::new(
+            replay.start_frame(),
+            KEYFRAME_INTERVAL,
+            KEYFRAME_BUDGET_BYTES,
+        );
         let mut playback = ReplayPlayback::start(replay, game)?;
-        let start = replay.start_frame().number();
+        let mut state = Vec::new();
         loop {
             let frame = playback.frame();
-            if (frame.number() - start).is_multiple_of(interval) {
-                let mut state = Vec::new();
+            if keyframes.wants(frame) {
                 game.save_state(&mut state)
                     .map_err(AppError::at_frame(frame.number()))?;
-                keyframes.bytes += state.len();
-                keyframes.states.push((frame, state));
-                while keyframes.bytes > KEYFRAME_BUDGET_BYTES && keyframes.states.len() > 1 {
-                    interval *= 2;
-                    keyframes
-                        .states
-                        .retain(|(kept, _)| (kept.number() - start).is_multiple_of(interval));
-                    keyframes.bytes = keyframes.states.iter().map(|(_, s)| s.len()).sum();
-                }
+                keyframes.offer(frame, &state);
             }
             if playback.at_end() {
                 break;
@@ -355,21 +342,6 @@ impl Keyframes {
             playback.step(game, false, &mut ())?;
         }
         Ok(keyframes)
-    }
-
-    /// How many keyframes are kept.
-    pub fn len(&self) -> usize {
-        self.states.len()
-    }
-
-    /// Whether none are (never after a build: the start frame is always one).
-    pub fn is_empty(&self) -> bool {
-        self.states.is_empty()
-    }
-
-    /// Bytes the kept states take.
-    pub fn bytes(&self) -> usize {
-        self.bytes
     }
 
     /// Puts `playback` (and `game`) at the start of `target`: loads the last
@@ -382,14 +354,12 @@ impl Keyframes {
         game: &mut G,
         target: Frame,
     ) -> Result<(), AppError> {
-        let index = self
-            .states
-            .partition_point(|(frame, _)| *frame < target)
-            .saturating_sub(1);
-        let Some((frame, state)) = self.states.get(index) else {
+        // The last one before the target (the first one for the first frame).
+        let before = Frame::new(target.number().saturating_sub(1).max(self.start().number()));
+        let Some((frame, state)) = self.at_or_before(before) else {
             return Ok(());
         };
-        playback.resume_at(game, *frame, state)?;
+        playback.resume_at(game, frame, state)?;
         while playback.frame() < target {
             let render = playback.frame().next() == target;
             playback.step(game, render, &mut ())?;

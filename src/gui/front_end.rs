@@ -46,6 +46,8 @@ pub struct WindowFrontEnd {
     window: Window,
     overlay: Overlay,
     started: Instant,
+    /// Whether the seat was said (once, as the match began).
+    seat_said: bool,
     quit: bool,
     leave: LeaveConfirmation,
     /// (time, bytes received, bytes sent) at the last kbps figure.
@@ -99,6 +101,7 @@ impl WindowFrontEnd {
             window,
             overlay: Overlay::new(display.overlay),
             started: Instant::now(),
+            seat_said: false,
             quit: false,
             leave: LeaveConfirmation::default(),
             traffic: None,
@@ -337,6 +340,19 @@ fn connection_lines(stats: Option<&NetStats>, per_player: bool) -> Vec<String> {
 
 /// A spectator's panel line: the ping, how far behind the players, and
 /// the frames buffered (short enough for one line of the panel).
+/// How long the notice saying the seat stays up.
+const SEAT_NOTICE_MS: u64 = 6_000;
+
+/// Who this machine is in the match: `you are P2`, `you are watching
+/// (spectating)`; `None` before it is known.
+fn seat_words(view: &MatchView) -> Option<String> {
+    match (view.seat, &view.spectating) {
+        (Some(slot), _) => Some(format!("you are P{}", u32::from(slot) + 1)),
+        (None, Some(_)) => Some("you are watching (spectating)".to_string()),
+        (None, None) => None,
+    }
+}
+
 fn spectator_line(view: &SpectatorView) -> String {
     let ping = view
         .ping_ms
@@ -389,7 +405,8 @@ impl FrontEnd for WindowFrontEnd {
                 | Action::StepForward
                 | Action::StepBack
                 | Action::Mark
-                | Action::Diff => {
+                | Action::Diff
+                | Action::Timeline(_) => {
                     self.overlay
                         .notice(now_ms, "frame stepping is for local play, not netplay");
                 }
@@ -436,8 +453,16 @@ impl FrontEnd for WindowFrontEnd {
         }
         self.last_words = view.connection.iter().cloned().collect();
         self.last_players = player_lines(&view.players);
+        let seat = seat_words(view);
+        if let Some(words) = seat.as_ref().filter(|_| !self.seat_said) {
+            self.seat_said = true;
+            let now_ms = self.now_ms();
+            self.overlay
+                .notice_for(now_ms, SEAT_NOTICE_MS, words.clone());
+        }
         self.overlay.set_lines(if self.overlay.panel_visible {
             let mut lines = vec![format!("{}   frame {}", game.title(), view.frame)];
+            lines.extend(seat);
             if let Some(watching) = &view.spectating {
                 lines.push(spectator_line(watching));
             }
@@ -500,6 +525,29 @@ impl FrontEnd for WindowFrontEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_window_says_which_player_this_machine_is_or_that_it_watches() {
+        let player = |slot| MatchView {
+            seat: Some(slot),
+            ..MatchView::default()
+        };
+        assert_eq!(seat_words(&player(0)).as_deref(), Some("you are P1"));
+        assert_eq!(seat_words(&player(1)).as_deref(), Some("you are P2"));
+        let watching = MatchView {
+            spectating: Some(SpectatorView {
+                ping_ms: None,
+                behind_live: 0,
+                buffered: 0,
+            }),
+            ..MatchView::default()
+        };
+        assert_eq!(
+            seat_words(&watching).as_deref(),
+            Some("you are watching (spectating)")
+        );
+        assert_eq!(seat_words(&MatchView::default()), None);
+    }
 
     #[test]
     fn a_first_esc_asks_and_only_a_second_within_two_seconds_leaves_the_match() {

@@ -21,6 +21,7 @@ pub mod menu;
 pub mod overlay;
 pub mod play;
 pub mod renderer;
+pub mod timeline;
 pub mod ui;
 pub mod volume;
 pub mod waiting;

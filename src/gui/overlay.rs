@@ -302,24 +302,38 @@ impl Overlay {
         Some(canvas)
     }
 
-    /// Rollback depth (orange bars, 0–8 frames full height) and ping
-    /// (blue dots, 0–200 ms full height), oldest on the left.
+    /// Rollback depth (orange, 0–8 frames full height) and ping (blue,
+    /// 0–200 ms full height) as lines, oldest on the left: each sample
+    /// joined to the one before by a vertical run, so a jump reads as a
+    /// step and a level as a line, never as a filled block.
     fn draw_graph(&self, canvas: &mut Canvas, top: u32) {
         let left = 4;
         canvas.text(left, top, "rollback", ROLLBACK);
         canvas.text(left + 10 * CELL_W, top, "ping", PING);
         let base = top + 10 + GRAPH_HEIGHT;
         canvas.fill(left, base, GRAPH_SAMPLES as u32, 1, DIM);
+        let height = |value: u32, full: u32| (value.min(full) * GRAPH_HEIGHT) / full;
+        let (mut last_depth, mut last_ping) = (None, None);
         for (x, (depth, ping)) in self.graph.iter().enumerate() {
             let x = left + x as u32;
-            let bar = (depth.min(&8) * GRAPH_HEIGHT) / 8;
-            canvas.fill(x, base - bar, 1, bar, ROLLBACK);
+            let depth = height(*depth, 8);
+            line_to(canvas, x, base, last_depth, depth, ROLLBACK);
+            last_depth = Some(depth);
+            let ping = ping.map(|ping| height(ping, 200).max(1));
             if let Some(ping) = ping {
-                let y = (ping.min(&200) * GRAPH_HEIGHT) / 200;
-                canvas.fill(x, base - y.max(1), 1, 1, PING);
+                line_to(canvas, x, base, last_ping, ping, PING);
             }
+            last_ping = ping;
         }
     }
+}
+
+/// The graph's line at column `x`: from the height before (`from`, none
+/// at a gap) to `to`, in pixels above `base`.
+fn line_to(canvas: &mut Canvas, x: u32, base: u32, from: Option<u32>, to: u32, colour: [u8; 4]) {
+    let from = from.unwrap_or(to);
+    let (low, high) = (from.min(to), from.max(to));
+    canvas.fill(x, base - high, 1, high - low + 1, colour);
 }
 
 /// `colour` dimmed to `left` parts of `whole` (its alpha kept opaque, so
@@ -443,6 +457,31 @@ mod tests {
         }
         let shown: Vec<&str> = overlay.notices(100).collect();
         assert_eq!(shown, ["notice 6", "notice 7", "notice 8", "notice 9"]);
+    }
+
+    #[test]
+    fn the_graph_draws_ping_and_rollbacks_as_lines_that_step_where_they_change() {
+        let mut overlay = Overlay::new(true);
+        for sample in 0..GRAPH_SAMPLES as u32 {
+            let rising = sample >= 250;
+            overlay.record(NetStats {
+                rollback_depth: if rising { 8 } else { 4 },
+                ping_ms: Some(50),
+                ..NetStats::default()
+            });
+        }
+        let mut canvas = Canvas::new(GRAPH_SAMPLES as u32 + 8, GRAPH_HEIGHT + 24);
+        overlay.draw_graph(&mut canvas, 0);
+        let drawn = |x: u32, colour: [u8; 4]| {
+            (0..canvas.height)
+                .filter(|&y| canvas.pixel(4 + x, y) == colour)
+                .count()
+        };
+        // A level is one pixel high, not a bar from the base up.
+        assert_eq!(drawn(150, ROLLBACK), 1);
+        assert_eq!(drawn(150, PING), 1);
+        // Where the depth doubles, the line steps up the whole way.
+        assert_eq!(drawn(250, ROLLBACK), GRAPH_HEIGHT as usize / 2 + 1);
     }
 
     #[test]

@@ -20,7 +20,9 @@ use crate::engine::state_slots::{SavedState, StateSlots};
 use crate::engine::{AppError, Game};
 use crate::gui::match_menu::MatchMenu;
 use crate::gui::match_menu::{carry_out, menu_details, LeaveConfirmation, LEAVE_CONFIRM_MS};
+use crate::gui::menu::script::Targets;
 use crate::gui::overlay::Overlay;
+use crate::gui::timeline::{speed_label, Timeline, TimelineChoice};
 use crate::gui::volume::Volume;
 use crate::gui::window::{save_picture, Action, DisplayArgs, LocalKey, Window};
 use netcode::checksum::Checksums;
@@ -36,10 +38,20 @@ pub const QUIT_QUESTION: &str = "press Esc again to quit";
 
 /// How often the window is redrawn while no frame runs (paused).
 const REDRAW_WITHOUT_FRAMES: Duration = Duration::from_millis(50);
+/// How long the timeline stays after the pointer moved or it was used.
+const TIMELINE_SHOWN_MS: u64 = 3_000;
+/// The shortest time between two pictures (120 a second at most).
+const MIN_PICTURE_INTERVAL: Duration = Duration::from_millis(8);
+/// How often a window with a timeline is redrawn while no frame runs.
+const REDRAW_WITH_TIMELINE: Duration = Duration::from_millis(16);
 /// What a replay says to the keys of local play.
 const NOT_HERE: &str = "save states and reset are for local play, not a replay";
 /// How much faster fast-forward runs.
 const FAST_FORWARD_SPEED: f64 = 4.0;
+/// How long one pass of the loop may spend seeking before it draws.
+const SEEK_SLICE: Duration = Duration::from_millis(12);
+/// Frames a seek runs between two looks at the clock.
+const SEEK_FRAMES_AT_ONCE: u32 = 16;
 /// How long the notice about content that shows nothing stays up.
 const BLANK_NOTICE_MS: u64 = 10_000;
 
@@ -103,6 +115,8 @@ pub struct Pacing {
     pub speed: f64,
     /// Write the window's picture to the path once the frame is reached.
     pub screenshot_at: Option<(u32, PathBuf)>,
+    /// A replay's timeline, shown along the bottom (seek, pause, speed).
+    pub timeline: Option<Timeline>,
 }
 
 /// The window's frame loop for local play and replays: runs `play`'s
@@ -127,7 +141,7 @@ pub fn play_in_window(
         // The speaker plays at the clock's pace; paused, it fades out.
         play.clock_tick(state.now_us(), state.speed());
         state.show(window, play, out)?;
-        if state.done() {
+        if state.done(play) {
             return Ok(());
         }
         state.sleep_until_due();
@@ -154,6 +168,21 @@ struct WindowPlay {
     /// F4: frames run [`FAST_FORWARD_SPEED`] times faster.
     fast_forward: bool,
     volume: Volume,
+    /// The frame a seek on the timeline is going to.
+    seeking: Option<u32>,
+    /// Whether the player used the timeline: then its end pauses there
+    /// rather than ending playback.
+    timeline_used: bool,
+    /// Where the timeline's widgets were drawn (for scripts).
+    targets: Targets,
+    /// Until when (ms) the timeline stays shown while playing: it shows
+    /// when the pointer moves and while paused or seeking, and otherwise
+    /// leaves the picture alone.
+    timeline_until_ms: u64,
+    /// A script's screenshot to write at the next picture.
+    script_capture: Option<PathBuf>,
+    /// Whether a picture was drawn since the script's last step.
+    drawn: bool,
 }
 
 impl WindowPlay {
@@ -174,6 +203,12 @@ impl WindowPlay {
             blank: BlankContentWatch::new(fps),
             fast_forward: false,
             volume: Volume::default(),
+            seeking: None,
+            timeline_used: false,
+            targets: Targets::default(),
+            script_capture: None,
+            timeline_until_ms: 0,
+            drawn: true,
         }
     }
 
@@ -217,12 +252,22 @@ impl WindowPlay {
         self.menu.filter(window.controller_buttons());
         // The launcher's script steps for this session (`session key
         // Escape`), fed through the window's own events.
-        let targets = crate::gui::menu::script::Targets::default();
-        let (_, leave) = crate::gui::menu::script::session_step(window, &targets);
-        if leave {
-            return Ok(true);
+        // One step a picture drawn, as in the launcher (its waits are
+        // frames, and a click lands on what the last picture laid out).
+        if std::mem::take(&mut self.drawn) {
+            let (capture, leave) = crate::gui::menu::script::session_step(window, &self.targets);
+            if leave {
+                return Ok(true);
+            }
+            if capture.is_some() {
+                self.script_capture = capture;
+            }
         }
-        for action in window.poll() {
+        let actions = window.poll();
+        if window.pointer_moved() {
+            self.timeline_until_ms = now_ms + TIMELINE_SHOWN_MS;
+        }
+        for action in actions {
             match action {
                 Action::Quit => return Ok(true),
                 Action::Leave if self.leave.press(now_ms) => return Ok(true),
@@ -260,6 +305,13 @@ impl WindowPlay {
                         self.overlay.notice(now_ms, said);
                     }
                     self.apply_volume(play);
+                }
+                Action::Timeline(key) => {
+                    if let Some(timeline) = &self.pacing.timeline {
+                        let at = self.seeking.unwrap_or(play.frame());
+                        let choice = timeline.key(key, at, self.pacing.speed);
+                        self.choose(choice, play)?;
+                    }
                 }
                 Action::Local(key) => {
                     let said = play.local_key(key)?;
@@ -301,6 +353,58 @@ impl WindowPlay {
         Ok(())
     }
 
+    /// Carries out what the player chose on the timeline.
+    fn choose(&mut self, choice: TimelineChoice, play: &mut LocalPlay<'_>) -> Result<(), AppError> {
+        self.timeline_used = true;
+        self.timeline_until_ms = self.now_ms() + TIMELINE_SHOWN_MS;
+        match choice {
+            TimelineChoice::Seek(frame) => {
+                let (first, end) = self
+                    .pacing
+                    .timeline
+                    .as_ref()
+                    .map_or((0, u32::MAX), Timeline::range);
+                self.seeking = Some(frame.clamp(first, end));
+            }
+            TimelineChoice::Pause => {
+                play.stepping(&Action::Pause, NO_INPUTS)?;
+                self.clock.start_at(self.now_us());
+            }
+            TimelineChoice::Speed(speed) => {
+                self.pacing.speed = speed;
+                self.clock.start_at(self.now_us());
+                self.overlay
+                    .notice(self.now_ms(), format!("speed {}", speed_label(speed)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Goes on with a seek for at most [`SEEK_SLICE`]: the window draws
+    /// (and answers) between slices, whatever the distance.
+    fn go_on_seeking(&mut self, play: &mut LocalPlay<'_>) -> Result<(), AppError> {
+        let Some(target) = self.seeking else {
+            return Ok(());
+        };
+        let began = Instant::now();
+        loop {
+            match play.seek_toward(target, SEEK_FRAMES_AT_ONCE) {
+                Ok(false) if began.elapsed() < SEEK_SLICE => continue,
+                Ok(false) => return Ok(()),
+                Ok(true) => break,
+                Err(CommandError::User(message)) => {
+                    self.overlay.notice(self.now_ms(), message);
+                    break;
+                }
+                Err(CommandError::Fatal(error)) => return Err(error),
+            }
+        }
+        self.seeking = None;
+        self.new_picture = true;
+        self.clock.start_at(self.now_us());
+        Ok(())
+    }
+
     /// Runs the frames the clock has due (none while paused), stopping at
     /// the last frame asked for and at the screenshot's frame.
     fn run_due_frames(
@@ -309,12 +413,22 @@ impl WindowPlay {
         play: &mut LocalPlay<'_>,
         held: &mut dyn FnMut(&Window) -> FrameInputs,
     ) -> Result<(), AppError> {
+        if self.seeking.is_some() {
+            return self.go_on_seeking(play);
+        }
+        if self.at_timelines_end(play) {
+            // Watched on the timeline: the end waits there to be sought from.
+            if self.timeline_used && !play.paused() {
+                play.stepping(&Action::Pause, NO_INPUTS)?;
+            }
+            return Ok(());
+        }
         if play.paused() {
             return Ok(());
         }
         let due = self.clock.due(self.now_us(), self.speed());
         for _ in 0..due {
-            if self.all_frames_run() {
+            if self.all_frames_run() || self.at_timelines_end(play) {
                 break;
             }
             play.run_frame(held(window))?;
@@ -336,10 +450,22 @@ impl WindowPlay {
         Ok(())
     }
 
+    /// Frames run on a timeline are counted by where play stands: seeks
+    /// go back and forth.
     fn all_frames_run(&self) -> bool {
+        self.pacing.timeline.is_none()
+            && self
+                .pacing
+                .frames
+                .is_some_and(|frames| self.frames_run >= frames)
+    }
+
+    /// Whether a timeline is shown and play stands at its end.
+    fn at_timelines_end(&self, play: &LocalPlay<'_>) -> bool {
         self.pacing
-            .frames
-            .is_some_and(|frames| self.frames_run >= frames)
+            .timeline
+            .as_ref()
+            .is_some_and(|timeline| play.frame() >= timeline.range().1)
     }
 
     fn screenshot_frame(&self) -> Option<u32> {
@@ -352,12 +478,25 @@ impl WindowPlay {
     fn show(
         &mut self,
         window: &mut Window,
-        play: &LocalPlay<'_>,
+        play: &mut LocalPlay<'_>,
         out: &mut dyn Write,
     ) -> Result<(), AppError> {
         self.overlay.set_lines(self.overlay_lines(window, play));
-        let capture = self.screenshot_frame().is_some_and(|at| at <= play.frame());
-        if !(self.new_picture || capture || self.last_shown.elapsed() >= REDRAW_WITHOUT_FRAMES) {
+        let capture = self.screenshot_frame().is_some_and(|at| at <= play.frame())
+            || self.script_capture.is_some();
+        // A timeline answers the pointer at the window's pace.
+        let timeline_shown = self.pacing.timeline.is_some()
+            && (play.paused() || self.seeking.is_some() || self.now_ms() < self.timeline_until_ms);
+        let redraw_after = if timeline_shown {
+            REDRAW_WITH_TIMELINE
+        } else {
+            REDRAW_WITHOUT_FRAMES
+        };
+        let since_shown = self.last_shown.elapsed();
+        // Faster than the screen (8×, fast-forward) the newest frame waits
+        // for the next picture instead of each costing one.
+        let picture_due = self.new_picture && since_shown >= MIN_PICTURE_INTERVAL;
+        if !(picture_due || capture || since_shown >= redraw_after) {
             return Ok(());
         }
         self.last_shown = Instant::now();
@@ -369,15 +508,31 @@ impl WindowPlay {
         } else {
             None
         };
-        let captured = if self.menu.open {
-            menu_details(&mut self.menu, window, game);
-            let (menu, shader) = (self.menu.clone(), window.shader().to_string());
-            let mut choice = None;
+        let captured = if self.menu.open || timeline_shown {
+            if self.menu.open {
+                menu_details(&mut self.menu, window, game);
+            }
+            let menu = self.menu.open.then(|| self.menu.clone());
+            let shader = window.shader().to_string();
+            let (mut choice, mut on_timeline) = (None, None);
+            let timeline = self.pacing.timeline.as_ref().filter(|_| timeline_shown);
+            let targets = &mut self.targets;
+            let (frame_at, seeking, paused, speed) =
+                (play.frame(), self.seeking, play.paused(), self.pacing.speed);
             let captured = window.present_with_menu(
                 frame.as_ref(),
                 aspect,
                 picture.as_ref(),
-                Some(&mut |context| choice = menu.draw(context, &[], &shader)),
+                Some(&mut |context| {
+                    targets.clear(context.pixels_per_point());
+                    if let Some(timeline) = timeline {
+                        on_timeline =
+                            timeline.draw(context, targets, frame_at, seeking, paused, speed);
+                    }
+                    if let Some(menu) = &menu {
+                        choice = menu.draw(context, &[], &shader);
+                    }
+                }),
                 capture,
             );
             if let Some(choice) = choice {
@@ -385,11 +540,20 @@ impl WindowPlay {
                 let now_ms = self.now_ms();
                 self.quit |= carry_out(chosen, window, &mut self.overlay, now_ms);
             }
+            if let Some(choice) = on_timeline {
+                self.choose(choice, play)?;
+            }
             captured
         } else {
             window.present(frame.as_ref(), aspect, picture.as_ref(), capture)
         };
         self.new_picture = false;
+        self.drawn = true;
+        if let Some(path) = self.script_capture.take() {
+            if let Some(picture) = &captured {
+                save_picture(&path, picture)?;
+            }
+        }
         if let Some((picture, (_, path))) =
             captured.and_then(|picture| Some((picture, self.pacing.screenshot_at.take()?)))
         {
@@ -414,15 +578,18 @@ impl WindowPlay {
                 self.fps * self.speed(),
                 window.shader()
             ));
-            lines.push(play.debugger.history_line());
+            lines.push(play.rewind_line());
         }
         lines.extend(play.stepping_lines());
         lines
     }
 
-    /// Every frame asked for ran and the screenshot, if any, was written.
-    fn done(&self) -> bool {
-        self.all_frames_run() && self.pacing.screenshot_at.is_none()
+    /// Every frame asked for ran (a timeline's end was reached, unless the
+    /// player used the timeline) and the screenshot, if any, was written.
+    fn done(&self, play: &LocalPlay<'_>) -> bool {
+        let ran = self.all_frames_run()
+            || (self.at_timelines_end(play) && !self.timeline_used && self.seeking.is_none());
+        ran && self.pacing.screenshot_at.is_none()
     }
 
     /// Sleeps until the next frame is due (the window does not pace).
@@ -441,15 +608,27 @@ pub fn replay_in_window(
     game: &mut dyn Game,
     audio: Box<dyn FrameSink>,
     start: u32,
-    pacing: Pacing,
+    mut pacing: Pacing,
     display: &DisplayArgs,
     out: &mut dyn Write,
 ) -> Result<(Frame, Checksums), AppError> {
     let (source, aspect) = picture_geometry(game);
     let mut window = Window::open(&game.title(), source, aspect, display, load_input_map)?;
+    let header = &replay.header;
+    let end = pacing.frames.map_or(replay.end_frame().number(), |frames| {
+        start.saturating_add(frames)
+    });
+    pacing.timeline = Some(Timeline::new(
+        start,
+        end,
+        game.frames_per_second(),
+        usize::from(header.players),
+        &header.player_names,
+    ));
+    window.show_timeline_keys(true);
     writeln!(
         out,
-        "playing the replay from frame {start} in a window at {}x (OpenGL {}); F1 overlay, P pause, Esc quits",
+        "playing the replay from frame {start} in a window at {}x (OpenGL {}); F1 overlay, P pause, arrows seek, < > speed, Esc quits",
         pacing.speed,
         window.gl_version()
     )?;
@@ -555,6 +734,23 @@ impl<'g> LocalPlay<'g> {
     /// The frame the game is at (0: as loaded).
     pub fn frame(&self) -> u32 {
         self.debugger.frame()
+    }
+
+    /// Goes toward `frame` on the debugger's engine, running at most
+    /// `most_frames` frames (see [`Debugger::seek_toward`]); whether it
+    /// stands there.
+    pub fn seek_toward(&mut self, frame: u32, most_frames: u32) -> Result<bool, CommandError> {
+        self.debugger.seek_toward(frame, most_frames)
+    }
+
+    /// How far back stepping can go, in words: `can step back 10 s (3.2 MiB kept)`.
+    pub fn rewind_line(&self) -> String {
+        let (frames, bytes) = self.debugger.kept();
+        let seconds = f64::from(frames) / self.game().frames_per_second().max(1.0);
+        format!(
+            "can step back {seconds:.0} s ({:.1} MiB kept)",
+            bytes as f64 / f64::from(1 << 20)
+        )
     }
 
     /// Whether play is paused (P).
@@ -734,6 +930,7 @@ mod tests {
             frames: None,
             speed: 1.0,
             screenshot_at: None,
+            timeline: None,
         };
         let mut state = WindowPlay::new(60.0, pacing, false);
         state.menu.open = true;

@@ -122,6 +122,8 @@ pub enum Action {
     Chat,
     /// A key of local play only: save states, reset, fast-forward.
     Local(LocalKey),
+    /// A key of a replay's timeline: seek, speed.
+    Timeline(TimelineKey),
     /// A key or controller input pressed, while presses are asked for
     /// ([`Window::report_presses`]): the Settings screen's "press a key…".
     Pressed(Pressed),
@@ -149,6 +151,24 @@ pub enum LocalKey {
     VolumeUp,
     /// F9: mute or unmute.
     Mute,
+}
+
+/// The keys of a replay's timeline (the arrows only while one is shown,
+/// [`Window::show_timeline_keys`]: in play they are player 2's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineKey {
+    /// Left: 5 s back.
+    Back,
+    /// Right: 5 s on.
+    Forward,
+    /// Home: the replay's start.
+    Start,
+    /// End: its last frame.
+    End,
+    /// Shift+`,` (`<`): the next slower speed.
+    Slower,
+    /// Shift+`.` (`>`): the next faster speed.
+    Faster,
 }
 
 /// A key or a controller input, as the input mapping names it.
@@ -206,6 +226,10 @@ pub struct Window {
     report_presses: bool,
     /// How soon the menu drawn last wants to be drawn again unasked.
     menu_repaint_after: std::time::Duration,
+    /// Whether the arrows, Home and End are the timeline's.
+    timeline_keys: bool,
+    /// Whether the pointer moved or pressed since [`Window::pointer_moved`].
+    pointer_moved: bool,
 }
 
 /// The SDL window, its GL context and event queue: what the launcher keeps
@@ -398,6 +422,8 @@ impl Window {
             injected: VecDeque::new(),
             report_presses: false,
             menu_repaint_after: std::time::Duration::ZERO,
+            timeline_keys: false,
+            pointer_moved: false,
         };
         if display.fullscreen != window.sdl().fullscreen {
             window.toggle_fullscreen();
@@ -518,6 +544,12 @@ impl Window {
                 continue;
             }
             let sdl = self.sdl.as_ref().expect("a live window has its SDL window");
+            if matches!(
+                event,
+                Event::MouseMotion { .. } | Event::MouseButtonDown { .. }
+            ) {
+                self.pointer_moved = true;
+            }
             if self.ui.on_event(&sdl.window, &event) {
                 continue;
             }
@@ -612,8 +644,14 @@ impl Window {
             Keycode::Return if alt => self.toggle_fullscreen(),
             Keycode::F12 => Some(Action::Screenshot),
             Keycode::P => Some(Action::Pause),
+            Keycode::Period if shift => Some(Action::Timeline(TimelineKey::Faster)),
+            Keycode::Comma if shift => Some(Action::Timeline(TimelineKey::Slower)),
             Keycode::Period => Some(Action::StepForward),
             Keycode::Comma => Some(Action::StepBack),
+            Keycode::Left if self.timeline_keys => Some(Action::Timeline(TimelineKey::Back)),
+            Keycode::Right if self.timeline_keys => Some(Action::Timeline(TimelineKey::Forward)),
+            Keycode::Home if self.timeline_keys => Some(Action::Timeline(TimelineKey::Start)),
+            Keycode::End if self.timeline_keys => Some(Action::Timeline(TimelineKey::End)),
             Keycode::M => Some(Action::Mark),
             Keycode::N => Some(Action::Diff),
             Keycode::T => Some(Action::Chat),
@@ -628,6 +666,17 @@ impl Window {
             Keycode::F9 => Some(Action::Local(LocalKey::Mute)),
             _ => None,
         }
+    }
+
+    /// Makes the arrows, Home and End seek a replay's timeline (`on`), or
+    /// play again.
+    pub fn show_timeline_keys(&mut self, on: bool) {
+        self.timeline_keys = on;
+    }
+
+    /// Whether the pointer moved (or a button went down) since last asked.
+    pub fn pointer_moved(&mut self) -> bool {
+        std::mem::take(&mut self.pointer_moved)
     }
 
     /// Switches to the next display shader (F2).

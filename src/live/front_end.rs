@@ -26,6 +26,9 @@ pub struct MatchView {
     /// Every player's input delay by slot, this machine's included
     /// (`None`: not reported yet); empty for a spectator.
     pub delays: Vec<(u8, Option<u32>)>,
+    /// This machine's player slot (0: P1); `None` for a spectator, and
+    /// before a host knows its seat.
+    pub seat: Option<u8>,
     /// Whether this tick had a frame due but waited for the opponent's input.
     pub waiting: bool,
     /// Spectators watching.

@@ -663,3 +663,76 @@ fn a_games_lag_measured_in_settings_suggests_the_run_ahead_kept_for_it() {
     }
     assert_eq!(read_png(&shot).width, 960);
 }
+
+/// The number after `word` in `text` (`played frames 0..312`: "0..").
+fn number_after(text: &str, word: &str) -> u32 {
+    let start = text
+        .find(word)
+        .unwrap_or_else(|| panic!("{word} in {text}"))
+        + word.len();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("{word} in {text}"))
+}
+
+#[test]
+fn a_replay_opened_from_the_launcher_seeks_by_its_timeline_to_the_frame_headless_seek_lands_on() {
+    let _window = one_window();
+    let dir = tempfile::tempdir().unwrap();
+    let replays = dir.path().join("replays");
+    std::fs::create_dir_all(&replays).unwrap();
+    let replay = support::cli::record_duel(&replays, "timeline.ncr", "dojo", 600, "random:2");
+    let (lines, shot) = (dir.path().join("lines.txt"), dir.path().join("seek.png"));
+    // Paused at once, then a press in the middle of the bar: 5 s of 10.
+    let script = format!(
+        "click Replays\nclick timeline.ncr\nclick Play the replay\n\
+         session key P\nsession wait 2\nsession press Timeline\nsession wait 30\n\
+         session text {}\nsession screenshot {}\nsession quit\nwait 3\nquit\n",
+        lines.display(),
+        shot.display()
+    );
+    let output = launcher_with_replays(dir.path(), &script, &replays).finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    let landed = number_after(&printed, "played frames 0..");
+    let drawn = std::fs::read_to_string(&lines).unwrap();
+    assert!(
+        (240..=360).contains(&landed),
+        "{printed}{drawn}{}",
+        stderr(&output)
+    );
+    assert!(drawn.contains("0:05 / 0:10  paused"), "{drawn}");
+    assert!(drawn.contains("P1 vs P2"), "{drawn}");
+    let picture = read_png(&shot);
+    picture.assert_the_lower_half_shows_the_game();
+
+    let file = replay.display().to_string();
+    let seek = landed.to_string();
+    let arena = support::dojo_arena();
+    let headless = support::cli::netcade(&[
+        "replay",
+        "play",
+        &file,
+        "--core",
+        "duel",
+        "--rom",
+        &arena,
+        "--headless",
+        "--seek",
+        &seek,
+        "--frames",
+        "0",
+    ]);
+    assert!(headless.status.success(), "{}", stderr(&headless));
+    let checksums = |text: &str| {
+        text.lines()
+            .rfind(|line| line.starts_with("checksums: "))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    assert_eq!(checksums(&printed), checksums(&stdout(&headless)));
+}

@@ -283,6 +283,7 @@ fn esc_in_local_play_opens_the_menu_pausing_the_game_and_a_second_esc_quits() {
         frames: Some(600),
         speed: 1.0,
         screenshot_at: None,
+        timeline: None,
     };
     let mut idle = |_: &Window| NO_INPUTS;
     play_in_window(

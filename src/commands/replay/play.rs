@@ -456,6 +456,7 @@ fn window_playback(
             frames: Some(frames),
             speed: args.speed,
             screenshot_at,
+            timeline: None,
         },
         &args.show.display,
         out,

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! click Host                 # the widget labelled "Host"
+//! press Timeline             # pressed, let go a frame later (a slider)
 //! type 127.0.0.1:7000        # text typed into the focused field
 //! key Return                 # a key (SDL's name), with Ctrl+ for the modifier
 //! wait 30                    # 30 frames
@@ -68,6 +69,11 @@ impl Targets {
         response
     }
 
+    /// A widget drawn at `rect`, named `name` for scripts.
+    pub fn mark(&mut self, name: &str, rect: egui::Rect) {
+        self.rects.insert(name.to_string(), rect);
+    }
+
     /// A button showing `label`, named `name` for scripts (its label
     /// changes, as a binding's does).
     pub fn button_as(&mut self, ui: &mut egui::Ui, name: &str, label: &str) -> egui::Response {
@@ -128,6 +134,8 @@ pub enum Place {
 #[derive(Clone, Debug, PartialEq)]
 enum Command {
     Click(String),
+    /// Pressed one frame, let go the next: what a slider (a drag) takes.
+    Press(String),
     Type(String),
     Key(Keycode, Mod),
     Wait(u32),
@@ -212,16 +220,24 @@ impl Script {
         let Some((line, _, command)) = self.steps.pop_front() else {
             return Ok(Step::Continue);
         };
+        let centre = |label: &str| {
+            targets.centre(label).ok_or_else(|| AppError::BadArgument {
+                message: format!(
+                    "{} line {line}: nothing labelled {label:?} on this screen",
+                    self.path.display()
+                ),
+            })
+        };
         match command {
+            Command::Press(label) => {
+                let (x, y) = centre(&label)?;
+                window.inject(mouse_motion(x, y));
+                window.inject(mouse_button(true, x, y));
+                self.later.push_back(mouse_button(false, x, y));
+                self.waiting = 1;
+            }
             Command::Click(label) => {
-                let (x, y) = targets
-                    .centre(&label)
-                    .ok_or_else(|| AppError::BadArgument {
-                        message: format!(
-                            "{} line {line}: nothing labelled {label:?} on this screen",
-                            self.path.display()
-                        ),
-                    })?;
+                let (x, y) = centre(&label)?;
                 // Press and release in one frame, before SDL's own events:
                 // the real pointer (another window mapped under it on a
                 // shared display) cannot move between them.
@@ -395,6 +411,7 @@ fn parse(text: &str) -> Result<Steps, (usize, String)> {
         let rest = rest.trim();
         let command = match word {
             "click" if !rest.is_empty() => Command::Click(rest.to_string()),
+            "press" if !rest.is_empty() => Command::Press(rest.to_string()),
             "type" if !rest.is_empty() => Command::Type(rest.to_string()),
             "key" => parse_key(rest).map_err(|message| (number, message))?,
             "wait" => Command::Wait(rest.parse().map_err(|_| {
@@ -403,7 +420,7 @@ fn parse(text: &str) -> Result<Steps, (usize, String)> {
             "screenshot" if !rest.is_empty() => Command::Screenshot(PathBuf::from(rest)),
             "text" if !rest.is_empty() => Command::Text(PathBuf::from(rest)),
             "quit" if rest.is_empty() => Command::Quit,
-            _ => return Err((number, format!("unknown step {line:?} (click LABEL, type TEXT, key NAME, wait FRAMES, screenshot PATH, text PATH, quit)"))),
+            _ => return Err((number, format!("unknown step {line:?} (click LABEL, press LABEL, type TEXT, key NAME, wait FRAMES, screenshot PATH, text PATH, quit)"))),
         };
         steps.push((number, place, command));
     }

@@ -676,6 +676,7 @@ impl LiveRole for PlayersRole {
             new_picture: self.machine.current_frame() != frame_before,
             stats: self.peer_stats(),
             delays: self.delays(&self.all_peer_stats()),
+            seat: Some(self.seat.me),
             waiting: self.machine.stats.waiting_ticks > waits_before,
             spectators: self.machine.netplay.spectator_count(),
             spectating: None,
