@@ -177,7 +177,7 @@ impl Lab {
             run(&["ip", "netns", "add", &self.ns(name)]);
             ip(&self.ns(name), "link set lo up");
         }
-        self.home_behind("rc", "hc", 3, masquerade);
+        self.home_behind("rc", "hc", 3, masquerade, "198.18.3");
     }
 
     fn forwarding(&self, ns: &str) {
