@@ -425,7 +425,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             )?;
         } else {
             // A seek runs real frames only: frames ahead are dropped first.
-            self.run_ahead.settle(&mut *self.game)?;
+            self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
             // Drawn even when unheard: the checksums kept include the picture.
             self.final_frames.run(
                 &mut *self.game,
@@ -451,14 +451,19 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 self.go_back_to(target)?;
                 return Ok(true);
             }
-            // From a point before the target, so its frame is drawn.
-            let before = Frame::new(target.saturating_sub(1).max(self.first_seek_point()));
-            let Some((frame, state)) = self.seek_points.at_or_before(before) else {
-                return Err(format!(
+            let before_start = || {
+                format!(
                     "frame {target} is before the first frame kept (frame {})",
                     self.first_seek_point()
                 )
-                .into());
+            };
+            if target < self.first_seek_point() {
+                return Err(before_start().into());
+            }
+            // From a point before the target, so its frame is drawn.
+            let before = Frame::new(target.saturating_sub(1).max(self.first_seek_point()));
+            let Some((frame, state)) = self.seek_points.at_or_before(before) else {
+                return Err(before_start().into());
             };
             self.game
                 .load_state(state)
@@ -470,7 +475,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
                 StateHistory::new(self.history_frames as usize + 1, self.history.budget());
             self.keep_current()?;
         }
-        for _ in 0..most_frames.min(target - self.frame) {
+        for _ in 0..most_frames.min(target.saturating_sub(self.frame)) {
             self.run_one(false)?;
         }
         Ok(self.frame == target)
@@ -485,7 +490,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     fn load_recorded_state(&mut self) -> Result<(), AppError> {
         if let Some(state) = self.recorded.and_then(|r| r.state_at(self.frame)) {
             // Refused, the state leaves the real game as it was.
-            self.run_ahead.settle(&mut *self.game)?;
+            self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
             load_recorded_state(&mut *self.game, Frame::new(self.frame), state)?;
         }
         Ok(())
@@ -508,7 +513,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
         // Frames ahead belong to the timeline being left; settled, a
         // failed restore leaves the real game.
         self.run_ahead
-            .settle(&mut *self.game)
+            .settle(&mut *self.game, &mut self.final_frames)
             .map_err(|err| format!("cannot go back to frame {target}: {err}"))?;
         let restore_failed =
             |err: &dyn std::fmt::Display| format!("cannot go back to frame {target}: {err}");
@@ -587,7 +592,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// The current frame's state and the game memory's checksum as
     /// loading it must leave it (for a save state slot).
     pub fn state_to_keep(&mut self) -> Result<(u32, Vec<u8>, Checksum), AppError> {
-        self.run_ahead.settle(&mut *self.game)?;
+        self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
         let memory = memory_checksum(&mut *self.game, &mut self.scratch)
             .map_err(AppError::at_frame(self.frame))?;
         Ok((self.frame, self.current_state.clone(), memory))
@@ -598,7 +603,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// timeline). A state the core refuses, or whose memory is not the one
     /// kept with it, leaves the game as it was.
     pub fn restore(&mut self, frame: u32, state: RecordedState<'_>) -> Result<(), AppError> {
-        self.run_ahead.settle(&mut *self.game)?;
+        self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
         load_recorded_state(&mut *self.game, Frame::new(frame), state)?;
         self.frame = frame;
         self.begin_timeline()
@@ -607,7 +612,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Changes the game outside of its frames (a reset) with `change`; the
     /// history starts again from the game as `change` leaves it.
     pub fn change_game<R>(&mut self, change: impl FnOnce(&mut G) -> R) -> Result<R, AppError> {
-        self.run_ahead.settle(&mut *self.game)?;
+        self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
         let changed = change(&mut *self.game);
         self.begin_timeline()?;
         Ok(changed)
@@ -632,7 +637,7 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     pub fn execute(&mut self, command: &Command, out: &mut dyn Write) -> Result<(), CommandError> {
         if !matches!(command, Command::Step(_)) {
             // Dumps, marks and diffs are of the real game, not frames ahead.
-            self.run_ahead.settle(&mut *self.game)?;
+            self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
         }
         match command {
             Command::Step(frames) => self.step(*frames)?,
@@ -1266,7 +1271,29 @@ mod seek_tests {
     }
 
     #[test]
-    fn the_seek_points_stay_within_their_byte_budget_and_held_buttons_only_go_back_through_the_history(
+    fn going_to_a_frame_before_a_recording_began_is_an_error_and_the_debugger_stays_put() {
+        let mut game = StubGame::deterministic();
+        let mut debugger = Debugger::new_at(&mut game, 300, 10, 1 << 20)
+            .unwrap()
+            .following(&Walk)
+            .unwrap();
+        debugger.step(500).unwrap();
+        let mut out = Vec::new();
+        let refused = debugger
+            .execute(&Command::Goto(0), &mut out)
+            .unwrap_err();
+        let CommandError::User(message) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(message.contains("before the first frame kept (frame 300)"), "{message}");
+        assert_eq!(debugger.frame(), 800);
+        // The first frame itself is still reached.
+        assert!(debugger.seek_toward(300, u32::MAX).unwrap());
+        assert_eq!(debugger.frame(), 300);
+    }
+
+    #[test]
+    fn a_recording_keeps_a_seek_point_every_interval_and_held_buttons_only_go_back_through_the_history(
     ) {
         let mut game = StubGame::deterministic();
         let mut debugger = Debugger::new(&mut game, 10, 1 << 20)
@@ -1274,7 +1301,7 @@ mod seek_tests {
             .following(&Walk)
             .unwrap();
         debugger.step(SEEK_POINT_INTERVAL * 50).unwrap();
-        assert!(debugger.seek_points.bytes() <= SEEK_POINT_BUDGET);
+        // Its budget is Keyframes' own (tested there): these states are tiny.
         assert_eq!(debugger.seek_points.len(), 51);
 
         let mut local = StubGame::deterministic();
