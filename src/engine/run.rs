@@ -112,7 +112,7 @@ pub fn run_frames_ahead<G: Game + ?Sized>(
     }
     let elapsed = started.elapsed();
     // The checksums are the real game's, not of frames run ahead.
-    run_ahead.settle(game)?;
+    run_ahead.settle(game, &mut final_frames)?;
     let time_in_core = match (core_before, game.time_in_core()) {
         (Some(before), Some(after)) => Some(after.saturating_sub(before)),
         _ => None,

@@ -265,13 +265,20 @@ impl RunAhead {
 
     /// Brings a game standing ahead (preemptive, local play) back to the
     /// start of the next real frame, dropping the frames ahead: for what
-    /// must see the real game (a save, a reset, a memory dump).
-    pub fn settle<G: Emulator + ?Sized>(&mut self, game: &mut G) -> Result<(), AppError> {
+    /// must see the real game (a save, a reset, a memory dump). The picture
+    /// on hand is then an ahead frame's, so `final_frames` is told which
+    /// the next real frame follows.
+    pub fn settle<G: Emulator + ?Sized>(
+        &mut self,
+        game: &mut G,
+        final_frames: &mut FinalFrames,
+    ) -> Result<(), AppError> {
         if let Some(first) = self.ran_ahead.frames.front() {
             game.set_savestate_context(SavestateContext::Rollback);
             let loaded = game.load_state(&first.before);
             game.set_savestate_context(self.loop_context);
             loaded.map_err(AppError::at_frame(first.frame.number()))?;
+            final_frames.picture_replaced(first.video);
         }
         self.ran_ahead.drop_all();
         Ok(())
@@ -659,7 +666,7 @@ mod tests {
                 )
                 .unwrap();
         }
-        run_ahead.settle(&mut game).unwrap();
+        run_ahead.settle(&mut game, &mut final_frames).unwrap();
         let memory = Checksum::of(game.game_memory());
         (sink, game.runs, memory)
     }
