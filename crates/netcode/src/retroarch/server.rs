@@ -35,6 +35,9 @@ const CLIENT_STATE_BYTES: usize = 64 * 1024;
 /// How long a player may send nothing (RetroArch sends its INPUT every
 /// frame) before it is dropped: the frame clock waits on every player.
 const PLAYER_SILENT_MS: u64 = 10_000;
+/// The longest one player's pause holds everyone: then the host resumes
+/// the match, and a player still paused goes silent and is dropped.
+const LONGEST_PAUSE_MS: u64 = 60_000;
 /// A player this many frames ahead of the host's clock is told to wait
 /// (RetroArch's server: more than 3).
 const STALL_WHEN_AHEAD: u32 = 3;
@@ -254,6 +257,8 @@ struct Connection {
     heard_at: Option<u64>,
     /// Whether it paused the match.
     paused: bool,
+    /// When it paused the match last.
+    paused_at: u64,
     /// The host's frame when it was last told to stall.
     stall_asked_at: u32,
 }
@@ -394,6 +399,7 @@ impl ServerSession {
             opened_at: None,
             heard_at: None,
             paused: false,
+            paused_at: 0,
             stall_asked_at: 0,
         });
         Some(slot)
@@ -546,17 +552,14 @@ impl ServerSession {
             return;
         };
         let was_playing = connection.ports != 0;
-        let was_paused = std::mem::take(&mut connection.paused);
-        let nick = connection.nick;
+        // Its pause ends with it.
+        self.end_pause(id);
+        let Some(connection) = self.connection_mut(id) else {
+            return;
+        };
         connection.phase = Phase::Closed;
         connection.ports = 0;
         connection.inputs.clear();
-        if was_paused {
-            // Its pause ends with it.
-            self.send_all_but(id, &Command::Resume);
-            self.events
-                .push_back(ServerEvent::Resumed { nick: nick.text() });
-        }
         if was_playing {
             let mode = self.mode_of(id, next_frame, false);
             self.send_all_but(id, &Command::Mode(mode));
@@ -793,6 +796,18 @@ impl ServerSession {
         }
     }
 
+    /// Ends `id`'s pause, if it paused, telling the others.
+    fn end_pause(&mut self, id: ConnectionId) {
+        let Some(connection) = self.connection_mut(id).filter(|c| c.paused) else {
+            return;
+        };
+        connection.paused = false;
+        let nick = connection.nick;
+        self.send_all_but(id, &Command::Resume);
+        self.events
+            .push_back(ServerEvent::Resumed { nick: nick.text() });
+    }
+
     fn send_all_but(&mut self, except: ConnectionId, command: &Command) {
         for (id, connection) in self.connections.iter_mut().enumerate() {
             if let Some(connection) = connection.as_mut().filter(|c| c.connected()) {
@@ -892,6 +907,8 @@ impl ServerSession {
                 let nick = connection.nick.text();
                 connection.ports = 0;
                 connection.inputs.clear();
+                // Only a player pauses: a pause ends with its playing.
+                self.end_pause(id);
                 let mode = self.mode_of(id, frame, true);
                 let connection = self.connection_mut(id).expect("an open connection");
                 connection.send(&Command::Mode(mode));
@@ -939,21 +956,13 @@ impl ServerSession {
                     return Ok(());
                 }
                 connection.paused = true;
+                connection.paused_at = now_ms;
                 let nick = connection.nick;
                 self.send_all_but(id, &Command::Pause(nick));
                 self.events
                     .push_back(ServerEvent::Paused { nick: nick.text() });
             }
-            Command::Resume => {
-                if !connection.paused {
-                    return Ok(());
-                }
-                connection.paused = false;
-                let nick = connection.nick;
-                self.send_all_but(id, &Command::Resume);
-                self.events
-                    .push_back(ServerEvent::Resumed { nick: nick.text() });
-            }
+            Command::Resume => self.end_pause(id),
             // A CRC from a client means nothing to the host.
             Command::Crc { .. } => {}
             Command::Ack | Command::Unknown { .. } => {}
@@ -1095,6 +1104,7 @@ impl ServerSession {
         let paused = self.is_paused();
         let mut stalled = Vec::new();
         let mut silent = Vec::new();
+        let mut paused_too_long = Vec::new();
         for (slot, connection) in self.connections.iter_mut().enumerate() {
             let Some(connection) = connection else {
                 continue;
@@ -1104,6 +1114,13 @@ impl ServerSession {
             }
             let opened_at = *connection.opened_at.get_or_insert(now_ms);
             let since = |at: u64| now_ms.saturating_sub(at);
+            if connection.paused && since(connection.paused_at) >= LONGEST_PAUSE_MS {
+                paused_too_long.push(slot);
+            }
+            if paused {
+                // Silence is counted from the pause's end.
+                connection.heard_at = Some(now_ms);
+            }
             if !connection.connected() && since(opened_at) >= HANDSHAKE_WITHIN_MS {
                 stalled.push(slot);
             } else if connection.ports != 0
@@ -1112,6 +1129,9 @@ impl ServerSession {
             {
                 silent.push(slot);
             }
+        }
+        for slot in paused_too_long {
+            self.end_pause(slot);
         }
         for slot in stalled {
             self.refuse(slot, Refusal::SlowHandshake);

@@ -555,6 +555,32 @@ fn a_paused_player_who_leaves_ends_its_pause() {
 }
 
 #[test]
+fn a_paused_player_who_turns_spectator_ends_its_pause() {
+    let mut server = ServerSession::new(server_config());
+    let (id, _) = playing(&mut server);
+    server.receive(id, &encoded(&[Command::Pause(Name::new("ra"))]), 0);
+    assert!(server.is_paused());
+    server.receive(id, &encoded(&[Command::Spectate]), 0);
+    assert!(!server.is_paused(), "a spectator holds no pause");
+}
+
+#[test]
+fn one_players_pause_holds_the_match_a_minute_at_most() {
+    let mut server = ServerSession::new(server_config());
+    let (first, _) = playing(&mut server);
+    let (second, mut second_seen) = playing(&mut server);
+    second_seen.take(&mut server, second);
+    server.receive(first, &encoded(&[Command::Pause(Name::new("ra"))]), 1_000);
+    server.poll(60_999);
+    assert!(server.is_paused());
+    server.poll(61_000);
+    assert!(!server.is_paused(), "the host resumed the match");
+    assert!(second_seen
+        .take(&mut server, second)
+        .contains(&Command::Resume));
+}
+
+#[test]
 fn the_sync_carries_the_save_ram_given_while_a_connection_shakes_hands() {
     let mut server = ServerSession::new(server_config());
     let id = server.accept(7).unwrap();
