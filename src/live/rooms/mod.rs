@@ -622,7 +622,7 @@ impl OpenedRoom {
                 let (guests, line) = Guests::new(local, config, GUEST_LIMITS);
                 transport.inner_mut().welcome_guests(guests);
                 for event in early_guests.events {
-                    let _ = line.events.send(event);
+                    let _ = line.events.try_send(event);
                 }
                 let serving = serve_in_background(self.room, self.greeter, line, is_guest_of(ours));
                 return Ok((Some(serving), transport));
@@ -713,7 +713,7 @@ fn serve_guests(
     };
     // The match's socket may be gone already (it ended): nobody to meet.
     if let Some(event) = event {
-        let _ = line.events.send(event);
+        let _ = line.events.try_send(event);
     }
     while let Ok(news) = line.news.try_recv() {
         match news {

@@ -20,11 +20,15 @@ use crate::net::room::PeerId;
 use crate::net::signal::SignalError;
 use crate::net::Transport;
 use std::net::SocketAddr;
-use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
 
 /// Room events taken per step: a room flooding the channel delays its own
 /// guests, never the match.
 const EVENTS_PER_STEP: usize = 64;
+
+/// Messages either way that may wait: past them a flood of the room's (or
+/// of the meetings') is dropped, so neither side's memory grows with it.
+const QUEUED_MESSAGES: usize = 256;
 
 /// What the room heard of a guest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,8 +54,8 @@ pub enum GuestNews {
 
 /// The room's end of [`Guests`]: events in, news out.
 pub struct GuestLine {
-    /// What the room heard.
-    pub events: Sender<GuestEvent>,
+    /// What the room heard (dropped while [`QUEUED_MESSAGES`] wait).
+    pub events: SyncSender<GuestEvent>,
     /// What the meetings say.
     pub news: Receiver<GuestNews>,
 }
@@ -60,7 +64,7 @@ pub struct GuestLine {
 pub struct Guests {
     meetings: MeetingSocket<PeerId>,
     events: Receiver<GuestEvent>,
-    news: Sender<GuestNews>,
+    news: SyncSender<GuestNews>,
 }
 
 impl Guests {
@@ -71,8 +75,8 @@ impl Guests {
             relays: Vec::new(),
             ..config
         };
-        let (events, events_in) = channel();
-        let (news_out, news) = channel();
+        let (events, events_in) = sync_channel(QUEUED_MESSAGES);
+        let (news_out, news) = sync_channel(QUEUED_MESSAGES);
         let guests = Guests {
             meetings: MeetingSocket::new(local, config, IceRole::Controlling, limits),
             events: events_in,
@@ -104,8 +108,14 @@ impl BesideTheMatch for Guests {
         }
         let news = &self.news;
         let mut send = |peer: &PeerId, text: &str| {
-            news.send(GuestNews::Signal(peer.clone(), text.to_owned()))
-                .map_err(|_| SignalError::Server("the room was left".into()))
+            match news.try_send(GuestNews::Signal(peer.clone(), text.to_owned())) {
+                // A room that does not keep up loses messages, as a lossy
+                // server would: the match never waits on it.
+                Ok(()) | Err(TrySendError::Full(_)) => Ok(()),
+                Err(TrySendError::Disconnected(_)) => {
+                    Err(SignalError::Server("the room was left".into()))
+                }
+            }
         };
         for outcome in self.meetings.advance(now_us, socket, &mut send) {
             let told = match outcome {
@@ -117,7 +127,7 @@ impl BesideTheMatch for Guests {
                 MeetingOutcome::Ended(peer, why) => GuestNews::Failed(peer, why),
             };
             // A room that was left hears nothing more.
-            let _ = self.news.send(told);
+            let _ = self.news.try_send(told);
         }
     }
 }
