@@ -62,7 +62,7 @@ pub fn run_in_child(
 /// [`run_in_child`], saying how the child failed.
 pub fn run_child(
     program: &Path,
-    args: &[String],
+    args: &[impl AsRef<std::ffi::OsStr>],
     timeout: std::time::Duration,
     max_output: u64,
 ) -> Result<String, ChildFailure> {
@@ -101,7 +101,10 @@ pub fn run_child(
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(ChildFailure::TimedOut {
-                    command: args.first().cloned().unwrap_or_default(),
+                    command: args
+                        .first()
+                        .map(|arg| arg.as_ref().to_string_lossy().into_owned())
+                        .unwrap_or_default(),
                     seconds: timeout.as_secs(),
                 });
             }

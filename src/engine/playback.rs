@@ -77,7 +77,7 @@ pub struct ReplayGameArgs {
 
 impl ReplayGameArgs {
     /// The switches that give these choices on a command line.
-    pub fn to_args(&self) -> Vec<String> {
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
         let switches = [
             ("--core", &self.core),
             ("--rom", &self.rom),
@@ -87,7 +87,7 @@ impl ReplayGameArgs {
             .into_iter()
             .filter_map(|(switch, path)| {
                 path.as_ref()
-                    .map(|path| [switch.to_string(), path.display().to_string()])
+                    .map(|path| [switch.into(), path.as_os_str().to_owned()])
             })
             .flatten()
             .collect()

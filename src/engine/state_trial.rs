@@ -96,12 +96,11 @@ pub fn try_states_in_child(
         .number()
         .saturating_sub(replay.start_frame().number())
         .saturating_add(1);
-    let mut line = vec![
-        "replay".to_string(),
-        TRY_STATES_COMMAND.to_string(),
-        file.display().to_string(),
-    ];
+    // Paths as they are (not as text), the file after `--`: any name is
+    // the file's, even one that looks like a switch.
+    let mut line: Vec<std::ffi::OsString> = vec!["replay".into(), TRY_STATES_COMMAND.into()];
     line.extend(args.to_args());
+    line.extend(["--".into(), file.as_os_str().to_owned()]);
     run_child(program, &line, trial_timeout(frames), MAX_TRIAL_OUTPUT)
         .map(drop)
         .map_err(trial_verdict)
