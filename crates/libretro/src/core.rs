@@ -343,8 +343,8 @@ pub struct Core {
     frames_run: u64,
     /// The frame (counted from 1) on which the core asked to shut down.
     stopped_on_frame: Option<u64>,
-    /// What the crash report says if the core crashes; boxed so its address
-    /// stays put while a call into the core is in progress.
+    /// What the crash report says if the core crashes (in a mapping of its
+    /// own, which stays put while a call into the core is in progress).
     crash_scene: CrashScene,
     // Dropped last, after the core was shut down in `Drop`.
     _loaded_path: LoadedPath,
