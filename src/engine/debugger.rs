@@ -425,7 +425,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
             )?;
         } else {
             // A seek runs real frames only: frames ahead are dropped first.
-            self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
+            self.run_ahead
+                .settle(&mut *self.game, &mut self.final_frames)?;
             // Drawn even when unheard: the checksums kept include the picture.
             self.final_frames.run(
                 &mut *self.game,
@@ -490,7 +491,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     fn load_recorded_state(&mut self) -> Result<(), AppError> {
         if let Some(state) = self.recorded.and_then(|r| r.state_at(self.frame)) {
             // Refused, the state leaves the real game as it was.
-            self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
+            self.run_ahead
+                .settle(&mut *self.game, &mut self.final_frames)?;
             load_recorded_state(&mut *self.game, Frame::new(self.frame), state)?;
         }
         Ok(())
@@ -592,7 +594,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// The current frame's state and the game memory's checksum as
     /// loading it must leave it (for a save state slot).
     pub fn state_to_keep(&mut self) -> Result<(u32, Vec<u8>, Checksum), AppError> {
-        self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
+        self.run_ahead
+            .settle(&mut *self.game, &mut self.final_frames)?;
         let memory = memory_checksum(&mut *self.game, &mut self.scratch)
             .map_err(AppError::at_frame(self.frame))?;
         Ok((self.frame, self.current_state.clone(), memory))
@@ -603,7 +606,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// timeline). A state the core refuses, or whose memory is not the one
     /// kept with it, leaves the game as it was.
     pub fn restore(&mut self, frame: u32, state: RecordedState<'_>) -> Result<(), AppError> {
-        self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
+        self.run_ahead
+            .settle(&mut *self.game, &mut self.final_frames)?;
         load_recorded_state(&mut *self.game, Frame::new(frame), state)?;
         self.frame = frame;
         self.begin_timeline()
@@ -612,7 +616,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     /// Changes the game outside of its frames (a reset) with `change`; the
     /// history starts again from the game as `change` leaves it.
     pub fn change_game<R>(&mut self, change: impl FnOnce(&mut G) -> R) -> Result<R, AppError> {
-        self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
+        self.run_ahead
+            .settle(&mut *self.game, &mut self.final_frames)?;
         let changed = change(&mut *self.game);
         self.begin_timeline()?;
         Ok(changed)
@@ -637,7 +642,8 @@ impl<'g, G: Emulator + ?Sized> Debugger<'g, G> {
     pub fn execute(&mut self, command: &Command, out: &mut dyn Write) -> Result<(), CommandError> {
         if !matches!(command, Command::Step(_)) {
             // Dumps, marks and diffs are of the real game, not frames ahead.
-            self.run_ahead.settle(&mut *self.game, &mut self.final_frames)?;
+            self.run_ahead
+                .settle(&mut *self.game, &mut self.final_frames)?;
         }
         match command {
             Command::Step(frames) => self.step(*frames)?,
@@ -1279,13 +1285,14 @@ mod seek_tests {
             .unwrap();
         debugger.step(500).unwrap();
         let mut out = Vec::new();
-        let refused = debugger
-            .execute(&Command::Goto(0), &mut out)
-            .unwrap_err();
+        let refused = debugger.execute(&Command::Goto(0), &mut out).unwrap_err();
         let CommandError::User(message) = refused else {
             panic!("{refused:?}")
         };
-        assert!(message.contains("before the first frame kept (frame 300)"), "{message}");
+        assert!(
+            message.contains("before the first frame kept (frame 300)"),
+            "{message}"
+        );
         assert_eq!(debugger.frame(), 800);
         // The first frame itself is still reached.
         assert!(debugger.seek_toward(300, u32::MAX).unwrap());
