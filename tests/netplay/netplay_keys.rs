@@ -1,11 +1,12 @@
 //! Whether a machine in the path can sit in a match's key exchange: by
 //! room code it cannot (the joiner is told the code did not match and the
 //! host seats nobody); by address it can, and the two sides' fingerprints
-//! then differ.
+//! then differ. A room answers a bounded number of wrong codes.
 
-use netcode::netplay::{NetplayConfig, NetplaySession};
+use netcode::netplay::{NetplayConfig, NetplayEvent, NetplaySession};
 use netcode::protocol::{
-    Fingerprint, LinkSecret, PlayerSlots, RejectReason, RoomPassword, SessionSettings, SessionToken,
+    Fingerprint, LinkSecret, PlayerSlots, RejectReason, RoomGuessLimit, RoomPassword,
+    SessionSettings, SessionToken,
 };
 
 const HOST: usize = 0;
@@ -165,4 +166,124 @@ fn a_machine_in_the_path_of_an_address_match_makes_the_two_fingerprints_differ()
     let host_key = attacked.joiner.link_fingerprints()[0].peer_key;
     let real_host_key = Fingerprint::of_key(&LinkSecret::from_bytes([0x11; 32]).public_key());
     assert_ne!(host_key, real_host_key);
+}
+
+/// A room's host (address 0, taking player 1 from any address) and peers
+/// dialling it from addresses 1, 2, …, each from its own moment on.
+struct Room {
+    host: NetplaySession<usize>,
+    peers: Vec<(u64, NetplaySession<usize>)>,
+    host_events: Vec<NetplayEvent>,
+}
+
+impl Room {
+    fn new(limit: RoomGuessLimit) -> Room {
+        let mut config = NetplayConfig::new(
+            SessionToken(0x4B45_0011),
+            "stub",
+            "1",
+            1,
+            SessionSettings::default(),
+            PlayerSlots::single(0),
+        )
+        .accept(None, PlayerSlots::single(1));
+        config.secret = LinkSecret::from_bytes([0x11; 32]);
+        config.room_password = Some(RoomPassword::new("DWSBFV"));
+        config.room_guess_limit = limit;
+        Room {
+            host: NetplaySession::new(config, 0).unwrap(),
+            peers: Vec::new(),
+            host_events: Vec::new(),
+        }
+    }
+
+    /// A joiner with `code` (and a secret of its own) that starts at `from`.
+    fn dial_at(&mut self, from: u64, code: &str) {
+        let secret = 0x40 + self.peers.len() as u8;
+        let config = config(1, secret, Some(code));
+        self.peers
+            .push((from, NetplaySession::new(config, from).unwrap()));
+    }
+
+    /// Runs until `until` ms; each datagram arrives the next millisecond.
+    fn run(&mut self, from: u64, until: u64) {
+        let mut wire: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        for now in from..until {
+            for (from_address, to, bytes) in wire.drain(..) {
+                match to {
+                    HOST => self.host.handle_datagram(now, from_address, &bytes),
+                    peer => self.peers[peer - 1].1.handle_datagram(now, HOST, &bytes),
+                }
+            }
+            self.host
+                .poll(now, |to, bytes| wire.push((HOST, to, bytes.to_vec())));
+            for (index, (start, peer)) in self.peers.iter_mut().enumerate() {
+                if now >= *start {
+                    peer.poll(now, |_, bytes| wire.push((index + 1, HOST, bytes.to_vec())));
+                }
+            }
+            self.host_events.extend(self.host.events());
+        }
+    }
+
+    /// Peers the host answered that found the code did not match.
+    fn told_the_code_did_not_match(&self) -> usize {
+        self.peers
+            .iter()
+            .filter(|(_, peer)| refusal_of(peer) == Some(RejectReason::RoomCodeMismatch))
+            .count()
+    }
+}
+
+#[test]
+fn a_room_answers_a_bounded_number_of_wrong_codes_then_none_for_a_while_and_says_so() {
+    let limit = RoomGuessLimit {
+        burst: 3,
+        refill_ms: 20_000,
+    };
+    let mut room = Room::new(limit);
+    // Twenty guessers, one code each, from twenty addresses at once.
+    for guess in 0..20 {
+        room.dial_at(1, &format!("DWS{:03}", guess));
+    }
+    room.run(1, 5_000);
+    assert_eq!(
+        room.told_the_code_did_not_match(),
+        3,
+        "each Welcome is one guess: only the budget's are given"
+    );
+    let told: Vec<_> = room
+        .host_events
+        .iter()
+        .filter(|event| matches!(event, NetplayEvent::RoomGuessesSpent { .. }))
+        .collect();
+    assert_eq!(told.len(), 1, "said once: {told:?}");
+    assert!(room.host.refused_room_guesses() > 0);
+    assert!(Match::fingerprints(&room.host).is_empty());
+
+    // The right code is not answered either until the budget grows again,
+    // then it plays, and its proven exchange costs the room nothing.
+    room.dial_at(5_000, "DWSBFV");
+    room.run(5_000, 19_000);
+    let player = &room.peers[20].1;
+    assert!(player.host_handshake().is_none(), "answered too early");
+    room.run(19_000, 22_000);
+    let player = &room.peers[20].1;
+    assert!(player.host_handshake().is_some(), "seated once a guess is allowed");
+    assert_eq!(Match::fingerprints(&room.host).len(), 1);
+    assert_eq!(room.told_the_code_did_not_match(), 3);
+}
+
+#[test]
+fn players_with_the_code_never_spend_the_rooms_guesses() {
+    let limit = RoomGuessLimit {
+        burst: 1,
+        refill_ms: 1_000_000,
+    };
+    let mut room = Room::new(limit);
+    room.dial_at(1, "DWSBFV");
+    room.run(1, 1_000);
+    assert!(room.peers[0].1.host_handshake().is_some());
+    assert_eq!(room.host.room_guesses_left(1_000), 1, "its guess was given back");
+    assert_eq!(room.host.refused_room_guesses(), 0);
 }

@@ -98,6 +98,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         | NetplayEvent::TimeSync { .. }
         | NetplayEvent::SpectatorJoined
         | NetplayEvent::SpectatorRefused(_)
+        | NetplayEvent::RoomGuessesSpent { .. }
         | NetplayEvent::SpectatorLeft
         | NetplayEvent::SpectatorDropped { .. } => return None,
     })

@@ -327,6 +327,10 @@ impl PlayersRole {
                 "a spectator's game diverged at frame {frame} (its checksum {remote}, ours {local}): sent it our state"
             ))?,
             NetplayEvent::SpectatorRefused(rejection) => narrator.warn(&rejection.explanation())?,
+            NetplayEvent::RoomGuessesSpent { retry_in_ms } => narrator.warn_and_show(&format!(
+                "too many failed room-code exchanges (someone may be guessing the code): answering no new player or spectator for {} s",
+                retry_in_ms.div_ceil(1000)
+            ))?,
             NetplayEvent::SpectatorDropped { reason } => {
                 narrator.warn_and_show(&format!("stopped feeding a spectator: {reason}"))?;
             }

@@ -3,7 +3,7 @@
 
 use crate::protocol::{
     CoreOption, Handshake, HandshakeLimit, LinkSecret, Millis, PlayerSlots, PublicKey, RoomElement,
-    RoomPassword, SessionSettings, SessionToken, MAX_BLOB_SIZE,
+    RoomGuessLimit, RoomPassword, SessionSettings, SessionToken, MAX_BLOB_SIZE,
 };
 use crate::rollback::TimeSyncConfig;
 
@@ -55,6 +55,9 @@ pub struct NetplayConfig<A> {
     /// The room code the machines met by, if they did: it authenticates
     /// every link's keys, and a host refuses whoever does not show it.
     pub room_password: Option<RoomPassword>,
+    /// How many room-code exchanges may fail before a host met by room
+    /// code answers no more Hellos for a while (each is one guess).
+    pub room_guess_limit: RoomGuessLimit,
     /// Our libretro core, sent in the handshake: peers with another are refused.
     pub core_name: String,
     /// Our core's version: peers with another are refused.
@@ -152,6 +155,7 @@ impl<A> NetplayConfig<A> {
             token,
             secret: LinkSecret::well_known(),
             room_password: None,
+            room_guess_limit: RoomGuessLimit::default(),
             core_name: core_name.into(),
             core_version: core_version.into(),
             content_hash,

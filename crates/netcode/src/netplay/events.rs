@@ -171,6 +171,14 @@ pub enum NetplayEvent {
         /// The spectator's.
         remote: Checksum,
     },
+    /// We met by room code and so many exchanges failed (each one guess of
+    /// the code, see `protocol::room_guesses`) that no Hello is answered
+    /// for `retry_in_ms`: someone may be guessing the code. Said once
+    /// each time the budget runs out.
+    RoomGuessesSpent {
+        /// When the next Hello may be answered.
+        retry_in_ms: Millis,
+    },
     /// A spectator connected (it is fed every confirmed input).
     SpectatorJoined,
     /// A spectator's Hello was refused (another core or content…): it was

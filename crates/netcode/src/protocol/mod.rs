@@ -1,7 +1,8 @@
 //! The netplay wire protocol, pure and sans-IO: messages and their binary codec,
 //! the keys and tags that authenticate datagrams, a peer endpoint that turns datagrams and time into events and datagrams,
 //! a per-address limit on the handshakes that open connections, and the
-//! stateless cookies that prove an address before anything is kept for it.
+//! stateless cookies that prove an address before anything is kept for it,
+//! and a room's budget of room-code guesses.
 
 pub mod auth;
 pub mod chat;
@@ -12,6 +13,7 @@ pub mod handshake_limit;
 pub mod messages;
 pub mod pake;
 pub mod peers;
+pub mod room_guesses;
 pub mod time;
 
 pub use auth::{Fingerprint, LinkKeys, LinkSecret};
@@ -29,4 +31,5 @@ pub use handshake_limit::{HandshakeLimit, HandshakeLimiter};
 pub use messages::*;
 pub use pake::RoomPassword;
 pub use peers::PeerTable;
+pub use room_guesses::{GuessAnswer, RoomGuessLimit, RoomGuesses};
 pub use time::Millis;

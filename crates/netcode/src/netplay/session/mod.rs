@@ -32,7 +32,7 @@ use super::startup::{Begin, StartPhase, StartUp};
 use crate::input::Buttons;
 use crate::protocol::{
     self, CookieJar, EndpointConfig, Handshake, HandshakeLimiter, Millis, PeerEndpoint, PeerTable,
-    PlayerSlots, RejectReason, SessionSettings,
+    PlayerSlots, RejectReason, RoomGuesses, SessionSettings,
 };
 use crate::rollback::{
     Event as SessionEvent, Frame, FrameOutcome, PlayerId, PlayerKind, PlayerSet, Request, Session,
@@ -128,6 +128,8 @@ pub struct NetplaySession<A: Ord + Copy + std::hash::Hash> {
     cookies: CookieJar,
     /// Peers that echoed a cookie but have not proven they hold their key.
     unproven: BTreeMap<A, unproven::Unproven>,
+    /// The room-code guesses we may still answer (met by room code only).
+    room_guesses: RoomGuesses,
     /// Rejects and cookies to send to addresses we opened no endpoint for.
     refusals: VecDeque<(A, Vec<u8>)>,
     /// The last joiner refused and why, so that its retried Hellos are
@@ -189,6 +191,7 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
             handshakes: HandshakeLimiter::new(config.handshake_limit),
             cookies: CookieJar::new(&config.secret),
             unproven: BTreeMap::new(),
+            room_guesses: RoomGuesses::new(config.room_guess_limit, now),
             config,
             session,
             endpoints: PeerTable::new(),
@@ -627,6 +630,18 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
     /// Hellos dropped because their address made too many handshakes.
     pub fn refused_handshakes(&self) -> u64 {
         self.handshakes.refused()
+    }
+
+    /// Hellos of a room left unanswered because too many of its
+    /// exchanges failed (see `protocol::room_guesses`).
+    pub fn refused_room_guesses(&self) -> u64 {
+        self.room_guesses.refused()
+    }
+
+    /// Room-code exchanges that may still fail at `now` before Hellos go
+    /// unanswered.
+    pub fn room_guesses_left(&mut self, now: Millis) -> u32 {
+        self.room_guesses.left(now)
     }
 
     /// Keeps the first error of a call that cannot return one, for the next

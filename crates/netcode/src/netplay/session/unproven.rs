@@ -13,8 +13,8 @@
 use super::{LinkState, NetplaySession};
 use crate::netplay::events::NetplayEvent;
 use crate::protocol::{
-    auth, codec, Event as NetEvent, Header, Message, Millis, PeerEndpoint, RejectReason, Rejection,
-    Sequence, PROTOCOL_VERSION,
+    auth, codec, Event as NetEvent, GuessAnswer, Header, Message, Millis, PeerEndpoint,
+    RejectReason, Rejection, Sequence, PROTOCOL_VERSION,
 };
 
 /// How long a peer that echoed our cookie may take to prove it holds its
@@ -67,6 +67,9 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         seat: Seat,
         endpoint: PeerEndpoint,
     ) {
+        if !self.room_guess_allowed(now) {
+            return;
+        }
         if self.unproven.len() >= MAX_UNPROVEN && !self.unproven.contains_key(&from) {
             let oldest = self
                 .unproven
@@ -85,6 +88,25 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         self.unproven.insert(from, peer);
     }
 
+    /// Whether a Hello about to be welcomed may be: met by room code, each
+    /// Welcome is one guess of the code for its sender, and the room's
+    /// budget of them bounds how many fail (the Welcome is never sent).
+    fn room_guess_allowed(&mut self, now: Millis) -> bool {
+        if self.config.room_password.is_none() {
+            return true;
+        }
+        match self.room_guesses.spend(now) {
+            GuessAnswer::Answer => true,
+            GuessAnswer::Refuse { first, retry_in_ms } => {
+                if first {
+                    self.events
+                        .push_back(NetplayEvent::RoomGuessesSpent { retry_in_ms });
+                }
+                false
+            }
+        }
+    }
+
     /// Hands a datagram from an unproven peer to its endpoint, and gives
     /// it its seat if that proved it. Returns whether `from` was one.
     pub(super) fn unproven_datagram(&mut self, now: Millis, from: A, datagram: &[u8]) -> bool {
@@ -94,6 +116,10 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         peer.endpoint.handle_datagram(now, datagram);
         if peer.endpoint.is_running() && peer.endpoint.peer_knows_session() {
             if let Some(peer) = self.unproven.remove(&from) {
+                // It holds the code (or we met by none): no guess failed.
+                if self.config.room_password.is_some() {
+                    self.room_guesses.refund(now);
+                }
                 self.seat(from, peer);
             }
         }
