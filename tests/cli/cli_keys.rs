@@ -1,7 +1,8 @@
 //! The keys players can check in a match by address: each side prints its
 //! key and the link's fingerprint (the same on both screens unless a
 //! machine sits in between: `tests/netplay/netplay_keys.rs`), and
-//! `--peer-key` pins the other side's key.
+//! `--peer-key` pins the other side's key; a spectator shows and pins
+//! its host's the same way.
 
 use std::time::Duration;
 use support::cli::{last_json, spawn_host, spawn_netcade, stderr, stdout};
@@ -110,5 +111,72 @@ fn a_peer_key_that_is_no_fingerprint_is_refused_before_anything_runs() {
         stderr(&output).contains("expected a key fingerprint like K7QD2-MXA4P"),
         "{}",
         stderr(&output)
+    );
+}
+
+#[test]
+fn a_spectator_shows_the_fingerprint_the_host_shows_and_one_pinning_another_key_is_refused() {
+    let arena = support::dojo_arena();
+    let dir = tempfile::tempdir().unwrap();
+    // Ten seconds: long enough for two spectators to come while it runs.
+    let long_game = |arena| {
+        let mut args = game(arena);
+        *args.last_mut().unwrap() = "600";
+        args
+    };
+    let host_args = [long_game(&arena), vec!["--inputs", "random:1"]].concat();
+    let (mut host, port) = spawn_host(dir.path(), &host_args, TIMEOUT);
+    host.wait_for_stdout("--peer-key", TIMEOUT);
+    let host_key = word_after(&host.stdout_so_far(), "key ");
+    let address = format!("127.0.0.1:{port}");
+    let join_args = [
+        vec!["join", &address],
+        long_game(&arena),
+        vec!["--inputs", "random:2"],
+    ]
+    .concat();
+    let join = spawn_netcade(&join_args);
+    host.wait_for_stdout("the match began", TIMEOUT);
+    let other = if host_key.starts_with('0') {
+        "11111-11111"
+    } else {
+        "00000-00000"
+    };
+    let watch = |key: &str| {
+        let args = [
+            vec!["spectate", &address],
+            long_game(&arena),
+            vec!["--json", "--peer-key", key],
+        ]
+        .concat();
+        spawn_netcade(&args).finish(TIMEOUT)
+    };
+    let refused = watch(other);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!(
+            "error: P1's key is {host_key}, not the --peer-key {other}"
+        )),
+        "{}",
+        stderr(&refused)
+    );
+    let spectator = watch(&host_key);
+    let (host, join) = (host.finish(TIMEOUT), join.finish(TIMEOUT));
+    assert!(spectator.status.success(), "{}", stderr(&spectator));
+    assert!(host.status.success() && join.status.success());
+    let seen_by_spectator = word_after(&stdout(&spectator), "link to P1: fingerprint ");
+    assert!(stdout(&spectator).contains(&format!("P1's key {host_key}")));
+    let json = last_json(&spectator);
+    let spectator_key = json["netplay"]["key"].as_str().unwrap().to_string();
+    let link = &json["netplay"]["links"][0];
+    assert_eq!(link["fingerprint"], seen_by_spectator.as_str());
+    assert_eq!(link["peer_key"], host_key.as_str());
+    // The host showed the same fingerprint for its spectator, with its key.
+    assert!(
+        stdout(&host).contains(&format!(
+            "a spectator joined: fingerprint {seen_by_spectator} (its key {spectator_key})"
+        )),
+        "{}",
+        stdout(&host)
     );
 }

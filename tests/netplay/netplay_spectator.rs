@@ -78,7 +78,7 @@ fn a_spectator_joining_mid_match_plays_the_players_frames_and_settles_a_few_fram
     );
     assert!(any_event(&cluster.machines[0].notes.events, |e| matches!(
         e,
-        NetplayEvent::SpectatorJoined
+        NetplayEvent::SpectatorJoined { .. }
     )));
 }
 

@@ -315,6 +315,7 @@ impl Setup<'_> {
             link: self.link(2),
             chat: Default::default(),
             password: None,
+            peer_key: None,
         };
         let sinks = self.sinks(2);
         Box::new(move |out, options| spectate_match(&settings, &headless(sinks), options, out))

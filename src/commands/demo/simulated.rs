@@ -96,7 +96,7 @@ fn describe_event(event: &NetplayEvent) -> Option<String> {
         NetplayEvent::DepartureTooFarBack { .. }
         | NetplayEvent::SpectatorDesync { .. }
         | NetplayEvent::TimeSync { .. }
-        | NetplayEvent::SpectatorJoined
+        | NetplayEvent::SpectatorJoined { .. }
         | NetplayEvent::SpectatorRefused(_)
         | NetplayEvent::RoomGuessesSpent { .. }
         | NetplayEvent::SpectatorLeft

@@ -744,6 +744,7 @@ impl ViewerRole {
             refused_messages: (self.counts.refused, self.counts.unreadable),
             chat: Default::default(),
             outputs: SinksSummary::default(),
+            keys: None,
         };
         let report = WatchReport { outputs, ..report };
         Ok(LiveMatch {

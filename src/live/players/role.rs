@@ -317,7 +317,13 @@ impl PlayersRole {
                 narrator.say_and_show("the match began")?;
                 narrator.signal(LiveEvent::MatchBegan);
             }
-            NetplayEvent::SpectatorJoined => narrator.say_and_show("a spectator joined")?,
+            NetplayEvent::SpectatorJoined { keys: Some(keys) } => narrator.say_and_show(&format!(
+                "a spectator joined: fingerprint {} (its key {}); the same on its screen means nobody sits in between",
+                keys.link, keys.peer_key
+            ))?,
+            NetplayEvent::SpectatorJoined { keys: None } => {
+                narrator.say_and_show("a spectator joined")?
+            }
             NetplayEvent::Chat(line) => self.chat.received(line, narrator)?,
             NetplayEvent::SpectatorDesync {
                 frame,

@@ -24,7 +24,8 @@ use crate::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::live::wire::LiveTransport;
 use crate::net::link::LinkArgs;
 use netcode::netplay::{SpectatorConfig, SpectatorEvent, SpectatorPhase, SpectatorSession};
-use netcode::protocol::{PublicKey, SessionSettings};
+use netcode::protocol::{Fingerprint, PublicKey, SessionSettings};
+use report::WatchKeys;
 use role::SpectatorRole;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -67,6 +68,10 @@ pub struct SpectateSettings {
     /// (its spectators' or its players').
     #[arg(long, value_name = "PASSWORD")]
     pub password: Option<String>,
+    /// Watch only a host whose key has this fingerprint (the `key` line
+    /// the host printed); any other key ends the watch with an error.
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub peer_key: Option<Fingerprint>,
 }
 
 /// Watches the match hosted at `settings.address` and returns how it went,
@@ -149,6 +154,7 @@ pub fn spectate_match_relaying(
     if let Some(path) = transport.ice_path() {
         writeln!(out, "path: {}", path.describe())?;
     }
+    let keys = show_host_keys(&spectator, settings.peer_key, out)?;
     let host_options = spectator
         .host_handshake()
         .map(|handshake| host_option_overrides(&handshake.core_options))
@@ -189,10 +195,36 @@ pub fn spectate_match_relaying(
     };
     let clock = FrameClock::new(game.frames_per_second(), 0).with_catch_up(2, 10);
     let machine = SpectatorMachine::new(spectator, game, sinks, clock);
-    let mut role = SpectatorRole::new(machine, frames, &settings.chat);
+    let mut role = SpectatorRole::new(machine, frames, &settings.chat, keys);
     let mut narrator = Narrator::new(out, front, options);
     let end = run_live(&mut role, &mut transport, started, &mut narrator)?;
     role.finish(end, &transport)
+}
+
+/// Tells the keys of our link to the host that welcomed `spectator`, to
+/// compare with the host's screen, and holds the host to `peer_key`.
+fn show_host_keys(
+    spectator: &SpectatorSession<SocketAddr>,
+    peer_key: Option<Fingerprint>,
+    out: &mut dyn Write,
+) -> Result<Option<WatchKeys>, AppError> {
+    let Some(host) = spectator.link_fingerprints() else {
+        return Ok(None);
+    };
+    let keys = WatchKeys {
+        ours: spectator.key_fingerprint(),
+        host,
+    };
+    writeln!(out, "{}", keys.describe())?;
+    match peer_key {
+        Some(wanted) if wanted != host.peer_key => Err(AppError::HandshakeRefused {
+            reason: format!(
+                "P1's key is {}, not the --peer-key {wanted}: a machine may sit between you; left the match",
+                host.peer_key
+            ),
+        }),
+        _ => Ok(Some(keys)),
+    }
 }
 
 /// The host `settings` name (an address or a room), and this machine's

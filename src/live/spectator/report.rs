@@ -8,6 +8,8 @@ use crate::engine::Outcome;
 use crate::live::chat::ChatCounts;
 use crate::live::wire::WireTraffic;
 use netcode::checksum::Checksums;
+use netcode::netplay::LinkFingerprints;
+use netcode::protocol::Fingerprint;
 use netcode::replay::EndReason;
 use std::io::Write;
 
@@ -112,6 +114,28 @@ pub(crate) struct WatchReport {
     pub(crate) chat: ChatCounts,
     /// What the watch's outputs left.
     pub(crate) outputs: SinksSummary,
+    /// Our key's fingerprint and the link's keys, watching a netcade host.
+    pub(crate) keys: Option<WatchKeys>,
+}
+
+/// The keys of a spectator's link to its host, as players compare them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WatchKeys {
+    /// Our public key's fingerprint.
+    pub(crate) ours: Fingerprint,
+    /// The link's fingerprint and the host's key's.
+    pub(crate) host: LinkFingerprints,
+}
+
+impl WatchKeys {
+    /// The line told once the host welcomed us: what to compare with the
+    /// host's `a spectator joined` line.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "link to P1: fingerprint {} (P1's key {}); the same on both screens means nobody sits in between",
+            self.host.link, self.host.peer_key
+        )
+    }
 }
 
 impl Report for WatchReport {
@@ -162,6 +186,13 @@ impl Report for WatchReport {
                 "broadcast: refused {refused} messages its broadcaster did not sign, skipped {unreadable} that could not be read"
             )?;
         }
+        if let Some(keys) = &self.keys {
+            writeln!(
+                out,
+                "keys: link fingerprint {}, peer key {} (ours {})",
+                keys.host.link, keys.host.peer_key, keys.ours
+            )?;
+        }
         if let Some(chat) = self.chat.describe() {
             writeln!(out, "{chat}")?;
         }
@@ -197,6 +228,13 @@ impl Report for WatchReport {
                 "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
                 "chat": self.chat.json(),
+                "key": self.keys.map(|keys| keys.ours.to_string()),
+                // One link, to the host: P1's machine feeds spectators.
+                "links": self.keys.iter().map(|keys| serde_json::json!({
+                    "players": [1],
+                    "fingerprint": keys.host.link.to_string(),
+                    "peer_key": keys.host.peer_key.to_string(),
+                })).collect::<Vec<_>>(),
             },
         });
         self.outputs.add_to_json(&mut json);

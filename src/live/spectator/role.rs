@@ -10,7 +10,7 @@ use crate::live::chat::{ChatArgs, LiveChat};
 use crate::live::front_end::{FrontEnd, MatchView, SpectatorView};
 use crate::live::narrator::{status_due, Narrator};
 use crate::live::session_loop::{DatagramSession, LiveMatch, LiveRole};
-use crate::live::spectator::report::{WatchDelay, WatchEnd, WatchReport};
+use crate::live::spectator::report::{WatchDelay, WatchEnd, WatchKeys, WatchReport};
 use crate::live::wire::LiveTransport;
 use netcode::checksum::Checksums;
 use netcode::netplay::SpectatorEvent;
@@ -38,11 +38,18 @@ pub(crate) struct SpectatorRole {
     /// When we left (ms into the session).
     left_ms: u64,
     chat: LiveChat,
+    /// The keys of our link to the host.
+    keys: Option<WatchKeys>,
 }
 
 impl SpectatorRole {
     /// `machine` watching up to frame `frames` (the match's end if `None`).
-    pub(crate) fn new(mut machine: WatchMachine, frames: Option<u32>, chat: &ChatArgs) -> Self {
+    pub(crate) fn new(
+        mut machine: WatchMachine,
+        frames: Option<u32>,
+        chat: &ChatArgs,
+        keys: Option<WatchKeys>,
+    ) -> Self {
         machine.stop_at_frame = frames;
         SpectatorRole {
             machine,
@@ -54,6 +61,7 @@ impl SpectatorRole {
             status_last: None,
             left_ms: 0,
             chat: LiveChat::new(chat),
+            keys,
         }
     }
 
@@ -165,6 +173,7 @@ impl SpectatorRole {
             refused_messages: (0, 0),
             chat: self.chat.counts,
             outputs: SinksSummary::default(),
+            keys: self.keys,
         }
     }
 }

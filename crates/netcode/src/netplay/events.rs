@@ -180,7 +180,11 @@ pub enum NetplayEvent {
         retry_in_ms: Millis,
     },
     /// A spectator connected (it is fed every confirmed input).
-    SpectatorJoined,
+    SpectatorJoined {
+        /// Its link's fingerprint and its key's (players: none), to compare
+        /// with what the spectator shows.
+        keys: Option<LinkFingerprints>,
+    },
     /// A spectator's Hello was refused (another core or content…): it was
     /// told why, and nothing of it is kept.
     SpectatorRefused(Rejection),

@@ -452,6 +452,11 @@ impl<A: Copy + PartialEq> SpectatorSession<A> {
         self.endpoint.remote_handshake()
     }
 
+    /// The fingerprint of this machine's public key.
+    pub fn key_fingerprint(&self) -> crate::protocol::Fingerprint {
+        self.endpoint.own_key()
+    }
+
     /// The link's fingerprint and the host's key's, once welcomed.
     pub fn link_fingerprints(&self) -> Option<LinkFingerprints> {
         self.endpoint.remote_handshake()?;

@@ -36,10 +36,14 @@ impl Default for RoomGuessLimit {
 pub enum GuessAnswer {
     /// Answer the Hello: a guess was spent.
     Answer,
-    /// Do not answer: the budget is spent. `first` is true for the first
-    /// Hello refused since the budget last had room (tell the user once),
-    /// `retry_in_ms` when the next guess is allowed.
-    Refuse { first: bool, retry_in_ms: Millis },
+    /// Do not answer: the budget is spent.
+    Refuse {
+        /// The first Hello refused since the budget last had room (tell
+        /// the user once).
+        first: bool,
+        /// When the next guess is allowed.
+        retry_in_ms: Millis,
+    },
 }
 
 /// A room's guesses left. See the module docs.

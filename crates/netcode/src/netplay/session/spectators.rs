@@ -184,7 +184,15 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         let number = self.spectators.iter().map(|s| s.number).max().unwrap_or(0) + 1;
         self.spectators
             .push(Spectator::arrived(number, from, self.now));
-        self.events.push_back(NetplayEvent::SpectatorJoined);
+        let keys = self.endpoints.get(&from).and_then(|endpoint| {
+            Some(crate::netplay::LinkFingerprints {
+                players: PlayerSlots::NONE,
+                link: endpoint.fingerprint()?,
+                peer_key: endpoint.peer_key()?,
+            })
+        });
+        self.events
+            .push_back(NetplayEvent::SpectatorJoined { keys });
     }
 
     /// Forgets spectators whose connection is over (goodbyes sent), so

@@ -287,6 +287,11 @@ impl PeerEndpoint {
         self.keys.as_ref().map(LinkKeys::fingerprint)
     }
 
+    /// The fingerprint of our own public key (what the peer sees as ours).
+    pub fn own_key(&self) -> Fingerprint {
+        Fingerprint::of_key(&self.config.secret.public_key())
+    }
+
     /// The fingerprint of the peer's public key, once its handshake came.
     pub fn peer_key(&self) -> Option<Fingerprint> {
         let handshake = self.remote_handshake.as_ref()?;
