@@ -105,10 +105,15 @@ pub fn spectate_command(args: &SpectateArgs, out: &mut dyn Write) -> Result<Outc
         .address
         .as_deref()
         .filter(|address| address.starts_with("nats://"));
-    let retroarch = settings.address.as_deref().is_some_and(is_retroarch_address);
+    let retroarch = settings
+        .address
+        .as_deref()
+        .is_some_and(is_retroarch_address);
     if settings.peer_key.is_some() && (broadcast.is_some() || retroarch) {
         return Err(AppError::BadArgument {
-            message: "--peer-key pins a netcade host's key: a broadcast or a RetroArch host has none".into(),
+            message:
+                "--peer-key pins a netcade host's key: a broadcast or a RetroArch host has none"
+                    .into(),
         });
     }
     if let Some(address) = broadcast {

@@ -269,7 +269,10 @@ fn a_room_answers_a_bounded_number_of_wrong_codes_then_none_for_a_while_and_says
     assert!(player.host_handshake().is_none(), "answered too early");
     room.run(19_000, 22_000);
     let player = &room.peers[20].1;
-    assert!(player.host_handshake().is_some(), "seated once a guess is allowed");
+    assert!(
+        player.host_handshake().is_some(),
+        "seated once a guess is allowed"
+    );
     assert_eq!(Match::fingerprints(&room.host).len(), 1);
     assert_eq!(room.told_the_code_did_not_match(), 3);
 }
@@ -284,6 +287,10 @@ fn players_with_the_code_never_spend_the_rooms_guesses() {
     room.dial_at(1, "DWSBFV");
     room.run(1, 1_000);
     assert!(room.peers[0].1.host_handshake().is_some());
-    assert_eq!(room.host.room_guesses_left(1_000), 1, "its guess was given back");
+    assert_eq!(
+        room.host.room_guesses_left(1_000),
+        1,
+        "its guess was given back"
+    );
     assert_eq!(room.host.refused_room_guesses(), 0);
 }

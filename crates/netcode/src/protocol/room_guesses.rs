@@ -113,7 +113,9 @@ impl RoomGuesses {
     /// Adds the guesses earned since the budget was last counted.
     fn refill(&mut self, now: Millis) {
         let elapsed = now.saturating_sub(self.counted_at);
-        let earned = elapsed.checked_div(self.limit.refill_ms).unwrap_or(u64::MAX);
+        let earned = elapsed
+            .checked_div(self.limit.refill_ms)
+            .unwrap_or(u64::MAX);
         let room = u64::from(self.limit.burst - self.left.min(self.limit.burst));
         if earned >= room {
             self.left = self.limit.burst;
