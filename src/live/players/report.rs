@@ -133,6 +133,8 @@ pub(crate) struct MatchReport {
     /// The link's traffic, over the match's seconds.
     pub(crate) wire: WireTraffic,
     pub(crate) dropped_datagrams: u64,
+    /// Hellos of the room left unanswered: too many of its exchanges failed.
+    pub(crate) refused_room_guesses: u64,
     /// The path ICE chose (a match through a room), how it goes and how
     /// long connecting took.
     pub(crate) path: Option<crate::net::ice::IcePath>,
@@ -286,6 +288,7 @@ impl Report for MatchReport {
                 "last_desync_memory_diff": self.desyncs.last_memory_diff.as_ref().map(ByteDiff::to_json),
                 "wire": self.wire.json(),
                 "dropped_datagrams": self.dropped_datagrams,
+                "refused_room_guesses": self.refused_room_guesses,
                 "path": self.path.as_ref().map(crate::net::ice::IcePath::json),
                 "state_bytes": self.state_bytes,
                 "chat": self.chat.json(),

@@ -537,6 +537,7 @@ impl PlayersRole {
             desyncs: std::mem::take(&mut self.desyncs),
             wire: transport.traffic(seconds, sent, received),
             dropped_datagrams: self.machine.netplay.dropped_datagrams(),
+            refused_room_guesses: self.machine.netplay.refused_room_guesses(),
             path: transport.ice_path(),
             state_bytes: self.machine.netplay.session().state_bytes()
                 + self.machine.driver.checkpoint_state_bytes(),
