@@ -180,3 +180,21 @@ fn a_spectator_shows_the_fingerprint_the_host_shows_and_one_pinning_another_key_
         stdout(&host)
     );
 }
+
+#[test]
+fn a_peer_key_for_a_retroarch_host_which_has_no_key_is_one_clear_error() {
+    let output = support::cli::netcade(&[
+        "spectate",
+        "retroarch://127.0.0.1:9",
+        "--core",
+        "duel",
+        "--peer-key",
+        "K7QD2-MXA4P",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("error: --peer-key pins a netcade host's key"),
+        "{}",
+        stderr(&output)
+    );
+}
