@@ -828,6 +828,10 @@ fn serve_players(
     Ok(())
 }
 
+/// Where each other player's path leads (its slot, its address), as ICE
+/// finds it.
+pub(crate) type PlayerPaths = Receiver<(u8, SocketAddr)>;
+
 /// How a joiner or spectator found its host: its address, the game socket
 /// to dial it from, and a name for messages (`room 7KQ-M2X`).
 pub struct FoundHost {
@@ -1045,7 +1049,7 @@ impl NextHost {
         self: Box<Self>,
         slot: u8,
         transport: &mut LinkTransport,
-    ) -> Result<Option<(HostedRoom, Receiver<(u8, SocketAddr)>)>, AppError> {
+    ) -> Result<Option<(HostedRoom, PlayerPaths)>, AppError> {
         let NextHost {
             mut room,
             mut search,
