@@ -4,6 +4,7 @@
 use crate::net::link::LinkTransport;
 use crate::net::{ip_udp_header_bytes, Transport, IPV4_UDP_HEADER_BYTES};
 use std::net::SocketAddr;
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 /// The socket transport, noting the IP and UDP header bytes each datagram
@@ -11,6 +12,9 @@ use std::time::Duration;
 pub struct LiveTransport {
     link: LinkTransport,
     header_bytes: u64,
+    /// Where the other players of a room's match of 3 or 4 are, as ICE
+    /// finds the paths to them beside this socket's path to the host.
+    other_players: Option<Receiver<(u8, SocketAddr)>>,
 }
 
 impl LiveTransport {
@@ -19,7 +23,26 @@ impl LiveTransport {
         LiveTransport {
             link,
             header_bytes: IPV4_UDP_HEADER_BYTES,
+            other_players: None,
         }
+    }
+
+    /// The link underneath, to meet peers beside the match on it.
+    pub(crate) fn link_mut(&mut self) -> &mut LinkTransport {
+        &mut self.link
+    }
+
+    /// Hears from `paths` where the other players are (slot, address).
+    pub(crate) fn find_players_by(&mut self, paths: Receiver<(u8, SocketAddr)>) {
+        self.other_players = Some(paths);
+    }
+
+    /// The paths to other players found since last asked.
+    pub(crate) fn players_found(&self) -> Vec<(u8, SocketAddr)> {
+        self.other_players
+            .as_ref()
+            .map(|paths| paths.try_iter().collect())
+            .unwrap_or_default()
     }
 
     /// Sends what the link conditioner still holds, each datagram when

@@ -284,7 +284,10 @@ impl SocketTransport {
 
     /// Meets `guests` beside the match on this socket's path (false, and
     /// nobody is met, on a socket ICE chose no path for).
-    pub fn welcome_guests(&mut self, guests: crate::net::ice::Guests) -> bool {
+    pub fn welcome_guests(
+        &mut self,
+        guests: impl crate::net::ice::BesideTheMatch + 'static,
+    ) -> bool {
         match self {
             SocketTransport::Ice(ice) => {
                 ice.welcome_guests(Box::new(guests));

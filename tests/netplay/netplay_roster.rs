@@ -116,3 +116,37 @@ fn a_three_player_match_of_fixed_length_ends_with_every_frame_final_everywhere()
     }
     cluster.assert_same_final_checksums(&[0, 1, 2], 600);
 }
+
+/// A roster that places nobody: a room's joiners find one another's paths
+/// with ICE instead.
+const PLACES_NOBODY: RosterCodec<u8> = RosterCodec {
+    encode: BYTE_ADDRESSES.encode,
+    decode: |_| None,
+};
+
+#[test]
+fn joiners_placed_where_their_paths_were_found_link_as_a_mesh_and_play_in_sync() {
+    let players = 4;
+    let mut cluster = Cluster::with_configs(
+        MatchSetup::new(players, 33, LinkConditions::latency(30)),
+        |_| party_game(),
+        |me, config: &mut NetplayConfig<u8>| {
+            *config = linked_by_roster(players, me, config.clone());
+            if me > 0 {
+                config.roster = Some(PLACES_NOBODY);
+            }
+        },
+    );
+    cluster.run_until(2_000);
+    assert!(!cluster.all_running(), "nobody placed, no mesh");
+    for me in 1..players {
+        let netplay = &mut cluster.game_match.machines[me as usize].machine.netplay;
+        for other in (1..players).filter(|&other| other != me) {
+            assert!(netplay.place_roster_peer(other, other), "P{other} awaits");
+            assert!(!netplay.place_roster_peer(other, other), "placed once");
+        }
+    }
+    cluster.run_until(14_000);
+    assert!(cluster.all_running(), "every machine plays");
+    cluster.assert_all_in_sync_without_trouble(400);
+}

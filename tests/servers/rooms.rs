@@ -116,6 +116,57 @@ fn a_room_code_pairs_two_processes_that_play_duel_to_equal_checksums_with_a_spec
     assert_eq!(watched["netplay"]["path"]["kind"], "direct", "{watched}");
 }
 
+/// The host of a room for `players` and its joiners, each by the code,
+/// play Duel to the same checksums: the joiners found one another with ICE
+/// through the room, each on its one game socket.
+fn players_meet_by_room_code_and_play_in_sync(players: u8) {
+    let Some((_server, signal)) = signaling_server() else {
+        return;
+    };
+    let game = duel("dojo");
+    let count = players.to_string();
+    let mut host = start(
+        &["host", "--port", "0", "--room", "--players", &count],
+        &game,
+        &signal,
+        1,
+    );
+    let code = room_code(&mut host);
+    let joiners: Vec<Background> = (2..=u32::from(players))
+        .map(|seed| start(&["join", "--room", &code], &game, &signal, seed))
+        .collect();
+    let host = host.finish(TIMEOUT);
+    let joiners: Vec<Output> = joiners.into_iter().map(|j| j.finish(TIMEOUT)).collect();
+    for joiner in &joiners {
+        assert_played_in_sync(&host, joiner);
+        assert_eq!(last_json(joiner)["netplay"]["path"]["kind"], "direct");
+    }
+    assert!(
+        stdout(&host).contains(&format!(
+            "the other players run `netcade join --room {code}`"
+        )),
+        "{host:?}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn three_players_meet_by_room_code_and_play_duel_to_equal_checksums() {
+    players_meet_by_room_code_and_play_in_sync(3);
+}
+
+#[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn four_players_meet_by_room_code_and_play_duel_to_equal_checksums() {
+    players_meet_by_room_code_and_play_in_sync(4);
+}
+
 #[test]
 #[cfg_attr(
     not(netcade_server_matchbox_server),
@@ -647,7 +698,6 @@ fn a_bad_server_list_or_room_code_is_one_clear_error_before_anything_runs() {
         &["join", "--signal", "http://a:1", "--quick"],
         &["join", "127.0.0.1:7000", "--quick"],
         &["join", "--turn", "turn:127.0.0.1:3478", "--quick"],
-        &["host", "--room", "--players", "3"],
         &["join"],
     ] {
         let refused = run_with_config(config.path(), &with_game(args));

@@ -205,17 +205,22 @@ fn open_room(
     let Some(chosen) = settings.room else {
         return Ok(None);
     };
-    if settings.players > 2 {
-        return Err(AppError::BadArgument {
-            message: "--room pairs two players: host a match of 3 or 4 with `--port` and give the others its address".into(),
-        });
-    }
     let code = room_code(chosen)?;
     let identity = identity_of(game, &settings.common.game)?;
-    let room = host_room(&settings.signal, code, identity, transport)?;
+    let room = host_room(
+        &settings.signal,
+        code,
+        identity,
+        settings.players,
+        transport,
+    )?;
+    let others = match settings.players {
+        2 => "the other player runs",
+        _ => "the other players run",
+    };
     writeln!(
         out,
-        "room code {code}: the other player runs `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
+        "room code {code}: {others} `netcade join --room {code}`, spectators `netcade spectate --room {code}`"
     )?;
     Ok(Some((room, code)))
 }
@@ -385,10 +390,12 @@ fn join_found(
     say_own_key(&secret, out)?;
     options.take_ctrl_c();
     let (mut found, mut host) = (found, found_address);
+    // The room the host was found in, kept for a match of 3 or 4.
+    let mut room = None;
     let Seated {
         seat,
         netplay,
-        transport,
+        mut transport,
         started,
         ..
     } = loop {
@@ -416,8 +423,23 @@ fn join_found(
                 }
                 None => break seated,
             },
-            _ => break seated,
+            next => {
+                room = next;
+                break seated;
+            }
         }
+    };
+    // The other joiners are met in the room, each on a path of its own.
+    let more_players = netplay.host_handshake().is_some() && netplay.settings().player_count > 2;
+    let _room = match room.filter(|_| more_players) {
+        Some(room) => match room.meet_other_players(seat.me, transport.link_mut())? {
+            Some((serving, paths)) => {
+                transport.find_players_by(paths);
+                Some(serving)
+            }
+            None => None,
+        },
+        None => None,
     };
     if netplay.host_handshake().is_some() {
         // The host answered: what is left is loading its game (its core
@@ -538,6 +560,9 @@ fn take_a_seat(
         let mut config = match_config(common, game, slot, agreed, secret.clone())?
             .dial(host, PlayerSlots::single(0));
         config.room_password = settings.room.map(|code| code.password());
+        if settings.room.is_some() {
+            config.roster = config.roster.map(|_| crate::live::rooms::PATHS_BY_ICE);
+        }
         for other in (1..agreed.player_count).filter(|&other| other != slot) {
             config = config.from_roster(PlayerSlots::single(other));
         }

@@ -571,6 +571,11 @@ impl LiveRole for PlayersRole {
     }
 
     fn tick(&mut self, now_us: u64, transport: &mut LiveTransport) -> Result<(), AppError> {
+        for (slot, address) in transport.players_found() {
+            if self.machine.netplay.place_roster_peer(slot, address) {
+                tracing::info!("P{} is at {address} (its path found with ICE)", slot + 1);
+            }
+        }
         self.before = (
             self.machine.current_frame(),
             self.machine.stats.waiting_ticks,

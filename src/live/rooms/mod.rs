@@ -21,10 +21,12 @@
 
 mod code;
 mod hello;
+mod mesh;
 mod servers;
 
 pub use code::RoomCode;
 pub use hello::{Hello, RoomRole};
+pub(crate) use mesh::PATHS_BY_ICE;
 pub use servers::{RegionServer, ServerList, TurnUrl, DEFAULT_SERVERS, SERVER_LIST_FILE};
 
 use crate::engine::{AppError, Game, GameArgs};
@@ -48,6 +50,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -302,6 +305,9 @@ struct Greeter {
     /// A greeted peer leaving is [`SignalError::PeerGone`] (a quick
     /// match's partner: the server grouped us, and will not again).
     partner_only: bool,
+    /// A seated joiner's slot, said after its hello to every peer it greets
+    /// (the other joiners of a match of 3 or 4 meet it by it).
+    seat: Option<String>,
 }
 
 impl Greeter {
@@ -313,7 +319,27 @@ impl Greeter {
             last_sent: Instant::now(),
             last_greeted: None,
             partner_only: ours.role == RoomRole::Quick,
+            seat: None,
         }
+    }
+
+    /// Says this joiner's `slot` to every peer greeted, and to each one
+    /// greeted from now on.
+    fn take_seat(&mut self, room: &mut RoomClient, slot: u8) -> Result<(), SignalError> {
+        let seat = mesh::seat(slot);
+        for peer in &self.greeted {
+            room.send(peer, &seat)?;
+        }
+        self.seat = Some(seat);
+        Ok(())
+    }
+
+    /// Says this joiner's slot to `peer` (which said its own).
+    fn tell_seat(&mut self, room: &mut RoomClient, peer: &PeerId) -> Result<(), SignalError> {
+        if let Some(seat) = &self.seat {
+            room.send(peer, seat)?;
+        }
+        Ok(())
     }
 
     /// Handles the room's events for up to `timeout`; returns the first
@@ -327,7 +353,7 @@ impl Greeter {
         match self.listen(room, wanted, timeout)? {
             Heard::Hello(peer, hello) => Ok(Some((peer, hello))),
             // ICE's last messages may come after its path was found.
-            Heard::Ice(..) | Heard::Left(_) | Heard::Nothing => Ok(None),
+            Heard::Ice(..) | Heard::Seat(..) | Heard::Left(_) | Heard::Nothing => Ok(None),
         }
     }
 
@@ -388,6 +414,9 @@ impl Greeter {
                 if text.starts_with("ice-") {
                     return Ok(Heard::Ice(from, text));
                 }
+                if let Some(slot) = mesh::seat_of(&text) {
+                    return Ok(Heard::Seat(from, slot));
+                }
                 match Hello::decode(&text) {
                     Ok(hello) if wanted(&hello) => return Ok(Heard::Hello(from, hello)),
                     Ok(_) => {}
@@ -408,6 +437,9 @@ impl Greeter {
 
     fn greet(&mut self, room: &mut RoomClient, peer: PeerId) -> Result<(), SignalError> {
         room.send(&peer, &self.ours)?;
+        if let Some(seat) = &self.seat {
+            room.send(&peer, seat)?;
+        }
         self.last_sent = Instant::now();
         self.last_greeted = Some(self.last_sent);
         // A server naming endless peers costs a few hellos sent twice,
@@ -426,6 +458,8 @@ enum Heard {
     Hello(PeerId, Hello),
     /// An ICE message of a peer not forgotten.
     Ice(PeerId, String),
+    /// A joiner of a match of 3 or 4 says its slot.
+    Seat(PeerId, u8),
     /// A peer left.
     Left(PeerId),
     /// Nothing to act on (a greeting sent, an unwanted hello).
@@ -494,6 +528,8 @@ pub struct OpenedRoom {
     greeter: Greeter,
     identity: Identity,
     code: RoomCode,
+    /// The match's players, the host included.
+    players: u8,
 }
 
 /// Opens the room `code` for the match whose game socket is `transport`.
@@ -501,6 +537,7 @@ pub(crate) fn host_room(
     args: &SignalArgs,
     code: RoomCode,
     identity: Identity,
+    players: u8,
     transport: &LinkTransport,
 ) -> Result<OpenedRoom, AppError> {
     let room = enter(args, &code_room(code), None)?;
@@ -514,6 +551,7 @@ pub(crate) fn host_room(
         greeter: Greeter::new(&hello),
         identity,
         code,
+        players,
     })
 }
 
@@ -551,6 +589,9 @@ impl OpenedRoom {
         let is_either = |peer: &Hello| is_player(peer) || is_guest(peer);
         let mut room_gone = None;
         let mut guests_at = None;
+        // A match of 3 or 4: the other players' meetings go on beside it.
+        let more_players = self.players > 2;
+        let mut continuing = None;
         // Spectators who came before the player, met once the match runs.
         let mut early_guests = EarlyGuests::default();
         let met = on_ice_socket(transport, config, |socket| {
@@ -587,13 +628,18 @@ impl OpenedRoom {
                         }
                         Heard::Ice(peer, text) => meetings.deliver_signal(&peer, text),
                         Heard::Left(peer) => meetings.end(&peer),
-                        Heard::Nothing => {}
+                        Heard::Seat(..) | Heard::Nothing => {}
                     }
                 }
                 let room = &mut self.room;
                 let mut send = |peer: &PeerId, text: &str| room.send(peer, text);
                 for outcome in meetings.step(clock.now_us(), &mut *udp, &mut send) {
                     match outcome {
+                        MeetingOutcome::Ready(peer) if more_players => {
+                            let connector = meetings.finish(&peer);
+                            continuing = Some(meetings);
+                            return Ok(connector);
+                        }
                         MeetingOutcome::Ready(peer) => return Ok(meetings.take(&peer)),
                         MeetingOutcome::Ended(
                             _,
@@ -619,12 +665,18 @@ impl OpenedRoom {
         let transport = match met {
             Ok((mut transport, Some(_))) => {
                 let (local, config) = guests_at.expect("the socket was met on");
-                let (guests, line) = Guests::new(local, config, GUEST_LIMITS);
+                let (guests, line) = match continuing {
+                    Some(meetings) => Guests::continuing(meetings),
+                    None => Guests::new(local, config, GUEST_LIMITS),
+                };
                 transport.inner_mut().welcome_guests(guests);
                 for event in early_guests.events {
                     let _ = line.events.try_send(event);
                 }
-                let serving = serve_in_background(self.room, self.greeter, line, is_guest_of(ours));
+                let is_guest = met_beside_the_match(ours, more_players);
+                let serving = serve_in_background(self.room, self.greeter, move |room, greeter| {
+                    serve_guests(room, greeter, &line, &is_guest)
+                });
                 return Ok((Some(serving), transport));
             }
             Ok((transport, None)) => transport,
@@ -637,9 +689,21 @@ impl OpenedRoom {
     }
 }
 
-/// Whether a hello is of a spectator of `ours`'s game.
-fn is_guest_of(ours: Identity) -> impl Fn(&Hello) -> bool + Send + 'static {
-    move |peer: &Hello| peer.role == RoomRole::Spectator && peer.identity.mismatch(&ours).is_none()
+/// Whether a hello is of a peer of `ours`'s game that the host meets beside
+/// its match: a spectator, or (in a match of 3 or 4, `more_players`) a
+/// player.
+fn met_beside_the_match(
+    ours: Identity,
+    more_players: bool,
+) -> impl Fn(&Hello) -> bool + Send + 'static {
+    move |peer: &Hello| {
+        let beside = match peer.role {
+            RoomRole::Spectator => true,
+            RoomRole::Player => more_players,
+            RoomRole::Host | RoomRole::Quick => false,
+        };
+        beside && peer.identity.mismatch(&ours).is_none()
+    }
 }
 
 /// The spectators (a restarted player comes back as one) who greeted the
@@ -672,20 +736,20 @@ impl EarlyGuests {
     }
 }
 
-/// Keeps the host's room through the match: greets every newcomer, and
-/// passes what spectators of its game say to their meetings beside the
-/// match (`line`), and what those say back, until dropped.
+/// Keeps a room through the match, taking `turn`s until dropped: a host's
+/// greets every newcomer and passes what spectators of its game say to
+/// their meetings beside the match, and what those say back; a joiner's
+/// of a match of 3 or 4 does the same for the other joiners.
 fn serve_in_background(
     mut room: RoomClient,
     mut greeter: Greeter,
-    line: GuestLine,
-    is_guest: impl Fn(&Hello) -> bool + Send + 'static,
+    mut turn: impl FnMut(&mut RoomClient, &mut Greeter) -> Result<(), SignalError> + Send + 'static,
 ) -> HostedRoom {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     let thread = std::thread::spawn(move || {
         while !stopped.load(Ordering::Relaxed) {
-            if let Err(error) = serve_guests(&mut room, &mut greeter, &line, &is_guest) {
+            if let Err(error) = turn(&mut room, &mut greeter) {
                 eprintln!("warning: {error}: {ROOM_GONE}");
                 return;
             }
@@ -709,7 +773,7 @@ fn serve_guests(
         Heard::Hello(peer, _) => Some(GuestEvent::Arrived(peer)),
         Heard::Ice(peer, text) => Some(GuestEvent::Signal(peer, text)),
         Heard::Left(peer) => Some(GuestEvent::Left(peer)),
-        Heard::Nothing => None,
+        Heard::Seat(..) | Heard::Nothing => None,
     };
     // The match's socket may be gone already (it ended): nobody to meet.
     if let Some(event) = event {
@@ -718,7 +782,7 @@ fn serve_guests(
     while let Ok(news) = line.news.try_recv() {
         match news {
             GuestNews::Signal(peer, text) => room.send(&peer, &text)?,
-            GuestNews::Met(peer) => tracing::info!("met the spectator {peer} of the room"),
+            GuestNews::Met(peer) => tracing::info!("met {peer} of the room beside the match"),
             GuestNews::Failed(peer, why) => {
                 eprintln!("warning: a spectator of the room found no path ({why})");
                 greeter.forget(peer);
@@ -727,6 +791,46 @@ fn serve_guests(
     }
     Ok(())
 }
+
+/// One turn of a joiner's room in a match of 3 or 4: its next event, then
+/// the meetings' news. A joiner that says its seat first (`heard` keeps who
+/// did) is told ours back: it may have missed it, seated after we were.
+fn serve_players(
+    room: &mut RoomClient,
+    greeter: &mut Greeter,
+    line: &mesh::MeshLine,
+    heard: &mut BTreeSet<PeerId>,
+) -> Result<(), SignalError> {
+    let event = match greeter.listen(room, &|_| false, GUEST_POLL)? {
+        Heard::Seat(peer, slot) => {
+            if heard.len() < MAX_GREETED && heard.insert(peer.clone()) {
+                greeter.tell_seat(room, &peer)?;
+            }
+            Some(mesh::MeshEvent::Seat(peer, slot))
+        }
+        Heard::Ice(peer, text) => Some(mesh::MeshEvent::Signal(peer, text)),
+        Heard::Left(peer) => Some(mesh::MeshEvent::Left(peer)),
+        Heard::Hello(..) | Heard::Nothing => None,
+    };
+    if let Some(event) = event {
+        let _ = line.events.try_send(event);
+    }
+    while let Ok(news) = line.news.try_recv() {
+        match news {
+            GuestNews::Signal(peer, text) => room.send(&peer, &text)?,
+            GuestNews::Met(peer) => tracing::info!("met the player {peer} of the room"),
+            GuestNews::Failed(peer, why) => {
+                eprintln!("warning: a player of the room found no path to this one ({why})");
+                greeter.forget(peer);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where each other player's path leads (its slot, its address), as ICE
+/// finds it.
+pub(crate) type PlayerPaths = Receiver<(u8, SocketAddr)>;
 
 /// How a joiner or spectator found its host: its address, the game socket
 /// to dial it from, and a name for messages (`room 7KQ-M2X`).
@@ -936,6 +1040,42 @@ pub struct NextHost {
 }
 
 impl NextHost {
+    /// The joiner of `slot` in a match of 3 or 4, seated by the host found,
+    /// stays in the room through the match and meets the other joiners
+    /// there ([`mesh`]), beside the host's path on `transport`. Returns the
+    /// room's keeper and where each joiner's path leads, as it is found;
+    /// `None` on a socket ICE chose no path for.
+    pub(crate) fn meet_other_players(
+        self: Box<Self>,
+        slot: u8,
+        transport: &mut LinkTransport,
+    ) -> Result<Option<(HostedRoom, PlayerPaths)>, AppError> {
+        let NextHost {
+            mut room,
+            mut search,
+            ..
+        } = *self;
+        let config = search.config.clone();
+        let limits = MeetingLimits {
+            connect_within: config.give_up_after + MEETING_MARGIN,
+            ..GUEST_LIMITS
+        };
+        let local = crate::net::ice::reachable_address(transport.inner().local_address());
+        let (mesh, line, paths) = mesh::Mesh::new(slot, local, config, limits);
+        if !transport.inner_mut().welcome_guests(mesh) {
+            return Ok(None);
+        }
+        search
+            .greeter
+            .take_seat(&mut room, slot)
+            .map_err(|error| server_gone(error, "the other players"))?;
+        let mut heard = BTreeSet::new();
+        let serving = serve_in_background(room, search.greeter, move |room, greeter| {
+            serve_players(room, greeter, &line, &mut heard)
+        });
+        Ok(Some((serving, paths)))
+    }
+
     /// How long the handshake with the host found may stay unanswered
     /// before the next host is tried: a real host answers at once.
     pub fn handshake_within(&self) -> Duration {

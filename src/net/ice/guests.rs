@@ -75,10 +75,21 @@ impl Guests {
             relays: Vec::new(),
             ..config
         };
+        Guests::continuing(MeetingSocket::new(
+            local,
+            config,
+            IceRole::Controlling,
+            limits,
+        ))
+    }
+
+    /// The meetings a room's host began before its match, going on beside
+    /// it (the other players of a match of 3 or 4), and later comers.
+    pub fn continuing(meetings: MeetingSocket<PeerId>) -> (Guests, GuestLine) {
         let (events, events_in) = sync_channel(QUEUED_MESSAGES);
         let (news_out, news) = sync_channel(QUEUED_MESSAGES);
         let guests = Guests {
-            meetings: MeetingSocket::new(local, config, IceRole::Controlling, limits),
+            meetings,
             events: events_in,
             news: news_out,
         };

@@ -290,6 +290,12 @@ impl<K: Ord + Clone> MeetingSocket<K> {
         }
     }
 
+    /// Where `peer`'s path leads, once found, before its meeting is
+    /// [`MeetingOutcome::Ready`] (the side that speaks first needs it).
+    pub fn path_of(&self, peer: &K) -> Option<SocketAddr> {
+        self.meetings.path_of(peer)
+    }
+
     /// The connector of a meeting that is [`MeetingOutcome::Ready`]; the
     /// others end with the socket.
     pub fn take(mut self, peer: &K) -> Option<IceConnector> {

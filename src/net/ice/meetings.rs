@@ -180,6 +180,11 @@ impl<K: Ord + Clone> Meetings<K> {
         self.running.keys()
     }
 
+    /// Where `peer`'s path leads, once found (its meeting still running).
+    pub fn path_of(&self, peer: &K) -> Option<SocketAddr> {
+        self.running.get(peer).and_then(|meeting| meeting.remote)
+    }
+
     /// True when `peer` waits for a slot.
     pub fn is_waiting(&self, peer: &K) -> bool {
         self.waiting.contains(peer)

@@ -23,7 +23,7 @@ pub use connector::IceConnector;
 pub use guests::{GuestEvent, GuestLine, GuestNews, Guests};
 pub use meeting_socket::{MeetingEnd, MeetingOutcome, MeetingSocket};
 pub use signals::{IceSignal, SignalParseError};
-pub use transport::{IceTransport, PathStats};
+pub use transport::{BesideTheMatch, IceTransport, PathStats};
 
 use std::fmt;
 use std::net::SocketAddr;

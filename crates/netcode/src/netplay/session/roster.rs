@@ -68,34 +68,48 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         if self.startup.has_started() {
             return;
         }
-        let our_first = self.local_players.iter().next().unwrap_or(0);
         for entry in entries {
-            let Some(address) = (codec.decode)(&entry.address) else {
-                continue;
-            };
-            // Another link's address, or a spectator's: its endpoint stays.
-            let taken = self.links.iter().any(|link| link.address == Some(address))
-                || self.endpoints.get(&address).is_some();
-            let Some(peer) = self.links.iter().position(|link| {
-                link.connect == Connect::Roster && link.players.contains(entry.slot)
-            }) else {
-                continue;
-            };
-            if taken {
-                continue;
+            if let Some(address) = (codec.decode)(&entry.address) {
+                self.place_roster_peer(entry.slot, address);
             }
-            let link = &mut self.links[peer];
-            link.address = Some(address);
-            link.configured_address = Some(address);
-            link.connect = if entry.slot < our_first {
-                Connect::Dial
-            } else {
-                Connect::Accept
-            };
-            // A failure here is an endpoint configuration we already made
-            // for the host link: it cannot differ for this one.
-            let _ = self.open_dialed_link(self.now, peer);
         }
+    }
+
+    /// Places the roster peer of `slot` at `address` and links it (dialled
+    /// when its slot is below ours): from the host's roster, or from a path
+    /// found elsewhere (a room's players find theirs with ICE). False, and
+    /// nothing changes, when no peer of that slot awaits its place (placed
+    /// already, or none) or `address` is another link's or a spectator's.
+    pub fn place_roster_peer(&mut self, slot: u8, address: A) -> bool {
+        if self.startup.has_started() {
+            return false;
+        }
+        // Another link's address, or a spectator's: its endpoint stays.
+        let taken = self.links.iter().any(|link| link.address == Some(address))
+            || self.endpoints.get(&address).is_some();
+        let Some(peer) = self
+            .links
+            .iter()
+            .position(|link| link.connect == Connect::Roster && link.players.contains(slot))
+        else {
+            return false;
+        };
+        if taken {
+            return false;
+        }
+        let our_first = self.local_players.iter().next().unwrap_or(0);
+        let link = &mut self.links[peer];
+        link.address = Some(address);
+        link.configured_address = Some(address);
+        link.connect = if slot < our_first {
+            Connect::Dial
+        } else {
+            Connect::Accept
+        };
+        // A failure here is an endpoint configuration we already made
+        // for the host link: it cannot differ for this one.
+        let _ = self.open_dialed_link(self.now, peer);
+        true
     }
 
     /// Whether a Hello claiming `slots` is for a peer the roster has not
