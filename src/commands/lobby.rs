@@ -6,13 +6,16 @@
 
 use crate::commands::outputs::OutputArgs;
 use crate::engine::{AppError, Outcome};
+use crate::launcher::library::find_by_identity;
 use crate::live::broadcast::connect;
 use crate::live::lobby::{
-    describe_listing, list_lobby, lobby_match, now_unix, Intent, LobbySettings,
+    describe_listing, list_lobby, lobby_match, now_unix, Intent, LibraryLookup, LobbySettings,
 };
 use crate::live::players::{JoinSettings, MatchSettings};
 use crate::live::rooms::SignalArgs;
+use netcode::lobby::Channel;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `lobby` does there.
@@ -37,6 +40,12 @@ pub struct LobbyChoice {
     /// Accept); decline others.
     #[arg(long, value_name = "NAME")]
     pub accept: Option<String>,
+    /// Play no game of your own: wait in the lobby for a challenge and
+    /// find its game in this folder (and its subfolders) by its content,
+    /// with an installed core of the challenger's (instead of --core and
+    /// --rom).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["list", "challenge", "core", "rom"])]
+    pub library: Option<PathBuf>,
     /// Seconds to wait for the other player (its entering the lobby, its
     /// answer, or a challenge).
     #[arg(long, value_name = "S", default_value_t = 120.0)]
@@ -82,8 +91,16 @@ impl clap::FromArgMatches for LobbyArgs {
 
 impl clap::Args for LobbyArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
+        // With --library, the core is the challenge's: `duel` stands in
+        // for it until the game is found.
         let command = MatchSettings::augment_args(command).mut_arg("core", |core| {
-            core.required(false).required_unless_present("list")
+            core.required(false)
+                .required_unless_present_any(["list", "library"])
+                .default_value_if(
+                    "library",
+                    clap::builder::ArgPredicate::IsPresent,
+                    Some("duel"),
+                )
         });
         OutputArgs::augment_args(LobbyChoice::augment_args(command))
     }
@@ -132,6 +149,13 @@ pub fn lobby_command(args: &LobbyArgs, out: &mut dyn Write) -> Result<Outcome, A
             ),
         });
     }
+    let folders: Vec<PathBuf> = choice.library.iter().cloned().collect();
+    if let Some(folder) = folders.first().filter(|folder| !folder.is_dir()) {
+        return Err(AppError::BadArgument {
+            message: format!("--library {}: not a folder", folder.display()),
+        });
+    }
+    let lookup = |channel: &Channel| find_by_identity(&folders, &channel.identity, &channel.game);
     let lobby = LobbySettings {
         name,
         intent,
@@ -147,6 +171,10 @@ pub fn lobby_command(args: &LobbyArgs, out: &mut dyn Write) -> Result<Outcome, A
             rejoin: false,
             password: None,
         },
+        library: choice
+            .library
+            .as_ref()
+            .map(|_| &lookup as &LibraryLookup<'_>),
     };
     args.outputs.play_live(out, |outputs, options, out| {
         lobby_match(&link, &lobby, outputs, options, out)

@@ -514,6 +514,49 @@ pub fn known_fixes(core: &str) -> &'static [KnownFix] {
     }
 }
 
+/// The content file and core in `folders` that play the game `identity`
+/// names: a file of the same content hash (each file hashed as a match
+/// is, whole) and an installed core of its name that takes the file's
+/// extension. When none, says in words what is missing.
+pub fn find_by_identity(
+    folders: &[PathBuf],
+    identity: &netcode::protocol::Identity,
+    title: &str,
+) -> Result<(PathBuf, PathBuf), String> {
+    let needs = format!(
+        "this match needs {title} for {} {}",
+        identity.core_name, identity.core_version
+    );
+    let mut games = Vec::new();
+    walk(folders, &mut |batch| {
+        games.extend(batch);
+        true
+    });
+    let Some(game) = games.iter().find(|game| {
+        game.size <= MAX_HASHED_BYTES
+            && crate::engine::sinks::recorder::content_checksum(Some(&game.path))
+                .is_ok_and(|hash| hash.0 == identity.content_hash)
+    }) else {
+        return Err(format!("{needs}, which is not in your library"));
+    };
+    let extension = game.extension();
+    let core = super::cores::find_cores().into_iter().find(|core| {
+        super::core_info::find_info(Path::new(core))
+            .and_then(Result::ok)
+            .is_some_and(|info| {
+                info.core_name == identity.core_name && info.extensions.contains(&extension)
+            })
+    });
+    match core {
+        Some(core) => Ok((PathBuf::from(core), game.path.clone())),
+        None => Err(format!(
+            "{needs}: {} is in your library, but no installed core is {}",
+            game.path.display(),
+            identity.core_name
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -263,3 +263,70 @@ fn a_player_accepting_one_challenger_declines_another_and_plays_the_one_it_named
     let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
     assert_played_in_sync(&al, &bo, frames);
 }
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_player_given_only_a_library_finds_the_challengers_game_there_and_plays_it_in_sync() {
+    let (Some(stella), Some(boxing)) = (
+        support::content::real_core("stella"),
+        support::content::real_rom("boxing.bin"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    // The accepter's library holds Boxing among other games; its core is
+    // installed where netcade looks for cores, with the system's info file.
+    let library = dir.path().join("roms");
+    std::fs::create_dir_all(library.join("atari")).unwrap();
+    for rom in ["combat.bin", "tennis.bin", "boxing.bin"] {
+        let Some(file) = support::content::real_rom(rom) else {
+            return;
+        };
+        std::fs::copy(file, library.join("atari").join(rom)).unwrap();
+    }
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("netcade/cores")).unwrap();
+    std::fs::copy(&stella, data.join("netcade/cores/stella_libretro.so")).unwrap();
+    let url = nats.url(None);
+    let frames = "120";
+    let library_arg = library.to_str().unwrap();
+    let common = ["--headless", "--no-record", "--frames", frames, "--json"];
+    let bo_args = [
+        &[
+            "lobby",
+            &url,
+            "--name",
+            "bo",
+            "--library",
+            library_arg,
+            "--accept-any",
+        ][..],
+        &common,
+    ]
+    .concat();
+    let bo_env = [
+        ("NETCADE_CONFIG_DIR", config.as_os_str()),
+        ("XDG_DATA_HOME", data.as_os_str()),
+    ];
+    let bo = spawn_netcade_with_env(&bo_args, &bo_env);
+    listing_once(&nats, TIMEOUT, |listed| names(listed) == ["bo"]);
+    let (core, rom) = (stella.to_str().unwrap(), boxing.to_str().unwrap());
+    let al_args = [
+        &["lobby", &url, "--name", "al", "--challenge", "bo"][..],
+        &["--core", core, "--rom", rom],
+        &common,
+    ]
+    .concat();
+    let al = spawn_netcade_with_env(&al_args, &[("NETCADE_CONFIG_DIR", config.as_os_str())]);
+    let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
+    assert!(
+        stdout(&bo).contains("boxing.bin with"),
+        "bo played its own copy: {}",
+        stdout(&bo)
+    );
+    assert_played_in_sync(&al, &bo, 120);
+}

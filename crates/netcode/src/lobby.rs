@@ -161,6 +161,9 @@ pub struct Presence {
     pub status: Status,
     /// Its match, while [`Status::InMatch`].
     pub playing: Option<MatchInProgress>,
+    /// Whether it takes a challenge of any game its library holds (then
+    /// its channel is only where it waits).
+    pub library: bool,
 }
 
 impl Presence {
@@ -177,6 +180,9 @@ impl Presence {
                 "hosting": playing.hosting,
                 "started_unix": playing.started_unix,
             });
+        }
+        if self.library {
+            record["library"] = json!(true);
         }
         record.to_string().into_bytes()
     }
@@ -201,6 +207,7 @@ impl Presence {
             channel: Channel::from_json(&value["channel"])?,
             status,
             playing,
+            library: value["library"].as_bool().unwrap_or(false),
         })
     }
 }
@@ -575,6 +582,7 @@ mod tests {
             channel: channel(0xb0),
             status,
             playing,
+            library: false,
         }
     }
 
@@ -587,6 +595,11 @@ mod tests {
         };
         let record = presence("al", Status::InMatch, Some(playing));
         assert_eq!(Presence::decode(&record.encode()), Ok(record));
+        let of_a_library = Presence {
+            library: true,
+            ..presence("bo", Status::Idle, None)
+        };
+        assert_eq!(Presence::decode(&of_a_library.encode()), Ok(of_a_library));
         for message in [
             LobbyMessage::Challenge {
                 id: "00ff".into(),

@@ -25,8 +25,10 @@ use netcode::lobby::{
     check_name, Channel, ChannelListing, Envelope, Listing, LobbyMessage, MatchInProgress,
     Presence, SenderBudget, Status,
 };
+use netcode::protocol::Identity;
 use netcode::protocol::PROTOCOL_VERSION;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -286,8 +288,27 @@ pub struct LobbySettings<'a> {
     pub intent: Intent,
     /// How long it waits for the other player.
     pub wait: Duration,
-    /// The match it plays, as `join` takes it.
+    /// The match it plays, as `join` takes it (without a game when it
+    /// plays from its library).
     pub join: JoinSettings,
+    /// Where it finds the challenger's game, when it was given none.
+    pub library: Option<&'a LibraryLookup<'a>>,
+}
+
+/// The content file and core of a channel's game, or why there are none.
+pub type LibraryLookup<'a> = dyn Fn(&Channel) -> Result<(PathBuf, PathBuf), String> + 'a;
+
+/// The channel a player of a library waits in: no game's.
+fn library_channel() -> Channel {
+    Channel {
+        identity: Identity {
+            protocol_version: PROTOCOL_VERSION,
+            core_name: "any core".into(),
+            core_version: String::new(),
+            content_hash: 0,
+        },
+        game: "any game of a library".into(),
+    }
 }
 
 /// Enters the lobby of `link` in the channel of the game `settings` play,
@@ -309,7 +330,15 @@ pub fn lobby_match(
             });
         }
     }
-    let channel = channel_of(&settings.join.common.game)?;
+    if settings.library.is_some() && matches!(settings.intent, Intent::Challenge(_)) {
+        return Err(AppError::BadArgument {
+            message: "--library waits for a challenge: give --accept-any or --accept NAME, or --core and --rom to challenge".into(),
+        });
+    }
+    let channel = match settings.library {
+        Some(_) => library_channel(),
+        None => channel_of(&settings.join.common.game)?,
+    };
     let me = settings.name.to_string();
     let inbox = hear_inbox(link, &me)?;
     let present = Present::enter(
@@ -319,6 +348,7 @@ pub fn lobby_match(
             channel: channel.clone(),
             status: Status::Idle,
             playing: None,
+            library: settings.library.is_some(),
         },
     )?;
     writeln!(
@@ -333,6 +363,7 @@ pub fn lobby_match(
         me,
         channel,
         inbox,
+        library: settings.library,
         started: Instant::now(),
         wait: settings.wait,
         screen: screen.as_mut(),
@@ -345,16 +376,18 @@ pub fn lobby_match(
         };
         present.set(Status::InMatch, Some(met.playing.clone()));
         let Met {
-            paired, _signal, ..
-        } = met;
-        play_paired(
-            &settings.join,
             paired,
-            outputs,
-            screen.as_mut(),
-            options,
-            out,
-        )
+            _signal,
+            game,
+            ..
+        } = met;
+        let mut join = settings.join.clone();
+        if let Some((core, rom)) = game {
+            writeln!(out, "playing {} with {}", rom.display(), core.display())?;
+            join.common.game.core = core;
+            join.common.game.rom = Some(rom);
+        }
+        play_paired(&join, paired, outputs, screen.as_mut(), options, out)
     });
     present.leave(link);
     played
@@ -421,6 +454,7 @@ struct Lobby<'a> {
     me: String,
     channel: Channel,
     inbox: Heard<Envelope>,
+    library: Option<&'a LibraryLookup<'a>>,
     started: Instant,
     wait: Duration,
     /// Shows the wait; its Cancel ends it.
@@ -431,6 +465,8 @@ struct Lobby<'a> {
 struct Met {
     paired: Paired,
     playing: MatchInProgress,
+    /// The core and content found in the library, if it was looked in.
+    game: Option<(PathBuf, PathBuf)>,
     /// The path finding's subjects, kept through the match's handshake
     /// (the other side may still be reading its last messages).
     _signal: NatsSignal,
@@ -520,7 +556,7 @@ impl Lobby<'_> {
                             said_waiting = true;
                         }
                     }
-                    Some(theirs) if theirs.channel.key() != self.channel.key() => {
+                    Some(theirs) if !theirs.library && theirs.channel.key() != self.channel.key() => {
                         return Err(Waited::Failed(AppError::Room {
                             message: format!(
                                 "{opponent} is in the channel of {}, not of {}: you cannot play each other",
@@ -586,17 +622,29 @@ impl Lobby<'_> {
                     self.tell(&from, LobbyMessage::Decline { id, reason })?;
                     continue;
                 }
-                if channel != self.channel.key() {
+                if self.library.is_none() && channel != self.channel.key() {
                     let reason = format!("{} plays {}", self.me, self.channel.describe());
                     self.tell(&from, LobbyMessage::Decline { id, reason })?;
                     continue;
                 }
-                // Its presence in our channel vouches for the challenge: a
+                // Its presence in the challenge's channel vouches for it: a
                 // made-up name costs one look-up.
-                let vouched = self.presence_of(&from)?;
-                if vouched.is_none_or(|theirs| theirs.channel.key() != channel) {
+                let Some(theirs) = self
+                    .presence_of(&from)?
+                    .filter(|theirs| theirs.channel.key() == channel)
+                else {
                     continue;
-                }
+                };
+                let game = match self.library.map(|lookup| lookup(&theirs.channel)) {
+                    None => None,
+                    Some(Ok(found)) => Some(found),
+                    Some(Err(reason)) => {
+                        writeln!(out, "declined {from}'s challenge: {reason}")
+                            .map_err(AppError::from)?;
+                        self.tell(&from, LobbyMessage::Decline { id, reason })?;
+                        continue;
+                    }
+                };
                 let signal = NatsSignal::open(
                     self.link,
                     signal_subject(&id, &self.me),
@@ -605,7 +653,8 @@ impl Lobby<'_> {
                 self.tell(&from, LobbyMessage::Accept { id })?;
                 writeln!(out, "accepted {from}'s challenge: finding the path")
                     .map_err(AppError::from)?;
-                return Ok(self.connect(&from, signal, IceRole::Controlled)?);
+                let met = self.connect(&from, signal, IceRole::Controlled)?;
+                return Ok(Met { game, ..met });
             }
             std::thread::sleep(POLL);
         }
@@ -639,6 +688,7 @@ impl Lobby<'_> {
                 hosting,
                 started_unix: now_unix(),
             },
+            game: None,
             _signal: signal,
         })
     }

@@ -134,6 +134,7 @@ fn visit(
             channel: channel.clone(),
             status: Status::Idle,
             playing: None,
+            library: false,
         },
     )?;
     let started = Instant::now();
