@@ -112,6 +112,20 @@ impl ConnectingScreen for ConnectingWindow {
     }
 }
 
+/// How long the join waited, and how long it will (a quick match's queue
+/// waits for as long as it takes: `Duration::MAX`).
+fn wait_in_words(waited: Duration, timeout: Duration) -> String {
+    if timeout == Duration::MAX {
+        format!("waited {} s", waited.as_secs())
+    } else {
+        format!(
+            "waited {} s; giving up after {} s",
+            waited.as_secs(),
+            timeout.as_secs()
+        )
+    }
+}
+
 /// Lays the screen out: the steps `passed` (the last is the one now),
 /// `waited` of `timeout`, and Cancel; whether Cancel was clicked.
 fn draw(
@@ -134,14 +148,7 @@ fn draw(
             };
             targets.line(ui, &text);
         }
-        targets.line(
-            ui,
-            &format!(
-                "waited {} s; giving up after {} s",
-                waited.as_secs(),
-                timeout.as_secs()
-            ),
-        );
+        targets.line(ui, &wait_in_words(waited, timeout));
         ui.add_space(12.0);
         cancel = targets.button(ui, "Cancel").clicked();
         targets.line(ui, "Esc cancels too: the match has not begun.");

@@ -305,13 +305,19 @@ impl Overlay {
     /// Rollback depth (orange, 0–8 frames full height) and ping (blue,
     /// 0–200 ms full height) as lines, oldest on the left: each sample
     /// joined to the one before by a vertical run, so a jump reads as a
-    /// step and a level as a line, never as a filled block.
+    /// step and a level as a line, never as a filled block. The scale is
+    /// in the labels, with dotted lines at half and full height.
     fn draw_graph(&self, canvas: &mut Canvas, top: u32) {
         let left = 4;
-        canvas.text(left, top, "rollback", ROLLBACK);
-        canvas.text(left + 10 * CELL_W, top, "ping", PING);
+        canvas.text(left, top, "rollback 0-8 f", ROLLBACK);
+        canvas.text(left + 16 * CELL_W, top, "ping 0-200 ms", PING);
         let base = top + 10 + GRAPH_HEIGHT;
         canvas.fill(left, base, GRAPH_SAMPLES as u32, 1, DIM);
+        for grid in [GRAPH_HEIGHT / 2, GRAPH_HEIGHT] {
+            for x in (0..GRAPH_SAMPLES as u32).step_by(4) {
+                canvas.fill(left + x, base - grid, 1, 1, DIM);
+            }
+        }
         let height = |value: u32, full: u32| (value.min(full) * GRAPH_HEIGHT) / full;
         let (mut last_depth, mut last_ping) = (None, None);
         for (x, (depth, ping)) in self.graph.iter().enumerate() {
@@ -482,6 +488,22 @@ mod tests {
         assert_eq!(drawn(150, PING), 1);
         // Where the depth doubles, the line steps up the whole way.
         assert_eq!(drawn(250, ROLLBACK), GRAPH_HEIGHT as usize / 2 + 1);
+    }
+
+    #[test]
+    fn the_graph_has_its_scale_in_dotted_lines_at_half_and_full_height() {
+        let overlay = Overlay::new(true);
+        let mut canvas = Canvas::new(GRAPH_SAMPLES as u32 + 8, GRAPH_HEIGHT + 24);
+        overlay.draw_graph(&mut canvas, 0);
+        let base = 10 + GRAPH_HEIGHT;
+        let dots = |y: u32| {
+            (0..GRAPH_SAMPLES as u32)
+                .filter(|&x| canvas.pixel(4 + x, y) == DIM)
+                .count()
+        };
+        assert_eq!(dots(base - GRAPH_HEIGHT / 2), GRAPH_SAMPLES / 4);
+        assert_eq!(dots(base - GRAPH_HEIGHT), GRAPH_SAMPLES / 4);
+        assert_eq!(dots(base), GRAPH_SAMPLES, "the base line is solid");
     }
 
     #[test]

@@ -169,6 +169,8 @@ impl FrontEnd for Headless {}
 /// names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConnectStep {
+    /// Entering the room on the signaling server.
+    EnteringRoom,
     /// Asking the signaling server's room for the host.
     FindingHost,
     /// Trying the paths to the host's machine (ICE's checks).
@@ -183,7 +185,8 @@ pub enum ConnectStep {
 
 impl ConnectStep {
     /// Every step, in the order a join goes through them.
-    pub const ALL: [ConnectStep; 5] = [
+    pub const ALL: [ConnectStep; 6] = [
+        ConnectStep::EnteringRoom,
         ConnectStep::FindingHost,
         ConnectStep::PunchingThrough,
         ConnectStep::Relaying,
@@ -194,6 +197,7 @@ impl ConnectStep {
     /// The step in words, for a person.
     pub fn words(self) -> &'static str {
         match self {
+            ConnectStep::EnteringRoom => "Entering the room",
             ConnectStep::FindingHost => "Finding the host",
             ConnectStep::PunchingThrough => "Punching through to the host's machine",
             ConnectStep::Relaying => "Going through a relay",

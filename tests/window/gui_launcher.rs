@@ -194,6 +194,74 @@ fn join_to_a_silent_address_shows_the_connecting_screen_and_cancel_returns_to_th
 }
 
 #[test]
+#[cfg_attr(
+    not(netcade_server_matchbox_server),
+    ignore = "needs matchbox_server on PATH"
+)]
+fn join_to_a_room_no_host_answers_shows_its_steps_while_searching_and_cancel_returns_at_once() {
+    let _window = one_window();
+    let Some((_server, signal)) = support::servers::signaling_server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The signaling server on loopback and no STUN server: nothing leaves
+    // the machine; nobody hosts the room.
+    std::fs::write(dir.path().join("servers.txt"), format!("signal {signal}\n")).unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let (picture, connecting, form) = (
+        file("connecting-room.png"),
+        file("connecting.txt"),
+        file("form.txt"),
+    );
+    let script = format!(
+        "click Join\nclick By room code\nclick Room code\ntype 7KQ-M2X\nkey Return\n\
+         session wait 20\nsession screenshot {}\nsession text {}\nsession click Cancel\n\
+         text {}\nquit\n",
+        picture.display(),
+        connecting.display(),
+        form.display()
+    );
+    let joiner = launcher(dir.path(), &script);
+    let asked = written(&connecting);
+    let back = written(&form);
+    let output = joiner.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let connecting = std::fs::read_to_string(&connecting).unwrap();
+    let lines: Vec<&str> = connecting.lines().collect();
+    assert_eq!(lines[0], "Connecting to room 7KQ-M2X", "{connecting}");
+    // The room entered, the search for its host drawn as it goes on.
+    assert!(lines.contains(&"✔ Entering the room"), "{connecting}");
+    assert!(lines.contains(&"▶ Finding the host…"), "{connecting}");
+    assert!(
+        back.duration_since(asked) < Duration::from_millis(500),
+        "the form came back {:?} after Cancel",
+        back.duration_since(asked)
+    );
+    let form = std::fs::read_to_string(&form).unwrap();
+    assert!(
+        form.lines()
+            .next()
+            .is_some_and(|line| line.starts_with("Join a match")),
+        "{form}"
+    );
+    assert!(
+        stdout(&output).contains("joining cancelled before the match began"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        !stderr(&output).contains("no host in room"),
+        "{}",
+        stderr(&output)
+    );
+    let drawn = read_png(&picture);
+    assert!(
+        drawn.light_pixels(0..200) > 300,
+        "the connecting screen's text"
+    );
+}
+
+#[test]
 fn a_match_hosted_from_one_launcher_and_joined_from_another_by_its_address_ends_in_sync() {
     let _window = one_window();
     let (host_dir, join_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -27,15 +27,15 @@ use crate::engine::sinks::recorder::{match_recorder, ReplayRecorder};
 use crate::engine::sinks::MatchSinks;
 use crate::engine::{open_game, AppError, Game, MatchSaveDir};
 use crate::live::connect::{
-    adopt_host_options, bind_ipv4, bind_listening, bind_toward, content_hash,
+    adopt_host_options, bind_ipv4, bind_listening, bind_toward, connect_timeout, content_hash,
     host_option_overrides, link_secret, random_bytes, SOCKET_ADDRESSES,
 };
-use crate::live::front_end::{ConnectStep, ConnectingScreen, Headless, LiveOutputs, MatchView};
+use crate::live::front_end::{ConnectStep, ConnectingScreen, LiveOutputs, MatchView};
 use crate::live::narrator::Narrator;
 use crate::live::options::{LiveEvent, LiveOptions};
 use crate::live::rooms::{
-    host_room, identity_of, quick_pair, reach_host, room_code, FoundHost, HostWay, HostedRoom,
-    OpenedRoom, QuickPairing, RoomCode, RoomRole,
+    find_host_thread, host_room, identity_of, quick_pair_thread, reach_host, room_code, FoundHost,
+    HostWay, HostedRoom, OpenedRoom, QuickPairing, RoomCode, RoomRole, RoomThread,
 };
 use crate::live::session_loop::{run_live, shake_hands, LiveMatch};
 use crate::live::wire::LiveTransport;
@@ -255,47 +255,104 @@ pub fn join_match(
         return restart::rejoin_match(settings, common, outputs, options, out);
     }
     let open = || Ok((open_game(&common.game)?, common.game.clone()));
-    let (found, game) = if settings.quick {
+    if settings.quick {
         let (game, args) = open()?;
         let identity = identity_of(game.as_ref(), &args)?;
-        match quick_pair(&settings.signal, identity, &common.link, out)? {
-            QuickPairing::Join(found) => (found, game),
+        let mut screen = outputs.front_end.connecting("a quick match")?;
+        let queue = quick_pair_thread(&settings.signal, identity, &common.link);
+        // The queue waits for as long as it takes: no time limit to show.
+        let paired = match await_showing(queue, Duration::MAX, screen.as_mut(), out)? {
+            Some(paired) => paired,
+            None => return cancelled_before_the_match(out),
+        };
+        return match paired {
+            QuickPairing::Join(found) => {
+                let pair = (found, game);
+                join_found(
+                    settings,
+                    common,
+                    pair,
+                    outputs,
+                    screen.as_mut(),
+                    options,
+                    out,
+                )
+            }
             QuickPairing::Host(transport, _room) => {
                 // The host's side loads its game itself, in its own folder.
                 drop((game, saves));
+                screen.hand_over();
                 let host = quick_host_settings(settings);
-                return host_on(&host, transport, outputs, options, out);
+                host_on(&host, transport, outputs, options, out)
+            }
+        };
+    }
+    let way = HostWay {
+        address: settings.address.as_deref(),
+        room: settings.room,
+        signal: &settings.signal,
+    };
+    // The window opens now, before anything waits on the network.
+    let mut screen = outputs.front_end.connecting(&way.describe())?;
+    let (link, timeout) = (&common.link, settings.connect_timeout_s);
+    let (found, game) = match (way.address, way.room) {
+        (None, Some(code)) => {
+            let (game, args) = open()?;
+            let identity = identity_of(game.as_ref(), &args)?;
+            let ours = (RoomRole::Player, identity);
+            let timeout = connect_timeout(timeout)?;
+            let search = find_host_thread(way.signal, code, ours, link, timeout);
+            match await_showing(search, timeout, screen.as_mut(), out)? {
+                Some(found) => (found, game),
+                None => return cancelled_before_the_match(out),
             }
         }
-    } else {
-        let way = HostWay {
-            address: settings.address.as_deref(),
-            room: settings.room,
-            signal: &settings.signal,
-        };
-        // The window opens now, before anything waits on the network.
-        let mut screen = outputs.front_end.connecting(&way.describe())?;
-        let (link, timeout) = (&common.link, settings.connect_timeout_s);
-        let (found, game) = reach_host(way, RoomRole::Player, link, timeout, open)?;
-        return join_found(
-            settings,
-            common,
-            (found, game),
-            outputs,
-            screen.as_mut(),
-            options,
-            out,
-        );
+        _ => reach_host(way, RoomRole::Player, link, timeout, open)?,
     };
     join_found(
         settings,
         common,
         (found, game),
         outputs,
-        &mut Headless,
+        screen.as_mut(),
         options,
         out,
     )
+}
+
+/// Waits for the room's `work` (a search for its host, a quick match's
+/// queue), showing its steps on `screen` each millisecond and writing its
+/// lines to `out`; `None` when the player cancelled (the work is left to
+/// end on its own thread, at its deadline, its sockets with it).
+pub(crate) fn await_showing<T: Send + 'static>(
+    search: RoomThread<T>,
+    timeout: Duration,
+    screen: &mut dyn ConnectingScreen,
+    out: &mut dyn Write,
+) -> Result<Option<T>, AppError> {
+    let started = Instant::now();
+    let mut step = ConnectStep::EnteringRoom;
+    loop {
+        // Read before the steps: a search ended has sent them all.
+        let finished = search.is_finished();
+        while let Ok(line) = search.lines.try_recv() {
+            out.write_all(&line)?;
+        }
+        while let Ok(next) = search.steps.try_recv() {
+            // Each step is shown once, even one passed within a millisecond.
+            if screen.show(next, started.elapsed(), timeout) {
+                return Ok(None);
+            }
+            step = next;
+        }
+        if finished {
+            return search.found().map(Some);
+        }
+        if screen.show(step, started.elapsed(), timeout) {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// The end of a join its player cancelled before the match began: said

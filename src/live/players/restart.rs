@@ -11,16 +11,17 @@
 
 use super::ticket::{keep_ticket, read_ticket, KeptTicket, Ticket, TicketGame, TicketKey};
 use super::{
-    adopt_host_frames, match_config, open_inputs, play, JoinSettings, MatchSettings, Seat, Table,
+    adopt_host_frames, await_showing, cancelled_before_the_match, match_config, open_inputs, play,
+    JoinSettings, MatchSettings, Seat, Table,
 };
 use crate::engine::sinks::recorder::match_recorder;
 use crate::engine::{open_game, AppError, Game};
 use crate::live::connect::{
     adopt_host_options, connect_timeout, connect_to_host, content_hash, host_option_overrides,
 };
-use crate::live::front_end::LiveOutputs;
+use crate::live::front_end::{ConnectingScreen, LiveOutputs};
 use crate::live::options::LiveOptions;
-use crate::live::rooms::{find_host, identity_of, RoomCode, RoomRole};
+use crate::live::rooms::{find_host_thread, identity_of, RoomCode, RoomRole};
 use crate::live::session_loop::LiveMatch;
 use crate::live::wire::LiveTransport;
 use crate::net::link::LinkTransport;
@@ -52,6 +53,8 @@ pub(super) fn rejoin_match(
     let mut ticket = read_ticket(key)?;
     let rejoin = usable(key, &ticket)?;
     let welcome = &ticket.welcome;
+    // The window opens now, before anything waits on the network.
+    let mut screen = outputs.front_end.connecting(&way.describe())?;
     let game = open_game(&common.game)?;
     check_same_game(&ticket, game.as_ref(), common)?;
     let Reached {
@@ -60,7 +63,12 @@ pub(super) fn rejoin_match(
         label,
     } = match way {
         Way::Direct(reached) => *reached,
-        Way::Room(code) => through_room(settings, common, code, game.as_ref())?,
+        Way::Room(code) => {
+            match through_room(settings, common, code, game.as_ref(), screen.as_mut(), out)? {
+                Some(reached) => reached,
+                None => return cancelled_before_the_match(out),
+            }
+        }
     };
     let host_options = host_option_overrides(&welcome.core_options);
     let mut game_args = common.game.clone();
@@ -104,6 +112,8 @@ pub(super) fn rejoin_match(
     // Kept again with the game as this process names it.
     ticket.game = Some(TicketGame::of(&common.game));
     let kept = keep_ticket(key, &ticket);
+    // The match's window takes over the connecting screen's.
+    screen.hand_over();
     let front = outputs.front_end.open_front_end(game.as_ref())?;
     let table = Table {
         game,
@@ -129,6 +139,14 @@ enum Way {
 }
 
 impl Way {
+    /// The host in words, as the connecting screen names it.
+    fn describe(&self) -> String {
+        match self {
+            Way::Direct(reached) => reached.label.clone(),
+            Way::Room(code) => format!("room {code}"),
+        }
+    }
+
     /// The ticket this way back reads.
     fn key(&self) -> TicketKey {
         match self {
@@ -180,27 +198,26 @@ fn usable(key: TicketKey, ticket: &Ticket) -> Result<RejoinTicket, AppError> {
     })
 }
 
-/// Finds the host of room `code` and a path to it, as a spectator does.
+/// Finds the host of room `code` and a path to it, as a spectator does,
+/// showing the search on `screen`; `None` when the player cancelled.
 fn through_room(
     settings: &JoinSettings,
     common: &MatchSettings,
     code: RoomCode,
     game: &dyn Game,
-) -> Result<Reached, AppError> {
+    screen: &mut dyn ConnectingScreen,
+    out: &mut dyn Write,
+) -> Result<Option<Reached>, AppError> {
     let identity = identity_of(game, &common.game)?;
     let timeout = connect_timeout(settings.connect_timeout_s)?;
-    let found = find_host(
-        &settings.signal,
-        code,
-        (RoomRole::Spectator, identity),
-        &common.link,
-        timeout,
-    )?;
-    Ok(Reached {
+    let ours = (RoomRole::Spectator, identity);
+    let search = find_host_thread(&settings.signal, code, ours, &common.link, timeout);
+    let found = await_showing(search, timeout, screen, out)?;
+    Ok(found.map(|found| Reached {
         host: found.address,
         transport: found.transport,
         label: found.label,
-    })
+    }))
 }
 
 /// The ticket's match is played with the core and content loaded here.

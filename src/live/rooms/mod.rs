@@ -33,6 +33,7 @@ use crate::engine::{AppError, Game, GameArgs};
 use crate::live::connect::{
     bind_ipv4, connect_timeout, connect_to_host, content_hash, random_bytes,
 };
+use crate::live::front_end::ConnectStep;
 use crate::net::ice::meetings::{Admission, MeetingLimits};
 use crate::net::ice::{
     GuestEvent, GuestLine, GuestNews, Guests, IceConfig, IceError, IceRole, MeetingEnd,
@@ -50,7 +51,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -906,9 +907,24 @@ pub(crate) fn find_host(
     link: &LinkArgs,
     timeout: Duration,
 ) -> Result<FoundHost, AppError> {
+    find_host_telling(args, code, ours, link, timeout, None)
+}
+
+/// [`find_host`], telling `steps` where the search is (entering the room
+/// and looking for its host, then punching through to the one found).
+fn find_host_telling(
+    args: &SignalArgs,
+    code: RoomCode,
+    ours: (RoomRole, Identity),
+    link: &LinkArgs,
+    timeout: Duration,
+    steps: Option<Sender<ConnectStep>>,
+) -> Result<FoundHost, AppError> {
     let role = ours.0;
     let transport = bind_for(link)?;
+    tell(&steps, ConnectStep::EnteringRoom);
     let room = enter(args, &code_room(code), None)?;
+    tell(&steps, ConnectStep::FindingHost);
     let hello = Hello {
         role,
         identity: ours.1,
@@ -922,6 +938,7 @@ pub(crate) fn find_host(
         link: link.clone(),
         timeout,
         tried: 0,
+        steps,
     };
     let deadline = Instant::now() + timeout;
     let found = search.run(room, transport, deadline, None)?;
@@ -945,6 +962,121 @@ struct RoomSearch {
     link: LinkArgs,
     timeout: Duration,
     tried: u32,
+    /// Where a connecting screen learns the search's steps.
+    steps: Option<Sender<ConnectStep>>,
+}
+
+/// Tells a connecting screen, if one listens, that the search is at `step`
+/// (a screen gone, the join cancelled, leaves the search to its deadline).
+fn tell(steps: &Option<Sender<ConnectStep>>, step: ConnectStep) {
+    if let Some(steps) = steps {
+        let _ = steps.send(step);
+    }
+}
+
+/// Work with a room (a search for its host, a quick match's queue) on a
+/// thread of its own, so that the window waiting on it keeps drawing and
+/// answers Cancel: its steps and its lines for the terminal as they come,
+/// then what it found.
+pub(crate) struct RoomThread<T> {
+    /// The steps, in order.
+    pub steps: Receiver<ConnectStep>,
+    /// What it wrote for the terminal, in pieces, in order.
+    pub lines: Receiver<Vec<u8>>,
+    found: JoinHandle<Result<T, AppError>>,
+    /// Set when the waiting side stops waiting: work with no deadline (a
+    /// quick match's queue) stops at its next turn instead of pairing.
+    _withdrawn: Withdrawn,
+}
+
+/// Sets its flag when dropped.
+struct Withdrawn(Arc<AtomicBool>);
+
+impl Drop for Withdrawn {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl<T: Send + 'static> RoomThread<T> {
+    /// Starts `work` on its own thread, given where to tell its steps and
+    /// write its lines.
+    fn start(
+        work: impl FnOnce(Sender<ConnectStep>, &mut dyn Write, &AtomicBool) -> Result<T, AppError>
+            + Send
+            + 'static,
+    ) -> RoomThread<T> {
+        let (tell, steps) = std::sync::mpsc::channel();
+        let (write, lines) = std::sync::mpsc::channel();
+        let withdrawn = Arc::new(AtomicBool::new(false));
+        let flag = withdrawn.clone();
+        let found = std::thread::spawn(move || work(tell, &mut LinesTo(write), &flag));
+        RoomThread {
+            steps,
+            lines,
+            found,
+            _withdrawn: Withdrawn(withdrawn),
+        }
+    }
+
+    /// Whether the work has ended, done or failed.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.found.is_finished()
+    }
+
+    /// What the work found, waiting for it to end.
+    pub(crate) fn found(self) -> Result<T, AppError> {
+        self.found.join().unwrap_or_else(|_| {
+            Err(AppError::Room {
+                message: "the room's thread stopped unexpectedly".into(),
+            })
+        })
+    }
+}
+
+/// [`find_host`]'s search on its own thread.
+pub(crate) fn find_host_thread(
+    args: &SignalArgs,
+    code: RoomCode,
+    ours: (RoomRole, Identity),
+    link: &LinkArgs,
+    timeout: Duration,
+) -> RoomThread<FoundHost> {
+    let (args, link) = (args.clone(), link.clone());
+    RoomThread::start(move |steps, _out, _withdrawn| {
+        find_host_telling(&args, code, ours, &link, timeout, Some(steps))
+    })
+}
+
+/// Where a quick match's queue tells its steps, and the flag that
+/// withdraws it.
+type QuickScreen<'a> = Option<(Sender<ConnectStep>, &'a AtomicBool)>;
+
+/// [`quick_pair`]'s queue on its own thread.
+pub(crate) fn quick_pair_thread(
+    args: &SignalArgs,
+    identity: Identity,
+    link: &LinkArgs,
+) -> RoomThread<QuickPairing> {
+    let (args, link) = (args.clone(), link.clone());
+    RoomThread::start(move |steps, out, withdrawn| {
+        quick_pair(&args, identity, &link, out, Some((steps, withdrawn)))
+    })
+}
+
+/// A thread's terminal: what it writes goes to the thread that waits on it.
+struct LinesTo(Sender<Vec<u8>>);
+
+impl Write for LinesTo {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        // The waiting thread gone (cancelled), the lines have no reader.
+        let _ = self.0.send(bytes.to_vec());
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Why the last host tried was given up.
@@ -998,8 +1130,15 @@ impl RoomSearch {
                 }
             };
             let (peer, config) = (host_peer.clone(), self.config.clone());
+            tell(&self.steps, ConnectStep::PunchingThrough);
             let failure = match path_to(config, &mut room, peer, transport, IceRole::Controlled) {
-                Ok((address, transport)) => break (host_peer, address, transport),
+                Ok((address, transport)) => {
+                    let path = transport.inner().ice_path().map(|path| &path.kind);
+                    if matches!(path, Some(crate::net::ice::PathKind::Relay { .. })) {
+                        tell(&self.steps, ConnectStep::Relaying);
+                    }
+                    break (host_peer, address, transport);
+                }
                 Err(failure) => failure,
             };
             self.tried += 1;
@@ -1175,18 +1314,33 @@ pub enum QuickPairing {
 /// for as long as it takes. Of the two paired, the one with the smaller
 /// peer id hosts. A partner that leaves, is of another game, stays silent
 /// for [`QUICK_SILENCE`] or finds no path costs one turn in the queue: the
-/// player queues again.
-pub(crate) fn quick_pair(
+/// player queues again. A `screen` is told the steps (entering the room,
+/// waiting there for a partner, punching through to it), and its flag
+/// withdraws the player at its next turn.
+fn quick_pair(
     args: &SignalArgs,
     identity: Identity,
     link: &LinkArgs,
     out: &mut dyn Write,
+    screen: QuickScreen<'_>,
 ) -> Result<QuickPairing, AppError> {
+    let (steps, withdrawn) = match screen {
+        Some((steps, withdrawn)) => (Some(steps), Some(withdrawn)),
+        None => (None, None),
+    };
+    let withdrawn = || withdrawn.is_some_and(|flag| flag.load(Ordering::Relaxed));
     let mut transport = bind_ipv4(link, 0)?;
     let config = args.ice_config()?;
     let mut announce = true;
     loop {
+        if withdrawn() {
+            return Err(AppError::Room {
+                message: "withdrawn from the quick match".into(),
+            });
+        }
+        tell(&steps, ConnectStep::EnteringRoom);
         let mut room = enter(args, &quick_room(&identity), Some(2))?;
+        tell(&steps, ConnectStep::FindingHost);
         if announce {
             writeln!(
                 out,
@@ -1233,6 +1387,11 @@ pub(crate) fn quick_pair(
             true => IceRole::Controlling,
             false => IceRole::Controlled,
         };
+        if withdrawn() {
+            // Our partner finds us silent, and queues again.
+            continue;
+        }
+        tell(&steps, ConnectStep::PunchingThrough);
         match path_to(config.clone(), &mut room, peer, transport, role) {
             Ok((_, transport)) if hosting => return Ok(QuickPairing::Host(transport, room)),
             Ok((address, transport)) => {
@@ -1457,6 +1616,7 @@ mod tests {
             identity(0xaa),
             &LinkArgs::default(),
             &mut out,
+            None,
         );
         let Err(error) = result else {
             panic!("paired with a player of another game");
