@@ -150,3 +150,55 @@ fn joiners_placed_where_their_paths_were_found_link_as_a_mesh_and_play_in_sync()
     assert!(cluster.all_running(), "every machine plays");
     cluster.assert_all_in_sync_without_trouble(400);
 }
+
+#[test]
+fn a_peer_placed_under_a_slots_name_that_never_shakes_hands_gives_the_place_to_the_next_path() {
+    let players = 3;
+    let nobody = 200;
+    let mut cluster = Cluster::with_configs(
+        MatchSetup::new(players, 34, LinkConditions::latency(30)),
+        |_| party_game(),
+        |me, config: &mut NetplayConfig<u8>| {
+            *config = linked_by_roster(players, me, config.clone());
+            if me > 0 {
+                config.roster = Some(PLACES_NOBODY);
+            }
+        },
+    );
+    cluster.run_until(2_000);
+    for me in 1..players {
+        let netplay = &mut cluster.game_match.machines[me as usize].machine.netplay;
+        for other in (1..players).filter(|&other| other != me) {
+            assert!(
+                netplay.place_roster_peer(other, nobody),
+                "the impostor's path came first"
+            );
+        }
+    }
+    cluster.run_until(4_000);
+    assert!(
+        !cluster.all_running(),
+        "nobody answers at the impostor's address"
+    );
+    for me in 1..players {
+        let netplay = &mut cluster.game_match.machines[me as usize].machine.netplay;
+        for other in (1..players).filter(|&other| other != me) {
+            assert!(
+                netplay.place_roster_peer(other, other),
+                "the real path moves P{other}"
+            );
+        }
+    }
+    cluster.run_until(16_000);
+    assert!(cluster.all_running(), "every machine plays");
+    for me in 1..players {
+        let netplay = &mut cluster.game_match.machines[me as usize].machine.netplay;
+        for other in (1..players).filter(|&other| other != me) {
+            assert!(
+                !netplay.place_roster_peer(other, nobody),
+                "a running link stays"
+            );
+        }
+    }
+    cluster.assert_all_in_sync_without_trouble(400);
+}

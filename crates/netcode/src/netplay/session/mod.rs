@@ -72,6 +72,10 @@ struct Link<A> {
     state: LinkState,
     /// The player whose figures stand for the link (its lowest slot).
     first_player: PlayerId,
+    /// Placed by [`NetplaySession::place_roster_peer`]: until its handshake
+    /// is done, a later path for its slot may move it (a room's peer that
+    /// claimed the slot and found a path first cannot hold the place).
+    placed: bool,
     /// The latest frame the peer sent its checksum of: it held every
     /// player's inputs through it, so it announces no departure before.
     checksummed: Option<Frame>,

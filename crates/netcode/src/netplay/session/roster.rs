@@ -4,7 +4,7 @@
 //! of the higher slot dialling. A member is ready (and the match begins)
 //! only once it is synchronized with every machine.
 
-use super::NetplaySession;
+use super::{Link, LinkState, NetplaySession};
 use crate::netplay::config::Connect;
 use crate::protocol::{Millis, PlayerSlots, RosterEntry, MAX_ROSTER_ADDRESS_BYTES};
 use crate::rollback::SessionState;
@@ -77,9 +77,12 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
 
     /// Places the roster peer of `slot` at `address` and links it (dialled
     /// when its slot is below ours): from the host's roster, or from a path
-    /// found elsewhere (a room's players find theirs with ICE). False, and
-    /// nothing changes, when no peer of that slot awaits its place (placed
-    /// already, or none) or `address` is another link's or a spectator's.
+    /// found elsewhere (a room's players find theirs with ICE). A peer
+    /// placed before whose handshake is not done yet is moved to the new
+    /// address, so whoever found a path first under that slot's name holds
+    /// nothing. False, and nothing changes, when no peer of that slot can
+    /// take a place (placed and running, or none), or `address` is where it
+    /// is already, or another link's or a spectator's.
     pub fn place_roster_peer(&mut self, slot: u8, address: A) -> bool {
         if self.startup.has_started() {
             return false;
@@ -87,20 +90,24 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         // Another link's address, or a spectator's: its endpoint stays.
         let taken = self.links.iter().any(|link| link.address == Some(address))
             || self.endpoints.get(&address).is_some();
-        let Some(peer) = self
-            .links
-            .iter()
-            .position(|link| link.connect == Connect::Roster && link.players.contains(slot))
-        else {
+        let Some(peer) = self.links.iter().position(|link| {
+            link.players.contains(slot)
+                && (link.connect == Connect::Roster || (link.placed && !self.link_is_running(link)))
+        }) else {
             return false;
         };
         if taken {
             return false;
         }
+        if let Some(before) = self.links[peer].address.take() {
+            self.endpoints.remove(&before);
+        }
         let our_first = self.local_players.iter().next().unwrap_or(0);
         let link = &mut self.links[peer];
         link.address = Some(address);
         link.configured_address = Some(address);
+        link.placed = true;
+        link.state = LinkState::AwaitingHello;
         link.connect = if slot < our_first {
             Connect::Dial
         } else {
@@ -110,6 +117,12 @@ impl<A: Ord + Copy + std::hash::Hash> NetplaySession<A> {
         // for the host link: it cannot differ for this one.
         let _ = self.open_dialed_link(self.now, peer);
         true
+    }
+
+    fn link_is_running(&self, link: &Link<A>) -> bool {
+        link.address
+            .and_then(|address| self.endpoints.get(&address))
+            .is_some_and(|endpoint| endpoint.is_running())
     }
 
     /// Whether a Hello claiming `slots` is for a peer the roster has not

@@ -132,6 +132,7 @@ pub(super) fn links<A: Copy>(config: &NetplayConfig<A>) -> Vec<Link<A>> {
             connect: peer.connect,
             state: LinkState::AwaitingHello,
             first_player: PlayerId::new(peer.players.iter().next().unwrap_or(0)),
+            placed: false,
             checksummed: None,
             chat_limit: None,
         })
