@@ -7,8 +7,10 @@
 //! promise under test; timeouts only guard against a hang.
 #![cfg(feature = "broadcast")]
 
+use netcade::live::lobby::identity::{self, LobbyIdentity};
 use netcade::live::lobby::{inbox_subject, PRESENCE_BUCKET, PRESENCE_TTL};
 use netcade::net::nats::NatsLink;
+use netcode::lobby::{Envelope, LobbyMessage, Presence};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -262,4 +264,92 @@ fn a_player_accepting_one_challenger_declines_another_and_plays_the_one_it_named
     let al = player(&nats, &config, "al", &["--challenge", "bo"], frames, 1);
     let (al, bo) = (al.finish(TIMEOUT), bo.finish(TIMEOUT));
     assert_played_in_sync(&al, &bo, frames);
+}
+
+/// Waits for the next challenge `heard` brings, and returns its id.
+fn next_challenge_id(heard: &netcade::net::nats::Heard<Envelope>) -> String {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(Envelope {
+            message: LobbyMessage::Challenge { id, .. },
+            ..
+        }) = heard.try_next().unwrap()
+        {
+            return id;
+        }
+        assert!(Instant::now() < deadline, "no challenge came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_forged_acceptance_and_a_forged_presence_under_the_same_name_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    let al_args = ["--challenge", "bo", "--wait-s", "60"];
+    let al = player(&nats, &config, "al", &al_args, 60, 1);
+    listing_once(&nats, TIMEOUT, |listed| names(listed) == ["al"]);
+    let link = NatsLink::connect(&nats.url(None), Duration::from_secs(5)).unwrap();
+    let (bo, mallory) = (
+        LobbyIdentity::from_seed([0xb0; 32]),
+        LobbyIdentity::from_seed([0x66; 32]),
+    );
+    // What al says to bo, as bo hears it (signed for bo's subject).
+    let to_bo = link
+        .listen(inbox_subject("bo"), 64, |payload| {
+            let (_, body) = identity::open(&inbox_subject("bo"), payload).ok()?;
+            Envelope::decode(body).ok()
+        })
+        .unwrap();
+    let js = link.jetstream();
+    let records = link
+        .run(async move {
+            let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+            let al = bucket.get("al").await.unwrap().unwrap();
+            let (_, body) = identity::open("presence al", &al).unwrap();
+            let mut presence = Presence::decode(body).unwrap();
+            presence.name = "bo".into();
+            let (real, forged) = (
+                bo.seal_presence(&presence),
+                mallory.seal_presence(&presence),
+            );
+            bucket.put("bo", real.into()).await.unwrap();
+            forged
+        })
+        .unwrap();
+    let id = next_challenge_id(&to_bo);
+    // An acceptance in bo's name signed by another key, and one unsigned.
+    let accept = Envelope {
+        from: "bo".into(),
+        message: LobbyMessage::Accept { id: id.clone() },
+    };
+    let (forged, unsigned) = (mallory.seal_message("al", &accept), accept.encode());
+    let (client, js) = (link.client(), link.jetstream());
+    link.run(async move {
+        for payload in [forged, unsigned] {
+            client
+                .publish(inbox_subject("al"), payload.into())
+                .await
+                .unwrap();
+        }
+        client.flush().await.unwrap();
+    })
+    .unwrap();
+    // al says its challenge again (every 2 s): it did not take either.
+    assert_eq!(next_challenge_id(&to_bo), id);
+    // Another key's presence under bo's name, in its place.
+    link.run(async move {
+        let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+        bucket.put("bo", records.into()).await.unwrap();
+    })
+    .unwrap();
+    let al = al.finish(TIMEOUT);
+    assert!(!al.status.success(), "{al:?}");
+    let (said, printed) = (stderr(&al), stdout(&al));
+    assert!(said.contains("someone else poses under the name"), "{said}");
+    assert!(!printed.contains("bo accepted"), "{printed}");
 }

@@ -31,7 +31,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod identity;
 mod visit;
+use identity::presence_context;
+pub use identity::{LobbyIdentity, LobbyKey};
 pub use visit::{LobbyView, LobbyVisit, VisitEvent};
 
 /// The bucket of presences: one key per player, its name.
@@ -86,11 +89,22 @@ pub fn list_lobby(link: &NatsLink) -> Result<Listing, AppError> {
     // No bucket: nobody ever entered.
     let records =
         link.run(async move { bucket_entries(&js, PRESENCE_BUCKET, MAX_LISTED).await })??;
-    Ok(Listing::of(
-        records
+    // A presence not signed for its own name counts as dropped.
+    let opened: Vec<(&str, Option<&[u8]>)> = records
+        .iter()
+        .map(|(key, value)| {
+            let body = identity::open(&presence_context(key), value).ok();
+            (key.as_str(), body.map(|(_, body)| body))
+        })
+        .collect();
+    let unsigned = opened.iter().filter(|(_, body)| body.is_none()).count();
+    let mut listing = Listing::of(
+        opened
             .iter()
-            .map(|(key, value)| (key.as_str(), value.as_slice())),
-    ))
+            .filter_map(|(key, body)| body.map(|body| (*key, body))),
+    );
+    listing.dropped += unsigned;
+    Ok(listing)
 }
 
 /// The listing in words: channels with counts, their players, matches.
@@ -155,11 +169,16 @@ struct Present {
 }
 
 impl Present {
-    /// Enters the lobby as `presence`: refused when its name is taken.
-    fn enter(link: &NatsLink, presence: Presence) -> Result<Present, AppError> {
+    /// Enters the lobby as `presence`, signed by `identity`: refused when
+    /// its name is taken.
+    fn enter(
+        link: &NatsLink,
+        identity: &Arc<LobbyIdentity>,
+        presence: Presence,
+    ) -> Result<Present, AppError> {
         let js = link.jetstream();
         let name = presence.name.clone();
-        let first = presence.encode();
+        let first = identity.seal_presence(&presence);
         let key = name.clone();
         let taken = link.run(async move {
             let bucket = key_value_bucket(
@@ -188,10 +207,11 @@ impl Present {
             changed: Arc::new(tokio::sync::Notify::new()),
         };
         let (js, key) = (link.jetstream(), present.name.clone());
-        let (record, stop, changed) = (
+        let (record, stop, changed, identity) = (
             present.record.clone(),
             present.stop.clone(),
             present.changed.clone(),
+            identity.clone(),
         );
         link.spawn(async move {
             let Ok(bucket) = key_value_bucket(
@@ -210,7 +230,7 @@ impl Present {
                     break;
                 }
                 let bytes = match record.lock() {
-                    Ok(record) => record.encode(),
+                    Ok(record) => identity.seal_presence(&record),
                     Err(_) => return,
                 };
                 if bucket.put(&key, bytes.into()).await.is_err() {
@@ -311,9 +331,11 @@ pub fn lobby_match(
     }
     let channel = channel_of(&settings.join.common.game)?;
     let me = settings.name.to_string();
+    let identity = Arc::new(LobbyIdentity::of_this_machine()?);
     let inbox = hear_inbox(link, &me)?;
     let present = Present::enter(
         link,
+        &identity,
         Presence {
             name: me.clone(),
             channel: channel.clone(),
@@ -323,13 +345,16 @@ pub fn lobby_match(
     )?;
     writeln!(
         out,
-        "in the lobby as {me}, in the channel of {}",
+        "in the lobby as {me} (key {}), in the channel of {}",
+        identity.key().fingerprint(),
         channel.describe()
     )?;
     let mut screen = outputs.front_end.connecting(&settings.intent.awaited())?;
     let mut lobby = Lobby {
         link,
         link_args: &settings.join.common.link,
+        identity: &identity,
+        opponent_key: None,
         me,
         channel,
         inbox,
@@ -360,48 +385,71 @@ pub fn lobby_match(
     played
 }
 
-/// What is said to `me`, each sender within its budget.
-fn hear_inbox(link: &NatsLink, me: &str) -> Result<Heard<Envelope>, NatsError> {
+/// A message heard, and the key that signed it for our subject.
+struct Signed {
+    envelope: Envelope,
+    key: LobbyKey,
+}
+
+/// What is said to `me`, signed for its subject, each signing key within
+/// its budget (nobody can spend another's); the unsigned and forged are
+/// dropped.
+fn hear_inbox(link: &NatsLink, me: &str) -> Result<Heard<Signed>, NatsError> {
     let budget = Mutex::new(SenderBudget::new(
         SENDER_BURST,
         SENDER_REFILL_US,
         MAX_SENDERS,
     ));
     let started = Instant::now();
-    link.listen(inbox_subject(me), INBOX_CAPACITY, move |payload| {
-        let envelope = Envelope::decode(payload).ok()?;
+    let subject = inbox_subject(me);
+    link.listen(subject.clone(), INBOX_CAPACITY, move |payload| {
+        let (key, body) = identity::open(&subject, payload).ok()?;
+        let envelope = Envelope::decode(body).ok()?;
         let now_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let admitted = budget.lock().ok()?.admit(&envelope.from, now_us);
-        admitted.then_some(envelope)
+        let sender: String = key.0.iter().map(|byte| format!("{byte:02x}")).collect();
+        let admitted = budget.lock().ok()?.admit(&sender, now_us);
+        admitted.then_some(Signed { envelope, key })
     })
 }
 
-/// Sends `message` from `from` to `to`'s subject.
-fn tell(link: &NatsLink, from: &str, to: &str, message: LobbyMessage) -> Result<(), AppError> {
+/// Sends `message` from `from` to `to`'s subject, signed by `identity`
+/// for that subject.
+fn tell(
+    link: &NatsLink,
+    identity: &LobbyIdentity,
+    from: &str,
+    to: &str,
+    message: LobbyMessage,
+) -> Result<(), AppError> {
     let envelope = Envelope {
         from: from.to_string(),
         message,
     };
     let client = link.client();
     let subject = inbox_subject(to);
+    let sealed = identity.seal_message(to, &envelope);
     link.run(async move {
         client
-            .publish(subject, envelope.encode().into())
+            .publish(subject, sealed.into())
             .await
             .map_err(NatsError::request("a lobby message"))
     })??;
     Ok(())
 }
 
-/// `name`'s presence, if listed.
-fn presence_of(link: &NatsLink, name: &str) -> Result<Option<Presence>, AppError> {
+/// `name`'s presence, if listed and signed for its name, and its key.
+fn presence_of(link: &NatsLink, name: &str) -> Result<Option<(Presence, LobbyKey)>, AppError> {
     let js = link.jetstream();
     let key = name.to_string();
     let value = link.run(async move {
         let bucket = js.get_key_value(PRESENCE_BUCKET).await.ok()?;
         bucket.get(key).await.ok().flatten()
     })?;
-    Ok(value.and_then(|bytes| Presence::decode(&bytes).ok().filter(|p| p.name == name)))
+    Ok(value.and_then(|bytes| {
+        let (key, body) = identity::open(&presence_context(name), &bytes).ok()?;
+        let presence = Presence::decode(body).ok().filter(|p| p.name == name)?;
+        Some((presence, key))
+    }))
 }
 
 /// The channel of the game `game` names: its core and content.
@@ -418,9 +466,13 @@ struct Lobby<'a> {
     link: &'a NatsLink,
     /// The game socket's transport and conditioner.
     link_args: &'a LinkArgs,
+    identity: &'a LobbyIdentity,
+    /// The key of the opponent's presence when first seen: a presence or
+    /// answer under its name signed by another key is refused.
+    opponent_key: Option<LobbyKey>,
     me: String,
     channel: Channel,
-    inbox: Heard<Envelope>,
+    inbox: Heard<Signed>,
     started: Instant,
     wait: Duration,
     /// Shows the wait; its Cancel ends it.
@@ -461,12 +513,29 @@ impl Lobby<'_> {
 
     /// Sends `message` to `to`'s subject.
     fn tell(&self, to: &str, message: LobbyMessage) -> Result<(), AppError> {
-        tell(self.link, &self.me, to, message)
+        tell(self.link, self.identity, &self.me, to, message)
     }
 
-    /// `name`'s presence, if listed.
-    fn presence_of(&self, name: &str) -> Result<Option<Presence>, AppError> {
+    /// `name`'s presence, if listed, and its key.
+    fn presence_of(&self, name: &str) -> Result<Option<(Presence, LobbyKey)>, AppError> {
         presence_of(self.link, name)
+    }
+
+    /// `opponent`'s key as first seen: another is refused.
+    fn pin_opponent(&mut self, opponent: &str, key: LobbyKey) -> Result<(), AppError> {
+        match self.opponent_key {
+            Some(pinned) if pinned != key => Err(AppError::Room {
+                message: format!(
+                    "a presence of {opponent} is signed by key {}, not by {opponent}'s {}: refused (someone else poses under the name)",
+                    key.fingerprint(),
+                    pinned.fingerprint()
+                ),
+            }),
+            _ => {
+                self.opponent_key = Some(key);
+                Ok(())
+            }
+        }
     }
 
     /// Whether the wait for `what` ends now: cancelled, interrupted, or
@@ -520,23 +589,31 @@ impl Lobby<'_> {
                             said_waiting = true;
                         }
                     }
-                    Some(theirs) if theirs.channel.key() != self.channel.key() => {
-                        return Err(Waited::Failed(AppError::Room {
-                            message: format!(
-                                "{opponent} is in the channel of {}, not of {}: you cannot play each other",
-                                theirs.channel.describe(),
-                                self.channel.describe()
-                            ),
-                        }))
+                    Some((theirs, key)) => {
+                        self.pin_opponent(opponent, key)?;
+                        if theirs.channel.key() != self.channel.key() {
+                            return Err(Waited::Failed(AppError::Room {
+                                message: format!(
+                                    "{opponent} is in the channel of {}, not of {}: you cannot play each other",
+                                    theirs.channel.describe(),
+                                    self.channel.describe()
+                                ),
+                            }));
+                        }
+                        self.tell(opponent, challenge.clone())?
                     }
-                    Some(_) => self.tell(opponent, challenge.clone())?,
                 }
             }
-            while let Some(heard) = self.inbox.try_next()? {
+            while let Some(Signed {
+                envelope: heard,
+                key,
+            }) = self.inbox.try_next()?
+            {
+                // An answer counts only signed by the key of the
+                // opponent's presence.
+                let from_opponent = heard.from == opponent && self.opponent_key == Some(key);
                 match heard.message {
-                    LobbyMessage::Accept { id: answered }
-                        if heard.from == opponent && answered == id =>
-                    {
+                    LobbyMessage::Accept { id: answered } if from_opponent && answered == id => {
                         writeln!(out, "{opponent} accepted: finding the path")
                             .map_err(AppError::from)?;
                         return Ok(self.connect(opponent, signal, IceRole::Controlling)?);
@@ -544,7 +621,7 @@ impl Lobby<'_> {
                     LobbyMessage::Decline {
                         id: answered,
                         reason,
-                    } if heard.from == opponent && answered == id => {
+                    } if from_opponent && answered == id => {
                         return Err(Waited::Failed(AppError::Room {
                             message: format!("{opponent} declined the challenge: {reason}"),
                         }))
@@ -576,7 +653,11 @@ impl Lobby<'_> {
             if let Some(ended) = self.waited_too_long(&awaited) {
                 return Err(ended);
             }
-            while let Some(heard) = self.inbox.try_next()? {
+            while let Some(Signed {
+                envelope: heard,
+                key,
+            }) = self.inbox.try_next()?
+            {
                 let LobbyMessage::Challenge { id, channel } = heard.message else {
                     continue;
                 };
@@ -591,10 +672,12 @@ impl Lobby<'_> {
                     self.tell(&from, LobbyMessage::Decline { id, reason })?;
                     continue;
                 }
-                // Its presence in our channel vouches for the challenge: a
-                // made-up name costs one look-up.
+                // Its presence in our channel, signed by the challenge's
+                // key, vouches for it: a made-up name costs one look-up.
                 let vouched = self.presence_of(&from)?;
-                if vouched.is_none_or(|theirs| theirs.channel.key() != channel) {
+                if vouched
+                    .is_none_or(|(theirs, signer)| theirs.channel.key() != channel || signer != key)
+                {
                     continue;
                 }
                 let signal = NatsSignal::open(
