@@ -305,22 +305,29 @@ fn a_forged_acceptance_and_a_forged_presence_under_the_same_name_are_refused() {
             Envelope::decode(body).ok()
         })
         .unwrap();
+    // bo's presence in al's channel, signed by bo's key.
     let js = link.jetstream();
-    let records = link
+    let al_record = link
         .run(async move {
             let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
-            let al = bucket.get("al").await.unwrap().unwrap();
-            let (_, body) = identity::open("presence al", &al).unwrap();
-            let mut presence = Presence::decode(body).unwrap();
-            presence.name = "bo".into();
-            let (real, forged) = (
-                bo.seal_presence(&presence),
-                mallory.seal_presence(&presence),
-            );
-            bucket.put("bo", real.into()).await.unwrap();
-            forged
+            bucket.get("al").await.unwrap().unwrap()
         })
         .unwrap();
+    let (_, body) = identity::open("presence al", &al_record).unwrap();
+    let presence = Presence {
+        name: "bo".into(),
+        ..Presence::decode(body).unwrap()
+    };
+    let (real, records) = (
+        bo.seal_presence(&presence),
+        mallory.seal_presence(&presence),
+    );
+    let js = link.jetstream();
+    link.run(async move {
+        let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+        bucket.put("bo", real.into()).await.unwrap();
+    })
+    .unwrap();
     let id = next_challenge_id(&to_bo);
     // An acceptance in bo's name signed by another key, and one unsigned.
     let accept = Envelope {

@@ -403,6 +403,11 @@ fn hear_inbox(link: &NatsLink, me: &str) -> Result<Heard<Signed>, NatsError> {
     let started = Instant::now();
     let subject = inbox_subject(me);
     link.listen(subject.clone(), INBOX_CAPACITY, move |payload| {
+        // Bounded before the signature is checked: a big payload costs
+        // no hashing.
+        if payload.len() > netcode::lobby::MAX_MESSAGE_BYTES + identity::TRAILER_BYTES {
+            return None;
+        }
         let (key, body) = identity::open(&subject, payload).ok()?;
         let envelope = Envelope::decode(body).ok()?;
         let now_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
