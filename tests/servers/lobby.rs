@@ -333,6 +333,7 @@ fn a_forged_acceptance_and_a_forged_presence_under_the_same_name_are_refused() {
     let accept = Envelope {
         from: "bo".into(),
         message: LobbyMessage::Accept { id: id.clone() },
+        link_key: Some(netcode::protocol::PublicKey([0x66; 32])),
     };
     let (forged, unsigned) = (mallory.seal_message("al", &accept), accept.encode());
     let (client, js) = (link.client(), link.jetstream());

@@ -277,6 +277,7 @@ fn in_the_lobby_players_see_each_other_and_challenge_accept_and_decline_are_one_
                 id: id.into(),
                 channel: channel.clone(),
             },
+            link_key: None,
         };
         let sealed = al_key.seal_message("bo", &envelope);
         let client = link.client();

@@ -25,7 +25,7 @@ use netcode::lobby::{
     check_name, Channel, ChannelListing, Envelope, Listing, LobbyMessage, MatchInProgress,
     Presence, SenderBudget, Status,
 };
-use netcode::protocol::PROTOCOL_VERSION;
+use netcode::protocol::{Fingerprint, LinkSecret, PublicKey, PROTOCOL_VERSION};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -332,6 +332,7 @@ pub fn lobby_match(
     let channel = channel_of(&settings.join.common.game)?;
     let me = settings.name.to_string();
     let identity = Arc::new(LobbyIdentity::of_this_machine()?);
+    let link_secret = crate::live::connect::link_secret()?;
     let inbox = hear_inbox(link, &me)?;
     let present = Present::enter(
         link,
@@ -354,6 +355,7 @@ pub fn lobby_match(
         link,
         link_args: &settings.join.common.link,
         identity: &identity,
+        link_secret: &link_secret,
         opponent_key: None,
         me,
         channel,
@@ -370,16 +372,17 @@ pub fn lobby_match(
         };
         present.set(Status::InMatch, Some(met.playing.clone()));
         let Met {
-            paired, _signal, ..
-        } = met;
-        play_paired(
-            &settings.join,
             paired,
-            outputs,
-            screen.as_mut(),
-            options,
-            out,
-        )
+            _signal,
+            peer_link_key,
+            ..
+        } = met;
+        // The match's exchange is bound to both identities: each side
+        // plays only with the key the other signed in the lobby.
+        let mut join = settings.join.clone();
+        join.common.peer_key = Some(Fingerprint::of_key(&peer_link_key));
+        join.common.link_secret = Some(link_secret.clone());
+        play_paired(&join, paired, outputs, screen.as_mut(), options, out)
     });
     present.leave(link);
     played
@@ -425,10 +428,12 @@ fn tell(
     from: &str,
     to: &str,
     message: LobbyMessage,
+    link_key: Option<PublicKey>,
 ) -> Result<(), AppError> {
     let envelope = Envelope {
         from: from.to_string(),
         message,
+        link_key,
     };
     let client = link.client();
     let subject = inbox_subject(to);
@@ -472,6 +477,9 @@ struct Lobby<'a> {
     /// The game socket's transport and conditioner.
     link_args: &'a LinkArgs,
     identity: &'a LobbyIdentity,
+    /// This side's secret of the match's key exchange: its public key
+    /// rides in our signed challenge or accept.
+    link_secret: &'a LinkSecret,
     /// The key of the opponent's presence when first seen: a presence or
     /// answer under its name signed by another key is refused.
     opponent_key: Option<LobbyKey>,
@@ -488,6 +496,8 @@ struct Lobby<'a> {
 struct Met {
     paired: Paired,
     playing: MatchInProgress,
+    /// The key the opponent signed for its side of the match's exchange.
+    peer_link_key: PublicKey,
     /// The path finding's subjects, kept through the match's handshake
     /// (the other side may still be reading its last messages).
     _signal: NatsSignal,
@@ -518,7 +528,12 @@ impl Lobby<'_> {
 
     /// Sends `message` to `to`'s subject.
     fn tell(&self, to: &str, message: LobbyMessage) -> Result<(), AppError> {
-        tell(self.link, self.identity, &self.me, to, message)
+        let link_key = matches!(
+            message,
+            LobbyMessage::Challenge { .. } | LobbyMessage::Accept { .. }
+        )
+        .then(|| self.link_secret.public_key());
+        tell(self.link, self.identity, &self.me, to, message, link_key)
     }
 
     /// `name`'s presence, if listed, and its key.
@@ -619,9 +634,14 @@ impl Lobby<'_> {
                 let from_opponent = heard.from == opponent && self.opponent_key == Some(key);
                 match heard.message {
                     LobbyMessage::Accept { id: answered } if from_opponent && answered == id => {
+                        // An accept without its side's key binds nothing.
+                        let Some(peer_link_key) = heard.link_key else {
+                            continue;
+                        };
                         writeln!(out, "{opponent} accepted: finding the path")
                             .map_err(AppError::from)?;
-                        return Ok(self.connect(opponent, signal, IceRole::Controlling)?);
+                        let role = IceRole::Controlling;
+                        return Ok(self.connect(opponent, signal, role, peer_link_key)?);
                     }
                     LobbyMessage::Decline {
                         id: answered,
@@ -685,6 +705,9 @@ impl Lobby<'_> {
                 {
                     continue;
                 }
+                let Some(peer_link_key) = heard.link_key else {
+                    continue;
+                };
                 let signal = NatsSignal::open(
                     self.link,
                     signal_subject(&id, &self.me),
@@ -693,7 +716,7 @@ impl Lobby<'_> {
                 self.tell(&from, LobbyMessage::Accept { id })?;
                 writeln!(out, "accepted {from}'s challenge: finding the path")
                     .map_err(AppError::from)?;
-                return Ok(self.connect(&from, signal, IceRole::Controlled)?);
+                return Ok(self.connect(&from, signal, IceRole::Controlled, peer_link_key)?);
             }
             std::thread::sleep(POLL);
         }
@@ -705,6 +728,7 @@ impl Lobby<'_> {
         opponent: &str,
         mut signal: NatsSignal,
         role: IceRole,
+        peer_link_key: PublicKey,
     ) -> Result<Met, AppError> {
         let config = crate::live::rooms::SignalArgs::default().ice_config()?;
         let transport = bind_ipv4(self.link_args, 0)?;
@@ -727,6 +751,7 @@ impl Lobby<'_> {
                 hosting,
                 started_unix: now_unix(),
             },
+            peer_link_key,
             _signal: signal,
         })
     }

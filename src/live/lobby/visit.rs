@@ -154,7 +154,7 @@ fn visit(
                 challenges.remove(&to, &id);
                 changed = true;
                 let decline = LobbyMessage::Decline { id, reason };
-                if let Err(error) = tell(&link, &identity, name, &to, decline) {
+                if let Err(error) = tell(&link, &identity, name, &to, decline, None) {
                     break Err(error);
                 }
             }
@@ -241,6 +241,7 @@ fn heard_challenges(
                     me,
                     &from,
                     LobbyMessage::Decline { id, reason },
+                    None,
                 )?;
             }
             LobbyMessage::Challenge { id, .. } => {
