@@ -7,8 +7,10 @@
 //! promise under test; timeouts only guard against a hang.
 #![cfg(feature = "broadcast")]
 
+use netcade::live::lobby::identity::{self, LobbyIdentity};
 use netcade::live::lobby::{inbox_subject, PRESENCE_BUCKET, PRESENCE_TTL};
 use netcade::net::nats::NatsLink;
+use netcode::lobby::{Envelope, LobbyMessage, Presence};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -329,4 +331,100 @@ fn a_player_given_only_a_library_finds_the_challengers_game_there_and_plays_it_i
         stdout(&bo)
     );
     assert_played_in_sync(&al, &bo, 120);
+}
+
+/// Waits for the next challenge `heard` brings, and returns its id.
+fn next_challenge_id(heard: &netcade::net::nats::Heard<Envelope>) -> String {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(Envelope {
+            message: LobbyMessage::Challenge { id, .. },
+            ..
+        }) = heard.try_next().unwrap()
+        {
+            return id;
+        }
+        assert!(Instant::now() < deadline, "no challenge came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+#[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
+fn a_forged_acceptance_and_a_forged_presence_under_the_same_name_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nats) = start_nats(dir.path(), "") else {
+        return;
+    };
+    let config = loopback_config(dir.path());
+    let al_args = ["--challenge", "bo", "--wait-s", "60"];
+    let al = player(&nats, &config, "al", &al_args, 60, 1);
+    listing_once(&nats, TIMEOUT, |listed| names(listed) == ["al"]);
+    let link = NatsLink::connect(&nats.url(None), Duration::from_secs(5)).unwrap();
+    let (bo, mallory) = (
+        LobbyIdentity::from_seed([0xb0; 32]),
+        LobbyIdentity::from_seed([0x66; 32]),
+    );
+    // What al says to bo, as bo hears it (signed for bo's subject).
+    let to_bo = link
+        .listen(inbox_subject("bo"), 64, |payload| {
+            let (_, body) = identity::open(&inbox_subject("bo"), payload).ok()?;
+            Envelope::decode(body).ok()
+        })
+        .unwrap();
+    // bo's presence in al's channel, signed by bo's key.
+    let js = link.jetstream();
+    let al_record = link
+        .run(async move {
+            let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+            bucket.get("al").await.unwrap().unwrap()
+        })
+        .unwrap();
+    let (_, body) = identity::open("presence al", &al_record).unwrap();
+    let presence = Presence {
+        name: "bo".into(),
+        ..Presence::decode(body).unwrap()
+    };
+    let (real, records) = (
+        bo.seal_presence(&presence),
+        mallory.seal_presence(&presence),
+    );
+    let js = link.jetstream();
+    link.run(async move {
+        let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+        bucket.put("bo", real.into()).await.unwrap();
+    })
+    .unwrap();
+    let id = next_challenge_id(&to_bo);
+    // An acceptance in bo's name signed by another key, and one unsigned.
+    let accept = Envelope {
+        from: "bo".into(),
+        message: LobbyMessage::Accept { id: id.clone() },
+        link_key: Some(netcode::protocol::PublicKey([0x66; 32])),
+    };
+    let (forged, unsigned) = (mallory.seal_message("al", &accept), accept.encode());
+    let (client, js) = (link.client(), link.jetstream());
+    link.run(async move {
+        for payload in [forged, unsigned] {
+            client
+                .publish(inbox_subject("al"), payload.into())
+                .await
+                .unwrap();
+        }
+        client.flush().await.unwrap();
+    })
+    .unwrap();
+    // al says its challenge again (every 2 s): it did not take either.
+    assert_eq!(next_challenge_id(&to_bo), id);
+    // Another key's presence under bo's name, in its place.
+    link.run(async move {
+        let bucket = js.get_key_value(PRESENCE_BUCKET).await.unwrap();
+        bucket.put("bo", records.into()).await.unwrap();
+    })
+    .unwrap();
+    let al = al.finish(TIMEOUT);
+    assert!(!al.status.success(), "{al:?}");
+    let (said, printed) = (stderr(&al), stdout(&al));
+    assert!(said.contains("someone else poses under the name"), "{said}");
+    assert!(!printed.contains("bo accepted"), "{printed}");
 }

@@ -249,6 +249,10 @@ pub struct Envelope {
     pub from: String,
     /// The message.
     pub message: LobbyMessage,
+    /// The public key of the sender's side of the match's key exchange
+    /// (a challenge's and an accept's): the other side pins it, so the
+    /// match's link is bound to the identity that signed this.
+    pub link_key: Option<crate::protocol::PublicKey>,
 }
 
 impl Envelope {
@@ -265,6 +269,14 @@ impl Envelope {
         let mut record = json!({"kind": kind, "from": self.from, "id": id});
         if let Some((key, value)) = extra {
             record[key] = json!(value);
+        }
+        if let Some(link_key) = &self.link_key {
+            let hex: String = link_key
+                .0
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect();
+            record["link_key"] = json!(hex);
         }
         record.to_string().into_bytes()
     }
@@ -289,8 +301,31 @@ impl Envelope {
             "cancel" => LobbyMessage::Cancel { id },
             other => return Err(LobbyError::Malformed(format!("an unknown kind {other:?}"))),
         };
-        Ok(Envelope { from, message })
+        let link_key = match value.get("link_key") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(crate::protocol::PublicKey(key_bytes(&text(
+                &value, "link_key", 64,
+            )?)?)),
+        };
+        Ok(Envelope {
+            from,
+            message,
+            link_key,
+        })
     }
+}
+
+/// 32 bytes written as 64 hex digits.
+fn key_bytes(hex: &str) -> Result<[u8; 32], LobbyError> {
+    let wrong = || LobbyError::Malformed("link_key is not 64 hex digits".into());
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(wrong());
+    }
+    let mut key = [0; 32];
+    for (index, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * index..2 * index + 2], 16).map_err(|_| wrong())?;
+    }
+    Ok(key)
 }
 
 /// JSON of at most `limit` bytes.
@@ -615,8 +650,20 @@ mod tests {
             let envelope = Envelope {
                 from: "al".into(),
                 message,
+                link_key: Some(crate::protocol::PublicKey([0xa7; 32])),
             };
             assert_eq!(Envelope::decode(&envelope.encode()), Ok(envelope));
+        }
+        for bad in [
+            "",
+            "zz",
+            "00",
+            &"g".repeat(64),
+            &"é".repeat(32),
+            &"0".repeat(66),
+        ] {
+            let record = format!(r#"{{"kind":"accept","from":"al","id":"1","link_key":"{bad}"}}"#);
+            assert!(Envelope::decode(record.as_bytes()).is_err(), "{bad:?}");
         }
     }
 

@@ -255,6 +255,7 @@ impl Setup<'_> {
             chat: Default::default(),
             run_ahead: Default::default(),
             peer_key: None,
+            link_secret: None,
         }
     }
 

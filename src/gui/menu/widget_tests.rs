@@ -238,7 +238,7 @@ fn step_until(
 #[test]
 #[cfg_attr(not(netcade_server_nats_server), ignore = "needs nats-server on PATH")]
 fn in_the_lobby_players_see_each_other_and_challenge_accept_and_decline_are_one_click_each() {
-    use crate::live::lobby::{inbox_subject, list_lobby};
+    use crate::live::lobby::{identity, inbox_subject, list_lobby};
     use netcode::lobby::{Envelope, LobbyMessage};
     let dir = tempfile::tempdir().unwrap();
     let Some(nats) = servers::start_nats(dir.path(), "") else {
@@ -264,9 +264,12 @@ fn in_the_lobby_players_see_each_other_and_challenge_accept_and_decline_are_one_
     let channel = list_lobby(&link).unwrap().channels[0].channel.key();
     let to_al = link
         .listen(inbox_subject("al"), 16, |payload| {
-            Envelope::decode(payload).ok()
+            let (_, body) = identity::open(&inbox_subject("al"), payload).ok()?;
+            Envelope::decode(body).ok()
         })
         .unwrap();
+    // Every launcher of this process signs with this machine's key.
+    let al_key = identity::LobbyIdentity::of_this_machine().unwrap();
     let challenge = |id: &str| {
         let envelope = Envelope {
             from: "al".into(),
@@ -274,14 +277,13 @@ fn in_the_lobby_players_see_each_other_and_challenge_accept_and_decline_are_one_
                 id: id.into(),
                 channel: channel.clone(),
             },
+            link_key: None,
         };
+        let sealed = al_key.seal_message("bo", &envelope);
         let client = link.client();
         link.run(async move {
             let subject = inbox_subject("bo");
-            client
-                .publish(subject, envelope.encode().into())
-                .await
-                .unwrap();
+            client.publish(subject, sealed.into()).await.unwrap();
             client.flush().await.unwrap();
         })
         .unwrap();

@@ -8,7 +8,7 @@
 
 mod list;
 mod pieces;
-mod signing;
+pub(crate) mod signing;
 mod sink;
 mod viewer;
 

@@ -65,7 +65,10 @@ impl BroadcastSigner {
     /// This machine's broadcaster key (made and kept the first time), for
     /// a new broadcast.
     pub fn of_this_machine() -> Result<Self, AppError> {
-        let seed = kept_seed(&crate::paths::data_subdir(KEY_FILE))?;
+        let seed = kept_seed(
+            &crate::paths::data_subdir(KEY_FILE),
+            "the broadcaster's key",
+        )?;
         Ok(Self::new(seed, crate::live::connect::random_bytes()?))
     }
 
@@ -212,12 +215,12 @@ impl BroadcastCheck {
     }
 }
 
-/// The 32-byte seed kept at `path`, made (readable by the user only) if
-/// there is none; a second broadcaster making it at the same moment uses
-/// the one that was kept.
-fn kept_seed(path: &Path) -> Result<[u8; 32], AppError> {
+/// The 32-byte seed (`what`) kept at `path`, made (readable by the user
+/// only) if there is none; a second process making it at the same moment
+/// uses the one that was kept.
+pub(crate) fn kept_seed(path: &Path, what: &'static str) -> Result<[u8; 32], AppError> {
     let failed = |source| AppError::WriteFile {
-        what: "the broadcaster's key",
+        what,
         path: path.to_path_buf(),
         source,
     };
@@ -341,9 +344,9 @@ mod tests {
     fn the_key_is_made_once_and_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys").join(KEY_FILE);
-        let first = kept_seed(&path).unwrap();
-        assert_eq!(kept_seed(&path).unwrap(), first);
+        let first = kept_seed(&path, "a key").unwrap();
+        assert_eq!(kept_seed(&path, "a key").unwrap(), first);
         std::fs::write(&path, b"short").unwrap();
-        assert!(kept_seed(&path).is_err());
+        assert!(kept_seed(&path, "a key").is_err());
     }
 }

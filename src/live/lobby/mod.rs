@@ -26,14 +26,17 @@ use netcode::lobby::{
     Presence, SenderBudget, Status,
 };
 use netcode::protocol::Identity;
-use netcode::protocol::PROTOCOL_VERSION;
+use netcode::protocol::{Fingerprint, LinkSecret, PublicKey, PROTOCOL_VERSION};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod identity;
 mod visit;
+use identity::presence_context;
+pub use identity::{LobbyIdentity, LobbyKey};
 pub use visit::{LobbyView, LobbyVisit, VisitEvent};
 
 /// The bucket of presences: one key per player, its name.
@@ -88,11 +91,22 @@ pub fn list_lobby(link: &NatsLink) -> Result<Listing, AppError> {
     // No bucket: nobody ever entered.
     let records =
         link.run(async move { bucket_entries(&js, PRESENCE_BUCKET, MAX_LISTED).await })??;
-    Ok(Listing::of(
-        records
+    // A presence not signed for its own name counts as dropped.
+    let opened: Vec<(&str, Option<&[u8]>)> = records
+        .iter()
+        .map(|(key, value)| {
+            let body = identity::open(&presence_context(key), value).ok();
+            (key.as_str(), body.map(|(_, body)| body))
+        })
+        .collect();
+    let unsigned = opened.iter().filter(|(_, body)| body.is_none()).count();
+    let mut listing = Listing::of(
+        opened
             .iter()
-            .map(|(key, value)| (key.as_str(), value.as_slice())),
-    ))
+            .filter_map(|(key, body)| body.map(|body| (*key, body))),
+    );
+    listing.dropped += unsigned;
+    Ok(listing)
 }
 
 /// The listing in words: channels with counts, their players, matches.
@@ -157,11 +171,16 @@ struct Present {
 }
 
 impl Present {
-    /// Enters the lobby as `presence`: refused when its name is taken.
-    fn enter(link: &NatsLink, presence: Presence) -> Result<Present, AppError> {
+    /// Enters the lobby as `presence`, signed by `identity`: refused when
+    /// its name is taken.
+    fn enter(
+        link: &NatsLink,
+        identity: &Arc<LobbyIdentity>,
+        presence: Presence,
+    ) -> Result<Present, AppError> {
         let js = link.jetstream();
         let name = presence.name.clone();
-        let first = presence.encode();
+        let first = identity.seal_presence(&presence);
         let key = name.clone();
         let taken = link.run(async move {
             let bucket = key_value_bucket(
@@ -190,10 +209,11 @@ impl Present {
             changed: Arc::new(tokio::sync::Notify::new()),
         };
         let (js, key) = (link.jetstream(), present.name.clone());
-        let (record, stop, changed) = (
+        let (record, stop, changed, identity) = (
             present.record.clone(),
             present.stop.clone(),
             present.changed.clone(),
+            identity.clone(),
         );
         link.spawn(async move {
             let Ok(bucket) = key_value_bucket(
@@ -212,7 +232,7 @@ impl Present {
                     break;
                 }
                 let bytes = match record.lock() {
-                    Ok(record) => record.encode(),
+                    Ok(record) => identity.seal_presence(&record),
                     Err(_) => return,
                 };
                 if bucket.put(&key, bytes.into()).await.is_err() {
@@ -340,9 +360,12 @@ pub fn lobby_match(
         None => channel_of(&settings.join.common.game)?,
     };
     let me = settings.name.to_string();
+    let identity = Arc::new(LobbyIdentity::of_this_machine()?);
+    let link_secret = crate::live::connect::link_secret()?;
     let inbox = hear_inbox(link, &me)?;
     let present = Present::enter(
         link,
+        &identity,
         Presence {
             name: me.clone(),
             channel: channel.clone(),
@@ -353,13 +376,17 @@ pub fn lobby_match(
     )?;
     writeln!(
         out,
-        "in the lobby as {me}, in the channel of {}",
+        "in the lobby as {me} (key {}), in the channel of {}",
+        identity.key().fingerprint(),
         channel.describe()
     )?;
     let mut screen = outputs.front_end.connecting(&settings.intent.awaited())?;
     let mut lobby = Lobby {
         link,
         link_args: &settings.join.common.link,
+        identity: &identity,
+        link_secret: &link_secret,
+        opponent_key: None,
         me,
         channel,
         inbox,
@@ -379,6 +406,7 @@ pub fn lobby_match(
             paired,
             _signal,
             game,
+            peer_link_key,
             ..
         } = met;
         let mut join = settings.join.clone();
@@ -387,54 +415,88 @@ pub fn lobby_match(
             join.common.game.core = core;
             join.common.game.rom = Some(rom);
         }
+        // The match's exchange is bound to both identities: each side
+        // plays only with the key the other signed in the lobby.
+        join.common.peer_key = Some(Fingerprint::of_key(&peer_link_key));
+        join.common.link_secret = Some(link_secret.clone());
         play_paired(&join, paired, outputs, screen.as_mut(), options, out)
     });
     present.leave(link);
     played
 }
 
-/// What is said to `me`, each sender within its budget.
-fn hear_inbox(link: &NatsLink, me: &str) -> Result<Heard<Envelope>, NatsError> {
+/// A message heard, and the key that signed it for our subject.
+struct Signed {
+    envelope: Envelope,
+    key: LobbyKey,
+}
+
+/// What is said to `me`, signed for its subject, each signing key within
+/// its budget (nobody can spend another's); the unsigned and forged are
+/// dropped.
+fn hear_inbox(link: &NatsLink, me: &str) -> Result<Heard<Signed>, NatsError> {
     let budget = Mutex::new(SenderBudget::new(
         SENDER_BURST,
         SENDER_REFILL_US,
         MAX_SENDERS,
     ));
     let started = Instant::now();
-    link.listen(inbox_subject(me), INBOX_CAPACITY, move |payload| {
-        let envelope = Envelope::decode(payload).ok()?;
+    let subject = inbox_subject(me);
+    link.listen(subject.clone(), INBOX_CAPACITY, move |payload| {
+        // Bounded before the signature is checked: a big payload costs
+        // no hashing.
+        if payload.len() > netcode::lobby::MAX_MESSAGE_BYTES + identity::TRAILER_BYTES {
+            return None;
+        }
+        let (key, body) = identity::open(&subject, payload).ok()?;
+        let envelope = Envelope::decode(body).ok()?;
         let now_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let admitted = budget.lock().ok()?.admit(&envelope.from, now_us);
-        admitted.then_some(envelope)
+        let sender: String = key.0.iter().map(|byte| format!("{byte:02x}")).collect();
+        let admitted = budget.lock().ok()?.admit(&sender, now_us);
+        admitted.then_some(Signed { envelope, key })
     })
 }
 
-/// Sends `message` from `from` to `to`'s subject.
-fn tell(link: &NatsLink, from: &str, to: &str, message: LobbyMessage) -> Result<(), AppError> {
+/// Sends `message` from `from` to `to`'s subject, signed by `identity`
+/// for that subject.
+fn tell(
+    link: &NatsLink,
+    identity: &LobbyIdentity,
+    from: &str,
+    to: &str,
+    message: LobbyMessage,
+    link_key: Option<PublicKey>,
+) -> Result<(), AppError> {
     let envelope = Envelope {
         from: from.to_string(),
         message,
+        link_key,
     };
     let client = link.client();
     let subject = inbox_subject(to);
+    let sealed = identity.seal_message(to, &envelope);
     link.run(async move {
         client
-            .publish(subject, envelope.encode().into())
+            .publish(subject, sealed.into())
             .await
             .map_err(NatsError::request("a lobby message"))
     })??;
     Ok(())
 }
 
-/// `name`'s presence, if listed.
-fn presence_of(link: &NatsLink, name: &str) -> Result<Option<Presence>, AppError> {
+/// `name`'s presence, if listed and signed for its name, and its key.
+fn presence_of(link: &NatsLink, name: &str) -> Result<Option<(Presence, LobbyKey)>, AppError> {
     let js = link.jetstream();
     let key = name.to_string();
     let value = link.run(async move {
         let bucket = js.get_key_value(PRESENCE_BUCKET).await.ok()?;
         bucket.get(key).await.ok().flatten()
     })?;
-    Ok(value.and_then(|bytes| Presence::decode(&bytes).ok().filter(|p| p.name == name)))
+    Ok(value.and_then(|bytes| {
+        let (key, body) = identity::open(&presence_context(name), &bytes).ok()?;
+        let presence = Presence::decode(body).ok().filter(|p| p.name == name)?;
+        Some((presence, key))
+    }))
 }
 
 /// The channel of the game `game` names: its core and content.
@@ -451,9 +513,16 @@ struct Lobby<'a> {
     link: &'a NatsLink,
     /// The game socket's transport and conditioner.
     link_args: &'a LinkArgs,
+    identity: &'a LobbyIdentity,
+    /// This side's secret of the match's key exchange: its public key
+    /// rides in our signed challenge or accept.
+    link_secret: &'a LinkSecret,
+    /// The key of the opponent's presence when first seen: a presence or
+    /// answer under its name signed by another key is refused.
+    opponent_key: Option<LobbyKey>,
     me: String,
     channel: Channel,
-    inbox: Heard<Envelope>,
+    inbox: Heard<Signed>,
     library: Option<&'a LibraryLookup<'a>>,
     started: Instant,
     wait: Duration,
@@ -467,6 +536,8 @@ struct Met {
     playing: MatchInProgress,
     /// The core and content found in the library, if it was looked in.
     game: Option<(PathBuf, PathBuf)>,
+    /// The key the opponent signed for its side of the match's exchange.
+    peer_link_key: PublicKey,
     /// The path finding's subjects, kept through the match's handshake
     /// (the other side may still be reading its last messages).
     _signal: NatsSignal,
@@ -497,12 +568,34 @@ impl Lobby<'_> {
 
     /// Sends `message` to `to`'s subject.
     fn tell(&self, to: &str, message: LobbyMessage) -> Result<(), AppError> {
-        tell(self.link, &self.me, to, message)
+        let link_key = matches!(
+            message,
+            LobbyMessage::Challenge { .. } | LobbyMessage::Accept { .. }
+        )
+        .then(|| self.link_secret.public_key());
+        tell(self.link, self.identity, &self.me, to, message, link_key)
     }
 
-    /// `name`'s presence, if listed.
-    fn presence_of(&self, name: &str) -> Result<Option<Presence>, AppError> {
+    /// `name`'s presence, if listed, and its key.
+    fn presence_of(&self, name: &str) -> Result<Option<(Presence, LobbyKey)>, AppError> {
         presence_of(self.link, name)
+    }
+
+    /// `opponent`'s key as first seen: another is refused.
+    fn pin_opponent(&mut self, opponent: &str, key: LobbyKey) -> Result<(), AppError> {
+        match self.opponent_key {
+            Some(pinned) if pinned != key => Err(AppError::Room {
+                message: format!(
+                    "a presence of {opponent} is signed by key {}, not by {opponent}'s {}: refused (someone else poses under the name)",
+                    key.fingerprint(),
+                    pinned.fingerprint()
+                ),
+            }),
+            _ => {
+                self.opponent_key = Some(key);
+                Ok(())
+            }
+        }
     }
 
     /// Whether the wait for `what` ends now: cancelled, interrupted, or
@@ -556,31 +649,44 @@ impl Lobby<'_> {
                             said_waiting = true;
                         }
                     }
-                    Some(theirs) if !theirs.library && theirs.channel.key() != self.channel.key() => {
-                        return Err(Waited::Failed(AppError::Room {
-                            message: format!(
-                                "{opponent} is in the channel of {}, not of {}: you cannot play each other",
-                                theirs.channel.describe(),
-                                self.channel.describe()
-                            ),
-                        }))
+                    Some((theirs, key)) => {
+                        self.pin_opponent(opponent, key)?;
+                        if !theirs.library && theirs.channel.key() != self.channel.key() {
+                            return Err(Waited::Failed(AppError::Room {
+                                message: format!(
+                                    "{opponent} is in the channel of {}, not of {}: you cannot play each other",
+                                    theirs.channel.describe(),
+                                    self.channel.describe()
+                                ),
+                            }));
+                        }
+                        self.tell(opponent, challenge.clone())?
                     }
-                    Some(_) => self.tell(opponent, challenge.clone())?,
                 }
             }
-            while let Some(heard) = self.inbox.try_next()? {
+            while let Some(Signed {
+                envelope: heard,
+                key,
+            }) = self.inbox.try_next()?
+            {
+                // An answer counts only signed by the key of the
+                // opponent's presence.
+                let from_opponent = heard.from == opponent && self.opponent_key == Some(key);
                 match heard.message {
-                    LobbyMessage::Accept { id: answered }
-                        if heard.from == opponent && answered == id =>
-                    {
+                    LobbyMessage::Accept { id: answered } if from_opponent && answered == id => {
+                        // An accept without its side's key binds nothing.
+                        let Some(peer_link_key) = heard.link_key else {
+                            continue;
+                        };
                         writeln!(out, "{opponent} accepted: finding the path")
                             .map_err(AppError::from)?;
-                        return Ok(self.connect(opponent, signal, IceRole::Controlling)?);
+                        let role = IceRole::Controlling;
+                        return Ok(self.connect(opponent, signal, role, peer_link_key)?);
                     }
                     LobbyMessage::Decline {
                         id: answered,
                         reason,
-                    } if heard.from == opponent && answered == id => {
+                    } if from_opponent && answered == id => {
                         return Err(Waited::Failed(AppError::Room {
                             message: format!("{opponent} declined the challenge: {reason}"),
                         }))
@@ -612,7 +718,11 @@ impl Lobby<'_> {
             if let Some(ended) = self.waited_too_long(&awaited) {
                 return Err(ended);
             }
-            while let Some(heard) = self.inbox.try_next()? {
+            while let Some(Signed {
+                envelope: heard,
+                key,
+            }) = self.inbox.try_next()?
+            {
                 let LobbyMessage::Challenge { id, channel } = heard.message else {
                     continue;
                 };
@@ -627,12 +737,16 @@ impl Lobby<'_> {
                     self.tell(&from, LobbyMessage::Decline { id, reason })?;
                     continue;
                 }
-                // Its presence in the challenge's channel vouches for it: a
-                // made-up name costs one look-up.
-                let Some(theirs) = self
+                // Its presence in the challenge's channel, signed by the
+                // challenge's key, vouches for it: a made-up name costs one
+                // look-up.
+                let Some((theirs, _)) = self
                     .presence_of(&from)?
-                    .filter(|theirs| theirs.channel.key() == channel)
+                    .filter(|(theirs, signer)| theirs.channel.key() == channel && *signer == key)
                 else {
+                    continue;
+                };
+                let Some(peer_link_key) = heard.link_key else {
                     continue;
                 };
                 let game = match self.library.map(|lookup| lookup(&theirs.channel)) {
@@ -653,7 +767,7 @@ impl Lobby<'_> {
                 self.tell(&from, LobbyMessage::Accept { id })?;
                 writeln!(out, "accepted {from}'s challenge: finding the path")
                     .map_err(AppError::from)?;
-                let met = self.connect(&from, signal, IceRole::Controlled)?;
+                let met = self.connect(&from, signal, IceRole::Controlled, peer_link_key)?;
                 return Ok(Met { game, ..met });
             }
             std::thread::sleep(POLL);
@@ -666,6 +780,7 @@ impl Lobby<'_> {
         opponent: &str,
         mut signal: NatsSignal,
         role: IceRole,
+        peer_link_key: PublicKey,
     ) -> Result<Met, AppError> {
         let config = crate::live::rooms::SignalArgs::default().ice_config()?;
         let transport = bind_ipv4(self.link_args, 0)?;
@@ -689,6 +804,7 @@ impl Lobby<'_> {
                 started_unix: now_unix(),
             },
             game: None,
+            peer_link_key,
             _signal: signal,
         })
     }

@@ -6,7 +6,10 @@
 //! (`lobby --accept NAME`, `--challenge NAME`), which enters the lobby
 //! again under the same name once the visit has left.
 
-use super::{channel_of, hear_inbox, list_lobby, presence_of, tell, Present, HEARTBEAT};
+use super::{
+    channel_of, hear_inbox, list_lobby, presence_of, tell, LobbyIdentity, Present, Signed,
+    HEARTBEAT,
+};
 use crate::engine::{AppError, GameArgs};
 use netcode::lobby::{
     Channel, Listing, LobbyMessage, PendingChallenge, PendingChallenges, Presence, Status,
@@ -126,9 +129,11 @@ fn visit(
         channel_of(game)?
     };
     let link = crate::live::broadcast::connect(server)?;
+    let identity = std::sync::Arc::new(LobbyIdentity::of_this_machine()?);
     let inbox = hear_inbox(&link, name)?;
     let present = Present::enter(
         &link,
+        &identity,
         Presence {
             name: name.to_string(),
             channel: channel.clone(),
@@ -149,13 +154,20 @@ fn visit(
             Ok(Request::Decline { to, id, reason }) => {
                 challenges.remove(&to, &id);
                 changed = true;
-                if let Err(error) = tell(&link, name, &to, LobbyMessage::Decline { id, reason }) {
+                let decline = LobbyMessage::Decline { id, reason };
+                if let Err(error) = tell(&link, &identity, name, &to, decline, None) {
                     break Err(error);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        match heard_challenges(&link, name, &channel, &inbox, &mut challenges, now_us()) {
+        let us = Us {
+            link: &link,
+            identity: &identity,
+            me: name,
+            channel: &channel,
+        };
+        match heard_challenges(&us, &inbox, &mut challenges, now_us()) {
             Ok(news) => changed |= news,
             Err(error) => break Err(error),
         }
@@ -187,19 +199,36 @@ fn visit(
     ended
 }
 
+/// Who the visit is, to answer with.
+#[derive(Clone, Copy)]
+struct Us<'a> {
+    link: &'a crate::net::nats::NatsLink,
+    identity: &'a LobbyIdentity,
+    me: &'a str,
+    channel: &'a Channel,
+}
+
 /// Takes in what was said to us: a challenge of a player listed in our
 /// channel waits for the window's answer, one of another game is declined
 /// at once, a withdrawn one goes; whether what waits changed.
 fn heard_challenges(
-    link: &crate::net::nats::NatsLink,
-    me: &str,
-    channel: &Channel,
-    inbox: &crate::net::nats::Heard<netcode::lobby::Envelope>,
+    us: &Us<'_>,
+    inbox: &crate::net::nats::Heard<Signed>,
     challenges: &mut PendingChallenges,
     now_us: u64,
 ) -> Result<bool, AppError> {
+    let Us {
+        link,
+        identity,
+        me,
+        channel,
+    } = *us;
     let mut changed = false;
-    while let Some(heard) = inbox.try_next()? {
+    while let Some(Signed {
+        envelope: heard,
+        key,
+    }) = inbox.try_next()?
+    {
         let from = heard.from;
         match heard.message {
             LobbyMessage::Challenge {
@@ -207,20 +236,36 @@ fn heard_challenges(
                 channel: theirs,
             } if theirs != channel.key() => {
                 let reason = format!("{me} plays {}", channel.describe());
-                tell(link, me, &from, LobbyMessage::Decline { id, reason })?;
+                tell(
+                    link,
+                    identity,
+                    me,
+                    &from,
+                    LobbyMessage::Decline { id, reason },
+                    None,
+                )?;
             }
             LobbyMessage::Challenge { id, .. } => {
-                // Its presence in our channel vouches for it, looked up
-                // once per challenge, not at each repeat.
+                // Its presence in our channel, signed by the challenge's
+                // key, vouches for it, looked up once per challenge, not
+                // at each repeat.
                 if !challenges.is_pending(&from, &id) {
                     let vouched = presence_of(link, &from)?;
-                    if vouched.is_none_or(|theirs| theirs.channel.key() != channel.key()) {
+                    if vouched.is_none_or(|(theirs, signer)| {
+                        theirs.channel.key() != channel.key() || signer != key
+                    }) {
                         continue;
                     }
                 }
                 changed |= challenges.heard(&from, &id, now_us);
             }
-            LobbyMessage::Cancel { id } => changed |= challenges.remove(&from, &id),
+            LobbyMessage::Cancel { id } if challenges.is_pending(&from, &id) => {
+                // Only the challenger's own key withdraws its challenge.
+                if presence_of(link, &from)?.is_some_and(|(_, signer)| signer == key) {
+                    changed |= challenges.remove(&from, &id);
+                }
+            }
+            LobbyMessage::Cancel { .. } => {}
             LobbyMessage::Accept { .. } | LobbyMessage::Decline { .. } => {}
         }
     }

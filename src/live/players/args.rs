@@ -71,6 +71,11 @@ pub struct MatchSettings {
     /// joiner's for `host`); any other key ends the match with an error.
     #[arg(long, value_name = "FINGERPRINT")]
     pub peer_key: Option<Fingerprint>,
+    /// The link's secret when drawn before the match (the lobby's: its
+    /// public key rides in the signed challenge or accept); else one is
+    /// drawn.
+    #[arg(skip)]
+    pub link_secret: Option<netcode::protocol::LinkSecret>,
 }
 
 impl MatchSettings {

@@ -161,7 +161,8 @@ fn host_on(
         ..SessionSettings::default()
     }
     .in_mode(lockstep);
-    let mut config = match_config(common, game.as_ref(), seat.me, agreed, link_secret()?)?;
+    let secret = common.link_secret.clone().map_or_else(link_secret, Ok)?;
+    let mut config = match_config(common, game.as_ref(), seat.me, agreed, secret)?;
     config.room_password = room_password;
     say_own_key(&config.secret, out)?;
     for slot in 1..settings.players {
@@ -443,7 +444,7 @@ fn join_found(
     )?;
     let label = found.label.clone();
     // One key for every attempt: the host may pin the one we print.
-    let secret = link_secret()?;
+    let secret = common.link_secret.clone().map_or_else(link_secret, Ok)?;
     say_own_key(&secret, out)?;
     options.take_ctrl_c();
     let (mut found, mut host) = (found, found_address);
