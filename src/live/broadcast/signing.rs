@@ -236,8 +236,14 @@ pub(crate) fn kept_seed(path: &Path, what: &'static str) -> Result<[u8; 32], App
         std::fs::create_dir_all(dir).map_err(failed)?;
     }
     let seed: [u8; 32] = crate::live::connect::random_bytes()?;
+    // Its own name: threads of one process may make the key at once.
+    let tag: [u8; 8] = crate::live::connect::random_bytes()?;
     let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.new", std::process::id()));
+    temporary.push(format!(
+        ".{}.{:016x}.new",
+        std::process::id(),
+        u64::from_le_bytes(tag)
+    ));
     let temporary = std::path::PathBuf::from(temporary);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -348,5 +354,22 @@ mod tests {
         assert_eq!(kept_seed(&path, "a key").unwrap(), first);
         std::fs::write(&path, b"short").unwrap();
         assert!(kept_seed(&path, "a key").is_err());
+    }
+
+    #[test]
+    fn threads_of_one_process_making_the_key_at_once_all_get_the_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(KEY_FILE);
+        let seeds: Vec<[u8; 32]> = std::thread::scope(|scope| {
+            let makers: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| kept_seed(&path, "a key").unwrap()))
+                .collect();
+            makers
+                .into_iter()
+                .map(|maker| maker.join().unwrap())
+                .collect()
+        });
+        assert!(seeds.iter().all(|seed| *seed == seeds[0]), "one key");
+        assert_eq!(std::fs::read(&path).unwrap(), seeds[0]);
     }
 }
