@@ -129,6 +129,54 @@ fn written(path: &Path) -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// What a launcher showed while it connected, and after its Cancel.
+struct Cancelled {
+    /// The connecting screen's text, a line per row.
+    connecting: String,
+    /// The text of the form the launcher went back to.
+    form: String,
+    /// From Cancel to the form drawn again.
+    after_cancel: Duration,
+    output: std::process::Output,
+    drawn: support::screenshot::Picture,
+}
+
+/// Runs a launcher in `dir` that types `steps` (ending in the key that
+/// starts connecting), reads the connecting screen after 20 frames and
+/// clicks its Cancel.
+fn cancel_while_connecting(dir: &Path, steps: &str) -> Cancelled {
+    let file = |name: &str| dir.join(name);
+    let (picture, connecting, form) = (
+        file("connecting.png"),
+        file("connecting.txt"),
+        file("form.txt"),
+    );
+    let script = format!(
+        "{steps}session wait 20\nsession screenshot {}\nsession text {}\nsession click Cancel\n\
+         text {}\nquit\n",
+        picture.display(),
+        connecting.display(),
+        form.display()
+    );
+    let joiner = launcher(dir, &script);
+    let asked = written(&connecting);
+    let back = written(&form);
+    let output = joiner.finish(TIMEOUT);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("joining cancelled before the match began"),
+        "{}",
+        stdout(&output)
+    );
+    Cancelled {
+        connecting: std::fs::read_to_string(&connecting).unwrap(),
+        form: std::fs::read_to_string(&form).unwrap(),
+        after_cancel: back.duration_since(asked),
+        output,
+        drawn: read_png(&picture),
+    }
+}
+
 #[test]
 fn join_to_a_silent_address_shows_the_connecting_screen_and_cancel_returns_to_the_form_at_once() {
     let _window = one_window();
@@ -136,59 +184,40 @@ fn join_to_a_silent_address_shows_the_connecting_screen_and_cancel_returns_to_th
     // A socket that never answers: the host is silent, not refusing.
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let address = silent.local_addr().unwrap();
-    let file = |name: &str| dir.path().join(name);
-    let (picture, connecting, form) = (
-        file("connecting.png"),
-        file("connecting.txt"),
-        file("form.txt"),
+    let steps = format!("click Join\nclick Address (HOST:PORT)\ntype {address}\nkey Return\n");
+    let seen = cancel_while_connecting(dir.path(), &steps);
+    let lines: Vec<&str> = seen.connecting.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("Connecting to {address}"),
+        "{}",
+        seen.connecting
     );
-    let script = format!(
-        "click Join\nclick Address (HOST:PORT)\ntype {address}\nkey Return\n\
-         session wait 20\nsession screenshot {}\nsession text {}\nsession click Cancel\n\
-         text {}\nquit\n",
-        picture.display(),
-        connecting.display(),
-        form.display()
-    );
-    let joiner = launcher(dir.path(), &script);
-    let asked = written(&connecting);
-    let back = written(&form);
-    let output = joiner.finish(TIMEOUT);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let connecting = std::fs::read_to_string(&connecting).unwrap();
-    let lines: Vec<&str> = connecting.lines().collect();
-    assert_eq!(lines[0], format!("Connecting to {address}"), "{connecting}");
     assert!(
         lines.contains(&"▶ Shaking hands with the host…"),
-        "{connecting}"
+        "{}",
+        seen.connecting
     );
     // Cancel is answered within a frame: the time to the form is the
     // session's teardown and the launcher's first frame.
     assert!(
-        back.duration_since(asked) < Duration::from_millis(500),
+        seen.after_cancel < Duration::from_millis(500),
         "the form came back {:?} after Cancel",
-        back.duration_since(asked)
+        seen.after_cancel
     );
-    let form = std::fs::read_to_string(&form).unwrap();
     assert_eq!(
-        form.lines().next(),
+        seen.form.lines().next(),
         Some("Join a match: the address the host gave you.")
     );
     assert!(
-        stdout(&output).contains("joining cancelled before the match began"),
+        !stderr(&seen.output).contains("no answer"),
         "{}",
-        stdout(&output)
-    );
-    assert!(
-        !stderr(&output).contains("no answer"),
-        "{}",
-        stderr(&output)
+        stderr(&seen.output)
     );
     // The screen drawn: egui's panel with its lines and the Cancel button.
-    let drawn = read_png(&picture);
-    assert_eq!(drawn.size(), (960, 720));
+    assert_eq!(seen.drawn.size(), (960, 720));
     assert!(
-        drawn.light_pixels(0..200) > 300,
+        seen.drawn.light_pixels(0..200) > 300,
         "the connecting screen's text"
     );
 }
@@ -207,56 +236,45 @@ fn join_to_a_room_no_host_answers_shows_its_steps_while_searching_and_cancel_ret
     // The signaling server on loopback and no STUN server: nothing leaves
     // the machine; nobody hosts the room.
     std::fs::write(dir.path().join("servers.txt"), format!("signal {signal}\n")).unwrap();
-    let file = |name: &str| dir.path().join(name);
-    let (picture, connecting, form) = (
-        file("connecting-room.png"),
-        file("connecting.txt"),
-        file("form.txt"),
+    let steps = "click Join\nclick By room code\nclick Room code\ntype 7KQ-M2X\nkey Return\n";
+    let seen = cancel_while_connecting(dir.path(), steps);
+    let lines: Vec<&str> = seen.connecting.lines().collect();
+    assert_eq!(
+        lines[0], "Connecting to room 7KQ-M2X",
+        "{}",
+        seen.connecting
     );
-    let script = format!(
-        "click Join\nclick By room code\nclick Room code\ntype 7KQ-M2X\nkey Return\n\
-         session wait 20\nsession screenshot {}\nsession text {}\nsession click Cancel\n\
-         text {}\nquit\n",
-        picture.display(),
-        connecting.display(),
-        form.display()
-    );
-    let joiner = launcher(dir.path(), &script);
-    let asked = written(&connecting);
-    let back = written(&form);
-    let output = joiner.finish(TIMEOUT);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let connecting = std::fs::read_to_string(&connecting).unwrap();
-    let lines: Vec<&str> = connecting.lines().collect();
-    assert_eq!(lines[0], "Connecting to room 7KQ-M2X", "{connecting}");
     // The room entered, the search for its host drawn as it goes on.
-    assert!(lines.contains(&"✔ Entering the room"), "{connecting}");
-    assert!(lines.contains(&"▶ Finding the host…"), "{connecting}");
     assert!(
-        back.duration_since(asked) < Duration::from_millis(500),
-        "the form came back {:?} after Cancel",
-        back.duration_since(asked)
+        lines.contains(&"✔ Entering the room"),
+        "{}",
+        seen.connecting
     );
-    let form = std::fs::read_to_string(&form).unwrap();
     assert!(
-        form.lines()
+        lines.contains(&"▶ Finding the host…"),
+        "{}",
+        seen.connecting
+    );
+    assert!(
+        seen.after_cancel < Duration::from_millis(500),
+        "the form came back {:?} after Cancel",
+        seen.after_cancel
+    );
+    assert!(
+        seen.form
+            .lines()
             .next()
             .is_some_and(|line| line.starts_with("Join a match")),
-        "{form}"
-    );
-    assert!(
-        stdout(&output).contains("joining cancelled before the match began"),
         "{}",
-        stdout(&output)
+        seen.form
     );
     assert!(
-        !stderr(&output).contains("no host in room"),
+        !stderr(&seen.output).contains("no host in room"),
         "{}",
-        stderr(&output)
+        stderr(&seen.output)
     );
-    let drawn = read_png(&picture);
     assert!(
-        drawn.light_pixels(0..200) > 300,
+        seen.drawn.light_pixels(0..200) > 300,
         "the connecting screen's text"
     );
 }
