@@ -155,7 +155,10 @@ pub fn lobby_command(args: &LobbyArgs, out: &mut dyn Write) -> Result<Outcome, A
             message: format!("--library {}: not a folder", folder.display()),
         });
     }
-    let lookup = |channel: &Channel| find_by_identity(&folders, &channel.identity, &channel.game);
+    let lookup = |channel: &Channel| {
+        let installed = crate::launcher::cores::find_cores();
+        find_by_identity(&folders, &channel.identity, &channel.game, &installed)
+    };
     let lobby = LobbySettings {
         name,
         intent,

@@ -517,11 +517,13 @@ pub fn known_fixes(core: &str) -> &'static [KnownFix] {
 /// The content file and core in `folders` that play the game `identity`
 /// names: a file of the same content hash (each file hashed as a match
 /// is, whole) and an installed core of its name that takes the file's
-/// extension. When none, says in words what is missing.
+/// extension, of `installed` (the cores found). When none, says in words
+/// what is missing.
 pub fn find_by_identity(
     folders: &[PathBuf],
     identity: &netcode::protocol::Identity,
     title: &str,
+    installed: &[String],
 ) -> Result<(PathBuf, PathBuf), String> {
     let needs = format!(
         "this match needs {title} for {} {}",
@@ -540,7 +542,7 @@ pub fn find_by_identity(
         return Err(format!("{needs}, which is not in your library"));
     };
     let extension = game.extension();
-    let core = super::cores::find_cores().into_iter().find(|core| {
+    let core = installed.iter().find(|core| {
         super::core_info::find_info(Path::new(core))
             .and_then(Result::ok)
             .is_some_and(|info| {
