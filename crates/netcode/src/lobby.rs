@@ -75,10 +75,15 @@ impl Channel {
 
     /// `Boxing (Stella 3.9.3)`.
     pub fn describe(&self) -> String {
-        format!(
-            "{} ({} {})",
-            self.game, self.identity.core_name, self.identity.core_version
-        )
+        let Identity {
+            core_name,
+            core_version,
+            ..
+        } = &self.identity;
+        match core_version.is_empty() {
+            true => format!("{} ({core_name})", self.game),
+            false => format!("{} ({core_name} {core_version})", self.game),
+        }
     }
 
     fn to_json(&self) -> Value {
@@ -619,6 +624,19 @@ mod tests {
             playing,
             library: false,
         }
+    }
+
+    #[test]
+    fn a_channel_is_described_by_its_game_and_core_and_a_core_without_version_by_its_name() {
+        assert_eq!(channel(1).describe(), "boxing (Stella 3.9.3)");
+        let unversioned = Channel {
+            identity: Identity {
+                core_version: String::new(),
+                ..channel(1).identity
+            },
+            ..channel(1)
+        };
+        assert_eq!(unversioned.describe(), "boxing (Stella)");
     }
 
     #[test]
