@@ -4,8 +4,9 @@
 //! `--peer-key` pins the other side's key; a spectator shows and pins
 //! its host's the same way.
 
+use std::path::Path;
 use std::time::Duration;
-use support::cli::{last_json, spawn_host, spawn_netcade, stderr, stdout};
+use support::cli::{last_json, spawn_host, spawn_netcade, stderr, stdout, Background};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -16,6 +17,15 @@ fn word_after(output: &str, prefix: &str) -> String {
         .find_map(|line| line.strip_prefix(prefix))
         .unwrap_or_else(|| panic!("no line begins with {prefix:?}: {output}"));
     line.split([' ', ':', ';', ')']).next().unwrap().to_string()
+}
+
+/// A host started in `dir` with `args`, its address on loopback and the
+/// key it printed before it waits.
+fn host_showing_its_key(dir: &Path, args: &[&str]) -> (Background, String, String) {
+    let (mut host, port) = spawn_host(dir, args, TIMEOUT);
+    host.wait_for_stdout("--peer-key", TIMEOUT);
+    let key = word_after(&host.stdout_so_far(), "key ");
+    (host, format!("127.0.0.1:{port}"), key)
 }
 
 fn game(arena: &str) -> Vec<&str> {
@@ -36,10 +46,7 @@ fn both_sides_of_a_match_by_address_show_one_fingerprint_and_a_joiner_pinning_th
     let arena = support::dojo_arena();
     let dir = tempfile::tempdir().unwrap();
     let host_args = [game(&arena), vec!["--inputs", "random:1", "--json"]].concat();
-    let (mut host, port) = spawn_host(dir.path(), &host_args, TIMEOUT);
-    host.wait_for_stdout("--peer-key", TIMEOUT);
-    let host_key = word_after(&host.stdout_so_far(), "key ");
-    let address = format!("127.0.0.1:{port}");
+    let (host, address, host_key) = host_showing_its_key(dir.path(), &host_args);
     let join_args = [
         vec!["join", &address],
         game(&arena),
@@ -69,15 +76,12 @@ fn a_joiner_pinning_another_key_than_the_hosts_is_refused_with_one_clear_error()
     let arena = support::dojo_arena();
     let dir = tempfile::tempdir().unwrap();
     let host_args = [game(&arena), vec!["--inputs", "random:1"]].concat();
-    let (mut host, port) = spawn_host(dir.path(), &host_args, TIMEOUT);
-    host.wait_for_stdout("--peer-key", TIMEOUT);
-    let host_key = word_after(&host.stdout_so_far(), "key ");
+    let (mut host, address, host_key) = host_showing_its_key(dir.path(), &host_args);
     let other = if host_key.starts_with('0') {
         "11111-11111"
     } else {
         "00000-00000"
     };
-    let address = format!("127.0.0.1:{port}");
     let join_args = [
         vec!["join", &address],
         game(&arena),
@@ -125,10 +129,7 @@ fn a_spectator_shows_the_fingerprint_the_host_shows_and_one_pinning_another_key_
         args
     };
     let host_args = [long_game(&arena), vec!["--inputs", "random:1"]].concat();
-    let (mut host, port) = spawn_host(dir.path(), &host_args, TIMEOUT);
-    host.wait_for_stdout("--peer-key", TIMEOUT);
-    let host_key = word_after(&host.stdout_so_far(), "key ");
-    let address = format!("127.0.0.1:{port}");
+    let (mut host, address, host_key) = host_showing_its_key(dir.path(), &host_args);
     let join_args = [
         vec!["join", &address],
         long_game(&arena),
